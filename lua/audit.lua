@@ -1,0 +1,11 @@
+-- audit: reads the newest entries of the operator-action log.
+-- KEYS: the eleven queue keys (see lib.lua); reads audit.
+-- ARGV: [1] count (1..1000).
+-- Reply: entries newest first, each {stream id ("<ms>-<n>"), {field, value, ...}} with
+--   fields who, action, detail, result.
+-- Complexity: O(count).
+local n = tonumber(ARGV[1])
+if not n or n < 1 or n > 1000 or n ~= math.floor(n) then
+  return err('DQ_EINVAL', 'limit: %q is not in 1..1000', ARGV[1])
+end
+return redis.call('XREVRANGE', K_AUDIT, '+', '-', 'COUNT', n)

@@ -1,0 +1,50 @@
+-- claim: moves up to batch due tasks to in-flight under a lease.
+-- KEYS: the eleven queue keys (see lib.lua); writes sched, ids, inflight, running, and
+--   failed/failidx/stats for members that cannot run.
+-- ARGV: [1] batch (1..1000), [2] lease ms (1..86400000), [3] worker name.
+-- Reply: {now ms, next due ms (-1 if nothing is scheduled), moved to failed,
+--   envelope 1, due 1, envelope 2, due 2, ...} in due order, ties in enqueue order.
+--   A due member that is not a valid envelope goes to failed as "undecodable" (raw
+--   bytes kept); one whose deadline passed goes to failed as "expired".
+-- Complexity: O(log N + batch log N).
+local cfg = config()
+local now = now_ms()
+local batch, lease, worker = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+if not batch or batch < 1 or batch > 1000 or batch ~= math.floor(batch) then
+  return err('DQ_EINVAL', 'batch: %q is not in 1..1000', ARGV[1])
+end
+if not lease or lease < 1 or lease > 86400000 or lease ~= math.floor(lease) then
+  return err('DQ_EINVAL', 'lease: %q ms is not in 1..86400000', ARGV[2])
+end
+
+local items = redis.call('ZRANGEBYSCORE', K_SCHED, '-inf', dec(now), 'WITHSCORES',
+  'LIMIT', 0, batch)
+local out = {now, 0, 0}
+local moved = 0
+for i = 1, #items, 2 do
+  local m, due = items[i], tonumber(items[i + 1])
+  redis.call('ZREM', K_SCHED, m)
+  local e = env_decode(m)
+  if not e then
+    to_failed(cfg, undecodable_key(m), m, 'undecodable',
+      'scheduled member is not a delayq v1 envelope', '', now, worker, true)
+    moved = moved + 1
+  else
+    if e.id then redis.call('HDEL', K_IDS, e.id) end
+    if e.deadline and now > e.deadline then
+      to_failed(cfg, tkey(e), m, 'expired',
+        string.format('claimed %s ms after its deadline', dec(now - e.deadline)), '', now,
+        worker, false, 'expired')
+      moved = moved + 1
+    else
+      local tk = tkey(e)
+      redis.call('ZADD', K_INFLIGHT, dec(now + lease), tk)
+      redis.call('HSET', K_RUNNING, tk, run_encode(m, worker, now, due))
+      out[#out + 1] = m
+      out[#out + 1] = due
+    end
+  end
+end
+out[2] = next_due()
+out[3] = moved
+return out

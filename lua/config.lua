@@ -1,0 +1,41 @@
+-- config: reads or changes a queue's limits. Recorded in the audit log when changed.
+-- KEYS: the eleven queue keys (see lib.lua); writes config, audit.
+-- ARGV: [1] who, then pairs of (field, value) to set; none to only read. Fields and
+--   ranges: max_delay_ms 1..10 years, max_payload 1..512 MiB, backoff_base_ms
+--   1..1 day, backoff_cap_ms 1..30 days, max_attempts 0..1000000 (0 = unlimited),
+--   failed_retention 1..100000000, audit_retention 10..10000000, far_future_ms
+--   1..10 years.
+-- Reply: the effective configuration as pairs {field, value, ...} in a fixed order.
+-- Errors: DQ_EINVAL naming the field and its range; nothing is set when any pair is bad.
+-- Complexity: O(1) (retention changes take effect on the next failure).
+local RANGE = {max_delay_ms = {1, 315360000000}, max_payload = {1, 536870912},
+  backoff_base_ms = {1, 86400000}, backoff_cap_ms = {1, 2592000000},
+  max_attempts = {0, 1000000}, failed_retention = {1, 100000000},
+  audit_retention = {10, 10000000}, far_future_ms = {1, 315360000000}}
+if #ARGV % 2 ~= 1 then
+  return err('DQ_EINVAL', 'config: %d arguments after who; expected field/value pairs',
+    #ARGV - 1)
+end
+local set, detail = {}, {}
+for i = 2, #ARGV, 2 do
+  local f, v = ARGV[i], tonumber(ARGV[i + 1])
+  local r = RANGE[f]
+  if not r then return err('DQ_EINVAL', 'config: unknown field %q', f) end
+  if not v or v ~= math.floor(v) or v < r[1] or v > r[2] then
+    return err('DQ_EINVAL', '%s: %q is not in %s..%s', f, ARGV[i + 1], dec(r[1]), dec(r[2]))
+  end
+  set[#set + 1] = f
+  set[#set + 1] = dec(v)
+  detail[#detail + 1] = f .. '=' .. dec(v)
+end
+if #set > 0 then
+  redis.call('HSET', K_CONFIG, unpack(set))
+  audit(config(), ARGV[1], 'config', table.concat(detail, ' '), 'ok')
+end
+local cfg = config()
+local out = {}
+for _, f in ipairs(CFG_FIELDS) do
+  out[#out + 1] = f
+  out[#out + 1] = cfg[f]
+end
+return out

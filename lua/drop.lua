@@ -1,0 +1,93 @@
+-- drop: deletes tasks for good (operator action): failed tasks by id or all of them,
+-- and scheduled tasks by id. An in-flight task cannot be dropped while it runs.
+-- Recorded in the audit log.
+-- KEYS: the eleven queue keys (see lib.lua); writes failed, failidx, sched, ids, stats,
+--   audit.
+-- ARGV: [1] mode 'ids' or 'all', [2] who, then
+--   ids: [3..] pairs of (id, envelope bytes or ''), 1..1000 pairs. The envelope names a
+--     scheduled task with a generated id (found with find.lua); a failed task or one with
+--     a caller-chosen id is found by id alone. All or nothing: if any id is not found,
+--     nothing is dropped.
+--   all: [3] until ms ('' on the first call: now). Drops up to 1000 failures with failed
+--     time <= until, oldest first.
+-- Reply: ids: {dropped}. all: {dropped, until, finished (0|1)}.
+-- Errors: DQ_ENOTFOUND naming the missing ids; DQ_EINVAL for an in-flight id.
+-- Complexity: O(k log N) for k ids (k <= 1000).
+local cfg = config()
+local now = now_ms()
+local mode, who = ARGV[1], ARGV[2]
+
+if mode == 'ids' then
+  local n = (#ARGV - 2) / 2
+  if n < 1 or n > 1000 or n ~= math.floor(n) then
+    return err('DQ_EINVAL', 'ids: %d arguments; expected 1..1000 (id, envelope) pairs',
+      #ARGV - 2)
+  end
+  local missing, running, plan, names = {}, {}, {}, {}
+  for i = 3, #ARGV, 2 do
+    local id, m = ARGV[i], ARGV[i + 1]
+    names[#names + 1] = id
+    local tk = resolve(K_FAILED, id)
+    if tk then
+      plan[#plan + 1] = {'failed', tk}
+    else
+      local due = redis.call('HGET', K_IDS, id)
+      if due then
+        local found
+        for _, sm in ipairs(redis.call('ZRANGEBYSCORE', K_SCHED, due, due)) do
+          local e = env_decode(sm)
+          if e and e.id == id then found = sm end
+        end
+        if found then plan[#plan + 1] = {'sched', found, id} end
+      elseif m ~= '' and redis.call('ZSCORE', K_SCHED, m) then
+        plan[#plan + 1] = {'sched', m}
+      end
+      if #plan < #names then
+        if resolve(K_RUNNING, id) then
+          running[#running + 1] = id
+        else
+          missing[#missing + 1] = id
+        end
+        plan[#plan + 1] = false
+      end
+    end
+  end
+  local detail = id_list(names, 1)
+  if #running > 0 then
+    audit(cfg, who, 'drop', detail, 'refused: in flight: ' .. id_list(running, 1))
+    return err('DQ_EINVAL', 'in flight, cannot be dropped while running: %s',
+      id_list(running, 1))
+  end
+  if #missing > 0 then
+    audit(cfg, who, 'drop', detail, 'refused: not found: ' .. id_list(missing, 1))
+    return err('DQ_ENOTFOUND', 'not found (failed or scheduled): %s', id_list(missing, 1))
+  end
+  local dropped = 0
+  for _, p in ipairs(plan) do
+    if p[1] == 'failed' then
+      dropped = dropped + redis.call('HDEL', K_FAILED, p[2])
+      redis.call('ZREM', K_FAILIDX, p[2])
+    else
+      dropped = dropped + redis.call('ZREM', K_SCHED, p[2])
+      if p[3] then redis.call('HDEL', K_IDS, p[3]) end
+    end
+  end
+  redis.call('HINCRBY', K_STATS, 'dropped', dropped)
+  audit(cfg, who, 'drop', detail, 'ok: ' .. dropped .. ' dropped')
+  return {dropped}
+elseif mode == 'all' then
+  local until_ms = tonumber(ARGV[3]) or now
+  local tks = redis.call('ZRANGEBYSCORE', K_FAILIDX, '-inf', dec(until_ms), 'LIMIT', 0, 1000)
+  for _, tk in ipairs(tks) do
+    redis.call('HDEL', K_FAILED, tk)
+    redis.call('ZREM', K_FAILIDX, tk)
+  end
+  local finished = #tks < 1000 and 1 or 0
+  if #tks > 0 then redis.call('HINCRBY', K_STATS, 'dropped', #tks) end
+  if #tks > 0 or finished == 1 then
+    audit(cfg, who, 'drop-all', 'failed until ' .. dec(until_ms),
+      string.format('ok: %d dropped%s', #tks, finished == 1 and ', finished' or ''))
+  end
+  return {#tks, until_ms, finished}
+end
+return err('DQ_EINVAL', 'mode: %q is not ids or all', mode)

@@ -1,0 +1,305 @@
+-- lib.lua: shared prelude, prepended by embed.py to every script in this directory
+-- (it is not a script of its own). One definition of the key layout, the clock, the
+-- envelope codec, the failure record, retention and the audit log, so no two
+-- scripts can disagree about them. See docs/PROTOCOL.md.
+--
+-- KEYS (the same eleven keys, in this order, for every script; all share the hash
+-- tag {queue}, so a queue lives in one cluster slot):
+--   1 sched    ZSET   envelope bytes -> due ms
+--   2 ids      HASH   caller-chosen id -> due ms (scheduled tasks with such an id only)
+--   3 inflight ZSET   task key -> lease deadline ms
+--   4 running  HASH   task key -> running record
+--   5 failed   HASH   task key -> failure record
+--   6 failidx  ZSET   task key -> failed ms
+--   7 stats    HASH   cumulative counters
+--   8 seq      STRING enqueue sequence
+--   9 config   HASH   queue limits
+--  10 audit    STREAM operator actions
+--  11 wake     LIST   wake-up signal for idle workers
+local K_SCHED, K_IDS, K_INFLIGHT, K_RUNNING = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local K_FAILED, K_FAILIDX, K_STATS, K_SEQ = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local K_CONFIG, K_AUDIT, K_WAKE = KEYS[9], KEYS[10], KEYS[11]
+
+-- The one clock: Redis server time in integer milliseconds.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- Integers as decimal text: tostring() switches to exponent form past 14 digits.
+local function dec(n)
+  return string.format('%.0f', n)
+end
+
+local function err(code, fmt, ...)
+  return redis.error_reply(code .. ' ' .. string.format(fmt, ...))
+end
+
+-- Queue configuration: defaults unless the config hash says otherwise.
+local CFG_FIELDS = {'max_delay_ms', 'max_payload', 'backoff_base_ms', 'backoff_cap_ms',
+  'max_attempts', 'failed_retention', 'audit_retention', 'far_future_ms'}
+local CFG_DEFAULT = {max_delay_ms = 7 * 86400000, max_payload = 1048576,
+  backoff_base_ms = 1000, backoff_cap_ms = 300000, max_attempts = 25,
+  failed_retention = 100000, audit_retention = 10000, far_future_ms = 3600000}
+local function config()
+  local v = redis.call('HMGET', K_CONFIG, unpack(CFG_FIELDS))
+  local c = {}
+  for i, f in ipairs(CFG_FIELDS) do
+    c[f] = tonumber(v[i]) or CFG_DEFAULT[f]
+  end
+  return c
+end
+
+-- msgpack writers. The envelope is written here, not with cmsgpack, because its
+-- sequence must always take the fixed 9-byte form (so that the byte order of members
+-- is the enqueue order) and its payload must stay a bin.
+local function p_u64(n)
+  local hi = math.floor(n / 4294967296)
+  return '\207' .. struct.pack('>I4I4', hi, n - hi * 4294967296)
+end
+local function p_uint(n)
+  if n < 128 then return string.char(n)
+  elseif n < 256 then return '\204' .. string.char(n)
+  elseif n < 65536 then return '\205' .. struct.pack('>I2', n)
+  elseif n < 4294967296 then return '\206' .. struct.pack('>I4', n)
+  end
+  return p_u64(n)
+end
+local function p_str(s)
+  local n = #s
+  if n < 32 then return string.char(160 + n) .. s
+  elseif n < 256 then return '\217' .. string.char(n) .. s
+  elseif n < 65536 then return '\218' .. struct.pack('>I2', n) .. s
+  end
+  return '\219' .. struct.pack('>I4', n) .. s
+end
+local function p_bin(s)
+  local n = #s
+  if n < 256 then return '\196' .. string.char(n) .. s
+  elseif n < 65536 then return '\197' .. struct.pack('>I2', n) .. s
+  end
+  return '\198' .. struct.pack('>I4', n) .. s
+end
+local function p_opt_uint(n)
+  if n then return p_uint(n) end
+  return '\192'
+end
+local function p_opt_str(s)
+  if s then return p_str(s) end
+  return '\192'
+end
+
+-- Envelope v1: fixarray(9) [1, seq u64, id|nil, attempt, enqueued ms, max attempts
+-- (0 = unlimited), deadline ms|nil, payload bin, last error|nil].
+local ENV_PREFIX = '\153\001\207'
+local function env_encode(e)
+  return '\153\001' .. p_u64(e.seq) .. p_opt_str(e.id) .. p_uint(e.attempt) ..
+    p_uint(e.enq) .. p_uint(e.max) .. p_opt_uint(e.deadline) .. p_bin(e.payload) ..
+    p_opt_str(e.last_error)
+end
+
+-- A minimal msgpack reader for the records this file writes (Redis' cmsgpack does not
+-- read bin). rd(s, pos) returns value, next position, kind ('nil', 'bool', 'uint',
+-- 'bytes', 'array' with the value as its length); or nil when the bytes there are
+-- not one of these forms or run past the end.
+local function rd(s, pos)
+  local b = string.byte(s, pos)
+  if not b then return nil end
+  local n = #s
+  if b < 128 then return b, pos + 1, 'uint' end
+  if b >= 160 and b < 192 then
+    local l = b - 160
+    if pos + l > n then return nil end
+    return string.sub(s, pos + 1, pos + l), pos + 1 + l, 'bytes'
+  end
+  if b >= 144 and b < 160 then return b - 144, pos + 1, 'array' end
+  if b == 192 then return false, pos + 1, 'nil' end
+  if b == 194 or b == 195 then return b == 195, pos + 1, 'bool' end
+  if b == 204 and pos + 1 <= n then return string.byte(s, pos + 1), pos + 2, 'uint' end
+  if b == 205 and pos + 2 <= n then return struct.unpack('>I2', s, pos + 1), pos + 3, 'uint' end
+  if b == 206 and pos + 4 <= n then return struct.unpack('>I4', s, pos + 1), pos + 5, 'uint' end
+  if b == 207 and pos + 8 <= n then
+    local hi, lo = struct.unpack('>I4I4', s, pos + 1)
+    if hi >= 2097152 then return nil end -- beyond 2^53: not exact in a Lua number
+    return hi * 4294967296 + lo, pos + 9, 'uint'
+  end
+  local l, h
+  if (b == 196 or b == 217) and pos + 1 <= n then l, h = string.byte(s, pos + 1), 2
+  elseif (b == 197 or b == 218) and pos + 2 <= n then l, h = struct.unpack('>I2', s, pos + 1), 3
+  elseif (b == 198 or b == 219) and pos + 4 <= n then l, h = struct.unpack('>I4', s, pos + 1), 5
+  else return nil end
+  if pos + h - 1 + l > n then return nil end
+  return string.sub(s, pos + h, pos + h - 1 + l), pos + h + l, 'bytes'
+end
+
+-- Reads a fixarray of exactly #kinds elements whose kinds match @kinds ('uint',
+-- 'bytes', 'bool', or '?uint' / '?bytes' where nil is allowed) and that fills @s
+-- exactly. Returns the values as a table (nil elements as false), or nil.
+local function rd_record(s, kinds)
+  local len, pos, kind = rd(s, 1)
+  if kind ~= 'array' or len ~= #kinds then return nil end
+  local t = {}
+  for i = 1, len do
+    local v, k
+    v, pos, k = rd(s, pos)
+    if not pos then return nil end
+    local want = kinds[i]
+    if string.sub(want, 1, 1) == '?' then
+      if k == 'nil' then k = string.sub(want, 2) end
+      want = string.sub(want, 2)
+    end
+    if k ~= want then return nil end
+    t[i] = v
+  end
+  if pos ~= #s + 1 then return nil end
+  return t
+end
+
+local function opt(v)
+  if v == false then return nil end
+  return v
+end
+
+local ENV_KINDS = {'uint', 'uint', '?bytes', 'uint', 'uint', 'uint', '?uint', 'bytes', '?bytes'}
+-- Returns the envelope as a table, or nil when @m is not a well-formed v1 envelope.
+local function env_decode(m)
+  if string.sub(m, 1, 3) ~= ENV_PREFIX then return nil end
+  local t = rd_record(m, ENV_KINDS)
+  if not t or (t[3] and #t[3] == 0) then return nil end
+  return {seq = t[2], id = opt(t[3]), attempt = t[4], enq = t[5], max = t[6],
+    deadline = opt(t[7]), payload = t[8], last_error = opt(t[9])}
+end
+
+-- Task keys name a task in the in-flight, running and failed structures. Generated
+-- ids are the sequence in decimal; caller-chosen ids get a "c:" prefix so that a
+-- caller's "42" never collides with generated task 42.
+local function tkey(e)
+  if e.id then return 'c:' .. e.id end
+  return dec(e.seq)
+end
+local function tkey_id(tk)
+  if string.sub(tk, 1, 2) == 'c:' then return string.sub(tk, 3) end
+  return tk
+end
+-- The task key under which user-facing @id exists in HASH @h, or nil.
+local function resolve(h, id)
+  if redis.call('HEXISTS', h, 'c:' .. id) == 1 then return 'c:' .. id end
+  if string.match(id, '^%d+$') and redis.call('HEXISTS', h, id) == 1 then return id end
+  if string.sub(id, 1, 12) == 'undecodable:' and redis.call('HEXISTS', h, id) == 1 then
+    return id
+  end
+  return nil
+end
+
+local function truncate(s, n)
+  if s and #s > n then return string.sub(s, 1, n) end
+  return s
+end
+
+-- Running record: fixarray(4) [envelope bin, worker str, claimed ms, due ms].
+local function run_encode(m, worker, claimed, due)
+  return '\148' .. p_bin(m) .. p_str(worker) .. p_uint(claimed) .. p_uint(due)
+end
+local RUN_KINDS = {'bytes', 'bytes', 'uint', 'uint'}
+local function run_decode(r)
+  local t = rd_record(r, RUN_KINDS)
+  if not t then return nil end
+  return {m = t[1], worker = t[2], claimed = t[3], due = t[4]}
+end
+
+-- Failure record: fixarray(8) [1, raw member bin, reason, error, trace, failed ms, who,
+-- undecodable bool].
+local function fail_encode(raw, reason, msg, trace, at, who, undecodable)
+  return '\152\001' .. p_bin(raw) .. p_str(reason) .. p_str(msg) .. p_str(trace) ..
+    p_uint(at) .. p_str(who) .. (undecodable and '\195' or '\194')
+end
+local FAIL_KINDS = {'uint', 'bytes', 'bytes', 'bytes', 'bytes', 'uint', 'bytes', 'bool'}
+local function fail_decode(r)
+  local t = rd_record(r, FAIL_KINDS)
+  if not t then return nil end
+  return {raw = t[2], reason = t[3], msg = t[4], trace = t[5], at = t[6], who = t[7],
+    undecodable = t[8]}
+end
+
+local function undecodable_key(m)
+  return 'undecodable:' .. redis.sha1hex(m)
+end
+
+-- Keeps exactly cfg.failed_retention failures: the oldest beyond it are removed and
+-- counted as trimmed. At most 1000 per call (a lowered limit catches up over calls).
+local function trim_failed(cfg)
+  local excess = redis.call('ZCARD', K_FAILIDX) - cfg.failed_retention
+  if excess <= 0 then return 0 end
+  if excess > 1000 then excess = 1000 end
+  local old = redis.call('ZPOPMIN', K_FAILIDX, excess)
+  for i = 1, #old, 2 do
+    redis.call('HDEL', K_FAILED, old[i])
+  end
+  redis.call('HINCRBY', K_STATS, 'trimmed', #old / 2)
+  return #old / 2
+end
+
+-- Parks a task (or undecodable bytes) in the failed set. @counter is the stats
+-- field to bump ('failed' or 'expired').
+local function to_failed(cfg, tk, raw, reason, msg, trace, at, who, undecodable, counter)
+  redis.call('HSET', K_FAILED, tk,
+    fail_encode(raw, reason, truncate(msg, 4096), truncate(trace, 65536), at, who,
+      undecodable))
+  redis.call('ZADD', K_FAILIDX, dec(at), tk)
+  redis.call('HINCRBY', K_STATS, counter or 'failed', 1)
+  trim_failed(cfg)
+end
+
+-- Appends one operator action to the capped audit stream (the entry id carries the
+-- server time).
+local function audit(cfg, who, action, detail, result)
+  redis.call('XADD', K_AUDIT, 'MAXLEN', '~', dec(cfg.audit_retention), '*',
+    'who', who, 'action', action, 'detail', truncate(detail, 1024), 'result', result)
+end
+
+-- Comma-joined list of ids for the audit log, bounded.
+local function id_list(ids, from)
+  local s = table.concat(ids, ',', from)
+  if #s > 1000 then s = string.sub(s, 1, 1000) .. '...' end
+  return s
+end
+
+-- The earliest due time in the scheduled set, or -1.
+local function next_due()
+  local f = redis.call('ZRANGE', K_SCHED, 0, 0, 'WITHSCORES')
+  if f[2] then return tonumber(f[2]) end
+  return -1
+end
+
+-- Adds a task to the scheduled set (and its caller-chosen id to the id index).
+local function schedule(e, due)
+  redis.call('ZADD', K_SCHED, dec(due), env_encode(e))
+  if e.id then redis.call('HSET', K_IDS, e.id, dec(due)) end
+end
+
+-- Checks that the caller still holds the lease of task key @tk at @attempt (the
+-- attempt field it claimed). Returns the running record and its envelope, or nil and
+-- an error reply.
+local function holder(tk, attempt)
+  local r = redis.call('HGET', K_RUNNING, tk)
+  if not r then
+    return nil, nil, err('DQ_ELEASE', 'task %s is not in flight (lease expired and reaped, ' ..
+      'or already finished)', tkey_id(tk))
+  end
+  local run = run_decode(r)
+  local e = run and env_decode(run.m)
+  if not e then
+    return nil, nil, err('DQ_EPROTO', 'running record of task %s is malformed', tkey_id(tk))
+  end
+  if e.attempt ~= tonumber(attempt) then
+    return nil, nil, err('DQ_ELEASE', 'task %s is now attempt %d held by %s; the lease of ' ..
+      'attempt %s was lost', tkey_id(tk), e.attempt, tostring(run.worker), tostring(attempt))
+  end
+  return run, e
+end
+
+-- Takes task key @tk out of in-flight.
+local function unrun(tk)
+  redis.call('ZREM', K_INFLIGHT, tk)
+  redis.call('HDEL', K_RUNNING, tk)
+end

@@ -1,0 +1,50 @@
+-- page: one page of a view of the queue, for listings and the inspector.
+-- KEYS: the eleven queue keys (see lib.lua); read only.
+-- ARGV: [1] view: 'due' | 'future' | 'inflight' | 'failed', [2] offset (>= 0),
+--   [3] limit (1..1000).
+-- Reply: {now, total in the view, then per item 3 fields}:
+--   due, future: envelope bytes, due ms, '' (ordered by due time, ties in enqueue order);
+--   inflight: task key, lease deadline ms, running record (or '' if missing);
+--   failed: task key, failed ms, failure record (or '' if missing), newest first.
+-- Complexity: O(log N + offset + limit).
+local now = now_ms()
+local view, offset, limit = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+if not offset or offset < 0 or offset ~= math.floor(offset) then
+  return err('DQ_EINVAL', 'offset: %q is not a whole number >= 0', ARGV[2])
+end
+if not limit or limit < 1 or limit > 1000 or limit ~= math.floor(limit) then
+  return err('DQ_EINVAL', 'limit: %q is not in 1..1000', ARGV[3])
+end
+local out = {now, 0}
+local function add_scored(items, data)
+  for i = 1, #items, 2 do
+    out[#out + 1] = items[i]
+    out[#out + 1] = tonumber(items[i + 1])
+    out[#out + 1] = data and (data[(i + 1) / 2] or '') or ''
+  end
+end
+if view == 'due' then
+  out[2] = redis.call('ZCOUNT', K_SCHED, '-inf', dec(now))
+  add_scored(redis.call('ZRANGEBYSCORE', K_SCHED, '-inf', dec(now), 'WITHSCORES', 'LIMIT',
+    offset, limit))
+elseif view == 'future' then
+  out[2] = redis.call('ZCOUNT', K_SCHED, '(' .. dec(now), '+inf')
+  add_scored(redis.call('ZRANGEBYSCORE', K_SCHED, '(' .. dec(now), '+inf', 'WITHSCORES',
+    'LIMIT', offset, limit))
+elseif view == 'inflight' or view == 'failed' then
+  local z, h, cmd = K_INFLIGHT, K_RUNNING, 'ZRANGE'
+  if view == 'failed' then z, h, cmd = K_FAILIDX, K_FAILED, 'ZREVRANGE' end
+  out[2] = redis.call('ZCARD', z)
+  local items = redis.call(cmd, z, offset, offset + limit - 1, 'WITHSCORES')
+  local data = {}
+  if #items > 0 then
+    local tks = {}
+    for i = 1, #items, 2 do tks[#tks + 1] = items[i] end
+    data = redis.call('HMGET', h, unpack(tks))
+    for i = 1, #tks do data[i] = data[i] or '' end
+  end
+  add_scored(items, data)
+else
+  return err('DQ_EINVAL', 'view: %q is not due, future, inflight or failed', view)
+end
+return out

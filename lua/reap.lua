@@ -1,0 +1,43 @@
+-- reap: returns in-flight tasks whose lease passed (their worker died or stalled) to
+-- scheduled, due now, with attempt + 1; past max attempts they go to failed as
+-- "attempts exhausted".
+-- KEYS: the eleven queue keys (see lib.lua); writes inflight, running, sched, ids, stats,
+--   failed, failidx.
+-- ARGV: [1] limit (1..1000), [2] who (the reaping worker).
+-- Reply: {returned, exhausted, earliest lease deadline still running (-1 if none)}.
+-- Complexity: O((1 + limit) log N).
+local cfg = config()
+local now = now_ms()
+local limit = tonumber(ARGV[1])
+if not limit or limit < 1 or limit > 1000 or limit ~= math.floor(limit) then
+  return err('DQ_EINVAL', 'limit: %q is not in 1..1000', ARGV[1])
+end
+local expired = redis.call('ZRANGEBYSCORE', K_INFLIGHT, '-inf', '(' .. dec(now), 'LIMIT', 0,
+  limit)
+local returned, exhausted = 0, 0
+for _, tk in ipairs(expired) do
+  local r = redis.call('HGET', K_RUNNING, tk)
+  unrun(tk)
+  local run = r and run_decode(r)
+  local e = run and env_decode(run.m)
+  if not e then
+    -- Only a foreign write can get here; keep whatever bytes there were.
+    to_failed(cfg, 'undecodable:' .. redis.sha1hex(tk), r or tk, 'undecodable',
+      'running record of ' .. tk .. ' is malformed', '', now, ARGV[2], true)
+    exhausted = exhausted + 1
+  else
+    e.attempt = e.attempt + 1
+    e.last_error = 'lease expired (held by ' .. tostring(run.worker) .. ')'
+    if e.max > 0 and e.attempt >= e.max then
+      to_failed(cfg, tk, env_encode(e), 'attempts exhausted', e.last_error, '', now, ARGV[2],
+        false)
+      exhausted = exhausted + 1
+    else
+      schedule(e, now)
+      returned = returned + 1
+    end
+  end
+end
+if returned > 0 then redis.call('HINCRBY', K_STATS, 'reaped', returned) end
+local first = redis.call('ZRANGE', K_INFLIGHT, 0, 0, 'WITHSCORES')
+return {returned, exhausted, tonumber(first[2]) or -1}

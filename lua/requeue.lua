@@ -1,0 +1,100 @@
+-- requeue: moves failed tasks back to scheduled (operator action), with attempt reset
+-- to 0 and the deadline cleared, due after a delay. Recorded in the audit log.
+-- KEYS: the eleven queue keys (see lib.lua); writes failed, failidx, sched, ids, stats,
+--   audit.
+-- ARGV: [1] mode 'ids' or 'all', [2] delay ms (>= 0), [3] who, then
+--   ids: [4..] 1..1000 task ids. All or nothing: if any id is not in the failed set
+--     (someone requeued or dropped it first) or is undecodable, nothing moves.
+--   all: [4] until ms ('' on the first call: now), [5] spread ms (>= 0), [6] total
+--     ('' on the first call), [7] done so far, [8] skipped so far.
+--     Moves up to 1000 failures with failed time <= until, oldest first; undecodable
+--     ones cannot run and are skipped (they stay failed). The k-th of total is due at
+--     now + delay + spread * k / total, so a fixed bug does not come back as a stampede.
+-- Reply: ids: {moved}. all: {moved, until, total, done, skipped, finished (0|1)}.
+-- Errors: DQ_ENOTFOUND naming the missing ids; DQ_EINVAL for bad arguments or
+--   undecodable ids.
+-- Complexity: O(k log N) for k ids, or k <= 1000 per 'all' step.
+local cfg = config()
+local now = now_ms()
+local mode, delay, who = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+if not delay or delay < 0 or delay > cfg.max_delay_ms or delay ~= math.floor(delay) then
+  return err('DQ_EINVAL', 'delay: %q ms is not in 0..%s (max_delay_ms)', ARGV[2],
+    dec(cfg.max_delay_ms))
+end
+
+local function requeue_one(tk, rec, due)
+  local e = env_decode(rec.raw)
+  e.attempt = 0
+  e.deadline = nil
+  redis.call('HDEL', K_FAILED, tk)
+  redis.call('ZREM', K_FAILIDX, tk)
+  schedule(e, due)
+end
+
+if mode == 'ids' then
+  local n = #ARGV - 3
+  if n < 1 or n > 1000 then
+    return err('DQ_EINVAL', 'ids: %d given; 1..1000 per call', n)
+  end
+  local missing, bad, found = {}, {}, {}
+  for i = 4, #ARGV do
+    local tk = resolve(K_FAILED, ARGV[i])
+    local rec = tk and fail_decode(redis.call('HGET', K_FAILED, tk))
+    if not tk then
+      missing[#missing + 1] = ARGV[i]
+    elseif not rec or rec.undecodable or not env_decode(rec.raw) then
+      bad[#bad + 1] = ARGV[i]
+    else
+      found[#found + 1] = {tk, rec}
+    end
+  end
+  local detail = id_list(ARGV, 4) .. (delay > 0 and (' delay=' .. dec(delay) .. 'ms') or '')
+  if #missing > 0 then
+    audit(cfg, who, 'requeue', detail, 'refused: not found: ' .. id_list(missing, 1))
+    return err('DQ_ENOTFOUND', 'not in the failed set: %s', id_list(missing, 1))
+  end
+  if #bad > 0 then
+    audit(cfg, who, 'requeue', detail, 'refused: undecodable: ' .. id_list(bad, 1))
+    return err('DQ_EINVAL', 'undecodable, can only be dropped: %s', id_list(bad, 1))
+  end
+  for _, f in ipairs(found) do
+    requeue_one(f[1], f[2], now + delay)
+  end
+  redis.call('HINCRBY', K_STATS, 'requeued', #found)
+  audit(cfg, who, 'requeue', detail, 'ok: ' .. #found .. ' moved')
+  return {#found}
+elseif mode == 'all' then
+  local until_ms = tonumber(ARGV[4]) or now
+  local spread = tonumber(ARGV[5]) or 0
+  if spread < 0 or spread > cfg.max_delay_ms then
+    return err('DQ_EINVAL', 'spread: %q ms is not in 0..%s (max_delay_ms)', ARGV[5],
+      dec(cfg.max_delay_ms))
+  end
+  local total = tonumber(ARGV[6]) or redis.call('ZCOUNT', K_FAILIDX, '-inf', dec(until_ms))
+  local done, skipped = tonumber(ARGV[7]) or 0, tonumber(ARGV[8]) or 0
+  local tks = redis.call('ZRANGEBYSCORE', K_FAILIDX, '-inf', dec(until_ms), 'LIMIT', skipped,
+    1000)
+  local moved = 0
+  for _, tk in ipairs(tks) do
+    local rec = fail_decode(redis.call('HGET', K_FAILED, tk) or '')
+    if not rec or rec.undecodable or not env_decode(rec.raw) then
+      skipped = skipped + 1
+    else
+      local k = done + moved
+      local due = now + delay
+      if total > 0 then due = due + math.floor(spread * k / total) end
+      requeue_one(tk, rec, due)
+      moved = moved + 1
+    end
+  end
+  local finished = #tks < 1000 and 1 or 0
+  if moved > 0 then redis.call('HINCRBY', K_STATS, 'requeued', moved) end
+  if moved > 0 or finished == 1 then
+    audit(cfg, who, 'requeue-all', string.format('failed until %s; delay=%sms spread=%sms',
+      dec(until_ms), dec(delay), dec(spread)),
+      string.format('ok: %d moved (%d of %d so far, %d undecodable skipped)%s', moved,
+        done + moved, total, skipped, finished == 1 and ', finished' or ''))
+  end
+  return {moved, until_ms, total, done + moved, skipped, finished}
+end
+return err('DQ_EINVAL', 'mode: %q is not ids or all', mode)

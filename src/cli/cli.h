@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli.h: what the delayq subcommands share: global options, connecting, the one
+ * mapping from error codes to exit statuses, and printing helpers. Everything that
+ * came from Redis is escaped before it reaches a terminal (util.c).
+ */
+#ifndef DQ_CLI_CLI_H
+#define DQ_CLI_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "delayq.h"
+#include "lib/buf.h"
+
+enum {
+    DQ_EXIT_OK = 0,
+    DQ_EXIT_FAILED = 1, /* the operation failed (not found, refused, check failed) */
+    DQ_EXIT_USAGE = 2,  /* usage error or bad input */
+    DQ_EXIT_REDIS = 3,  /* Redis unreachable or timed out */
+};
+
+/* Options every subcommand accepts. */
+struct cli {
+    const char *prog;  /* "delayq enqueue" for messages */
+    const char *url;   /* --url, else $DELAYQ_URL, else redis://127.0.0.1:6379 */
+    const char *queue; /* -q, else $DELAYQ_QUEUE, else "default" */
+    const char *who;   /* --who, else user@host */
+    int timeout_ms;    /* --timeout */
+    dq_client *client;
+};
+
+struct cmd {
+    const char *name;
+    const char *summary;
+    int (*run)(struct cli *g, int argc, char **argv);
+};
+
+/* The code-to-exit-status mapping; the only one. */
+int cli_exit_status(int code);
+
+/* Prints "delayq: <msg>" (escaped) to stderr and returns the exit status for the error. */
+int cli_error(const struct cli *g, const dq_err *err);
+
+/* Prints a usage error and returns DQ_EXIT_USAGE. */
+int cli_usage_error(const struct cli *g, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Handles a global option at argv[*i] (--url, -q/--queue, --who, --timeout, with
+ * "--opt=value" or "--opt value"). Returns 1 if consumed (advancing *i), 0 if not a
+ * global option, or -1 after printing a usage error. */
+int cli_global_opt(struct cli *g, int argc, char **argv, int *i);
+
+/* Matches a subcommand option "--name value", "--name=value" or "-s value" (@sname may
+ * be NULL) at argv[*i]: 1 if matched (value in *val, *i advanced past a separate value),
+ * 0 if not, -1 if the value is missing. */
+int cli_opt(int argc, char **argv, int *i, const char *lname, const char *sname,
+            const char **val);
+
+/* Connects (once); returns DQ_EXIT_OK or the exit status after printing the error. */
+int cli_connect(struct cli *g);
+
+/* Help text of the global options, for every subcommand's --help. */
+extern const char cli_global_help[];
+
+/* Terminal-safe printing of untrusted bytes. */
+void cli_put_safe(FILE *f, const void *s, size_t len);
+/* A JSON string literal of untrusted bytes (invalid UTF-8 bytes become \u00XX). */
+void cli_json_str(struct dq_buf *b, const void *s, size_t len);
+/* A payload as a JSON value: msgpack decoded to JSON, or {"$raw_base64": ...}. */
+void cli_json_payload(struct dq_buf *b, const void *p, size_t len);
+
+/* "2026-11-29T08:42:38.123Z (in 5m03s)" / "(2m ago)" relative to @now_ms; -1 → "-". */
+void cli_time_rel(char *buf, size_t size, int64_t ms, int64_t now_ms);
+
+/* Parses a non-negative integer option in [min, max]. */
+int cli_parse_uint(const struct cli *g, const char *opt, const char *s, long long min,
+                   long long max, long long *out);
+
+/* Reads all of @f (up to @max bytes + 1 to detect overflow); returns NULL on error. */
+char *cli_read_all(FILE *f, size_t max, size_t *len);
+
+/* A task as one JSON object (one line, no newline). */
+void cli_task_json(struct dq_buf *b, const dq_task *t, int64_t now_ms);
+/* A task as a one-line listing row for @view; payloads summarised and escaped. */
+void cli_task_row(FILE *f, const dq_task *t, dq_view view, int64_t now_ms);
+/* Header line matching cli_task_row. */
+void cli_task_row_header(FILE *f, dq_view view);
+/* Every field of a task, human-readable, with the payload as a tree and the trace. */
+void cli_task_show(FILE *f, const dq_task *t, int64_t now_ms);
+
+/* Prints the help line for each subcommand. */
+void cli_list_commands(FILE *f);
+
+int cmd_enqueue(struct cli *g, int argc, char **argv);
+int cmd_stats(struct cli *g, int argc, char **argv);
+int cmd_ls(struct cli *g, int argc, char **argv);
+int cmd_show(struct cli *g, int argc, char **argv);
+int cmd_requeue(struct cli *g, int argc, char **argv);
+int cmd_drop(struct cli *g, int argc, char **argv);
+int cmd_audit(struct cli *g, int argc, char **argv);
+int cmd_config(struct cli *g, int argc, char **argv);
+
+#endif /* DQ_CLI_CLI_H */

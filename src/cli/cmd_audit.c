@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd_audit.c: delayq audit: the operator-action log of a queue, newest first. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "lib/dur.h"
+
+static const char help[] =
+    "usage: delayq audit [-q QUEUE] [--limit N] [--json]\n\n"
+    "The queue's log of operator actions (requeue, drop, config), newest first: when,\n"
+    "who, what, which ids or how many, and the result. Written by the scripts\n"
+    "themselves, in the same call as the action; capped at the queue's\n"
+    "audit_retention entries.\n\n"
+    "  --limit N   entries (1..1000, default 50)\n"
+    "  --json      one JSON object per line\n\n";
+
+int
+cmd_audit(struct cli *g, int argc, char **argv)
+{
+    long long limit = 50;
+    bool json = false;
+    const char *val;
+    dq_audit a;
+    dq_err err = {0};
+    int rc, m;
+
+    for (int i = 0; i < argc; i++) {
+        if ((m = cli_global_opt(g, argc, argv, &i)) != 0) {
+            if (m < 0)
+                return DQ_EXIT_USAGE;
+            i--;
+            continue;
+        }
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            printf("%s%s", help, cli_global_help);
+            return DQ_EXIT_OK;
+        }
+        if (strcmp(argv[i], "--json") == 0) {
+            json = true;
+        } else if ((m = cli_opt(argc, argv, &i, "--limit", "-n", &val)) != 0) {
+            if (m < 0 || cli_parse_uint(g, "--limit", val, 1, 1000, &limit) != 0)
+                return m < 0 ? cli_usage_error(g, "--limit needs a value") : DQ_EXIT_USAGE;
+        } else {
+            return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
+        }
+    }
+    if ((rc = cli_connect(g)) != DQ_EXIT_OK)
+        return rc;
+    if (dq_audit_get(g->client, g->queue, (size_t)limit, &a, &err) != DQ_OK)
+        return cli_error(g, &err);
+    struct dq_buf b = DQ_BUF_INIT;
+    for (size_t i = 0; i < a.n; i++) {
+        const dq_audit_entry *e = &a.entries[i];
+        char at[40];
+
+        dq_time_format(at, sizeof at, e->at_ms);
+        dq_buf_reset(&b);
+        if (json) {
+            dq_buf_printf(&b, "{\"at_ms\":%lld,\"at\":\"%s\",\"who\":", (long long)e->at_ms, at);
+            cli_json_str(&b, e->who, strlen(e->who));
+            dq_buf_puts(&b, ",\"action\":");
+            cli_json_str(&b, e->action, strlen(e->action));
+            dq_buf_puts(&b, ",\"detail\":");
+            cli_json_str(&b, e->detail, strlen(e->detail));
+            dq_buf_puts(&b, ",\"result\":");
+            cli_json_str(&b, e->result, strlen(e->result));
+            dq_buf_puts(&b, "}\n");
+            fwrite(b.data, 1, b.len, stdout);
+        } else {
+            printf("%s  ", at);
+            cli_put_safe(stdout, e->who, strlen(e->who));
+            fputs("  ", stdout);
+            cli_put_safe(stdout, e->action, strlen(e->action));
+            fputs("  ", stdout);
+            cli_put_safe(stdout, e->detail, strlen(e->detail));
+            fputs("  -> ", stdout);
+            cli_put_safe(stdout, e->result, strlen(e->result));
+            fputc('\n', stdout);
+        }
+    }
+    if (a.n == 0 && !json)
+        printf("(no operator actions recorded on queue %s)\n", g->queue);
+    dq_buf_free(&b);
+    dq_audit_free(&a);
+    return DQ_EXIT_OK;
+}

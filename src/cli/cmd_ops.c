@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_ops.c: delayq requeue and delayq drop, the operator actions. Both go through
+ * the same scripts as the TUI; each call is all or nothing and is written to the
+ * queue's audit log by the script itself.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "lib/dur.h"
+
+static const char requeue_help[] =
+    "usage: delayq requeue (ID... | --all) [-q QUEUE] [--delay DUR] [--spread DUR]\n\n"
+    "Moves failed tasks back to scheduled with their attempts reset and deadline\n"
+    "cleared, and prints how many moved. With ids it is all or nothing: an id that is\n"
+    "not in the failed set (someone requeued or dropped it first) is exit 1, names the\n"
+    "id, and nothing moves.\n\n"
+    "  --all          every task that failed before now, in steps of 1000\n"
+    "  --delay DUR    due DUR from now (default 0)\n"
+    "  --spread DUR   with --all: spread due times evenly over DUR after the delay\n\n";
+
+static const char drop_help[] =
+    "usage: delayq drop (ID... | --all-failed) [-q QUEUE]\n\n"
+    "Deletes failed or scheduled tasks for good, and prints how many. All or nothing:\n"
+    "an unknown id is exit 1, names the id, and nothing is dropped. A task in flight\n"
+    "cannot be dropped while it runs.\n\n"
+    "  --all-failed   every task that failed before now, in steps of 1000\n\n";
+
+#define MAX_IDS 1000
+
+struct ops_args {
+    const char *ids[MAX_IDS];
+    size_t n;
+    bool all;
+    int64_t delay_ms, spread_ms;
+};
+
+static int
+parse(struct cli *g, int argc, char **argv, bool requeue, struct ops_args *o)
+{
+    const char *val;
+    dq_err err = {0};
+    int m;
+
+    memset(o, 0, sizeof *o);
+    for (int i = 0; i < argc; i++) {
+        if ((m = cli_global_opt(g, argc, argv, &i)) != 0) {
+            if (m < 0)
+                return DQ_EXIT_USAGE;
+            i--;
+            continue;
+        }
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            printf("%s%s", requeue ? requeue_help : drop_help, cli_global_help);
+            return -1;
+        }
+        if (strcmp(argv[i], requeue ? "--all" : "--all-failed") == 0) {
+            o->all = true;
+        } else if (requeue && (m = cli_opt(argc, argv, &i, "--delay", NULL, &val)) != 0) {
+            if (m < 0 || dq_dur_parse(val, "--delay", &o->delay_ms, &err) != DQ_OK)
+                return m < 0 ? cli_usage_error(g, "--delay needs a value") : cli_error(g, &err);
+        } else if (requeue && (m = cli_opt(argc, argv, &i, "--spread", NULL, &val)) != 0) {
+            if (m < 0 || dq_dur_parse(val, "--spread", &o->spread_ms, &err) != DQ_OK)
+                return m < 0 ? cli_usage_error(g, "--spread needs a value") : cli_error(g, &err);
+        } else if (argv[i][0] != '-' || argv[i][1] == '\0') {
+            if (o->n == MAX_IDS)
+                return cli_usage_error(g, "at most %d ids per call", MAX_IDS);
+            o->ids[o->n++] = argv[i];
+        } else {
+            return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
+        }
+    }
+    if (o->all == (o->n > 0))
+        return cli_usage_error(g, "give ids or %s (not both)", requeue ? "--all" : "--all-failed");
+    if (o->spread_ms > 0 && !o->all)
+        return cli_usage_error(g, "--spread only applies to --all");
+    return cli_connect(g);
+}
+
+int
+cmd_requeue(struct cli *g, int argc, char **argv)
+{
+    struct ops_args o;
+    dq_err err = {0};
+    int rc = parse(g, argc, argv, true, &o);
+
+    if (rc != 0)
+        return rc < 0 ? DQ_EXIT_OK : rc;
+    if (!o.all) {
+        size_t moved;
+        if (dq_requeue(g->client, g->queue, o.ids, o.n, o.delay_ms, &moved, &err) != DQ_OK)
+            return cli_error(g, &err);
+        printf("requeued %zu\n", moved);
+        return DQ_EXIT_OK;
+    }
+    dq_bulk cur = {0};
+    while (!cur.done) {
+        if (dq_requeue_all_step(g->client, g->queue, o.delay_ms, o.spread_ms, &cur, &err) !=
+            DQ_OK) {
+            fprintf(stderr, "%s: stopped after requeueing %zu\n", g->prog, cur.done_n);
+            return cli_error(g, &err);
+        }
+    }
+    printf("requeued %zu\n", cur.done_n);
+    if (cur.skipped > 0)
+        printf("left %zu undecodable failed tasks in place (they can only be dropped)\n",
+               cur.skipped);
+    return DQ_EXIT_OK;
+}
+
+int
+cmd_drop(struct cli *g, int argc, char **argv)
+{
+    struct ops_args o;
+    dq_err err = {0};
+    int rc = parse(g, argc, argv, false, &o);
+
+    if (rc != 0)
+        return rc < 0 ? DQ_EXIT_OK : rc;
+    if (!o.all) {
+        size_t dropped;
+        if (dq_drop(g->client, g->queue, o.ids, o.n, &dropped, &err) != DQ_OK)
+            return cli_error(g, &err);
+        printf("dropped %zu\n", dropped);
+        return DQ_EXIT_OK;
+    }
+    dq_bulk cur = {0};
+    while (!cur.done) {
+        if (dq_drop_all_step(g->client, g->queue, &cur, &err) != DQ_OK) {
+            fprintf(stderr, "%s: stopped after dropping %zu\n", g->prog, cur.done_n);
+            return cli_error(g, &err);
+        }
+    }
+    printf("dropped %zu\n", cur.done_n);
+    return DQ_EXIT_OK;
+}

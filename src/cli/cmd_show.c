@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd_show.c: delayq show: every field of one task, wherever it is. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char help[] =
+    "usage: delayq show ID [-q QUEUE] [--json]\n\n"
+    "Every field of one task (in flight, failed or scheduled), the payload decoded from\n"
+    "msgpack, and for a failed task its error and full stack trace. A generated id of a\n"
+    "scheduled task has no index, so finding it walks the scheduled set in bounded steps.\n\n"
+    "  --json   one JSON object\n\n";
+
+int
+cmd_show(struct cli *g, int argc, char **argv)
+{
+    const char *id = NULL;
+    bool json = false;
+    dq_task t;
+    dq_stats s;
+    dq_err err = {0};
+    int rc, m;
+
+    for (int i = 0; i < argc; i++) {
+        if ((m = cli_global_opt(g, argc, argv, &i)) != 0) {
+            if (m < 0)
+                return DQ_EXIT_USAGE;
+            i--;
+            continue;
+        }
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            printf("%s%s", help, cli_global_help);
+            return DQ_EXIT_OK;
+        }
+        if (strcmp(argv[i], "--json") == 0)
+            json = true;
+        else if (id == NULL && (argv[i][0] != '-' || argv[i][1] == '\0'))
+            id = argv[i];
+        else
+            return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
+    }
+    if (id == NULL)
+        return cli_usage_error(g, "which task? give its id");
+    if ((rc = cli_connect(g)) != DQ_EXIT_OK)
+        return rc;
+    if (dq_find(g->client, g->queue, id, &t, &err) != DQ_OK)
+        return cli_error(g, &err);
+    /* "now" for relative times is the server's clock, like everything else. */
+    if (dq_stats_get(g->client, g->queue, &s, &err) != DQ_OK) {
+        dq_task_clear(&t);
+        return cli_error(g, &err);
+    }
+    if (json) {
+        struct dq_buf b = DQ_BUF_INIT;
+        cli_task_json(&b, &t, s.now_ms);
+        dq_buf_putc(&b, '\n');
+        fwrite(b.data, 1, b.len, stdout);
+        dq_buf_free(&b);
+    } else {
+        cli_task_show(stdout, &t, s.now_ms);
+    }
+    dq_task_clear(&t);
+    return DQ_EXIT_OK;
+}

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd_stats.c: delayq stats: counts, counters and the --check health gate. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "lib/dur.h"
+
+static const char help[] =
+    "usage: delayq stats [-q QUEUE] [--json] [--check [--max-far-future N]\n"
+    "                    [--max-oldest-due DUR]]\n\n"
+    "Counts (due, future, far future, in flight, failed), the next due time, the age of\n"
+    "the oldest due task, and the queue's cumulative counters, in one bounded call.\n\n"
+    "  --json                 one JSON object\n"
+    "  --check                exit 1 with a one-line reason when the far-future backlog\n"
+    "                         passes --max-far-future (default 100000) or the oldest\n"
+    "                         due task is older than --max-oldest-due (default 5m)\n\n";
+
+static void
+print_json(const struct cli *g, const dq_stats *s)
+{
+    printf("{\"queue\":\"%s\",\"now_ms\":%lld,\"due\":%lld,\"future\":%lld,\"far_future\":%lld,"
+           "\"far_future_after_ms\":%lld,\"inflight\":%lld,\"expired_leases\":%lld,"
+           "\"failed\":%lld,\"next_due_ms\":%lld,\"oldest_due_age_ms\":%lld,"
+           "\"counters\":{\"enqueued\":%lld,\"done\":%lld,\"retried\":%lld,\"failed\":%lld,"
+           "\"expired\":%lld,\"trimmed\":%lld,\"reaped\":%lld,\"requeued\":%lld,"
+           "\"dropped\":%lld}}\n",
+           g->queue, (long long)s->now_ms, (long long)s->due, (long long)s->future,
+           (long long)s->far_future, (long long)s->far_future_ms, (long long)s->inflight,
+           (long long)s->expired_leases, (long long)s->failed, (long long)s->next_due_ms,
+           (long long)s->oldest_due_age_ms, (long long)s->enqueued, (long long)s->done,
+           (long long)s->retried, (long long)s->failed_total, (long long)s->expired,
+           (long long)s->trimmed, (long long)s->reaped, (long long)s->requeued,
+           (long long)s->dropped);
+}
+
+static void
+print_human(const struct cli *g, const dq_stats *s)
+{
+    char now[40], t[80], d[32];
+
+    dq_time_format(now, sizeof now, s->now_ms);
+    printf("queue        %s at %s, server time %s\n", g->queue, dq_client_endpoint(g->client),
+           now);
+    if (s->oldest_due_age_ms > 0) {
+        dq_dur_format(d, sizeof d, s->oldest_due_age_ms);
+        printf("due          %-10lld oldest waiting %s\n", (long long)s->due, d);
+    } else {
+        printf("due          %lld\n", (long long)s->due);
+    }
+    cli_time_rel(t, sizeof t, s->next_due_ms, s->now_ms);
+    printf("future       %-10lld next due %s\n", (long long)s->future, t);
+    dq_dur_format(d, sizeof d, s->far_future_ms);
+    printf("far future   %-10lld due more than %s ahead\n", (long long)s->far_future, d);
+    printf("in flight    %-10lld %lld with expired leases\n", (long long)s->inflight,
+           (long long)s->expired_leases);
+    printf("failed       %lld\n", (long long)s->failed);
+    printf("counters     enqueued %lld, done %lld, retried %lld, failed %lld, expired %lld,\n"
+           "             trimmed %lld, reaped %lld, requeued %lld, dropped %lld\n",
+           (long long)s->enqueued, (long long)s->done, (long long)s->retried,
+           (long long)s->failed_total, (long long)s->expired, (long long)s->trimmed,
+           (long long)s->reaped, (long long)s->requeued, (long long)s->dropped);
+}
+
+int
+cmd_stats(struct cli *g, int argc, char **argv)
+{
+    bool json = false, check = false;
+    long long max_far = 100000;
+    int64_t max_age = 5 * 60 * 1000;
+    const char *val;
+    dq_stats s;
+    dq_err err = {0};
+    int rc, m;
+
+    for (int i = 0; i < argc; i++) {
+        if ((m = cli_global_opt(g, argc, argv, &i)) != 0) {
+            if (m < 0)
+                return DQ_EXIT_USAGE;
+            i--;
+            continue;
+        }
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            printf("%s%s", help, cli_global_help);
+            return DQ_EXIT_OK;
+        }
+        if (strcmp(argv[i], "--json") == 0) {
+            json = true;
+        } else if (strcmp(argv[i], "--check") == 0) {
+            check = true;
+        } else if ((m = cli_opt(argc, argv, &i, "--max-far-future", NULL, &val)) != 0) {
+            if (m < 0)
+                return cli_usage_error(g, "--max-far-future needs a value");
+            if (cli_parse_uint(g, "--max-far-future", val, 0, 1LL << 53, &max_far) != 0)
+                return DQ_EXIT_USAGE;
+        } else if ((m = cli_opt(argc, argv, &i, "--max-oldest-due", NULL, &val)) != 0) {
+            if (m < 0)
+                return cli_usage_error(g, "--max-oldest-due needs a value");
+            if (dq_dur_parse(val, "--max-oldest-due", &max_age, &err) != DQ_OK)
+                return cli_error(g, &err);
+        } else {
+            return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
+        }
+    }
+    if ((rc = cli_connect(g)) != DQ_EXIT_OK)
+        return rc;
+    if (dq_stats_get(g->client, g->queue, &s, &err) != DQ_OK)
+        return cli_error(g, &err);
+    if (json)
+        print_json(g, &s);
+    else if (!check)
+        print_human(g, &s);
+    if (check) {
+        char d1[32], d2[32];
+        if (s.far_future > max_far) {
+            dq_dur_format(d1, sizeof d1, s.far_future_ms);
+            fprintf(stderr, "%s: check failed: queue %s has %lld tasks due more than %s ahead "
+                            "(limit %lld)\n",
+                    g->prog, g->queue, (long long)s.far_future, d1, max_far);
+            return DQ_EXIT_FAILED;
+        }
+        if (s.oldest_due_age_ms > max_age) {
+            dq_dur_format(d1, sizeof d1, s.oldest_due_age_ms);
+            dq_dur_format(d2, sizeof d2, max_age);
+            fprintf(stderr, "%s: check failed: queue %s has a due task waiting for %s "
+                            "(limit %s)\n",
+                    g->prog, g->queue, d1, d2);
+            return DQ_EXIT_FAILED;
+        }
+        if (!json)
+            printf("ok: queue %s: %lld far-future tasks (limit %lld), oldest due %lld ms\n",
+                   g->queue, (long long)s.far_future, max_far, (long long)s.oldest_due_age_ms);
+    }
+    return DQ_EXIT_OK;
+}

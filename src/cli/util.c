@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+/* util.c: shared CLI helpers: options, connecting, exit statuses, safe printing. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt/esc.h"
+#include "fmt/b64.h"
+#include "fmt/mptext.h"
+#include "lib/dur.h"
+
+const char cli_global_help[] =
+    "Global options:\n"
+    "  --url URL        redis://[user:password@]host[:port][/db] or unix:///path[?db=N]\n"
+    "                   (default: $DELAYQ_URL, else redis://127.0.0.1:6379;\n"
+    "                   password also from $DELAYQ_PASSWORD)\n"
+    "  -q, --queue NAME queue name (default: $DELAYQ_QUEUE, else \"default\")\n"
+    "  --who NAME       name recorded in the audit log (default: user@host)\n"
+    "  --timeout DUR    connect and command timeout (default 3s)\n"
+    "  -h, --help       this help\n"
+    "Exit status: 0 ok, 1 operation failed, 2 usage or bad input, 3 Redis unreachable.\n";
+
+int
+cli_exit_status(int code)
+{
+    switch (code) {
+    case DQ_OK:
+        return DQ_EXIT_OK;
+    case DQ_EINVAL:
+        return DQ_EXIT_USAGE;
+    case DQ_ECONN:
+    case DQ_ETIMEOUT:
+        return DQ_EXIT_REDIS;
+    default:
+        return DQ_EXIT_FAILED;
+    }
+}
+
+void
+cli_put_safe(FILE *f, const void *s, size_t len)
+{
+    struct dq_buf b = DQ_BUF_INIT;
+
+    dq_esc_text(&b, s, len, 0);
+    if (b.len > 0)
+        fwrite(b.data, 1, b.len, f);
+    dq_buf_free(&b);
+}
+
+int
+cli_error(const struct cli *g, const dq_err *err)
+{
+    fprintf(stderr, "%s: ", g->prog);
+    cli_put_safe(stderr, err->msg, strlen(err->msg));
+    fputc('\n', stderr);
+    return cli_exit_status(err->code);
+}
+
+int
+cli_usage_error(const struct cli *g, const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "%s: ", g->prog);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (see --help)\n");
+    return DQ_EXIT_USAGE;
+}
+
+/* Matches "--name value", "--name=value" or "-s value" at argv[*i]. */
+static int
+opt_value(int argc, char **argv, int *i, const char *lname, const char *sname, const char **val)
+{
+    const char *a = argv[*i];
+    size_t ln = strlen(lname);
+
+    if (strncmp(a, lname, ln) == 0 && a[ln] == '=') {
+        *val = a + ln + 1;
+        return 1;
+    }
+    if (strcmp(a, lname) == 0 || (sname != NULL && strcmp(a, sname) == 0)) {
+        if (*i + 1 >= argc)
+            return -1;
+        *val = argv[++*i];
+        return 1;
+    }
+    return 0;
+}
+
+int
+cli_global_opt(struct cli *g, int argc, char **argv, int *i)
+{
+    static const struct {
+        const char *lname, *sname;
+    } opts[] = {{"--url", NULL}, {"--queue", "-q"}, {"--who", NULL}, {"--timeout", NULL}};
+    const char *val = NULL;
+
+    for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+        int m = opt_value(argc, argv, i, opts[k].lname, opts[k].sname, &val);
+        if (m < 0) {
+            cli_usage_error(g, "%s needs a value", opts[k].lname);
+            return -1;
+        }
+        if (m == 0)
+            continue;
+        if (k == 0) {
+            g->url = val;
+        } else if (k == 1) {
+            dq_err err;
+            if (dq_queue_name_check(val, &err) != DQ_OK) {
+                cli_error(g, &err);
+                return -1;
+            }
+            g->queue = val;
+        } else if (k == 2) {
+            g->who = val;
+        } else {
+            dq_err err;
+            int64_t ms;
+            if (dq_dur_parse(val, "--timeout", &ms, &err) != DQ_OK) {
+                cli_error(g, &err);
+                return -1;
+            }
+            if (ms < 1 || ms > 600000) {
+                cli_usage_error(g, "--timeout: %s is not in 1ms..10m", val);
+                return -1;
+            }
+            g->timeout_ms = (int)ms;
+        }
+        (*i)++;
+        return 1;
+    }
+    return 0;
+}
+
+int
+cli_opt(int argc, char **argv, int *i, const char *lname, const char *sname, const char **val)
+{
+    return opt_value(argc, argv, i, lname, sname, val);
+}
+
+int
+cli_connect(struct cli *g)
+{
+    dq_client_opts o = {0};
+    dq_err err = {0};
+
+    if (g->client != NULL)
+        return DQ_EXIT_OK;
+    o.connect_timeout_ms = g->timeout_ms;
+    o.command_timeout_ms = g->timeout_ms;
+    o.password = getenv("DELAYQ_PASSWORD");
+    if (o.password != NULL && o.password[0] == '\0')
+        o.password = NULL;
+    o.who = g->who;
+    if (dq_client_open(g->url, &o, &g->client, &err) != DQ_OK)
+        return cli_error(g, &err);
+    return DQ_EXIT_OK;
+}
+
+void
+cli_json_str(struct dq_buf *b, const void *s, size_t len)
+{
+    const unsigned char *p = s;
+    size_t i = 0;
+
+    dq_buf_putc(b, '"');
+    while (i < len) {
+        uint32_t cp;
+        size_t n = dq_utf8_decode(p + i, len - i, &cp);
+
+        if (n == 0) {
+            /* Invalid UTF-8: keep the byte visible as a Latin-1 code point. */
+            dq_buf_printf(b, "\\u%04x", p[i]);
+            i++;
+            continue;
+        }
+        if (cp == '"' || cp == '\\') {
+            dq_buf_putc(b, '\\');
+            dq_buf_putc(b, (char)cp);
+        } else if (cp == '\n') {
+            dq_buf_puts(b, "\\n");
+        } else if (cp == '\t') {
+            dq_buf_puts(b, "\\t");
+        } else if (cp == '\r') {
+            dq_buf_puts(b, "\\r");
+        } else if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0) || cp == 0x2028 ||
+                   cp == 0x2029) {
+            dq_buf_printf(b, "\\u%04x", (unsigned)cp);
+        } else {
+            dq_buf_append(b, p + i, n);
+        }
+        i += n;
+    }
+    dq_buf_putc(b, '"');
+}
+
+void
+cli_json_payload(struct dq_buf *b, const void *p, size_t len)
+{
+    struct dq_buf tmp = DQ_BUF_INIT;
+
+    if (len > 0 && dq_mp_to_json(&tmp, p, len, NULL) == DQ_OK && !tmp.failed) {
+        dq_buf_append(b, tmp.data, tmp.len);
+    } else {
+        dq_buf_puts(b, "{\"$raw_base64\":\"");
+        dq_b64_encode(b, p, len);
+        dq_buf_puts(b, "\"}");
+    }
+    dq_buf_free(&tmp);
+}
+
+void
+cli_time_rel(char *buf, size_t size, int64_t ms, int64_t now_ms)
+{
+    char abs[40], rel[32];
+
+    if (ms < 0) {
+        snprintf(buf, size, "-");
+        return;
+    }
+    dq_time_format(abs, sizeof abs, ms);
+    if (ms >= now_ms) {
+        dq_dur_format(rel, sizeof rel, ms - now_ms);
+        snprintf(buf, size, "%s (in %s)", abs, rel);
+    } else {
+        dq_dur_format(rel, sizeof rel, now_ms - ms);
+        snprintf(buf, size, "%s (%s ago)", abs, rel);
+    }
+}
+
+int
+cli_parse_uint(const struct cli *g, const char *opt, const char *s, long long min, long long max,
+               long long *out)
+{
+    char *end;
+    long long v;
+
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < min || v > max) {
+        fprintf(stderr, "%s: %s: \"", g->prog, opt);
+        cli_put_safe(stderr, s, strlen(s));
+        fprintf(stderr, "\" is not a whole number in %lld..%lld\n", min, max);
+        return DQ_EXIT_USAGE;
+    }
+    *out = v;
+    return DQ_EXIT_OK;
+}
+
+char *
+cli_read_all(FILE *f, size_t max, size_t *len)
+{
+    struct dq_buf b = DQ_BUF_INIT;
+    char chunk[65536];
+    size_t n;
+
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        dq_buf_append(&b, chunk, n);
+        if (b.len > max)
+            break;
+    }
+    if (ferror(f) || b.failed) {
+        dq_buf_free(&b);
+        return NULL;
+    }
+    return dq_buf_steal(&b, len);
+}

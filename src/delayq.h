@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * delayq.h: the whole public API of libdelayq, a delayed task queue on Redis.
+ * Nothing else under src/ is installed, and nothing else is exported (see
+ * libdelayq.map). Every state change runs one Lua script inside Redis; see
+ * docs/PROTOCOL.md for the keys, the envelope and each script's contract.
+ *
+ * Conventions:
+ * - Fallible calls return DQ_OK (0) or a negative DQ_E* code and take a trailing
+ *   dq_err * that may be NULL.
+ * - Result structs are declared by the caller, filled by the call and emptied by
+ *   their dq_*_free(); on failure they are left empty, so there is nothing to free.
+ * - Times are int64_t milliseconds since the epoch, always taken from the Redis
+ *   server clock (TIME), never from the client's.
+ * - A dq_client belongs to one thread at a time.
+ */
+#ifndef DELAYQ_H
+#define DELAYQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DQ_VERSION "0.1.0"
+
+enum {
+    DQ_OK = 0,
+    DQ_EINVAL = -1,    /* bad input: a field is out of range or malformed */
+    DQ_ENOTFOUND = -2, /* no such task (or queue item) */
+    DQ_EPROTO = -3,    /* malformed data in Redis or an unexpected reply */
+    DQ_EREDIS = -4,    /* Redis refused the command (WRONGTYPE, OOM, READONLY, ...) */
+    DQ_ECONN = -5,     /* cannot reach Redis, or the connection dropped */
+    DQ_ETIMEOUT = -6,  /* Redis did not answer within the timeout */
+    DQ_ENOMEM = -7,    /* out of memory in this process */
+    DQ_ELEASE = -8,    /* the caller no longer holds the task's lease */
+};
+
+typedef struct dq_err {
+    int code;      /* a DQ_E* value, 0 when nothing failed */
+    char msg[256]; /* one line: what failed, which field, which limit */
+} dq_err;
+
+/** Returns a short constant name for @code ("DQ_EINVAL"). */
+const char *dq_strerror(int code);
+
+/* ---- connection ------------------------------------------------------------------ */
+
+typedef struct dq_client dq_client; /* opaque; one thread at a time */
+
+typedef struct dq_client_opts {
+    int connect_timeout_ms; /* 0: 3000 */
+    int command_timeout_ms; /* 0: 3000 */
+    const char *password;   /* overrides the URL's password; NULL: none */
+    const char *who;        /* caller name written to the audit log; NULL: user@host */
+} dq_client_opts;
+
+/**
+ * Connects to @url: redis://[user:password@]host[:port][/db] or
+ * unix:///path/to/sock[?db=N]. Connects at once, so an unreachable server is
+ * reported here (DQ_ECONN or DQ_ETIMEOUT) within the connect timeout. @opts may be
+ * NULL. On DQ_OK *out holds a client to release with dq_client_free(). A client
+ * that loses its connection reconnects on the next call, with capped backoff
+ * between attempts. Returns DQ_EINVAL for a malformed URL.
+ */
+int dq_client_open(const char *url, const dq_client_opts *opts, dq_client **out, dq_err *err);
+
+/** Closes the connection and frees the client. Accepts NULL. */
+void dq_client_free(dq_client *c);
+
+/** The server address as "host:port" or the socket path. Borrowed from @c. */
+const char *dq_client_endpoint(const dq_client *c);
+
+/** The name written to the audit log for actions made through @c. Borrowed. */
+const char *dq_client_who(const dq_client *c);
+
+/* ---- tasks ----------------------------------------------------------------------- */
+
+/* Where a task is. */
+typedef enum dq_state {
+    DQ_STATE_NONE = 0,
+    DQ_STATE_SCHEDULED, /* waiting in the scheduled set (due or future) */
+    DQ_STATE_INFLIGHT,  /* claimed by a worker, under a lease */
+    DQ_STATE_FAILED,    /* parked in the failed set */
+} dq_state;
+
+/*
+ * A task as read from Redis. Every pointer is owned by the struct and released by
+ * dq_task_clear(). Strings are NUL-terminated; the payload is not (use
+ * payload_len) and may hold any bytes. Fields that do not apply are -1 / NULL.
+ */
+typedef struct dq_task {
+    char *id;               /* the task id: caller-chosen, or the queue sequence in decimal */
+    bool custom_id;         /* the id was chosen by the producer */
+    uint64_t seq;           /* per-queue enqueue sequence (orders tasks due in one ms) */
+    uint32_t attempt;       /* attempts already made (0 before the first run) */
+    uint32_t max_attempts;  /* 0: unlimited */
+    int64_t enqueued_ms;    /* when it was first enqueued */
+    int64_t due_ms;         /* scheduled: due time; in-flight: due time when claimed */
+    int64_t deadline_ms;    /* claimed after this, it fails as "expired"; -1: none */
+    unsigned char *payload; /* owned; payload_len bytes */
+    size_t payload_len;
+    char *last_error; /* message of the last retry; NULL if none */
+    dq_state state;
+
+    /* in-flight only */
+    int64_t lease_ms;   /* lease deadline */
+    int64_t claimed_ms; /* when this lease began */
+    char *worker;       /* who holds the lease */
+
+    /* failed only */
+    int64_t failed_ms;
+    char *reason;     /* "error", "attempts exhausted", "expired", "undecodable", ... */
+    char *error;      /* the error message */
+    char *trace;      /* the stack trace text; may be empty */
+    char *failed_by;  /* who failed it */
+    bool undecodable; /* the raw member could not be decoded; see raw */
+
+    unsigned char *raw; /* owned: the envelope bytes exactly as stored in Redis */
+    size_t raw_len;
+} dq_task;
+
+/** Releases everything @t owns and zeroes it. Accepts NULL. */
+void dq_task_clear(dq_task *t);
+
+/* ---- queue configuration ------------------------------------------------------------ */
+
+/*
+ * Per-queue limits, stored in Redis (the queue's config hash) so that every client
+ * of a queue enforces the same ones. A field left at 0 keeps its default.
+ */
+typedef struct dq_config {
+    int64_t max_delay_ms;      /* longest allowed delay; default 7 days */
+    int64_t max_payload;       /* bytes; default 1 MiB */
+    int64_t backoff_base_ms;   /* first retry delay; default 1 s, doubling */
+    int64_t backoff_cap_ms;    /* longest retry delay; default 5 min */
+    int64_t max_attempts;      /* default for tasks enqueued without one; default 25 */
+    int64_t failed_retention;  /* failed tasks kept, exactly; default 100 000 */
+    int64_t audit_retention;   /* audit entries kept (approximately); default 10 000 */
+    int64_t far_future_ms;     /* "far future" starts this far ahead; default 1 h */
+} dq_config;
+
+/** Reads the queue's effective configuration (defaults filled in). */
+int dq_config_get(dq_client *c, const char *queue, dq_config *out, dq_err *err);
+
+/** Sets the non-zero fields of @cfg (validated in the script; DQ_EINVAL names the
+ * field and its range). Recorded in the audit log. */
+int dq_config_set(dq_client *c, const char *queue, const dq_config *cfg, dq_err *err);
+
+/* ---- producing ------------------------------------------------------------------- */
+
+typedef struct dq_enqueue_opts {
+    int64_t delay_ms;     /* run this long after now (server time); ignored if at_ms > 0 */
+    int64_t at_ms;        /* run at this absolute time; 0: use delay_ms */
+    const char *id;       /* caller-chosen id (1..200 bytes, no control bytes); NULL: generated */
+    int64_t max_attempts; /* 0: the queue's default; -1: unlimited */
+    int64_t deadline_ms;  /* if > 0, the task expires when not started by due + deadline_ms */
+} dq_enqueue_opts;
+
+typedef struct dq_enqueued {
+    char id[208];    /* the task id */
+    bool duplicate;  /* a task with this id already exists; nothing was added */
+    dq_state where;  /* for a duplicate: where the existing task is */
+    int64_t due_ms;  /* the due time (of the existing task for a duplicate, if scheduled) */
+} dq_enqueued;
+
+/**
+ * Schedules one task. @payload is stored as given (any bytes). The limits come from
+ * the queue's configuration: a payload over max_payload or a delay over max_delay is
+ * DQ_EINVAL with a message naming the field, the value and the limit, and nothing is
+ * added. An id that already exists (scheduled, in flight or failed) is not added
+ * again: @out->duplicate says so.
+ */
+int dq_enqueue(dq_client *c, const char *queue, const dq_enqueue_opts *opts,
+               const void *payload, size_t payload_len, dq_enqueued *out, dq_err *err);
+
+/* ---- consuming ------------------------------------------------------------------- */
+
+typedef struct dq_claimed {
+    dq_task *tasks;      /* owned array of n tasks; see dq_claimed_free() */
+    size_t n;
+    int64_t now_ms;      /* server time of the claim */
+    int64_t next_due_ms; /* earliest due time still scheduled; -1 if the set is empty */
+    size_t to_failed;    /* due members moved to failed instead (undecodable, expired) */
+} dq_claimed;
+
+/**
+ * Moves up to @batch (1..1000) due tasks to in-flight with a lease of @lease_ms
+ * (1 ms..1 day), held by @worker (NULL: the client's name). Due members that cannot be
+ * decoded, or whose deadline passed, go to failed instead and are counted in
+ * to_failed. Tasks due in the same millisecond come out in enqueue order.
+ */
+int dq_claim(dq_client *c, const char *queue, unsigned batch, int64_t lease_ms,
+             const char *worker, dq_claimed *out, dq_err *err);
+
+/** Frees every task in @out and empties it. Accepts NULL. */
+void dq_claimed_free(dq_claimed *out);
+
+/**
+ * Completes a task claimed as @t: it leaves in-flight for good. The attempt field of @t
+ * fences out a worker whose lease expired and whose task was claimed again: such a
+ * worker gets DQ_ELEASE and changes nothing.
+ */
+int dq_ack(dq_client *c, const char *queue, const dq_task *t, dq_err *err);
+
+typedef struct dq_retried {
+    bool exhausted;  /* max attempts reached: the task went to failed */
+    int64_t due_ms;  /* when it runs again (-1 if exhausted) */
+} dq_retried;
+
+/**
+ * Transient failure: the task goes back to scheduled with attempt + 1, due after the
+ * queue's backoff (base * 2^attempt, capped), keeping @message (truncated to 512 bytes)
+ * as its last error. Past max attempts it goes to failed ("attempts exhausted").
+ */
+int dq_retry(dq_client *c, const char *queue, const dq_task *t, const char *message,
+             dq_retried *out, dq_err *err);
+
+/**
+ * Permanent failure: the task goes to failed with @message (≤ 4 KiB kept), @trace
+ * (≤ 64 KiB kept; may be NULL) and reason "error". Failed-set retention then trims the
+ * oldest failures beyond the configured number, counting them.
+ */
+int dq_fail(dq_client *c, const char *queue, const dq_task *t, const char *message,
+            const char *trace, dq_err *err);
+
+typedef struct dq_reaped {
+    size_t returned;     /* expired leases moved back to scheduled */
+    size_t exhausted;    /* expired leases that ran out of attempts and went to failed */
+    int64_t next_lease_ms; /* earliest lease still running; -1 if none */
+} dq_reaped;
+
+/** Returns up to @limit (1..1000) in-flight tasks whose lease passed to scheduled,
+ * due now, with attempt + 1. */
+int dq_reap(dq_client *c, const char *queue, unsigned limit, dq_reaped *out, dq_err *err);
+
+/* ---- operating ------------------------------------------------------------------- */
+
+/**
+ * Moves the failed tasks @ids (1..1000 of them) back to scheduled, due after @delay_ms,
+ * with attempt reset to 0 and the deadline cleared. All or nothing: if any id is not in
+ * the failed set (someone else requeued or dropped it), nothing moves and DQ_ENOTFOUND
+ * names it. Recorded in the audit log. *moved receives the count.
+ */
+int dq_requeue(dq_client *c, const char *queue, const char *const *ids, size_t n,
+               int64_t delay_ms, size_t *moved, dq_err *err);
+
+/**
+ * Cursor for bulk operations over the failed set. Zero it before the first call and
+ * pass it back until done is true. Only tasks that failed before the first call are
+ * touched, so a bulk requeue ends even while tasks keep failing.
+ */
+typedef struct dq_bulk {
+    int64_t until_ms; /* set by the first call: failures up to this time are in scope */
+    size_t total;     /* set by the first call: how many were in scope */
+    size_t done_n;    /* tasks moved so far */
+    size_t skipped;   /* undecodable failures a requeue left in place */
+    bool done;
+} dq_bulk;
+
+/**
+ * One bounded step (at most 1000 tasks) of "requeue all failed": due after @delay_ms,
+ * spread evenly over @spread_ms (0: all at once). Call until @cur->done.
+ */
+int dq_requeue_all_step(dq_client *c, const char *queue, int64_t delay_ms, int64_t spread_ms,
+                        dq_bulk *cur, dq_err *err);
+
+/**
+ * Drops tasks by id, from the failed set or the scheduled set (an in-flight task cannot
+ * be dropped: it is running). All or nothing, like dq_requeue(). Recorded in the audit
+ * log.
+ */
+int dq_drop(dq_client *c, const char *queue, const char *const *ids, size_t n, size_t *dropped,
+            dq_err *err);
+
+/** One bounded step (at most 1000 tasks) of "drop all failed". Call until @cur->done. */
+int dq_drop_all_step(dq_client *c, const char *queue, dq_bulk *cur, dq_err *err);
+
+/* ---- inspecting ------------------------------------------------------------------ */
+
+typedef struct dq_stats {
+    int64_t now_ms;
+    int64_t due, future, far_future, inflight, failed, expired_leases;
+    int64_t next_due_ms;    /* earliest due time after now; -1 if nothing is in the future */
+    int64_t oldest_due_age_ms; /* now - earliest due time when something is due; 0 otherwise */
+    int64_t far_future_ms;  /* the queue's far-future horizon */
+    /* cumulative counters kept by the scripts */
+    int64_t enqueued, done, retried, failed_total, expired, trimmed, reaped, requeued, dropped;
+} dq_stats;
+
+/** Reads the queue's counts and counters in one bounded call (O(log n)). */
+int dq_stats_get(dq_client *c, const char *queue, dq_stats *out, dq_err *err);
+
+typedef enum dq_view {
+    DQ_VIEW_DUE = 0,
+    DQ_VIEW_FUTURE,
+    DQ_VIEW_INFLIGHT,
+    DQ_VIEW_FAILED,
+} dq_view;
+
+typedef struct dq_page {
+    dq_task *tasks; /* owned array; see dq_page_free() */
+    size_t n;
+    int64_t total;  /* items in the whole view */
+    int64_t now_ms;
+} dq_page;
+
+/**
+ * One page of a view: due and future in due order, in-flight by lease deadline, failed
+ * newest first. @limit is 1..1000. Members that cannot be decoded are returned with
+ * undecodable set and their raw bytes, never dropped from the listing.
+ */
+int dq_page_get(dq_client *c, const char *queue, dq_view view, size_t offset, size_t limit,
+                dq_page *out, dq_err *err);
+
+/** Frees every task in @p and empties it. Accepts NULL. */
+void dq_page_free(dq_page *p);
+
+/**
+ * Finds one task by id wherever it is (in flight, failed or scheduled). Generated ids
+ * of scheduled tasks have no index (it would cost memory on every task), so for them
+ * this walks the scheduled set in bounded steps of 1000 members; each step is one
+ * short script call. DQ_ENOTFOUND when it is nowhere.
+ */
+int dq_find(dq_client *c, const char *queue, const char *id, dq_task *out, dq_err *err);
+
+typedef struct dq_audit_entry {
+    int64_t at_ms;
+    char *who, *action, *detail, *result; /* owned */
+} dq_audit_entry;
+
+typedef struct dq_audit {
+    dq_audit_entry *entries; /* owned; newest first */
+    size_t n;
+} dq_audit;
+
+/** Reads the newest @limit (1..1000) entries of the queue's operator-action log. */
+int dq_audit_get(dq_client *c, const char *queue, size_t limit, dq_audit *out, dq_err *err);
+
+/** Frees @a's entries and empties it. Accepts NULL. */
+void dq_audit_free(dq_audit *a);
+
+/** Checks a queue name: 1..100 bytes of [A-Za-z0-9._:-]. DQ_EINVAL names the problem. */
+int dq_queue_name_check(const char *queue, dq_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DELAYQ_H */

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * client.c: connecting, authenticating, selecting the db, running one command with a
+ * timeout, and reconnecting with capped backoff. hiredis 0.14 reports a timeout as
+ * REDIS_ERR_IO with errno EAGAIN; that mapping lives here and nowhere else.
+ */
+#include "client.h"
+
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "err.h"
+
+#define BACKOFF_FIRST_MS 100
+#define BACKOFF_CAP_MS   5000
+
+int64_t
+dq_mono_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static struct timeval
+tv_ms(int ms)
+{
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    return tv;
+}
+
+static int
+io_error(dq_client *c, const char *what, dq_err *err)
+{
+    int code = DQ_ECONN;
+    char msg[160];
+
+    if (c->ctx != NULL) {
+        if (c->ctx->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK ||
+                                            errno == ETIMEDOUT || errno == EINPROGRESS))
+            code = DQ_ETIMEOUT;
+        snprintf(msg, sizeof msg, "%s", c->ctx->errstr[0] ? c->ctx->errstr : strerror(errno));
+        redisFree(c->ctx);
+        c->ctx = NULL;
+    } else {
+        snprintf(msg, sizeof msg, "out of memory");
+    }
+    if (code == DQ_ETIMEOUT)
+        return dq_err_set(err, code, "redis at %s did not answer %s within %d ms", c->endpoint,
+                          what, what[0] == 'c' ? c->connect_timeout_ms : c->command_timeout_ms);
+    return dq_err_set(err, code, "redis at %s: %s: %s", c->endpoint, what, msg);
+}
+
+/* Runs a setup command (AUTH, SELECT) on a fresh connection. */
+static int
+setup_command(dq_client *c, int argc, const char **argv, dq_err *err)
+{
+    redisReply *r = redisCommandArgv(c->ctx, argc, argv, NULL);
+    int rc = DQ_OK;
+
+    if (r == NULL)
+        return io_error(c, "connection setup", err);
+    if (r->type == REDIS_REPLY_ERROR) {
+        rc = dq_err_set(err, DQ_ECONN, "redis at %s refused %s: %.*s", c->endpoint, argv[0],
+                        (int)r->len, r->str);
+        redisFree(c->ctx);
+        c->ctx = NULL;
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
+static int
+connect_now(dq_client *c, dq_err *err)
+{
+    struct timeval ct = tv_ms(c->connect_timeout_ms);
+    int rc;
+
+    if (c->url.kind == DQ_URL_UNIX)
+        c->ctx = redisConnectUnixWithTimeout(c->url.path, ct);
+    else
+        c->ctx = redisConnectWithTimeout(c->url.host, c->url.port, ct);
+    if (c->ctx == NULL || c->ctx->err)
+        return io_error(c, "connect", err);
+    if (redisSetTimeout(c->ctx, tv_ms(c->command_timeout_ms)) != REDIS_OK)
+        return io_error(c, "connect", err);
+    if (c->url.has_password) {
+        const char *auth[3] = {"AUTH", c->url.user, c->url.password};
+        if (c->url.user[0] != '\0')
+            rc = setup_command(c, 3, auth, err);
+        else
+            rc = setup_command(c, 2, (const char *[]){"AUTH", c->url.password}, err);
+        if (rc != DQ_OK)
+            return rc;
+    }
+    if (c->url.db != 0) {
+        char db[16];
+        snprintf(db, sizeof db, "%d", c->url.db);
+        rc = setup_command(c, 2, (const char *[]){"SELECT", db}, err);
+        if (rc != DQ_OK)
+            return rc;
+    }
+    return DQ_OK;
+}
+
+int
+dq_conn_ensure(dq_client *c, dq_err *err)
+{
+    int rc;
+    int64_t now;
+
+    if (c->ctx != NULL)
+        return DQ_OK;
+    now = dq_mono_ms();
+    if (now < c->retry_at_ms)
+        return dq_err_set(err, DQ_ECONN, "redis at %s is unreachable; next try in %lld ms",
+                          c->endpoint, (long long)(c->retry_at_ms - now));
+    rc = connect_now(c, err);
+    if (rc == DQ_OK) {
+        c->backoff_ms = 0;
+        c->retry_at_ms = 0;
+        return DQ_OK;
+    }
+    c->backoff_ms = c->backoff_ms == 0 ? BACKOFF_FIRST_MS : c->backoff_ms * 2;
+    if (c->backoff_ms > BACKOFF_CAP_MS)
+        c->backoff_ms = BACKOFF_CAP_MS;
+    c->retry_at_ms = dq_mono_ms() + c->backoff_ms;
+    return rc;
+}
+
+int
+dq_conn_command(dq_client *c, int argc, const char **argv, const size_t *lens,
+                redisReply **out, dq_err *err)
+{
+    int rc = dq_conn_ensure(c, err);
+
+    *out = NULL;
+    if (rc != DQ_OK)
+        return rc;
+    redisReply *r = redisCommandArgv(c->ctx, argc, argv, lens);
+    if (r == NULL)
+        return io_error(c, argv[0], err);
+    *out = r;
+    return DQ_OK;
+}
+
+static void
+default_who(char *buf, size_t size)
+{
+    const char *user = getenv("USER");
+    struct passwd *pw = getpwuid(getuid());
+    char host[128] = "";
+
+    if (pw != NULL && pw->pw_name != NULL)
+        user = pw->pw_name;
+    if (gethostname(host, sizeof host - 1) != 0)
+        snprintf(host, sizeof host, "?");
+    snprintf(buf, size, "%s@%s", user ? user : "?", host);
+}
+
+int
+dq_client_open(const char *url, const dq_client_opts *opts, dq_client **out, dq_err *err)
+{
+    dq_client *c;
+    int rc;
+
+    *out = NULL;
+    c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return dq_err_set(err, DQ_ENOMEM, "out of memory");
+    rc = dq_url_parse(url ? url : "redis://127.0.0.1:6379", &c->url, err);
+    if (rc != DQ_OK)
+        goto out;
+    if (opts != NULL && opts->password != NULL) {
+        if (strlen(opts->password) >= sizeof c->url.password) {
+            rc = dq_err_set(err, DQ_EINVAL, "password: longer than %zu bytes",
+                            sizeof c->url.password - 1);
+            goto out;
+        }
+        snprintf(c->url.password, sizeof c->url.password, "%s", opts->password);
+        c->url.has_password = true;
+    }
+    dq_url_endpoint(&c->url, c->endpoint, sizeof c->endpoint);
+    c->connect_timeout_ms = opts && opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms : 3000;
+    c->command_timeout_ms = opts && opts->command_timeout_ms > 0 ? opts->command_timeout_ms : 3000;
+    if (opts != NULL && opts->who != NULL && opts->who[0] != '\0')
+        snprintf(c->who, sizeof c->who, "%s", opts->who);
+    else
+        default_who(c->who, sizeof c->who);
+    rc = dq_conn_ensure(c, err);
+out:
+    if (rc != DQ_OK) {
+        dq_client_free(c);
+        return rc;
+    }
+    *out = c;
+    return DQ_OK;
+}
+
+void
+dq_client_free(dq_client *c)
+{
+    if (c == NULL)
+        return;
+    redisFree(c->ctx);
+    memset(c->url.password, 0, sizeof c->url.password);
+    free(c);
+}
+
+const char *
+dq_client_endpoint(const dq_client *c)
+{
+    return c->endpoint;
+}
+
+const char *
+dq_client_who(const dq_client *c)
+{
+    return c->who;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * client.h: the connection behind a dq_client. The only place (with scripts.c)
+ * that talks to hiredis. One reused connection; on an I/O error or a timeout it is
+ * dropped (its state is unknown) and the next call reconnects, with capped
+ * exponential backoff between attempts.
+ */
+#ifndef DQ_LIB_CLIENT_H
+#define DQ_LIB_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <hiredis/hiredis.h>
+
+#include "delayq.h"
+#include "url.h"
+
+struct dq_client {
+    redisContext *ctx; /* NULL while disconnected */
+    struct dq_url url;
+    char endpoint[300];
+    char who[160];
+    int connect_timeout_ms;
+    int command_timeout_ms;
+    int64_t retry_at_ms; /* monotonic: no connect attempt before this */
+    int backoff_ms;      /* next backoff step; 0 after a success */
+};
+
+/* Connects if not connected (respecting the backoff). DQ_OK, DQ_ECONN or DQ_ETIMEOUT. */
+int dq_conn_ensure(dq_client *c, dq_err *err);
+
+/*
+ * Sends one command and reads its reply. On DQ_OK *out holds the reply, which may be
+ * an error reply; the caller frees it with freeReplyObject on the same path. On an
+ * I/O error or timeout the connection is dropped and DQ_ECONN / DQ_ETIMEOUT returned.
+ */
+int dq_conn_command(dq_client *c, int argc, const char **argv, const size_t *lens,
+                    redisReply **out, dq_err *err);
+
+/* Milliseconds on the monotonic clock. */
+int64_t dq_mono_ms(void);
+
+#endif /* DQ_LIB_CLIENT_H */

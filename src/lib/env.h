@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * env.h: decoding the records delayq keeps in Redis (the task envelope, the running
+ * record and the failure record; docs/PROTOCOL.md gives their layout). Pure and
+ * bounds-checked: any byte string is safe to pass. Decoded views borrow from the
+ * input buffer.
+ */
+#ifndef DQ_LIB_ENV_H
+#define DQ_LIB_ENV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "delayq.h"
+
+#define DQ_ENV_VERSION 1
+
+struct dq_bytes {
+    const unsigned char *ptr; /* borrowed; not NUL-terminated */
+    size_t len;
+};
+
+struct dq_env {
+    uint64_t seq;
+    struct dq_bytes id; /* ptr NULL: generated id (the seq) */
+    uint32_t attempt;
+    uint32_t max_attempts;
+    int64_t enqueued_ms;
+    int64_t deadline_ms; /* -1: none */
+    struct dq_bytes payload;
+    struct dq_bytes last_error; /* ptr NULL: none */
+};
+
+struct dq_run_rec {
+    struct dq_bytes envelope, worker;
+    int64_t claimed_ms, due_ms;
+};
+
+struct dq_fail_rec {
+    struct dq_bytes raw, reason, error, trace, who;
+    int64_t failed_ms;
+    bool undecodable;
+};
+
+/* Each returns DQ_OK, or DQ_EPROTO (with a message naming the field) when @data is
+ * not exactly one well-formed record of that kind. */
+int dq_env_decode(const void *data, size_t len, struct dq_env *out, dq_err *err);
+int dq_run_rec_decode(const void *data, size_t len, struct dq_run_rec *out, dq_err *err);
+int dq_fail_rec_decode(const void *data, size_t len, struct dq_fail_rec *out, dq_err *err);
+
+/* The task key of an envelope ("c:" + id, or the seq in decimal); snprintf semantics. */
+size_t dq_env_tkey(const struct dq_env *e, char *buf, size_t size);
+
+#endif /* DQ_LIB_ENV_H */

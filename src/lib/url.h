@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * url.h: the Redis URL parser (redis:// and unix://). Pure: no I/O, no name
+ * resolution; client.c turns the result into a connection.
+ */
+#ifndef DQ_LIB_URL_H
+#define DQ_LIB_URL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "delayq.h"
+
+#define DQ_URL_DEFAULT_PORT 6379
+
+enum dq_url_kind { DQ_URL_TCP, DQ_URL_UNIX };
+
+struct dq_url {
+    enum dq_url_kind kind;
+    char host[256];     /* TCP: hostname or IP literal without brackets; "" for UNIX */
+    int port;           /* TCP: 1..65535, default 6379; 0 for UNIX */
+    char path[108];     /* UNIX: socket path, at most 107 bytes (sun_path); "" for TCP */
+    char user[128];     /* percent-decoded; "" if none */
+    char password[256]; /* percent-decoded; "" if none */
+    bool has_password;  /* a non-empty password was given */
+    int db;             /* 0..INT_MAX (the server decides how many exist); default 0 */
+};
+
+/**
+ * Parses @s into *@out:
+ *
+ *   redis://[[user][:password]@]host[:port][/db][?db=N]
+ *   unix://[[user][:password]@]/path/to/sock[?db=N]
+ *
+ * The scheme is case-insensitive. An IPv6 host goes in brackets ("redis://[::1]:6380/2").
+ * User and password are percent-decoded (%XX); they end at the last '@' (for unix://, the
+ * last "@/"), so a password may hold '@', '/', '?' or ':' unencoded. An empty password
+ * counts as none. The socket path is taken literally up to '?'. The only query
+ * parameter is db, and the db may be given once.
+ *
+ * Returns DQ_OK, or DQ_EINVAL with a message that starts with "url: " and names the part
+ * that is wrong; *@out is then zeroed. Messages never include the user info, so never
+ * the password. "rediss" (TLS) is refused: hiredis 0.14 has no TLS.
+ */
+int dq_url_parse(const char *s, struct dq_url *out, dq_err *err);
+
+/**
+ * Writes where @u points, without user info: "host:port", "[::1]:6379" or the socket
+ * path. snprintf semantics: returns the length needed (without the NUL) and always
+ * NUL-terminates when @size > 0; @buf may be NULL when @size is 0.
+ */
+size_t dq_url_endpoint(const struct dq_url *u, char *buf, size_t size);
+
+#endif /* DQ_LIB_URL_H */

@@ -1,0 +1,499 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_queue.c: the producing and consuming scripts against a real redis-server:
+ * enqueue, claim, ack, retry, fail, reap, stats and page, with their limits and
+ * edge cases. Time is the server's: tasks are made due by their delay, and waits
+ * are deadline polls, never sleeps.
+ */
+#include "harness/fixture.h"
+
+static void
+enqueue_claim_ack(void **state)
+{
+    struct fixture f;
+    dq_enqueued e;
+    dq_claimed cl;
+    dq_stats s;
+
+    fixture_open(&f, state, "basic");
+    enqueue_str(&f, "hello", 0, NULL, &e);
+    assert_string_equal(e.id, "1");
+    assert_false(e.duplicate);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 10, 30000, "w1", &cl, &f.err));
+    assert_int_equal(cl.n, 1);
+    assert_string_equal(cl.tasks[0].id, "1");
+    assert_false(cl.tasks[0].custom_id);
+    assert_int_equal(cl.tasks[0].attempt, 0);
+    assert_int_equal(cl.tasks[0].payload_len, 5);
+    assert_memory_equal(cl.tasks[0].payload, "hello", 5);
+    assert_int_equal(cl.tasks[0].lease_ms, cl.now_ms + 30000);
+    assert_int_equal(cl.next_due_ms, -1);
+
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.inflight, 1);
+    assert_int_equal(s.due, 0);
+    ASSERT_OK(&f, dq_ack(f.c, f.queue, &cl.tasks[0], &f.err));
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.inflight, 0);
+    assert_int_equal(s.done, 1);
+    assert_int_equal(s.enqueued, 1);
+    /* a second ack of the same lease is refused, not double-counted */
+    assert_int_equal(dq_ack(f.c, f.queue, &cl.tasks[0], &f.err), DQ_ELEASE);
+    dq_claimed_free(&cl);
+    fixture_close(&f);
+}
+
+static void
+not_claimable_before_due(void **state)
+{
+    struct fixture f;
+    dq_claimed cl;
+    dq_enqueued e;
+
+    fixture_open(&f, state, "notdue");
+    enqueue_str(&f, "later", 60000, NULL, &e);
+    enqueue_str(&f, "soon", 300, NULL, NULL);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 10, 30000, "w1", &cl, &f.err));
+    assert_int_equal(cl.n, 0);
+    /* the claim tells when to come back: the earliest due time, in the future */
+    assert_true(cl.next_due_ms > cl.now_ms);
+    assert_true(cl.next_due_ms <= cl.now_ms + 300);
+    int64_t due = cl.next_due_ms;
+    dq_claimed_free(&cl);
+    /* poll until the short one is claimable; it must never come before its due time */
+    int64_t deadline = test_mono_ms() + 5000;
+    for (;;) {
+        ASSERT_OK(&f, dq_claim(f.c, f.queue, 10, 30000, "w1", &cl, &f.err));
+        if (cl.n > 0)
+            break;
+        dq_claimed_free(&cl);
+        assert_true(test_mono_ms() < deadline);
+        test_nap_ms(10);
+    }
+    assert_int_equal(cl.n, 1);
+    assert_memory_equal(cl.tasks[0].payload, "soon", 4);
+    assert_true(cl.now_ms >= due);
+    assert_true(cl.tasks[0].due_ms == due);
+    assert_true(cl.next_due_ms > cl.now_ms + 50000);
+    dq_claimed_free(&cl);
+    fixture_close(&f);
+}
+
+static void
+same_ms_in_enqueue_order(void **state)
+{
+    struct fixture f;
+    dq_claimed cl;
+    dq_enqueue_opts o = {0};
+    char buf[16];
+    dq_stats s;
+
+    fixture_open(&f, state, "order");
+    /* one absolute due time shortly ahead, so all 300 share one score */
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    o.at_ms = s.now_ms + 200;
+    for (int i = 0; i < 300; i++) {
+        dq_enqueued e;
+        /* mixed ids, and payload sizes that change the envelope length */
+        snprintf(buf, sizeof buf, "%d", i);
+        char payload[400];
+        memset(payload, 'p', sizeof payload);
+        o.id = (i % 3 == 0) ? buf : NULL;
+        ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, payload, (size_t)(i * 7 % 400), &e, &f.err));
+    }
+    int64_t deadline = test_mono_ms() + 5000;
+    size_t got = 0;
+    uint64_t last_seq = 0;
+    while (got < 300) {
+        ASSERT_OK(&f, dq_claim(f.c, f.queue, 7, 30000, "w1", &cl, &f.err));
+        for (size_t i = 0; i < cl.n; i++) {
+            assert_int_equal(cl.tasks[i].due_ms, o.at_ms);
+            assert_true(cl.tasks[i].seq > last_seq);
+            last_seq = cl.tasks[i].seq;
+            got++;
+        }
+        dq_claimed_free(&cl);
+        if (got < 300) {
+            assert_true(test_mono_ms() < deadline);
+            test_nap_ms(5);
+        }
+    }
+    assert_int_equal(last_seq, 300);
+    fixture_close(&f);
+}
+
+static void
+duplicate_ids_are_not_added(void **state)
+{
+    struct fixture f;
+    dq_enqueued e;
+    dq_claimed cl;
+
+    fixture_open(&f, state, "dup");
+    enqueue_str(&f, "a", 60000, "order-1", &e);
+    assert_false(e.duplicate);
+    assert_string_equal(e.id, "order-1");
+    int64_t due = e.due_ms;
+    enqueue_str(&f, "b", 0, "order-1", &e);
+    assert_true(e.duplicate);
+    assert_int_equal(e.where, DQ_STATE_SCHEDULED);
+    assert_int_equal(e.due_ms, due);
+    /* an all-digit chosen id does not collide with generated task 1 */
+    enqueue_str(&f, "c", 0, "1", &e);
+    assert_false(e.duplicate);
+    enqueue_str(&f, "d", 0, NULL, &e);
+    assert_false(e.duplicate);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 10, 30000, "w1", &cl, &f.err));
+    assert_int_equal(cl.n, 2);
+    assert_true(cl.tasks[0].custom_id);
+    assert_string_equal(cl.tasks[0].id, "1");
+    assert_false(cl.tasks[1].custom_id);
+    /* in flight: still a duplicate */
+    enqueue_str(&f, "e", 0, "1", &e);
+    assert_true(e.duplicate);
+    assert_int_equal(e.where, DQ_STATE_INFLIGHT);
+    ASSERT_OK(&f, dq_fail(f.c, f.queue, &cl.tasks[0], "bad", "trace", &f.err));
+    /* failed: still a duplicate, so the failure record is never overwritten */
+    enqueue_str(&f, "e", 0, "1", &e);
+    assert_true(e.duplicate);
+    assert_int_equal(e.where, DQ_STATE_FAILED);
+    ASSERT_OK(&f, dq_ack(f.c, f.queue, &cl.tasks[1], &f.err));
+    dq_claimed_free(&cl);
+    fixture_close(&f);
+}
+
+static void
+limits_are_enforced(void **state)
+{
+    struct fixture f;
+    dq_enqueue_opts o = {0};
+    dq_enqueued e;
+    dq_stats s;
+    dq_config cfg = {0};
+    char *big = calloc(1, 1048577);
+
+    fixture_open(&f, state, "limits");
+    assert_int_equal(dq_enqueue(f.c, f.queue, &o, big, 1048577, &e, &f.err), DQ_EINVAL);
+    assert_non_null(strstr(f.err.msg, "payload"));
+    assert_non_null(strstr(f.err.msg, "1048576"));
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, big, 1048576, &e, &f.err));
+    o.delay_ms = 7LL * 86400000 + 1;
+    assert_int_equal(dq_enqueue(f.c, f.queue, &o, "x", 1, &e, &f.err), DQ_EINVAL);
+    assert_non_null(strstr(f.err.msg, "max_delay_ms"));
+    o.delay_ms = 7LL * 86400000;
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "x", 1, &e, &f.err));
+
+    /* limits are per queue, in Redis */
+    cfg.max_payload = 10;
+    cfg.max_delay_ms = 1000;
+    ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
+    o.delay_ms = 0;
+    assert_int_equal(dq_enqueue(f.c, f.queue, &o, "01234567890", 11, &e, &f.err), DQ_EINVAL);
+    o.delay_ms = 1001;
+    assert_int_equal(dq_enqueue(f.c, f.queue, &o, "x", 1, &e, &f.err), DQ_EINVAL);
+    cfg = (dq_config){.failed_retention = -5};
+    assert_int_equal(dq_config_set(f.c, f.queue, &cfg, &f.err), DQ_EINVAL);
+    assert_non_null(strstr(f.err.msg, "failed_retention"));
+    /* nothing half-applied */
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.due + s.future, 2);
+    /* bad ids */
+    o = (dq_enqueue_opts){.id = "a\nb"};
+    assert_int_equal(dq_enqueue(f.c, f.queue, &o, "x", 1, &e, &f.err), DQ_EINVAL);
+    assert_int_equal(dq_queue_name_check("a{b}", &f.err), DQ_EINVAL);
+    assert_int_equal(dq_stats_get(f.c, "bad{name}", &s, &f.err), DQ_EINVAL);
+    free(big);
+    fixture_close(&f);
+}
+
+/* Claims one task, polling until it is due (up to 5 s). */
+static void
+claim_one(struct fixture *f, dq_claimed *cl)
+{
+    int64_t deadline = test_mono_ms() + 5000;
+
+    for (;;) {
+        ASSERT_OK(f, dq_claim(f->c, f->queue, 1, 30000, "w1", cl, &f->err));
+        if (cl->n == 1)
+            return;
+        dq_claimed_free(cl);
+        if (test_mono_ms() > deadline)
+            fail_msg("nothing became claimable within 5 s");
+        test_nap_ms(5);
+    }
+}
+
+static void
+retry_schedule_and_exhaustion(void **state)
+{
+    struct fixture f;
+    dq_claimed cl;
+    dq_retried rt;
+    dq_config cfg = {.backoff_base_ms = 20, .backoff_cap_ms = 70};
+    dq_enqueue_opts o = {.max_attempts = 5};
+    dq_enqueued e;
+    /* expected backoff per attempt: 20, 40, 70 (capped), 70 */
+    const int64_t expect[] = {20, 40, 70, 70};
+
+    fixture_open(&f, state, "retry");
+    ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "r", 1, &e, &f.err));
+    for (int i = 0; i < 4; i++) {
+        claim_one(&f, &cl);
+        assert_int_equal(cl.tasks[0].attempt, i);
+        if (i > 0)
+            assert_string_equal(cl.tasks[0].last_error, "flaky");
+        ASSERT_OK(&f, dq_retry(f.c, f.queue, &cl.tasks[0], "flaky", &rt, &f.err));
+        assert_false(rt.exhausted);
+        /* due = server now + backoff; now is between claim time and a bit later */
+        assert_true(rt.due_ms >= cl.now_ms + expect[i]);
+        assert_true(rt.due_ms <= cl.now_ms + expect[i] + 1000);
+        dq_claimed_free(&cl);
+    }
+    claim_one(&f, &cl);
+    assert_int_equal(cl.tasks[0].attempt, 4);
+    ASSERT_OK(&f, dq_retry(f.c, f.queue, &cl.tasks[0], "still flaky", &rt, &f.err));
+    assert_true(rt.exhausted);
+    assert_int_equal(rt.due_ms, -1);
+    dq_claimed_free(&cl);
+
+    dq_task t;
+    ASSERT_OK(&f, dq_find(f.c, f.queue, e.id, &t, &f.err));
+    assert_int_equal(t.state, DQ_STATE_FAILED);
+    assert_string_equal(t.reason, "attempts exhausted");
+    assert_string_equal(t.error, "still flaky");
+    assert_int_equal(t.attempt, 5);
+    dq_task_clear(&t);
+    dq_stats s;
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.retried, 4);
+    assert_int_equal(s.failed, 1);
+    assert_int_equal(s.failed_total, 1);
+    fixture_close(&f);
+}
+
+static void
+long_retry_message_is_bounded(void **state)
+{
+    struct fixture f;
+    dq_claimed cl;
+    dq_retried rt;
+    char msg[2000];
+
+    fixture_open(&f, state, "retrymsg");
+    memset(msg, 'm', sizeof msg - 1);
+    msg[sizeof msg - 1] = '\0';
+    enqueue_str(&f, "x", 0, NULL, NULL);
+    claim_one(&f, &cl);
+    ASSERT_OK(&f, dq_retry(f.c, f.queue, &cl.tasks[0], msg, &rt, &f.err));
+    dq_claimed_free(&cl);
+    dq_task t;
+    ASSERT_OK(&f, dq_find(f.c, f.queue, "1", &t, &f.err));
+    assert_int_equal(t.state, DQ_STATE_SCHEDULED);
+    assert_int_equal(strlen(t.last_error), 512);
+    dq_task_clear(&t);
+    fixture_close(&f);
+}
+
+static void
+fail_keeps_error_and_trace(void **state)
+{
+    struct fixture f;
+    dq_claimed cl;
+    dq_page p;
+    const char *trace = "Traceback:\n  at charge (bank.c:42)\n  at run (worker.c:7)";
+
+    fixture_open(&f, state, "fail");
+    enqueue_str(&f, "{}", 0, "pay-7", NULL);
+    claim_one(&f, &cl);
+    ASSERT_OK(&f, dq_fail(f.c, f.queue, &cl.tasks[0], "card declined", trace, &f.err));
+    /* the lease is gone: a late retry from the same worker is refused */
+    assert_int_equal(dq_retry(f.c, f.queue, &cl.tasks[0], "x", NULL, &f.err), DQ_ELEASE);
+    dq_claimed_free(&cl);
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_FAILED, 0, 10, &p, &f.err));
+    assert_int_equal(p.total, 1);
+    assert_int_equal(p.n, 1);
+    assert_string_equal(p.tasks[0].id, "pay-7");
+    assert_string_equal(p.tasks[0].reason, "error");
+    assert_string_equal(p.tasks[0].error, "card declined");
+    assert_string_equal(p.tasks[0].trace, trace);
+    assert_string_equal(p.tasks[0].failed_by, "tester");
+    assert_true(p.tasks[0].failed_ms > 0);
+    assert_int_equal(p.tasks[0].attempt, 1);
+    dq_page_free(&p);
+    fixture_close(&f);
+}
+
+static void
+reap_returns_expired_leases(void **state)
+{
+    struct fixture f;
+    dq_claimed cl, cl2;
+    dq_reaped rp;
+
+    fixture_open(&f, state, "reap");
+    enqueue_str(&f, "slow", 0, NULL, NULL);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 1, 50, "dead-worker", &cl, &f.err));
+    assert_int_equal(cl.n, 1);
+    ASSERT_OK(&f, dq_reap(f.c, f.queue, 100, &rp, &f.err));
+    assert_int_equal(rp.returned, 0);
+    assert_int_equal(rp.next_lease_ms, cl.tasks[0].lease_ms);
+    int64_t deadline = test_mono_ms() + 5000;
+    do {
+        ASSERT_OK(&f, dq_reap(f.c, f.queue, 100, &rp, &f.err));
+        if (rp.returned == 0) {
+            assert_true(test_mono_ms() < deadline);
+            test_nap_ms(10);
+        }
+    } while (rp.returned == 0);
+    assert_int_equal(rp.returned, 1);
+    assert_int_equal(rp.next_lease_ms, -1);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 1, 30000, "w2", &cl2, &f.err));
+    assert_int_equal(cl2.n, 1);
+    assert_int_equal(cl2.tasks[0].attempt, 1);
+    assert_non_null(strstr(cl2.tasks[0].last_error, "dead-worker"));
+    /* the dead worker's late ack is fenced off; the new holder's works */
+    assert_int_equal(dq_ack(f.c, f.queue, &cl.tasks[0], &f.err), DQ_ELEASE);
+    ASSERT_OK(&f, dq_ack(f.c, f.queue, &cl2.tasks[0], &f.err));
+    dq_stats s;
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.reaped, 1);
+    assert_int_equal(s.done, 1);
+    assert_int_equal(s.inflight, 0);
+    dq_claimed_free(&cl);
+    dq_claimed_free(&cl2);
+    fixture_close(&f);
+}
+
+static void
+deadline_expires_to_failed(void **state)
+{
+    struct fixture f;
+    dq_enqueue_opts o = {.deadline_ms = 1};
+    dq_enqueued e;
+    dq_claimed cl;
+    dq_stats s;
+
+    fixture_open(&f, state, "deadline");
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "stale", 5, &e, &f.err));
+    /* wait until the deadline (due + 1 ms) has passed on the server clock */
+    int64_t deadline = test_mono_ms() + 5000;
+    do {
+        ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+        assert_true(test_mono_ms() < deadline);
+    } while (s.oldest_due_age_ms < 5);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 10, 30000, "w1", &cl, &f.err));
+    assert_int_equal(cl.n, 0);
+    assert_int_equal(cl.to_failed, 1);
+    dq_claimed_free(&cl);
+    dq_task t;
+    ASSERT_OK(&f, dq_find(f.c, f.queue, e.id, &t, &f.err));
+    assert_int_equal(t.state, DQ_STATE_FAILED);
+    assert_string_equal(t.reason, "expired");
+    dq_task_clear(&t);
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.expired, 1);
+    fixture_close(&f);
+}
+
+static void
+stats_and_pages(void **state)
+{
+    struct fixture f;
+    dq_stats s;
+    dq_page p;
+
+    fixture_open(&f, state, "stats");
+    for (int i = 0; i < 5; i++)
+        enqueue_str(&f, "now", 0, NULL, NULL);
+    for (int i = 0; i < 3; i++)
+        enqueue_str(&f, "soon", 60000, NULL, NULL);
+    for (int i = 0; i < 2; i++)
+        enqueue_str(&f, "far", 2 * 3600000, NULL, NULL);
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.due, 5);
+    assert_int_equal(s.future, 5);
+    assert_int_equal(s.far_future, 2);
+    assert_true(s.next_due_ms > s.now_ms + 59000);
+    assert_true(s.oldest_due_age_ms >= 0);
+    assert_int_equal(s.enqueued, 10);
+
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_DUE, 1, 3, &p, &f.err));
+    assert_int_equal(p.total, 5);
+    assert_int_equal(p.n, 3);
+    assert_string_equal(p.tasks[0].id, "2");
+    assert_int_equal(p.tasks[0].state, DQ_STATE_SCHEDULED);
+    dq_page_free(&p);
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_FUTURE, 0, 100, &p, &f.err));
+    assert_int_equal(p.total, 5);
+    assert_int_equal(p.n, 5);
+    assert_string_equal(p.tasks[4].id, "10");
+    assert_true(p.tasks[0].due_ms <= p.tasks[4].due_ms);
+    dq_page_free(&p);
+    assert_int_equal(dq_page_get(f.c, f.queue, DQ_VIEW_DUE, 0, 0, &p, &f.err), DQ_EINVAL);
+    assert_int_equal(dq_page_get(f.c, f.queue, DQ_VIEW_DUE, 0, 1001, &p, &f.err), DQ_EINVAL);
+
+    dq_claimed cl;
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 2, 30000, "worker-a", &cl, &f.err));
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_INFLIGHT, 0, 10, &p, &f.err));
+    assert_int_equal(p.total, 2);
+    assert_string_equal(p.tasks[0].worker, "worker-a");
+    assert_int_equal(p.tasks[0].state, DQ_STATE_INFLIGHT);
+    assert_true(p.tasks[0].lease_ms > p.now_ms);
+    dq_page_free(&p);
+    dq_claimed_free(&cl);
+    fixture_close(&f);
+}
+
+static void
+failed_retention_is_exact_and_counted(void **state)
+{
+    struct fixture f;
+    dq_config cfg = {.failed_retention = 5};
+    dq_claimed cl;
+    dq_stats s;
+    dq_page p;
+
+    fixture_open(&f, state, "retention");
+    ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
+    for (int i = 0; i < 8; i++)
+        enqueue_str(&f, "x", 0, NULL, NULL);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 8, 30000, "w1", &cl, &f.err));
+    assert_int_equal(cl.n, 8);
+    for (size_t i = 0; i < cl.n; i++)
+        ASSERT_OK(&f, dq_fail(f.c, f.queue, &cl.tasks[i], "no", "", &f.err));
+    dq_claimed_free(&cl);
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.failed, 5);
+    assert_int_equal(s.trimmed, 3);
+    assert_int_equal(s.failed_total, 8);
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_FAILED, 0, 10, &p, &f.err));
+    assert_int_equal(p.n, 5);
+    /* the oldest went first: what is left is tasks 4..8, newest first */
+    assert_string_equal(p.tasks[0].id, "8");
+    assert_string_equal(p.tasks[4].id, "4");
+    dq_page_free(&p);
+    fixture_close(&f);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(enqueue_claim_ack),
+        cmocka_unit_test(not_claimable_before_due),
+        cmocka_unit_test(same_ms_in_enqueue_order),
+        cmocka_unit_test(duplicate_ids_are_not_added),
+        cmocka_unit_test(limits_are_enforced),
+        cmocka_unit_test(retry_schedule_and_exhaustion),
+        cmocka_unit_test(long_retry_message_is_bounded),
+        cmocka_unit_test(fail_keeps_error_and_trace),
+        cmocka_unit_test(reap_returns_expired_leases),
+        cmocka_unit_test(deadline_expires_to_failed),
+        cmocka_unit_test(stats_and_pages),
+        cmocka_unit_test(failed_retention_is_exact_and_counted),
+    };
+
+    return cmocka_run_group_tests_name("integ/queue", tests, fixture_group_setup,
+                                       fixture_group_teardown);
+}
