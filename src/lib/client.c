@@ -35,8 +35,10 @@ tv_ms(int ms)
     return tv;
 }
 
+/* Classifies a failed I/O on @c (dropping the connection): DQ_ETIMEOUT after
+ * @timeout_ms without an answer, DQ_ECONN otherwise. */
 static int
-io_error(dq_client *c, const char *what, dq_err *err)
+io_error(dq_client *c, const char *what, int timeout_ms, dq_err *err)
 {
     int code = DQ_ECONN;
     char msg[160];
@@ -53,7 +55,7 @@ io_error(dq_client *c, const char *what, dq_err *err)
     }
     if (code == DQ_ETIMEOUT)
         return dq_err_set(err, code, "redis at %s did not answer %s within %d ms", c->endpoint,
-                          what, what[0] == 'c' ? c->connect_timeout_ms : c->command_timeout_ms);
+                          what, timeout_ms);
     return dq_err_set(err, code, "redis at %s: %s: %s", c->endpoint, what, msg);
 }
 
@@ -65,10 +67,14 @@ setup_command(dq_client *c, int argc, const char **argv, dq_err *err)
     int rc = DQ_OK;
 
     if (r == NULL)
-        return io_error(c, "connection setup", err);
+        return io_error(c, argv[0], c->command_timeout_ms, err);
     if (r->type == REDIS_REPLY_ERROR) {
-        rc = dq_err_set(err, DQ_ECONN, "redis at %s refused %s: %.*s", c->endpoint, argv[0],
-                        (int)r->len, r->str);
+        if (r->len >= 6 && memcmp(r->str, "NOAUTH", 6) == 0)
+            rc = dq_err_set(err, DQ_ECONN, "redis at %s requires a password (NOAUTH); give it "
+                            "in the URL or $DELAYQ_PASSWORD", c->endpoint);
+        else
+            rc = dq_err_set(err, DQ_ECONN, "redis at %s refused %s: %.*s", c->endpoint, argv[0],
+                            (int)r->len, r->str);
         redisFree(c->ctx);
         c->ctx = NULL;
     }
@@ -87,9 +93,9 @@ connect_now(dq_client *c, dq_err *err)
     else
         c->ctx = redisConnectWithTimeout(c->url.host, c->url.port, ct);
     if (c->ctx == NULL || c->ctx->err)
-        return io_error(c, "connect", err);
+        return io_error(c, "connect", c->connect_timeout_ms, err);
     if (redisSetTimeout(c->ctx, tv_ms(c->command_timeout_ms)) != REDIS_OK)
-        return io_error(c, "connect", err);
+        return io_error(c, "connect", c->connect_timeout_ms, err);
     if (c->url.has_password) {
         const char *auth[3] = {"AUTH", c->url.user, c->url.password};
         if (c->url.user[0] != '\0')
@@ -106,7 +112,9 @@ connect_now(dq_client *c, dq_err *err)
         if (rc != DQ_OK)
             return rc;
     }
-    return DQ_OK;
+    /* One round trip proves the server answers (and accepts us) before we report a
+     * connection: a listener that never replies is a timeout here, not later. */
+    return setup_command(c, 1, (const char *[]){"PING"}, err);
 }
 
 int
@@ -145,7 +153,7 @@ dq_conn_command(dq_client *c, int argc, const char **argv, const size_t *lens,
         return rc;
     redisReply *r = redisCommandArgv(c->ctx, argc, argv, lens);
     if (r == NULL)
-        return io_error(c, argv[0], err);
+        return io_error(c, argv[0], c->command_timeout_ms, err);
     *out = r;
     return DQ_OK;
 }

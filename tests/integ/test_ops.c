@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_ops.c: operator actions against a real redis-server: requeue and drop by id
+ * and in bulk, their all-or-nothing preconditions, the audit log they write, finding
+ * tasks by id, and undecodable members.
+ */
+#include "harness/fixture.h"
+
+/* Enqueues @n tasks due now, claims them and fails each; ids are "1".."n". */
+static void
+make_failed(struct fixture *f, int n)
+{
+    dq_claimed cl;
+    int done = 0;
+
+    for (int i = 0; i < n; i++)
+        enqueue_str(f, "{}", 0, NULL, NULL);
+    while (done < n) {
+        ASSERT_OK(f, dq_claim(f->c, f->queue, 1000, 30000, "w1", &cl, &f->err));
+        assert_true(cl.n > 0);
+        for (size_t i = 0; i < cl.n; i++)
+            ASSERT_OK(f, dq_fail(f->c, f->queue, &cl.tasks[i], "boom", "at x()\nat y()", &f->err));
+        done += (int)cl.n;
+        dq_claimed_free(&cl);
+    }
+}
+
+static void
+requeue_by_id_all_or_nothing(void **state)
+{
+    struct fixture f;
+    dq_stats s;
+    size_t moved = 99;
+    const char *good[] = {"1", "2"};
+    const char *mixed[] = {"3", "nope"};
+
+    fixture_open(&f, state, "requeue");
+    make_failed(&f, 3);
+    assert_int_equal(dq_requeue(f.c, f.queue, mixed, 2, 0, &moved, &f.err), DQ_ENOTFOUND);
+    assert_non_null(strstr(f.err.msg, "nope"));
+    assert_int_equal(moved, 0);
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.failed, 3); /* nothing moved, not even "3" */
+
+    ASSERT_OK(&f, dq_requeue(f.c, f.queue, good, 2, 0, &moved, &f.err));
+    assert_int_equal(moved, 2);
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.failed, 1);
+    assert_int_equal(s.due, 2);
+    assert_int_equal(s.requeued, 2);
+    /* a second operator requeueing the same ids gets "not found", never a duplicate */
+    assert_int_equal(dq_requeue(f.c, f.queue, good, 2, 0, &moved, &f.err), DQ_ENOTFOUND);
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.due, 2);
+
+    /* requeued tasks start over: attempt 0, last error kept */
+    dq_task t;
+    ASSERT_OK(&f, dq_find(f.c, f.queue, "1", &t, &f.err));
+    assert_int_equal(t.state, DQ_STATE_SCHEDULED);
+    assert_int_equal(t.attempt, 0);
+    dq_task_clear(&t);
+
+    /* with a delay: in the future */
+    const char *three[] = {"3"};
+    ASSERT_OK(&f, dq_requeue(f.c, f.queue, three, 1, 60000, &moved, &f.err));
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.future, 1);
+    assert_true(s.next_due_ms >= s.now_ms + 59000);
+    fixture_close(&f);
+}
+
+static void
+requeue_all_in_steps_with_spread(void **state)
+{
+    struct fixture f;
+    dq_bulk cur = {0};
+    dq_stats s;
+    dq_page p;
+    int steps = 0;
+
+    fixture_open(&f, state, "requeueall");
+    make_failed(&f, 2500);
+    while (!cur.done) {
+        ASSERT_OK(&f, dq_requeue_all_step(f.c, f.queue, 0, 100000, &cur, &f.err));
+        steps++;
+    }
+    assert_int_equal(steps, 3); /* 1000 per step */
+    assert_int_equal(cur.done_n, 2500);
+    assert_int_equal(cur.total, 2500);
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.failed, 0);
+    assert_int_equal(s.due + s.future, 2500);
+    /* spread evenly over 100 s: the last one is due ~100 s out, the first now */
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_FUTURE, s.future - 1, 1, &p, &f.err));
+    assert_int_equal(p.n, 1);
+    assert_true(p.tasks[0].due_ms > s.now_ms + 95000);
+    assert_true(p.tasks[0].due_ms < s.now_ms + 100000);
+    dq_page_free(&p);
+    assert_true(s.due <= 10);
+    fixture_close(&f);
+}
+
+static void
+drop_by_id_failed_and_scheduled(void **state)
+{
+    struct fixture f;
+    dq_stats s;
+    size_t dropped;
+    dq_enqueued e;
+
+    fixture_open(&f, state, "drop");
+    make_failed(&f, 2);                               /* ids 1, 2: failed */
+    enqueue_str(&f, "later", 60000, NULL, &e);        /* id 3: scheduled, generated id */
+    enqueue_str(&f, "later", 60000, "custom-x", NULL); /* scheduled, chosen id */
+    for (int i = 0; i < 1500; i++)                    /* make the id scan take steps */
+        enqueue_str(&f, "filler", 30000, NULL, NULL);
+
+    const char *mixed[] = {"1", "missing"};
+    assert_int_equal(dq_drop(f.c, f.queue, mixed, 2, &dropped, &f.err), DQ_ENOTFOUND);
+    assert_non_null(strstr(f.err.msg, "missing"));
+    const char *ids[] = {"1", "3", "custom-x"};
+    ASSERT_OK(&f, dq_drop(f.c, f.queue, ids, 3, &dropped, &f.err));
+    assert_int_equal(dropped, 3);
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.failed, 1);
+    assert_int_equal(s.future, 1500);
+    assert_int_equal(s.dropped, 3);
+    dq_task t;
+    assert_int_equal(dq_find(f.c, f.queue, "3", &t, &f.err), DQ_ENOTFOUND);
+    assert_int_equal(dq_find(f.c, f.queue, "custom-x", &t, &f.err), DQ_ENOTFOUND);
+    /* the chosen id is free again */
+    enqueue_str(&f, "again", 0, "custom-x", &e);
+    assert_false(e.duplicate);
+
+    /* a running task cannot be dropped */
+    dq_claimed cl;
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 1, 30000, "w1", &cl, &f.err));
+    assert_int_equal(cl.n, 1);
+    const char *running[] = {"custom-x"};
+    assert_int_equal(dq_drop(f.c, f.queue, running, 1, &dropped, &f.err), DQ_EINVAL);
+    assert_non_null(strstr(f.err.msg, "in flight"));
+    dq_claimed_free(&cl);
+    fixture_close(&f);
+}
+
+static void
+drop_all_failed(void **state)
+{
+    struct fixture f;
+    dq_bulk cur = {0};
+    dq_stats s;
+
+    fixture_open(&f, state, "dropall");
+    make_failed(&f, 1200);
+    while (!cur.done)
+        ASSERT_OK(&f, dq_drop_all_step(f.c, f.queue, &cur, &f.err));
+    assert_int_equal(cur.done_n, 1200);
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.failed, 0);
+    assert_int_equal(s.dropped, 1200);
+    fixture_close(&f);
+}
+
+static void
+audit_records_actions_newest_first(void **state)
+{
+    struct fixture f;
+    dq_audit a;
+    size_t n;
+    const char *one[] = {"1"};
+    const char *missing[] = {"404"};
+
+    fixture_open(&f, state, "audit");
+    make_failed(&f, 2);
+    ASSERT_OK(&f, dq_requeue(f.c, f.queue, one, 1, 0, &n, &f.err));
+    assert_int_equal(dq_requeue(f.c, f.queue, missing, 1, 0, &n, &f.err), DQ_ENOTFOUND);
+    const char *two[] = {"2"};
+    ASSERT_OK(&f, dq_drop(f.c, f.queue, two, 1, &n, &f.err));
+    ASSERT_OK(&f, dq_audit_get(f.c, f.queue, 10, &a, &f.err));
+    assert_int_equal(a.n, 3);
+    assert_string_equal(a.entries[0].action, "drop");
+    assert_string_equal(a.entries[0].detail, "2");
+    assert_string_equal(a.entries[0].result, "ok: 1 dropped");
+    assert_string_equal(a.entries[1].action, "requeue");
+    assert_non_null(strstr(a.entries[1].result, "refused: not found: 404"));
+    assert_string_equal(a.entries[2].action, "requeue");
+    assert_string_equal(a.entries[2].who, "tester");
+    assert_true(a.entries[0].at_ms >= a.entries[2].at_ms);
+    assert_true(a.entries[2].at_ms > 0);
+    dq_audit_free(&a);
+    fixture_close(&f);
+}
+
+static void
+garbage_member_goes_to_failed(void **state)
+{
+    struct fixture f;
+    dq_claimed cl;
+    dq_page p;
+    char key[160];
+    size_t n;
+
+    fixture_open(&f, state, "garbage");
+    snprintf(key, sizeof key, "dq:{%s}:sched", f.queue);
+    const char *zadd[] = {"ZADD", key, "0", "\x99\x01\xcf garbage that looks like a start"};
+    assert_int_equal(redis_int(&f, 4, zadd), 1);
+    const char *zadd2[] = {"ZADD", key, "0", "plain junk"};
+    assert_int_equal(redis_int(&f, 4, zadd2), 1);
+    enqueue_str(&f, "good", 0, NULL, NULL);
+
+    /* the listing shows them, marked, without failing */
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_DUE, 0, 10, &p, &f.err));
+    assert_int_equal(p.n, 3);
+    int undecodable = 0;
+    for (size_t i = 0; i < p.n; i++)
+        undecodable += p.tasks[i].undecodable;
+    assert_int_equal(undecodable, 2);
+    dq_page_free(&p);
+
+    /* claim moves them to failed and hands out the good one: the queue is not wedged */
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 10, 30000, "w1", &cl, &f.err));
+    assert_int_equal(cl.n, 1);
+    assert_int_equal(cl.to_failed, 2);
+    assert_memory_equal(cl.tasks[0].payload, "good", 4);
+    dq_claimed_free(&cl);
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_FAILED, 0, 10, &p, &f.err));
+    assert_int_equal(p.n, 2);
+    const char *uid = NULL;
+    for (size_t i = 0; i < p.n; i++) {
+        assert_true(p.tasks[i].undecodable);
+        assert_string_equal(p.tasks[i].reason, "undecodable");
+        assert_non_null(strstr(p.tasks[i].id, "undecodable:"));
+        if (p.tasks[i].raw_len == strlen("plain junk")) {
+            assert_memory_equal(p.tasks[i].raw, "plain junk", 10);
+            uid = p.tasks[i].id;
+        }
+    }
+    assert_non_null(uid);
+    /* it can be shown and dropped by its id, but not requeued */
+    dq_task t;
+    ASSERT_OK(&f, dq_find(f.c, f.queue, uid, &t, &f.err));
+    assert_true(t.undecodable);
+    dq_task_clear(&t);
+    const char *ids[] = {uid};
+    assert_int_equal(dq_requeue(f.c, f.queue, ids, 1, 0, &n, &f.err), DQ_EINVAL);
+    ASSERT_OK(&f, dq_drop(f.c, f.queue, ids, 1, &n, &f.err));
+    assert_int_equal(n, 1);
+    dq_page_free(&p);
+    fixture_close(&f);
+}
+
+static void
+find_everywhere(void **state)
+{
+    struct fixture f;
+    dq_task t;
+    dq_claimed cl;
+
+    fixture_open(&f, state, "find");
+    enqueue_str(&f, "a", 0, NULL, NULL);           /* 1, will be in flight */
+    enqueue_str(&f, "b", 0, "b-id", NULL);         /* custom, in flight */
+    enqueue_str(&f, "c", 90000, NULL, NULL);       /* 3, future */
+    enqueue_str(&f, "d", 90000, "d-id", NULL);     /* custom, future */
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 2, 30000, "w9", &cl, &f.err));
+    assert_int_equal(cl.n, 2);
+    ASSERT_OK(&f, dq_find(f.c, f.queue, "1", &t, &f.err));
+    assert_int_equal(t.state, DQ_STATE_INFLIGHT);
+    assert_string_equal(t.worker, "w9");
+    assert_true(t.lease_ms > 0);
+    dq_task_clear(&t);
+    ASSERT_OK(&f, dq_find(f.c, f.queue, "b-id", &t, &f.err));
+    assert_int_equal(t.state, DQ_STATE_INFLIGHT);
+    assert_true(t.custom_id);
+    dq_task_clear(&t);
+    ASSERT_OK(&f, dq_find(f.c, f.queue, "3", &t, &f.err));
+    assert_int_equal(t.state, DQ_STATE_SCHEDULED);
+    assert_memory_equal(t.payload, "c", 1);
+    dq_task_clear(&t);
+    ASSERT_OK(&f, dq_find(f.c, f.queue, "d-id", &t, &f.err));
+    assert_int_equal(t.state, DQ_STATE_SCHEDULED);
+    dq_task_clear(&t);
+    assert_int_equal(dq_find(f.c, f.queue, "77", &t, &f.err), DQ_ENOTFOUND);
+    assert_int_equal(dq_find(f.c, f.queue, "zzz", &t, &f.err), DQ_ENOTFOUND);
+    dq_claimed_free(&cl);
+    fixture_close(&f);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(requeue_by_id_all_or_nothing),
+        cmocka_unit_test(requeue_all_in_steps_with_spread),
+        cmocka_unit_test(drop_by_id_failed_and_scheduled),
+        cmocka_unit_test(drop_all_failed),
+        cmocka_unit_test(audit_records_actions_newest_first),
+        cmocka_unit_test(garbage_member_goes_to_failed),
+        cmocka_unit_test(find_everywhere),
+    };
+
+    return cmocka_run_group_tests_name("integ/ops", tests, fixture_group_setup,
+                                       fixture_group_teardown);
+}
