@@ -533,7 +533,7 @@ parse_array(struct parser *ps, int depth)
 {
     const unsigned char *open = ps->p;
     uint64_t count = 0;
-    size_t idx;
+    size_t idx = 0;
     int rc;
 
     if (depth >= DQ_JSON_MAX_DEPTH)
@@ -576,7 +576,7 @@ parse_object(struct parser *ps, int depth)
     const unsigned char *open = ps->p;
     uint64_t count = 0;
     unsigned keys = 0;
-    size_t idx;
+    size_t idx = 0;
     int rc;
 
     if (depth >= DQ_JSON_MAX_DEPTH)
