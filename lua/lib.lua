@@ -15,7 +15,7 @@
 --   8 seq      STRING enqueue sequence
 --   9 config   HASH   queue limits
 --  10 audit    STREAM operator actions
---  11 wake     LIST   wake-up signal for idle workers
+--  11 wake     (a pub/sub channel name, not a key) idle workers subscribe to it
 local K_SCHED, K_IDS, K_INFLIGHT, K_RUNNING = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local K_FAILED, K_FAILIDX, K_STATS, K_SEQ = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local K_CONFIG, K_AUDIT, K_WAKE = KEYS[9], KEYS[10], KEYS[11]
@@ -271,10 +271,17 @@ local function next_due()
   return -1
 end
 
--- Adds a task to the scheduled set (and its caller-chosen id to the id index).
+-- Adds a task to the scheduled set (and its caller-chosen id to the id index). When
+-- it is due before everything already scheduled, idle workers (which sleep until the
+-- earliest due time they know of) are told on the wake channel, so they do not
+-- oversleep it. Pub/sub delivers at once; it does not wait for Redis' hz clock.
 local function schedule(e, due)
+  local first = next_due()
   redis.call('ZADD', K_SCHED, dec(due), env_encode(e))
   if e.id then redis.call('HSET', K_IDS, e.id, dec(due)) end
+  if first < 0 or due < first then
+    redis.call('PUBLISH', K_WAKE, dec(due))
+  end
 end
 
 -- Checks that the caller still holds the lease of task key @tk at @attempt (the

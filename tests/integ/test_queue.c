@@ -476,6 +476,48 @@ failed_retention_is_exact_and_counted(void **state)
     fixture_close(&f);
 }
 
+/* Reads one pub/sub message from @sub within its timeout; returns its payload as a
+ * number, or -1 when none arrived. */
+static long long
+next_wake(redisContext *sub)
+{
+    redisReply *r = NULL;
+    long long v = -1;
+
+    if (redisGetReply(sub, (void **)&r) == REDIS_OK && r->type == REDIS_REPLY_ARRAY &&
+        r->elements == 3 && r->element[2]->type == REDIS_REPLY_STRING)
+        v = atoll(r->element[2]->str);
+    freeReplyObject(r);
+    return v;
+}
+
+static void
+earlier_tasks_publish_a_wake_up(void **state)
+{
+    struct fixture f;
+    char channel[160];
+    dq_enqueued e;
+    struct timeval tv = {0, 300 * 1000};
+
+    fixture_open(&f, state, "wake");
+    snprintf(channel, sizeof channel, "dq:{%s}:wake", f.queue);
+    redisContext *sub = redisConnect("127.0.0.1", f.redis->port);
+    assert_non_null(sub);
+    redisReply *r = redisCommand(sub, "SUBSCRIBE %s", channel);
+    assert_non_null(r);
+    freeReplyObject(r);
+    redisSetTimeout(sub, tv);
+
+    enqueue_str(&f, "first", 60000, NULL, &e); /* empty set: wakes */
+    assert_int_equal(next_wake(sub), e.due_ms);
+    enqueue_str(&f, "later", 120000, NULL, &e); /* after the earliest: silent */
+    enqueue_str(&f, "sooner", 1000, NULL, &e);  /* before it: wakes with its due time */
+    long long got = next_wake(sub);
+    assert_int_equal(got, e.due_ms);
+    redisFree(sub);
+    fixture_close(&f);
+}
+
 int
 main(void)
 {
@@ -492,6 +534,7 @@ main(void)
         cmocka_unit_test(deadline_expires_to_failed),
         cmocka_unit_test(stats_and_pages),
         cmocka_unit_test(failed_retention_is_exact_and_counted),
+        cmocka_unit_test(earlier_tasks_publish_a_wake_up),
     };
 
     return cmocka_run_group_tests_name("integ/queue", tests, fixture_group_setup,
