@@ -15,7 +15,7 @@ for path in sys.argv[1:]:
     with open(path) as f:
         for line in f:
             t = json.loads(line)
-            out = t.get('stdout', '') or ''
+            out = (t.get('stdout', '') or '') + (t.get('stderr', '') or '')
             ok = t.get('result') in ('OK', 'EXPECTEDFAIL', 'SKIP')
             p = re.findall(r'\[  PASSED  \] (\d+) test', out)
             fl = re.findall(r'\[  FAILED  \] (\d+) test', out)
