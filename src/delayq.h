@@ -133,14 +133,14 @@ void dq_task_clear(dq_task *t);
  * of a queue enforces the same ones. A field left at 0 keeps its default.
  */
 typedef struct dq_config {
-    int64_t max_delay_ms;      /* longest allowed delay; default 7 days */
-    int64_t max_payload;       /* bytes; default 1 MiB */
-    int64_t backoff_base_ms;   /* first retry delay; default 1 s, doubling */
-    int64_t backoff_cap_ms;    /* longest retry delay; default 5 min */
-    int64_t max_attempts;      /* default for tasks enqueued without one; default 25 */
-    int64_t failed_retention;  /* failed tasks kept, exactly; default 100 000 */
-    int64_t audit_retention;   /* audit entries kept (approximately); default 10 000 */
-    int64_t far_future_ms;     /* "far future" starts this far ahead; default 1 h */
+    int64_t max_delay_ms;     /* longest allowed delay; default 7 days */
+    int64_t max_payload;      /* bytes; default 1 MiB */
+    int64_t backoff_base_ms;  /* first retry delay; default 1 s, doubling */
+    int64_t backoff_cap_ms;   /* longest retry delay; default 5 min */
+    int64_t max_attempts;     /* default for tasks enqueued without one; default 25 */
+    int64_t failed_retention; /* failed tasks kept, exactly; default 100 000 */
+    int64_t audit_retention;  /* audit entries kept (approximately); default 10 000 */
+    int64_t far_future_ms;    /* "far future" starts this far ahead; default 1 h */
 } dq_config;
 
 /** Reads the queue's effective configuration (defaults filled in). */
@@ -161,10 +161,10 @@ typedef struct dq_enqueue_opts {
 } dq_enqueue_opts;
 
 typedef struct dq_enqueued {
-    char id[208];    /* the task id */
-    bool duplicate;  /* a task with this id already exists; nothing was added */
-    dq_state where;  /* for a duplicate: where the existing task is */
-    int64_t due_ms;  /* the due time (of the existing task for a duplicate, if scheduled) */
+    char id[208];   /* the task id */
+    bool duplicate; /* a task with this id already exists; nothing was added */
+    dq_state where; /* for a duplicate: where the existing task is */
+    int64_t due_ms; /* the due time (of the existing task for a duplicate, if scheduled) */
 } dq_enqueued;
 
 /**
@@ -174,13 +174,13 @@ typedef struct dq_enqueued {
  * added. An id that already exists (scheduled, in flight or failed) is not added
  * again: @out->duplicate says so.
  */
-int dq_enqueue(dq_client *c, const char *queue, const dq_enqueue_opts *opts,
-               const void *payload, size_t payload_len, dq_enqueued *out, dq_err *err);
+int dq_enqueue(dq_client *c, const char *queue, const dq_enqueue_opts *opts, const void *payload,
+               size_t payload_len, dq_enqueued *out, dq_err *err);
 
 /* ---- consuming ------------------------------------------------------------------- */
 
 typedef struct dq_claimed {
-    dq_task *tasks;      /* owned array of n tasks; see dq_claimed_free() */
+    dq_task *tasks; /* owned array of n tasks; see dq_claimed_free() */
     size_t n;
     int64_t now_ms;      /* server time of the claim */
     int64_t next_due_ms; /* earliest due time still scheduled; -1 if the set is empty */
@@ -193,8 +193,8 @@ typedef struct dq_claimed {
  * decoded, or whose deadline passed, go to failed instead and are counted in
  * to_failed. Tasks due in the same millisecond come out in enqueue order.
  */
-int dq_claim(dq_client *c, const char *queue, unsigned batch, int64_t lease_ms,
-             const char *worker, dq_claimed *out, dq_err *err);
+int dq_claim(dq_client *c, const char *queue, unsigned batch, int64_t lease_ms, const char *worker,
+             dq_claimed *out, dq_err *err);
 
 /** Frees every task in @out and empties it. Accepts NULL. */
 void dq_claimed_free(dq_claimed *out);
@@ -207,8 +207,8 @@ void dq_claimed_free(dq_claimed *out);
 int dq_ack(dq_client *c, const char *queue, const dq_task *t, dq_err *err);
 
 typedef struct dq_retried {
-    bool exhausted;  /* max attempts reached: the task went to failed */
-    int64_t due_ms;  /* when it runs again (-1 if exhausted) */
+    bool exhausted; /* max attempts reached: the task went to failed */
+    int64_t due_ms; /* when it runs again (-1 if exhausted) */
 } dq_retried;
 
 /**
@@ -228,8 +228,8 @@ int dq_fail(dq_client *c, const char *queue, const dq_task *t, const char *messa
             const char *trace, dq_err *err);
 
 typedef struct dq_reaped {
-    size_t returned;     /* expired leases moved back to scheduled */
-    size_t exhausted;    /* expired leases that ran out of attempts and went to failed */
+    size_t returned;       /* expired leases moved back to scheduled */
+    size_t exhausted;      /* expired leases that ran out of attempts and went to failed */
     int64_t next_lease_ms; /* earliest lease still running; -1 if none */
 } dq_reaped;
 
@@ -245,8 +245,8 @@ int dq_reap(dq_client *c, const char *queue, unsigned limit, dq_reaped *out, dq_
  * the failed set (someone else requeued or dropped it), nothing moves and DQ_ENOTFOUND
  * names it. Recorded in the audit log. *moved receives the count.
  */
-int dq_requeue(dq_client *c, const char *queue, const char *const *ids, size_t n,
-               int64_t delay_ms, size_t *moved, dq_err *err);
+int dq_requeue(dq_client *c, const char *queue, const char *const *ids, size_t n, int64_t delay_ms,
+               size_t *moved, dq_err *err);
 
 /**
  * Cursor for bulk operations over the failed set. Zero it before the first call and
@@ -284,9 +284,9 @@ int dq_drop_all_step(dq_client *c, const char *queue, dq_bulk *cur, dq_err *err)
 typedef struct dq_stats {
     int64_t now_ms;
     int64_t due, future, far_future, inflight, failed, expired_leases;
-    int64_t next_due_ms;    /* earliest due time after now; -1 if nothing is in the future */
+    int64_t next_due_ms;       /* earliest due time after now; -1 if nothing is in the future */
     int64_t oldest_due_age_ms; /* now - earliest due time when something is due; 0 otherwise */
-    int64_t far_future_ms;  /* the queue's far-future horizon */
+    int64_t far_future_ms;     /* the queue's far-future horizon */
     /* cumulative counters kept by the scripts */
     int64_t enqueued, done, retried, failed_total, expired, trimmed, reaped, requeued, dropped;
 } dq_stats;
@@ -304,7 +304,7 @@ typedef enum dq_view {
 typedef struct dq_page {
     dq_task *tasks; /* owned array; see dq_page_free() */
     size_t n;
-    int64_t total;  /* items in the whole view */
+    int64_t total; /* items in the whole view */
     int64_t now_ms;
 } dq_page;
 

@@ -59,8 +59,7 @@ int cli_global_opt(struct cli *g, int argc, char **argv, int *i);
 /* Matches a subcommand option "--name value", "--name=value" or "-s value" (@sname may
  * be NULL) at argv[*i]: 1 if matched (value in *val, *i advanced past a separate value),
  * 0 if not, -1 if the value is missing. */
-int cli_opt(int argc, char **argv, int *i, const char *lname, const char *sname,
-            const char **val);
+int cli_opt(int argc, char **argv, int *i, const char *lname, const char *sname, const char **val);
 
 /* Connects (once); returns DQ_EXIT_OK or the exit status after printing the error. */
 int cli_connect(struct cli *g);

@@ -85,10 +85,11 @@ fill(struct cli *g, dq_err *err)
             return rc;
     }
     for (int i = 0; i < 12; i++) {
-        snprintf(json, sizeof json, "{\"type\":\"subscription.renew\",\"plan\":\"pro\",\"cents\":%d}",
-                 1900 + i * 100);
+        snprintf(json, sizeof json,
+                 "{\"type\":\"subscription.renew\",\"plan\":\"pro\",\"cents\":%d}", 1900 + i * 100);
         snprintf(id, sizeof id, "renew-2026-%04d", 100 + i);
-        if ((rc = enqueue_json(g, json, (int64_t)(1 + i % 6) * 86400000 + i * 3600000, id, err)) != 0)
+        if ((rc = enqueue_json(g, json, (int64_t)(1 + i % 6) * 86400000 + i * 3600000, id, err)) !=
+            0)
             return rc;
     }
     /* payloads that are not msgpack: shown as hex dumps, marked */
@@ -100,8 +101,8 @@ fill(struct cli *g, dq_err *err)
     if ((rc = dq_enqueue(g->client, g->queue, &later, "plain text, not msgpack", 23, &e, err)) != 0)
         return rc;
     /* a hostile payload: escape sequences must reach no terminal raw */
-    if ((rc = enqueue_json(g, "{\"note\":\"\\u001b[2J\\u001b]52;c;cHduZWQ=\\u0007 hostile\"}",
-                           0, "hostile-escapes", err)) != 0)
+    if ((rc = enqueue_json(g, "{\"note\":\"\\u001b[2J\\u001b]52;c;cHduZWQ=\\u0007 hostile\"}", 0,
+                           "hostile-escapes", err)) != 0)
         return rc;
 
     /* one worker pass: some succeed, some fail for now, some fail for good */
@@ -113,8 +114,9 @@ fill(struct cli *g, dq_err *err)
         if (i % 4 == 0)
             rc = dq_retry(g->client, g->queue, t, "upstream returned 503; retrying", NULL, err);
         else if (i % 4 == 1)
-            rc = dq_fail(g->client, g->queue, t, i % 8 == 1 ? "card declined (05 do not honour)"
-                                                            : "webhook target gone (410)",
+            rc = dq_fail(g->client, g->queue, t,
+                         i % 8 == 1 ? "card declined (05 do not honour)"
+                                    : "webhook target gone (410)",
                          traces[i % 3], err);
         else if (i % 4 == 2)
             rc = dq_ack(g->client, g->queue, t, err);

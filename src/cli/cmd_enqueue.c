@@ -107,8 +107,7 @@ cmd_enqueue(struct cli *g, int argc, char **argv)
     } else {
         FILE *f = use_stdin ? stdin : fopen(file, "rb");
         if (f == NULL) {
-            fprintf(stderr, "%s: --file: cannot open \"%s\": %s\n", g->prog, file,
-                    strerror(errno));
+            fprintf(stderr, "%s: --file: cannot open \"%s\": %s\n", g->prog, file, strerror(errno));
             rc = DQ_EXIT_USAGE;
             goto out;
         }

@@ -40,8 +40,7 @@ print_human(const struct cli *g, const dq_stats *s)
     char now[40], t[80], d[32];
 
     dq_time_format(now, sizeof now, s->now_ms);
-    printf("queue        %s at %s, server time %s\n", g->queue, dq_client_endpoint(g->client),
-           now);
+    printf("queue        %s at %s, server time %s\n", g->queue, dq_client_endpoint(g->client), now);
     if (s->oldest_due_age_ms > 0) {
         dq_dur_format(d, sizeof d, s->oldest_due_age_ms);
         printf("due          %-10lld oldest waiting %s\n", (long long)s->due, d);
@@ -114,16 +113,18 @@ cmd_stats(struct cli *g, int argc, char **argv)
         char d1[32], d2[32];
         if (s.far_future > max_far) {
             dq_dur_format(d1, sizeof d1, s.far_future_ms);
-            fprintf(stderr, "%s: check failed: queue %s has %lld tasks due more than %s ahead "
-                            "(limit %lld)\n",
+            fprintf(stderr,
+                    "%s: check failed: queue %s has %lld tasks due more than %s ahead "
+                    "(limit %lld)\n",
                     g->prog, g->queue, (long long)s.far_future, d1, max_far);
             return DQ_EXIT_FAILED;
         }
         if (s.oldest_due_age_ms > max_age) {
             dq_dur_format(d1, sizeof d1, s.oldest_due_age_ms);
             dq_dur_format(d2, sizeof d2, max_age);
-            fprintf(stderr, "%s: check failed: queue %s has a due task waiting for %s "
-                            "(limit %s)\n",
+            fprintf(stderr,
+                    "%s: check failed: queue %s has a due task waiting for %s "
+                    "(limit %s)\n",
                     g->prog, g->queue, d1, d2);
             return DQ_EXIT_FAILED;
         }

@@ -97,8 +97,9 @@ spawn_redis(struct spawned_redis *r)
             prctl(PR_SET_PDEATHSIG, SIGTERM);
             execlp(bin, bin, "--port", port, "--bind", "127.0.0.1", "--dir", r->dir, "--save", "",
                    "--appendonly", "no", "--logfile", log, (char *)NULL);
-            fprintf(stderr, "delayq: cannot run %s: %s (install redis-server or set "
-                            "DQ_REDIS_SERVER)\n",
+            fprintf(stderr,
+                    "delayq: cannot run %s: %s (install redis-server or set "
+                    "DQ_REDIS_SERVER)\n",
                     bin, strerror(errno));
             _exit(127);
         }

@@ -225,8 +225,7 @@ cli_task_show(FILE *f, const dq_task *t, int64_t now_ms)
     if (t->state == DQ_STATE_INFLIGHT) {
         show_line(f, "worker", t->worker ? t->worker : "?");
         show_time(f, "claimed", t->claimed_ms, now_ms);
-        show_time(f, t->lease_ms < now_ms ? "lease EXPIRED" : "lease until", t->lease_ms,
-                  now_ms);
+        show_time(f, t->lease_ms < now_ms ? "lease EXPIRED" : "lease until", t->lease_ms, now_ms);
     }
     if (t->state == DQ_STATE_FAILED) {
         show_time(f, "failed", t->failed_ms, now_ms);
@@ -236,8 +235,7 @@ cli_task_show(FILE *f, const dq_task *t, int64_t now_ms)
     if (t->last_error != NULL)
         show_line(f, "last error", t->last_error);
     if (t->undecodable) {
-        snprintf(num, sizeof num, "UNDECODABLE: %zu raw bytes, not a delayq envelope",
-                 t->raw_len);
+        snprintf(num, sizeof num, "UNDECODABLE: %zu raw bytes, not a delayq envelope", t->raw_len);
         show_line(f, "payload", num);
         dq_hexdump(&b, t->raw, t->raw_len, 2);
     } else {

@@ -16,7 +16,10 @@ struct dq_buf {
     bool failed; /* an allocation failed; contents are truncated */
 };
 
-#define DQ_BUF_INIT {NULL, 0, 0, false}
+#define DQ_BUF_INIT                                                                                \
+    {                                                                                              \
+        NULL, 0, 0, false                                                                          \
+    }
 
 void dq_buf_append(struct dq_buf *b, const void *p, size_t len);
 void dq_buf_puts(struct dq_buf *b, const char *s);

@@ -44,8 +44,8 @@ io_error(dq_client *c, const char *what, int timeout_ms, dq_err *err)
     char msg[160];
 
     if (c->ctx != NULL) {
-        if (c->ctx->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK ||
-                                            errno == ETIMEDOUT || errno == EINPROGRESS))
+        if (c->ctx->err == REDIS_ERR_IO &&
+            (errno == EAGAIN || errno == EWOULDBLOCK || errno == ETIMEDOUT || errno == EINPROGRESS))
             code = DQ_ETIMEOUT;
         snprintf(msg, sizeof msg, "%s", c->ctx->errstr[0] ? c->ctx->errstr : strerror(errno));
         redisFree(c->ctx);
@@ -70,8 +70,10 @@ setup_command(dq_client *c, int argc, const char **argv, dq_err *err)
         return io_error(c, argv[0], c->command_timeout_ms, err);
     if (r->type == REDIS_REPLY_ERROR) {
         if (r->len >= 6 && memcmp(r->str, "NOAUTH", 6) == 0)
-            rc = dq_err_set(err, DQ_ECONN, "redis at %s requires a password (NOAUTH); give it "
-                            "in the URL or $DELAYQ_PASSWORD", c->endpoint);
+            rc = dq_err_set(err, DQ_ECONN,
+                            "redis at %s requires a password (NOAUTH); give it "
+                            "in the URL or $DELAYQ_PASSWORD",
+                            c->endpoint);
         else
             rc = dq_err_set(err, DQ_ECONN, "redis at %s refused %s: %.*s", c->endpoint, argv[0],
                             (int)r->len, r->str);
@@ -143,8 +145,8 @@ dq_conn_ensure(dq_client *c, dq_err *err)
 }
 
 int
-dq_conn_command(dq_client *c, int argc, const char **argv, const size_t *lens,
-                redisReply **out, dq_err *err)
+dq_conn_command(dq_client *c, int argc, const char **argv, const size_t *lens, redisReply **out,
+                dq_err *err)
 {
     int rc = dq_conn_ensure(c, err);
 

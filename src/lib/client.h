@@ -36,8 +36,8 @@ int dq_conn_ensure(dq_client *c, dq_err *err);
  * an error reply; the caller frees it with freeReplyObject on the same path. On an
  * I/O error or timeout the connection is dropped and DQ_ECONN / DQ_ETIMEOUT returned.
  */
-int dq_conn_command(dq_client *c, int argc, const char **argv, const size_t *lens,
-                    redisReply **out, dq_err *err);
+int dq_conn_command(dq_client *c, int argc, const char **argv, const size_t *lens, redisReply **out,
+                    dq_err *err);
 
 /* Milliseconds on the monotonic clock. */
 int64_t dq_mono_ms(void);

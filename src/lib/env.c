@@ -27,8 +27,8 @@ struct value {
 };
 
 static int
-read_record(const void *data, size_t len, const char *what, const struct field *fields,
-            uint32_t n, struct value *out, dq_err *err)
+read_record(const void *data, size_t len, const char *what, const struct field *fields, uint32_t n,
+            struct value *out, dq_err *err)
 {
     struct dq_mp_reader r;
     struct dq_mp_item it;
@@ -84,9 +84,9 @@ int
 dq_env_decode(const void *data, size_t len, struct dq_env *out, dq_err *err)
 {
     static const struct field fields[] = {
-        {"version", F_UINT},      {"seq", F_UINT},          {"id", F_OPT_BYTES},
-        {"attempt", F_UINT},      {"enqueued_ms", F_UINT},  {"max_attempts", F_UINT},
-        {"deadline_ms", F_OPT_UINT}, {"payload", F_BYTES},  {"last_error", F_OPT_BYTES},
+        {"version", F_UINT},         {"seq", F_UINT},         {"id", F_OPT_BYTES},
+        {"attempt", F_UINT},         {"enqueued_ms", F_UINT}, {"max_attempts", F_UINT},
+        {"deadline_ms", F_OPT_UINT}, {"payload", F_BYTES},    {"last_error", F_OPT_BYTES},
     };
     struct value v[9];
     int rc;
@@ -141,8 +141,8 @@ int
 dq_fail_rec_decode(const void *data, size_t len, struct dq_fail_rec *out, dq_err *err)
 {
     static const struct field fields[] = {
-        {"version", F_UINT}, {"raw", F_BYTES},       {"reason", F_BYTES}, {"error", F_BYTES},
-        {"trace", F_BYTES},  {"failed_ms", F_UINT},  {"who", F_BYTES},    {"undecodable", F_BOOL},
+        {"version", F_UINT}, {"raw", F_BYTES},      {"reason", F_BYTES}, {"error", F_BYTES},
+        {"trace", F_BYTES},  {"failed_ms", F_UINT}, {"who", F_BYTES},    {"undecodable", F_BOOL},
     };
     struct value v[8];
     int rc;

@@ -199,8 +199,8 @@ static const char *const cfg_fields[] = {
 static int64_t *
 cfg_slot(dq_config *c, size_t i)
 {
-    int64_t *slots[] = {&c->max_delay_ms, &c->max_payload,      &c->backoff_base_ms,
-                        &c->backoff_cap_ms, &c->max_attempts,   &c->failed_retention,
+    int64_t *slots[] = {&c->max_delay_ms,    &c->max_payload,  &c->backoff_base_ms,
+                        &c->backoff_cap_ms,  &c->max_attempts, &c->failed_retention,
                         &c->audit_retention, &c->far_future_ms};
     return slots[i];
 }
@@ -272,7 +272,8 @@ parse_enqueue(const redisReply *r, void *out, dq_err *err)
     e->id[r->element[0]->len] = '\0';
     e->duplicate = status != 0;
     e->where = status == 0 || status == 1 ? DQ_STATE_SCHEDULED
-                                          : status == 2 ? DQ_STATE_INFLIGHT : DQ_STATE_FAILED;
+               : status == 2              ? DQ_STATE_INFLIGHT
+                                          : DQ_STATE_FAILED;
     e->due_ms = due;
     return DQ_OK;
 }
@@ -331,8 +332,9 @@ parse_claim(const redisReply *r, void *out, dq_err *err)
     int64_t moved;
     size_t n;
 
-    if (!reply_array(r, 3) || (r->elements - 3) % 2 != 0 || !reply_int(r->element[0], &cl->now_ms) ||
-        !reply_int(r->element[1], &cl->next_due_ms) || !reply_int(r->element[2], &moved))
+    if (!reply_array(r, 3) || (r->elements - 3) % 2 != 0 ||
+        !reply_int(r->element[0], &cl->now_ms) || !reply_int(r->element[1], &cl->next_due_ms) ||
+        !reply_int(r->element[2], &moved))
         return bad_reply(err, "claim");
     cl->to_failed = (size_t)moved;
     n = (r->elements - 3) / 2;
@@ -414,15 +416,16 @@ parse_retry(const redisReply *r, void *out, dq_err *err)
     dq_retried *rt = out;
     int64_t ex;
 
-    if (!reply_array(r, 2) || !reply_int(r->element[0], &ex) || !reply_int(r->element[1], &rt->due_ms))
+    if (!reply_array(r, 2) || !reply_int(r->element[0], &ex) ||
+        !reply_int(r->element[1], &rt->due_ms))
         return bad_reply(err, "retry");
     rt->exhausted = ex != 0;
     return DQ_OK;
 }
 
 int
-dq_retry(dq_client *c, const char *queue, const dq_task *t, const char *message,
-         dq_retried *out, dq_err *err)
+dq_retry(dq_client *c, const char *queue, const dq_task *t, const char *message, dq_retried *out,
+         dq_err *err)
 {
     const char *extra[2] = {message, c->who};
     dq_retried tmp;
@@ -434,8 +437,8 @@ dq_retry(dq_client *c, const char *queue, const dq_task *t, const char *message,
 }
 
 int
-dq_fail(dq_client *c, const char *queue, const dq_task *t, const char *message,
-        const char *trace, dq_err *err)
+dq_fail(dq_client *c, const char *queue, const dq_task *t, const char *message, const char *trace,
+        dq_err *err)
 {
     const char *extra[3] = {message, trace, c->who};
 
@@ -750,11 +753,13 @@ static int
 parse_stats(const redisReply *r, void *out, dq_err *err)
 {
     dq_stats *s = out;
-    int64_t *f[] = {&s->now_ms,   &s->due,          &s->future,         &s->far_future,
-                    &s->inflight, &s->failed,       &s->expired_leases, &s->next_due_ms,
-                    &s->oldest_due_age_ms, &s->far_future_ms, &s->enqueued, &s->done,
-                    &s->retried,  &s->failed_total, &s->expired,        &s->trimmed,
-                    &s->reaped,   &s->requeued,     &s->dropped};
+    int64_t *f[] = {&s->now_ms,         &s->due,          &s->future,
+                    &s->far_future,     &s->inflight,     &s->failed,
+                    &s->expired_leases, &s->next_due_ms,  &s->oldest_due_age_ms,
+                    &s->far_future_ms,  &s->enqueued,     &s->done,
+                    &s->retried,        &s->failed_total, &s->expired,
+                    &s->trimmed,        &s->reaped,       &s->requeued,
+                    &s->dropped};
     const size_t n = sizeof f / sizeof f[0];
 
     if (!reply_array(r, n))

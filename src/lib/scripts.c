@@ -103,15 +103,14 @@ load_script(dq_client *c, const struct dq_script_src *src, dq_err *err)
     if (r->type == REDIS_REPLY_ERROR)
         rc = dq_err_from_reply(err, src->name, r->str, r->len);
     else if (r->type != REDIS_REPLY_STRING || r->len != 40 || memcmp(r->str, src->sha1, 40) != 0)
-        rc = dq_err_set(err, DQ_EPROTO, "SCRIPT LOAD of %s returned an unexpected SHA1",
-                        src->name);
+        rc = dq_err_set(err, DQ_EPROTO, "SCRIPT LOAD of %s returned an unexpected SHA1", src->name);
     freeReplyObject(r);
     return rc;
 }
 
 int
-dq_scripts_run(dq_client *c, enum dq_script_id id, const char *queue,
-               const struct dq_args *args, dq_parse_fn parse, void *out, dq_err *err)
+dq_scripts_run(dq_client *c, enum dq_script_id id, const char *queue, const struct dq_args *args,
+               dq_parse_fn parse, void *out, dq_err *err)
 {
     const struct dq_script_src *src = &dq_script_table[id];
     char keys[DQ_QUEUE_KEYS][128];

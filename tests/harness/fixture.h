@@ -66,11 +66,11 @@ fixture_close(struct fixture *f)
 }
 
 /* Asserts a call returned DQ_OK, printing the error message if not. */
-#define ASSERT_OK(f, call)                                                                   \
-    do {                                                                                     \
-        int rc_ = (call);                                                                    \
-        if (rc_ != DQ_OK)                                                                    \
-            fail_msg("%s -> %s: %s", #call, dq_strerror(rc_), (f)->err.msg);                 \
+#define ASSERT_OK(f, call)                                                                         \
+    do {                                                                                           \
+        int rc_ = (call);                                                                          \
+        if (rc_ != DQ_OK)                                                                          \
+            fail_msg("%s -> %s: %s", #call, dq_strerror(rc_), (f)->err.msg);                       \
     } while (0)
 
 static inline void
@@ -80,8 +80,8 @@ enqueue_str(struct fixture *f, const char *payload, int64_t delay_ms, const char
     dq_enqueue_opts o = {.delay_ms = delay_ms, .id = id};
     dq_enqueued tmp;
 
-    ASSERT_OK(f, dq_enqueue(f->c, f->queue, &o, payload, strlen(payload), out ? out : &tmp,
-                            &f->err));
+    ASSERT_OK(f,
+              dq_enqueue(f->c, f->queue, &o, payload, strlen(payload), out ? out : &tmp, &f->err));
 }
 
 /* Runs a raw Redis command on the fixture's server (test-only pokes). */

@@ -7,7 +7,7 @@
  */
 #include "harness/fixture.h"
 
-#define NTASKS 100000
+#define NTASKS  100000
 #define PAYLOAD 64
 
 static long long

@@ -109,10 +109,10 @@ drop_by_id_failed_and_scheduled(void **state)
     dq_enqueued e;
 
     fixture_open(&f, state, "drop");
-    make_failed(&f, 2);                               /* ids 1, 2: failed */
-    enqueue_str(&f, "later", 60000, NULL, &e);        /* id 3: scheduled, generated id */
+    make_failed(&f, 2);                                /* ids 1, 2: failed */
+    enqueue_str(&f, "later", 60000, NULL, &e);         /* id 3: scheduled, generated id */
     enqueue_str(&f, "later", 60000, "custom-x", NULL); /* scheduled, chosen id */
-    for (int i = 0; i < 1500; i++)                    /* make the id scan take steps */
+    for (int i = 0; i < 1500; i++)                     /* make the id scan take steps */
         enqueue_str(&f, "filler", 30000, NULL, NULL);
 
     const char *mixed[] = {"1", "missing"};
@@ -257,10 +257,10 @@ find_everywhere(void **state)
     dq_claimed cl;
 
     fixture_open(&f, state, "find");
-    enqueue_str(&f, "a", 0, NULL, NULL);           /* 1, will be in flight */
-    enqueue_str(&f, "b", 0, "b-id", NULL);         /* custom, in flight */
-    enqueue_str(&f, "c", 90000, NULL, NULL);       /* 3, future */
-    enqueue_str(&f, "d", 90000, "d-id", NULL);     /* custom, future */
+    enqueue_str(&f, "a", 0, NULL, NULL);       /* 1, will be in flight */
+    enqueue_str(&f, "b", 0, "b-id", NULL);     /* custom, in flight */
+    enqueue_str(&f, "c", 90000, NULL, NULL);   /* 3, future */
+    enqueue_str(&f, "d", 90000, "d-id", NULL); /* custom, future */
     ASSERT_OK(&f, dq_claim(f.c, f.queue, 2, 30000, "w9", &cl, &f.err));
     assert_int_equal(cl.n, 2);
     ASSERT_OK(&f, dq_find(f.c, f.queue, "1", &t, &f.err));

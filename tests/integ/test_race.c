@@ -16,7 +16,7 @@ struct claimer {
     int seen_count;
     unsigned char *seen; /* seen[seq] counts claims of task seq (shared, guarded) */
     pthread_mutex_t *mu;
-    int early;    /* tasks claimed before their due time */
+    int early; /* tasks claimed before their due time */
     int errors;
     int64_t stop_after_ms;
 };
@@ -80,7 +80,10 @@ concurrent_claims_are_disjoint_and_complete(void **state)
         ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "x", 1, &e, &f.err));
     }
     for (int i = 0; i < NCLIENTS; i++) {
-        cm[i] = (struct claimer){.url = f.redis->url, .queue = f.queue, .seen = seen, .mu = &mu,
+        cm[i] = (struct claimer){.url = f.redis->url,
+                                 .queue = f.queue,
+                                 .seen = seen,
+                                 .mu = &mu,
                                  .stop_after_ms = test_mono_ms() + 60000};
         assert_int_equal(pthread_create(&th[i], NULL, claimer_run, &cm[i]), 0);
     }
@@ -97,8 +100,8 @@ concurrent_claims_are_disjoint_and_complete(void **state)
         dup += seen[i] > 1;
         missing += seen[i] == 0;
     }
-    printf("# %d claims by %d clients (%d got work), %d duplicates, %d missing, %d early\n",
-           total, NCLIENTS, busy, dup, missing, early);
+    printf("# %d claims by %d clients (%d got work), %d duplicates, %d missing, %d early\n", total,
+           NCLIENTS, busy, dup, missing, early);
     assert_int_equal(errors, 0);
     assert_int_equal(dup, 0);
     assert_int_equal(missing, 0);

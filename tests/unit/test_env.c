@@ -131,11 +131,11 @@ trailing_bytes_and_bad_types_are_rejected(void **state)
 static void
 hostile_headers_are_rejected(void **state)
 {
-    static const unsigned char big_array[] = {0x99, 0x01, 0xcf, 0, 0, 0, 0, 0, 0, 0, 1, 0xdd,
-                                              0xff, 0xff, 0xff, 0xff};
-    static const unsigned char huge_bin[] = {0x99, 0x01, 0xcf, 0, 0, 0, 0, 0, 0, 0, 1, 0xc0,
-                                             0,    0x00, 0x05, 0x19, 0xc0, 0xc6, 0xff, 0xff,
-                                             0xff, 0xff, 'a'};
+    static const unsigned char big_array[] = {0x99, 0x01, 0xcf, 0,    0,    0,    0,    0,
+                                              0,    0,    1,    0xdd, 0xff, 0xff, 0xff, 0xff};
+    static const unsigned char huge_bin[] = {0x99, 0x01, 0xcf, 0,    0,    0,    0,    0,
+                                             0,    0,    1,    0xc0, 0,    0x00, 0x05, 0x19,
+                                             0xc0, 0xc6, 0xff, 0xff, 0xff, 0xff, 'a'};
     static const unsigned char garbage[] = "garbage";
     struct dq_env e;
     struct dq_run_rec r;
