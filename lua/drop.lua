@@ -23,12 +23,13 @@ if mode == 'ids' then
     return err('DQ_EINVAL', 'ids: %d arguments; expected 1..1000 (id, envelope) pairs',
       #ARGV - 2)
   end
-  local missing, running, plan, names = {}, {}, {}, {}
+  local missing, running, plan, names, seen = {}, {}, {}, {}, {}
   for i = 3, #ARGV, 2 do
     local id, m = ARGV[i], ARGV[i + 1]
-    names[#names + 1] = id
-    local tk = resolve(K_FAILED, id)
-    if tk then
+    local tk = not seen[id] and resolve(K_FAILED, id)
+    if seen[id] then
+      -- named twice in one call: dropped once
+    elseif tk then
       plan[#plan + 1] = {'failed', tk}
     else
       local due = redis.call('HGET', K_IDS, id)
@@ -40,9 +41,11 @@ if mode == 'ids' then
         end
         if found then plan[#plan + 1] = {'sched', found, id} end
       elseif m ~= '' and redis.call('ZSCORE', K_SCHED, m) then
-        plan[#plan + 1] = {'sched', m}
+        -- the envelope must be the task the id names, not any member
+        local em = env_decode(m)
+        if em and not em.id and dec(em.seq) == id then plan[#plan + 1] = {'sched', m} end
       end
-      if #plan < #names then
+      if #plan < #names + 1 then
         if resolve(K_RUNNING, id) then
           running[#running + 1] = id
         else
@@ -51,6 +54,8 @@ if mode == 'ids' then
         plan[#plan + 1] = false
       end
     end
+    if not seen[id] then names[#names + 1] = id end
+    seen[id] = true
   end
   local detail = id_list(names, 1)
   if #running > 0 then
@@ -64,7 +69,9 @@ if mode == 'ids' then
   end
   local dropped = 0
   for _, p in ipairs(plan) do
-    if p[1] == 'failed' then
+    if not p then
+      -- unreachable: a missing id returned above
+    elseif p[1] == 'failed' then
       dropped = dropped + redis.call('HDEL', K_FAILED, p[2])
       redis.call('ZREM', K_FAILIDX, p[2])
     else

@@ -2,8 +2,9 @@
 -- KEYS: the eleven queue keys (see lib.lua); writes sched, ids, seq, stats.
 -- ARGV: [1] n, the number of tasks (1..1000); then 6 arguments per task:
 --   payload (bytes), mode ('d' = delay, 'a' = absolute time), time (ms: delay >= 0,
---   or epoch ms), id ('' = generate one), max attempts ('' = queue default,
---   0 = unlimited), deadline (ms after the due time; '' or 0 = none).
+--   or epoch ms), id ('' = generate one; otherwise 1..200 bytes, no control bytes, not
+--   all digits), max attempts ('' = queue default, 0 = unlimited), deadline (ms after
+--   the due time, at most 10 years; '' or 0 = none).
 -- Reply: array of 3 per task: id, status (0 added, 1 duplicate scheduled,
 --   2 duplicate in flight, 3 duplicate failed), due ms (-1 if unknown).
 -- Errors: DQ_EINVAL naming the field, the value and the limit; nothing is added when
@@ -46,6 +47,10 @@ for i = 0, n - 1 do
   if #id > 200 or string.find(id, '[%z\1-\31\127]') then
     return err('DQ_EINVAL', 'id: must be 1..200 bytes without control characters')
   end
+  if string.match(id, '^%d+$') then
+    return err('DQ_EINVAL', 'id: %q is all digits; those are the generated ids (add a prefix)',
+      id)
+  end
   local m = cfg.max_attempts
   if maxa ~= '' then
     m = tonumber(maxa)
@@ -56,8 +61,9 @@ for i = 0, n - 1 do
   local deadline
   if dl ~= '' and dl ~= '0' then
     local d = tonumber(dl)
-    if not d or d < 0 or d ~= math.floor(d) then
-      return err('DQ_EINVAL', 'deadline: %q is not a whole number of ms >= 0', dl)
+    if not d or d < 0 or d > 315360000000 or d ~= math.floor(d) then
+      return err('DQ_EINVAL', 'deadline: %q is not a whole number of ms in 0..315360000000 ' ..
+        '(10 years)', dl)
     end
     deadline = due + d
   end

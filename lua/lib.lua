@@ -171,8 +171,8 @@ local function env_decode(m)
 end
 
 -- Task keys name a task in the in-flight, running and failed structures. Generated
--- ids are the sequence in decimal; caller-chosen ids get a "c:" prefix so that a
--- caller's "42" never collides with generated task 42.
+-- ids are the sequence in decimal; caller-chosen ids (never all digits: enqueue refuses
+-- those) get a "c:" prefix.
 local function tkey(e)
   if e.id then return 'c:' .. e.id end
   return dec(e.seq)
@@ -183,8 +183,11 @@ local function tkey_id(tk)
 end
 -- The task key under which user-facing @id exists in HASH @h, or nil.
 local function resolve(h, id)
+  if string.match(id, '^%d+$') then
+    if redis.call('HEXISTS', h, id) == 1 then return id end
+    return nil
+  end
   if redis.call('HEXISTS', h, 'c:' .. id) == 1 then return 'c:' .. id end
-  if string.match(id, '^%d+$') and redis.call('HEXISTS', h, id) == 1 then return id end
   if string.sub(id, 1, 12) == 'undecodable:' and redis.call('HEXISTS', h, id) == 1 then
     return id
   end
@@ -284,10 +287,12 @@ local function schedule(e, due)
   end
 end
 
--- Checks that the caller still holds the lease of task key @tk at @attempt (the
--- attempt field it claimed). Returns the running record and its envelope, or nil and
--- an error reply.
-local function holder(tk, attempt)
+-- Checks that the caller still holds the lease of task key @tk: the running record must
+-- be the one its claim created, named by the claim's server time @claimed and the
+-- task's @attempt then (a requeue resets attempts and a release keeps them, so the
+-- attempt alone cannot tell a stale claim from a new one). Returns the running record
+-- and its envelope, or nil and an error reply.
+local function holder(tk, attempt, claimed)
   local r = redis.call('HGET', K_RUNNING, tk)
   if not r then
     return nil, nil, err('DQ_ELEASE', 'task %s is not in flight (lease expired and reaped, ' ..
@@ -298,9 +303,10 @@ local function holder(tk, attempt)
   if not e then
     return nil, nil, err('DQ_EPROTO', 'running record of task %s is malformed', tkey_id(tk))
   end
-  if e.attempt ~= tonumber(attempt) then
-    return nil, nil, err('DQ_ELEASE', 'task %s is now attempt %d held by %s; the lease of ' ..
-      'attempt %s was lost', tkey_id(tk), e.attempt, tostring(run.worker), tostring(attempt))
+  if e.attempt ~= tonumber(attempt) or run.claimed ~= tonumber(claimed) then
+    return nil, nil, err('DQ_ELEASE', 'task %s was claimed again (attempt %d by %s); this ' ..
+      'lease (attempt %s) was lost', tkey_id(tk), e.attempt + 1, tostring(run.worker),
+      tostring(tonumber(attempt) and tonumber(attempt) + 1))
   end
   return run, e
 end

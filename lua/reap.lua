@@ -22,7 +22,7 @@ for _, tk in ipairs(expired) do
   local e = run and env_decode(run.m)
   if not e then
     -- Only a foreign write can get here; keep whatever bytes there were.
-    to_failed(cfg, 'undecodable:' .. redis.sha1hex(tk), r or tk, 'undecodable',
+    to_failed(cfg, undecodable_key(r or tk), r or tk, 'undecodable',
       'running record of ' .. tk .. ' is malformed', '', now, ARGV[2], true)
     exhausted = exhausted + 1
   else

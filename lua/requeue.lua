@@ -36,11 +36,15 @@ if mode == 'ids' then
   if n < 1 or n > 1000 then
     return err('DQ_EINVAL', 'ids: %d given; 1..1000 per call', n)
   end
-  local missing, bad, found = {}, {}, {}
+  local missing, bad, found, seen = {}, {}, {}, {}
   for i = 4, #ARGV do
-    local tk = resolve(K_FAILED, ARGV[i])
+    local dup = seen[ARGV[i]]
+    seen[ARGV[i]] = true
+    local tk = not dup and resolve(K_FAILED, ARGV[i])
     local rec = tk and fail_decode(redis.call('HGET', K_FAILED, tk))
-    if not tk then
+    if dup then
+      -- named twice in one call: moved once
+    elseif not tk then
       missing[#missing + 1] = ARGV[i]
     elseif not rec or rec.undecodable or not env_decode(rec.raw) then
       bad[#bad + 1] = ARGV[i]

@@ -200,9 +200,10 @@ int dq_claim(dq_client *c, const char *queue, unsigned batch, int64_t lease_ms, 
 void dq_claimed_free(dq_claimed *out);
 
 /**
- * Completes a task claimed as @t: it leaves in-flight for good. The attempt field of @t
- * fences out a worker whose lease expired and whose task was claimed again: such a
- * worker gets DQ_ELEASE and changes nothing.
+ * Completes a task claimed as @t: it leaves in-flight for good. The attempt and
+ * claimed_ms fields of @t are the lease's fencing token: a worker whose lease expired
+ * and whose task was claimed again (or requeued, or handed back) gets DQ_ELEASE and
+ * changes nothing.
  */
 int dq_ack(dq_client *c, const char *queue, const dq_task *t, dq_err *err);
 
@@ -236,6 +237,94 @@ typedef struct dq_reaped {
 /** Returns up to @limit (1..1000) in-flight tasks whose lease passed to scheduled,
  * due now, with attempt + 1. */
 int dq_reap(dq_client *c, const char *queue, unsigned limit, dq_reaped *out, dq_err *err);
+
+/**
+ * Renews the leases of @n (1..1000) tasks this caller claimed to now + @lease_ms, in one
+ * call. lost (may be NULL; n entries) is set true for a task whose lease was lost
+ * (reaped, or claimed again by another worker): its result must not be written.
+ */
+int dq_extend(dq_client *c, const char *queue, const dq_task *const *tasks, size_t n,
+              int64_t lease_ms, bool *lost, dq_err *err);
+
+/** Hands a claimed task back unrun (a worker shutting down): due now, attempt unchanged. */
+int dq_release(dq_client *c, const char *queue, const dq_task *t, dq_err *err);
+
+/* ---- worker ---------------------------------------------------------------------- */
+
+typedef enum dq_outcome {
+    DQ_DONE = 0, /* the task is finished */
+    DQ_RETRY,    /* transient failure: run again after the queue's backoff */
+    DQ_FAILED,   /* permanent failure: park it in the failed set */
+} dq_outcome;
+
+/* What a handler reports. The worker zeroes it before each call. */
+typedef struct dq_result {
+    dq_outcome outcome;
+    char message[1024]; /* retry / failed: what went wrong (one line is best) */
+    char *trace;        /* failed: stack trace text, malloc()ed by the handler; the worker
+                           frees it. NULL: none. See dq_trace_capture(). */
+} dq_result;
+
+/*
+ * Runs one task. Called on one of the worker's handler threads; @task is borrowed for
+ * the call. Handlers of one worker run concurrently (opts.concurrency).
+ */
+typedef void (*dq_handler_fn)(const dq_task *task, dq_result *result, void *arg);
+
+enum { DQ_LOG_ERROR = 0, DQ_LOG_WARN = 1, DQ_LOG_INFO = 2, DQ_LOG_DEBUG = 3 };
+
+/* Receives one logfmt line (no newline) per event at or below the configured level. */
+typedef void (*dq_log_fn)(int level, const char *line, void *arg);
+
+typedef struct dq_worker_opts {
+    unsigned concurrency; /* handlers running at once; 0: 1 */
+    unsigned batch;       /* tasks per claim (1..1000); 0: concurrency */
+    int64_t lease_ms;     /* lease per claim, renewed while a handler runs; 0: 30 s */
+    int64_t timeout_ms;   /* a handler running longer stops having its lease renewed, so
+                             the task is reaped and retried; 0: no timeout */
+    int64_t grace_ms;     /* on stop, how long running handlers may finish; 0: 30 s */
+    int64_t max_idle_ms;  /* longest sleep between claims with nothing due; 0: 60 s */
+    const char *name;     /* worker name in leases and logs; NULL: user@host:pid */
+    dq_log_fn log;        /* NULL: no logging */
+    void *log_arg;
+    int log_level;        /* DQ_LOG_*; events above it are not formatted */
+} dq_worker_opts;
+
+typedef struct dq_worker dq_worker; /* opaque */
+
+/**
+ * Creates a worker for @queue on @url. It connects when run. On DQ_OK *out holds a
+ * worker to release with dq_worker_free().
+ */
+int dq_worker_new(const char *url, const dq_client_opts *copts, const char *queue,
+                  const dq_worker_opts *opts, dq_handler_fn handler, void *arg, dq_worker **out,
+                  dq_err *err);
+
+/**
+ * Runs the worker until dq_worker_stop(): claims due tasks (the first claim at once),
+ * runs them on handler threads, writes each result (ack, retry or fail), renews leases
+ * while handlers run, returns expired leases of any worker (reap), and sleeps until the
+ * next due time when nothing is due, woken early when an earlier task is scheduled.
+ * While Redis is unreachable it keeps finished results and writes them after it
+ * reconnects (capped backoff with jitter). Returns DQ_OK after a clean stop.
+ */
+int dq_worker_run(dq_worker *w, dq_err *err);
+
+/**
+ * Asks a running worker to stop: no more claims; running handlers get the grace period,
+ * then unfinished tasks are handed back (not counted as an attempt). @now skips the
+ * grace period. Async-signal-safe: may be called from a signal handler.
+ */
+void dq_worker_stop(dq_worker *w, bool now);
+
+/** Frees a worker that is not running. Accepts NULL. */
+void dq_worker_free(dq_worker *w);
+
+/**
+ * Writes the calling thread's stack (function names where the binary exports them,
+ * else addresses) to a new malloc()ed string, for dq_result.trace. NULL on OOM.
+ */
+char *dq_trace_capture(void);
 
 /* ---- operating ------------------------------------------------------------------- */
 

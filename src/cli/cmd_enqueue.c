@@ -107,7 +107,9 @@ cmd_enqueue(struct cli *g, int argc, char **argv)
     } else {
         FILE *f = use_stdin ? stdin : fopen(file, "rb");
         if (f == NULL) {
-            fprintf(stderr, "%s: --file: cannot open \"%s\": %s\n", g->prog, file, strerror(errno));
+            fprintf(stderr, "%s: --file: cannot open \"", g->prog);
+            cli_put_safe(stderr, file, strlen(file));
+            fprintf(stderr, "\": %s\n", strerror(errno));
             rc = DQ_EXIT_USAGE;
             goto out;
         }
@@ -115,8 +117,10 @@ cmd_enqueue(struct cli *g, int argc, char **argv)
         if (f != stdin)
             fclose(f);
         if (raw == NULL) {
-            fprintf(stderr, "%s: cannot read the payload from %s\n", g->prog,
-                    use_stdin ? "stdin" : file);
+            const char *from = use_stdin ? "stdin" : file;
+            fprintf(stderr, "%s: cannot read the payload from ", g->prog);
+            cli_put_safe(stderr, from, strlen(from));
+            fputc('\n', stderr);
             rc = DQ_EXIT_USAGE;
             goto out;
         }

@@ -11,7 +11,7 @@
 #include "lib/dur.h"
 
 static const char requeue_help[] =
-    "usage: delayq requeue (ID... | --all) [-q QUEUE] [--delay DUR] [--spread DUR]\n\n"
+    "usage: delayq requeue [-q QUEUE] [--delay DUR] [--spread DUR] (--all | [--] ID...)\n\n"
     "Moves failed tasks back to scheduled with their attempts reset and deadline\n"
     "cleared, and prints how many moved. With ids it is all or nothing: an id that is\n"
     "not in the failed set (someone requeued or dropped it first) is exit 1, names the\n"
@@ -21,7 +21,7 @@ static const char requeue_help[] =
     "  --spread DUR   with --all: spread due times evenly over DUR after the delay\n\n";
 
 static const char drop_help[] =
-    "usage: delayq drop (ID... | --all-failed) [-q QUEUE]\n\n"
+    "usage: delayq drop [-q QUEUE] (--all-failed | [--] ID...)\n\n"
     "Deletes failed or scheduled tasks for good, and prints how many. All or nothing:\n"
     "an unknown id is exit 1, names the id, and nothing is dropped. A task in flight\n"
     "cannot be dropped while it runs.\n\n"
@@ -44,7 +44,18 @@ parse(struct cli *g, int argc, char **argv, bool requeue, struct ops_args *o)
     int m;
 
     memset(o, 0, sizeof *o);
+    bool ids_only = false;
     for (int i = 0; i < argc; i++) {
+        if (!ids_only && strcmp(argv[i], "--") == 0) {
+            ids_only = true; /* what follows are ids, even those starting with '-' */
+            continue;
+        }
+        if (ids_only) {
+            if (o->n == MAX_IDS)
+                return cli_usage_error(g, "at most %d ids per call", MAX_IDS);
+            o->ids[o->n++] = argv[i];
+            continue;
+        }
         if ((m = cli_global_opt(g, argc, argv, &i)) != 0) {
             if (m < 0)
                 return DQ_EXIT_USAGE;

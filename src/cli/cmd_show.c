@@ -6,7 +6,7 @@
 #include "cli.h"
 
 static const char help[] =
-    "usage: delayq show ID [-q QUEUE] [--json]\n\n"
+    "usage: delayq show [-q QUEUE] [--json] [--] ID\n\n"
     "Every field of one task (in flight, failed or scheduled), the payload decoded from\n"
     "msgpack, and for a failed task its error and full stack trace. A generated id of a\n"
     "scheduled task has no index, so finding it walks the scheduled set in bounded steps.\n\n"
@@ -22,7 +22,19 @@ cmd_show(struct cli *g, int argc, char **argv)
     dq_err err = {0};
     int rc, m;
 
+    bool ids_only = false;
+
     for (int i = 0; i < argc; i++) {
+        if (!ids_only && strcmp(argv[i], "--") == 0) {
+            ids_only = true; /* what follows is an id, even if it starts with '-' */
+            continue;
+        }
+        if (ids_only) {
+            if (id != NULL)
+                return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
+            id = argv[i];
+            continue;
+        }
         if ((m = cli_global_opt(g, argc, argv, &i)) != 0) {
             if (m < 0)
                 return DQ_EXIT_USAGE;

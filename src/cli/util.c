@@ -63,11 +63,14 @@ int
 cli_usage_error(const struct cli *g, const char *fmt, ...)
 {
     va_list ap;
+    char msg[512];
 
-    fprintf(stderr, "%s: ", g->prog);
+    /* the message quotes what the user typed: escape it like anything untrusted */
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "%s: ", g->prog);
+    cli_put_safe(stderr, msg, strlen(msg));
     fprintf(stderr, " (see --help)\n");
     return DQ_EXIT_USAGE;
 }

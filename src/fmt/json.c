@@ -63,7 +63,7 @@ struct parser {
     dq_err *err;
     struct slot *slots; /* one per container, in opening order */
     size_t nslots, cap;
-    size_t next; /* second pass: the next slot to use */
+    size_t next;       /* second pass: the next slot to use */
     struct dq_buf str; /* the last string decoded */
     struct dq_buf bin; /* the last base64 decoded */
     struct dq_buf num; /* a number's text, NUL-terminated for strtod */
@@ -71,9 +71,11 @@ struct parser {
 };
 
 static int parse_value(struct parser *ps, int depth);
+static int fail_at(struct parser *ps, const unsigned char *at, const char *fmt, ...)
+    DQ_PRINTF(3, 4);
 
 /* Fills the error with the line and column (in characters) of @at. */
-static int DQ_PRINTF(3, 4)
+static int
 fail_at(struct parser *ps, const unsigned char *at, const char *fmt, ...)
 {
     char what[160];
@@ -114,8 +116,7 @@ fail_unexpected(struct parser *ps, const unsigned char *at)
 static void
 skip_ws(struct parser *ps)
 {
-    while (ps->p < ps->end &&
-           (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
+    while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
         ps->p++;
 }
 
@@ -213,8 +214,8 @@ parse_string(struct parser *ps)
             break;
         }
         if (c < 0x20)
-            return fail_at(ps, ps->p, "control character 0x%02x in string (write it as \\u%04x)",
-                           c, c);
+            return fail_at(ps, ps->p, "control character 0x%02x in string (write it as \\u%04x)", c,
+                           c);
         if (c >= 0x80) {
             size_t n = dq_utf8_decode(ps->p, (size_t)(ps->end - ps->p), &cp);
             if (n == 0)
@@ -256,7 +257,8 @@ parse_string(struct parser *ps)
             continue;
         }
         default:
-            return fail_at(ps, bs, "bad escape \\%c", *ps->p >= 0x21 && *ps->p < 0x7f ? *ps->p : '?');
+            return fail_at(ps, bs, "bad escape \\%c",
+                           *ps->p >= 0x21 && *ps->p < 0x7f ? *ps->p : '?');
         }
         dq_buf_putc(&ps->str, e);
         ps->p++;
@@ -439,8 +441,7 @@ open_slot(struct parser *ps, size_t *idx)
 }
 
 static int
-close_slot(struct parser *ps, size_t idx, uint64_t count, const unsigned char *open,
-           unsigned keys)
+close_slot(struct parser *ps, size_t idx, uint64_t count, const unsigned char *open, unsigned keys)
 {
     if (ps->out != NULL)
         return DQ_OK;
@@ -483,8 +484,9 @@ write_reserved(struct parser *ps, enum kind kind)
                 return fail_at(ps, at, "\"$ext\" must be an integer -128..127");
             ext_type = n.type == NUM_UINT ? (int64_t)n.u : n.i;
         } else {
-            const char *name = key == KEY_FLOAT ? "$float" : key == KEY_B64 ? "$base64"
-                                                                           : "$str_base64";
+            const char *name = key == KEY_FLOAT ? "$float"
+                               : key == KEY_B64 ? "$base64"
+                                                : "$str_base64";
             if (*at != '"')
                 return fail_at(ps, at, "\"%s\" must be a string", name);
             rc = parse_string(ps);

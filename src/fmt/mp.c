@@ -66,8 +66,7 @@ read_body(const unsigned char **pp, const unsigned char *end, size_t n, struct d
 
 /* Fixed-size body (fixext): @len data bytes after the type byte. */
 static bool
-read_fixext(const unsigned char **pp, const unsigned char *end, uint32_t len,
-            struct dq_mp_item *it)
+read_fixext(const unsigned char **pp, const unsigned char *end, uint32_t len, struct dq_mp_item *it)
 {
     const unsigned char *p = *pp;
 

@@ -30,11 +30,19 @@
 /* JSON string runs are flushed at least this often so the stop mark is noticed. */
 #define RUN_MAX 1024
 
+/*
+ * A non-string map key is rendered as JSON and then quoted as a string, which escapes
+ * every quote and backslash in it once more. Keys nested inside such keys would double
+ * the text at every level (2^64 at the depth limit), so that nesting is capped.
+ */
+#define KEY_NEST_MAX 4
+
 struct walk {
     struct dq_mp_reader r;
     const unsigned char *start; /* for byte offsets in messages */
     dq_err *err;
     size_t stop_at; /* stop once the output is this long (SIZE_MAX: never) */
+    int key_nest;   /* non-string map keys being rendered around this point */
 };
 
 static size_t
@@ -122,11 +130,14 @@ nonfinite_name(double v)
 static int
 json_string(struct walk *w, struct dq_buf *out, const unsigned char *s, size_t len)
 {
-    static const char hex[] = "0123456789abcdef";
-    const unsigned char *p = s, *end = s + len, *run = s;
     uint32_t cp;
 
     dq_buf_putc(out, '"');
+    if (len == 0) { /* @s may be NULL then (a key cut before its first byte) */
+        dq_buf_putc(out, '"');
+        return DQ_OK;
+    }
+    const unsigned char *p = s, *end = s + len, *run = s;
     while (p < end) {
         size_t n = dq_utf8_decode(p, (size_t)(end - p), &cp);
         if (n == 0) { /* callers pass valid UTF-8; stay safe anyway */
@@ -168,12 +179,9 @@ json_string(struct walk *w, struct dq_buf *out, const unsigned char *s, size_t l
         case '\t':
             dq_buf_append(out, "\\t", 2);
             break;
-        default: {
-            char u[6] = {'\\', 'u', hex[(cp >> 12) & 15], hex[(cp >> 8) & 15],
-                         hex[(cp >> 4) & 15], hex[cp & 15]};
-            dq_buf_append(out, u, sizeof u);
+        default:
+            dq_buf_printf(out, "\\u%04" PRIx32, cp);
             break;
-        }
         }
         if (reached_stop(w, out))
             return WALK_CUT;
@@ -205,6 +213,18 @@ json_b64(struct walk *w, struct dq_buf *out, const unsigned char *s, size_t len)
 
 static int json_value(struct walk *w, struct dq_buf *out, int depth);
 
+/* Counts one more level of non-string key rendering, refusing past KEY_NEST_MAX. */
+static int
+enter_key(struct walk *w)
+{
+    if (w->key_nest >= KEY_NEST_MAX)
+        return dq_err_set(w->err, DQ_EPROTO,
+                          "msgpack: map key at byte %zu nests non-string keys more than %d deep",
+                          offset(w), KEY_NEST_MAX);
+    w->key_nest++;
+    return DQ_OK;
+}
+
 /* A map key: a valid UTF-8 str as itself, anything else as its JSON text. */
 static int
 json_key(struct walk *w, struct dq_buf *out, int depth)
@@ -215,17 +235,25 @@ json_key(struct walk *w, struct dq_buf *out, int depth)
     if (dq_mp_read(&w->r, &it) && it.type == DQ_MP_STR && dq_utf8_valid(it.ptr, it.len))
         return json_string(w, out, it.ptr, it.len);
     w->r = save;
+    int rc = enter_key(w);
+    if (rc != DQ_OK)
+        return rc;
 
+    /* The key's text is at least as long as its JSON, so the stop mark carries over. */
     struct dq_buf key = DQ_BUF_INIT;
     size_t stop = w->stop_at;
-    w->stop_at = SIZE_MAX;
-    int rc = json_value(w, &key, depth);
+    if (stop != SIZE_MAX)
+        w->stop_at = out->len < stop ? stop - out->len : 0;
+    rc = json_value(w, &key, depth);
     w->stop_at = stop;
-    if (rc == DQ_OK) {
-        if (key.failed)
+    w->key_nest--;
+    if (rc == DQ_OK || rc == WALK_CUT) {
+        if (key.failed) {
             out->failed = true;
-        else
-            rc = json_string(w, out, (const unsigned char *)key.data, key.len);
+        } else {
+            int rc2 = json_string(w, out, (const unsigned char *)key.data, key.len);
+            rc = rc == DQ_OK ? rc2 : rc;
+        }
     }
     dq_buf_free(&key);
     return rc;
@@ -323,6 +351,7 @@ json_render(struct dq_buf *out, const void *data, size_t len, size_t stop_at, dq
     w.start = w.r.p;
     w.err = err;
     w.stop_at = stop_at;
+    w.key_nest = 0;
     dq_buf_append(out, "", 0);
     int rc = json_value(&w, out, 0);
     if (rc != DQ_OK)
@@ -368,9 +397,13 @@ tree_key(struct walk *w, struct dq_buf *out, int depth)
         return DQ_OK;
     }
     w->r = save;
+    int rc = enter_key(w);
+    if (rc != DQ_OK)
+        return rc;
 
     struct dq_buf key = DQ_BUF_INIT;
-    int rc = json_value(w, &key, depth);
+    rc = json_value(w, &key, depth);
+    w->key_nest--;
     if (rc == DQ_OK) {
         if (key.failed)
             out->failed = true;
@@ -474,6 +507,7 @@ dq_mp_to_tree(struct dq_buf *out, const void *data, size_t len, int indent, dq_e
     w.start = w.r.p;
     w.err = err;
     w.stop_at = SIZE_MAX;
+    w.key_nest = 0;
     dq_buf_append(out, "", 0);
     int rc = tree_value(&w, out, indent > 0 ? indent : 0, 0, true);
     if (rc != DQ_OK)

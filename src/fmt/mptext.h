@@ -25,7 +25,9 @@
  * the process locale, and always show a '.' or exponent ("1.0"), so they stay floats
  * through dq_json_to_mp(). Control characters are escaped per JSON (\n, \u001b ...), and
  * so are DEL, C1 controls, U+2028/U+2029 and bidi controls, so the text is also
- * terminal-safe. Nesting deeper than DQ_MPTEXT_MAX_DEPTH → DQ_EPROTO. Malformed →
+ * terminal-safe. Nesting deeper than DQ_MPTEXT_MAX_DEPTH → DQ_EPROTO, and so are
+ * non-string keys nested inside non-string keys more than 4 deep (each level escapes
+ * the text again and doubles it, so the output would grow exponentially). Malformed →
  * DQ_EPROTO with a message like "msgpack: truncated at byte 12". DQ_ENOMEM if @out
  * could not grow. On error @out may hold partial text.
  */

@@ -160,8 +160,8 @@ dq_conn_command(dq_client *c, int argc, const char **argv, const size_t *lens, r
     return DQ_OK;
 }
 
-static void
-default_who(char *buf, size_t size)
+void
+dq_default_who(char *buf, size_t size)
 {
     const char *user = getenv("USER");
     struct passwd *pw = getpwuid(getuid());
@@ -202,7 +202,7 @@ dq_client_open(const char *url, const dq_client_opts *opts, dq_client **out, dq_
     if (opts != NULL && opts->who != NULL && opts->who[0] != '\0')
         snprintf(c->who, sizeof c->who, "%s", opts->who);
     else
-        default_who(c->who, sizeof c->who);
+        dq_default_who(c->who, sizeof c->who);
     rc = dq_conn_ensure(c, err);
 out:
     if (rc != DQ_OK) {
@@ -233,4 +233,64 @@ const char *
 dq_client_who(const dq_client *c)
 {
     return c->who;
+}
+
+int
+dq_sub_open(const dq_client *c, const char *channel, dq_client **out, dq_err *err)
+{
+    dq_client *s = malloc(sizeof *s);
+    redisReply *r;
+    int rc;
+
+    *out = NULL;
+    if (s == NULL)
+        return dq_err_set(err, DQ_ENOMEM, "out of memory");
+    *s = *c;
+    s->ctx = NULL;
+    s->retry_at_ms = 0;
+    s->backoff_ms = 0;
+    rc = dq_conn_ensure(s, err);
+    if (rc != DQ_OK)
+        goto out;
+    r = redisCommand(s->ctx, "SUBSCRIBE %s", channel);
+    if (r == NULL) {
+        rc = io_error(s, "SUBSCRIBE", s->command_timeout_ms, err);
+        goto out;
+    }
+    if (r->type != REDIS_REPLY_ARRAY)
+        rc = dq_err_set(err, DQ_EREDIS, "redis at %s refused SUBSCRIBE", s->endpoint);
+    freeReplyObject(r);
+out:
+    if (rc != DQ_OK) {
+        dq_client_free(s);
+        return rc;
+    }
+    *out = s;
+    return DQ_OK;
+}
+
+int
+dq_sub_fd(const dq_client *s)
+{
+    return s != NULL && s->ctx != NULL ? s->ctx->fd : -1;
+}
+
+int
+dq_sub_drain(dq_client *s, dq_err *err)
+{
+    void *r = NULL;
+    int n = 0;
+
+    if (s->ctx == NULL)
+        return dq_err_set(err, DQ_ECONN, "wake-up connection is closed");
+    if (redisBufferRead(s->ctx) != REDIS_OK)
+        return io_error(s, "wake-up read", s->command_timeout_ms, err);
+    while (redisGetReplyFromReader(s->ctx, &r) == REDIS_OK && r != NULL) {
+        freeReplyObject(r);
+        r = NULL;
+        n++;
+    }
+    if (s->ctx->err)
+        return io_error(s, "wake-up read", s->command_timeout_ms, err);
+    return n;
 }

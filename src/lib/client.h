@@ -39,7 +39,24 @@ int dq_conn_ensure(dq_client *c, dq_err *err);
 int dq_conn_command(dq_client *c, int argc, const char **argv, const size_t *lens, redisReply **out,
                     dq_err *err);
 
+/* "user@host" of this process, for audit entries and worker names. */
+void dq_default_who(char *buf, size_t size);
+
 /* Milliseconds on the monotonic clock. */
 int64_t dq_mono_ms(void);
+
+
+/*
+ * A second connection to @c's server, subscribed to pub/sub @channel (the worker's
+ * wake-up). *out is a dq_client in subscribe mode: use it only with dq_sub_*.
+ */
+int dq_sub_open(const dq_client *c, const char *channel, dq_client **out, dq_err *err);
+
+/* The socket to poll for readability, or -1 while disconnected. */
+int dq_sub_fd(const dq_client *s);
+
+/* Reads what arrived (call when the fd is readable). Returns the number of messages,
+ * or DQ_ECONN after dropping a connection that closed or failed. */
+int dq_sub_drain(dq_client *s, dq_err *err);
 
 #endif /* DQ_LIB_CLIENT_H */

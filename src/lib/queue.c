@@ -397,6 +397,7 @@ finish(dq_client *c, enum dq_script_id id, const char *queue, const dq_task *t,
     dq_args_init(&a);
     dq_args_str(&a, tk);
     dq_args_i64(&a, t->attempt);
+    dq_args_i64(&a, t->claimed_ms); /* with the attempt: the lease's fencing token */
     for (size_t i = 0; i < nextra; i++)
         dq_args_str(&a, extra[i] ? extra[i] : "");
     rc = dq_scripts_run(c, id, queue, &a, parse, out, err);
@@ -952,4 +953,70 @@ dq_audit_get(dq_client *c, const char *queue, size_t limit, dq_audit *out, dq_er
     if (rc != DQ_OK)
         dq_audit_free(out);
     return rc;
+}
+
+/* ---- extend, release ---------------------------------------------------------------- */
+
+struct extend_state {
+    bool *lost;
+    size_t n;
+};
+
+static int
+parse_extend(const redisReply *r, void *out, dq_err *err)
+{
+    struct extend_state *es = out;
+    int64_t v;
+
+    if (!reply_array(r, es->n))
+        return bad_reply(err, "extend");
+    for (size_t i = 0; i < es->n; i++) {
+        if (!reply_int(r->element[i], &v))
+            return bad_reply(err, "extend");
+        if (es->lost != NULL)
+            es->lost[i] = v < 0;
+    }
+    return DQ_OK;
+}
+
+int
+dq_extend(dq_client *c, const char *queue, const dq_task *const *tasks, size_t n,
+          int64_t lease_ms, bool *lost, dq_err *err)
+{
+    struct extend_state es = {lost, n};
+    struct dq_args a;
+    struct {
+        char tk[220];
+        char attempt[16];
+        char claimed[24];
+    } *tks;
+    int rc;
+
+    if (n == 0 || n > 1000)
+        return dq_err_set(err, DQ_EINVAL, "extend: %zu tasks; 1..1000 per call", n);
+    tks = malloc(n * sizeof *tks);
+    if (tks == NULL)
+        return dq_err_set(err, DQ_ENOMEM, "out of memory");
+    dq_args_init(&a);
+    dq_args_i64(&a, lease_ms);
+    for (size_t i = 0; i < n; i++) {
+        /* formatted here: dq_args_i64 keeps at most 16 numbers */
+        snprintf(tks[i].tk, sizeof tks[i].tk, "%s%s", tasks[i]->custom_id ? "c:" : "",
+                 tasks[i]->id);
+        snprintf(tks[i].attempt, sizeof tks[i].attempt, "%u", tasks[i]->attempt);
+        snprintf(tks[i].claimed, sizeof tks[i].claimed, "%lld", (long long)tasks[i]->claimed_ms);
+        dq_args_str(&a, tks[i].tk);
+        dq_args_str(&a, tks[i].attempt);
+        dq_args_str(&a, tks[i].claimed);
+    }
+    rc = dq_scripts_run(c, DQ_SCRIPT_EXTEND, queue, &a, parse_extend, &es, err);
+    dq_args_free(&a);
+    free(tks);
+    return rc;
+}
+
+int
+dq_release(dq_client *c, const char *queue, const dq_task *t, dq_err *err)
+{
+    return finish(c, DQ_SCRIPT_RELEASE, queue, t, NULL, 0, NULL, NULL, err);
 }

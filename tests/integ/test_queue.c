@@ -95,7 +95,7 @@ same_ms_in_enqueue_order(void **state)
     for (int i = 0; i < 300; i++) {
         dq_enqueued e;
         /* mixed ids, and payload sizes that change the envelope length */
-        snprintf(buf, sizeof buf, "%d", i);
+        snprintf(buf, sizeof buf, "id-%d", i);
         char payload[400];
         memset(payload, 'p', sizeof payload);
         o.id = (i % 3 == 0) ? buf : NULL;
@@ -138,23 +138,26 @@ duplicate_ids_are_not_added(void **state)
     assert_true(e.duplicate);
     assert_int_equal(e.where, DQ_STATE_SCHEDULED);
     assert_int_equal(e.due_ms, due);
-    /* an all-digit chosen id does not collide with generated task 1 */
-    enqueue_str(&f, "c", 0, "1", &e);
+    /* all-digit ids are the generated ones: a producer cannot choose one */
+    dq_enqueue_opts digits = {.id = "1"};
+    assert_int_equal(dq_enqueue(f.c, f.queue, &digits, "c", 1, &e, &f.err), DQ_EINVAL);
+    assert_non_null(strstr(f.err.msg, "all digits"));
+    enqueue_str(&f, "c", 0, "one", &e);
     assert_false(e.duplicate);
     enqueue_str(&f, "d", 0, NULL, &e);
     assert_false(e.duplicate);
     ASSERT_OK(&f, dq_claim(f.c, f.queue, 10, 30000, "w1", &cl, &f.err));
     assert_int_equal(cl.n, 2);
     assert_true(cl.tasks[0].custom_id);
-    assert_string_equal(cl.tasks[0].id, "1");
+    assert_string_equal(cl.tasks[0].id, "one");
     assert_false(cl.tasks[1].custom_id);
     /* in flight: still a duplicate */
-    enqueue_str(&f, "e", 0, "1", &e);
+    enqueue_str(&f, "e", 0, "one", &e);
     assert_true(e.duplicate);
     assert_int_equal(e.where, DQ_STATE_INFLIGHT);
     ASSERT_OK(&f, dq_fail(f.c, f.queue, &cl.tasks[0], "bad", "trace", &f.err));
     /* failed: still a duplicate, so the failure record is never overwritten */
-    enqueue_str(&f, "e", 0, "1", &e);
+    enqueue_str(&f, "e", 0, "one", &e);
     assert_true(e.duplicate);
     assert_int_equal(e.where, DQ_STATE_FAILED);
     ASSERT_OK(&f, dq_ack(f.c, f.queue, &cl.tasks[1], &f.err));
@@ -366,6 +369,39 @@ reap_returns_expired_leases(void **state)
 }
 
 static void
+stale_lease_is_fenced_after_requeue(void **state)
+{
+    struct fixture f;
+    dq_claimed a, b;
+    dq_enqueue_opts o = {.max_attempts = 1};
+    dq_enqueued e;
+    dq_reaped rp;
+    size_t moved;
+
+    fixture_open(&f, state, "fence");
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "x", 1, &e, &f.err));
+    /* A claims with a short lease and stalls; reap parks the task (1 attempt only); an
+     * operator requeues it (attempt back to 0); B claims it. A's late ack must fail. */
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 1, 20, "A", &a, &f.err));
+    assert_int_equal(a.n, 1);
+    int64_t deadline = test_mono_ms() + 5000;
+    do {
+        ASSERT_OK(&f, dq_reap(f.c, f.queue, 10, &rp, &f.err));
+        assert_true(test_mono_ms() < deadline);
+    } while (rp.exhausted == 0);
+    const char *ids[] = {e.id};
+    ASSERT_OK(&f, dq_requeue(f.c, f.queue, ids, 1, 0, &moved, &f.err));
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 1, 30000, "B", &b, &f.err));
+    assert_int_equal(b.n, 1);
+    assert_int_equal(b.tasks[0].attempt, a.tasks[0].attempt); /* same attempt number... */
+    assert_int_equal(dq_ack(f.c, f.queue, &a.tasks[0], &f.err), DQ_ELEASE); /* ...but fenced */
+    ASSERT_OK(&f, dq_ack(f.c, f.queue, &b.tasks[0], &f.err));
+    dq_claimed_free(&a);
+    dq_claimed_free(&b);
+    fixture_close(&f);
+}
+
+static void
 deadline_expires_to_failed(void **state)
 {
     struct fixture f;
@@ -531,6 +567,7 @@ main(void)
         cmocka_unit_test(long_retry_message_is_bounded),
         cmocka_unit_test(fail_keeps_error_and_trace),
         cmocka_unit_test(reap_returns_expired_leases),
+        cmocka_unit_test(stale_lease_is_fenced_after_requeue),
         cmocka_unit_test(deadline_expires_to_failed),
         cmocka_unit_test(stats_and_pages),
         cmocka_unit_test(failed_retention_is_exact_and_counted),

@@ -83,7 +83,9 @@ test_csi_and_osc(void **state)
     /* OSC 52: set the clipboard, terminated by BEL and by ST */
     CHECK("\x1b]52;c;cm0gLXJmIH4=\x07", 0, "\\e]52;c;cm0gLXJmIH4=\\x07");
     CHECK("\x1b]52;c;eA==\x1b\\", 0, "\\e]52;c;eA==\\e\\");
-    CHECK("a\x7f" "b", 0, "a\\x7fb");
+    CHECK("a\x7f"
+          "b",
+          0, "a\\x7fb");
     CHECK("nul\0byte", 0, "nul\\x00byte");
 }
 
@@ -92,11 +94,15 @@ test_c1_controls(void **state)
 {
     (void)state;
     /* U+009B (CSI) in UTF-8 form, and U+0085 (NEL) */
-    CHECK("\xc2\x9b" "2J", 0, "\\u{9b}2J");
+    CHECK("\xc2\x9b"
+          "2J",
+          0, "\\u{9b}2J");
     CHECK("\xc2\x85", 0, "\\u{85}");
     CHECK("\xc2\x80\xc2\x9f", 0, "\\u{80}\\u{9f}");
     /* a raw 8-bit C1 byte is invalid UTF-8 */
-    CHECK("\x9b" "2J", 0, "\\x9b2J");
+    CHECK("\x9b"
+          "2J",
+          0, "\\x9b2J");
 }
 
 static void
@@ -114,16 +120,16 @@ test_invalid_utf8(void **state)
 {
     (void)state;
     CHECK("\xff\xc0\x80", 0, "\\xff\\xc0\\x80");
-    CHECK("\xc0\xaf", 0, "\\xc0\\xaf");                 /* overlong '/' */
-    CHECK("\xe0\x80\xaf", 0, "\\xe0\\x80\\xaf");         /* overlong, 3 bytes */
+    CHECK("\xc0\xaf", 0, "\\xc0\\xaf");                   /* overlong '/' */
+    CHECK("\xe0\x80\xaf", 0, "\\xe0\\x80\\xaf");          /* overlong, 3 bytes */
     CHECK("\xf0\x80\x80\xaf", 0, "\\xf0\\x80\\x80\\xaf"); /* overlong, 4 bytes */
-    CHECK("\xed\xa0\x80", 0, "\\xed\\xa0\\x80");         /* surrogate U+D800 */
-    CHECK("\xed\xbf\xbf", 0, "\\xed\\xbf\\xbf");         /* surrogate U+DFFF */
+    CHECK("\xed\xa0\x80", 0, "\\xed\\xa0\\x80");          /* surrogate U+D800 */
+    CHECK("\xed\xbf\xbf", 0, "\\xed\\xbf\\xbf");          /* surrogate U+DFFF */
     CHECK("\xf4\x90\x80\x80", 0, "\\xf4\\x90\\x80\\x80"); /* U+110000 */
     CHECK("\xf5\x80\x80\x80", 0, "\\xf5\\x80\\x80\\x80");
-    CHECK("ab\xe2\x82", 0, "ab\\xe2\\x82");              /* truncated at the end */
-    CHECK("\xe2\x82z", 0, "\\xe2\\x82z");                /* truncated in the middle */
-    CHECK("\x80", 0, "\\x80");                           /* lone continuation */
+    CHECK("ab\xe2\x82", 0, "ab\\xe2\\x82"); /* truncated at the end */
+    CHECK("\xe2\x82z", 0, "\\xe2\\x82z");   /* truncated in the middle */
+    CHECK("\x80", 0, "\\x80");              /* lone continuation */
     /* the largest valid scalars on each side of the checks */
     CHECK("\xed\x9f\xbf\xee\x80\x80\xf4\x8f\xbf\xbf", 0,
           "\xed\x9f\xbf\xee\x80\x80\xf4\x8f\xbf\xbf");
@@ -209,16 +215,19 @@ test_width(void **state)
     assert_int_equal(dq_esc_width("", 0), 0);
     assert_int_equal(dq_esc_width("abc", 3), 3);
     assert_int_equal(dq_esc_width("caf\xc3\xa9", 5), 4);
-    assert_int_equal(dq_esc_width("e\xcc\x81", 3), 1);                   /* e + U+0301 */
-    assert_int_equal(dq_esc_width("\xe6\x97\xa5\xe6\x9c\xac", 6), 4);    /* 日本 */
-    assert_int_equal(dq_esc_width("\xed\x95\x9c", 3), 2);                /* 한 */
-    assert_int_equal(dq_esc_width("\xef\xbc\xa1", 3), 2);                /* fullwidth A */
-    assert_int_equal(dq_esc_width("\xf0\x9f\x98\x80", 4), 2);            /* U+1F600 */
-    assert_int_equal(dq_esc_width("\xf0\x9f\xa5\xb0", 4), 2);            /* U+1F970 */
-    assert_int_equal(dq_esc_width("a\xe2\x80\x8b" "b", 5), 2);           /* ZWSP */
-    assert_int_equal(dq_esc_width("\xef\xbd\xa1", 3), 1);                /* halfwidth 。 */
-    assert_int_equal(dq_esc_width("\xff", 1), 1);                        /* stray byte */
-    assert_int_equal(dq_esc_width("\xf0\xa0\x80\x80", 4), 2);            /* U+20000 */
+    assert_int_equal(dq_esc_width("e\xcc\x81", 3), 1);                /* e + U+0301 */
+    assert_int_equal(dq_esc_width("\xe6\x97\xa5\xe6\x9c\xac", 6), 4); /* 日本 */
+    assert_int_equal(dq_esc_width("\xed\x95\x9c", 3), 2);             /* 한 */
+    assert_int_equal(dq_esc_width("\xef\xbc\xa1", 3), 2);             /* fullwidth A */
+    assert_int_equal(dq_esc_width("\xf0\x9f\x98\x80", 4), 2);         /* U+1F600 */
+    assert_int_equal(dq_esc_width("\xf0\x9f\xa5\xb0", 4), 2);         /* U+1F970 */
+    assert_int_equal(dq_esc_width("a\xe2\x80\x8b"
+                                  "b",
+                                  5),
+                     2);                                      /* ZWSP */
+    assert_int_equal(dq_esc_width("\xef\xbd\xa1", 3), 1);     /* halfwidth 。 */
+    assert_int_equal(dq_esc_width("\xff", 1), 1);             /* stray byte */
+    assert_int_equal(dq_esc_width("\xf0\xa0\x80\x80", 4), 2); /* U+20000 */
 
     /* the width of escaped text counts the escape */
     struct dq_buf b = DQ_BUF_INIT;
@@ -232,16 +241,11 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_plain_text_copied),
-        cmocka_unit_test(test_csi_and_osc),
-        cmocka_unit_test(test_c1_controls),
-        cmocka_unit_test(test_newline_tab_flags),
-        cmocka_unit_test(test_invalid_utf8),
-        cmocka_unit_test(test_bidi_controls),
-        cmocka_unit_test(test_all_bytes_safe),
-        cmocka_unit_test(test_appends),
-        cmocka_unit_test(test_utf8_decode),
-        cmocka_unit_test(test_width),
+        cmocka_unit_test(test_plain_text_copied), cmocka_unit_test(test_csi_and_osc),
+        cmocka_unit_test(test_c1_controls),       cmocka_unit_test(test_newline_tab_flags),
+        cmocka_unit_test(test_invalid_utf8),      cmocka_unit_test(test_bidi_controls),
+        cmocka_unit_test(test_all_bytes_safe),    cmocka_unit_test(test_appends),
+        cmocka_unit_test(test_utf8_decode),       cmocka_unit_test(test_width),
     };
 
     return cmocka_run_group_tests_name("unit/esc", tests, NULL, NULL);

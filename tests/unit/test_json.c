@@ -100,17 +100,20 @@ test_strings(void **state)
 {
     (void)state;
     MP_IS("\"\"", "\xa0");
-    MP_IS("\"a\\u0041\\n\\t\\r\\b\\f\\/\\\\\\\"\"", "\xaa" "aA\n\t\r\b\f/\\\"");
+    MP_IS("\"a\\u0041\\n\\t\\r\\b\\f\\/\\\\\\\"\"", "\xaa"
+                                                    "aA\n\t\r\b\f/\\\"");
     MP_IS("\"\\u00e9\\u00E9\"", "\xa4\xc3\xa9\xc3\xa9");
     MP_IS("\"\\ud83d\\ude00\"", "\xa4\xf0\x9f\x98\x80");
     MP_IS("\"\\uDBFF\\uDFFF\"", "\xa4\xf4\x8f\xbf\xbf");
     MP_IS("\"\\u0000\"", "\xa1\x00");
-    MP_IS("\"caf\xc3\xa9 \xe6\x97\xa5\"", "\xa9" "caf\xc3\xa9 \xe6\x97\xa5");
+    MP_IS("\"caf\xc3\xa9 \xe6\x97\xa5\"", "\xa9"
+                                          "caf\xc3\xa9 \xe6\x97\xa5");
     MP_IS("\"\xf0\x9f\x98\x80\"", "\xa4\xf0\x9f\x98\x80");
     /* 31 and 32 bytes: fixstr and str8 */
-    MP_IS("\"0123456789012345678901234567890\"", "\xbf" "0123456789012345678901234567890");
-    MP_IS("\"01234567890123456789012345678901\"",
-          "\xd9\x20" "01234567890123456789012345678901");
+    MP_IS("\"0123456789012345678901234567890\"", "\xbf"
+                                                 "0123456789012345678901234567890");
+    MP_IS("\"01234567890123456789012345678901\"", "\xd9\x20"
+                                                  "01234567890123456789012345678901");
 }
 
 static void
@@ -134,8 +137,9 @@ test_string_errors(void **state)
     fails("\"\xe6\x97\"", "json: invalid UTF-8 byte 0xe6 in string at line 1 column 2");
     fails("[\"abc", "json: unterminated string at line 1 column 2");
     fails("\"abc\\", "json: unterminated string at line 1 column 1");
-    fails_n("\"a\0b\"", 5, "json: control character 0x00 in string (write it as \\u0000) at "
-                           "line 1 column 3");
+    fails_n("\"a\0b\"", 5,
+            "json: control character 0x00 in string (write it as \\u0000) at "
+            "line 1 column 3");
 }
 
 static void
@@ -146,9 +150,12 @@ test_containers(void **state)
     MP_IS("{}", "\x80");
     MP_IS("[ ]", "\x90");
     MP_IS("{ }", "\x80");
-    MP_IS("{\"a\":1,\"b\":[true,null]}", "\x82\xa1" "a\x01\xa1" "b\x92\xc3\xc0");
+    MP_IS("{\"a\":1,\"b\":[true,null]}", "\x82\xa1"
+                                         "a\x01\xa1"
+                                         "b\x92\xc3\xc0");
     /* key order and duplicates are kept */
-    MP_IS("{\"z\":1,\"a\":2,\"z\":3}", "\x83\xa1z\x01\xa1" "a\x02\xa1z\x03");
+    MP_IS("{\"z\":1,\"a\":2,\"z\":3}", "\x83\xa1z\x01\xa1"
+                                       "a\x02\xa1z\x03");
     MP_IS(" [ [ ] , { \"k\" : [ 1 ] } ] ", "\x92\x90\x81\xa1k\x91\x01");
 }
 
@@ -212,7 +219,8 @@ test_reserved_objects(void **state)
     MP_IS("{\"$base64\":\"\"}", "\xc4\x00");
     MP_IS("{\"$base64\":\"AQI\"}", "\xc4\x02\x01\x02"); /* unpadded */
     MP_IS("{\"$ext\":-1,\"$base64\":\"AAAAAQ==\"}", "\xd6\xff\x00\x00\x00\x01");
-    MP_IS("{ \"$base64\" : \"YWJj\" , \"$ext\" : 127 }", "\xc7\x03\x7f" "abc");
+    MP_IS("{ \"$base64\" : \"YWJj\" , \"$ext\" : 127 }", "\xc7\x03\x7f"
+                                                         "abc");
     MP_IS("{\"$ext\":-128,\"$base64\":\"\"}", "\xc7\x00\x80");
     MP_IS("{\"$str_base64\":\"/w==\"}", "\xa1\xff");
     MP_IS("{\"\\u0024base64\":\"AA==\"}", "\xc4\x01\x00"); /* the key after unescaping */
@@ -226,10 +234,12 @@ test_reserved_objects(void **state)
     dq_buf_free(&out);
 
     /* other shapes are plain maps */
-    MP_IS("{\"$base64\":\"AQ==\",\"x\":1}", "\x82\xa7$base64\xa4" "AQ==\xa1x\x01");
+    MP_IS("{\"$base64\":\"AQ==\",\"x\":1}", "\x82\xa7$base64\xa4"
+                                            "AQ==\xa1x\x01");
     MP_IS("{\"$ext\":1}", "\x81\xa4$ext\x01");
-    MP_IS("{\"$base64\":\"AQ==\",\"$base64\":\"AQ==\"}",
-          "\x82\xa7$base64\xa4" "AQ==\xa7$base64\xa4" "AQ==");
+    MP_IS("{\"$base64\":\"AQ==\",\"$base64\":\"AQ==\"}", "\x82\xa7$base64\xa4"
+                                                         "AQ==\xa7$base64\xa4"
+                                                         "AQ==");
     MP_IS("{\"$b64\":\"\"}", "\x81\xa4$b64\xa0");
     /* the reserved shapes with bad values are errors */
     fails("{\"$base64\":\"AQ=\"}", "json: \"$base64\" is not valid base64 at line 1 column 12");

@@ -217,6 +217,53 @@ test_json_containers(void **state)
     dq_buf_free(&b);
 }
 
+/* value_k = {value_(k-1): nil}, value_0 = "\"": keys nested k - 1 deep. */
+static void
+nested_keys(struct dq_buf *b, int k)
+{
+    for (int i = 0; i < k; i++)
+        dq_mp_put_map(b, 1);
+    dq_mp_put_str(b, "\"", 1);
+    for (int i = 0; i < k; i++)
+        dq_mp_put_nil(b);
+}
+
+/* Re-escaping doubles the text per level of non-string keys; the nesting is capped. */
+static void
+test_nested_keys(void **state)
+{
+    struct dq_buf b = DQ_BUF_INIT;
+    struct dq_buf out = DQ_BUF_INIT;
+    dq_err err = {0};
+    (void)state;
+
+    nested_keys(&b, 2);
+    json_is(&b, "{\"{\\\"\\\\\\\"\\\":null}\":null}");
+    assert_int_equal(dq_mp_to_tree(&out, b.data, b.len, 0, &err), DQ_OK);
+    assert_string_equal(out.data, "{\"\\\"\":null}: nil\n");
+
+    dq_buf_reset(&b);
+    dq_buf_reset(&out);
+    nested_keys(&b, 5);
+    assert_int_equal(dq_mp_to_json(&out, b.data, b.len, &err), DQ_OK);
+    dq_buf_reset(&out);
+    assert_int_equal(dq_mp_to_tree(&out, b.data, b.len, 0, &err), DQ_OK);
+
+    dq_buf_reset(&b);
+    nested_keys(&b, 6);
+    json_fails(b.data, b.len, "msgpack: map key at byte 5 nests non-string keys more than 4 deep");
+
+    /* a key bomb: 64 levels would be 2^63 times larger; refused at once */
+    dq_buf_reset(&b);
+    nested_keys(&b, 64);
+    json_fails(b.data, b.len, "msgpack: map key at byte 5 nests non-string keys more than 4 deep");
+    dq_buf_reset(&out);
+    dq_mp_summary(&out, b.data, b.len, 40);
+    assert_int_equal(strncmp(out.data, "raw: ", 5), 0);
+    dq_buf_free(&out);
+    dq_buf_free(&b);
+}
+
 static void
 test_json_errors(void **state)
 {
@@ -531,6 +578,19 @@ test_summary(void **state)
     }
     dq_buf_free(&s);
 
+    /* the stop mark falls just before a non-string key (found by fuzzing: the key's
+     * text was empty and NULL) */
+    dq_buf_reset(&b);
+    dq_buf_reset(&out);
+    dq_mp_put_map(&b, 2);
+    dq_mp_put_str(&b, "a", 1);
+    dq_mp_put_str(&b, "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy", 40);
+    dq_mp_put_array(&b, 1);
+    dq_mp_put_uint(&b, 1);
+    dq_mp_put_uint(&b, 1);
+    dq_mp_summary(&out, b.data, b.len, 10);
+    assert_string_equal(out.data, "{\"a\":\"y\xe2\x80\xa6");
+
     /* not msgpack: raw bytes, escaped */
     dq_buf_reset(&out);
     dq_mp_summary(&out, "\xc1\x1b[31mred\xff", 10, 80);
@@ -585,6 +645,7 @@ main(void)
         cmocka_unit_test(test_json_strings),
         cmocka_unit_test(test_json_bin_ext),
         cmocka_unit_test(test_json_containers),
+        cmocka_unit_test(test_nested_keys),
         cmocka_unit_test(test_json_errors),
         cmocka_unit_test(test_depth_limit),
         cmocka_unit_test(test_truncated_every_prefix),

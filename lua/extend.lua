@@ -1,0 +1,31 @@
+-- extend: renews the leases of tasks a worker is still running, so they are not
+-- reaped while their handlers work.
+-- KEYS: the eleven queue keys (see lib.lua); writes inflight.
+-- ARGV: [1] lease ms (1..86400000), then triples of (task key, attempt as claimed, claim
+--   time), 1..1000 triples: the fence, as for ack.
+-- Reply: one integer per triple: the new lease deadline ms, or -1 when the caller no
+--   longer holds that lease (reaped, or claimed again at a higher attempt).
+-- Complexity: O(k log N) for k pairs.
+local now = now_ms()
+local lease = tonumber(ARGV[1])
+if not lease or lease < 1 or lease > 86400000 or lease ~= math.floor(lease) then
+  return err('DQ_EINVAL', 'lease: %q ms is not in 1..86400000', ARGV[1])
+end
+local n = (#ARGV - 1) / 3
+if n < 1 or n > 1000 or n ~= math.floor(n) then
+  return err('DQ_EINVAL', 'extend: %d arguments; expected 1..1000 (task key, attempt, ' ..
+    'claim time) triples', #ARGV - 1)
+end
+local out = {}
+for i = 2, #ARGV, 3 do
+  local r = redis.call('HGET', K_RUNNING, ARGV[i])
+  local run = r and run_decode(r)
+  local e = run and env_decode(run.m)
+  if e and e.attempt == tonumber(ARGV[i + 1]) and run.claimed == tonumber(ARGV[i + 2]) then
+    redis.call('ZADD', K_INFLIGHT, 'XX', dec(now + lease), ARGV[i])
+    out[#out + 1] = now + lease
+  else
+    out[#out + 1] = -1
+  end
+end
+return out

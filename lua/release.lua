@@ -1,0 +1,12 @@
+-- release: hands a claimed task back unrun (a worker shutting down), due now, without
+-- counting an attempt.
+-- KEYS: the eleven queue keys (see lib.lua); writes inflight, running, sched, ids.
+-- ARGV: [1] task key, [2] attempt as claimed, [3] claim time (the fence, as for ack).
+-- Reply: 1.
+-- Errors: DQ_ELEASE when the caller no longer holds the lease.
+-- Complexity: O(log N).
+local run, e, bad = holder(ARGV[1], ARGV[2], ARGV[3])
+if not run then return bad end
+unrun(ARGV[1])
+schedule(e, now_ms())
+return 1

@@ -1,0 +1,422 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_work.c: delayq work: a worker that runs a command once per task, so a handler
+ * can be written in any language. The payload goes to the command's stdin; its exit
+ * status decides the result; the tail of its stderr becomes the stack trace of a
+ * failure. Each command runs in its own process group, so a timeout or a shutdown can
+ * kill everything it started.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "lib/dur.h"
+
+static const char help[] =
+    "usage: delayq work [-q QUEUE] [--concurrency N] [--batch N] [--lease DUR]\n"
+    "                   [--timeout DUR] [--grace DUR] [--max-idle DUR] [--raw]\n"
+    "                   [--name NAME] [--log-level LEVEL | --quiet] -- CMD [ARGS...]\n\n"
+    "Runs CMD once per due task of the queue.\n\n"
+    "  stdin        the payload as JSON (msgpack decoded; bytes that are not msgpack as\n"
+    "               {\"$raw_base64\": ...}), or the raw bytes with --raw\n"
+    "  environment  DELAYQ_TASK_ID, DELAYQ_QUEUE, DELAYQ_ATTEMPT (1 on the first run),\n"
+    "               DELAYQ_DUE_MS, DELAYQ_ENQUEUED_MS\n"
+    "  exit 0       done\n"
+    "  exit 75      retry later (EX_TEMPFAIL), after the queue's backoff\n"
+    "  other exit   failed for good; the last 16 KiB of stderr is kept as the stack trace\n"
+    "  or a signal\n"
+    "  timeout      the command's process group is killed and the task retried\n\n"
+    "  --concurrency N  commands running at once (default 1)\n"
+    "  --batch N        tasks per claim (default: concurrency)\n"
+    "  --lease DUR      lease per claim, renewed while the command runs (default 30s)\n"
+    "  --timeout DUR    kill a command running longer (default: none)\n"
+    "  --grace DUR      on SIGINT/SIGTERM, how long running commands may finish before\n"
+    "                   they are killed and their tasks handed back (default 30s); a\n"
+    "                   second signal stops at once\n"
+    "  --max-idle DUR   longest sleep with nothing due (default 60s)\n"
+    "  --name NAME      worker name in leases and logs (default user@host:pid)\n"
+    "  --log-level L    error, warn, info (default) or debug; --quiet is warn\n\n"
+    "Logs go to stderr, one logfmt line per event.\n\n";
+
+#define STDERR_KEEP 16384
+
+struct work {
+    char **cmd;
+    bool raw;
+    const char *queue;
+    int64_t timeout_ms;
+};
+
+static dq_worker *the_worker;
+static volatile sig_atomic_t signals_seen;
+static volatile sig_atomic_t kill_children;
+static unsigned grace_s;
+
+/* Process groups of running commands, so none outlives the worker. */
+static pthread_mutex_t children_mu = PTHREAD_MUTEX_INITIALIZER;
+static pid_t children[1000];
+
+static void
+children_set(pid_t old, pid_t new_)
+{
+    pthread_mutex_lock(&children_mu);
+    for (size_t i = 0; i < sizeof children / sizeof children[0]; i++) {
+        if (children[i] == old) {
+            children[i] = new_;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&children_mu);
+}
+
+static void
+on_signal(int sig)
+{
+    if (sig == SIGALRM || ++signals_seen > 1) {
+        kill_children = 1;
+        dq_worker_stop(the_worker, true);
+    } else {
+        /* the grace period: then SIGALRM kills what still runs */
+        alarm(grace_s);
+        dq_worker_stop(the_worker, false);
+    }
+}
+
+static void
+log_line(int level, const char *line, void *arg)
+{
+    (void)level;
+    (void)arg;
+    fprintf(stderr, "%s\n", line);
+}
+
+static int64_t
+mono_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Keeps the last STDERR_KEEP bytes written by the command. */
+struct tail {
+    char buf[STDERR_KEEP];
+    size_t len;
+};
+
+static void
+tail_add(struct tail *t, const char *p, size_t n)
+{
+    if (n > STDERR_KEEP) {
+        p += n - STDERR_KEEP;
+        n = STDERR_KEEP;
+    }
+    if (t->len + n > STDERR_KEEP) {
+        size_t drop = t->len + n - STDERR_KEEP;
+        memmove(t->buf, t->buf + drop, t->len - drop);
+        t->len -= drop;
+    }
+    memcpy(t->buf + t->len, p, n);
+    t->len += n;
+}
+
+/* The last non-empty line of the tail, for the one-line error. */
+static void
+tail_last_line(const struct tail *t, char *out, size_t size)
+{
+    size_t end = t->len;
+
+    while (end > 0 && (t->buf[end - 1] == '\n' || t->buf[end - 1] == '\r'))
+        end--;
+    size_t start = end;
+    while (start > 0 && t->buf[start - 1] != '\n')
+        start--;
+    snprintf(out, size, "%.*s", (int)(end - start > 300 ? 300 : end - start), t->buf + start);
+}
+
+static void
+child_exec(const struct work *wk, const dq_task *t, int in_fd, int err_fd)
+{
+    char num[32];
+
+    setpgid(0, 0);
+    dup2(in_fd, 0);
+    dup2(err_fd, 2);
+    close(in_fd);
+    close(err_fd);
+    signal(SIGPIPE, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    setenv("DELAYQ_TASK_ID", t->id, 1);
+    setenv("DELAYQ_QUEUE", wk->queue, 1);
+    snprintf(num, sizeof num, "%u", t->attempt + 1);
+    setenv("DELAYQ_ATTEMPT", num, 1);
+    snprintf(num, sizeof num, "%lld", (long long)t->due_ms);
+    setenv("DELAYQ_DUE_MS", num, 1);
+    snprintf(num, sizeof num, "%lld", (long long)t->enqueued_ms);
+    setenv("DELAYQ_ENQUEUED_MS", num, 1);
+    execvp(wk->cmd[0], wk->cmd);
+    fprintf(stderr, "delayq work: cannot run %s: %s\n", wk->cmd[0], strerror(errno));
+    _exit(127);
+}
+
+static void
+run_command(const dq_task *t, dq_result *res, void *arg)
+{
+    const struct work *wk = arg;
+    struct dq_buf in = DQ_BUF_INIT;
+    struct tail *tail = calloc(1, sizeof *tail);
+    int inp[2] = {-1, -1}, errp[2] = {-1, -1}, status = 0;
+    size_t written = 0;
+    bool timed_out = false, killed = false;
+    pid_t pid;
+
+    if (tail == NULL || pipe(inp) != 0 || pipe(errp) != 0) {
+        res->outcome = DQ_RETRY;
+        snprintf(res->message, sizeof res->message, "cannot start the handler: %s",
+                 strerror(errno));
+        goto out;
+    }
+    if (wk->raw)
+        dq_buf_append(&in, t->payload, t->payload_len);
+    else
+        cli_json_payload(&in, t->payload, t->payload_len);
+    pid = fork();
+    if (pid < 0) {
+        res->outcome = DQ_RETRY;
+        snprintf(res->message, sizeof res->message, "fork: %s", strerror(errno));
+        goto out;
+    }
+    if (pid == 0) {
+        close(inp[1]);
+        close(errp[0]);
+        child_exec(wk, t, inp[0], errp[1]);
+    }
+    setpgid(pid, pid); /* also in the child: whichever runs first wins the race */
+    children_set(0, pid);
+    close(inp[0]);
+    close(errp[1]);
+    inp[0] = errp[1] = -1;
+    fcntl(inp[1], F_SETFL, O_NONBLOCK);
+    fcntl(errp[0], F_SETFL, O_NONBLOCK);
+    if (in.len == 0) {
+        close(inp[1]);
+        inp[1] = -1;
+    }
+
+    int64_t deadline = wk->timeout_ms > 0 ? mono_ms() + wk->timeout_ms : -1;
+    while (errp[0] >= 0) {
+        struct pollfd pfd[2] = {{errp[0], POLLIN, 0}, {inp[1], POLLOUT, 0}};
+        int wait = 100; /* also re-checks the shutdown flag */
+        if (deadline >= 0) {
+            int64_t left = deadline - mono_ms();
+            if (left <= 0 && !killed) {
+                timed_out = killed = true;
+                kill(-pid, SIGKILL);
+            }
+            if (left > 0 && left < wait)
+                wait = (int)left;
+        }
+        if (kill_children && !killed) {
+            killed = true;
+            kill(-pid, SIGKILL);
+        }
+        if (poll(pfd, inp[1] >= 0 ? 2 : 1, wait) < 0 && errno != EINTR)
+            break;
+        if (inp[1] >= 0 && (pfd[1].revents & (POLLOUT | POLLERR | POLLHUP))) {
+            ssize_t n = write(inp[1], in.data + written, in.len - written);
+            if (n > 0)
+                written += (size_t)n;
+            if (n < 0 && errno != EAGAIN) /* EPIPE: it did not read it all; fine */
+                written = in.len;
+            if (written == in.len) {
+                close(inp[1]);
+                inp[1] = -1;
+            }
+        }
+        if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+            char buf[4096];
+            ssize_t n = read(errp[0], buf, sizeof buf);
+            if (n > 0) {
+                tail_add(tail, buf, (size_t)n);
+            } else if (n == 0 || errno != EAGAIN) {
+                close(errp[0]);
+                errp[0] = -1;
+            }
+        }
+    }
+    /* stderr closed: the command (or whatever kept its stderr) is done; reap it. A
+     * grandchild keeping stderr open keeps us here until the timeout kills the group. */
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    children_set(pid, 0);
+    char last[320];
+    tail_last_line(tail, last, sizeof last);
+    if (timed_out) {
+        res->outcome = DQ_RETRY;
+        snprintf(res->message, sizeof res->message, "timed out after %lld ms; process group "
+                 "killed",
+                 (long long)wk->timeout_ms);
+    } else if (killed) {
+        res->outcome = DQ_RETRY;
+        snprintf(res->message, sizeof res->message, "killed at worker shutdown");
+    } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        res->outcome = DQ_DONE;
+    } else if (WIFEXITED(status) && WEXITSTATUS(status) == 75) {
+        res->outcome = DQ_RETRY;
+        snprintf(res->message, sizeof res->message, "exit 75 (temporary failure)%s%s",
+                 last[0] ? ": " : "", last);
+    } else {
+        res->outcome = DQ_FAILED;
+        if (WIFSIGNALED(status))
+            snprintf(res->message, sizeof res->message, "killed by signal %d (%s)%s%s",
+                     WTERMSIG(status), strsignal(WTERMSIG(status)), last[0] ? ": " : "", last);
+        else
+            snprintf(res->message, sizeof res->message, "exit %d%s%s", WEXITSTATUS(status),
+                     last[0] ? ": " : "", last);
+        res->trace = malloc(tail->len + 1);
+        if (res->trace != NULL) {
+            memcpy(res->trace, tail->buf, tail->len);
+            res->trace[tail->len] = '\0';
+        }
+    }
+out:
+    for (int i = 0; i < 2; i++) {
+        if (inp[i] >= 0)
+            close(inp[i]);
+        if (errp[i] >= 0)
+            close(errp[i]);
+    }
+    dq_buf_free(&in);
+    free(tail);
+}
+
+static int
+dur_opt(struct cli *g, const char *name, const char *val, int64_t *out)
+{
+    dq_err err;
+
+    if (dq_dur_parse(val, name, out, &err) != DQ_OK)
+        return cli_error(g, &err);
+    return DQ_EXIT_OK;
+}
+
+int
+cmd_work(struct cli *g, int argc, char **argv)
+{
+    dq_worker_opts o = {.log = log_line, .log_level = DQ_LOG_INFO};
+    struct work wk = {0};
+    dq_client_opts co = {0};
+    const char *val;
+    long long n;
+    dq_err err = {0};
+    int rc, m, i;
+
+    for (i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0) {
+            i++;
+            break;
+        }
+        if ((m = cli_global_opt(g, argc, argv, &i)) != 0) {
+            if (m < 0)
+                return DQ_EXIT_USAGE;
+            i--;
+            continue;
+        }
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            printf("%s%s", help, cli_global_help);
+            return DQ_EXIT_OK;
+        }
+        if (strcmp(argv[i], "--raw") == 0) {
+            wk.raw = true;
+        } else if (strcmp(argv[i], "--quiet") == 0) {
+            o.log_level = DQ_LOG_WARN;
+        } else if ((m = cli_opt(argc, argv, &i, "--concurrency", "-c", &val)) != 0) {
+            if (m < 0 || cli_parse_uint(g, "--concurrency", val, 1, 1000, &n) != 0)
+                return m < 0 ? cli_usage_error(g, "--concurrency needs a value") : DQ_EXIT_USAGE;
+            o.concurrency = (unsigned)n;
+        } else if ((m = cli_opt(argc, argv, &i, "--batch", NULL, &val)) != 0) {
+            if (m < 0 || cli_parse_uint(g, "--batch", val, 1, 1000, &n) != 0)
+                return m < 0 ? cli_usage_error(g, "--batch needs a value") : DQ_EXIT_USAGE;
+            o.batch = (unsigned)n;
+        } else if ((m = cli_opt(argc, argv, &i, "--lease", NULL, &val)) != 0) {
+            if (m < 0 || (rc = dur_opt(g, "--lease", val, &o.lease_ms)) != 0)
+                return m < 0 ? cli_usage_error(g, "--lease needs a value") : rc;
+        } else if ((m = cli_opt(argc, argv, &i, "--timeout-task", NULL, &val)) != 0 ||
+                   (m = cli_opt(argc, argv, &i, "--timeout", NULL, &val)) != 0) {
+            if (m < 0 || (rc = dur_opt(g, "--timeout", val, &wk.timeout_ms)) != 0)
+                return m < 0 ? cli_usage_error(g, "--timeout needs a value") : rc;
+        } else if ((m = cli_opt(argc, argv, &i, "--grace", NULL, &val)) != 0) {
+            if (m < 0 || (rc = dur_opt(g, "--grace", val, &o.grace_ms)) != 0)
+                return m < 0 ? cli_usage_error(g, "--grace needs a value") : rc;
+        } else if ((m = cli_opt(argc, argv, &i, "--max-idle", NULL, &val)) != 0) {
+            if (m < 0 || (rc = dur_opt(g, "--max-idle", val, &o.max_idle_ms)) != 0)
+                return m < 0 ? cli_usage_error(g, "--max-idle needs a value") : rc;
+        } else if ((m = cli_opt(argc, argv, &i, "--name", NULL, &val)) != 0) {
+            if (m < 0)
+                return cli_usage_error(g, "--name needs a value");
+            o.name = val;
+        } else if ((m = cli_opt(argc, argv, &i, "--log-level", NULL, &val)) != 0) {
+            static const char *const levels[] = {"error", "warn", "info", "debug"};
+            int lv = -1;
+            for (int k = 0; k < 4 && m > 0; k++)
+                lv = strcmp(val, levels[k]) == 0 ? k : lv;
+            if (lv < 0)
+                return cli_usage_error(g, "--log-level: use error, warn, info or debug");
+            o.log_level = lv;
+        } else {
+            return cli_usage_error(g, "unexpected argument \"%s\" (the command goes after --)",
+                                   argv[i]);
+        }
+    }
+    if (i >= argc)
+        return cli_usage_error(g, "which command runs the tasks? give it after --");
+    if (o.grace_ms == 0)
+        o.grace_ms = 30000;
+    wk.cmd = argv + i;
+    wk.queue = g->queue;
+    co.connect_timeout_ms = g->timeout_ms;
+    co.command_timeout_ms = g->timeout_ms;
+    co.password = getenv("DELAYQ_PASSWORD");
+    if (co.password != NULL && co.password[0] == '\0')
+        co.password = NULL;
+    co.who = g->who;
+    if (dq_worker_new(g->url, &co, g->queue, &o, run_command, &wk, &the_worker, &err) != DQ_OK)
+        return cli_error(g, &err);
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGALRM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    grace_s = (unsigned)((o.grace_ms + 999) / 1000);
+    rc = dq_worker_run(the_worker, &err);
+    /* Commands whose tasks were handed back at the end of the grace period (or at a
+     * second signal) must not outlive the worker. */
+    kill_children = 1;
+    pthread_mutex_lock(&children_mu);
+    for (size_t k = 0; k < sizeof children / sizeof children[0]; k++) {
+        if (children[k] > 0)
+            kill(-children[k], SIGKILL);
+    }
+    pthread_mutex_unlock(&children_mu);
+    if (rc != DQ_OK) {
+        dq_worker_free(the_worker);
+        return cli_error(g, &err);
+    }
+    dq_worker_free(the_worker);
+    return DQ_EXIT_OK;
+}

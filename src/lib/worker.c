@@ -1,0 +1,758 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * worker.c: the worker loop behind dq_worker_run.
+ *
+ * One coordinator thread owns the Redis connection and makes every call (claim, ack,
+ * retry, fail, extend, reap, release); handler threads only run handlers and hand the
+ * job back. The coordinator sleeps in poll() on a self-pipe (handler finished, stop
+ * requested) and the wake-up subscription, with a timeout computed from what it knows:
+ * the next due time the claim reported, the next lease to renew, the next lease of any
+ * worker that may expire (reap), and the reconnect backoff. Its own timer, not a
+ * blocking command's timeout, wakes it at a due time: Redis checks those on its hz
+ * clock, up to 100 ms late.
+ *
+ * A job is owned from its claim until its result is written (or the task is handed
+ * back). A result that cannot be written because Redis is unreachable stays queued and
+ * is written after the reconnect; Redis decides, by the attempt fence, whether the lease
+ * still holds.
+ */
+#include <errno.h>
+#include <execinfo.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "client.h"
+#include "delayq.h"
+#include "err.h"
+
+enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_FINISHED };
+
+struct job {
+    dq_task task;
+    dq_result result;
+    enum job_state state;
+    int64_t started_mono, finished_mono;
+    int64_t lease_srv; /* lease deadline, server ms */
+    bool timed_out;    /* lease renewal stopped: the handler overran opts.timeout_ms */
+    bool timeout_logged;
+    bool lost;         /* Redis said the lease is gone: renewal stopped */
+    bool abandoned;    /* will not be written: not started, or stopped waiting at shutdown */
+    bool released;     /* an abandoned job was handed back */
+    struct job *next;  /* in the coordinator's list of owned jobs */
+};
+
+struct dq_worker {
+    char *url, *password, *who;
+    bool who_set; /* else results are recorded as written by the worker's name */
+    dq_client_opts copts;
+    char queue[101];
+    char name[200];
+    dq_worker_opts o;
+    dq_handler_fn fn;
+    void *arg;
+
+    dq_client *c, *sub;
+    int pipe_rd, pipe_wr;
+    volatile sig_atomic_t stop, stop_now;
+
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct job **queued; /* claimed jobs waiting for a handler thread (FIFO ring) */
+    size_t q_head, q_len, q_cap;
+    bool quit;
+    pthread_t *threads;
+    unsigned nthreads;
+
+    struct job *owned; /* every job from claim to written result (coordinator only) */
+    int64_t offset_ms; /* server ms - monotonic ms, from the last reply that had a time */
+    bool down;         /* Redis unreachable; logged once per outage */
+};
+
+/* ---- logging ------------------------------------------------------------------------- */
+
+static void
+log_value(struct dq_buf *b, const char *v)
+{
+    bool quote = v[0] == '\0' || strpbrk(v, " =\"\\") != NULL;
+
+    if (quote)
+        dq_buf_putc(b, '"');
+    for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            dq_buf_putc(b, '\\');
+            dq_buf_putc(b, (char)*p);
+        } else if (*p < 0x20 || *p == 0x7f) {
+            dq_buf_printf(b, "\\x%02x", *p);
+        } else {
+            dq_buf_putc(b, (char)*p);
+        }
+    }
+    if (quote)
+        dq_buf_putc(b, '"');
+}
+
+/*
+ * Emits one logfmt line: time, level, event, queue, worker, then the task fields when
+ * @job is given, then @n key/value string pairs from the variadic list.
+ */
+static void
+wlog(struct dq_worker *w, int level, const char *event, const struct job *job, int n, ...)
+{
+    static const char *const names[] = {"error", "warn", "info", "debug"};
+    struct dq_buf b = DQ_BUF_INIT;
+    struct timespec ts;
+    struct tm tm;
+    char when[40];
+    va_list ap;
+
+    if (w->o.log == NULL || level > w->o.log_level)
+        return;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+    dq_buf_printf(&b, "time=%s.%03ldZ level=%s event=%s queue=", when, ts.tv_nsec / 1000000,
+                  names[level], event);
+    log_value(&b, w->queue);
+    if (job != NULL) {
+        dq_buf_puts(&b, " task=");
+        log_value(&b, job->task.id);
+        dq_buf_printf(&b, " attempt=%u", job->task.attempt + 1);
+    }
+    va_start(ap, n);
+    for (int i = 0; i < n; i++) {
+        const char *k = va_arg(ap, const char *);
+        const char *v = va_arg(ap, const char *);
+        dq_buf_printf(&b, " %s=", k);
+        log_value(&b, v ? v : "");
+    }
+    va_end(ap);
+    if (!b.failed)
+        w->o.log(level, b.data, w->o.log_arg);
+    dq_buf_free(&b);
+}
+
+/* ---- lifecycle ----------------------------------------------------------------------- */
+
+static char *
+dup_or_null(const char *s)
+{
+    return s != NULL ? strdup(s) : NULL;
+}
+
+int
+dq_worker_new(const char *url, const dq_client_opts *copts, const char *queue,
+              const dq_worker_opts *opts, dq_handler_fn handler, void *arg, dq_worker **out,
+              dq_err *err)
+{
+    struct dq_worker *w;
+    int rc, fds[2];
+
+    *out = NULL;
+    rc = dq_queue_name_check(queue, err);
+    if (rc != DQ_OK)
+        return rc;
+    if (handler == NULL)
+        return dq_err_set(err, DQ_EINVAL, "handler: missing");
+    w = calloc(1, sizeof *w);
+    if (w == NULL)
+        return dq_err_set(err, DQ_ENOMEM, "out of memory");
+    if (opts != NULL)
+        w->o = *opts;
+    if (w->o.concurrency == 0)
+        w->o.concurrency = 1;
+    if (w->o.batch == 0)
+        w->o.batch = w->o.concurrency;
+    if (w->o.lease_ms == 0)
+        w->o.lease_ms = 30000;
+    if (w->o.grace_ms == 0)
+        w->o.grace_ms = 30000;
+    if (w->o.max_idle_ms == 0)
+        w->o.max_idle_ms = 60000;
+    if (w->o.concurrency > 1000 || w->o.batch > 1000) {
+        rc = dq_err_set(err, DQ_EINVAL, "concurrency and batch: at most 1000 (got %u, %u)",
+                        w->o.concurrency, w->o.batch);
+        goto out;
+    }
+    if (w->o.lease_ms < 100 || w->o.lease_ms > 86400000) {
+        rc = dq_err_set(err, DQ_EINVAL, "lease: %lld ms is not in 100ms..1d",
+                        (long long)w->o.lease_ms);
+        goto out;
+    }
+    if (w->o.timeout_ms < 0 || w->o.grace_ms < 0 || w->o.max_idle_ms < 10) {
+        rc = dq_err_set(err, DQ_EINVAL, "timeout, grace and max idle must be positive");
+        goto out;
+    }
+    snprintf(w->queue, sizeof w->queue, "%s", queue);
+    w->fn = handler;
+    w->arg = arg;
+    w->url = dup_or_null(url);
+    if (copts != NULL)
+        w->copts = *copts;
+    w->password = dup_or_null(w->copts.password);
+    w->who = dup_or_null(w->copts.who);
+    w->who_set = w->copts.who != NULL;
+    w->copts.password = w->password;
+    w->copts.who = w->who;
+    if (w->o.name != NULL && w->o.name[0] != '\0') {
+        snprintf(w->name, sizeof w->name, "%s", w->o.name);
+    } else {
+        char who[160];
+        dq_default_who(who, sizeof who);
+        snprintf(w->name, sizeof w->name, "%s:%ld", who, (long)getpid());
+    }
+    w->o.name = w->name;
+    w->pipe_rd = w->pipe_wr = -1;
+    if (pipe(fds) != 0) {
+        rc = dq_err_set(err, DQ_ENOMEM, "pipe: %s", strerror(errno));
+        goto out;
+    }
+    w->pipe_rd = fds[0];
+    w->pipe_wr = fds[1];
+    fcntl(w->pipe_rd, F_SETFL, O_NONBLOCK);
+    fcntl(w->pipe_wr, F_SETFL, O_NONBLOCK);
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    w->q_cap = w->o.concurrency + w->o.batch;
+    w->queued = calloc(w->q_cap, sizeof *w->queued);
+    w->threads = calloc(w->o.concurrency, sizeof *w->threads);
+    if (w->url == NULL || w->queued == NULL || w->threads == NULL ||
+        (w->copts.password && !w->password) || (w->copts.who && !w->who)) {
+        rc = dq_err_set(err, DQ_ENOMEM, "out of memory");
+        goto out;
+    }
+    *out = w;
+    return DQ_OK;
+out:
+    if (w->pipe_rd >= 0) {
+        pthread_mutex_destroy(&w->mu);
+        pthread_cond_destroy(&w->cv);
+    }
+    dq_worker_free(w);
+    return rc;
+}
+
+static void
+job_free(struct job *j)
+{
+    dq_task_clear(&j->task);
+    free(j->result.trace);
+    free(j);
+}
+
+void
+dq_worker_free(dq_worker *w)
+{
+    if (w == NULL)
+        return;
+    while (w->owned != NULL) {
+        struct job *j = w->owned;
+        w->owned = j->next;
+        job_free(j);
+    }
+    if (w->pipe_rd >= 0) {
+        close(w->pipe_rd);
+        close(w->pipe_wr);
+        pthread_mutex_destroy(&w->mu);
+        pthread_cond_destroy(&w->cv);
+    }
+    dq_client_free(w->c);
+    dq_client_free(w->sub);
+    free(w->queued);
+    free(w->threads);
+    free(w->url);
+    if (w->password != NULL)
+        memset(w->password, 0, strlen(w->password));
+    free(w->password);
+    free(w->who);
+    free(w);
+}
+
+void
+dq_worker_stop(dq_worker *w, bool now)
+{
+    int saved = errno;
+
+    if (now)
+        w->stop_now = 1;
+    w->stop = 1;
+    if (write(w->pipe_wr, "s", 1) < 0) {
+        /* the pipe is full: the coordinator is awake anyway */
+    }
+    errno = saved;
+}
+
+/* ---- handler threads ----------------------------------------------------------------- */
+
+static void *
+handler_thread(void *arg)
+{
+    struct dq_worker *w = arg;
+
+    for (;;) {
+        struct job *j;
+
+        pthread_mutex_lock(&w->mu);
+        while (w->q_len == 0 && !w->quit)
+            pthread_cond_wait(&w->cv, &w->mu);
+        if (w->q_len == 0) {
+            pthread_mutex_unlock(&w->mu);
+            return NULL;
+        }
+        j = w->queued[w->q_head];
+        w->q_head = (w->q_head + 1) % w->q_cap;
+        w->q_len--;
+        j->state = JOB_RUNNING;
+        j->started_mono = dq_mono_ms();
+        pthread_mutex_unlock(&w->mu);
+
+        memset(&j->result, 0, sizeof j->result);
+        w->fn(&j->task, &j->result, w->arg);
+
+        pthread_mutex_lock(&w->mu);
+        j->state = JOB_FINISHED;
+        j->finished_mono = dq_mono_ms();
+        pthread_mutex_unlock(&w->mu);
+        if (write(w->pipe_wr, "j", 1) < 0) {
+            /* the pipe is full: the coordinator is awake anyway */
+        }
+    }
+}
+
+/* ---- coordinator --------------------------------------------------------------------- */
+
+static int64_t
+srv_now(const struct dq_worker *w)
+{
+    return dq_mono_ms() + w->offset_ms;
+}
+
+/* Notes the outcome of a Redis call for the outage log: one line when Redis goes away,
+ * one when it is back. Returns true when the call reached Redis. */
+static bool
+reached(struct dq_worker *w, int rc, const dq_err *err)
+{
+    if (rc == DQ_ECONN || rc == DQ_ETIMEOUT) {
+        if (!w->down) {
+            w->down = true;
+            wlog(w, DQ_LOG_WARN, "redis.down", NULL, 1, "error", err->msg);
+        }
+        return false;
+    }
+    if (w->down) {
+        w->down = false;
+        wlog(w, DQ_LOG_INFO, "redis.up", NULL, 0);
+    }
+    return true;
+}
+
+static void
+unlink_job(struct dq_worker *w, struct job *j)
+{
+    for (struct job **p = &w->owned; *p != NULL; p = &(*p)->next) {
+        if (*p == j) {
+            *p = j->next;
+            return;
+        }
+    }
+}
+
+/* Writes the result of a finished job. Returns false when Redis was unreachable (the
+ * job stays owned and is tried again). */
+static bool
+write_result(struct dq_worker *w, struct job *j)
+{
+    char dur[32];
+    dq_err err = {0};
+    int rc;
+
+    snprintf(dur, sizeof dur, "%lld", (long long)(j->finished_mono - j->started_mono));
+    j->result.message[sizeof j->result.message - 1] = '\0';
+    switch (j->result.outcome) {
+    case DQ_DONE:
+        rc = dq_ack(w->c, w->queue, &j->task, &err);
+        break;
+    case DQ_RETRY: {
+        dq_retried rt;
+        rc = dq_retry(w->c, w->queue, &j->task, j->result.message, &rt, &err);
+        if (rc == DQ_OK && rt.exhausted) {
+            wlog(w, DQ_LOG_WARN, "task.exhausted", j, 2, "duration_ms", dur, "error",
+                 j->result.message);
+            goto done;
+        }
+        break;
+    }
+    default:
+        rc = dq_fail(w->c, w->queue, &j->task, j->result.message,
+                     j->result.trace ? j->result.trace : "", &err);
+        break;
+    }
+    if (!reached(w, rc, &err))
+        return false;
+    if (rc == DQ_OK) {
+        static const char *const ev[] = {"task.done", "task.retry", "task.failed"};
+        if (j->result.outcome == DQ_DONE)
+            wlog(w, DQ_LOG_INFO, ev[0], j, 1, "duration_ms", dur);
+        else
+            wlog(w, j->result.outcome == DQ_RETRY ? DQ_LOG_INFO : DQ_LOG_WARN,
+                 ev[j->result.outcome == DQ_RETRY ? 1 : 2], j, 2, "duration_ms", dur, "error",
+                 j->result.message);
+    } else {
+        wlog(w, rc == DQ_ELEASE ? DQ_LOG_WARN : DQ_LOG_ERROR, "task.result_lost", j, 1,
+             "error", err.msg);
+    }
+done:
+    unlink_job(w, j);
+    job_free(j);
+    return true;
+}
+
+/* Hands back a job that will not run (or whose handler is abandoned). */
+static bool
+release_job(struct dq_worker *w, struct job *j)
+{
+    dq_err err = {0};
+    int rc = dq_release(w->c, w->queue, &j->task, &err);
+
+    if (!reached(w, rc, &err))
+        return false;
+    wlog(w, DQ_LOG_INFO, "task.released", j, 1, "result", rc == DQ_OK ? "ok" : err.msg);
+    return true;
+}
+
+/* Renews leases that are past half their length, in one call per 1000 jobs. */
+static void
+extend_leases(struct dq_worker *w)
+{
+    const dq_task *tasks[1000];
+    struct job *jobs[1000];
+    bool lost[1000];
+    size_t n = 0;
+    int64_t now = srv_now(w), now_mono = dq_mono_ms();
+
+    pthread_mutex_lock(&w->mu);
+    for (struct job *j = w->owned; j != NULL && n < 1000; j = j->next) {
+        if (j->state == JOB_FINISHED || j->timed_out || j->abandoned || j->lost)
+            continue;
+        if (j->state == JOB_RUNNING && w->o.timeout_ms > 0 &&
+            now_mono - j->started_mono > w->o.timeout_ms) {
+            j->timed_out = true;
+            continue;
+        }
+        if (j->lease_srv - now <= w->o.lease_ms / 2) {
+            tasks[n] = &j->task;
+            jobs[n++] = j;
+        }
+    }
+    pthread_mutex_unlock(&w->mu);
+    for (struct job *j = w->owned; j != NULL; j = j->next) {
+        if (j->timed_out && !j->timeout_logged) {
+            char ms[32];
+            snprintf(ms, sizeof ms, "%lld", (long long)w->o.timeout_ms);
+            wlog(w, DQ_LOG_WARN, "task.timeout", j, 1, "timeout_ms", ms);
+            j->timeout_logged = true; /* the lease now runs out and reap returns the task */
+        }
+    }
+    if (n == 0)
+        return;
+    dq_err err = {0};
+    int rc = dq_extend(w->c, w->queue, tasks, n, w->o.lease_ms, lost, &err);
+    if (!reached(w, rc, &err))
+        return;
+    if (rc != DQ_OK) {
+        wlog(w, DQ_LOG_ERROR, "lease.extend_failed", NULL, 1, "error", err.msg);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (lost[i]) {
+            wlog(w, DQ_LOG_WARN, "lease.lost", jobs[i], 0);
+            jobs[i]->lost = true; /* stop renewing; its result will be refused */
+        } else {
+            jobs[i]->lease_srv = now + w->o.lease_ms;
+        }
+    }
+}
+
+static void
+enqueue_job(struct dq_worker *w, struct job *j)
+{
+    pthread_mutex_lock(&w->mu);
+    w->queued[(w->q_head + w->q_len) % w->q_cap] = j;
+    w->q_len++;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* Claims up to @want tasks. Returns how many, or -1 when Redis was not reached; fills
+ * *next_due_srv with the claim's next due time (-1: nothing scheduled). */
+static int
+claim(struct dq_worker *w, unsigned want, int64_t *next_due_srv)
+{
+    dq_claimed cl;
+    dq_err err = {0};
+    int rc = dq_claim(w->c, w->queue, want, w->o.lease_ms, w->name, &cl, &err);
+
+    if (!reached(w, rc, &err))
+        return -1;
+    if (rc != DQ_OK) {
+        wlog(w, DQ_LOG_ERROR, "claim.failed", NULL, 1, "error", err.msg);
+        return -1;
+    }
+    w->offset_ms = cl.now_ms - dq_mono_ms();
+    *next_due_srv = cl.next_due_ms;
+    if (cl.to_failed > 0) {
+        char n[24];
+        snprintf(n, sizeof n, "%zu", cl.to_failed);
+        wlog(w, DQ_LOG_WARN, "claim.to_failed", NULL, 2, "count", n, "reason",
+             "undecodable or expired");
+    }
+    for (size_t i = 0; i < cl.n; i++) {
+        struct job *j = calloc(1, sizeof *j);
+        if (j == NULL) {
+            /* Hand it back rather than hold a lease we cannot serve. */
+            dq_release(w->c, w->queue, &cl.tasks[i], NULL);
+            continue;
+        }
+        j->task = cl.tasks[i];
+        memset(&cl.tasks[i], 0, sizeof cl.tasks[i]);
+        j->lease_srv = cl.now_ms + w->o.lease_ms;
+        j->state = JOB_QUEUED;
+        j->next = w->owned;
+        w->owned = j;
+        if (w->o.log_level >= DQ_LOG_DEBUG) {
+            char late[24];
+            snprintf(late, sizeof late, "%lld", (long long)(cl.now_ms - j->task.due_ms));
+            wlog(w, DQ_LOG_DEBUG, "task.claimed", j, 1, "late_ms", late);
+        }
+        enqueue_job(w, j);
+    }
+    int got = (int)cl.n;
+    dq_claimed_free(&cl);
+    return got;
+}
+
+static void
+drain_pipe(struct dq_worker *w)
+{
+    char buf[256];
+
+    while (read(w->pipe_rd, buf, sizeof buf) > 0) {
+    }
+}
+
+int
+dq_worker_run(dq_worker *w, dq_err *err)
+{
+    int64_t next_due = -1, next_reap = 0, last_claim_mono = 0, stop_deadline = 0;
+    bool stopping = false, more_due = true;
+    int rc = DQ_OK;
+    char channel[160];
+
+    snprintf(channel, sizeof channel, "dq:{%s}:wake", w->queue);
+    if (!w->who_set)
+        w->copts.who = w->name;
+    rc = dq_client_open(w->url, &w->copts, &w->c, err);
+    if (rc != DQ_OK)
+        return rc;
+    for (unsigned i = 0; i < w->o.concurrency; i++) {
+        if (pthread_create(&w->threads[i], NULL, handler_thread, w) != 0) {
+            rc = dq_err_set(err, DQ_ENOMEM, "cannot start handler thread %u", i + 1);
+            break;
+        }
+        w->nthreads++;
+    }
+    {
+        char conc[16], lease[24];
+        snprintf(conc, sizeof conc, "%u", w->o.concurrency);
+        snprintf(lease, sizeof lease, "%lld", (long long)w->o.lease_ms);
+        wlog(w, DQ_LOG_INFO, "worker.start", NULL, 4, "worker", w->name, "redis",
+             dq_client_endpoint(w->c), "concurrency", conc, "lease_ms", lease);
+    }
+
+    while (rc == DQ_OK) {
+        int64_t now_mono = dq_mono_ms();
+        unsigned busy = 0, unwritten = 0;
+
+        if (w->stop && !stopping) {
+            stopping = true;
+            stop_deadline = now_mono + (w->stop_now ? 0 : w->o.grace_ms);
+            wlog(w, DQ_LOG_INFO, "worker.stopping", NULL, 1, "grace",
+                 w->stop_now ? "none" : "yes");
+        }
+        if (w->stop_now)
+            stop_deadline = now_mono;
+
+        /* Results first: they free slots and end leases. */
+        for (struct job *j = w->owned, *next; j != NULL; j = next) {
+            enum job_state st;
+            next = j->next;
+            pthread_mutex_lock(&w->mu);
+            st = j->state;
+            pthread_mutex_unlock(&w->mu);
+            if (st == JOB_FINISHED && !j->abandoned && !write_result(w, j))
+                break; /* unreachable: keep the rest for later too */
+        }
+        /* Stopping: claimed jobs no handler has started go back at once. */
+        if (stopping) {
+            pthread_mutex_lock(&w->mu);
+            while (w->q_len > 0) {
+                struct job *j = w->queued[w->q_head];
+                w->q_head = (w->q_head + 1) % w->q_cap;
+                w->q_len--;
+                j->state = JOB_FINISHED;
+                j->abandoned = true;
+            }
+            pthread_mutex_unlock(&w->mu);
+        }
+        for (struct job *j = w->owned, *next; j != NULL; j = next) {
+            next = j->next;
+            pthread_mutex_lock(&w->mu);
+            enum job_state st = j->state;
+            pthread_mutex_unlock(&w->mu);
+            if (st == JOB_RUNNING && stopping && now_mono >= stop_deadline && !j->abandoned) {
+                j->abandoned = true; /* its handler runs on; its result is ignored */
+            }
+            if (j->abandoned && !j->released)
+                j->released = release_job(w, j);
+            if (j->abandoned && j->released && st == JOB_FINISHED) {
+                unlink_job(w, j);
+                job_free(j);
+                continue;
+            }
+            if (!j->abandoned)
+                st == JOB_FINISHED ? unwritten++ : busy++;
+        }
+        if (stopping && busy == 0 && (unwritten == 0 || now_mono >= stop_deadline)) {
+            bool pending_release = false;
+            for (struct job *j = w->owned; j != NULL; j = j->next)
+                pending_release |= j->abandoned && !j->released;
+            if (!pending_release || now_mono >= stop_deadline + 5000)
+                break;
+        }
+
+        extend_leases(w);
+
+        if (!w->down && srv_now(w) >= next_reap) {
+            dq_reaped rp;
+            dq_err e2 = {0};
+            int r2 = dq_reap(w->c, w->queue, 100, &rp, &e2);
+            if (reached(w, r2, &e2) && r2 == DQ_OK) {
+                if (rp.returned + rp.exhausted > 0) {
+                    char n1[24], n2[24];
+                    snprintf(n1, sizeof n1, "%zu", rp.returned);
+                    snprintf(n2, sizeof n2, "%zu", rp.exhausted);
+                    wlog(w, DQ_LOG_INFO, "lease.reaped", NULL, 2, "returned", n1, "exhausted",
+                         n2);
+                }
+                next_reap = rp.returned + rp.exhausted == 100 ? 0
+                            : rp.next_lease_ms < 0    ? srv_now(w) + w->o.max_idle_ms
+                                                      : rp.next_lease_ms + 1;
+            }
+        }
+
+        unsigned free_slots = w->o.concurrency > busy ? w->o.concurrency - busy : 0;
+        if (!stopping && free_slots > 0 && (more_due || (next_due >= 0 && srv_now(w) >= next_due) ||
+                                            now_mono - last_claim_mono >= w->o.max_idle_ms)) {
+            unsigned want = free_slots < w->o.batch ? free_slots : w->o.batch;
+            int got = claim(w, want, &next_due);
+            last_claim_mono = dq_mono_ms();
+            more_due = got == (int)want;
+            if (got > 0)
+                continue; /* count the new jobs as busy before deciding to sleep */
+        }
+
+        /* Sleep until the earliest thing we know of. */
+        int64_t now_srv = srv_now(w), wait = w->o.max_idle_ms - (dq_mono_ms() - last_claim_mono);
+        if (next_due >= 0 && free_slots > 0)
+            wait = next_due - now_srv < wait ? next_due - now_srv : wait;
+        if (next_reap - now_srv < wait)
+            wait = next_reap - now_srv;
+        for (struct job *j = w->owned; j != NULL; j = j->next) {
+            if (!j->lost && !j->timed_out && !j->abandoned && j->state != JOB_FINISHED) {
+                int64_t renew = j->lease_srv - w->o.lease_ms / 2 - now_srv;
+                if (renew < wait)
+                    wait = renew;
+            }
+            if (w->o.timeout_ms > 0 && !j->timed_out && j->started_mono > 0) {
+                int64_t t = j->started_mono + w->o.timeout_ms - dq_mono_ms();
+                if (t < wait)
+                    wait = t;
+            }
+        }
+        if (w->down || unwritten > 0)
+            wait = wait < 200 ? wait : 200; /* retry writes and reconnects; the client's
+                                               own backoff keeps this from hammering */
+        if (stopping && stop_deadline - dq_mono_ms() < wait)
+            wait = stop_deadline - dq_mono_ms();
+        if (wait < 0)
+            wait = 0;
+
+        if (w->sub == NULL && !w->down && !stopping) {
+            dq_err e3;
+            if (dq_sub_open(w->c, channel, &w->sub, &e3) != DQ_OK)
+                w->sub = NULL; /* without it we still wake at max idle */
+        }
+        struct pollfd pfd[2] = {{w->pipe_rd, POLLIN, 0}, {dq_sub_fd(w->sub), POLLIN, 0}};
+        int np = pfd[1].fd >= 0 ? 2 : 1;
+        int pr = poll(pfd, (nfds_t)np, (int)(wait > 3600000 ? 3600000 : wait));
+        if (pr > 0 && (pfd[0].revents & POLLIN))
+            drain_pipe(w);
+        if (pr > 0 && np == 2 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+            dq_err e4;
+            if (dq_sub_drain(w->sub, &e4) < 0) {
+                dq_client_free(w->sub);
+                w->sub = NULL;
+            } else {
+                more_due = true; /* something earlier was scheduled: claim now */
+            }
+        }
+    }
+
+    /* Let idle handler threads go; any still inside a handler are abandoned. */
+    pthread_mutex_lock(&w->mu);
+    w->quit = true;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    bool stuck = false;
+    for (struct job *j = w->owned; j != NULL; j = j->next)
+        stuck |= j->state == JOB_RUNNING;
+    for (unsigned i = 0; i < w->nthreads; i++) {
+        if (stuck)
+            pthread_detach(w->threads[i]);
+        else
+            pthread_join(w->threads[i], NULL);
+    }
+    if (stuck) {
+        /* A detached handler may still touch its job: leave the jobs to the process. */
+        w->owned = NULL;
+    }
+    wlog(w, DQ_LOG_INFO, "worker.stop", NULL, 0);
+    return rc;
+}
+
+char *
+dq_trace_capture(void)
+{
+    void *frames[64];
+    int n = backtrace(frames, 64);
+    char **names = backtrace_symbols(frames, n);
+    struct dq_buf b = DQ_BUF_INIT;
+
+    /* Frame 0 is this function. */
+    for (int i = 1; i < n; i++) {
+        if (names != NULL)
+            dq_buf_printf(&b, "  at %s\n", names[i]);
+        else
+            dq_buf_printf(&b, "  at %p\n", frames[i]);
+    }
+    free(names);
+    return dq_buf_steal(&b, NULL);
+}
