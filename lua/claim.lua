@@ -23,27 +23,27 @@ local out = {now, 0, 0}
 local moved = 0
 for i = 1, #items, 2 do
   local m, due = items[i], tonumber(items[i + 1])
-  redis.call('ZREM', K_SCHED, m)
   local e = env_decode(m)
+  -- destination first: if a write fails (a key of the wrong type), the task is still
+  -- where it was
   if not e then
     to_failed(cfg, undecodable_key(m), m, 'undecodable',
       'scheduled member is not a delayq v1 envelope', '', now, worker, true)
     moved = moved + 1
+  elseif e.deadline and now > e.deadline then
+    to_failed(cfg, tkey(e), m, 'expired',
+      string.format('claimed %s ms after its deadline', dec(now - e.deadline)), '', now,
+      worker, false, 'expired')
+    moved = moved + 1
   else
-    if e.id then redis.call('HDEL', K_IDS, e.id) end
-    if e.deadline and now > e.deadline then
-      to_failed(cfg, tkey(e), m, 'expired',
-        string.format('claimed %s ms after its deadline', dec(now - e.deadline)), '', now,
-        worker, false, 'expired')
-      moved = moved + 1
-    else
-      local tk = tkey(e)
-      redis.call('ZADD', K_INFLIGHT, dec(now + lease), tk)
-      redis.call('HSET', K_RUNNING, tk, run_encode(m, worker, now, due))
-      out[#out + 1] = m
-      out[#out + 1] = due
-    end
+    local tk = tkey(e)
+    redis.call('HSET', K_RUNNING, tk, run_encode(m, worker, now, due))
+    redis.call('ZADD', K_INFLIGHT, dec(now + lease), tk)
+    out[#out + 1] = m
+    out[#out + 1] = due
   end
+  redis.call('ZREM', K_SCHED, m)
+  if e and e.id then redis.call('HDEL', K_IDS, e.id) end
 end
 out[2] = next_due()
 out[3] = moved

@@ -7,7 +7,8 @@
 --   1..10 years.
 -- Reply: the effective configuration as pairs {field, value, ...} in a fixed order.
 -- Errors: DQ_EINVAL naming the field and its range; nothing is set when any pair is bad.
--- Complexity: O(1) (retention changes take effect on the next failure).
+-- Complexity: O(1), plus O(k log N) for k <= 1000 failures trimmed by a lowered
+--   retention (failures beyond that are trimmed by later failures, 1000 at a time).
 local RANGE = {max_delay_ms = {1, 315360000000}, max_payload = {1, 536870912},
   backoff_base_ms = {1, 86400000}, backoff_cap_ms = {1, 2592000000},
   max_attempts = {0, 1000000}, failed_retention = {1, 100000000},
@@ -30,7 +31,10 @@ for i = 2, #ARGV, 2 do
 end
 if #set > 0 then
   redis.call('HSET', K_CONFIG, unpack(set))
-  audit(config(), ARGV[1], 'config', table.concat(detail, ' '), 'ok')
+  -- a lowered retention applies now (up to 1000 per call; each failure trims more)
+  local trimmed = trim_failed(config())
+  audit(config(), ARGV[1], 'config', table.concat(detail, ' '),
+    trimmed > 0 and ('ok; trimmed ' .. trimmed .. ' failed tasks') or 'ok')
 end
 local cfg = config()
 local out = {}

@@ -8,8 +8,8 @@
 --     scheduled task with a generated id (found with find.lua); a failed task or one with
 --     a caller-chosen id is found by id alone. All or nothing: if any id is not found,
 --     nothing is dropped.
---   all: [3] until ms ('' on the first call: now). Drops up to 1000 failures with failed
---     time <= until, oldest first.
+--   all: [3] until ms ('' on the first call: now).
+--     Drops up to 1000 failures with failed time <= until, oldest first.
 -- Reply: ids: {dropped}. all: {dropped, until, finished (0|1)}.
 -- Errors: DQ_ENOTFOUND naming the missing ids; DQ_EINVAL for an in-flight id.
 -- Complexity: O(k log N) for k ids (k <= 1000).
@@ -32,14 +32,11 @@ if mode == 'ids' then
     elseif tk then
       plan[#plan + 1] = {'failed', tk}
     else
-      local due = redis.call('HGET', K_IDS, id)
+      local due, seq = ids_get(id)
       if due then
-        local found
-        for _, sm in ipairs(redis.call('ZRANGEBYSCORE', K_SCHED, due, due)) do
-          local e = env_decode(sm)
-          if e and e.id == id then found = sm end
-        end
-        if found then plan[#plan + 1] = {'sched', found, id} end
+        -- an index entry without its member (only a foreign write makes one) is dropped
+        -- with it, so the id is not blocked for good
+        plan[#plan + 1] = {'sched', member_at(due, seq) or false, id}
       elseif m ~= '' and redis.call('ZSCORE', K_SCHED, m) then
         -- the envelope must be the task the id names, not any member
         local em = env_decode(m)
@@ -75,8 +72,11 @@ if mode == 'ids' then
       dropped = dropped + redis.call('HDEL', K_FAILED, p[2])
       redis.call('ZREM', K_FAILIDX, p[2])
     else
-      dropped = dropped + redis.call('ZREM', K_SCHED, p[2])
-      if p[3] then redis.call('HDEL', K_IDS, p[3]) end
+      if p[2] then dropped = dropped + redis.call('ZREM', K_SCHED, p[2]) end
+      if p[3] then
+        local n = redis.call('HDEL', K_IDS, p[3])
+        if not p[2] then dropped = dropped + n end
+      end
     end
   end
   redis.call('HINCRBY', K_STATS, 'dropped', dropped)

@@ -71,14 +71,17 @@ for i = 0, n - 1 do
     max = m, deadline = deadline}
 end
 
+-- Writes go destination-first everywhere (see lib.lua): here the counter is bumped by
+-- the number of tasks first, and corrected for duplicates after.
+redis.call('HINCRBY', K_STATS, 'enqueued', #tasks)
 local out = {}
 local added = 0
 for _, t in ipairs(tasks) do
   local status, due = 0, t.due
   if t.id then
-    local d = redis.call('HGET', K_IDS, t.id)
+    local d = ids_get(t.id)
     if d then
-      status, due = 1, tonumber(d)
+      status, due = 1, d
     elseif redis.call('HEXISTS', K_RUNNING, 'c:' .. t.id) == 1 then
       status, due = 2, -1
     elseif redis.call('HEXISTS', K_FAILED, 'c:' .. t.id) == 1 then
@@ -97,5 +100,5 @@ for _, t in ipairs(tasks) do
   out[#out + 1] = status
   out[#out + 1] = due
 end
-if added > 0 then redis.call('HINCRBY', K_STATS, 'enqueued', added) end
+if added < #tasks then redis.call('HINCRBY', K_STATS, 'enqueued', added - #tasks) end
 return out

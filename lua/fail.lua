@@ -13,7 +13,7 @@ local run, e, bad = holder(ARGV[1], ARGV[2], ARGV[3])
 if not run then return bad end
 local cfg = config()
 local now = now_ms()
-unrun(ARGV[1])
 e.attempt = e.attempt + 1
 to_failed(cfg, ARGV[1], env_encode(e), 'error', ARGV[4], ARGV[5], now, ARGV[6], false)
+unrun(ARGV[1])
 return 1

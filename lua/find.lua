@@ -1,16 +1,18 @@
 -- find: locates one task by id, for show and drop.
 -- KEYS: the eleven queue keys (see lib.lua); read only.
--- ARGV: [1] id, [2] scan cursor score ('' to start), [3] scan cursor skip.
+-- ARGV: [1] id, [2] scan cursor: the last member looked at ('' to start), [3] its score.
 -- In flight, failed and caller-chosen ids are found through their hashes. A generated
 -- id of a scheduled task has no index (that would cost memory on every task), so the
--- scheduled set is walked: each call looks at up to 1000 members from the cursor and
--- returns a new cursor when it has not found the task yet.
+-- scheduled set is walked: each call looks at up to 1000 members after the cursor (by
+-- rank; if the cursor member is gone, from the first member of its score, so nothing
+-- is skipped) and returns a new cursor when it has not found the task yet.
 -- Reply: {'inflight', task key, lease deadline, running record}
 --      | {'failed', task key, failed ms, failure record}
 --      | {'scheduled', envelope bytes, due ms}
---      | {'more', cursor score, cursor skip}
+--      | {'more', cursor member, cursor score}
 --      | {'none'}
--- Complexity: O(log N) by hash; O(log N + 1000) per scan step.
+-- Complexity: O(log N) by hash, O(log^2 N) by the id index; O(log N + 1000) per scan
+--   step.
 local id = ARGV[1]
 local tk = resolve(K_RUNNING, id)
 if tk then
@@ -22,30 +24,28 @@ if tk then
   return {'failed', tk, tonumber(redis.call('ZSCORE', K_FAILIDX, tk)) or -1,
     redis.call('HGET', K_FAILED, tk)}
 end
-local due = redis.call('HGET', K_IDS, id)
+local due, seq = ids_get(id)
 if due then
-  for _, m in ipairs(redis.call('ZRANGEBYSCORE', K_SCHED, due, due)) do
-    local e = env_decode(m)
-    if e and e.id == id then return {'scheduled', m, tonumber(due)} end
-  end
+  local m = member_at(due, seq)
+  if m then return {'scheduled', m, due} end
 end
 if not string.match(id, '^%d+$') or #id > 15 then return {'none'} end
 local prefix = '\153\001' .. p_u64(tonumber(id)) .. '\192'
-local from, skip = ARGV[2], tonumber(ARGV[3]) or 0
-if from == '' then from = '-inf' end
-local items = redis.call('ZRANGEBYSCORE', K_SCHED, from, '+inf', 'WITHSCORES', 'LIMIT', skip,
-  1000)
+local last, last_score = ARGV[2], ARGV[3]
+local start = 0
+if last ~= '' then
+  start = redis.call('ZRANK', K_SCHED, last)
+  if start then
+    start = start + 1
+  else
+    start = redis.call('ZCOUNT', K_SCHED, '-inf', '(' .. last_score)
+  end
+end
+local items = redis.call('ZRANGE', K_SCHED, start, start + 999, 'WITHSCORES')
 for i = 1, #items, 2 do
   if string.sub(items[i], 1, #prefix) == prefix then
     return {'scheduled', items[i], tonumber(items[i + 1])}
   end
 end
 if #items < 2000 then return {'none'} end
-local last = items[#items]
-local same = 0
-for i = #items, 2, -2 do
-  if items[i] ~= last then break end
-  same = same + 1
-end
-if last == from then same = same + skip end
-return {'more', last, same}
+return {'more', items[#items - 1], items[#items]}

@@ -6,7 +6,8 @@
 -- KEYS (the same eleven keys, in this order, for every script; all share the hash
 -- tag {queue}, so a queue lives in one cluster slot):
 --   1 sched    ZSET   envelope bytes -> due ms
---   2 ids      HASH   caller-chosen id -> due ms (scheduled tasks with such an id only)
+--   2 ids      HASH   caller-chosen id -> "<due ms>:<seq>" (scheduled tasks with such an
+--                     id only)
 --   3 inflight ZSET   task key -> lease deadline ms
 --   4 running  HASH   task key -> running record
 --   5 failed   HASH   task key -> failure record
@@ -274,6 +275,36 @@ local function next_due()
   return -1
 end
 
+-- The id index: where a scheduled task with a caller-chosen id is, as due and seq.
+local function ids_get(id)
+  local v = redis.call('HGET', K_IDS, id)
+  if not v then return nil end
+  local d, s = string.match(v, '^(%d+):(%d+)$')
+  return tonumber(d), tonumber(s)
+end
+
+-- The member of the scheduled set with score @due and sequence @seq, or nil. Members of
+-- one score sort by their bytes, which start with the fixed-width seq, so a binary
+-- search over ranks finds it: O(log^2 N), however many tasks share that millisecond.
+local function member_at(due, seq)
+  local lo = redis.call('ZCOUNT', K_SCHED, '-inf', '(' .. dec(due))
+  local hi = lo + redis.call('ZCOUNT', K_SCHED, dec(due), dec(due)) - 1
+  local want = p_u64(seq)
+  while lo <= hi do
+    local mid = math.floor((lo + hi) / 2)
+    local m = redis.call('ZRANGE', K_SCHED, mid, mid)[1]
+    local s = string.sub(m, 3, 11)
+    if s == want then
+      return m
+    elseif s < want then
+      lo = mid + 1
+    else
+      hi = mid - 1
+    end
+  end
+  return nil
+end
+
 -- Adds a task to the scheduled set (and its caller-chosen id to the id index). When
 -- it is due before everything already scheduled, idle workers (which sleep until the
 -- earliest due time they know of) are told on the wake channel, so they do not
@@ -281,7 +312,7 @@ end
 local function schedule(e, due)
   local first = next_due()
   redis.call('ZADD', K_SCHED, dec(due), env_encode(e))
-  if e.id then redis.call('HSET', K_IDS, e.id, dec(due)) end
+  if e.id then redis.call('HSET', K_IDS, e.id, dec(due) .. ':' .. dec(e.seq)) end
   if first < 0 or due < first then
     redis.call('PUBLISH', K_WAKE, dec(due))
   end

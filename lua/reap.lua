@@ -17,7 +17,6 @@ local expired = redis.call('ZRANGEBYSCORE', K_INFLIGHT, '-inf', '(' .. dec(now),
 local returned, exhausted = 0, 0
 for _, tk in ipairs(expired) do
   local r = redis.call('HGET', K_RUNNING, tk)
-  unrun(tk)
   local run = r and run_decode(r)
   local e = run and env_decode(run.m)
   if not e then
@@ -37,6 +36,7 @@ for _, tk in ipairs(expired) do
       returned = returned + 1
     end
   end
+  unrun(tk)
 end
 if returned > 0 then redis.call('HINCRBY', K_STATS, 'reaped', returned) end
 local first = redis.call('ZRANGE', K_INFLIGHT, 0, 0, 'WITHSCORES')

@@ -7,6 +7,6 @@
 -- Complexity: O(log N).
 local run, e, bad = holder(ARGV[1], ARGV[2], ARGV[3])
 if not run then return bad end
-unrun(ARGV[1])
 schedule(e, now_ms())
+unrun(ARGV[1])
 return 1

@@ -5,12 +5,17 @@
 -- ARGV: [1] mode 'ids' or 'all', [2] delay ms (>= 0), [3] who, then
 --   ids: [4..] 1..1000 task ids. All or nothing: if any id is not in the failed set
 --     (someone requeued or dropped it first) or is undecodable, nothing moves.
---   all: [4] until ms ('' on the first call: now), [5] spread ms (>= 0), [6] total
---     ('' on the first call), [7] done so far, [8] skipped so far.
---     Moves up to 1000 failures with failed time <= until, oldest first; undecodable
---     ones cannot run and are skipped (they stay failed). The k-th of total is due at
---     now + delay + spread * k / total, so a fixed bug does not come back as a stampede.
--- Reply: ids: {moved}. all: {moved, until, total, done, skipped, finished (0|1)}.
+--   all: [4] until ms ('' on the first call: now; failures of that very millisecond
+--     that come after the first step are in scope too),
+--     [5] spread ms (>= 0), [6] total ('' on the first call), [7] done so far,
+--     [8] skipped so far, [9] cursor task key ('' first), [10] cursor failed ms.
+--     Looks at up to 1000 failures with failed time <= until, oldest first, from the
+--     cursor (the last one looked at: resumed after its rank, or, if it is gone, at the
+--     first failure of its millisecond, so nothing is skipped); undecodable ones cannot
+--     run and stay failed. The k-th of total is due at now + delay + spread * k / total,
+--     so a fixed bug does not come back as a stampede.
+-- Reply: ids: {moved}. all: {moved, until, total, done, skipped, finished (0|1),
+--   cursor task key, cursor failed ms}.
 -- Errors: DQ_ENOTFOUND naming the missing ids; DQ_EINVAL for bad arguments or
 --   undecodable ids.
 -- Complexity: O(k log N) for k ids, or k <= 1000 per 'all' step.
@@ -26,9 +31,9 @@ local function requeue_one(tk, rec, due)
   local e = env_decode(rec.raw)
   e.attempt = 0
   e.deadline = nil
+  schedule(e, due)
   redis.call('HDEL', K_FAILED, tk)
   redis.call('ZREM', K_FAILIDX, tk)
-  schedule(e, due)
 end
 
 if mode == 'ids' then
@@ -76,8 +81,26 @@ elseif mode == 'all' then
   end
   local total = tonumber(ARGV[6]) or redis.call('ZCOUNT', K_FAILIDX, '-inf', dec(until_ms))
   local done, skipped = tonumber(ARGV[7]) or 0, tonumber(ARGV[8]) or 0
-  local tks = redis.call('ZRANGEBYSCORE', K_FAILIDX, '-inf', dec(until_ms), 'LIMIT', skipped,
-    1000)
+  local last, last_ms = ARGV[9] or '', tonumber(ARGV[10]) or 0
+  local start = 0
+  if last ~= '' then
+    start = redis.call('ZRANK', K_FAILIDX, last)
+    if start then
+      start = start + 1
+    else
+      start = redis.call('ZCOUNT', K_FAILIDX, '-inf', '(' .. dec(last_ms))
+    end
+  end
+  local page = redis.call('ZRANGE', K_FAILIDX, start, start + 999, 'WITHSCORES')
+  local tks, finished = {}, #page < 2000
+  for i = 1, #page, 2 do
+    if tonumber(page[i + 1]) > until_ms then
+      finished = true
+      break
+    end
+    tks[#tks + 1] = page[i]
+    last, last_ms = page[i], tonumber(page[i + 1])
+  end
   local moved = 0
   for _, tk in ipairs(tks) do
     local rec = fail_decode(redis.call('HGET', K_FAILED, tk) or '')
@@ -91,7 +114,7 @@ elseif mode == 'all' then
       moved = moved + 1
     end
   end
-  local finished = #tks < 1000 and 1 or 0
+  finished = finished and 1 or 0
   if moved > 0 then redis.call('HINCRBY', K_STATS, 'requeued', moved) end
   if moved > 0 or finished == 1 then
     audit(cfg, who, 'requeue-all', string.format('failed until %s; delay=%sms spread=%sms',
@@ -99,6 +122,6 @@ elseif mode == 'all' then
       string.format('ok: %d moved (%d of %d so far, %d undecodable skipped)%s', moved,
         done + moved, total, skipped, finished == 1 and ', finished' or ''))
   end
-  return {moved, until_ms, total, done + moved, skipped, finished}
+  return {moved, until_ms, total, done + moved, skipped, finished, last, last_ms}
 end
 return err('DQ_EINVAL', 'mode: %q is not ids or all', mode)

@@ -12,17 +12,18 @@ local run, e, bad = holder(ARGV[1], ARGV[2], ARGV[3])
 if not run then return bad end
 local cfg = config()
 local now = now_ms()
-unrun(ARGV[1])
 local msg = truncate(ARGV[4], 512)
 e.attempt = e.attempt + 1
 e.last_error = msg
 if e.max > 0 and e.attempt >= e.max then
   to_failed(cfg, ARGV[1], env_encode(e), 'attempts exhausted', msg, '', now, ARGV[5], false)
+  unrun(ARGV[1])
   return {1, -1}
 end
 local backoff = cfg.backoff_base_ms * math.pow(2, e.attempt - 1)
 if backoff > cfg.backoff_cap_ms then backoff = cfg.backoff_cap_ms end
 local due = now + math.floor(backoff)
 schedule(e, due)
+unrun(ARGV[1])
 redis.call('HINCRBY', K_STATS, 'retried', 1)
 return {0, due}

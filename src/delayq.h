@@ -13,6 +13,9 @@
  * - Times are int64_t milliseconds since the epoch, always taken from the Redis
  *   server clock (TIME), never from the client's.
  * - A dq_client belongs to one thread at a time.
+ * - DQ_ETIMEOUT (or DQ_ECONN) on a call that reached Redis means its outcome is
+ *   unknown: the script may have run. Enqueue with a caller-chosen id to make a retry
+ *   safe; the library never retries a call by itself.
  */
 #ifndef DELAYQ_H
 #define DELAYQ_H
@@ -339,8 +342,10 @@ int dq_requeue(dq_client *c, const char *queue, const char *const *ids, size_t n
 
 /**
  * Cursor for bulk operations over the failed set. Zero it before the first call and
- * pass it back until done is true. Only tasks that failed before the first call are
- * touched, so a bulk requeue ends even while tasks keep failing.
+ * pass it back until done is true. Only tasks that failed at or before the server time
+ * of the first call are touched, so a bulk requeue ends even while tasks keep failing; a step resumes after
+ * the last task the previous one looked at, so none is skipped when others change the
+ * set in between.
  */
 typedef struct dq_bulk {
     int64_t until_ms; /* set by the first call: failures up to this time are in scope */
@@ -348,6 +353,8 @@ typedef struct dq_bulk {
     size_t done_n;    /* tasks moved so far */
     size_t skipped;   /* undecodable failures a requeue left in place */
     bool done;
+    char cursor_key[240]; /* where the next step resumes (internal) */
+    int64_t cursor_ms;
 } dq_bulk;
 
 /**

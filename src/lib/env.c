@@ -41,6 +41,10 @@ read_record(const void *data, size_t len, const char *what, const struct field *
         struct value *v = &out[i];
 
         memset(v, 0, sizeof *v);
+        /* Lua's reader (lua/lib.lua rd) knows only the unsigned forms; the signed ones
+         * (0xd0..0xd3) are rejected here too, so both sides agree on "undecodable". */
+        if (r.p < r.end && *r.p >= 0xd0 && *r.p <= 0xd3)
+            return dq_err_set(err, DQ_EPROTO, "%s: %s uses a signed integer form", what, f->name);
         if (!dq_mp_read(&r, &it))
             return dq_err_set(err, DQ_EPROTO, "%s: %s is truncated", what, f->name);
         if (it.type == DQ_MP_NIL && (f->kind == F_OPT_UINT || f->kind == F_OPT_BYTES))
@@ -100,8 +104,9 @@ dq_env_decode(const void *data, size_t len, struct dq_env *out, dq_err *err)
     if (v[0].u != DQ_ENV_VERSION)
         return dq_err_set(err, DQ_EPROTO, "envelope: version %llu is not %d",
                           (unsigned long long)v[0].u, DQ_ENV_VERSION);
-    if (!fits(v[3].u, UINT32_MAX) || !fits(v[5].u, UINT32_MAX) || !fits(v[4].u, INT64_MAX) ||
-        !fits(v[6].u, INT64_MAX))
+    /* Lua numbers are exact to 2^53: larger values cannot have come from the scripts */
+    if (!fits(v[3].u, UINT32_MAX) || !fits(v[5].u, UINT32_MAX) || !fits(v[1].u, 1ULL << 53) ||
+        !fits(v[4].u, 1ULL << 53) || !fits(v[6].u, 1ULL << 53))
         return dq_err_set(err, DQ_EPROTO, "envelope: a counter or time is out of range");
     if (v[2].present && v[2].bytes.len == 0)
         return dq_err_set(err, DQ_EPROTO, "envelope: id is empty");

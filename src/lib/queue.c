@@ -10,6 +10,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "buf.h"
 #include "client.h"
 #include "delayq.h"
 #include "env.h"
@@ -374,8 +375,10 @@ dq_claim(dq_client *c, const char *queue, unsigned batch, int64_t lease_ms, cons
     dq_args_str(&a, worker ? worker : c->who);
     rc = dq_scripts_run(c, DQ_SCRIPT_CLAIM, queue, &a, parse_claim, out, err);
     dq_args_free(&a);
-    if (rc != DQ_OK)
+    if (rc != DQ_OK) {
         dq_claimed_free(out);
+        out->next_due_ms = -1;
+    }
     /* Claimed tasks' lease is now + lease; fill it in for the caller. */
     for (size_t i = 0; i < out->n; i++)
         out->tasks[i].lease_ms = out->now_ms + lease_ms;
@@ -530,14 +533,18 @@ static int
 parse_requeue_all(const redisReply *r, void *out, dq_err *err)
 {
     dq_bulk *b = out;
-    int64_t v[6];
+    int64_t v[8];
 
-    if (!reply_array(r, 6))
+    if (!reply_array(r, 8) || r->element[6]->type != REDIS_REPLY_STRING ||
+        r->element[6]->len >= sizeof b->cursor_key)
         return bad_reply(err, "requeue");
-    for (int i = 0; i < 6; i++) {
-        if (!reply_int(r->element[i], &v[i]))
+    for (int i = 0; i < 8; i++) {
+        if (i != 6 && !reply_int(r->element[i], &v[i]))
             return bad_reply(err, "requeue");
     }
+    memcpy(b->cursor_key, r->element[6]->str, r->element[6]->len);
+    b->cursor_key[r->element[6]->len] = '\0';
+    b->cursor_ms = v[7];
     b->until_ms = v[1];
     b->total = (size_t)v[2];
     b->done_n = (size_t)v[3];
@@ -571,6 +578,8 @@ dq_requeue_all_step(dq_client *c, const char *queue, int64_t delay_ms, int64_t s
     }
     dq_args_i64(&a, (int64_t)cur->done_n);
     dq_args_i64(&a, (int64_t)cur->skipped);
+    dq_args_str(&a, first ? "" : cur->cursor_key);
+    dq_args_i64(&a, first ? 0 : cur->cursor_ms);
     rc = dq_scripts_run(c, DQ_SCRIPT_REQUEUE, queue, &a, parse_requeue_all, cur, err);
     dq_args_free(&a);
     return rc;
@@ -616,8 +625,8 @@ dq_drop_all_step(dq_client *c, const char *queue, dq_bulk *cur, dq_err *err)
 struct find_state {
     dq_task *out;
     bool found, more;
-    char cursor[32];
-    int64_t skip;
+    struct dq_buf cursor; /* the scan cursor: the last member looked at */
+    char cursor_score[32];
 };
 
 static int
@@ -633,10 +642,15 @@ parse_find(const redisReply *r, void *out, dq_err *err)
         return DQ_OK;
     if (kind->len == 4 && memcmp(kind->str, "more", 4) == 0) {
         if (!reply_array(r, 3) || r->element[1]->type != REDIS_REPLY_STRING ||
-            r->element[1]->len >= sizeof fs->cursor || !reply_int(r->element[2], &fs->skip))
+            r->element[2]->type != REDIS_REPLY_STRING ||
+            r->element[2]->len >= sizeof fs->cursor_score)
             return bad_reply(err, "find");
-        memcpy(fs->cursor, r->element[1]->str, r->element[1]->len);
-        fs->cursor[r->element[1]->len] = '\0';
+        dq_buf_reset(&fs->cursor);
+        dq_buf_append(&fs->cursor, r->element[1]->str, r->element[1]->len);
+        if (fs->cursor.failed)
+            return dq_err_set(err, DQ_ENOMEM, "out of memory");
+        memcpy(fs->cursor_score, r->element[2]->str, r->element[2]->len);
+        fs->cursor_score[r->element[2]->len] = '\0';
         fs->more = true;
         return DQ_OK;
     }
@@ -674,7 +688,7 @@ parse_find(const redisReply *r, void *out, dq_err *err)
 int
 dq_find(dq_client *c, const char *queue, const char *id, dq_task *out, dq_err *err)
 {
-    struct find_state fs = {.out = out};
+    struct find_state fs = {.out = out, .cursor = DQ_BUF_INIT};
     int rc;
 
     memset(out, 0, sizeof *out);
@@ -685,11 +699,12 @@ dq_find(dq_client *c, const char *queue, const char *id, dq_task *out, dq_err *e
         fs.more = false;
         dq_args_init(&a);
         dq_args_str(&a, id);
-        dq_args_str(&a, fs.cursor);
-        dq_args_i64(&a, fs.skip);
+        dq_args_bytes(&a, fs.cursor.len ? fs.cursor.data : "", fs.cursor.len);
+        dq_args_str(&a, fs.cursor_score);
         rc = dq_scripts_run(c, DQ_SCRIPT_FIND, queue, &a, parse_find, &fs, err);
         dq_args_free(&a);
     } while (rc == DQ_OK && fs.more);
+    dq_buf_free(&fs.cursor);
     if (rc != DQ_OK) {
         dq_task_clear(out);
         return rc;
@@ -994,6 +1009,10 @@ dq_extend(dq_client *c, const char *queue, const dq_task *const *tasks, size_t n
 
     if (n == 0 || n > 1000)
         return dq_err_set(err, DQ_EINVAL, "extend: %zu tasks; 1..1000 per call", n);
+    for (size_t i = 0; i < n; i++) {
+        if (tasks[i] == NULL || tasks[i]->id == NULL || tasks[i]->undecodable)
+            return dq_err_set(err, DQ_EINVAL, "extend: task %zu is not a claimed task", i + 1);
+    }
     tks = malloc(n * sizeof *tks);
     if (tks == NULL)
         return dq_err_set(err, DQ_ENOMEM, "out of memory");

@@ -285,6 +285,77 @@ find_everywhere(void **state)
     fixture_close(&f);
 }
 
+static void
+same_millisecond_crowd_is_searched_not_walked(void **state)
+{
+    struct fixture f;
+    dq_enqueue_opts o = {0};
+    dq_enqueued e;
+    dq_stats s;
+    dq_task t;
+    size_t n;
+
+    fixture_open(&f, state, "crowd");
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    o.at_ms = s.now_ms + 600000;
+    for (int i = 0; i < 3000; i++) {
+        o.id = i == 1700 ? "needle" : NULL;
+        ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "x", 1, &e, &f.err));
+    }
+    /* found by binary search among 3000 members of one score */
+    ASSERT_OK(&f, dq_find(f.c, f.queue, "needle", &t, &f.err));
+    assert_int_equal(t.state, DQ_STATE_SCHEDULED);
+    assert_int_equal(t.seq, 1701);
+    dq_task_clear(&t);
+    /* and a generated id in the crowd, by the bounded scan */
+    ASSERT_OK(&f, dq_find(f.c, f.queue, "2999", &t, &f.err));
+    assert_int_equal(t.seq, 2999);
+    dq_task_clear(&t);
+    const char *ids[] = {"needle", "42"};
+    ASSERT_OK(&f, dq_drop(f.c, f.queue, ids, 2, &n, &f.err));
+    assert_int_equal(n, 2);
+    assert_int_equal(dq_find(f.c, f.queue, "needle", &t, &f.err), DQ_ENOTFOUND);
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.future, 2998);
+    fixture_close(&f);
+}
+
+static void
+requeue_all_cursor_survives_trimming(void **state)
+{
+    struct fixture f;
+    dq_claimed cl;
+    dq_bulk cur = {0};
+    dq_stats s;
+    char key[160];
+
+    fixture_open(&f, state, "cursor");
+    snprintf(key, sizeof key, "dq:{%s}:sched", f.queue);
+    for (int i = 0; i < 5; i++) {
+        char junk[16];
+        snprintf(junk, sizeof junk, "junk-%d", i);
+        const char *zadd[] = {"ZADD", key, "0", junk};
+        assert_int_equal(redis_int(&f, 4, zadd), 1);
+    }
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 10, 30000, "w1", &cl, &f.err));
+    assert_int_equal(cl.to_failed, 5); /* five undecodable failures, the oldest */
+    dq_claimed_free(&cl);
+    make_failed(&f, 1500);
+    ASSERT_OK(&f, dq_requeue_all_step(f.c, f.queue, 0, 0, &cur, &f.err));
+    assert_false(cur.done);
+    assert_int_equal(cur.skipped, 5);
+    /* between steps, retention trims the oldest (the undecodable ones among them) */
+    dq_config cfg = {.failed_retention = 400};
+    ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
+    while (!cur.done)
+        ASSERT_OK(&f, dq_requeue_all_step(f.c, f.queue, 0, 0, &cur, &f.err));
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    /* every valid failure still there at the end was requeued: none left behind */
+    assert_int_equal(s.failed, 0);
+    assert_int_equal(cur.done_n + (size_t)s.trimmed, 1505);
+    fixture_close(&f);
+}
+
 int
 main(void)
 {
@@ -296,6 +367,8 @@ main(void)
         cmocka_unit_test(audit_records_actions_newest_first),
         cmocka_unit_test(garbage_member_goes_to_failed),
         cmocka_unit_test(find_everywhere),
+        cmocka_unit_test(same_millisecond_crowd_is_searched_not_walked),
+        cmocka_unit_test(requeue_all_cursor_survives_trimming),
     };
 
     return cmocka_run_group_tests_name("integ/ops", tests, fixture_group_setup,

@@ -29,6 +29,30 @@ wrong_type_key_is_a_clear_error(void **state)
 }
 
 static void
+wrong_type_mid_script_loses_nothing(void **state)
+{
+    struct fixture f;
+    dq_claimed cl;
+    dq_page p;
+    char key[160];
+
+    fixture_open(&f, state, "midscript");
+    enqueue_str(&f, "precious", 0, NULL, NULL);
+    snprintf(key, sizeof key, "dq:{%s}:running", f.queue);
+    const char *set[] = {"SET", key, "oops"};
+    redisReply *r = test_redis_cmd(f.redis, 3, set);
+    freeReplyObject(r);
+    /* the claim fails on its first write, before the task leaves the scheduled set */
+    assert_int_equal(dq_claim(f.c, f.queue, 10, 30000, "w1", &cl, &f.err), DQ_EREDIS);
+    assert_non_null(strstr(f.err.msg, "WRONGTYPE"));
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_DUE, 0, 10, &p, &f.err));
+    assert_int_equal(p.n, 1);
+    assert_memory_equal(p.tasks[0].payload, "precious", 8);
+    dq_page_free(&p);
+    fixture_close(&f);
+}
+
+static void
 script_flush_is_survived(void **state)
 {
     struct fixture f;
@@ -176,6 +200,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(wrong_type_key_is_a_clear_error),
+        cmocka_unit_test(wrong_type_mid_script_loses_nothing),
         cmocka_unit_test(script_flush_is_survived),
         cmocka_unit_test(restart_under_a_client),
         cmocka_unit_test(unreachable_is_fast_and_classified),

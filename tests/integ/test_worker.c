@@ -1,0 +1,410 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_worker.c: the worker runtime (dq_worker_*) against a real redis-server: every
+ * task run once and never early, retries and failures with traces, lease renewal for
+ * slow handlers, wake-up on an earlier task, shutdown with hand-back, results written
+ * after a Redis restart, and what an idle worker costs.
+ */
+#include "harness/fixture.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#define MAXSEQ 4096
+
+/* What handlers saw; shared with the test thread. */
+struct seen {
+    pthread_mutex_t mu;
+    int runs[MAXSEQ];       /* by seq */
+    int early;              /* claimed before due (server time) */
+    int64_t start_mono[MAXSEQ];
+    atomic_int running;
+    atomic_int started;
+    atomic_int release;     /* handlers that block wait for this */
+    int sleep_ms;           /* handlers that sleep */
+    const char *mode;       /* "ok", "retry-once", "fail", "block", "sleep" */
+};
+
+static void
+handler(const dq_task *t, dq_result *res, void *arg)
+{
+    struct seen *s = arg;
+
+    atomic_fetch_add(&s->running, 1);
+    atomic_fetch_add(&s->started, 1);
+    pthread_mutex_lock(&s->mu);
+    if (t->seq < MAXSEQ) {
+        s->runs[t->seq]++;
+        s->start_mono[t->seq] = test_mono_ms();
+    }
+    if (t->claimed_ms < t->due_ms)
+        s->early++;
+    pthread_mutex_unlock(&s->mu);
+
+    if (strcmp(s->mode, "retry-once") == 0 && t->attempt == 0) {
+        res->outcome = DQ_RETRY;
+        snprintf(res->message, sizeof res->message, "first try fails");
+    } else if (strcmp(s->mode, "fail") == 0) {
+        res->outcome = DQ_FAILED;
+        snprintf(res->message, sizeof res->message, "handler gave up");
+        res->trace = dq_trace_capture();
+    } else if (strcmp(s->mode, "block") == 0) {
+        while (!atomic_load(&s->release))
+            test_nap_ms(2);
+    } else if (strcmp(s->mode, "sleep") == 0) {
+        test_nap_ms(s->sleep_ms);
+    }
+    atomic_fetch_sub(&s->running, 1);
+}
+
+struct runner {
+    dq_worker *w;
+    pthread_t th;
+    int rc;
+    dq_err err;
+};
+
+static void *
+run_thread(void *arg)
+{
+    struct runner *r = arg;
+    r->rc = dq_worker_run(r->w, &r->err);
+    return NULL;
+}
+
+static void
+start_worker(struct fixture *f, struct runner *r, struct seen *s, dq_worker_opts *o)
+{
+    memset(r, 0, sizeof *r);
+    ASSERT_OK(f, dq_worker_new(f->redis->url, NULL, f->queue, o, handler, s, &r->w, &f->err));
+    assert_int_equal(pthread_create(&r->th, NULL, run_thread, r), 0);
+}
+
+static void
+stop_worker(struct runner *r, bool now)
+{
+    dq_worker_stop(r->w, now);
+    pthread_join(r->th, NULL);
+    if (r->rc != DQ_OK)
+        fail_msg("dq_worker_run: %s", r->err.msg);
+    dq_worker_free(r->w);
+}
+
+static void
+seen_init(struct seen *s, const char *mode)
+{
+    memset(s, 0, sizeof *s);
+    pthread_mutex_init(&s->mu, NULL);
+    s->mode = mode;
+}
+
+struct until_stats {
+    struct fixture *f;
+    int64_t done, failed, scheduled;
+    dq_stats s;
+};
+
+static bool
+done_reached(void *arg)
+{
+    struct until_stats *u = arg;
+    if (dq_stats_get(u->f->c, u->f->queue, &u->s, &u->f->err) != DQ_OK)
+        return false;
+    return u->s.done >= u->done && u->s.failed >= u->failed;
+}
+
+static bool
+started_reached(void *arg)
+{
+    struct seen *s = arg;
+    return atomic_load(&s->started) > 0;
+}
+
+static void
+every_task_once_never_early(void **state)
+{
+    struct fixture f;
+    struct seen s;
+    struct runner r;
+    dq_worker_opts o = {.concurrency = 4, .batch = 16, .max_idle_ms = 60000};
+    const int n = 600;
+
+    fixture_open(&f, state, "once");
+    seen_init(&s, "ok");
+    for (int i = 0; i < n; i++) {
+        dq_enqueue_opts eo = {.delay_ms = i % 3 == 0 ? 0 : (i * 7) % 1500};
+        dq_enqueued e;
+        ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &eo, "t", 1, &e, &f.err));
+    }
+    start_worker(&f, &r, &s, &o);
+    struct until_stats u = {.f = &f, .done = n};
+    assert_true(wait_until(done_reached, &u, 20000, "all tasks done"));
+    stop_worker(&r, false);
+    int twice = 0, never = 0;
+    for (int i = 1; i <= n; i++) {
+        twice += s.runs[i] > 1;
+        never += s.runs[i] == 0;
+    }
+    assert_int_equal(twice, 0);
+    assert_int_equal(never, 0);
+    assert_int_equal(s.early, 0);
+    assert_int_equal(u.s.inflight, 0);
+    assert_int_equal(u.s.done, n);
+    fixture_close(&f);
+}
+
+static void
+retry_then_done_and_failures_keep_traces(void **state)
+{
+    struct fixture f;
+    struct seen s;
+    struct runner r;
+    dq_worker_opts o = {.concurrency = 2};
+    dq_config cfg = {.backoff_base_ms = 50};
+
+    fixture_open(&f, state, "outcomes");
+    ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
+    seen_init(&s, "retry-once");
+    for (int i = 0; i < 5; i++)
+        enqueue_str(&f, "r", 0, NULL, NULL);
+    start_worker(&f, &r, &s, &o);
+    struct until_stats u = {.f = &f, .done = 5};
+    assert_true(wait_until(done_reached, &u, 10000, "retried tasks done"));
+    stop_worker(&r, false);
+    assert_int_equal(u.s.retried, 5);
+    for (int i = 1; i <= 5; i++)
+        assert_int_equal(s.runs[i], 2);
+
+    seen_init(&s, "fail");
+    enqueue_str(&f, "f", 0, "will-fail", NULL);
+    start_worker(&f, &r, &s, &o);
+    u = (struct until_stats){.f = &f, .done = 5, .failed = 1};
+    assert_true(wait_until(done_reached, &u, 10000, "failure recorded"));
+    stop_worker(&r, false);
+    dq_task t;
+    ASSERT_OK(&f, dq_find(f.c, f.queue, "will-fail", &t, &f.err));
+    assert_int_equal(t.state, DQ_STATE_FAILED);
+    assert_string_equal(t.error, "handler gave up");
+    assert_non_null(strstr(t.trace, "at "));   /* a captured stack, one frame per line */
+    assert_non_null(strchr(t.trace, '\n'));
+    assert_non_null(strstr(t.failed_by, ":")); /* the worker's name, user@host:pid */
+    dq_task_clear(&t);
+    fixture_close(&f);
+}
+
+struct reap_watch {
+    struct fixture *f;
+    int reaped;
+};
+
+static bool
+slow_done_while_reaping(void *arg)
+{
+    struct reap_watch *rw = arg;
+    dq_reaped rp;
+    dq_stats s;
+
+    if (dq_reap(rw->f->c, rw->f->queue, 10, &rp, &rw->f->err) == DQ_OK)
+        rw->reaped += (int)rp.returned;
+    return dq_stats_get(rw->f->c, rw->f->queue, &s, &rw->f->err) == DQ_OK && s.done == 1;
+}
+
+static void
+slow_handler_keeps_its_lease(void **state)
+{
+    struct fixture f;
+    struct seen s;
+    struct runner r;
+    dq_worker_opts o = {.lease_ms = 300};
+
+    fixture_open(&f, state, "lease");
+    seen_init(&s, "sleep");
+    s.sleep_ms = 1500; /* five leases long */
+    enqueue_str(&f, "slow", 0, NULL, NULL);
+    start_worker(&f, &r, &s, &o);
+    /* meanwhile, someone reaps all the time: the renewed lease must never expire */
+    struct reap_watch rw = {&f, 0};
+    assert_true(wait_until(slow_done_while_reaping, &rw, 10000, "slow task done"));
+    stop_worker(&r, false);
+    assert_int_equal(rw.reaped, 0);
+    assert_int_equal(s.runs[1], 1);
+    fixture_close(&f);
+}
+
+static void
+idle_worker_wakes_for_an_earlier_task(void **state)
+{
+    struct fixture f;
+    struct seen s;
+    struct runner r;
+    dq_worker_opts o = {.max_idle_ms = 60000};
+    dq_enqueued e;
+
+    fixture_open(&f, state, "wake");
+    seen_init(&s, "ok");
+    enqueue_str(&f, "far", 3600000, NULL, NULL); /* the worker will sleep towards this */
+    start_worker(&f, &r, &s, &o);
+    /* let it settle into its sleep: its first claim finds nothing due */
+    struct until_stats u = {.f = &f};
+    int64_t settle = test_mono_ms() + 300;
+    while (test_mono_ms() < settle)
+        test_nap_ms(10);
+    int64_t t0 = test_mono_ms();
+    enqueue_str(&f, "now", 0, NULL, &e);
+    u.done = 1;
+    assert_true(wait_until(done_reached, &u, 5000, "task due now done"));
+    int64_t woke = s.start_mono[2] - t0;
+    /* and one due 300 ms out: started on time by the worker's own timer */
+    enqueue_str(&f, "soon", 300, NULL, &e);
+    u.done = 2;
+    assert_true(wait_until(done_reached, &u, 5000, "task due soon done"));
+    stop_worker(&r, false);
+    dq_page p;
+    printf("# idle worker: task due now started %lld ms after enqueue\n", (long long)woke);
+    assert_true(woke < 1000);
+    assert_int_equal(s.early, 0);
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_FUTURE, 0, 10, &p, &f.err));
+    assert_int_equal(p.n, 1); /* the far one is untouched */
+    dq_page_free(&p);
+    fixture_close(&f);
+}
+
+static void
+stop_hands_back_unstarted_and_finishes_running(void **state)
+{
+    struct fixture f;
+    struct seen s;
+    struct runner r;
+    dq_worker_opts o = {.concurrency = 1, .batch = 3, .grace_ms = 10000};
+    dq_stats st;
+
+    fixture_open(&f, state, "stop");
+    seen_init(&s, "block");
+    for (int i = 0; i < 3; i++)
+        enqueue_str(&f, "b", 0, NULL, NULL);
+    start_worker(&f, &r, &s, &o);
+    assert_true(wait_until(started_reached, &s, 5000, "first handler started"));
+    dq_worker_stop(r.w, false);
+    /* the two claimed but unstarted tasks go back at once, not counted as attempts */
+    struct until_stats u = {.f = &f};
+    int64_t deadline = test_mono_ms() + 5000;
+    do {
+        ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &st, &f.err));
+        assert_true(test_mono_ms() < deadline);
+    } while (st.due != 2);
+    (void)u;
+    atomic_store(&s.release, 1); /* the running one finishes within the grace period */
+    pthread_join(r.th, NULL);
+    assert_int_equal(r.rc, DQ_OK);
+    dq_worker_free(r.w);
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &st, &f.err));
+    assert_int_equal(st.done, 1);
+    assert_int_equal(st.inflight, 0);
+    assert_int_equal(st.due, 2);
+    dq_page p;
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_DUE, 0, 10, &p, &f.err));
+    for (size_t i = 0; i < p.n; i++)
+        assert_int_equal(p.tasks[i].attempt, 0);
+    dq_page_free(&p);
+    assert_int_equal(atomic_load(&s.started), 1);
+    fixture_close(&f);
+}
+
+static bool
+stats_after_restart(void *arg)
+{
+    struct until_stats *u = arg;
+    return dq_stats_get(u->f->c, u->f->queue, &u->s, &u->f->err) == DQ_OK && u->s.done >= 1;
+}
+
+static void
+result_written_after_redis_restart(void **state)
+{
+    struct fixture f;
+    struct seen s;
+    struct runner r;
+    struct test_redis own;
+    const char *aof[] = {"--appendonly", "yes", "--appendfsync", "always", NULL};
+    dq_worker_opts o = {.lease_ms = 30000};
+
+    assert_int_equal(test_redis_start(&own, aof), 0);
+    memset(&f, 0, sizeof f);
+    f.redis = &own;
+    snprintf(f.queue, sizeof f.queue, "outage");
+    ASSERT_OK(&f, dq_client_open(own.url, NULL, &f.c, &f.err));
+    seen_init(&s, "block");
+    enqueue_str(&f, "x", 0, NULL, NULL);
+    start_worker(&f, &r, &s, &o);
+    assert_true(wait_until(started_reached, &s, 5000, "handler started"));
+    test_redis_kill(&own);
+    atomic_store(&s.release, 1); /* finishes while Redis is down */
+    while (atomic_load(&s.running) > 0)
+        test_nap_ms(5);
+    assert_int_equal(test_redis_start_again(&own), 0);
+    struct until_stats u = {.f = &f};
+    assert_true(wait_until(stats_after_restart, &u, 15000, "result written after restart"));
+    assert_int_equal(u.s.inflight, 0);
+    assert_int_equal(u.s.done, 1);
+    stop_worker(&r, false);
+    assert_int_equal(s.runs[1], 1);
+    fixture_close(&f);
+    test_redis_stop(&own);
+}
+
+static long long
+total_calls(struct test_redis *r)
+{
+    const char *argv[] = {"INFO", "commandstats"};
+    redisReply *rep = test_redis_cmd(r, 2, argv);
+    long long sum = 0;
+
+    assert_non_null(rep);
+    for (const char *p = rep->str; (p = strstr(p, "calls=")) != NULL; p += 6)
+        sum += atoll(p + 6);
+    freeReplyObject(rep);
+    return sum;
+}
+
+static void
+idle_worker_is_quiet(void **state)
+{
+    struct fixture f;
+    struct seen s;
+    struct runner r;
+    dq_worker_opts o = {.max_idle_ms = 60000};
+
+    fixture_open(&f, state, "idle");
+    seen_init(&s, "ok");
+    start_worker(&f, &r, &s, &o);
+    int64_t settle = test_mono_ms() + 300;
+    while (test_mono_ms() < settle)
+        test_nap_ms(10);
+    long long before = total_calls(f.redis) + 1; /* +1: this INFO itself */
+    int64_t t0 = test_mono_ms();
+    while (test_mono_ms() < t0 + 3000)
+        test_nap_ms(50);
+    long long after = total_calls(f.redis);
+    double rate = (double)(after - before) * 1000.0 / (double)(test_mono_ms() - t0);
+    stop_worker(&r, false);
+    printf("# idle worker: %.2f Redis commands/s over 3 s (commands inside scripts included)\n",
+           rate);
+    assert_true(rate < 1.0);
+    fixture_close(&f);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_task_once_never_early),
+        cmocka_unit_test(retry_then_done_and_failures_keep_traces),
+        cmocka_unit_test(slow_handler_keeps_its_lease),
+        cmocka_unit_test(idle_worker_wakes_for_an_earlier_task),
+        cmocka_unit_test(stop_hands_back_unstarted_and_finishes_running),
+        cmocka_unit_test(result_written_after_redis_restart),
+        cmocka_unit_test(idle_worker_is_quiet),
+    };
+
+    return cmocka_run_group_tests_name("integ/worker", tests, fixture_group_setup,
+                                       fixture_group_teardown);
+}
