@@ -258,6 +258,7 @@ typedef enum dq_outcome {
     DQ_DONE = 0, /* the task is finished */
     DQ_RETRY,    /* transient failure: run again after the queue's backoff */
     DQ_FAILED,   /* permanent failure: park it in the failed set */
+    DQ_RELEASE,  /* not run (shutting down, say): hand it back, due now, not an attempt */
 } dq_outcome;
 
 /* What a handler reports. The worker zeroes it before each call. */
@@ -283,8 +284,10 @@ typedef struct dq_worker_opts {
     unsigned concurrency; /* handlers running at once; 0: 1 */
     unsigned batch;       /* tasks per claim (1..1000); 0: concurrency */
     int64_t lease_ms;     /* lease per claim, renewed while a handler runs; 0: 30 s */
-    int64_t timeout_ms;   /* a handler running longer stops having its lease renewed, so
-                             the task is reaped and retried; 0: no timeout */
+    int64_t timeout_ms;   /* a handler running longer stops having its lease renewed: once
+                             the lease runs out, reap returns the task (an attempt), and a
+                             result the handler gives after that is refused; the handler
+                             keeps its slot until it returns. 0: no timeout */
     int64_t grace_ms;     /* on stop, how long running handlers may finish; 0: 30 s */
     int64_t max_idle_ms;  /* longest sleep between claims with nothing due; 0: 60 s */
     const char *name;     /* worker name in leases and logs; NULL: user@host:pid */
@@ -309,7 +312,8 @@ int dq_worker_new(const char *url, const dq_client_opts *copts, const char *queu
  * while handlers run, returns expired leases of any worker (reap), and sleeps until the
  * next due time when nothing is due, woken early when an earlier task is scheduled.
  * While Redis is unreachable it keeps finished results and writes them after it
- * reconnects (capped backoff with jitter). Returns DQ_OK after a clean stop.
+ * reconnects (capped backoff with jitter), as long as the lease still holds. Returns
+ * DQ_OK after a clean stop.
  */
 int dq_worker_run(dq_worker *w, dq_err *err);
 

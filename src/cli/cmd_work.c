@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,7 +39,8 @@ static const char help[] =
     "  --concurrency N  commands running at once (default 1)\n"
     "  --batch N        tasks per claim (default: concurrency)\n"
     "  --lease DUR      lease per claim, renewed while the command runs (default 30s)\n"
-    "  --timeout DUR    kill a command running longer (default: none)\n"
+    "  --timeout DUR    kill a command running longer and retry its task (default: none;\n"
+    "                   for work this is the command's timeout: Redis calls use 3s)\n"
     "  --grace DUR      on SIGINT/SIGTERM, how long running commands may finish before\n"
     "                   they are killed and their tasks handed back (default 30s); a\n"
     "                   second signal stops at once\n"
@@ -150,6 +152,9 @@ child_exec(const struct work *wk, const dq_task *t, int in_fd, int err_fd)
     char num[32];
 
     setpgid(0, 0);
+    /* a worker killed with SIGKILL takes its command with it: the task comes back after
+     * its lease and must not also finish here */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     dup2(in_fd, 0);
     dup2(err_fd, 2);
     close(in_fd);
@@ -268,7 +273,7 @@ run_command(const dq_task *t, dq_result *res, void *arg)
                  "killed",
                  (long long)wk->timeout_ms);
     } else if (killed) {
-        res->outcome = DQ_RETRY;
+        res->outcome = DQ_RELEASE; /* shutdown, not the task's fault: hand it back */
         snprintf(res->message, sizeof res->message, "killed at worker shutdown");
     } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
         res->outcome = DQ_DONE;
@@ -319,6 +324,7 @@ cmd_work(struct cli *g, int argc, char **argv)
     dq_client_opts co = {0};
     const char *val;
     long long n;
+    bool grace_given = false;
     dq_err err = {0};
     int rc, m, i;
 
@@ -326,6 +332,12 @@ cmd_work(struct cli *g, int argc, char **argv)
         if (strcmp(argv[i], "--") == 0) {
             i++;
             break;
+        }
+        /* here --timeout is the command's, so it is looked at before the global one */
+        if ((m = cli_opt(argc, argv, &i, "--timeout", NULL, &val)) != 0) {
+            if (m < 0 || (rc = dur_opt(g, "--timeout", val, &wk.timeout_ms)) != 0)
+                return m < 0 ? cli_usage_error(g, "--timeout needs a value") : rc;
+            continue;
         }
         if ((m = cli_global_opt(g, argc, argv, &i)) != 0) {
             if (m < 0)
@@ -352,13 +364,10 @@ cmd_work(struct cli *g, int argc, char **argv)
         } else if ((m = cli_opt(argc, argv, &i, "--lease", NULL, &val)) != 0) {
             if (m < 0 || (rc = dur_opt(g, "--lease", val, &o.lease_ms)) != 0)
                 return m < 0 ? cli_usage_error(g, "--lease needs a value") : rc;
-        } else if ((m = cli_opt(argc, argv, &i, "--timeout-task", NULL, &val)) != 0 ||
-                   (m = cli_opt(argc, argv, &i, "--timeout", NULL, &val)) != 0) {
-            if (m < 0 || (rc = dur_opt(g, "--timeout", val, &wk.timeout_ms)) != 0)
-                return m < 0 ? cli_usage_error(g, "--timeout needs a value") : rc;
         } else if ((m = cli_opt(argc, argv, &i, "--grace", NULL, &val)) != 0) {
             if (m < 0 || (rc = dur_opt(g, "--grace", val, &o.grace_ms)) != 0)
                 return m < 0 ? cli_usage_error(g, "--grace needs a value") : rc;
+            grace_given = true;
         } else if ((m = cli_opt(argc, argv, &i, "--max-idle", NULL, &val)) != 0) {
             if (m < 0 || (rc = dur_opt(g, "--max-idle", val, &o.max_idle_ms)) != 0)
                 return m < 0 ? cli_usage_error(g, "--max-idle needs a value") : rc;
@@ -381,7 +390,9 @@ cmd_work(struct cli *g, int argc, char **argv)
     }
     if (i >= argc)
         return cli_usage_error(g, "which command runs the tasks? give it after --");
-    if (o.grace_ms == 0)
+    if (grace_given && o.grace_ms == 0)
+        o.grace_ms = 1; /* "--grace 0": hand back at once (0 in the options means 30 s) */
+    else if (o.grace_ms == 0)
         o.grace_ms = 30000;
     wk.cmd = argv + i;
     wk.queue = g->queue;

@@ -119,6 +119,28 @@ connect_now(dq_client *c, dq_err *err)
     return setup_command(c, 1, (const char *[]){"PING"}, err);
 }
 
+/* A pseudo-random value in [0, max]: a per-process xorshift, seeded from the clock and
+ * the pid; good enough to spread reconnects, not for anything else. */
+static int64_t
+jitter(int64_t max)
+{
+    static _Thread_local uint64_t s;
+
+    if (s == 0)
+        s = (((uint64_t)dq_mono_ms() * 2654435761u) ^ ((uint64_t)getpid() << 32)) | 1;
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    return max > 0 ? (int64_t)(s % (uint64_t)(max + 1)) : 0;
+}
+
+int64_t
+dq_conn_retry_in_ms(const dq_client *c)
+{
+    int64_t left = c->retry_at_ms - dq_mono_ms();
+    return c->ctx != NULL || left < 0 ? 0 : left;
+}
+
 int
 dq_conn_ensure(dq_client *c, dq_err *err)
 {
@@ -140,7 +162,8 @@ dq_conn_ensure(dq_client *c, dq_err *err)
     c->backoff_ms = c->backoff_ms == 0 ? BACKOFF_FIRST_MS : c->backoff_ms * 2;
     if (c->backoff_ms > BACKOFF_CAP_MS)
         c->backoff_ms = BACKOFF_CAP_MS;
-    c->retry_at_ms = dq_mono_ms() + c->backoff_ms;
+    /* up to 25% jitter, so many clients cut off together do not reconnect together */
+    c->retry_at_ms = dq_mono_ms() + c->backoff_ms + jitter(c->backoff_ms / 4);
     return rc;
 }
 

@@ -28,6 +28,9 @@ struct dq_client {
     int backoff_ms;      /* next backoff step; 0 after a success */
 };
 
+/* Milliseconds until the next connect attempt is allowed (0: now, or connected). */
+int64_t dq_conn_retry_in_ms(const dq_client *c);
+
 /* Connects if not connected (respecting the backoff). DQ_OK, DQ_ECONN or DQ_ETIMEOUT. */
 int dq_conn_ensure(dq_client *c, dq_err *err);
 

@@ -13,8 +13,8 @@
  *
  * A job is owned from its claim until its result is written (or the task is handed
  * back). A result that cannot be written because Redis is unreachable stays queued and
- * is written after the reconnect; Redis decides, by the attempt fence, whether the lease
- * still holds.
+ * is written after the reconnect; Redis decides, by the lease's fencing token (attempt
+ * and claim time), whether the lease still holds.
  */
 #include <errno.h>
 #include <execinfo.h>
@@ -380,6 +380,9 @@ write_result(struct dq_worker *w, struct job *j)
     case DQ_DONE:
         rc = dq_ack(w->c, w->queue, &j->task, &err);
         break;
+    case DQ_RELEASE:
+        rc = dq_release(w->c, w->queue, &j->task, &err);
+        break;
     case DQ_RETRY: {
         dq_retried rt;
         rc = dq_retry(w->c, w->queue, &j->task, j->result.message, &rt, &err);
@@ -399,7 +402,9 @@ write_result(struct dq_worker *w, struct job *j)
         return false;
     if (rc == DQ_OK) {
         static const char *const ev[] = {"task.done", "task.retry", "task.failed"};
-        if (j->result.outcome == DQ_DONE)
+        if (j->result.outcome == DQ_RELEASE)
+            wlog(w, DQ_LOG_INFO, "task.released", j, 1, "reason", j->result.message);
+        else if (j->result.outcome == DQ_DONE)
             wlog(w, DQ_LOG_INFO, ev[0], j, 1, "duration_ms", dur);
         else
             wlog(w, j->result.outcome == DQ_RETRY ? DQ_LOG_INFO : DQ_LOG_WARN,
@@ -664,7 +669,9 @@ dq_worker_run(dq_worker *w, dq_err *err)
             unsigned want = free_slots < w->o.batch ? free_slots : w->o.batch;
             int got = claim(w, want, &next_due);
             last_claim_mono = dq_mono_ms();
-            more_due = got == (int)want;
+            /* a full batch: more may be due; unreachable: try again as soon as the
+             * client's backoff allows (the sleep below waits for exactly that) */
+            more_due = got == (int)want || (got < 0 && w->down);
             if (got > 0)
                 continue; /* count the new jobs as busy before deciding to sleep */
         }
@@ -687,9 +694,14 @@ dq_worker_run(dq_worker *w, dq_err *err)
                     wait = t;
             }
         }
-        if (w->down || unwritten > 0)
-            wait = wait < 200 ? wait : 200; /* retry writes and reconnects; the client's
-                                               own backoff keeps this from hammering */
+        if (w->down) {
+            /* Unreachable: everything waits for the next connect attempt, which the
+             * client spaces out with capped, jittered backoff. Never less, or a due
+             * time in the past would spin this loop against a client that refuses to
+             * try yet; never much more, so a return is noticed quickly. */
+            int64_t retry = dq_conn_retry_in_ms(w->c);
+            wait = retry < 50 ? 50 : retry > 1000 ? 1000 : retry;
+        }
         if (stopping && stop_deadline - dq_mono_ms() < wait)
             wait = stop_deadline - dq_mono_ms();
         if (wait < 0)
@@ -697,9 +709,13 @@ dq_worker_run(dq_worker *w, dq_err *err)
 
         if (w->sub == NULL && !w->down && !stopping) {
             dq_err e3;
-            if (dq_sub_open(w->c, channel, &w->sub, &e3) != DQ_OK)
-                w->sub = NULL; /* without it we still wake at max idle */
+            if (dq_sub_open(w->c, channel, &w->sub, &e3) == DQ_OK)
+                more_due = true; /* wake-ups may have been missed while unsubscribed */
+            else
+                w->sub = NULL;
         }
+        if (w->sub == NULL && !stopping && wait > 1000)
+            wait = 1000; /* no wake-ups without it: try to subscribe again soon */
         struct pollfd pfd[2] = {{w->pipe_rd, POLLIN, 0}, {dq_sub_fd(w->sub), POLLIN, 0}};
         int np = pfd[1].fd >= 0 ? 2 : 1;
         int pr = poll(pfd, (nfds_t)np, (int)(wait > 3600000 ? 3600000 : wait));
@@ -710,6 +726,7 @@ dq_worker_run(dq_worker *w, dq_err *err)
             if (dq_sub_drain(w->sub, &e4) < 0) {
                 dq_client_free(w->sub);
                 w->sub = NULL;
+                more_due = true; /* find out now whether Redis is still there */
             } else {
                 more_due = true; /* something earlier was scheduled: claim now */
             }

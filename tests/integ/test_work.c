@@ -1,0 +1,537 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_work.c: `delayq work` as a user runs it: real worker processes running small
+ * shell handlers against a real redis-server. Each exit path, several workers on one
+ * queue, kill -9 of a worker mid-task, SIGTERM during work, a Redis restart under a
+ * running worker, and what an idle worker costs.
+ */
+#include "harness/fixture.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char tmpdir[160];
+
+/* Workers started by the running test; a failed assertion must not leave one behind. */
+static pid_t workers[8];
+static int nworkers;
+
+/* Writes an executable shell script @name into tmpdir; returns its path (static). */
+static const char *
+script(const char *name, const char *body)
+{
+    static char path[8][320];
+    static int next;
+    char *p = path[next++ % 8];
+    FILE *f;
+
+    snprintf(p, 320, "%s/%s", tmpdir, name);
+    f = fopen(p, "w");
+    assert_non_null(f);
+    fprintf(f, "#!/bin/sh\n%s\n", body);
+    fclose(f);
+    chmod(p, 0755);
+    return p;
+}
+
+/* Starts `delayq work -q QUEUE ARGS... -- HANDLER` with its stderr in tmpdir/NAME.log. */
+static pid_t
+start_work(struct fixture *f, const char *name, const char *const *args, const char *handler)
+{
+    const char *bin = getenv("DELAYQ_BIN");
+    char log[320];
+    pid_t pid;
+
+    assert_non_null(bin);
+    snprintf(log, sizeof log, "%s/%s.log", tmpdir, name);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        char *argv[32];
+        int n = 0;
+        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        dup2(fd, 2);
+        /* the child owns copies: execv wants char *, our strings are const */
+        argv[n++] = strdup(bin);
+        argv[n++] = strdup("work");
+        argv[n++] = strdup("--url");
+        argv[n++] = strdup(f->redis->url);
+        argv[n++] = strdup("-q");
+        argv[n++] = strdup(f->queue);
+        argv[n++] = strdup("--name");
+        argv[n++] = strdup(name);
+        for (int i = 0; args != NULL && args[i] != NULL && n < 28; i++)
+            argv[n++] = strdup(args[i]);
+        argv[n++] = strdup("--");
+        argv[n++] = strdup(handler);
+        argv[n] = NULL;
+        signal(SIGPIPE, SIG_DFL);
+        execv(bin, argv);
+        _exit(127);
+    }
+    if (nworkers < 8)
+        workers[nworkers++] = pid;
+    return pid;
+}
+
+/* Sends @sig and waits (up to 15 s) for the worker to exit; returns its exit status. */
+static int
+stop_work(pid_t pid, int sig)
+{
+    int status = 0;
+    int64_t deadline = test_mono_ms() + 15000;
+
+    kill(pid, sig);
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+        if (test_mono_ms() > deadline) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            fail_msg("worker %d did not exit within 15 s of signal %d", (int)pid, sig);
+        }
+        test_nap_ms(10);
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+struct counts {
+    struct fixture *f;
+    int64_t done, failed, retried, idle_sched;
+    dq_stats s;
+};
+
+static bool
+counts_reached(void *arg)
+{
+    struct counts *c = arg;
+    if (dq_stats_get(c->f->c, c->f->queue, &c->s, &c->f->err) != DQ_OK)
+        return false;
+    return c->s.done >= c->done && c->s.failed >= c->failed && c->s.retried >= c->retried &&
+           c->s.inflight == 0;
+}
+
+/* Lines of a file (the handlers' run log), read whole. */
+static char *
+slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char *buf;
+    long n;
+
+    if (f == NULL)
+        return strdup("");
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = calloc(1, (size_t)n + 1);
+    if (fread(buf, 1, (size_t)n, f) != (size_t)n)
+        buf[0] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static void
+exit_paths(void **state)
+{
+    struct fixture f;
+    char body[1024], runlog[320];
+    dq_task t;
+
+    fixture_open(&f, state, "exits");
+    snprintf(runlog, sizeof runlog, "%s/exits.runs", tmpdir);
+    snprintf(body, sizeof body,
+             "payload=$(cat)\n"
+             "echo \"$DELAYQ_TASK_ID $DELAYQ_QUEUE $DELAYQ_ATTEMPT $DELAYQ_DUE_MS "
+             "$DELAYQ_ENQUEUED_MS $payload\" >> %s\n"
+             "case \"$DELAYQ_TASK_ID\" in\n"
+             "  ok) exit 0 ;;\n"
+             "  later) echo 'try again soon' >&2; exit 75 ;;\n"
+             "  broken) echo 'Traceback (most recent call last):' >&2;"
+             " echo '  File \"h.py\", line 3' >&2; echo 'KeyError: card' >&2; exit 3 ;;\n"
+             "  crash) kill -9 $$ ;;\n"
+             "  hang) sleep 30 ;;\n"
+             "esac\n",
+             runlog);
+    const char *h = script("exits.sh", body);
+    dq_enqueue_opts o = {.id = "ok"};
+    dq_enqueued e;
+    const char *json = "\x82\xa1" "a\x01\xa1" "b\x92\xc3\xc0"; /* {"a":1,"b":[true,null]} */
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, json, strlen(json), &e, &f.err));
+    const char *ids[] = {"later", "broken", "crash", "hang"};
+    for (int i = 0; i < 4; i++) {
+        o.id = ids[i];
+        ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "\xa1x", 2, &e, &f.err));
+    }
+    dq_config cfg = {.backoff_base_ms = 600000}; /* retried tasks wait: easy to inspect */
+    ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
+    const char *args[] = {"--concurrency", "5", "--timeout", "700ms", NULL};
+    pid_t pid = start_work(&f, "exits", args, h);
+    struct counts c = {.f = &f, .done = 1, .failed = 2, .retried = 2};
+    if (!wait_until(counts_reached, &c, 15000, "every exit path handled")) {
+        char log[400];
+        snprintf(log, sizeof log, "cat %s/exits.log >&2", tmpdir);
+        if (system(log) != 0)
+            fprintf(stderr, "(no worker log)\n");
+        fail_msg("done %lld failed %lld retried %lld inflight %lld", (long long)c.s.done,
+                 (long long)c.s.failed, (long long)c.s.retried, (long long)c.s.inflight);
+    }
+    assert_int_equal(stop_work(pid, SIGTERM), 0);
+
+    char *runs = slurp(runlog);
+    /* stdin is the payload as JSON; the environment names the task */
+    assert_non_null(strstr(runs, "ok "));
+    assert_non_null(strstr(runs, " 1 "));
+    assert_non_null(strstr(runs, "{\"a\":1,\"b\":[true,null]}"));
+    char q[120];
+    snprintf(q, sizeof q, "ok %s 1 ", f.queue);
+    assert_non_null(strstr(runs, q));
+    free(runs);
+
+    ASSERT_OK(&f, dq_find(f.c, f.queue, "later", &t, &f.err));
+    assert_int_equal(t.state, DQ_STATE_SCHEDULED);
+    assert_int_equal(t.attempt, 1);
+    assert_non_null(strstr(t.last_error, "exit 75"));
+    assert_non_null(strstr(t.last_error, "try again soon"));
+    dq_task_clear(&t);
+    ASSERT_OK(&f, dq_find(f.c, f.queue, "hang", &t, &f.err));
+    assert_int_equal(t.state, DQ_STATE_SCHEDULED);
+    assert_non_null(strstr(t.last_error, "timed out"));
+    dq_task_clear(&t);
+    ASSERT_OK(&f, dq_find(f.c, f.queue, "broken", &t, &f.err));
+    assert_int_equal(t.state, DQ_STATE_FAILED);
+    assert_non_null(strstr(t.error, "exit 3"));
+    assert_non_null(strstr(t.error, "KeyError: card"));
+    assert_non_null(strstr(t.trace, "Traceback (most recent call last):\n  File \"h.py\""));
+    assert_non_null(strstr(t.failed_by, "exits"));
+    dq_task_clear(&t);
+    ASSERT_OK(&f, dq_find(f.c, f.queue, "crash", &t, &f.err));
+    assert_int_equal(t.state, DQ_STATE_FAILED);
+    assert_non_null(strstr(t.error, "signal 9"));
+    dq_task_clear(&t);
+    fixture_close(&f);
+}
+
+static void
+several_workers_each_task_once_never_early(void **state)
+{
+    struct fixture f;
+    char body[1024], runlog[320];
+    const int n = 1500;
+    pid_t pids[3];
+
+    fixture_open(&f, state, "many");
+    snprintf(runlog, sizeof runlog, "%s/many.runs", tmpdir);
+    /* one line per run: id, due ms, start ms (same host, so the same clock as Redis) */
+    snprintf(body, sizeof body,
+             "echo \"$DELAYQ_TASK_ID $DELAYQ_DUE_MS $(date +%%s%%3N)\" >> %s\n", runlog);
+    const char *h = script("many.sh", body);
+    for (int i = 0; i < n; i++) {
+        dq_enqueue_opts o = {.delay_ms = (i * 13) % 2000};
+        dq_enqueued e;
+        ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "\xc0", 1, &e, &f.err));
+    }
+    const char *args[] = {"--concurrency", "4", "--quiet", NULL};
+    for (int i = 0; i < 3; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "many-%d", i);
+        pids[i] = start_work(&f, name, args, h);
+    }
+    struct counts c = {.f = &f, .done = n};
+    assert_true(wait_until(counts_reached, &c, 60000, "all tasks done by three workers"));
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(stop_work(pids[i], SIGTERM), 0);
+
+    char *runs = slurp(runlog);
+    int *count = calloc((size_t)n + 1, sizeof *count);
+    int early = 0, lines = 0, worst_early = 0;
+    for (char *line = strtok(runs, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+        long id;
+        long long due, start;
+        if (sscanf(line, "%ld %lld %lld", &id, &due, &start) != 3 || id < 1 || id > n)
+            fail_msg("bad run line: %s", line);
+        count[id]++;
+        lines++;
+        if (start < due) {
+            early++;
+            worst_early = (int)(due - start) > worst_early ? (int)(due - start) : worst_early;
+        }
+    }
+    int dup = 0, missing = 0;
+    for (int i = 1; i <= n; i++) {
+        dup += count[i] > 1;
+        missing += count[i] == 0;
+    }
+    printf("# %d runs by 3 workers: %d duplicates, %d missing, %d early\n", lines, dup, missing,
+           early);
+    assert_int_equal(dup, 0);
+    assert_int_equal(missing, 0);
+    assert_int_equal(early, 0);
+    assert_int_equal(c.s.done, n);
+    free(count);
+    free(runs);
+    fixture_close(&f);
+}
+
+static void
+kill9_mid_task_runs_it_again_after_the_lease(void **state)
+{
+    struct fixture f;
+    char body[1024], runlog[320];
+
+    fixture_open(&f, state, "kill9");
+    snprintf(runlog, sizeof runlog, "%s/kill9.runs", tmpdir);
+    snprintf(body, sizeof body,
+             "echo \"start $DELAYQ_TASK_ID $DELAYQ_ATTEMPT\" >> %s\n"
+             "[ \"$DELAYQ_TASK_ID\" = slow ] && [ \"$DELAYQ_ATTEMPT\" = 1 ] && sleep 30\n"
+             "echo \"end $DELAYQ_TASK_ID $DELAYQ_ATTEMPT\" >> %s\n",
+             runlog, runlog);
+    const char *h = script("kill9.sh", body);
+    dq_enqueue_opts o = {.id = "slow"};
+    dq_enqueued e;
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "\xc0", 1, &e, &f.err));
+    const char *args[] = {"--lease", "1s", NULL};
+    pid_t a = start_work(&f, "victim", args, h);
+    /* wait until the slow handler runs under worker A */
+    dq_task t;
+    int64_t deadline = test_mono_ms() + 10000;
+    for (;;) {
+        if (dq_find(f.c, f.queue, "slow", &t, &f.err) == DQ_OK) {
+            bool running = t.state == DQ_STATE_INFLIGHT;
+            dq_task_clear(&t);
+            char *runs = slurp(runlog);
+            bool started = strstr(runs, "start slow 1") != NULL;
+            free(runs);
+            if (running && started)
+                break;
+        }
+        assert_true(test_mono_ms() < deadline);
+        test_nap_ms(20);
+    }
+    assert_int_equal(stop_work(a, SIGKILL), 128 + SIGKILL);
+    /* another worker, with other work too: it reaps the lease and runs the task again */
+    o.id = "other";
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "\xc0", 1, &e, &f.err));
+    pid_t b = start_work(&f, "rescuer", NULL, h);
+    struct counts c = {.f = &f, .done = 2};
+    assert_true(wait_until(counts_reached, &c, 15000, "slow task run again and done"));
+    assert_int_equal(stop_work(b, SIGTERM), 0);
+    char *runs = slurp(runlog);
+    assert_non_null(strstr(runs, "start slow 2"));
+    assert_non_null(strstr(runs, "end slow 2"));
+    assert_null(strstr(runs, "end slow 1")); /* the first run died with its worker */
+    assert_non_null(strstr(runs, "end other 1"));
+    free(runs);
+    assert_int_equal(c.s.reaped, 1);
+    assert_int_equal(c.s.failed, 0);
+    fixture_close(&f);
+}
+
+static void
+sigterm_finishes_running_and_hands_back_the_rest(void **state)
+{
+    struct fixture f;
+    char body[1200], runlog[320], flag[320];
+
+    fixture_open(&f, state, "term");
+    snprintf(runlog, sizeof runlog, "%s/term.runs", tmpdir);
+    snprintf(flag, sizeof flag, "%s/term.go", tmpdir);
+    /* handlers wait for a flag file, so the test decides when they finish */
+    snprintf(body, sizeof body,
+             "echo \"start $DELAYQ_TASK_ID\" >> %s\n"
+             "while [ ! -e %s ]; do sleep 0.02; done\n"
+             "echo \"end $DELAYQ_TASK_ID\" >> %s\n",
+             runlog, flag, runlog);
+    const char *h = script("term.sh", body);
+    for (int i = 0; i < 4; i++)
+        enqueue_str(&f, "x", 0, NULL, NULL);
+    const char *args[] = {"--concurrency", "2", "--batch", "4", "--grace", "20s", NULL};
+    pid_t pid = start_work(&f, "term", args, h);
+    int64_t deadline = test_mono_ms() + 10000;
+    for (;;) {
+        char *runs = slurp(runlog);
+        int started = 0;
+        for (char *p = runs; (p = strstr(p, "start")) != NULL; p++)
+            started++;
+        free(runs);
+        if (started == 2)
+            break;
+        assert_true(test_mono_ms() < deadline);
+        test_nap_ms(20);
+    }
+    kill(pid, SIGTERM);
+    /* the two claimed but unstarted tasks go back at once */
+    dq_stats s;
+    deadline = test_mono_ms() + 10000;
+    do {
+        ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+        assert_true(test_mono_ms() < deadline);
+        test_nap_ms(20);
+    } while (s.due != 2);
+    FILE *go = fopen(flag, "w");
+    fclose(go);
+    assert_int_equal(stop_work(pid, 0), 0); /* exits 0 once the running two finish */
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.done, 2);
+    assert_int_equal(s.due, 2);
+    assert_int_equal(s.inflight, 0);
+    dq_page p;
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_DUE, 0, 10, &p, &f.err));
+    for (size_t i = 0; i < p.n; i++)
+        assert_int_equal(p.tasks[i].attempt, 0); /* handing back is not an attempt */
+    dq_page_free(&p);
+    fixture_close(&f);
+}
+
+static void
+redis_restart_under_a_running_worker(void **state)
+{
+    struct fixture f;
+    struct test_redis own;
+    const char *aof[] = {"--appendonly", "yes", "--appendfsync", "always", NULL};
+    char body[1024], runlog[320];
+
+    assert_int_equal(test_redis_start(&own, aof), 0);
+    memset(&f, 0, sizeof f);
+    f.redis = &own;
+    snprintf(f.queue, sizeof f.queue, "restart");
+    ASSERT_OK(&f, dq_client_open(own.url, NULL, &f.c, &f.err));
+    snprintf(runlog, sizeof runlog, "%s/restart.runs", tmpdir);
+    snprintf(body, sizeof body, "echo \"$DELAYQ_TASK_ID\" >> %s\n", runlog);
+    const char *h = script("restart.sh", body);
+    for (int i = 0; i < 20; i++)
+        enqueue_str(&f, "x", 0, NULL, NULL);
+    pid_t pid = start_work(&f, "restart", NULL, h);
+    struct counts c = {.f = &f, .done = 20};
+    assert_true(wait_until(counts_reached, &c, 15000, "first batch done"));
+    test_redis_kill(&own);
+    assert_int_equal(test_redis_start_again(&own), 0);
+    dq_client_free(f.c);
+    ASSERT_OK(&f, dq_client_open(own.url, NULL, &f.c, &f.err));
+    for (int i = 0; i < 20; i++)
+        enqueue_str(&f, "y", i * 20, NULL, NULL);
+    c.done = 40;
+    assert_true(wait_until(counts_reached, &c, 20000, "tasks after the restart done"));
+    assert_int_equal(stop_work(pid, SIGTERM), 0);
+    char log[320];
+    snprintf(log, sizeof log, "%s/restart.log", tmpdir);
+    char *text = slurp(log);
+    /* one line when Redis went away and one when it came back, not one per try */
+    int down = 0;
+    for (char *p = text; (p = strstr(p, "event=redis.down")) != NULL; p++)
+        down++;
+    free(text);
+    assert_true(down <= 1);
+    fixture_close(&f);
+    test_redis_stop(&own);
+}
+
+static long long
+cpu_ticks(pid_t pid)
+{
+    char path[64], buf[1024];
+    FILE *f;
+    unsigned long ut = 0, st = 0;
+
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    if (fgets(buf, sizeof buf, f) == NULL)
+        buf[0] = '\0';
+    fclose(f);
+    char *p = strrchr(buf, ')');
+    if (p == NULL || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
+                            &st) != 2)
+        return -1;
+    return (long long)(ut + st);
+}
+
+static void
+idle_worker_costs_little_and_wakes_fast(void **state)
+{
+    struct fixture f;
+    char body[1024], runlog[320];
+
+    fixture_open(&f, state, "idle");
+    snprintf(runlog, sizeof runlog, "%s/idle.runs", tmpdir);
+    snprintf(body, sizeof body, "echo \"$DELAYQ_TASK_ID $(date +%%s%%3N)\" >> %s\n", runlog);
+    const char *h = script("idle.sh", body);
+    pid_t pid = start_work(&f, "idle", NULL, h);
+    /* settled: it has made its first claim and subscribed */
+    int64_t settle = test_mono_ms() + 500;
+    while (test_mono_ms() < settle)
+        test_nap_ms(20);
+    long long t0 = cpu_ticks(pid);
+    int64_t m0 = test_mono_ms();
+    while (test_mono_ms() < m0 + 3000)
+        test_nap_ms(50);
+    long long t1 = cpu_ticks(pid);
+    double cpu = (double)(t1 - t0) / (double)sysconf(_SC_CLK_TCK) /
+                 ((double)(test_mono_ms() - m0) / 1000.0) * 100.0;
+    dq_enqueued e;
+    dq_stats s;
+    enqueue_str(&f, "now", 0, NULL, &e);
+    struct counts c = {.f = &f, .done = 1};
+    assert_true(wait_until(counts_reached, &c, 5000, "task due now done"));
+    assert_int_equal(stop_work(pid, SIGTERM), 0);
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    char *runs = slurp(runlog);
+    long long started = 0;
+    assert_int_equal(sscanf(runs, "%*s %lld", &started), 1);
+    free(runs);
+    printf("# idle delayq work: %.3f%% CPU over 3 s; a task due now started %lld ms after "
+           "its due time (process spawn included)\n",
+           cpu, started - e.due_ms);
+    assert_true(cpu < 5.0);
+    assert_true(started - e.due_ms < 1000);
+    fixture_close(&f);
+}
+
+/* After each test: kill whatever worker it left running (only after a failure). */
+static int
+reap_workers(void **state)
+{
+    (void)state;
+    for (int i = 0; i < nworkers; i++) {
+        if (kill(workers[i], SIGKILL) == 0)
+            waitpid(workers[i], NULL, 0);
+    }
+    nworkers = 0;
+    return 0;
+}
+
+static int
+setup(void **state)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(tmpdir, sizeof tmpdir, "%s/dq-work-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (mkdtemp(tmpdir) == NULL)
+        return -1;
+    return fixture_group_setup(state);
+}
+
+static int
+teardown(void **state)
+{
+    char cmd[300];
+    fixture_group_teardown(state);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(exit_paths, reap_workers),
+        cmocka_unit_test_teardown(several_workers_each_task_once_never_early, reap_workers),
+        cmocka_unit_test_teardown(kill9_mid_task_runs_it_again_after_the_lease, reap_workers),
+        cmocka_unit_test_teardown(sigterm_finishes_running_and_hands_back_the_rest, reap_workers),
+        cmocka_unit_test_teardown(redis_restart_under_a_running_worker, reap_workers),
+        cmocka_unit_test_teardown(idle_worker_costs_little_and_wakes_fast, reap_workers),
+    };
+
+    return cmocka_run_group_tests_name("integ/work", tests, setup, teardown);
+}
