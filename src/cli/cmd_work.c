@@ -175,6 +175,18 @@ child_exec(const struct work *wk, const dq_task *t, int in_fd, int err_fd)
     _exit(127);
 }
 
+static pthread_mutex_t fork_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static bool
+cloexec_pipe(int fds[2])
+{
+    if (pipe(fds) != 0)
+        return false;
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+    return true;
+}
+
 static void
 run_command(const dq_task *t, dq_result *res, void *arg)
 {
@@ -186,17 +198,23 @@ run_command(const dq_task *t, dq_result *res, void *arg)
     bool timed_out = false, killed = false;
     pid_t pid;
 
-    if (tail == NULL || pipe(inp) != 0 || pipe(errp) != 0) {
+    if (wk->raw)
+        dq_buf_append(&in, t->payload, t->payload_len);
+    else
+        cli_json_payload(&in, t->payload, t->payload_len);
+    /* A command started by another handler thread must not inherit this command's pipes
+     * (it would hold our stderr open): they are close-on-exec, and made and forked under
+     * one lock so no fork falls between pipe() and the flag (pipe2 needs _GNU_SOURCE). */
+    pthread_mutex_lock(&fork_mu);
+    if (tail == NULL || !cloexec_pipe(inp) || !cloexec_pipe(errp)) {
+        pthread_mutex_unlock(&fork_mu);
         res->outcome = DQ_RETRY;
         snprintf(res->message, sizeof res->message, "cannot start the handler: %s",
                  strerror(errno));
         goto out;
     }
-    if (wk->raw)
-        dq_buf_append(&in, t->payload, t->payload_len);
-    else
-        cli_json_payload(&in, t->payload, t->payload_len);
     pid = fork();
+    pthread_mutex_unlock(&fork_mu);
     if (pid < 0) {
         res->outcome = DQ_RETRY;
         snprintf(res->message, sizeof res->message, "fork: %s", strerror(errno));
@@ -220,7 +238,9 @@ run_command(const dq_task *t, dq_result *res, void *arg)
     }
 
     int64_t deadline = wk->timeout_ms > 0 ? mono_ms() + wk->timeout_ms : -1;
-    while (errp[0] >= 0) {
+    bool exited = false;
+    while (!exited) {
+        /* poll() ignores a negative fd: stderr may close before the command exits */
         struct pollfd pfd[2] = {{errp[0], POLLIN, 0}, {inp[1], POLLOUT, 0}};
         int wait = 100; /* also re-checks the shutdown flag */
         if (deadline >= 0) {
@@ -238,6 +258,7 @@ run_command(const dq_task *t, dq_result *res, void *arg)
         }
         if (poll(pfd, inp[1] >= 0 ? 2 : 1, wait) < 0 && errno != EINTR)
             break;
+        exited = waitpid(pid, &status, WNOHANG) == pid;
         if (inp[1] >= 0 && (pfd[1].revents & (POLLOUT | POLLERR | POLLHUP))) {
             ssize_t n = write(inp[1], in.data + written, in.len - written);
             if (n > 0)
@@ -249,20 +270,27 @@ run_command(const dq_task *t, dq_result *res, void *arg)
                 inp[1] = -1;
             }
         }
-        if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+        /* after the exit, read what is left in the pipe, without waiting for EOF: a
+         * background process the command started may hold its stderr open */
+        while (errp[0] >= 0 && (exited || (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))) {
             char buf[4096];
             ssize_t n = read(errp[0], buf, sizeof buf);
             if (n > 0) {
                 tail_add(tail, buf, (size_t)n);
-            } else if (n == 0 || errno != EAGAIN) {
-                close(errp[0]);
-                errp[0] = -1;
+                if (!exited)
+                    break;
+            } else {
+                if (n == 0 || errno != EAGAIN) {
+                    close(errp[0]);
+                    errp[0] = -1;
+                }
+                break;
             }
         }
     }
-    /* stderr closed: the command (or whatever kept its stderr) is done; reap it. A
-     * grandchild keeping stderr open keeps us here until the timeout kills the group. */
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    if (!exited) {
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
     }
     children_set(pid, 0);
     char last[320];

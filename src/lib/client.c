@@ -7,6 +7,7 @@
 #include "client.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +99,8 @@ connect_now(dq_client *c, dq_err *err)
         return io_error(c, "connect", c->connect_timeout_ms, err);
     if (redisSetTimeout(c->ctx, tv_ms(c->command_timeout_ms)) != REDIS_OK)
         return io_error(c, "connect", c->connect_timeout_ms, err);
+    /* processes a worker starts must not inherit the connection */
+    fcntl(c->ctx->fd, F_SETFD, FD_CLOEXEC);
     if (c->url.has_password) {
         const char *auth[3] = {"AUTH", c->url.user, c->url.password};
         if (c->url.user[0] != '\0')

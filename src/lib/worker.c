@@ -219,6 +219,8 @@ dq_worker_new(const char *url, const dq_client_opts *copts, const char *queue,
     w->pipe_wr = fds[1];
     fcntl(w->pipe_rd, F_SETFL, O_NONBLOCK);
     fcntl(w->pipe_wr, F_SETFL, O_NONBLOCK);
+    fcntl(w->pipe_rd, F_SETFD, FD_CLOEXEC); /* no thread exists yet: no fork can race */
+    fcntl(w->pipe_wr, F_SETFD, FD_CLOEXEC);
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
     w->q_cap = w->o.concurrency + w->o.batch;
