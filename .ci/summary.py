@@ -19,6 +19,10 @@ for path in sys.argv[1:]:
             ok = t.get('result') in ('OK', 'EXPECTEDFAIL', 'SKIP')
             p = re.findall(r'\[  PASSED  \] (\d+) test', out)
             fl = re.findall(r'\[  FAILED  \] (\d+) test', out)
+            # shell suites (tests/tui) end with their own "N passed, N failed" line
+            for a, b in re.findall(r'^(\d+) passed, (\d+) failed$', out, re.M):
+                p.append(a)
+                fl.append(b)
             if p or fl:
                 passed += sum(int(x) for x in p)
                 failed += sum(int(x) for x in fl)

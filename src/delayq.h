@@ -80,6 +80,18 @@ const char *dq_client_endpoint(const dq_client *c);
 /** The name written to the audit log for actions made through @c. Borrowed. */
 const char *dq_client_who(const dq_client *c);
 
+typedef struct dq_server_info {
+    char version[32];          /* redis_version */
+    char role[16];             /* master, slave */
+    int64_t used_memory;       /* bytes */
+    int64_t maxmemory;         /* bytes; 0: no limit */
+    int64_t connected_clients;
+    int64_t uptime_s;
+} dq_server_info;
+
+/** Reads what an operator wants to know about the server (one INFO call). */
+int dq_server_info_get(dq_client *c, dq_server_info *out, dq_err *err);
+
 /* ---- tasks ----------------------------------------------------------------------- */
 
 /* Where a task is. */

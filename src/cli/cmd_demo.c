@@ -7,6 +7,7 @@
  * terminal escape sequences. It prints what `delayq stats` and `delayq ls` show, then
  * stops the server; with --keep it leaves it running until Ctrl-C.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,12 +19,130 @@
 #include "spawn.h"
 
 static const char help[] =
-    "usage: delayq demo [--url URL] [-q QUEUE] [--keep]\n\n"
+    "usage: delayq demo [--url URL] [-q QUEUE] [--print | --keep] [--static]\n\n"
     "Starts a private redis-server (temp dir, free loopback port) unless --url is given,\n"
     "fills queue \"demo\" with a realistic mix of tasks through the delayq library (due,\n"
-    "future, retrying, failed with stack traces, undecodable payloads), and prints\n"
-    "stats and listings. Stops everything it started on exit.\n\n"
-    "  --keep   keep the server running (prints its URL) until Ctrl-C\n\n";
+    "future, retrying, failed with stack traces, undecodable payloads), keeps a producer\n"
+    "and a worker running on it, and opens delayq top. Stops everything it started on\n"
+    "exit.\n\n"
+    "  --print  print stats and listings instead of opening the inspector (the default\n"
+    "           when stdout is not a terminal)\n"
+    "  --keep   print, then keep everything running (prints the URL) until Ctrl-C\n"
+    "  --static no producer or worker after the initial fill (for tests)\n\n";
+
+/* The live part: a producer and a worker, so the inspector has something to watch. */
+struct live {
+    const char *url, *queue;
+    dq_worker *worker;
+    pthread_t producer, runner;
+    volatile sig_atomic_t stop;
+    bool started;
+};
+
+static unsigned
+next_rand(unsigned *seed)
+{
+    *seed = *seed * 1103515245u + 12345u;
+    return (*seed >> 16) & 0x7fff;
+}
+
+static void
+demo_handler(const dq_task *t, dq_result *res, void *arg)
+{
+    static _Thread_local unsigned seed;
+    struct timespec ts;
+    (void)arg;
+
+    if (seed == 0)
+        seed = (unsigned)t->seq * 2654435761u | 1;
+    unsigned r = next_rand(&seed) % 100;
+    ts.tv_sec = 0;
+    ts.tv_nsec = (long)(50 + next_rand(&seed) % 400) * 1000000L; /* 50..450 ms of "work" */
+    nanosleep(&ts, NULL);
+    if (r < 12) {
+        res->outcome = DQ_RETRY;
+        snprintf(res->message, sizeof res->message, "upstream returned 503; retrying");
+    } else if (r < 18) {
+        res->outcome = DQ_FAILED;
+        snprintf(res->message, sizeof res->message, "invoice %llu: total does not add up",
+                 (unsigned long long)t->seq);
+        res->trace = dq_trace_capture();
+    }
+}
+
+static void *
+run_worker(void *arg)
+{
+    struct live *lv = arg;
+    dq_err err;
+
+    dq_worker_run(lv->worker, &err);
+    return NULL;
+}
+
+static void *
+run_producer(void *arg)
+{
+    struct live *lv = arg;
+    unsigned seed = 7;
+    dq_client *c = NULL;
+    dq_err err;
+
+    if (dq_client_open(lv->url, NULL, &c, &err) != DQ_OK)
+        return NULL;
+    for (unsigned n = 0; !lv->stop; n++) {
+        char json[160];
+        dq_enqueue_opts o = {.delay_ms = (int64_t)(next_rand(&seed) % 20000)};
+        dq_enqueued e;
+        struct dq_buf b = DQ_BUF_INIT;
+        struct timespec ts = {0, 300 * 1000000L};
+
+        snprintf(json, sizeof json, "{\"type\":\"email.send\",\"to\":\"user%u@example.com\"}",
+                 2000 + n);
+        if (dq_json_to_mp(&b, json, strlen(json), NULL) == DQ_OK)
+            dq_enqueue(c, lv->queue, &o, b.data, b.len, &e, NULL);
+        dq_buf_free(&b);
+        nanosleep(&ts, NULL);
+    }
+    dq_client_free(c);
+    return NULL;
+}
+
+static void
+live_start(struct live *lv)
+{
+    dq_worker_opts o = {.concurrency = 2, .lease_ms = 10000, .grace_ms = 1000,
+                        .name = "demo-worker"};
+    dq_err err;
+
+    if (dq_worker_new(lv->url, NULL, lv->queue, &o, demo_handler, NULL, &lv->worker, &err) !=
+        DQ_OK)
+        return;
+    if (pthread_create(&lv->runner, NULL, run_worker, lv) != 0) {
+        dq_worker_free(lv->worker);
+        return;
+    }
+    if (pthread_create(&lv->producer, NULL, run_producer, lv) != 0) {
+        dq_worker_stop(lv->worker, true);
+        pthread_join(lv->runner, NULL);
+        dq_worker_free(lv->worker);
+        return;
+    }
+    lv->started = true;
+}
+
+static void
+live_stop(struct live *lv)
+{
+    if (!lv->started)
+        return;
+    lv->stop = 1;
+    dq_worker_stop(lv->worker, false);
+    pthread_join(lv->producer, NULL);
+    pthread_join(lv->runner, NULL);
+    dq_worker_free(lv->worker);
+    lv->started = false;
+}
 
 static volatile sig_atomic_t stop_requested;
 
@@ -130,7 +249,8 @@ int
 cmd_demo(struct cli *g, int argc, char **argv)
 {
     struct spawned_redis r = {0};
-    bool keep = false, own_server = true;
+    struct live lv = {0};
+    bool keep = false, print = !isatty(STDOUT_FILENO), own_server = true, live = true;
     dq_err err = {0};
     int rc, m;
 
@@ -150,7 +270,11 @@ cmd_demo(struct cli *g, int argc, char **argv)
             return DQ_EXIT_OK;
         }
         if (strcmp(argv[i], "--keep") == 0)
-            keep = true;
+            keep = print = true;
+        else if (strcmp(argv[i], "--print") == 0)
+            print = true;
+        else if (strcmp(argv[i], "--static") == 0)
+            live = false;
         else
             return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
     }
@@ -168,6 +292,18 @@ cmd_demo(struct cli *g, int argc, char **argv)
         rc = cli_error(g, &err);
         goto out;
     }
+    lv.url = g->url;
+    lv.queue = g->queue;
+    if (!print) {
+        if (live)
+            live_start(&lv);
+        char a_ro[] = "--refresh", a_1s[] = "1s";
+        char *top_argv[] = {a_ro, a_1s, NULL};
+        rc = cmd_top(g, 2, top_argv);
+        goto out;
+    }
+    if (keep && live)
+        live_start(&lv);
     printf("delayq demo: queue \"%s\" on %s\n\n$ delayq stats -q %s\n", g->queue, g->url, g->queue);
     fflush(stdout);
     char *stats_argv[] = {NULL};
@@ -192,6 +328,7 @@ cmd_demo(struct cli *g, int argc, char **argv)
     }
     rc = DQ_EXIT_OK;
 out:
+    live_stop(&lv);
     dq_client_free(g->client);
     g->client = NULL;
     if (own_server)

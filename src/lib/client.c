@@ -320,3 +320,54 @@ dq_sub_drain(dq_client *s, dq_err *err)
         return io_error(s, "wake-up read", s->command_timeout_ms, err);
     return n;
 }
+
+/* The value of "@key:" in INFO text @info, as a number (0 when absent). */
+static int64_t
+info_num(const char *info, const char *key)
+{
+    const char *p = strstr(info, key);
+
+    return p != NULL ? strtoll(p + strlen(key), NULL, 10) : 0;
+}
+
+static void
+info_str(const char *info, const char *key, char *out, size_t size)
+{
+    const char *p = strstr(info, key);
+    size_t n;
+
+    out[0] = '\0';
+    if (p == NULL)
+        return;
+    p += strlen(key);
+    n = strcspn(p, "\r\n");
+    snprintf(out, size, "%.*s", (int)n, p);
+}
+
+int
+dq_server_info_get(dq_client *c, dq_server_info *out, dq_err *err)
+{
+    const char *argv[] = {"INFO", "server", "clients", "memory", "replication"};
+    redisReply *r = NULL;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    rc = dq_conn_command(c, 5, argv, NULL, &r, err);
+    if (rc != DQ_OK)
+        return rc;
+    if (r->type != REDIS_REPLY_STRING) {
+        rc = r->type == REDIS_REPLY_ERROR
+                 ? dq_err_set(err, DQ_EREDIS, "redis refused INFO: %.*s", (int)r->len, r->str)
+                 : dq_err_set(err, DQ_EPROTO, "unexpected reply to INFO");
+        freeReplyObject(r);
+        return rc;
+    }
+    info_str(r->str, "\nredis_version:", out->version, sizeof out->version);
+    info_str(r->str, "\nrole:", out->role, sizeof out->role);
+    out->used_memory = info_num(r->str, "\nused_memory:");
+    out->maxmemory = info_num(r->str, "\nmaxmemory:");
+    out->connected_clients = info_num(r->str, "\nconnected_clients:");
+    out->uptime_s = info_num(r->str, "\nuptime_in_seconds:");
+    freeReplyObject(r);
+    return DQ_OK;
+}

@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+/* app.c: UI state changes for keys. Pure: no curses, no Redis. */
+#include "app.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void
+ui_init(struct ui *ui, bool read_only, bool no_color)
+{
+    memset(ui, 0, sizeof *ui);
+    ui->read_only = read_only;
+    ui->no_color = no_color;
+    ui->refresh_ms = 1000;
+    ui->rows_visible = 10;
+}
+
+void
+ui_free(struct ui *ui)
+{
+    for (size_t i = 0; i < ui->ndetail; i++)
+        free(ui->detail[i]);
+    free(ui->detail);
+    ui->detail = NULL;
+    ui->ndetail = 0;
+}
+
+void
+app_status(struct ui *ui, bool error, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(ui->status, sizeof ui->status, fmt, ap);
+    va_end(ap);
+    ui->status_error = error;
+}
+
+void
+app_set_detail(struct ui *ui, const char *text)
+{
+    ui_free(ui);
+    for (const char *p = text; *p != '\0';) {
+        size_t n = strcspn(p, "\n");
+        char **d = realloc(ui->detail, (ui->ndetail + 1) * sizeof *d);
+        if (d == NULL)
+            return;
+        ui->detail = d;
+        ui->detail[ui->ndetail] = strndup(p, n);
+        if (ui->detail[ui->ndetail] == NULL)
+            return;
+        ui->ndetail++;
+        p += n;
+        if (*p == '\n')
+            p++;
+    }
+}
+
+const char *
+app_selected_id(const struct ui *ui, const struct model *m)
+{
+    const dq_page *p = &m->pages[ui->focus];
+    size_t sel = ui->sel[ui->focus];
+
+    if (sel < m->offsets[ui->focus] || sel - m->offsets[ui->focus] >= p->n)
+        return NULL;
+    return p->tasks[sel - m->offsets[ui->focus]].id;
+}
+
+void
+app_clamp(struct ui *ui, const struct model *m)
+{
+    size_t rows = ui->rows_visible > 0 ? (size_t)ui->rows_visible : 1;
+
+    for (int i = 0; i < PANE_COUNT; i++) {
+        int64_t total = model_pane_total(m, i);
+        if (total <= 0) {
+            ui->sel[i] = ui->top[i] = 0;
+            continue;
+        }
+        if (ui->sel[i] >= (size_t)total)
+            ui->sel[i] = (size_t)total - 1;
+        if (ui->sel[i] < ui->top[i])
+            ui->top[i] = ui->sel[i];
+        if (ui->sel[i] >= ui->top[i] + rows)
+            ui->top[i] = ui->sel[i] - rows + 1;
+    }
+}
+
+static int
+move_sel(struct ui *ui, const struct model *m, long delta)
+{
+    int64_t total = model_pane_total(m, ui->focus);
+    long s = (long)ui->sel[ui->focus] + delta;
+
+    if (total <= 0)
+        return 0;
+    if (s < 0)
+        s = 0;
+    if (s >= total)
+        s = (long)total - 1;
+    ui->sel[ui->focus] = (size_t)s;
+    size_t top = ui->top[ui->focus];
+    app_clamp(ui, m);
+    /* a scroll past the fetched page needs new data */
+    return APP_REDRAW | (ui->top[ui->focus] != top ? APP_REFETCH : 0);
+}
+
+static int
+main_key(struct ui *ui, const struct model *m, int key)
+{
+    int page = ui->rows_visible > 1 ? ui->rows_visible - 1 : 1;
+    const char *id;
+
+    switch (key) {
+    case 'q':
+        return APP_QUIT;
+    case '?':
+    case 'h':
+        ui->mode = MODE_HELP;
+        ui->scroll = 0;
+        return APP_REDRAW;
+    case KEY_APP_TAB:
+        ui->focus = (ui->focus + 1) % PANE_COUNT;
+        return APP_REDRAW;
+    case KEY_APP_BTAB:
+        ui->focus = (ui->focus + PANE_COUNT - 1) % PANE_COUNT;
+        return APP_REDRAW;
+    case '1':
+    case '2':
+    case '3':
+    case '4':
+        ui->focus = key - '1';
+        return APP_REDRAW;
+    case 'j':
+    case KEY_APP_DOWN:
+        return move_sel(ui, m, 1);
+    case 'k':
+    case KEY_APP_UP:
+        return move_sel(ui, m, -1);
+    case KEY_APP_PGDN:
+        return move_sel(ui, m, page);
+    case KEY_APP_PGUP:
+        return move_sel(ui, m, -page);
+    case 'g':
+    case KEY_APP_HOME:
+        return move_sel(ui, m, -(long)ui->sel[ui->focus]);
+    case 'G':
+    case KEY_APP_END:
+        return move_sel(ui, m, (long)model_pane_total(m, ui->focus));
+    case 'Z':
+        ui->paused = !ui->paused;
+        app_status(ui, false, ui->paused ? "paused (Z resumes)" : "resumed");
+        return APP_REDRAW | (ui->paused ? 0 : APP_REFETCH);
+    case KEY_APP_REDRAW:
+        return APP_REDRAW | APP_REFETCH;
+    case KEY_APP_ENTER:
+        id = app_selected_id(ui, m);
+        if (id == NULL)
+            return 0;
+        ui->action = ACT_DETAILS;
+        snprintf(ui->action_id, sizeof ui->action_id, "%s", id);
+        return APP_ACTION;
+    case 'r':
+    case 'd':
+    case 'x':
+        break;
+    default:
+        return 0;
+    }
+    /* actions */
+    if (ui->read_only) {
+        app_status(ui, true, "read-only: actions are disabled (started with --read-only)");
+        return APP_REDRAW;
+    }
+    if (key == 'x') {
+        if (ui->focus != PANE_INFLIGHT) {
+            app_status(ui, true, "x recovers expired leases: go to In-flight (3)");
+            return APP_REDRAW;
+        }
+        ui->action = ACT_REAP;
+        ui->action_id[0] = '\0';
+        return APP_ACTION;
+    }
+    id = app_selected_id(ui, m);
+    if (key == 'r' && ui->focus != PANE_FAILED) {
+        app_status(ui, true, "r requeues a failed task: go to Failed (4)");
+        return APP_REDRAW;
+    }
+    if (key == 'd' && ui->focus != PANE_FAILED && ui->focus != PANE_FUTURE) {
+        app_status(ui, true, "d drops a failed or future task: go to Future (2) or Failed (4)");
+        return APP_REDRAW;
+    }
+    if (id == NULL) {
+        app_status(ui, true, "nothing selected");
+        return APP_REDRAW;
+    }
+    snprintf(ui->action_id, sizeof ui->action_id, "%s", id);
+    if (key == 'r') {
+        ui->action = ACT_REQUEUE;
+        return APP_ACTION;
+    }
+    ui->confirm_action = ACT_DROP;
+    ui->mode = MODE_CONFIRM;
+    return APP_REDRAW;
+}
+
+int
+app_key(struct ui *ui, const struct model *m, int key)
+{
+    switch (ui->mode) {
+    case MODE_MAIN:
+        return main_key(ui, m, key);
+    case MODE_CONFIRM:
+        ui->mode = MODE_MAIN;
+        if (key == 'y' || key == 'Y') {
+            ui->action = ui->confirm_action;
+            return APP_ACTION | APP_REDRAW;
+        }
+        app_status(ui, false, "cancelled");
+        return APP_REDRAW;
+    case MODE_DETAILS:
+    case MODE_HELP:
+        switch (key) {
+        case 'q':
+        case KEY_APP_ESC:
+        case KEY_APP_ENTER:
+            ui->mode = MODE_MAIN;
+            return APP_REDRAW;
+        case 'j':
+        case KEY_APP_DOWN:
+            ui->scroll++;
+            return APP_REDRAW;
+        case 'k':
+        case KEY_APP_UP:
+            ui->scroll = ui->scroll > 0 ? ui->scroll - 1 : 0;
+            return APP_REDRAW;
+        case KEY_APP_PGDN:
+        case ' ':
+            ui->scroll += ui->rows_visible;
+            return APP_REDRAW;
+        case KEY_APP_PGUP:
+            ui->scroll = ui->scroll > ui->rows_visible ? ui->scroll - ui->rows_visible : 0;
+            return APP_REDRAW;
+        case 'g':
+            ui->scroll = 0;
+            return APP_REDRAW;
+        case KEY_APP_REDRAW:
+            return APP_REDRAW;
+        default:
+            return 0;
+        }
+    }
+    return 0;
+}

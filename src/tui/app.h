@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * app.h: the inspector's UI state and what a key does to it. Pure: key handlers change
+ * state and return reaction flags (redraw, refetch, quit, run an action); they never
+ * draw and never call Redis. cmd_top.c performs the reactions.
+ */
+#ifndef DQ_TUI_APP_H
+#define DQ_TUI_APP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+enum mode { MODE_MAIN, MODE_DETAILS, MODE_HELP, MODE_CONFIRM };
+
+enum action {
+    ACT_NONE,
+    ACT_REQUEUE, /* failed: requeue the selected task now */
+    ACT_DROP,    /* failed or future: drop the selected task (after y) */
+    ACT_REAP,    /* in flight: return expired leases now */
+    ACT_DETAILS, /* load the selected task's details */
+};
+
+enum {
+    APP_REDRAW = 1,
+    APP_REFETCH = 2,
+    APP_QUIT = 4,
+    APP_ACTION = 8, /* perform ui->action on ui->action_id */
+};
+
+/* Keys the app understands beyond plain characters (term.c maps curses keys to these). */
+enum {
+    KEY_APP_UP = 0x1000,
+    KEY_APP_DOWN,
+    KEY_APP_PGUP,
+    KEY_APP_PGDN,
+    KEY_APP_HOME,
+    KEY_APP_END,
+    KEY_APP_ENTER,
+    KEY_APP_ESC,
+    KEY_APP_TAB,
+    KEY_APP_BTAB,
+    KEY_APP_REDRAW, /* Ctrl-L */
+};
+
+struct ui {
+    int focus;                /* PANE_* */
+    size_t sel[PANE_COUNT];   /* selected row, as an index into the whole pane */
+    size_t top[PANE_COUNT];   /* first row shown (the fetch offset) */
+    int rows_visible;         /* rows a pane shows, set by the view's layout */
+    enum mode mode;
+    int scroll;               /* details and help */
+    char status[256];
+    bool status_error;
+    bool paused, read_only, no_color;
+    int64_t refresh_ms;
+    enum action action, confirm_action;
+    char action_id[240];
+    char **detail;            /* details view lines (owned) */
+    size_t ndetail;
+};
+
+void ui_init(struct ui *ui, bool read_only, bool no_color);
+void ui_free(struct ui *ui);
+
+/* Applies a key. @m is the last snapshot (for totals and the selected task). */
+int app_key(struct ui *ui, const struct model *m, int key);
+
+/* The id of the selected task in the focused pane, or NULL. */
+const char *app_selected_id(const struct ui *ui, const struct model *m);
+
+/* Keeps selections inside the panes' totals and visible (after a fetch or a resize). */
+void app_clamp(struct ui *ui, const struct model *m);
+
+/* Sets the status line (printf-style). */
+void app_status(struct ui *ui, bool error, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Replaces the details lines with @text split at newlines. */
+void app_set_detail(struct ui *ui, const char *text);
+
+#endif /* DQ_TUI_APP_H */

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * term.c: the ncurses backend. The only file that includes <curses.h>. Everything it
+ * draws comes from a grid, whose text was escaped when it entered the grid.
+ */
+#include "term.h"
+
+#include <curses.h>
+#include <locale.h>
+
+#include "app.h"
+
+static bool colors;
+
+int
+term_start(bool color)
+{
+    setlocale(LC_ALL, "");
+    if (initscr() == NULL)
+        return -1;
+    cbreak();
+    noecho();
+    nonl();
+    keypad(stdscr, TRUE);
+    curs_set(0);
+    set_escdelay(25);
+    colors = color && has_colors();
+    if (colors) {
+        start_color();
+        use_default_colors();
+        for (short c = 1; c <= 6; c++)
+            init_pair(c, c, -1);
+    }
+    return 0;
+}
+
+void
+term_stop(void)
+{
+    endwin();
+}
+
+void
+term_size(int *rows, int *cols)
+{
+    getmaxyx(stdscr, *rows, *cols);
+}
+
+static attr_t
+term_attr(uint16_t a)
+{
+    attr_t r = A_NORMAL;
+
+    if (a & GRID_BOLD)
+        r |= A_BOLD;
+    if (a & GRID_DIM)
+        r |= A_DIM;
+    if (a & GRID_REVERSE)
+        r |= A_REVERSE;
+    if (a & GRID_UNDERLINE)
+        r |= A_UNDERLINE;
+    if (colors && GRID_COLOR_OF(a) != 0)
+        r |= COLOR_PAIR(GRID_COLOR_OF(a));
+    return r;
+}
+
+void
+term_blit(const struct grid *g)
+{
+    int rows, cols;
+
+    getmaxyx(stdscr, rows, cols);
+    for (int r = 0; r < g->rows && r < rows; r++) {
+        for (int c = 0; c < g->cols && c < cols; c++) {
+            const struct cell *cell = &g->cells[r * g->cols + c];
+
+            if (cell->glyph[0] == '\0')
+                continue; /* right half of a wide character */
+            if (r == rows - 1 && c == cols - 1)
+                break; /* writing the last cell would scroll the screen */
+            attrset(term_attr(cell->attr));
+            mvaddstr(r, c, cell->glyph);
+        }
+    }
+    attrset(A_NORMAL);
+    wnoutrefresh(stdscr);
+    doupdate();
+}
+
+void
+term_invalidate(void)
+{
+    clearok(curscr, TRUE);
+}
+
+int
+term_key(int timeout_ms)
+{
+    int k;
+
+    timeout(timeout_ms);
+    k = getch();
+    switch (k) {
+    case ERR:
+        return 0;
+    case KEY_RESIZE:
+        return -2;
+    case KEY_UP:
+        return KEY_APP_UP;
+    case KEY_DOWN:
+        return KEY_APP_DOWN;
+    case KEY_PPAGE:
+        return KEY_APP_PGUP;
+    case KEY_NPAGE:
+        return KEY_APP_PGDN;
+    case KEY_HOME:
+        return KEY_APP_HOME;
+    case KEY_END:
+        return KEY_APP_END;
+    case KEY_ENTER:
+    case '\r':
+    case '\n':
+        return KEY_APP_ENTER;
+    case 27:
+        return KEY_APP_ESC;
+    case '\t':
+        return KEY_APP_TAB;
+    case KEY_BTAB:
+        return KEY_APP_BTAB;
+    case 12: /* Ctrl-L */
+        return KEY_APP_REDRAW;
+    default:
+        return k > 0 && k < 0x1000 ? k : 0;
+    }
+}

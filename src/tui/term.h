@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * term.h: the terminal backend: the only code that talks to curses (term.c is the
+ * only file that includes <curses.h>). It starts and stops the screen, copies a grid
+ * to it (curses sends only what changed, so nothing flickers) and reads keys.
+ */
+#ifndef DQ_TUI_TERM_H
+#define DQ_TUI_TERM_H
+
+#include <stdbool.h>
+
+#include "grid.h"
+
+/* Starts curses on the terminal. Returns 0, or -1 (not a terminal). */
+int term_start(bool color);
+void term_stop(void);
+
+/* The screen size now. */
+void term_size(int *rows, int *cols);
+
+/* Copies @g to the screen. */
+void term_blit(const struct grid *g);
+
+/* Waits up to @timeout_ms for a key; returns it (KEY_APP_* for special keys), 0 on
+ * timeout, -2 on a terminal resize. */
+int term_key(int timeout_ms);
+
+/* Forces a full repaint at the next blit (Ctrl-L). */
+void term_invalidate(void);
+
+#endif /* DQ_TUI_TERM_H */

@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * view.c: the inspector's screen, laid into a grid. Layout: a header line, a counters
+ * line, a sparkline line, the panes (all four in a 2x2 grid on a large terminal, the
+ * focused one with a tab bar otherwise), and a status line.
+ */
+#include "view.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "fmt/mptext.h"
+#include "lib/buf.h"
+#include "lib/dur.h"
+
+static const char *const pane_names[PANE_COUNT] = {"Due", "Future", "In-flight", "Failed"};
+
+static uint16_t
+color(const struct ui *ui, int c)
+{
+    return ui->no_color ? 0 : GRID_COLOR(c);
+}
+
+static void
+human_bytes(char *buf, size_t size, int64_t n)
+{
+    const char *units = "BKMGT";
+    double v = (double)n;
+    int u = 0;
+
+    while (v >= 1024 && u < 4) {
+        v /= 1024;
+        u++;
+    }
+    snprintf(buf, size, u == 0 ? "%.0f%c" : "%.1f%c", v, units[u]);
+}
+
+static void
+render_header(const struct model *m, const struct ui *ui, struct grid *g)
+{
+    char now[40], used[16], max[16], state[64];
+    uint16_t bar = GRID_REVERSE;
+
+    dq_time_format(now, sizeof now, m->stats.now_ms);
+    human_bytes(used, sizeof used, m->info.used_memory);
+    if (m->info.maxmemory > 0)
+        human_bytes(max, sizeof max, m->info.maxmemory);
+    else
+        snprintf(max, sizeof max, "nolimit");
+    if (!m->connected)
+        snprintf(state, sizeof state, "DISCONNECTED");
+    else if (ui->paused)
+        snprintf(state, sizeof state, "PAUSED");
+    else
+        snprintf(state, sizeof state, "every %lldms", (long long)ui->refresh_ms);
+    grid_attr(g, 0, 0, g->cols, bar);
+    int c = grid_printf(g, 0, 0, g->cols, bar | GRID_BOLD, " delayq top ");
+    c += grid_printf(g, 0, c, g->cols - c, bar, "| queue %s | %s redis %s %s | mem %s/%s | %lld clients | %s | %s",
+                     m->queue, m->endpoint, m->info.version, m->info.role, used, max,
+                     (long long)m->info.connected_clients, m->have_data ? now : "-", state);
+    if (ui->read_only && g->cols > 12)
+        grid_puts(g, 0, g->cols - 11, 11, bar | GRID_BOLD | color(ui, GRID_YELLOW), " READ-ONLY ");
+}
+
+static void
+render_counters(const struct model *m, const struct ui *ui, struct grid *g)
+{
+    const dq_stats *s = &m->stats;
+    char age[32], next[32];
+    int c = 0;
+
+    dq_dur_format(age, sizeof age, s->oldest_due_age_ms);
+    if (s->next_due_ms >= 0)
+        dq_dur_format(next, sizeof next, s->next_due_ms - s->now_ms);
+    else
+        snprintf(next, sizeof next, "-");
+    c += grid_printf(g, 1, c, g->cols - c, GRID_BOLD, " due %lld", (long long)s->due);
+    c += grid_printf(g, 1, c, g->cols - c, 0, "  future %lld  far %lld", (long long)s->future,
+                     (long long)s->far_future);
+    c += grid_printf(g, 1, c, g->cols - c, 0, "  in-flight %lld", (long long)s->inflight);
+    if (s->expired_leases > 0)
+        c += grid_printf(g, 1, c, g->cols - c, color(ui, GRID_RED), " (%lld expired)",
+                         (long long)s->expired_leases);
+    c += grid_printf(g, 1, c, g->cols - c, s->failed > 0 ? color(ui, GRID_RED) | GRID_BOLD : 0,
+                     "  failed %lld", (long long)s->failed);
+    grid_printf(g, 1, c, g->cols - c, 0, "  | enq %.1f/s done %.1f/s fail %.1f/s | oldest due %s | next in %s",
+                m->enq_rate, m->done_rate, m->fail_rate, s->oldest_due_age_ms > 0 ? age : "-", next);
+}
+
+/* A sparkline of the due backlog over the last fetches. */
+static void
+render_spark(const struct model *m, const struct ui *ui, struct grid *g)
+{
+    static const char *const bars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+    int64_t max = 1;
+    int c = grid_puts(g, 2, 0, g->cols, GRID_DIM, " due backlog ");
+
+    for (int i = 0; i < m->nspark; i++)
+        max = m->spark[i] > max ? m->spark[i] : max;
+    for (int i = 0; i < m->nspark && c < g->cols; i++) {
+        int level = (int)(m->spark[i] * 7 / max);
+        grid_puts(g, 2, c++, 1, color(ui, GRID_CYAN), bars[level]);
+    }
+    if (m->stats.trimmed > 0 && c + 2 < g->cols)
+        grid_printf(g, 2, c + 2, g->cols - c - 2, color(ui, GRID_YELLOW) | GRID_BOLD,
+                    "failed-set retention has removed %lld tasks", (long long)m->stats.trimmed);
+}
+
+static void
+first_line(struct dq_buf *b, const char *s)
+{
+    if (s != NULL)
+        dq_buf_append(b, s, strcspn(s, "\n"));
+}
+
+/* One row of a pane: id, time column, attempt, then the rest. */
+static void
+render_row(const struct model *m, const struct ui *ui, struct grid *g, int pane, const dq_task *t,
+           int row, int col, int width, bool selected)
+{
+    struct dq_buf rest = DQ_BUF_INIT;
+    char when[32] = "-", att[24];
+    int64_t now = m->stats.now_ms;
+    uint16_t attr = selected ? GRID_REVERSE : 0, when_attr = attr;
+    int idw = width >= 60 ? 22 : 14, ww = 10, aw = 6;
+
+    switch (pane) {
+    case PANE_DUE:
+        dq_dur_format(when, sizeof when, now - t->due_ms);
+        break;
+    case PANE_FUTURE:
+        dq_dur_format(when, sizeof when, t->due_ms - now);
+        break;
+    case PANE_INFLIGHT:
+        if (t->lease_ms < now) {
+            snprintf(when, sizeof when, "EXPIRED");
+            when_attr = attr | color(ui, GRID_RED) | GRID_BOLD;
+        } else {
+            dq_dur_format(when, sizeof when, t->lease_ms - now);
+        }
+        break;
+    default:
+        dq_dur_format(when, sizeof when, now - t->failed_ms);
+        break;
+    }
+    if (t->undecodable)
+        snprintf(att, sizeof att, "-");
+    else if (t->max_attempts > 0)
+        snprintf(att, sizeof att, "%u/%u", t->attempt, t->max_attempts);
+    else
+        snprintf(att, sizeof att, "%u", t->attempt);
+    if (pane == PANE_FAILED) {
+        dq_buf_puts(&rest, t->reason ? t->reason : "?");
+        dq_buf_puts(&rest, ": ");
+        first_line(&rest, t->error);
+    } else if (pane == PANE_INFLIGHT) {
+        dq_buf_puts(&rest, t->worker ? t->worker : "?");
+    } else if (t->undecodable) {
+        dq_buf_puts(&rest, "UNDECODABLE ");
+        dq_mp_summary(&rest, t->raw, t->raw_len, 200);
+    } else {
+        dq_mp_summary(&rest, t->payload, t->payload_len, 400);
+    }
+    grid_attr(g, row, col, width, attr);
+    grid_puts(g, row, col, idw, attr | GRID_BOLD, t->id);
+    grid_puts(g, row, col + idw + 1, ww, when_attr, when);
+    grid_puts(g, row, col + idw + ww + 2, aw, attr, att);
+    if (width > idw + ww + aw + 3)
+        grid_put(g, row, col + idw + ww + aw + 3, width - (idw + ww + aw + 3),
+                 attr | (t->undecodable ? color(ui, GRID_MAGENTA) : 0), rest.data ? rest.data : "",
+                 rest.len);
+    dq_buf_free(&rest);
+}
+
+static void
+render_pane(const struct model *m, const struct ui *ui, struct grid *g, int pane, int row,
+            int col, int height, int width)
+{
+    static const char *const when_names[] = {"OVERDUE", "DUE IN", "LEASE", "FAILED"};
+    static const char *const rest_names[] = {"PAYLOAD", "PAYLOAD", "WORKER", "REASON: ERROR"};
+    bool focused = ui->focus == pane;
+    const dq_page *p = &m->pages[pane];
+    uint16_t title = focused ? GRID_BOLD | GRID_UNDERLINE | color(ui, GRID_CYAN) : GRID_BOLD;
+    int idw = width >= 60 ? 22 : 14;
+
+    if (height < 3 || width < 20)
+        return;
+    grid_printf(g, row, col, width, title, "[%d] %s (%lld)", pane + 1, pane_names[pane],
+                (long long)p->total);
+    grid_printf(g, row + 1, col, width, GRID_DIM, "%-*s %-10s %-6s %s", idw, "ID", when_names[pane],
+                "ATT", rest_names[pane]);
+    int rows = height - 2;
+    if (p->n == 0) {
+        grid_puts(g, row + 2, col, width, GRID_DIM, m->have_data ? "(empty)" : "(loading)");
+        return;
+    }
+    for (int i = 0; i < rows && (size_t)i < p->n; i++) {
+        size_t index = m->offsets[pane] + (size_t)i;
+        render_row(m, ui, g, pane, &p->tasks[i], row + 2 + i, col, width,
+                   focused && index == ui->sel[pane]);
+    }
+    if ((int64_t)(m->offsets[pane] + p->n) < p->total || m->offsets[pane] > 0)
+        grid_printf(g, row, col + width - 24 > col ? col + width - 24 : col, 24, GRID_DIM,
+                    "%zu-%zu of %lld", m->offsets[pane] + 1, m->offsets[pane] + p->n,
+                    (long long)p->total);
+}
+
+static void
+render_panes(const struct model *m, struct ui *ui, struct grid *g, int top, int bottom)
+{
+    int height = bottom - top;
+
+    if (g->cols >= 120 && height >= 16) {
+        int h1 = height / 2, w1 = g->cols / 2;
+        ui->rows_visible = h1 - 3;
+        render_pane(m, ui, g, PANE_DUE, top, 0, h1 - 1, w1 - 1);
+        render_pane(m, ui, g, PANE_FUTURE, top, w1 + 1, h1 - 1, g->cols - w1 - 1);
+        render_pane(m, ui, g, PANE_INFLIGHT, top + h1, 0, height - h1, w1 - 1);
+        render_pane(m, ui, g, PANE_FAILED, top + h1, w1 + 1, height - h1, g->cols - w1 - 1);
+        for (int r = top; r < bottom; r++)
+            grid_puts(g, r, w1, 1, GRID_DIM, "│");
+        return;
+    }
+    /* small terminal: a tab bar, then the focused pane */
+    int c = 0;
+    for (int i = 0; i < PANE_COUNT; i++) {
+        uint16_t a = i == ui->focus ? GRID_REVERSE | GRID_BOLD : 0;
+        c += grid_printf(g, top, c, g->cols - c, a, " %d %s %lld ", i + 1, pane_names[i],
+                         (long long)model_pane_total(m, i));
+        c++;
+    }
+    ui->rows_visible = height - 3;
+    render_pane(m, ui, g, ui->focus, top + 1, 0, height - 1, g->cols);
+}
+
+static void
+render_status(const struct model *m, const struct ui *ui, struct grid *g)
+{
+    int row = g->rows - 1;
+
+    if (!m->connected && m->have_data) {
+        grid_attr(g, row, 0, g->cols, GRID_REVERSE | color(ui, GRID_RED));
+        grid_printf(g, row, 0, g->cols, GRID_REVERSE | GRID_BOLD | color(ui, GRID_RED),
+                    " DISCONNECTED: %s (retrying) ", m->error);
+        return;
+    }
+    if (!m->have_data && m->error[0] != '\0') {
+        grid_printf(g, row, 0, g->cols, color(ui, GRID_RED) | GRID_BOLD, " %s", m->error);
+        return;
+    }
+    if (ui->status[0] != '\0') {
+        grid_printf(g, row, 0, g->cols, ui->status_error ? color(ui, GRID_RED) | GRID_BOLD : 0,
+                    " %s", ui->status);
+        return;
+    }
+    grid_puts(g, row, 0, g->cols, GRID_DIM,
+              ui->read_only ? " ? help  q quit  Tab/1-4 panes  j/k move  Enter details  Z pause"
+                            : " ? help  q quit  Tab/1-4 panes  j/k move  Enter details  r requeue"
+                              "  d drop  x reap  Z pause");
+}
+
+static void
+render_lines(struct grid *g, const char *const *lines, size_t n, int scroll, const char *title)
+{
+    int body = g->rows - 2;
+
+    grid_attr(g, 0, 0, g->cols, GRID_REVERSE);
+    grid_printf(g, 0, 0, g->cols, GRID_REVERSE | GRID_BOLD, " %s", title);
+    if (scroll > (int)n - 1)
+        scroll = n > 0 ? (int)n - 1 : 0;
+    for (int r = 0; r < body && (size_t)(scroll + r) < n; r++) {
+        /* tabs in traces: shown as spaces, not as \t */
+        char line[2048];
+        snprintf(line, sizeof line, "%s", lines[scroll + r]);
+        for (char *p = line; *p; p++)
+            *p = *p == '\t' ? ' ' : *p;
+        grid_puts(g, 1 + r, 1, g->cols - 1, 0, line);
+    }
+    grid_printf(g, g->rows - 1, 0, g->cols, GRID_DIM, " j/k PgUp/PgDn scroll  Esc back  (%d/%zu)",
+                n ? scroll + 1 : 0, n);
+}
+
+static const char *const help_lines[] = {
+    "Keys",
+    "",
+    "  ?            this help                  q          quit (Esc in a view: back)",
+    "  Tab S-Tab    next / previous pane       1 2 3 4    Due, Future, In-flight, Failed",
+    "  j k  arrows  move                       PgUp PgDn  page",
+    "  g G          first / last               Enter      details: fields, payload, trace",
+    "  Z            pause / resume refresh     Ctrl-L     redraw and refresh now",
+    "",
+    "Actions (through the same scripts as the workers; disabled with --read-only)",
+    "",
+    "  r            Failed: requeue the selected task now",
+    "  d            Failed or Future: drop the selected task (asks y/N)",
+    "  x            In-flight: return expired leases now (reap)",
+    "",
+    "Everything shown that came from Redis is escaped: control characters and escape",
+    "sequences appear as \\e, \\x07 ..., never as terminal commands.",
+};
+
+void
+view_render(const struct model *m, struct ui *ui, struct grid *g)
+{
+    grid_clear(g);
+    if (ui->mode == MODE_DETAILS) {
+        ui->rows_visible = g->rows - 2;
+        render_lines(g, (const char *const *)ui->detail, ui->ndetail, ui->scroll, "task details");
+        return;
+    }
+    if (ui->mode == MODE_HELP) {
+        ui->rows_visible = g->rows - 2;
+        render_lines(g, help_lines, sizeof help_lines / sizeof help_lines[0],
+                     ui->scroll, "delayq top: help");
+        return;
+    }
+    render_header(m, ui, g);
+    render_counters(m, ui, g);
+    render_spark(m, ui, g);
+    render_panes(m, ui, g, 3, g->rows - 1);
+    if (ui->mode == MODE_CONFIRM) {
+        grid_attr(g, g->rows - 1, 0, g->cols, GRID_REVERSE | color(ui, GRID_YELLOW));
+        grid_printf(g, g->rows - 1, 0, g->cols, GRID_REVERSE | GRID_BOLD | color(ui, GRID_YELLOW),
+                    " drop task %s for good? y/N ", ui->action_id);
+        return;
+    }
+    render_status(m, ui, g);
+}

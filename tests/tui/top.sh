@@ -1,0 +1,123 @@
+#!/bin/sh
+# top.sh: delayq top end to end, in tmux, against the live demo queue (delayq demo
+# --keep: a private redis-server on a free loopback port, filled through the library).
+# Every expectation is a deadline poll of the screen or of Redis, never a sleep.
+set -u
+bin=${DELAYQ_BIN:?}
+work=$(mktemp -d)
+sock="dqtest$$"
+tm() { tmux -L "$sock" "$@"; }
+demo_pid=
+cleanup() {
+  tm kill-server 2>/dev/null
+  [ -n "$demo_pid" ] && kill "$demo_pid" 2>/dev/null && wait "$demo_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok - $1"; }
+bad() { failed=$((failed + 1)); echo "not ok - $1"; tm capture-pane -p -t top 2>/dev/null | sed 's/^/# /'; }
+
+# wait_for CMD...: retries CMD every 50 ms for up to 5 s
+wait_for() {
+  i=0
+  while [ $i -lt 100 ]; do
+    "$@" && return 0
+    i=$((i + 1))
+    sleep 0.05
+  done
+  return 1
+}
+screen() { tm capture-pane -p -t top; }
+screen_has() { screen | grep -qF -- "$1"; }
+screen_lacks() { ! screen | grep -qF -- "$1"; }
+
+"$bin" demo --keep --static >"$work/demo.out" 2>&1 &
+demo_pid=$!
+url_ready() { grep -qo 'redis://127.0.0.1:[0-9]*' "$work/demo.out"; }
+wait_for url_ready || { echo "not ok - demo did not start"; cat "$work/demo.out"; exit 1; }
+url=$(grep -o 'redis://127.0.0.1:[0-9]*' "$work/demo.out" | head -1)
+export DELAYQ_URL="$url" DELAYQ_QUEUE=demo
+# the first "NAME": number of stats --json (the queue's count, before the counters)
+stat() { "$bin" stats --json | grep -o "\"$1\":[0-9-]*" | head -1 | cut -d: -f2; }
+
+tm -f /dev/null new-session -d -s top -x 140 -y 40 "$bin top --refresh 250ms"
+tm set -g window-size manual
+
+# 1. the counters match Redis
+failed_n=$(stat failed)
+due_n=$(stat due)
+if wait_for screen_has "failed $failed_n" && screen_has "[4] Failed ($failed_n)" &&
+   screen_has "[1] Due ("; then ok "counters and pane totals match stats ($failed_n failed)"
+else bad "counters"; fi
+
+# 2. escape sequences and invalid UTF-8 from Redis are shown escaped
+if screen_has 'hostile-escapes' && screen_has '\u001b[2J' && screen_has '\xff' &&
+   screen_has "delayq top"; then ok "hostile payload bytes are escaped, screen intact"
+else bad "escaping"; fi
+
+# 3. Enter on a failed task shows its stack trace
+tm send-keys -t top 4
+tm send-keys -t top Enter
+has_trace() { screen | grep -qE 'goroutine 1 \[running\]:|java.lang.IllegalStateException|Traceback'; }
+if wait_for screen_has "stack trace" && screen_has "reason        error" && has_trace; then
+  ok "details show error and stack trace"
+else bad "details"; fi
+tm send-keys -t top Escape
+wait_for screen_has "[4] Failed" || bad "back to the main screen"
+
+# 4. r requeues the selected failed task (checked in Redis)
+before=$(stat failed)
+tm send-keys -t top r
+fewer() { [ "$(stat failed)" -lt "$before" ]; }
+if wait_for screen_has "requeued" && wait_for fewer; then
+  ok "r requeued a failed task ($before -> $(stat failed) failed)"
+else bad "requeue"; fi
+id=$(screen | sed -n 's/.*requeued \([^:]*\): due now.*/\1/p' | head -1)
+if [ -n "$id" ] && "$bin" show "$id" | grep -q "state         scheduled"; then
+  ok "task $id is scheduled again"
+else bad "requeued task state ($id)"; fi
+"$bin" audit --limit 1 | grep -q "requeue  $id  -> ok" && ok "the requeue is in the audit log" ||
+  bad "audit entry"
+
+# 5. d asks first; n cancels
+before=$(stat failed)
+tm send-keys -t top d
+if wait_for screen_has "for good? y/N"; then
+  tm send-keys -t top n
+  wait_for screen_has "cancelled" && [ "$(stat failed)" -eq "$before" ] &&
+    ok "d asks, n cancels" || bad "drop cancel"
+else bad "drop confirm"; fi
+
+# 6. resize to 80x24 and back
+tm resize-window -t top -x 80 -y 24
+if wait_for screen_has " 1 Due " && screen_has "[4] Failed"; then ok "80x24 layout"
+else bad "80x24"; fi
+tm resize-window -t top -x 140 -y 40
+if wait_for screen_has "[2] Future ("; then ok "back to 140x40"; else bad "resize back"; fi
+
+# 7. help overlay
+tm send-keys -t top '?'
+if wait_for screen_has "r            Failed: requeue"; then ok "help lists the keys"; else bad "help"; fi
+tm send-keys -t top Escape
+
+# 8. q quits cleanly
+tm send-keys -t top q
+gone() { ! tm has-session -t top 2>/dev/null; }
+if wait_for gone; then ok "q quits"; else bad "quit"; fi
+
+# 9. --read-only refuses actions and says so
+tm new-session -d -s top -x 140 -y 40 "$bin top --read-only"
+before=$(stat failed)
+if wait_for screen_has "READ-ONLY"; then
+  tm send-keys -t top 4
+  tm send-keys -t top r
+  if wait_for screen_has "read-only: actions are disabled" && [ "$(stat failed)" -eq "$before" ]; then
+    ok "--read-only refuses r"
+  else bad "read-only refusal"; fi
+else bad "read-only badge"; fi
+tm send-keys -t top q
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_view.c: the inspector's pure layout: a snapshot laid into grids of several sizes,
+ * read back as text. No terminal, no Redis.
+ */
+#include "harness/check.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tui/app.h"
+#include "tui/grid.h"
+#include "tui/model.h"
+#include "tui/view.h"
+
+static char *
+dup_str(const char *s)
+{
+    return strdup(s);
+}
+
+/* A snapshot: 2 due (one with a hostile payload), 1 future, 1 expired lease, 1 failed. */
+static void
+make_model(struct model *m)
+{
+    /* a msgpack string holding ESC [2J and BEL */
+    static const unsigned char hostile[] = {0xa7, 0x1b, '[', '2', 'J', 0x07, 'x', '!'};
+    const int64_t now = 1795942260000;
+
+    model_init(m, "orders", "127.0.0.1:6379");
+    m->have_data = m->connected = true;
+    snprintf(m->info.version, sizeof m->info.version, "7.0.15");
+    snprintf(m->info.role, sizeof m->info.role, "master");
+    m->info.used_memory = 3 * 1024 * 1024;
+    m->stats = (dq_stats){.now_ms = now, .due = 2, .future = 1, .inflight = 1, .failed = 1,
+                          .expired_leases = 1, .next_due_ms = now + 60000,
+                          .oldest_due_age_ms = 4000, .trimmed = 7};
+    for (int p = 0; p < PANE_COUNT; p++) {
+        int n = p == PANE_DUE ? 2 : 1;
+        m->pages[p].tasks = calloc((size_t)n, sizeof(dq_task));
+        m->pages[p].n = (size_t)n;
+        m->pages[p].total = n;
+        m->pages[p].now_ms = now;
+        for (int i = 0; i < n; i++) {
+            dq_task *t = &m->pages[p].tasks[i];
+            char id[16];
+            snprintf(id, sizeof id, "t%d%d", p, i);
+            t->id = dup_str(id);
+            t->max_attempts = 25;
+            t->due_ms = p == PANE_FUTURE ? now + 60000 : now - 4000;
+            t->payload = malloc(sizeof hostile);
+            memcpy(t->payload, hostile, sizeof hostile);
+            t->payload_len = i == 1 ? sizeof hostile : 1;
+            if (i == 0)
+                t->payload[0] = 0x2a; /* the number 42 */
+        }
+    }
+    /* a payload that is not msgpack, with an invalid UTF-8 byte */
+    m->pages[PANE_FUTURE].tasks[0].payload[0] = 0xc1;
+    m->pages[PANE_FUTURE].tasks[0].payload[1] = 0xff;
+    m->pages[PANE_FUTURE].tasks[0].payload_len = 2;
+    m->pages[PANE_INFLIGHT].tasks[0].lease_ms = now - 1;
+    m->pages[PANE_INFLIGHT].tasks[0].worker = dup_str("w@host:1");
+    dq_task *f = &m->pages[PANE_FAILED].tasks[0];
+    f->failed_ms = now - 2000;
+    f->reason = dup_str("error");
+    f->error = dup_str("card declined\nsecond line");
+}
+
+static char *
+render(struct model *m, struct ui *ui, int rows, int cols)
+{
+    struct grid g = {0};
+    char *text;
+
+    assert_int_equal(grid_init(&g, rows, cols), 0);
+    view_render(m, ui, &g);
+    text = grid_to_text(&g);
+    grid_free(&g);
+    return text;
+}
+
+static void
+assert_has(const char *text, const char *needle)
+{
+    if (strstr(text, needle) == NULL)
+        fail_msg("missing \"%s\" in:\n%s", needle, text);
+}
+
+static void
+large_layout_shows_all_panes(void **state)
+{
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    ui_init(&ui, false, false);
+    char *text = render(&m, &ui, 40, 140);
+    assert_has(text, "queue orders");
+    assert_has(text, "redis 7.0.15 master");
+    assert_has(text, "due 2");
+    assert_has(text, "failed 1");
+    assert_has(text, "(1 expired)");
+    assert_has(text, "[1] Due (2)");
+    assert_has(text, "[2] Future (1)");
+    assert_has(text, "[3] In-flight (1)");
+    assert_has(text, "[4] Failed (1)");
+    assert_has(text, "EXPIRED");
+    assert_has(text, "error: card declined");
+    assert_has(text, "retention has removed 7 tasks");
+    assert_null(strstr(text, "second line")); /* only the first line of an error */
+    assert_true(ui.rows_visible > 5);
+    free(text);
+    model_free(&m);
+    ui_free(&ui);
+}
+
+static void
+hostile_bytes_are_escaped(void **state)
+{
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    ui_init(&ui, false, false);
+    char *text = render(&m, &ui, 40, 140);
+    /* the escape sequence, BEL and the invalid byte are visible text, not controls */
+    assert_has(text, "\\u001b[2J\\u0007x!");
+    assert_has(text, "raw: \\xc1\\xff");
+    for (const char *p = text; *p; p++)
+        assert_true((unsigned char)*p >= 0x20 || *p == '\n');
+    free(text);
+    model_free(&m);
+    ui_free(&ui);
+}
+
+static void
+small_layout_has_tabs_and_fits(void **state)
+{
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    ui_init(&ui, true, true);
+    ui.focus = PANE_FAILED;
+    char *text = render(&m, &ui, 24, 80);
+    assert_has(text, " 1 Due 2 ");
+    assert_has(text, " 4 Failed 1");
+    assert_has(text, "[4] Failed (1)");
+    assert_has(text, "READ-ONLY");
+    assert_null(strstr(text, "[1] Due")); /* only the focused pane */
+    /* 24 lines, none wider than 80 columns (one cell may hold a multi-byte glyph) */
+    int lines = 0;
+    for (char *line = text; *line; lines++) {
+        char *nl = strchr(line, '\n');
+        assert_non_null(nl);
+        line = nl + 1;
+    }
+    assert_int_equal(lines, 24);
+    free(text);
+    model_free(&m);
+    ui_free(&ui);
+}
+
+static void
+keys_move_and_refuse_when_read_only(void **state)
+{
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    ui_init(&ui, true, false);
+    assert_int_equal(app_key(&ui, &m, '4') & APP_REDRAW, APP_REDRAW);
+    assert_int_equal(ui.focus, PANE_FAILED);
+    assert_string_equal(app_selected_id(&ui, &m), "t30");
+    assert_int_equal(app_key(&ui, &m, 'r') & APP_ACTION, 0);
+    assert_non_null(strstr(ui.status, "read-only"));
+    ui.read_only = false;
+    assert_int_equal(app_key(&ui, &m, 'r') & APP_ACTION, APP_ACTION);
+    assert_int_equal(ui.action, ACT_REQUEUE);
+    assert_string_equal(ui.action_id, "t30");
+    /* d asks first */
+    assert_int_equal(app_key(&ui, &m, 'd') & APP_ACTION, 0);
+    assert_int_equal(ui.mode, MODE_CONFIRM);
+    assert_int_equal(app_key(&ui, &m, 'y') & APP_ACTION, APP_ACTION);
+    assert_int_equal(ui.action, ACT_DROP);
+    /* moving within the Due pane */
+    app_key(&ui, &m, '1');
+    app_key(&ui, &m, 'j');
+    assert_string_equal(app_selected_id(&ui, &m), "t01");
+    app_key(&ui, &m, 'j'); /* stays on the last */
+    assert_string_equal(app_selected_id(&ui, &m), "t01");
+    app_key(&ui, &m, 'g');
+    assert_string_equal(app_selected_id(&ui, &m), "t00");
+    assert_int_equal(app_key(&ui, &m, 'q'), APP_QUIT);
+    model_free(&m);
+    ui_free(&ui);
+}
+
+static void
+details_view_scrolls(void **state)
+{
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    ui_init(&ui, false, false);
+    app_set_detail(&ui, "id  t30\nstate  failed\nstack trace\n  at f()\n  at g()");
+    ui.mode = MODE_DETAILS;
+    char *text = render(&m, &ui, 24, 80);
+    assert_has(text, "task details");
+    assert_has(text, "  at g()");
+    free(text);
+    app_key(&ui, &m, 'j');
+    text = render(&m, &ui, 24, 80);
+    assert_null(strstr(text, "id  t30"));
+    free(text);
+    assert_int_equal(app_key(&ui, &m, KEY_APP_ESC), APP_REDRAW);
+    assert_int_equal(ui.mode, MODE_MAIN);
+    model_free(&m);
+    ui_free(&ui);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(large_layout_shows_all_panes),
+        cmocka_unit_test(hostile_bytes_are_escaped),
+        cmocka_unit_test(small_layout_has_tabs_and_fits),
+        cmocka_unit_test(keys_move_and_refuse_when_read_only),
+        cmocka_unit_test(details_view_scrolls),
+    };
+
+    return cmocka_run_group_tests_name("unit/view", tests, NULL, NULL);
+}
