@@ -14,8 +14,10 @@
 --     first failure of its millisecond, so nothing is skipped); undecodable ones cannot
 --     run and stay failed. The k-th of total is due at now + delay + spread * k / total,
 --     so a fixed bug does not come back as a stampede.
+--   now: [4] id, [5] its envelope bytes (for a generated id; '' for a caller-chosen
+--     one): a scheduled task becomes due now ("run now"); attempts are kept.
 -- Reply: ids: {moved}. all: {moved, until, total, done, skipped, finished (0|1),
---   cursor task key, cursor failed ms}.
+--   cursor task key, cursor failed ms}. now: {1}.
 -- Errors: DQ_ENOTFOUND naming the missing ids; DQ_EINVAL for bad arguments or
 --   undecodable ids.
 -- Complexity: O(k log N) for k ids, or k <= 1000 per 'all' step.
@@ -123,5 +125,23 @@ elseif mode == 'all' then
         done + moved, total, skipped, finished == 1 and ', finished' or ''))
   end
   return {moved, until_ms, total, done + moved, skipped, finished, last, last_ms}
+elseif mode == 'now' then
+  local id, m = ARGV[4] or '', ARGV[5] or ''
+  local found
+  local due, seq = ids_get(id)
+  if due then
+    found = member_at(due, seq)
+  elseif m ~= '' and redis.call('ZSCORE', K_SCHED, m) then
+    local em = env_decode(m)
+    if em and not em.id and dec(em.seq) == id then found = m end
+  end
+  local e = found and env_decode(found)
+  if not e then
+    audit(cfg, who, 'run-now', id, 'refused: not scheduled')
+    return err('DQ_ENOTFOUND', 'not in the scheduled set: %s', id)
+  end
+  schedule(e, now) -- same member, new score: it is due now
+  audit(cfg, who, 'run-now', id, 'ok')
+  return {1}
 end
-return err('DQ_EINVAL', 'mode: %q is not ids or all', mode)
+return err('DQ_EINVAL', 'mode: %q is not ids, all or now', mode)

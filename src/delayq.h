@@ -357,6 +357,13 @@ int dq_requeue(dq_client *c, const char *queue, const char *const *ids, size_t n
                size_t *moved, dq_err *err);
 
 /**
+ * Makes scheduled task @t (as read from a page or dq_find) due now, keeping its attempts
+ * ("run now" in the inspector). DQ_ENOTFOUND when it is no longer scheduled (claimed,
+ * dropped). Recorded in the audit log.
+ */
+int dq_run_now(dq_client *c, const char *queue, const dq_task *t, dq_err *err);
+
+/**
  * Cursor for bulk operations over the failed set. Zero it before the first call and
  * pass it back until done is true. Only tasks that failed at or before the server time
  * of the first call are touched, so a bulk requeue ends even while tasks keep failing; a step resumes after

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "lib/buf.h"
 #include "lib/dur.h"
 #include "tui/app.h"
 #include "tui/model.h"
@@ -65,6 +66,15 @@ load_details(struct cli *g, struct ui *ui)
         cli_task_show(f, &t, now);
         fclose(f);
         app_set_detail(ui, text);
+        snprintf(ui->detail_title, sizeof ui->detail_title, "task details");
+        /* y in details copies the stack trace of a failed task, else the payload */
+        struct dq_buf b = DQ_BUF_INIT;
+        if (t.trace != NULL && t.trace[0] != '\0')
+            dq_buf_puts(&b, t.trace);
+        else if (!t.undecodable)
+            cli_json_payload(&b, t.payload, t.payload_len);
+        ui->detail_copy = b.failed ? NULL : dq_buf_steal(&b, NULL);
+        dq_buf_free(&b);
         ui->mode = MODE_DETAILS;
         ui->scroll = 0;
     }
@@ -73,7 +83,49 @@ load_details(struct cli *g, struct ui *ui)
 }
 
 static void
-perform(struct cli *g, struct ui *ui)
+load_audit(struct cli *g, struct ui *ui)
+{
+    dq_audit a;
+    dq_err err = {0};
+    struct dq_buf b = DQ_BUF_INIT;
+
+    if (dq_audit_get(g->client, g->queue, 1000, &a, &err) != DQ_OK) {
+        app_status(ui, true, "audit: %s", err.msg);
+        return;
+    }
+    for (size_t i = 0; i < a.n; i++) {
+        char at[40];
+        dq_time_format(at, sizeof at, a.entries[i].at_ms);
+        dq_buf_printf(&b, "%s  %s  %s  %s  -> %s\n", at, a.entries[i].who, a.entries[i].action,
+                      a.entries[i].detail, a.entries[i].result);
+    }
+    if (a.n == 0)
+        dq_buf_puts(&b, "(no operator actions recorded)\n");
+    app_set_detail(ui, b.data ? b.data : "");
+    snprintf(ui->detail_title, sizeof ui->detail_title, "audit log of %s, newest first",
+             g->queue);
+    free(ui->detail_copy);
+    ui->detail_copy = NULL;
+    ui->mode = MODE_DETAILS;
+    ui->scroll = 0;
+    dq_buf_free(&b);
+    dq_audit_free(&a);
+}
+
+/* The selected task as last fetched, or NULL. */
+static const dq_task *
+selected_task(const struct ui *ui, const struct model *m)
+{
+    const dq_page *p = &m->pages[ui->focus];
+    size_t sel = ui->sel[ui->focus];
+
+    if (sel < m->offsets[ui->focus] || sel - m->offsets[ui->focus] >= p->n)
+        return NULL;
+    return &p->tasks[sel - m->offsets[ui->focus]];
+}
+
+static void
+perform(struct cli *g, struct ui *ui, const struct model *m)
 {
     const char *ids[1] = {ui->action_id};
     dq_err err = {0};
@@ -102,6 +154,77 @@ perform(struct cli *g, struct ui *ui)
                        rp.returned + rp.exhausted, rp.exhausted);
         else
             app_status(ui, true, "reap: %s", err.msg);
+        break;
+    }
+    case ACT_RUN_NOW: {
+        const dq_task *t = selected_task(ui, m);
+        if (t == NULL || strcmp(t->id, ui->action_id) != 0)
+            app_status(ui, true, "run now: the selection moved; try again");
+        else if (dq_run_now(g->client, g->queue, t, &err) == DQ_OK)
+            app_status(ui, false, "task %s is due now", ui->action_id);
+        else
+            app_status(ui, true, "run now %s: %s", ui->action_id, err.msg);
+        break;
+    }
+    case ACT_REQUEUE_DELAY: {
+        int64_t delay;
+        if (dq_dur_parse(ui->input, "delay", &delay, &err) != DQ_OK)
+            app_status(ui, true, "%s", err.msg);
+        else if (dq_requeue(g->client, g->queue, ids, 1, delay, &n, &err) == DQ_OK)
+            app_status(ui, false, "requeued %s: due in %s", ui->action_id, ui->input);
+        else
+            app_status(ui, true, "requeue %s: %s", ui->action_id, err.msg);
+        break;
+    }
+    case ACT_REQUEUE_ALL: {
+        int64_t spread = 0;
+        dq_bulk cur = {0};
+        if (ui->input[0] != '\0' && dq_dur_parse(ui->input, "spread", &spread, &err) != DQ_OK) {
+            app_status(ui, true, "%s", err.msg);
+            break;
+        }
+        int rc = DQ_OK;
+        while (!cur.done && rc == DQ_OK)
+            rc = dq_requeue_all_step(g->client, g->queue, 0, spread, &cur, &err);
+        if (rc == DQ_OK)
+            app_status(ui, false, "requeued %zu failed tasks%s%s", cur.done_n,
+                       spread > 0 ? ", spread over " : "", spread > 0 ? ui->input : "");
+        else
+            app_status(ui, true, "requeue all stopped after %zu: %s", cur.done_n, err.msg);
+        break;
+    }
+    case ACT_DROP_ALL: {
+        dq_bulk cur = {0};
+        if (strcmp(ui->input, g->queue) != 0) {
+            app_status(ui, true, "not dropped: the name typed is not the queue's");
+            break;
+        }
+        int rc = DQ_OK;
+        while (!cur.done && rc == DQ_OK)
+            rc = dq_drop_all_step(g->client, g->queue, &cur, &err);
+        if (rc == DQ_OK)
+            app_status(ui, false, "dropped %zu failed tasks", cur.done_n);
+        else
+            app_status(ui, true, "drop all stopped after %zu: %s", cur.done_n, err.msg);
+        break;
+    }
+    case ACT_AUDIT:
+        load_audit(g, ui);
+        break;
+    case ACT_COPY: {
+        struct dq_buf b = DQ_BUF_INIT;
+        const dq_task *t = ui->mode == MODE_MAIN ? selected_task(ui, m) : NULL;
+        if (ui->mode == MODE_DETAILS && ui->detail_copy != NULL)
+            dq_buf_puts(&b, ui->detail_copy);
+        else if (t != NULL && !t->undecodable)
+            cli_json_payload(&b, t->payload, t->payload_len);
+        if (b.len > 0 && !b.failed) {
+            term_copy(b.data, b.len);
+            app_status(ui, false, "copied %zu bytes to the clipboard (OSC 52)", b.len);
+        } else {
+            app_status(ui, true, "nothing to copy");
+        }
+        dq_buf_free(&b);
         break;
     }
     case ACT_NONE:
@@ -205,7 +328,7 @@ cmd_top(struct cli *g, int argc, char **argv)
         if (r & APP_QUIT)
             quit = true;
         if (r & APP_ACTION) {
-            perform(g, &ui);
+            perform(g, &ui, &model);
             r |= APP_REFETCH;
         }
         if (key == KEY_APP_REDRAW)

@@ -1039,3 +1039,25 @@ dq_release(dq_client *c, const char *queue, const dq_task *t, dq_err *err)
 {
     return finish(c, DQ_SCRIPT_RELEASE, queue, t, NULL, 0, NULL, NULL, err);
 }
+
+int
+dq_run_now(dq_client *c, const char *queue, const dq_task *t, dq_err *err)
+{
+    struct dq_args a;
+    int rc;
+
+    if (t == NULL || t->id == NULL || t->undecodable || t->state != DQ_STATE_SCHEDULED)
+        return dq_err_set(err, DQ_EINVAL, "run now: not a scheduled task");
+    dq_args_init(&a);
+    dq_args_str(&a, "now");
+    dq_args_i64(&a, 0);
+    dq_args_str(&a, c->who);
+    dq_args_str(&a, t->id);
+    if (t->custom_id)
+        dq_args_str(&a, "");
+    else
+        dq_args_bytes(&a, t->raw, t->raw_len);
+    rc = dq_scripts_run(c, DQ_SCRIPT_REQUEUE, queue, &a, NULL, NULL, err);
+    dq_args_free(&a);
+    return rc;
+}

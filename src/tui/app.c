@@ -20,6 +20,8 @@ ui_init(struct ui *ui, bool read_only, bool no_color)
 void
 ui_free(struct ui *ui)
 {
+    free(ui->detail_copy);
+    ui->detail_copy = NULL;
     for (size_t i = 0; i < ui->ndetail; i++)
         free(ui->detail[i]);
     free(ui->detail);
@@ -163,9 +165,23 @@ main_key(struct ui *ui, const struct model *m, int key)
         ui->action = ACT_DETAILS;
         snprintf(ui->action_id, sizeof ui->action_id, "%s", id);
         return APP_ACTION;
+    case 'L':
+        ui->action = ACT_AUDIT;
+        return APP_ACTION;
+    case 'y':
+        id = app_selected_id(ui, m);
+        if (id == NULL)
+            return 0;
+        ui->action = ACT_COPY;
+        snprintf(ui->action_id, sizeof ui->action_id, "%s", id);
+        return APP_ACTION;
     case 'r':
+    case 'R':
     case 'd':
     case 'x':
+    case 'p':
+    case 'A':
+    case 'X':
         break;
     default:
         return 0;
@@ -184,9 +200,33 @@ main_key(struct ui *ui, const struct model *m, int key)
         ui->action_id[0] = '\0';
         return APP_ACTION;
     }
+    if (key == 'A' || key == 'X') {
+        int64_t n = model_pane_total(m, PANE_FAILED);
+        if (n <= 0) {
+            app_status(ui, true, "no failed tasks");
+            return APP_REDRAW;
+        }
+        ui->mode = MODE_INPUT;
+        ui->input[0] = '\0';
+        ui->input_action = key == 'A' ? ACT_REQUEUE_ALL : ACT_DROP_ALL;
+        if (key == 'A')
+            snprintf(ui->prompt, sizeof ui->prompt,
+                     "requeue all %lld failed tasks, spread over (e.g. 10m; Enter: at once; "
+                     "Esc: cancel): ",
+                     (long long)n);
+        else
+            snprintf(ui->prompt, sizeof ui->prompt,
+                     "drop all %lld failed tasks for good: type the queue name (%s): ",
+                     (long long)n, m->queue);
+        return APP_REDRAW;
+    }
     id = app_selected_id(ui, m);
-    if (key == 'r' && ui->focus != PANE_FAILED) {
+    if ((key == 'r' || key == 'R') && ui->focus != PANE_FAILED) {
         app_status(ui, true, "r requeues a failed task: go to Failed (4)");
+        return APP_REDRAW;
+    }
+    if (key == 'p' && ui->focus != PANE_FUTURE) {
+        app_status(ui, true, "p runs a future task now: go to Future (2)");
         return APP_REDRAW;
     }
     if (key == 'd' && ui->focus != PANE_FAILED && ui->focus != PANE_FUTURE) {
@@ -198,11 +238,14 @@ main_key(struct ui *ui, const struct model *m, int key)
         return APP_REDRAW;
     }
     snprintf(ui->action_id, sizeof ui->action_id, "%s", id);
-    if (key == 'r') {
-        ui->action = ACT_REQUEUE;
-        return APP_ACTION;
+    if (key == 'R') {
+        ui->mode = MODE_INPUT;
+        ui->input[0] = '\0';
+        ui->input_action = ACT_REQUEUE_DELAY;
+        snprintf(ui->prompt, sizeof ui->prompt, "requeue %.100s after (e.g. 30s, 10m): ", id);
+        return APP_REDRAW;
     }
-    ui->confirm_action = ACT_DROP;
+    ui->confirm_action = key == 'r' ? ACT_REQUEUE : key == 'p' ? ACT_RUN_NOW : ACT_DROP;
     ui->mode = MODE_CONFIRM;
     return APP_REDRAW;
 }
@@ -213,6 +256,29 @@ app_key(struct ui *ui, const struct model *m, int key)
     switch (ui->mode) {
     case MODE_MAIN:
         return main_key(ui, m, key);
+    case MODE_INPUT: {
+        size_t n = strlen(ui->input);
+        if (key == KEY_APP_ESC) {
+            ui->mode = MODE_MAIN;
+            app_status(ui, false, "cancelled");
+            return APP_REDRAW;
+        }
+        if (key == KEY_APP_ENTER) {
+            ui->mode = MODE_MAIN;
+            ui->action = ui->input_action;
+            return APP_ACTION | APP_REDRAW;
+        }
+        if ((key == 127 || key == 8 || key == 0x107 /* KEY_BACKSPACE */) && n > 0) {
+            ui->input[n - 1] = '\0';
+            return APP_REDRAW;
+        }
+        if (key >= 0x20 && key < 0x7f && n + 1 < sizeof ui->input) {
+            ui->input[n] = (char)key;
+            ui->input[n + 1] = '\0';
+            return APP_REDRAW;
+        }
+        return 0;
+    }
     case MODE_CONFIRM:
         ui->mode = MODE_MAIN;
         if (key == 'y' || key == 'Y') {
@@ -233,6 +299,11 @@ app_key(struct ui *ui, const struct model *m, int key)
         case KEY_APP_DOWN:
             ui->scroll++;
             return APP_REDRAW;
+        case 'y':
+            if (ui->mode != MODE_DETAILS)
+                return 0;
+            ui->action = ACT_COPY;
+            return APP_ACTION;
         case 'k':
         case KEY_APP_UP:
             ui->scroll = ui->scroll > 0 ? ui->scroll - 1 : 0;

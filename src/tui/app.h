@@ -13,7 +13,7 @@
 
 #include "model.h"
 
-enum mode { MODE_MAIN, MODE_DETAILS, MODE_HELP, MODE_CONFIRM };
+enum mode { MODE_MAIN, MODE_DETAILS, MODE_HELP, MODE_CONFIRM, MODE_INPUT };
 
 enum action {
     ACT_NONE,
@@ -21,6 +21,12 @@ enum action {
     ACT_DROP,    /* failed or future: drop the selected task (after y) */
     ACT_REAP,    /* in flight: return expired leases now */
     ACT_DETAILS, /* load the selected task's details */
+    ACT_RUN_NOW, /* future: make the selected task due now */
+    ACT_REQUEUE_DELAY, /* failed: requeue after the typed delay (input) */
+    ACT_REQUEUE_ALL,   /* failed: requeue all, spread over the typed window (input) */
+    ACT_DROP_ALL,      /* failed: drop all, after the queue name is typed (input) */
+    ACT_AUDIT,   /* show the audit log */
+    ACT_COPY,    /* copy the payload (or the trace, in details) with OSC 52 */
 };
 
 enum {
@@ -60,6 +66,11 @@ struct ui {
     char action_id[240];
     char **detail;            /* details view lines (owned) */
     size_t ndetail;
+    char detail_title[64];
+    char *detail_copy;        /* what y copies in the details view (owned; may be NULL) */
+    char prompt[200];         /* MODE_INPUT: the question */
+    char input[120];          /* MODE_INPUT: what was typed */
+    enum action input_action; /* MODE_INPUT: what Enter does */
 };
 
 void ui_init(struct ui *ui, bool read_only, bool no_color);

@@ -7,8 +7,12 @@
 
 #include <curses.h>
 #include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "app.h"
+#include "fmt/b64.h"
+#include "lib/buf.h"
 
 static bool colors;
 
@@ -132,4 +136,28 @@ term_key(int timeout_ms)
     default:
         return k > 0 && k < 0x1000 ? k : 0;
     }
+}
+
+void
+term_copy(const void *data, size_t len)
+{
+    struct dq_buf b = DQ_BUF_INIT;
+    const char *tmux = getenv("TMUX");
+
+    /* OSC 52: the terminal (also over ssh) sets its clipboard; the bytes are base64, so
+     * nothing in them can act as a terminal command. Inside tmux, the same sequence
+     * wrapped for passthrough reaches the outer terminal too. */
+    dq_buf_puts(&b, "\033]52;c;");
+    dq_b64_encode(&b, data, len);
+    dq_buf_puts(&b, "\a");
+    if (!b.failed) {
+        fwrite(b.data, 1, b.len, stdout);
+        if (tmux != NULL && tmux[0] != '\0') {
+            fputs("\033Ptmux;\033", stdout);
+            fwrite(b.data, 1, b.len, stdout);
+            fputs("\033\\", stdout);
+        }
+        fflush(stdout);
+    }
+    dq_buf_free(&b);
 }

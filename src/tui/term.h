@@ -8,6 +8,7 @@
 #define DQ_TUI_TERM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "grid.h"
 
@@ -24,6 +25,9 @@ void term_blit(const struct grid *g);
 /* Waits up to @timeout_ms for a key; returns it (KEY_APP_* for special keys), 0 on
  * timeout, -2 on a terminal resize. */
 int term_key(int timeout_ms);
+
+/* Puts @len bytes on the local clipboard with OSC 52 (through tmux when inside it). */
+void term_copy(const void *data, size_t len);
 
 /* Forces a full repaint at the next blit (Ctrl-L). */
 void term_invalidate(void);

@@ -255,12 +255,13 @@ render_status(const struct model *m, const struct ui *ui, struct grid *g)
     }
     grid_puts(g, row, 0, g->cols, GRID_DIM,
               ui->read_only ? " ? help  q quit  Tab/1-4 panes  j/k move  Enter details  Z pause"
-                            : " ? help  q quit  Tab/1-4 panes  j/k move  Enter details  r requeue"
-                              "  d drop  x reap  Z pause");
+                            : " ? help  q quit  Tab/1-4 panes  j/k move  Enter details  r/R/A"
+                              " requeue  d/X drop  p run now  x reap  L audit  y copy");
 }
 
 static void
-render_lines(struct grid *g, const char *const *lines, size_t n, int scroll, const char *title)
+render_lines(struct grid *g, const char *const *lines, size_t n, int scroll, const char *title,
+             const char *status)
 {
     int body = g->rows - 2;
 
@@ -276,8 +277,11 @@ render_lines(struct grid *g, const char *const *lines, size_t n, int scroll, con
             *p = *p == '\t' ? ' ' : *p;
         grid_puts(g, 1 + r, 1, g->cols - 1, 0, line);
     }
-    grid_printf(g, g->rows - 1, 0, g->cols, GRID_DIM, " j/k PgUp/PgDn scroll  Esc back  (%d/%zu)",
-                n ? scroll + 1 : 0, n);
+    if (status != NULL && status[0] != '\0')
+        grid_printf(g, g->rows - 1, 0, g->cols, 0, " %s", status);
+    else
+        grid_printf(g, g->rows - 1, 0, g->cols, GRID_DIM,
+                    " j/k PgUp/PgDn scroll  y copy  Esc back  (%d/%zu)", n ? scroll + 1 : 0, n);
 }
 
 static const char *const help_lines[] = {
@@ -291,9 +295,16 @@ static const char *const help_lines[] = {
     "",
     "Actions (through the same scripts as the workers; disabled with --read-only)",
     "",
-    "  r            Failed: requeue the selected task now",
+    "  r            Failed: requeue the selected task now (asks y/N)",
+    "  R            Failed: requeue the selected task after a delay you type",
+    "  A            Failed: requeue all, spread evenly over a window you type",
+    "  X            Failed: drop all (type the queue name to confirm)",
     "  d            Failed or Future: drop the selected task (asks y/N)",
+    "  p            Future: run the selected task now (asks y/N)",
     "  x            In-flight: return expired leases now (reap)",
+    "  y            copy the payload (in details of a failed task: the stack trace)",
+    "               to the clipboard with OSC 52 (works over ssh and in tmux)",
+    "  L            the audit log of operator actions",
     "",
     "Everything shown that came from Redis is escaped: control characters and escape",
     "sequences appear as \\e, \\x07 ..., never as terminal commands.",
@@ -305,13 +316,14 @@ view_render(const struct model *m, struct ui *ui, struct grid *g)
     grid_clear(g);
     if (ui->mode == MODE_DETAILS) {
         ui->rows_visible = g->rows - 2;
-        render_lines(g, (const char *const *)ui->detail, ui->ndetail, ui->scroll, "task details");
+        render_lines(g, (const char *const *)ui->detail, ui->ndetail, ui->scroll,
+                     ui->detail_title[0] ? ui->detail_title : "task details", ui->status);
         return;
     }
     if (ui->mode == MODE_HELP) {
         ui->rows_visible = g->rows - 2;
         render_lines(g, help_lines, sizeof help_lines / sizeof help_lines[0],
-                     ui->scroll, "delayq top: help");
+                     ui->scroll, "delayq top: help", NULL);
         return;
     }
     render_header(m, ui, g);
@@ -319,9 +331,22 @@ view_render(const struct model *m, struct ui *ui, struct grid *g)
     render_spark(m, ui, g);
     render_panes(m, ui, g, 3, g->rows - 1);
     if (ui->mode == MODE_CONFIRM) {
+        char q[300];
+        if (ui->confirm_action == ACT_REQUEUE)
+            snprintf(q, sizeof q, "requeue task %s now? y/N ", ui->action_id);
+        else if (ui->confirm_action == ACT_RUN_NOW)
+            snprintf(q, sizeof q, "run task %s now? y/N ", ui->action_id);
+        else
+            snprintf(q, sizeof q, "drop task %s for good? y/N ", ui->action_id);
         grid_attr(g, g->rows - 1, 0, g->cols, GRID_REVERSE | color(ui, GRID_YELLOW));
         grid_printf(g, g->rows - 1, 0, g->cols, GRID_REVERSE | GRID_BOLD | color(ui, GRID_YELLOW),
-                    " drop task %s for good? y/N ", ui->action_id);
+                    " %s", q);
+        return;
+    }
+    if (ui->mode == MODE_INPUT) {
+        grid_attr(g, g->rows - 1, 0, g->cols, GRID_REVERSE | color(ui, GRID_YELLOW));
+        grid_printf(g, g->rows - 1, 0, g->cols, GRID_REVERSE | GRID_BOLD | color(ui, GRID_YELLOW),
+                    " %s%s_", ui->prompt, ui->input);
         return;
     }
     render_status(m, ui, g);

@@ -357,6 +357,37 @@ requeue_all_cursor_survives_trimming(void **state)
     fixture_close(&f);
 }
 
+static void
+run_now_makes_a_future_task_due(void **state)
+{
+    struct fixture f;
+    dq_page p;
+    dq_stats s;
+
+    fixture_open(&f, state, "runnow");
+    enqueue_str(&f, "later", 3600000, NULL, NULL);
+    enqueue_str(&f, "later too", 3600000, "named", NULL);
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_FUTURE, 0, 10, &p, &f.err));
+    assert_int_equal(p.n, 2);
+    ASSERT_OK(&f, dq_run_now(f.c, f.queue, &p.tasks[0], &f.err));
+    ASSERT_OK(&f, dq_run_now(f.c, f.queue, &p.tasks[1], &f.err));
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.due, 2);
+    assert_int_equal(s.future, 0);
+    /* claimed meanwhile: no longer scheduled, a clear not-found */
+    dq_claimed cl;
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 10, 30000, "w", &cl, &f.err));
+    assert_int_equal(dq_run_now(f.c, f.queue, &p.tasks[0], &f.err), DQ_ENOTFOUND);
+    dq_claimed_free(&cl);
+    dq_page_free(&p);
+    dq_audit a;
+    ASSERT_OK(&f, dq_audit_get(f.c, f.queue, 10, &a, &f.err));
+    assert_string_equal(a.entries[0].action, "run-now");
+    assert_non_null(strstr(a.entries[0].result, "not scheduled"));
+    dq_audit_free(&a);
+    fixture_close(&f);
+}
+
 int
 main(void)
 {
@@ -370,6 +401,7 @@ main(void)
         cmocka_unit_test(find_everywhere),
         cmocka_unit_test(same_millisecond_crowd_is_searched_not_walked),
         cmocka_unit_test(requeue_all_cursor_survives_trimming),
+        cmocka_unit_test(run_now_makes_a_future_task_due),
     };
 
     return cmocka_run_group_tests_name("integ/ops", tests, fixture_group_setup,

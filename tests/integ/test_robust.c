@@ -6,6 +6,24 @@
  */
 #include "harness/fixture.h"
 
+#include "dq_scripts.h"
+
+static void
+every_script_compiles_with_the_sha1_we_embed(void **state)
+{
+    struct test_redis *r = *state;
+
+    for (int i = 0; i < DQ_SCRIPT_COUNT; i++) {
+        const struct dq_script_src *s = &dq_script_table[i];
+        const char *argv[] = {"SCRIPT", "LOAD", s->text};
+        redisReply *rep = test_redis_cmd(r, 3, argv);
+        assert_non_null(rep);
+        if (rep->type != REDIS_REPLY_STRING || strcmp(rep->str, s->sha1) != 0)
+            fail_msg("script %s: %s", s->name, rep->str ? rep->str : "(no reply)");
+        freeReplyObject(rep);
+    }
+}
+
 static void
 wrong_type_key_is_a_clear_error(void **state)
 {
@@ -199,6 +217,7 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_script_compiles_with_the_sha1_we_embed),
         cmocka_unit_test(wrong_type_key_is_a_clear_error),
         cmocka_unit_test(wrong_type_mid_script_loses_nothing),
         cmocka_unit_test(script_flush_is_survived),

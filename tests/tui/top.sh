@@ -44,6 +44,7 @@ stat() { "$bin" stats --json | grep -o "\"$1\":[0-9-]*" | head -1 | cut -d: -f2;
 
 tm -f /dev/null new-session -d -s top -x 140 -y 40 "$bin top --refresh 250ms"
 tm set -g window-size manual
+tm set -s set-clipboard on # OSC 52 from the app lands in a tmux paste buffer
 
 # 1. the counters match Redis
 failed_n=$(stat failed)
@@ -67,9 +68,21 @@ else bad "details"; fi
 tm send-keys -t top Escape
 wait_for screen_has "[4] Failed" || bad "back to the main screen"
 
-# 4. r requeues the selected failed task (checked in Redis)
+# 3b. y in the details of a failed task copies its stack trace (OSC 52)
+tm send-keys -t top 4
+tm send-keys -t top Enter
+wait_for screen_has "stack trace"
+tm send-keys -t top y
+copied() { tm show-buffer 2>/dev/null | grep -qE 'goroutine|java.lang|Traceback'; }
+if wait_for copied; then ok "y copies the stack trace to the clipboard"; else bad "copy"; fi
+tm send-keys -t top Escape
+wait_for screen_has "[4] Failed"
+
+# 4. r, then y, requeues the selected failed task (checked in Redis)
 before=$(stat failed)
 tm send-keys -t top r
+wait_for screen_has "now? y/N" || bad "requeue asks first"
+tm send-keys -t top y
 fewer() { [ "$(stat failed)" -lt "$before" ]; }
 if wait_for screen_has "requeued" && wait_for fewer; then
   ok "r requeued a failed task ($before -> $(stat failed) failed)"
@@ -89,6 +102,31 @@ if wait_for screen_has "for good? y/N"; then
   wait_for screen_has "cancelled" && [ "$(stat failed)" -eq "$before" ] &&
     ok "d asks, n cancels" || bad "drop cancel"
 else bad "drop confirm"; fi
+
+# 5b. p runs a future task now
+tm send-keys -t top 2
+due_before=$(stat due)
+tm send-keys -t top p
+wait_for screen_has "now? y/N" && tm send-keys -t top y
+more_due() { [ "$(stat due)" -gt "$due_before" ]; }
+if wait_for screen_has "is due now" && wait_for more_due; then ok "p made a future task due"
+else bad "run now"; fi
+
+# 5c. L shows the audit log with what was just done
+tm send-keys -t top L
+if wait_for screen_has "audit log of demo" && screen_has "run-now" && screen_has "requeue"; then
+  ok "L shows the audit log"
+else bad "audit view"; fi
+tm send-keys -t top Escape
+
+# 5d. A requeues all failed, spread over a typed window
+tm send-keys -t top 4 A
+wait_for screen_has "spread over" || bad "A prompt"
+tm send-keys -t top 1 0 m Enter
+none_failed() { [ "$(stat failed)" -eq 0 ]; }
+if wait_for screen_has "spread over 10m" && wait_for none_failed; then
+  ok "A requeued every failed task, spread over 10m"
+else bad "requeue all"; fi
 
 # 6. resize to 80x24 and back
 tm resize-window -t top -x 80 -y 24

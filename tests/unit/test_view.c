@@ -177,9 +177,24 @@ keys_move_and_refuse_when_read_only(void **state)
     assert_int_equal(app_key(&ui, &m, 'r') & APP_ACTION, 0);
     assert_non_null(strstr(ui.status, "read-only"));
     ui.read_only = false;
-    assert_int_equal(app_key(&ui, &m, 'r') & APP_ACTION, APP_ACTION);
+    /* r asks first, then y performs it */
+    assert_int_equal(app_key(&ui, &m, 'r') & APP_ACTION, 0);
+    assert_int_equal(ui.mode, MODE_CONFIRM);
+    assert_int_equal(app_key(&ui, &m, 'y') & APP_ACTION, APP_ACTION);
     assert_int_equal(ui.action, ACT_REQUEUE);
     assert_string_equal(ui.action_id, "t30");
+    /* A asks for a spread window; Esc cancels, Enter performs */
+    app_key(&ui, &m, 'A');
+    assert_int_equal(ui.mode, MODE_INPUT);
+    app_key(&ui, &m, '1');
+    app_key(&ui, &m, '0');
+    app_key(&ui, &m, 'm');
+    assert_string_equal(ui.input, "10m");
+    assert_int_equal(app_key(&ui, &m, KEY_APP_ENTER) & APP_ACTION, APP_ACTION);
+    assert_int_equal(ui.action, ACT_REQUEUE_ALL);
+    /* p only on Future */
+    app_key(&ui, &m, 'p');
+    assert_non_null(strstr(ui.status, "Future"));
     /* d asks first */
     assert_int_equal(app_key(&ui, &m, 'd') & APP_ACTION, 0);
     assert_int_equal(ui.mode, MODE_CONFIRM);
