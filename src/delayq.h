@@ -81,10 +81,10 @@ const char *dq_client_endpoint(const dq_client *c);
 const char *dq_client_who(const dq_client *c);
 
 typedef struct dq_server_info {
-    char version[32];          /* redis_version */
-    char role[16];             /* master, slave */
-    int64_t used_memory;       /* bytes */
-    int64_t maxmemory;         /* bytes; 0: no limit */
+    char version[32];    /* redis_version */
+    char role[16];       /* master, slave */
+    int64_t used_memory; /* bytes */
+    int64_t maxmemory;   /* bytes; 0: no limit */
     int64_t connected_clients;
     int64_t uptime_s;
 } dq_server_info;
@@ -305,7 +305,7 @@ typedef struct dq_worker_opts {
     const char *name;     /* worker name in leases and logs; NULL: user@host:pid */
     dq_log_fn log;        /* NULL: no logging */
     void *log_arg;
-    int log_level;        /* DQ_LOG_*; events above it are not formatted */
+    int log_level; /* DQ_LOG_*; events above it are not formatted */
 } dq_worker_opts;
 
 typedef struct dq_worker dq_worker; /* opaque */
@@ -366,8 +366,8 @@ int dq_run_now(dq_client *c, const char *queue, const dq_task *t, dq_err *err);
 /**
  * Cursor for bulk operations over the failed set. Zero it before the first call and
  * pass it back until done is true. Only tasks that failed at or before the server time
- * of the first call are touched, so a bulk requeue ends even while tasks keep failing; a step resumes after
- * the last task the previous one looked at, so none is skipped when others change the
+ * of the first call are touched, so a bulk requeue ends even while tasks keep failing; a step
+ * resumes after the last task the previous one looked at, so none is skipped when others change the
  * set in between.
  */
 typedef struct dq_bulk {

@@ -131,12 +131,11 @@ run_producer(void *arg)
 static void
 live_start(struct live *lv)
 {
-    dq_worker_opts o = {.concurrency = 2, .lease_ms = 10000, .grace_ms = 1000,
-                        .name = "demo-worker"};
+    dq_worker_opts o = {
+        .concurrency = 2, .lease_ms = 10000, .grace_ms = 1000, .name = "demo-worker"};
     dq_err err;
 
-    if (dq_worker_new(lv->url, NULL, lv->queue, &o, demo_handler, NULL, &lv->worker, &err) !=
-        DQ_OK)
+    if (dq_worker_new(lv->url, NULL, lv->queue, &o, demo_handler, NULL, &lv->worker, &err) != DQ_OK)
         return;
     if (pthread_create(&lv->runner, NULL, run_worker, lv) != 0) {
         dq_worker_free(lv->worker);
@@ -186,8 +185,6 @@ enqueue_json(struct cli *g, const char *json, int64_t delay_ms, const char *id, 
     dq_buf_free(&b);
     return rc;
 }
-
-
 
 static int
 fill(struct cli *g, dq_err *err)

@@ -102,8 +102,7 @@ load_audit(struct cli *g, struct ui *ui)
     if (a.n == 0)
         dq_buf_puts(&b, "(no operator actions recorded)\n");
     app_set_detail(ui, b.data ? b.data : "");
-    snprintf(ui->detail_title, sizeof ui->detail_title, "audit log of %s, newest first",
-             g->queue);
+    snprintf(ui->detail_title, sizeof ui->detail_title, "audit log of %s, newest first", g->queue);
     free(ui->detail_copy);
     ui->detail_copy = NULL;
     ui->mode = MODE_DETAILS;

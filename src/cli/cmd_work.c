@@ -297,7 +297,8 @@ run_command(const dq_task *t, dq_result *res, void *arg)
     tail_last_line(tail, last, sizeof last);
     if (timed_out) {
         res->outcome = DQ_RETRY;
-        snprintf(res->message, sizeof res->message, "timed out after %lld ms; process group "
+        snprintf(res->message, sizeof res->message,
+                 "timed out after %lld ms; process group "
                  "killed",
                  (long long)wk->timeout_ms);
     } else if (killed) {

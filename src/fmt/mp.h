@@ -68,7 +68,7 @@ bool dq_mp_at_end(const struct dq_mp_reader *r);
 void dq_mp_put_nil(struct dq_buf *b);
 void dq_mp_put_bool(struct dq_buf *b, bool v);
 void dq_mp_put_uint(struct dq_buf *b, uint64_t v);
-void dq_mp_put_int(struct dq_buf *b, int64_t v); /* uses the uint forms when v >= 0 */
+void dq_mp_put_int(struct dq_buf *b, int64_t v);     /* uses the uint forms when v >= 0 */
 void dq_mp_put_u64fix(struct dq_buf *b, uint64_t v); /* always 0xcf + 8 bytes */
 void dq_mp_put_double(struct dq_buf *b, double v);
 void dq_mp_put_str(struct dq_buf *b, const void *s, size_t len);

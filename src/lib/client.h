@@ -48,7 +48,6 @@ void dq_default_who(char *buf, size_t size);
 /* Milliseconds on the monotonic clock. */
 int64_t dq_mono_ms(void);
 
-
 /*
  * A second connection to @c's server, subscribed to pub/sub @channel (the worker's
  * wake-up). *out is a dq_client in subscribe mode: use it only with dq_sub_*.

@@ -995,8 +995,8 @@ parse_extend(const redisReply *r, void *out, dq_err *err)
 }
 
 int
-dq_extend(dq_client *c, const char *queue, const dq_task *const *tasks, size_t n,
-          int64_t lease_ms, bool *lost, dq_err *err)
+dq_extend(dq_client *c, const char *queue, const dq_task *const *tasks, size_t n, int64_t lease_ms,
+          bool *lost, dq_err *err)
 {
     struct extend_state es = {lost, n};
     struct dq_args a;
@@ -1004,7 +1004,7 @@ dq_extend(dq_client *c, const char *queue, const dq_task *const *tasks, size_t n
         char tk[220];
         char attempt[16];
         char claimed[24];
-    } *tks;
+    } * tks;
     int rc;
 
     if (n == 0 || n > 1000)

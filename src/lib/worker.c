@@ -44,10 +44,10 @@ struct job {
     int64_t lease_srv; /* lease deadline, server ms */
     bool timed_out;    /* lease renewal stopped: the handler overran opts.timeout_ms */
     bool timeout_logged;
-    bool lost;         /* Redis said the lease is gone: renewal stopped */
-    bool abandoned;    /* will not be written: not started, or stopped waiting at shutdown */
-    bool released;     /* an abandoned job was handed back */
-    struct job *next;  /* in the coordinator's list of owned jobs */
+    bool lost;        /* Redis said the lease is gone: renewal stopped */
+    bool abandoned;   /* will not be written: not started, or stopped waiting at shutdown */
+    bool released;    /* an abandoned job was handed back */
+    struct job *next; /* in the coordinator's list of owned jobs */
 };
 
 struct dq_worker {
@@ -413,8 +413,8 @@ write_result(struct dq_worker *w, struct job *j)
                  ev[j->result.outcome == DQ_RETRY ? 1 : 2], j, 2, "duration_ms", dur, "error",
                  j->result.message);
     } else {
-        wlog(w, rc == DQ_ELEASE ? DQ_LOG_WARN : DQ_LOG_ERROR, "task.result_lost", j, 1,
-             "error", err.msg);
+        wlog(w, rc == DQ_ELEASE ? DQ_LOG_WARN : DQ_LOG_ERROR, "task.result_lost", j, 1, "error",
+             err.msg);
     }
 done:
     unlink_job(w, j);
@@ -591,8 +591,7 @@ dq_worker_run(dq_worker *w, dq_err *err)
         if (w->stop && !stopping) {
             stopping = true;
             stop_deadline = now_mono + (w->stop_now ? 0 : w->o.grace_ms);
-            wlog(w, DQ_LOG_INFO, "worker.stopping", NULL, 1, "grace",
-                 w->stop_now ? "none" : "yes");
+            wlog(w, DQ_LOG_INFO, "worker.stopping", NULL, 1, "grace", w->stop_now ? "none" : "yes");
         }
         if (w->stop_now)
             stop_deadline = now_mono;
@@ -656,18 +655,18 @@ dq_worker_run(dq_worker *w, dq_err *err)
                     char n1[24], n2[24];
                     snprintf(n1, sizeof n1, "%zu", rp.returned);
                     snprintf(n2, sizeof n2, "%zu", rp.exhausted);
-                    wlog(w, DQ_LOG_INFO, "lease.reaped", NULL, 2, "returned", n1, "exhausted",
-                         n2);
+                    wlog(w, DQ_LOG_INFO, "lease.reaped", NULL, 2, "returned", n1, "exhausted", n2);
                 }
                 next_reap = rp.returned + rp.exhausted == 100 ? 0
-                            : rp.next_lease_ms < 0    ? srv_now(w) + w->o.max_idle_ms
-                                                      : rp.next_lease_ms + 1;
+                            : rp.next_lease_ms < 0            ? srv_now(w) + w->o.max_idle_ms
+                                                              : rp.next_lease_ms + 1;
             }
         }
 
         unsigned free_slots = w->o.concurrency > busy ? w->o.concurrency - busy : 0;
-        if (!stopping && free_slots > 0 && (more_due || (next_due >= 0 && srv_now(w) >= next_due) ||
-                                            now_mono - last_claim_mono >= w->o.max_idle_ms)) {
+        if (!stopping && free_slots > 0 &&
+            (more_due || (next_due >= 0 && srv_now(w) >= next_due) ||
+             now_mono - last_claim_mono >= w->o.max_idle_ms)) {
             unsigned want = free_slots < w->o.batch ? free_slots : w->o.batch;
             int got = claim(w, want, &next_due);
             last_claim_mono = dq_mono_ms();

@@ -17,16 +17,16 @@ enum mode { MODE_MAIN, MODE_DETAILS, MODE_HELP, MODE_CONFIRM, MODE_INPUT };
 
 enum action {
     ACT_NONE,
-    ACT_REQUEUE, /* failed: requeue the selected task now */
-    ACT_DROP,    /* failed or future: drop the selected task (after y) */
-    ACT_REAP,    /* in flight: return expired leases now */
-    ACT_DETAILS, /* load the selected task's details */
-    ACT_RUN_NOW, /* future: make the selected task due now */
+    ACT_REQUEUE,       /* failed: requeue the selected task now */
+    ACT_DROP,          /* failed or future: drop the selected task (after y) */
+    ACT_REAP,          /* in flight: return expired leases now */
+    ACT_DETAILS,       /* load the selected task's details */
+    ACT_RUN_NOW,       /* future: make the selected task due now */
     ACT_REQUEUE_DELAY, /* failed: requeue after the typed delay (input) */
     ACT_REQUEUE_ALL,   /* failed: requeue all, spread over the typed window (input) */
     ACT_DROP_ALL,      /* failed: drop all, after the queue name is typed (input) */
-    ACT_AUDIT,   /* show the audit log */
-    ACT_COPY,    /* copy the payload (or the trace, in details) with OSC 52 */
+    ACT_AUDIT,         /* show the audit log */
+    ACT_COPY,          /* copy the payload (or the trace, in details) with OSC 52 */
 };
 
 enum {
@@ -52,19 +52,19 @@ enum {
 };
 
 struct ui {
-    int focus;                /* PANE_* */
-    size_t sel[PANE_COUNT];   /* selected row, as an index into the whole pane */
-    size_t top[PANE_COUNT];   /* first row shown (the fetch offset) */
-    int rows_visible;         /* rows a pane shows, set by the view's layout */
+    int focus;              /* PANE_* */
+    size_t sel[PANE_COUNT]; /* selected row, as an index into the whole pane */
+    size_t top[PANE_COUNT]; /* first row shown (the fetch offset) */
+    int rows_visible;       /* rows a pane shows, set by the view's layout */
     enum mode mode;
-    int scroll;               /* details and help */
+    int scroll; /* details and help */
     char status[256];
     bool status_error;
     bool paused, read_only, no_color;
     int64_t refresh_ms;
     enum action action, confirm_action;
     char action_id[240];
-    char **detail;            /* details view lines (owned) */
+    char **detail; /* details view lines (owned) */
     size_t ndetail;
     char detail_title[64];
     char *detail_copy;        /* what y copies in the details view (owned; may be NULL) */

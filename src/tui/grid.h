@@ -27,7 +27,7 @@ enum {
     GRID_MAGENTA = 5,
     GRID_CYAN = 6,
 };
-#define GRID_COLOR(c) ((uint16_t)((c) << 8))
+#define GRID_COLOR(c)       ((uint16_t)((c) << 8))
 #define GRID_COLOR_OF(attr) (((attr) >> 8) & 0xf)
 
 struct cell {
@@ -50,13 +50,11 @@ void grid_clear(struct grid *g);
  * sequences and invalid UTF-8 become visible \e, \xHH ...) and clipped to @width
  * columns; a cut string ends with "…". Returns the columns used.
  */
-int grid_put(struct grid *g, int row, int col, int width, uint16_t attr, const char *s,
-             size_t len);
+int grid_put(struct grid *g, int row, int col, int width, uint16_t attr, const char *s, size_t len);
 /* grid_put of a NUL-terminated string. */
 int grid_puts(struct grid *g, int row, int col, int width, uint16_t attr, const char *s);
 /* printf-style grid_puts. */
-int grid_printf(struct grid *g, int row, int col, int width, uint16_t attr, const char *fmt,
-                ...)
+int grid_printf(struct grid *g, int row, int col, int width, uint16_t attr, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 6, 7)))
 #endif

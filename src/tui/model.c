@@ -40,8 +40,8 @@ model_fetch(struct model *m, dq_client *c, const size_t offsets[PANE_COUNT],
     if (rc == DQ_OK)
         rc = dq_server_info_get(c, &info, &err);
     for (int i = 0; i < PANE_COUNT && rc == DQ_OK; i++)
-        rc = dq_page_get(c, m->queue, (dq_view)i, offsets[i], limits[i] ? limits[i] : 1,
-                         &pages[i], &err);
+        rc = dq_page_get(c, m->queue, (dq_view)i, offsets[i], limits[i] ? limits[i] : 1, &pages[i],
+                         &err);
     if (rc != DQ_OK) {
         for (int i = 0; i < PANE_COUNT; i++)
             dq_page_free(&pages[i]);
@@ -58,9 +58,8 @@ model_fetch(struct model *m, dq_client *c, const size_t offsets[PANE_COUNT],
         double dt = (double)(s.now_ms - m->prev_ms) / 1000.0;
         m->enq_rate = (double)(s.enqueued - m->prev.enqueued) / dt;
         m->done_rate = (double)(s.done - m->prev.done) / dt;
-        m->fail_rate = (double)(s.failed_total + s.expired - m->prev.failed_total -
-                                m->prev.expired) /
-                       dt;
+        m->fail_rate =
+            (double)(s.failed_total + s.expired - m->prev.failed_total - m->prev.expired) / dt;
     }
     m->prev = s;
     m->prev_ms = s.now_ms;

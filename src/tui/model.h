@@ -17,9 +17,9 @@ enum { PANE_DUE = 0, PANE_FUTURE, PANE_INFLIGHT, PANE_FAILED, PANE_COUNT };
 #define SPARK_LEN 60
 
 struct model {
-    bool have_data;       /* at least one fetch succeeded */
-    bool connected;       /* the last fetch succeeded */
-    char error[256];      /* why the last fetch failed */
+    bool have_data;  /* at least one fetch succeeded */
+    bool connected;  /* the last fetch succeeded */
+    char error[256]; /* why the last fetch failed */
     char endpoint[300];
     char queue[101];
     dq_server_info info;

@@ -55,8 +55,9 @@ render_header(const struct model *m, const struct ui *ui, struct grid *g)
         snprintf(state, sizeof state, "every %lldms", (long long)ui->refresh_ms);
     grid_attr(g, 0, 0, g->cols, bar);
     int c = grid_printf(g, 0, 0, g->cols, bar | GRID_BOLD, " delayq top ");
-    c += grid_printf(g, 0, c, g->cols - c, bar, "| queue %s | %s redis %s %s | mem %s/%s | %lld clients | %s | %s",
-                     m->queue, m->endpoint, m->info.version, m->info.role, used, max,
+    c += grid_printf(g, 0, c, g->cols - c, bar,
+                     "| queue %s | %s redis %s %s | mem %s/%s | %lld clients | %s | %s", m->queue,
+                     m->endpoint, m->info.version, m->info.role, used, max,
                      (long long)m->info.connected_clients, m->have_data ? now : "-", state);
     if (ui->read_only && g->cols > 12)
         grid_puts(g, 0, g->cols - 11, 11, bar | GRID_BOLD | color(ui, GRID_YELLOW), " READ-ONLY ");
@@ -83,8 +84,9 @@ render_counters(const struct model *m, const struct ui *ui, struct grid *g)
                          (long long)s->expired_leases);
     c += grid_printf(g, 1, c, g->cols - c, s->failed > 0 ? color(ui, GRID_RED) | GRID_BOLD : 0,
                      "  failed %lld", (long long)s->failed);
-    grid_printf(g, 1, c, g->cols - c, 0, "  | enq %.1f/s done %.1f/s fail %.1f/s | oldest due %s | next in %s",
-                m->enq_rate, m->done_rate, m->fail_rate, s->oldest_due_age_ms > 0 ? age : "-", next);
+    grid_printf(g, 1, c, g->cols - c, 0,
+                "  | enq %.1f/s done %.1f/s fail %.1f/s | oldest due %s | next in %s", m->enq_rate,
+                m->done_rate, m->fail_rate, s->oldest_due_age_ms > 0 ? age : "-", next);
 }
 
 /* A sparkline of the due backlog over the last fetches. */
@@ -173,8 +175,8 @@ render_row(const struct model *m, const struct ui *ui, struct grid *g, int pane,
 }
 
 static void
-render_pane(const struct model *m, const struct ui *ui, struct grid *g, int pane, int row,
-            int col, int height, int width)
+render_pane(const struct model *m, const struct ui *ui, struct grid *g, int pane, int row, int col,
+            int height, int width)
 {
     static const char *const when_names[] = {"OVERDUE", "DUE IN", "LEASE", "FAILED"};
     static const char *const rest_names[] = {"PAYLOAD", "PAYLOAD", "WORKER", "REASON: ERROR"};
@@ -322,8 +324,8 @@ view_render(const struct model *m, struct ui *ui, struct grid *g)
     }
     if (ui->mode == MODE_HELP) {
         ui->rows_visible = g->rows - 2;
-        render_lines(g, help_lines, sizeof help_lines / sizeof help_lines[0],
-                     ui->scroll, "delayq top: help", NULL);
+        render_lines(g, help_lines, sizeof help_lines / sizeof help_lines[0], ui->scroll,
+                     "delayq top: help", NULL);
         return;
     }
     render_header(m, ui, g);

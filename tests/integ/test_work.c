@@ -157,7 +157,9 @@ exit_paths(void **state)
     const char *h = script("exits.sh", body);
     dq_enqueue_opts o = {.id = "ok"};
     dq_enqueued e;
-    const char *json = "\x82\xa1" "a\x01\xa1" "b\x92\xc3\xc0"; /* {"a":1,"b":[true,null]} */
+    const char *json = "\x82\xa1"
+                       "a\x01\xa1"
+                       "b\x92\xc3\xc0"; /* {"a":1,"b":[true,null]} */
     ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, json, strlen(json), &e, &f.err));
     const char *ids[] = {"later", "broken", "crash", "hang"};
     for (int i = 0; i < 4; i++) {
@@ -225,8 +227,8 @@ several_workers_each_task_once_never_early(void **state)
     fixture_open(&f, state, "many");
     snprintf(runlog, sizeof runlog, "%s/many.runs", tmpdir);
     /* one line per run: id, due ms, start ms (same host, so the same clock as Redis) */
-    snprintf(body, sizeof body,
-             "echo \"$DELAYQ_TASK_ID $DELAYQ_DUE_MS $(date +%%s%%3N)\" >> %s\n", runlog);
+    snprintf(body, sizeof body, "echo \"$DELAYQ_TASK_ID $DELAYQ_DUE_MS $(date +%%s%%3N)\" >> %s\n",
+             runlog);
     const char *h = script("many.sh", body);
     for (int i = 0; i < n; i++) {
         dq_enqueue_opts o = {.delay_ms = (i * 13) % 2000};
@@ -443,8 +445,8 @@ cpu_ticks(pid_t pid)
         buf[0] = '\0';
     fclose(f);
     char *p = strrchr(buf, ')');
-    if (p == NULL || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
-                            &st) != 2)
+    if (p == NULL ||
+        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
         return -1;
     return (long long)(ut + st);
 }

@@ -15,14 +15,14 @@
 /* What handlers saw; shared with the test thread. */
 struct seen {
     pthread_mutex_t mu;
-    int runs[MAXSEQ];       /* by seq */
-    int early;              /* claimed before due (server time) */
+    int runs[MAXSEQ]; /* by seq */
+    int early;        /* claimed before due (server time) */
     int64_t start_mono[MAXSEQ];
     atomic_int running;
     atomic_int started;
-    atomic_int release;     /* handlers that block wait for this */
-    int sleep_ms;           /* handlers that sleep */
-    const char *mode;       /* "ok", "retry-once", "fail", "block", "sleep" */
+    atomic_int release; /* handlers that block wait for this */
+    int sleep_ms;       /* handlers that sleep */
+    const char *mode;   /* "ok", "retry-once", "fail", "block", "sleep" */
 };
 
 static void
@@ -185,7 +185,7 @@ retry_then_done_and_failures_keep_traces(void **state)
     ASSERT_OK(&f, dq_find(f.c, f.queue, "will-fail", &t, &f.err));
     assert_int_equal(t.state, DQ_STATE_FAILED);
     assert_string_equal(t.error, "handler gave up");
-    assert_non_null(strstr(t.trace, "at "));   /* a captured stack, one frame per line */
+    assert_non_null(strstr(t.trace, "at ")); /* a captured stack, one frame per line */
     assert_non_null(strchr(t.trace, '\n'));
     assert_non_null(strstr(t.failed_by, ":")); /* the worker's name, user@host:pid */
     dq_task_clear(&t);

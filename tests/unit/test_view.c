@@ -33,9 +33,15 @@ make_model(struct model *m)
     snprintf(m->info.version, sizeof m->info.version, "7.0.15");
     snprintf(m->info.role, sizeof m->info.role, "master");
     m->info.used_memory = 3 * 1024 * 1024;
-    m->stats = (dq_stats){.now_ms = now, .due = 2, .future = 1, .inflight = 1, .failed = 1,
-                          .expired_leases = 1, .next_due_ms = now + 60000,
-                          .oldest_due_age_ms = 4000, .trimmed = 7};
+    m->stats = (dq_stats){.now_ms = now,
+                          .due = 2,
+                          .future = 1,
+                          .inflight = 1,
+                          .failed = 1,
+                          .expired_leases = 1,
+                          .next_due_ms = now + 60000,
+                          .oldest_due_age_ms = 4000,
+                          .trimmed = 7};
     for (int p = 0; p < PANE_COUNT; p++) {
         int n = p == PANE_DUE ? 2 : 1;
         m->pages[p].tasks = calloc((size_t)n, sizeof(dq_task));
