@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,7 +62,7 @@ struct work {
 static dq_worker *the_worker;
 static volatile sig_atomic_t signals_seen;
 static volatile sig_atomic_t kill_children;
-static unsigned grace_s;
+static int64_t grace_ms;
 
 /* Process groups of running commands, so none outlives the worker. */
 static pthread_mutex_t children_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -80,17 +81,44 @@ children_set(pid_t old, pid_t new_)
     pthread_mutex_unlock(&children_mu);
 }
 
+/* Kills every running command's process group. Async-signal-safe: kill() only, and
+ * the pids are read without the lock (a pid is one aligned int). */
+static void
+kill_all_children(void)
+{
+    for (size_t i = 0; i < sizeof children / sizeof children[0]; i++) {
+        pid_t pid = children[i];
+        if (pid > 0)
+            kill(-pid, SIGKILL);
+    }
+}
+
+static void
+arm_timer(int64_t ms)
+{
+    struct itimerval it = {{0, 0}, {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000}};
+    setitimer(ITIMER_REAL, &it, NULL);
+}
+
 static void
 on_signal(int sig)
 {
-    if (sig == SIGALRM || ++signals_seen > 1) {
+    int saved = errno;
+
+    if (sig == SIGALRM) {
+        /* the grace period is over: kill what still runs, just before the worker gives
+         * up on it, so each task is handed back after its command is gone */
         kill_children = 1;
+        kill_all_children();
+    } else if (++signals_seen > 1) {
+        kill_children = 1;
+        kill_all_children();
         dq_worker_stop(the_worker, true);
     } else {
-        /* the grace period: then SIGALRM kills what still runs */
-        alarm(grace_s);
+        arm_timer(grace_ms > 100 ? grace_ms - 100 : 1);
         dq_worker_stop(the_worker, false);
     }
+    errno = saved;
 }
 
 static void
@@ -147,18 +175,24 @@ tail_last_line(const struct tail *t, char *out, size_t size)
 }
 
 static void
-child_exec(const struct work *wk, const dq_task *t, int in_fd, int err_fd)
+child_exec(const struct work *wk, const dq_task *t, int in_fd, int err_fd, pid_t parent)
 {
     char num[32];
+    long maxfd = sysconf(_SC_OPEN_MAX);
 
     setpgid(0, 0);
     /* a worker killed with SIGKILL takes its command with it: the task comes back after
-     * its lease and must not also finish here */
+     * its lease and must not also finish here (and if it died before this line, go) */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(1);
     dup2(in_fd, 0);
     dup2(err_fd, 2);
-    close(in_fd);
-    close(err_fd);
+    /* nothing else of the worker's (Redis sockets opened by other threads) goes along */
+    if (maxfd < 0 || maxfd > 65536)
+        maxfd = 65536;
+    for (int fd = 3; fd < maxfd; fd++)
+        close(fd);
     signal(SIGPIPE, SIG_DFL);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
@@ -213,6 +247,7 @@ run_command(const dq_task *t, dq_result *res, void *arg)
                  strerror(errno));
         goto out;
     }
+    pid_t parent = getpid();
     pid = fork();
     pthread_mutex_unlock(&fork_mu);
     if (pid < 0) {
@@ -223,7 +258,7 @@ run_command(const dq_task *t, dq_result *res, void *arg)
     if (pid == 0) {
         close(inp[1]);
         close(errp[0]);
-        child_exec(wk, t, inp[0], errp[1]);
+        child_exec(wk, t, inp[0], errp[1], parent);
     }
     setpgid(pid, pid); /* also in the child: whichever runs first wins the race */
     children_set(0, pid);
@@ -295,13 +330,15 @@ run_command(const dq_task *t, dq_result *res, void *arg)
     children_set(pid, 0);
     char last[320];
     tail_last_line(tail, last, sizeof last);
-    if (timed_out) {
+    /* killed: only when our SIGKILL is what ended it (it may have exited just before) */
+    bool by_us = killed && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+    if (timed_out && by_us) {
         res->outcome = DQ_RETRY;
         snprintf(res->message, sizeof res->message,
                  "timed out after %lld ms; process group "
                  "killed",
                  (long long)wk->timeout_ms);
-    } else if (killed) {
+    } else if (by_us) {
         res->outcome = DQ_RELEASE; /* shutdown, not the task's fault: hand it back */
         snprintf(res->message, sizeof res->message, "killed at worker shutdown");
     } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
@@ -442,8 +479,14 @@ cmd_work(struct cli *g, int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGALRM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    grace_s = (unsigned)((o.grace_ms + 999) / 1000);
+    grace_ms = o.grace_ms;
     rc = dq_worker_run(the_worker, &err);
+    /* no signal or timer may reach the worker once it is freed */
+    arm_timer(0);
+    sa.sa_handler = SIG_DFL;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGALRM, &sa, NULL);
     /* Commands whose tasks were handed back at the end of the grace period (or at a
      * second signal) must not outlive the worker. */
     kill_children = 1;

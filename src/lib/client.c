@@ -124,8 +124,8 @@ connect_now(dq_client *c, dq_err *err)
 
 /* A pseudo-random value in [0, max]: a per-process xorshift, seeded from the clock and
  * the pid; good enough to spread reconnects, not for anything else. */
-static int64_t
-jitter(int64_t max)
+int64_t
+dq_jitter(int64_t max)
 {
     static _Thread_local uint64_t s;
 
@@ -166,7 +166,7 @@ dq_conn_ensure(dq_client *c, dq_err *err)
     if (c->backoff_ms > BACKOFF_CAP_MS)
         c->backoff_ms = BACKOFF_CAP_MS;
     /* up to 25% jitter, so many clients cut off together do not reconnect together */
-    c->retry_at_ms = dq_mono_ms() + c->backoff_ms + jitter(c->backoff_ms / 4);
+    c->retry_at_ms = dq_mono_ms() + c->backoff_ms + dq_jitter(c->backoff_ms / 4);
     return rc;
 }
 

@@ -28,6 +28,9 @@ struct dq_client {
     int backoff_ms;      /* next backoff step; 0 after a success */
 };
 
+/* A pseudo-random value in [0, max], to spread retries (not for anything else). */
+int64_t dq_jitter(int64_t max);
+
 /* Milliseconds until the next connect attempt is allowed (0: now, or connected). */
 int64_t dq_conn_retry_in_ms(const dq_client *c);
 

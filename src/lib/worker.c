@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,11 +44,10 @@ struct job {
     int64_t started_mono, finished_mono;
     int64_t lease_srv; /* lease deadline, server ms */
     bool timed_out;    /* lease renewal stopped: the handler overran opts.timeout_ms */
-    bool timeout_logged;
-    bool lost;        /* Redis said the lease is gone: renewal stopped */
-    bool abandoned;   /* will not be written: not started, or stopped waiting at shutdown */
-    bool released;    /* an abandoned job was handed back */
-    struct job *next; /* in the coordinator's list of owned jobs */
+    bool lost;         /* Redis said the lease is gone: renewal stopped */
+    bool abandoned;    /* will not be written: not started, or stopped waiting at shutdown */
+    bool released;     /* an abandoned job was handed back */
+    struct job *next;  /* in the coordinator's list of owned jobs */
 };
 
 struct dq_worker {
@@ -62,19 +62,28 @@ struct dq_worker {
 
     dq_client *c, *sub;
     int pipe_rd, pipe_wr;
-    volatile sig_atomic_t stop, stop_now;
+    atomic_int stop, stop_now; /* set by dq_worker_stop, from any thread or a signal */
 
-    pthread_mutex_t mu;
+    pthread_mutex_t mu; /* guards what handler threads share: the queue, job states, quit,
+                           live and freed */
     pthread_cond_t cv;
     struct job **queued; /* claimed jobs waiting for a handler thread (FIFO ring) */
     size_t q_head, q_len, q_cap;
     bool quit;
+    unsigned live; /* handler threads still running */
+    bool freed;    /* dq_worker_free ran while some were: the last one out frees */
     pthread_t *threads;
     unsigned nthreads;
 
-    struct job *owned; /* every job from claim to written result (coordinator only) */
+    /* coordinator only */
+    struct job *owned; /* every job from claim to written result */
     int64_t offset_ms; /* server ms - monotonic ms, from the last reply that had a time */
-    bool down;         /* Redis unreachable; logged once per outage */
+    bool down;         /* Redis unreachable or refusing; logged once per episode */
+    int64_t retry_at;  /* monotonic: no Redis call before this while down */
+    int backoff_ms;
+    int64_t sub_retry_at; /* monotonic: next attempt to subscribe to wake-ups */
+    int sub_backoff_ms;
+    bool sub_failed_logged;
 };
 
 /* ---- logging ------------------------------------------------------------------------- */
@@ -250,11 +259,10 @@ job_free(struct job *j)
     free(j);
 }
 
-void
-dq_worker_free(dq_worker *w)
+/* Frees what dq_worker_free leaves to the last handler thread, or frees it all. */
+static void
+worker_release(dq_worker *w)
 {
-    if (w == NULL)
-        return;
     while (w->owned != NULL) {
         struct job *j = w->owned;
         w->owned = j->next;
@@ -279,13 +287,32 @@ dq_worker_free(dq_worker *w)
 }
 
 void
+dq_worker_free(dq_worker *w)
+{
+    if (w == NULL)
+        return;
+    if (w->pipe_rd >= 0) {
+        /* A handler abandoned at shutdown may still run on a detached thread: it still
+         * needs the worker (its job, the lock); the last such thread frees it. */
+        pthread_mutex_lock(&w->mu);
+        if (w->live > 0) {
+            w->freed = true;
+            pthread_mutex_unlock(&w->mu);
+            return;
+        }
+        pthread_mutex_unlock(&w->mu);
+    }
+    worker_release(w);
+}
+
+void
 dq_worker_stop(dq_worker *w, bool now)
 {
     int saved = errno;
 
     if (now)
-        w->stop_now = 1;
-    w->stop = 1;
+        atomic_store(&w->stop_now, 1);
+    atomic_store(&w->stop, 1);
     if (write(w->pipe_wr, "s", 1) < 0) {
         /* the pipe is full: the coordinator is awake anyway */
     }
@@ -298,17 +325,16 @@ static void *
 handler_thread(void *arg)
 {
     struct dq_worker *w = arg;
+    bool last;
 
+    pthread_mutex_lock(&w->mu);
     for (;;) {
         struct job *j;
 
-        pthread_mutex_lock(&w->mu);
         while (w->q_len == 0 && !w->quit)
             pthread_cond_wait(&w->cv, &w->mu);
-        if (w->q_len == 0) {
-            pthread_mutex_unlock(&w->mu);
-            return NULL;
-        }
+        if (w->q_len == 0)
+            break;
         j = w->queued[w->q_head];
         w->q_head = (w->q_head + 1) % w->q_cap;
         w->q_len--;
@@ -322,11 +348,16 @@ handler_thread(void *arg)
         pthread_mutex_lock(&w->mu);
         j->state = JOB_FINISHED;
         j->finished_mono = dq_mono_ms();
-        pthread_mutex_unlock(&w->mu);
-        if (write(w->pipe_wr, "j", 1) < 0) {
+        if (!w->freed && write(w->pipe_wr, "j", 1) < 0) {
             /* the pipe is full: the coordinator is awake anyway */
         }
     }
+    w->live--;
+    last = w->live == 0 && w->freed;
+    pthread_mutex_unlock(&w->mu);
+    if (last)
+        worker_release(w); /* dq_worker_free left this to us */
+    return NULL;
 }
 
 /* ---- coordinator --------------------------------------------------------------------- */
@@ -337,23 +368,48 @@ srv_now(const struct dq_worker *w)
     return dq_mono_ms() + w->offset_ms;
 }
 
-/* Notes the outcome of a Redis call for the outage log: one line when Redis goes away,
- * one when it is back. Returns true when the call reached Redis. */
+/* Errors that say "not now" rather than "never": unreachable, timed out, or Redis
+ * refusing for the moment (OOM, READONLY after a failover, BUSY, LOADING, MISCONF). */
+static bool
+transient(int rc)
+{
+    return rc == DQ_ECONN || rc == DQ_ETIMEOUT || rc == DQ_EREDIS || rc == DQ_ENOMEM;
+}
+
+/*
+ * Notes the outcome of a Redis call. A transient failure starts (or continues) a down
+ * episode: one log line when it starts and one when it ends, and no Redis call before
+ * a capped, jittered backoff has passed, so neither the log nor Redis is flooded.
+ * Returns true when Redis gave a real answer (success or a final error).
+ */
 static bool
 reached(struct dq_worker *w, int rc, const dq_err *err)
 {
-    if (rc == DQ_ECONN || rc == DQ_ETIMEOUT) {
+    if (transient(rc)) {
         if (!w->down) {
             w->down = true;
-            wlog(w, DQ_LOG_WARN, "redis.down", NULL, 1, "error", err->msg);
+            wlog(w, DQ_LOG_WARN, rc == DQ_EREDIS ? "redis.error" : "redis.down", NULL, 1, "error",
+                 err->msg);
         }
+        w->backoff_ms = w->backoff_ms == 0         ? 100
+                        : w->backoff_ms * 2 > 5000 ? 5000
+                                                   : w->backoff_ms * 2;
+        w->retry_at = dq_mono_ms() + w->backoff_ms + dq_jitter(w->backoff_ms / 4);
         return false;
     }
     if (w->down) {
         w->down = false;
+        w->backoff_ms = 0;
         wlog(w, DQ_LOG_INFO, "redis.up", NULL, 0);
     }
     return true;
+}
+
+/* May the coordinator call Redis now? Not while backing off. */
+static bool
+may_call(const struct dq_worker *w)
+{
+    return !w->down || dq_mono_ms() >= w->retry_at;
 }
 
 static void
@@ -367,13 +423,14 @@ unlink_job(struct dq_worker *w, struct job *j)
     }
 }
 
-/* Writes the result of a finished job. Returns false when Redis was unreachable (the
- * job stays owned and is tried again). */
+/* Writes the result of a finished job and frees it. Returns false on a transient
+ * failure: the job stays owned and is written after the backoff. */
 static bool
 write_result(struct dq_worker *w, struct job *j)
 {
     char dur[32];
     dq_err err = {0};
+    dq_retried rt = {0};
     int rc;
 
     snprintf(dur, sizeof dur, "%lld", (long long)(j->finished_mono - j->started_mono));
@@ -385,16 +442,9 @@ write_result(struct dq_worker *w, struct job *j)
     case DQ_RELEASE:
         rc = dq_release(w->c, w->queue, &j->task, &err);
         break;
-    case DQ_RETRY: {
-        dq_retried rt;
+    case DQ_RETRY:
         rc = dq_retry(w->c, w->queue, &j->task, j->result.message, &rt, &err);
-        if (rc == DQ_OK && rt.exhausted) {
-            wlog(w, DQ_LOG_WARN, "task.exhausted", j, 2, "duration_ms", dur, "error",
-                 j->result.message);
-            goto done;
-        }
         break;
-    }
     default:
         rc = dq_fail(w->c, w->queue, &j->task, j->result.message,
                      j->result.trace ? j->result.trace : "", &err);
@@ -402,27 +452,26 @@ write_result(struct dq_worker *w, struct job *j)
     }
     if (!reached(w, rc, &err))
         return false;
-    if (rc == DQ_OK) {
-        static const char *const ev[] = {"task.done", "task.retry", "task.failed"};
-        if (j->result.outcome == DQ_RELEASE)
-            wlog(w, DQ_LOG_INFO, "task.released", j, 1, "reason", j->result.message);
-        else if (j->result.outcome == DQ_DONE)
-            wlog(w, DQ_LOG_INFO, ev[0], j, 1, "duration_ms", dur);
-        else
-            wlog(w, j->result.outcome == DQ_RETRY ? DQ_LOG_INFO : DQ_LOG_WARN,
-                 ev[j->result.outcome == DQ_RETRY ? 1 : 2], j, 2, "duration_ms", dur, "error",
-                 j->result.message);
-    } else {
+    if (rc != DQ_OK)
         wlog(w, rc == DQ_ELEASE ? DQ_LOG_WARN : DQ_LOG_ERROR, "task.result_lost", j, 1, "error",
              err.msg);
-    }
-done:
+    else if (j->result.outcome == DQ_RELEASE)
+        wlog(w, DQ_LOG_INFO, "task.released", j, 1, "reason", j->result.message);
+    else if (j->result.outcome == DQ_DONE)
+        wlog(w, DQ_LOG_INFO, "task.done", j, 1, "duration_ms", dur);
+    else if (j->result.outcome == DQ_RETRY)
+        wlog(w, rt.exhausted ? DQ_LOG_WARN : DQ_LOG_INFO,
+             rt.exhausted ? "task.exhausted" : "task.retry", j, 2, "duration_ms", dur, "error",
+             j->result.message);
+    else
+        wlog(w, DQ_LOG_WARN, "task.failed", j, 2, "duration_ms", dur, "error", j->result.message);
     unlink_job(w, j);
     job_free(j);
     return true;
 }
 
-/* Hands back a job that will not run (or whose handler is abandoned). */
+/* Hands back a job that will not be written (not started, or abandoned at shutdown).
+ * Returns false on a transient failure. */
 static bool
 release_job(struct dq_worker *w, struct job *j)
 {
@@ -435,57 +484,65 @@ release_job(struct dq_worker *w, struct job *j)
     return true;
 }
 
-/* Renews leases that are past half their length, in one call per 1000 jobs. */
-static void
+/*
+ * Marks overrun handlers timed out and renews the leases that are past half their
+ * length (one call per 1000). Returns the milliseconds until the next renewal or
+ * timeout is due (3600000 when none).
+ */
+static int64_t
 extend_leases(struct dq_worker *w)
 {
     const dq_task *tasks[1000];
-    struct job *jobs[1000];
+    struct job *jobs[1000], *newly_timed_out[64];
     bool lost[1000];
-    size_t n = 0;
-    int64_t now = srv_now(w), now_mono = dq_mono_ms();
+    size_t n = 0, nt = 0;
+    int64_t now = srv_now(w), now_mono = dq_mono_ms(), next = 3600000;
 
     pthread_mutex_lock(&w->mu);
-    for (struct job *j = w->owned; j != NULL && n < 1000; j = j->next) {
+    for (struct job *j = w->owned; j != NULL; j = j->next) {
+        if (j->state == JOB_RUNNING && w->o.timeout_ms > 0 && !j->timed_out && !j->abandoned) {
+            int64_t left = j->started_mono + w->o.timeout_ms - now_mono;
+            if (left <= 0) {
+                j->timed_out = true;
+                if (nt < 64)
+                    newly_timed_out[nt++] = j;
+            } else if (left < next) {
+                next = left;
+            }
+        }
         if (j->state == JOB_FINISHED || j->timed_out || j->abandoned || j->lost)
             continue;
-        if (j->state == JOB_RUNNING && w->o.timeout_ms > 0 &&
-            now_mono - j->started_mono > w->o.timeout_ms) {
-            j->timed_out = true;
-            continue;
-        }
-        if (j->lease_srv - now <= w->o.lease_ms / 2) {
+        int64_t renew = j->lease_srv - w->o.lease_ms / 2 - now;
+        if (renew <= 0 && n < 1000) {
             tasks[n] = &j->task;
             jobs[n++] = j;
+        } else if (renew < next) {
+            next = renew;
         }
     }
     pthread_mutex_unlock(&w->mu);
-    for (struct job *j = w->owned; j != NULL; j = j->next) {
-        if (j->timed_out && !j->timeout_logged) {
-            char ms[32];
-            snprintf(ms, sizeof ms, "%lld", (long long)w->o.timeout_ms);
-            wlog(w, DQ_LOG_WARN, "task.timeout", j, 1, "timeout_ms", ms);
-            j->timeout_logged = true; /* the lease now runs out and reap returns the task */
-        }
+    for (size_t i = 0; i < nt; i++) {
+        char ms[32];
+        snprintf(ms, sizeof ms, "%lld", (long long)w->o.timeout_ms);
+        wlog(w, DQ_LOG_WARN, "task.timeout", newly_timed_out[i], 1, "timeout_ms", ms);
     }
     if (n == 0)
-        return;
+        return next;
+    if (!may_call(w))
+        return w->retry_at - now_mono;
     dq_err err = {0};
     int rc = dq_extend(w->c, w->queue, tasks, n, w->o.lease_ms, lost, &err);
     if (!reached(w, rc, &err))
-        return;
-    if (rc != DQ_OK) {
-        wlog(w, DQ_LOG_ERROR, "lease.extend_failed", NULL, 1, "error", err.msg);
-        return;
-    }
+        return w->retry_at - dq_mono_ms();
     for (size_t i = 0; i < n; i++) {
-        if (lost[i]) {
-            wlog(w, DQ_LOG_WARN, "lease.lost", jobs[i], 0);
+        if (rc != DQ_OK || lost[i]) {
+            wlog(w, DQ_LOG_WARN, "lease.lost", jobs[i], 1, "error", rc != DQ_OK ? err.msg : "");
             jobs[i]->lost = true; /* stop renewing; its result will be refused */
         } else {
             jobs[i]->lease_srv = now + w->o.lease_ms;
         }
     }
+    return next < w->o.lease_ms / 2 ? next : w->o.lease_ms / 2;
 }
 
 static void
@@ -498,7 +555,7 @@ enqueue_job(struct dq_worker *w, struct job *j)
     pthread_mutex_unlock(&w->mu);
 }
 
-/* Claims up to @want tasks. Returns how many, or -1 when Redis was not reached; fills
+/* Claims up to @want tasks. Returns how many, or -1 when Redis did not answer; fills
  * *next_due_srv with the claim's next due time (-1: nothing scheduled). */
 static int
 claim(struct dq_worker *w, unsigned want, int64_t *next_due_srv)
@@ -509,8 +566,9 @@ claim(struct dq_worker *w, unsigned want, int64_t *next_due_srv)
 
     if (!reached(w, rc, &err))
         return -1;
-    if (rc != DQ_OK) {
+    if (rc != DQ_OK) { /* a final error (bad options): say so, once per backoff */
         wlog(w, DQ_LOG_ERROR, "claim.failed", NULL, 1, "error", err.msg);
+        reached(w, DQ_EREDIS, &err);
         return -1;
     }
     w->offset_ms = cl.now_ms - dq_mono_ms();
@@ -555,10 +613,43 @@ drain_pipe(struct dq_worker *w)
     }
 }
 
+/* Subscribes to the wake-up channel when not subscribed, with its own backoff. Returns
+ * true when a subscription was just opened (wake-ups may have been missed before). */
+static bool
+resubscribe(struct dq_worker *w, const char *channel)
+{
+    dq_err err;
+
+    if (w->sub != NULL || w->down || dq_mono_ms() < w->sub_retry_at)
+        return false;
+    if (dq_sub_open(w->c, channel, &w->sub, &err) == DQ_OK) {
+        w->sub_backoff_ms = 0;
+        w->sub_failed_logged = false;
+        return true;
+    }
+    w->sub = NULL;
+    if (!w->sub_failed_logged) {
+        wlog(w, DQ_LOG_WARN, "wake.unsubscribed", NULL, 1, "error", err.msg);
+        w->sub_failed_logged = true;
+    }
+    w->sub_backoff_ms = w->sub_backoff_ms == 0          ? 500
+                        : w->sub_backoff_ms * 2 > 10000 ? 10000
+                                                        : w->sub_backoff_ms * 2;
+    w->sub_retry_at = dq_mono_ms() + w->sub_backoff_ms + dq_jitter(w->sub_backoff_ms / 4);
+    return false;
+}
+
+static int64_t
+min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
 int
 dq_worker_run(dq_worker *w, dq_err *err)
 {
-    int64_t next_due = -1, next_reap = 0, last_claim_mono = 0, stop_deadline = 0;
+    int64_t next_due = -1, next_reap = 0, last_claim_mono = 0;
+    int64_t stop_deadline = INT64_MAX, giveup = INT64_MAX;
     bool stopping = false, more_due = true;
     int rc = DQ_OK;
     char channel[160];
@@ -570,7 +661,13 @@ dq_worker_run(dq_worker *w, dq_err *err)
     if (rc != DQ_OK)
         return rc;
     for (unsigned i = 0; i < w->o.concurrency; i++) {
+        pthread_mutex_lock(&w->mu);
+        w->live++;
+        pthread_mutex_unlock(&w->mu);
         if (pthread_create(&w->threads[i], NULL, handler_thread, w) != 0) {
+            pthread_mutex_lock(&w->mu);
+            w->live--;
+            pthread_mutex_unlock(&w->mu);
             rc = dq_err_set(err, DQ_ENOMEM, "cannot start handler thread %u", i + 1);
             break;
         }
@@ -585,30 +682,27 @@ dq_worker_run(dq_worker *w, dq_err *err)
     }
 
     while (rc == DQ_OK) {
-        int64_t now_mono = dq_mono_ms();
-        unsigned busy = 0, unwritten = 0;
+        int64_t nowm = dq_mono_ms();
+        unsigned busy = 0, unwritten = 0, unreleased = 0;
 
-        if (w->stop && !stopping) {
+        /* The stop deadline is set once and only ever moves earlier (a second stop). */
+        if (atomic_load(&w->stop) && !stopping) {
             stopping = true;
-            stop_deadline = now_mono + (w->stop_now ? 0 : w->o.grace_ms);
-            wlog(w, DQ_LOG_INFO, "worker.stopping", NULL, 1, "grace", w->stop_now ? "none" : "yes");
+            stop_deadline = nowm + (atomic_load(&w->stop_now) ? 0 : w->o.grace_ms);
+            giveup = stop_deadline + 5000;
+            wlog(w, DQ_LOG_INFO, "worker.stopping", NULL, 1, "grace",
+                 atomic_load(&w->stop_now) ? "none" : "yes");
         }
-        if (w->stop_now)
-            stop_deadline = now_mono;
+        if (stopping && atomic_load(&w->stop_now) && nowm < stop_deadline) {
+            stop_deadline = nowm;
+            giveup = nowm + 5000;
+        }
 
-        /* Results first: they free slots and end leases. */
-        for (struct job *j = w->owned, *next; j != NULL; j = next) {
-            enum job_state st;
-            next = j->next;
-            pthread_mutex_lock(&w->mu);
-            st = j->state;
-            pthread_mutex_unlock(&w->mu);
-            if (st == JOB_FINISHED && !j->abandoned && !write_result(w, j))
-                break; /* unreachable: keep the rest for later too */
-        }
-        /* Stopping: claimed jobs no handler has started go back at once. */
+        /* Stopping: claimed jobs no handler has started go back; past the deadline,
+         * running ones are abandoned (handed back; what their handler returns is
+         * ignored). */
+        pthread_mutex_lock(&w->mu);
         if (stopping) {
-            pthread_mutex_lock(&w->mu);
             while (w->q_len > 0) {
                 struct job *j = w->queued[w->q_head];
                 w->q_head = (w->q_head + 1) % w->q_cap;
@@ -616,107 +710,100 @@ dq_worker_run(dq_worker *w, dq_err *err)
                 j->state = JOB_FINISHED;
                 j->abandoned = true;
             }
-            pthread_mutex_unlock(&w->mu);
         }
+        for (struct job *j = w->owned; j != NULL; j = j->next) {
+            if (stopping && nowm >= stop_deadline && j->state == JOB_RUNNING)
+                j->abandoned = true;
+        }
+        pthread_mutex_unlock(&w->mu);
+
+        /* Results first: they free slots and end leases. Then hand-backs. */
         for (struct job *j = w->owned, *next; j != NULL; j = next) {
+            enum job_state st;
             next = j->next;
             pthread_mutex_lock(&w->mu);
-            enum job_state st = j->state;
+            st = j->state;
             pthread_mutex_unlock(&w->mu);
-            if (st == JOB_RUNNING && stopping && now_mono >= stop_deadline && !j->abandoned) {
-                j->abandoned = true; /* its handler runs on; its result is ignored */
+            if (st == JOB_FINISHED && !j->abandoned) {
+                if (may_call(w) && write_result(w, j))
+                    continue; /* written and freed */
+                unwritten++;
+                continue;
             }
-            if (j->abandoned && !j->released)
+            if (j->abandoned && !j->released && may_call(w))
                 j->released = release_job(w, j);
             if (j->abandoned && j->released && st == JOB_FINISHED) {
                 unlink_job(w, j);
                 job_free(j);
                 continue;
             }
+            if (j->abandoned && !j->released)
+                unreleased++;
             if (!j->abandoned)
-                st == JOB_FINISHED ? unwritten++ : busy++;
+                busy++;
         }
-        if (stopping && busy == 0 && (unwritten == 0 || now_mono >= stop_deadline)) {
-            bool pending_release = false;
-            for (struct job *j = w->owned; j != NULL; j = j->next)
-                pending_release |= j->abandoned && !j->released;
-            if (!pending_release || now_mono >= stop_deadline + 5000)
-                break;
-        }
+        if (stopping && busy == 0 && unwritten == 0 && (unreleased == 0 || nowm >= giveup))
+            break;
+        if (stopping && nowm >= giveup)
+            break; /* unreachable too long: leases will return what is left */
 
-        extend_leases(w);
+        int64_t wait = extend_leases(w);
 
-        if (!w->down && srv_now(w) >= next_reap) {
+        if (!stopping && may_call(w) && srv_now(w) >= next_reap) {
             dq_reaped rp;
             dq_err e2 = {0};
             int r2 = dq_reap(w->c, w->queue, 100, &rp, &e2);
-            if (reached(w, r2, &e2) && r2 == DQ_OK) {
-                if (rp.returned + rp.exhausted > 0) {
+            if (reached(w, r2, &e2)) {
+                if (r2 == DQ_OK && rp.returned + rp.exhausted > 0) {
                     char n1[24], n2[24];
                     snprintf(n1, sizeof n1, "%zu", rp.returned);
                     snprintf(n2, sizeof n2, "%zu", rp.exhausted);
                     wlog(w, DQ_LOG_INFO, "lease.reaped", NULL, 2, "returned", n1, "exhausted", n2);
                 }
-                next_reap = rp.returned + rp.exhausted == 100 ? 0
-                            : rp.next_lease_ms < 0            ? srv_now(w) + w->o.max_idle_ms
-                                                              : rp.next_lease_ms + 1;
+                next_reap = r2 != DQ_OK                         ? srv_now(w) + w->o.max_idle_ms
+                            : rp.returned + rp.exhausted == 100 ? 0
+                            : rp.next_lease_ms < 0              ? srv_now(w) + w->o.max_idle_ms
+                                                                : rp.next_lease_ms + 1;
             }
         }
 
+        if (resubscribe(w, channel))
+            more_due = true; /* wake-ups may have been missed while unsubscribed */
+
         unsigned free_slots = w->o.concurrency > busy ? w->o.concurrency - busy : 0;
-        if (!stopping && free_slots > 0 &&
+        if (!stopping && free_slots > 0 && may_call(w) &&
             (more_due || (next_due >= 0 && srv_now(w) >= next_due) ||
-             now_mono - last_claim_mono >= w->o.max_idle_ms)) {
+             nowm - last_claim_mono >= w->o.max_idle_ms || w->sub == NULL)) {
             unsigned want = free_slots < w->o.batch ? free_slots : w->o.batch;
             int got = claim(w, want, &next_due);
             last_claim_mono = dq_mono_ms();
-            /* a full batch: more may be due; unreachable: try again as soon as the
-             * client's backoff allows (the sleep below waits for exactly that) */
-            more_due = got == (int)want || (got < 0 && w->down);
+            more_due = got == (int)want;
+            if (got >= 0 && got < (int)want && next_due >= 0 && next_due <= srv_now(w))
+                next_due = srv_now(w) + 10; /* nothing claimable yet: do not spin on it */
             if (got > 0)
                 continue; /* count the new jobs as busy before deciding to sleep */
         }
 
-        /* Sleep until the earliest thing we know of. */
-        int64_t now_srv = srv_now(w), wait = w->o.max_idle_ms - (dq_mono_ms() - last_claim_mono);
-        if (next_due >= 0 && free_slots > 0)
-            wait = next_due - now_srv < wait ? next_due - now_srv : wait;
-        if (next_reap - now_srv < wait)
-            wait = next_reap - now_srv;
-        for (struct job *j = w->owned; j != NULL; j = j->next) {
-            if (!j->lost && !j->timed_out && !j->abandoned && j->state != JOB_FINISHED) {
-                int64_t renew = j->lease_srv - w->o.lease_ms / 2 - now_srv;
-                if (renew < wait)
-                    wait = renew;
-            }
-            if (w->o.timeout_ms > 0 && !j->timed_out && j->started_mono > 0) {
-                int64_t t = j->started_mono + w->o.timeout_ms - dq_mono_ms();
-                if (t < wait)
-                    wait = t;
-            }
+        /* Sleep until the earliest thing we know of; each term is in the future (or is
+         * handled above and then is), so this loop never spins. */
+        nowm = dq_mono_ms();
+        int64_t now_srv = srv_now(w);
+        if (!stopping && free_slots > 0) {
+            wait = min64(wait, w->o.max_idle_ms - (nowm - last_claim_mono));
+            if (next_due >= 0)
+                wait = min64(wait, next_due - now_srv);
+            if (w->sub == NULL)
+                wait = min64(wait, 1000); /* no wake-ups: look more often */
         }
-        if (w->down) {
-            /* Unreachable: everything waits for the next connect attempt, which the
-             * client spaces out with capped, jittered backoff. Never less, or a due
-             * time in the past would spin this loop against a client that refuses to
-             * try yet; never much more, so a return is noticed quickly. */
-            int64_t retry = dq_conn_retry_in_ms(w->c);
-            wait = retry < 50 ? 50 : retry > 1000 ? 1000 : retry;
-        }
-        if (stopping && stop_deadline - dq_mono_ms() < wait)
-            wait = stop_deadline - dq_mono_ms();
+        if (!stopping && !w->down)
+            wait = min64(wait, next_reap - now_srv);
+        if (stopping)
+            wait = min64(wait, nowm < stop_deadline ? stop_deadline - nowm : giveup - nowm);
+        if (w->down)
+            wait = w->retry_at - nowm > 10 ? w->retry_at - nowm : 10;
         if (wait < 0)
             wait = 0;
 
-        if (w->sub == NULL && !w->down && !stopping) {
-            dq_err e3;
-            if (dq_sub_open(w->c, channel, &w->sub, &e3) == DQ_OK)
-                more_due = true; /* wake-ups may have been missed while unsubscribed */
-            else
-                w->sub = NULL;
-        }
-        if (w->sub == NULL && !stopping && wait > 1000)
-            wait = 1000; /* no wake-ups without it: try to subscribe again soon */
         struct pollfd pfd[2] = {{w->pipe_rd, POLLIN, 0}, {dq_sub_fd(w->sub), POLLIN, 0}};
         int np = pfd[1].fd >= 0 ? 2 : 1;
         int pr = poll(pfd, (nfds_t)np, (int)(wait > 3600000 ? 3600000 : wait));
@@ -727,30 +814,25 @@ dq_worker_run(dq_worker *w, dq_err *err)
             if (dq_sub_drain(w->sub, &e4) < 0) {
                 dq_client_free(w->sub);
                 w->sub = NULL;
-                more_due = true; /* find out now whether Redis is still there */
-            } else {
-                more_due = true; /* something earlier was scheduled: claim now */
             }
+            more_due = true; /* something earlier was scheduled, or the link dropped */
         }
     }
 
-    /* Let idle handler threads go; any still inside a handler are abandoned. */
+    /* Let idle handler threads go; any still inside a handler are abandoned, and the
+     * last of them frees the worker if dq_worker_free comes first. */
     pthread_mutex_lock(&w->mu);
     w->quit = true;
     pthread_cond_broadcast(&w->cv);
-    pthread_mutex_unlock(&w->mu);
     bool stuck = false;
     for (struct job *j = w->owned; j != NULL; j = j->next)
         stuck |= j->state == JOB_RUNNING;
+    pthread_mutex_unlock(&w->mu);
     for (unsigned i = 0; i < w->nthreads; i++) {
         if (stuck)
             pthread_detach(w->threads[i]);
         else
             pthread_join(w->threads[i], NULL);
-    }
-    if (stuck) {
-        /* A detached handler may still touch its job: leave the jobs to the process. */
-        w->owned = NULL;
     }
     wlog(w, DQ_LOG_INFO, "worker.stop", NULL, 0);
     return rc;

@@ -505,6 +505,117 @@ reap_workers(void **state)
     return 0;
 }
 
+/* CPU seconds a process used between two samples, as a percentage of wall time. */
+static double
+cpu_percent(pid_t pid, int ms)
+{
+    long long t0 = cpu_ticks(pid);
+    int64_t m0 = test_mono_ms();
+    while (test_mono_ms() < m0 + ms)
+        test_nap_ms(20);
+    long long t1 = cpu_ticks(pid);
+    return (double)(t1 - t0) / (double)sysconf(_SC_CLK_TCK) /
+           ((double)(test_mono_ms() - m0) / 1000.0) * 100.0;
+}
+
+static void
+busy_slots_and_outages_do_not_spin(void **state)
+{
+    struct fixture f;
+    struct test_redis own;
+    char body[256];
+
+    assert_int_equal(test_redis_start(&own, NULL), 0);
+    memset(&f, 0, sizeof f);
+    f.redis = &own;
+    snprintf(f.queue, sizeof f.queue, "nospin");
+    ASSERT_OK(&f, dq_client_open(own.url, NULL, &f.c, &f.err));
+    snprintf(body, sizeof body, "cat >/dev/null; sleep 2");
+    const char *h = script("nospin.sh", body);
+    enqueue_str(&f, "x", 0, NULL, NULL);
+    /* every slot busy for longer than max idle */
+    const char *args[] = {"--max-idle", "200ms", "--grace", "1s", NULL};
+    pid_t pid = start_work(&f, "nospin", args, h);
+    int64_t deadline = test_mono_ms() + 5000;
+    dq_stats s;
+    do {
+        ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+        assert_true(test_mono_ms() < deadline);
+    } while (s.inflight == 0);
+    double busy_cpu = cpu_percent(pid, 1000);
+    /* Redis gone under a worker with a running command and a task due soon */
+    enqueue_str(&f, "y", 300, NULL, NULL);
+    test_redis_kill(&own);
+    double down_cpu = cpu_percent(pid, 1500);
+    /* and a shutdown while it is down: grace, then give up on the hand-back, exit */
+    int64_t t0 = test_mono_ms();
+    int code = stop_work(pid, SIGTERM);
+    int64_t took = test_mono_ms() - t0;
+    printf("# worker CPU: %.1f%% with its slot busy past max idle, %.1f%% with Redis down; "
+           "stopped %lld ms after SIGTERM with Redis down\n",
+           busy_cpu, down_cpu, (long long)took);
+    assert_true(busy_cpu < 10.0);
+    assert_true(down_cpu < 10.0);
+    assert_int_equal(code, 0);
+    assert_true(took < 9000);
+    fixture_close(&f);
+    test_redis_stop(&own);
+}
+
+static void
+redis_refusing_writes_is_backed_off_not_hammered(void **state)
+{
+    struct fixture f;
+    struct test_redis own;
+    char body[128], log[320];
+
+    assert_int_equal(test_redis_start(&own, NULL), 0);
+    memset(&f, 0, sizeof f);
+    f.redis = &own;
+    snprintf(f.queue, sizeof f.queue, "oom");
+    ASSERT_OK(&f, dq_client_open(own.url, NULL, &f.c, &f.err));
+    snprintf(body, sizeof body, "cat >/dev/null");
+    const char *h = script("oom.sh", body);
+    enqueue_str(&f, "x", 200, NULL, NULL);
+    pid_t pid = start_work(&f, "oom", NULL, h);
+    const char *oom[] = {"CONFIG", "SET", "maxmemory", "1"};
+    redisReply *r = test_redis_cmd(&own, 4, oom);
+    freeReplyObject(r);
+    const char *stats[] = {"INFO", "commandstats"};
+    r = test_redis_cmd(&own, 2, stats);
+    long long before = 0, after = 0;
+    for (const char *p = r->str; (p = strstr(p, "cmdstat_evalsha:calls=")) != NULL; p++)
+        before = atoll(p + strlen("cmdstat_evalsha:calls="));
+    freeReplyObject(r);
+    int64_t m0 = test_mono_ms();
+    while (test_mono_ms() < m0 + 2000)
+        test_nap_ms(50);
+    r = test_redis_cmd(&own, 2, stats);
+    for (const char *p = r->str; (p = strstr(p, "cmdstat_evalsha:calls=")) != NULL; p++)
+        after = atoll(p + strlen("cmdstat_evalsha:calls="));
+    freeReplyObject(r);
+    /* Redis accepts writes again: the task runs */
+    const char *ok[] = {"CONFIG", "SET", "maxmemory", "0"};
+    r = test_redis_cmd(&own, 4, ok);
+    freeReplyObject(r);
+    struct counts c = {.f = &f, .done = 1};
+    assert_true(wait_until(counts_reached, &c, 15000, "task done once Redis accepts writes"));
+    assert_int_equal(stop_work(pid, SIGTERM), 0);
+    snprintf(log, sizeof log, "%s/oom.log", tmpdir);
+    char *text = slurp(log);
+    int errors = 0;
+    for (char *p = text; (p = strstr(p, "event=redis.error")) != NULL; p++)
+        errors++;
+    free(text);
+    printf("# Redis refusing writes for 2 s: %lld script calls from the worker, %d error "
+           "lines logged\n",
+           after - before, errors);
+    assert_true(after - before < 40); /* backoff: 100 ms doubling to 5 s, not thousands */
+    assert_true(errors <= 1);
+    fixture_close(&f);
+    test_redis_stop(&own);
+}
+
 static int
 setup(void **state)
 {
@@ -534,6 +645,8 @@ main(void)
         cmocka_unit_test_teardown(sigterm_finishes_running_and_hands_back_the_rest, reap_workers),
         cmocka_unit_test_teardown(redis_restart_under_a_running_worker, reap_workers),
         cmocka_unit_test_teardown(idle_worker_costs_little_and_wakes_fast, reap_workers),
+        cmocka_unit_test_teardown(busy_slots_and_outages_do_not_spin, reap_workers),
+        cmocka_unit_test_teardown(redis_refusing_writes_is_backed_off_not_hammered, reap_workers),
     };
 
     return cmocka_run_group_tests_name("integ/work", tests, setup, teardown);

@@ -392,6 +392,33 @@ idle_worker_is_quiet(void **state)
     fixture_close(&f);
 }
 
+static void
+stop_now_with_a_stuck_handler_then_free(void **state)
+{
+    struct fixture f;
+    struct seen *s = calloc(1, sizeof *s); /* outlives the worker's last thread */
+    struct runner r;
+    dq_worker_opts o = {.grace_ms = 1};
+
+    fixture_open(&f, state, "stuck");
+    seen_init(s, "block");
+    enqueue_str(&f, "x", 0, NULL, NULL);
+    start_worker(&f, &r, s, &o);
+    assert_true(wait_until(started_reached, s, 5000, "handler started"));
+    dq_worker_stop(r.w, true);
+    pthread_join(r.th, NULL);
+    assert_int_equal(r.rc, DQ_OK);
+    dq_worker_free(r.w); /* the handler still runs: the free is left to its thread */
+    dq_stats st;
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &st, &f.err));
+    assert_int_equal(st.due, 1); /* handed back */
+    atomic_store(&s->release, 1);
+    while (atomic_load(&s->running) > 0)
+        test_nap_ms(5);
+    free(s); /* its handler has returned: nothing uses it any more */
+    fixture_close(&f);
+}
+
 int
 main(void)
 {
@@ -403,6 +430,7 @@ main(void)
         cmocka_unit_test(stop_hands_back_unstarted_and_finishes_running),
         cmocka_unit_test(result_written_after_redis_restart),
         cmocka_unit_test(idle_worker_is_quiet),
+        cmocka_unit_test(stop_now_with_a_stuck_handler_then_free),
     };
 
     return cmocka_run_group_tests_name("integ/worker", tests, fixture_group_setup,
