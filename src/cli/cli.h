@@ -61,6 +61,13 @@ int cli_global_opt(struct cli *g, int argc, char **argv, int *i);
  * 0 if not, -1 if the value is missing. */
 int cli_opt(int argc, char **argv, int *i, const char *lname, const char *sname, const char **val);
 
+enum { CLI_NEXT = 0, CLI_CONSUMED, CLI_HELP, CLI_ERROR };
+
+/* The options every subcommand handles the same way: a global option (consumed), or
+ * -h/--help (prints @help and the global options). Returns CLI_NEXT when argv[*i] is
+ * neither, CLI_ERROR after printing a usage error. */
+int cli_common_opt(struct cli *g, int argc, char **argv, int *i, const char *help);
+
 /* Connects (once); returns DQ_EXIT_OK or the exit status after printing the error. */
 int cli_connect(struct cli *g);
 

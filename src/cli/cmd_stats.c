@@ -73,15 +73,10 @@ cmd_stats(struct cli *g, int argc, char **argv)
     int rc, m;
 
     for (int i = 0; i < argc; i++) {
-        if ((m = cli_global_opt(g, argc, argv, &i)) != 0) {
-            if (m < 0)
-                return DQ_EXIT_USAGE;
-            i--;
-            continue;
-        }
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            printf("%s%s", help, cli_global_help);
-            return DQ_EXIT_OK;
+        if ((m = cli_common_opt(g, argc, argv, &i, help)) != CLI_NEXT) {
+            if (m == CLI_CONSUMED)
+                continue;
+            return m == CLI_HELP ? DQ_EXIT_OK : DQ_EXIT_USAGE;
         }
         if (strcmp(argv[i], "--json") == 0) {
             json = true;

@@ -142,6 +142,24 @@ cli_global_opt(struct cli *g, int argc, char **argv, int *i)
 }
 
 int
+cli_common_opt(struct cli *g, int argc, char **argv, int *i, const char *help)
+{
+    int m = cli_global_opt(g, argc, argv, i);
+
+    if (m < 0)
+        return CLI_ERROR;
+    if (m > 0) {
+        (*i)--; /* the caller's loop steps past the option */
+        return CLI_CONSUMED;
+    }
+    if (strcmp(argv[*i], "-h") == 0 || strcmp(argv[*i], "--help") == 0) {
+        printf("%s%s", help, cli_global_help);
+        return CLI_HELP;
+    }
+    return CLI_NEXT;
+}
+
+int
 cli_opt(int argc, char **argv, int *i, const char *lname, const char *sname, const char **val)
 {
     return opt_value(argc, argv, i, lname, sname, val);
