@@ -135,17 +135,29 @@ perform(struct cli *g, struct ui *ui, const struct model *m)
         load_details(g, ui);
         break;
     case ACT_REQUEUE:
-        if (dq_requeue(g->client, g->queue, ids, 1, 0, &n, &err) == DQ_OK)
-            app_status(ui, false, "requeued %s: due now", ui->action_id);
-        else
-            app_status(ui, true, "requeue %s: %s", ui->action_id, err.msg);
+    case ACT_DROP: {
+        /* the marked set when there is one (all or nothing), else the selection */
+        int pane = ui->focus;
+        const char *const *set = ui->nmarks[pane] > 0 ? (const char *const *)ui->marks[pane] : ids;
+        size_t count = ui->nmarks[pane] > 0 ? ui->nmarks[pane] : 1;
+        bool requeue = ui->action == ACT_REQUEUE;
+        int rc = requeue ? dq_requeue(g->client, g->queue, set, count, 0, &n, &err)
+                         : dq_drop(g->client, g->queue, set, count, &n, &err);
+        if (rc == DQ_OK) {
+            if (count == 1 && ui->nmarks[pane] == 0)
+                app_status(ui, false, requeue ? "requeued %s: due now" : "dropped %s",
+                           ui->action_id);
+            else
+                app_status(
+                    ui, false,
+                    requeue ? "requeued %zu marked tasks: due now" : "dropped %zu marked tasks", n);
+            app_clear_marks(ui, pane);
+        } else {
+            app_status(ui, true, "%s %s: %s (nothing changed)", requeue ? "requeue" : "drop",
+                       ui->action_id, err.msg);
+        }
         break;
-    case ACT_DROP:
-        if (dq_drop(g->client, g->queue, ids, 1, &n, &err) == DQ_OK)
-            app_status(ui, false, "dropped %s", ui->action_id);
-        else
-            app_status(ui, true, "drop %s: %s", ui->action_id, err.msg);
-        break;
+    }
     case ACT_REAP: {
         dq_reaped rp;
         if (dq_reap(g->client, g->queue, 1000, &rp, &err) == DQ_OK)

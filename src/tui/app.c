@@ -17,9 +17,53 @@ ui_init(struct ui *ui, bool read_only, bool no_color)
     ui->rows_visible = 10;
 }
 
+bool
+app_is_marked(const struct ui *ui, int pane, const char *id)
+{
+    for (size_t i = 0; i < ui->nmarks[pane]; i++) {
+        if (strcmp(ui->marks[pane][i], id) == 0)
+            return true;
+    }
+    return false;
+}
+
+void
+app_clear_marks(struct ui *ui, int pane)
+{
+    for (size_t i = 0; i < ui->nmarks[pane]; i++)
+        free(ui->marks[pane][i]);
+    free(ui->marks[pane]);
+    ui->marks[pane] = NULL;
+    ui->nmarks[pane] = 0;
+}
+
+/* Marks @id in @pane, or unmarks it when it was marked. At most 1000 (one call). */
+static void
+toggle_mark(struct ui *ui, int pane, const char *id)
+{
+    for (size_t i = 0; i < ui->nmarks[pane]; i++) {
+        if (strcmp(ui->marks[pane][i], id) == 0) {
+            free(ui->marks[pane][i]);
+            ui->marks[pane][i] = ui->marks[pane][--ui->nmarks[pane]];
+            return;
+        }
+    }
+    if (ui->nmarks[pane] == 1000)
+        return;
+    char **m = realloc(ui->marks[pane], (ui->nmarks[pane] + 1) * sizeof *m);
+    if (m == NULL)
+        return;
+    ui->marks[pane] = m;
+    m[ui->nmarks[pane]] = strdup(id);
+    if (m[ui->nmarks[pane]] != NULL)
+        ui->nmarks[pane]++;
+}
+
 void
 ui_free(struct ui *ui)
 {
+    for (int p = 0; p < PANE_COUNT; p++)
+        app_clear_marks(ui, p);
     free(ui->detail_copy);
     ui->detail_copy = NULL;
     for (size_t i = 0; i < ui->ndetail; i++)
@@ -40,10 +84,20 @@ app_status(struct ui *ui, bool error, const char *fmt, ...)
     ui->status_error = error;
 }
 
+static void
+detail_free(struct ui *ui)
+{
+    for (size_t i = 0; i < ui->ndetail; i++)
+        free(ui->detail[i]);
+    free(ui->detail);
+    ui->detail = NULL;
+    ui->ndetail = 0;
+}
+
 void
 app_set_detail(struct ui *ui, const char *text)
 {
-    ui_free(ui);
+    detail_free(ui);
     for (const char *p = text; *p != '\0';) {
         size_t n = strcspn(p, "\n");
         char **d = realloc(ui->detail, (ui->ndetail + 1) * sizeof *d);
@@ -168,6 +222,20 @@ main_key(struct ui *ui, const struct model *m, int key)
     case 'L':
         ui->action = ACT_AUDIT;
         return APP_ACTION;
+    case ' ':
+        id = app_selected_id(ui, m);
+        if (id == NULL)
+            return 0;
+        toggle_mark(ui, ui->focus, id);
+        app_status(ui, false, "%zu marked in this pane (r/d act on them; Esc clears)",
+                   ui->nmarks[ui->focus]);
+        return move_sel(ui, m, 1) | APP_REDRAW;
+    case KEY_APP_ESC:
+        if (ui->nmarks[ui->focus] == 0)
+            return 0;
+        app_clear_marks(ui, ui->focus);
+        app_status(ui, false, "marks cleared");
+        return APP_REDRAW;
     case 'y':
         id = app_selected_id(ui, m);
         if (id == NULL)
@@ -233,8 +301,15 @@ main_key(struct ui *ui, const struct model *m, int key)
         app_status(ui, true, "d drops a failed or future task: go to Future (2) or Failed (4)");
         return APP_REDRAW;
     }
-    if (id == NULL) {
+    if (id == NULL && !((key == 'r' || key == 'd') && ui->nmarks[ui->focus] > 0)) {
         app_status(ui, true, "nothing selected");
+        return APP_REDRAW;
+    }
+    if ((key == 'r' || key == 'd') && ui->nmarks[ui->focus] > 0) {
+        /* the marked set, not the selection */
+        snprintf(ui->action_id, sizeof ui->action_id, "%zu marked tasks", ui->nmarks[ui->focus]);
+        ui->confirm_action = key == 'r' ? ACT_REQUEUE : ACT_DROP;
+        ui->mode = MODE_CONFIRM;
         return APP_REDRAW;
     }
     snprintf(ui->action_id, sizeof ui->action_id, "%s", id);

@@ -68,6 +68,8 @@ struct ui {
     size_t ndetail;
     char detail_title[64];
     char *detail_copy;        /* what y copies in the details view (owned; may be NULL) */
+    char **marks[PANE_COUNT]; /* ids marked with space, per pane (owned) */
+    size_t nmarks[PANE_COUNT];
     char prompt[200];         /* MODE_INPUT: the question */
     char input[120];          /* MODE_INPUT: what was typed */
     enum action input_action; /* MODE_INPUT: what Enter does */
@@ -91,6 +93,11 @@ void app_status(struct ui *ui, bool error, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* Whether @id is marked in @pane. */
+bool app_is_marked(const struct ui *ui, int pane, const char *id);
+/* Forgets the marks of @pane. */
+void app_clear_marks(struct ui *ui, int pane);
 
 /* Replaces the details lines with @text split at newlines. */
 void app_set_detail(struct ui *ui, const char *text);

@@ -164,7 +164,12 @@ render_row(const struct model *m, const struct ui *ui, struct grid *g, int pane,
         dq_mp_summary(&rest, t->payload, t->payload_len, 400);
     }
     grid_attr(g, row, col, width, attr);
-    grid_puts(g, row, col, idw, attr | GRID_BOLD, t->id);
+    if (app_is_marked(ui, pane, t->id)) {
+        grid_puts(g, row, col, 1, attr | GRID_BOLD | color(ui, GRID_YELLOW), "*");
+        grid_puts(g, row, col + 1, idw - 1, attr | GRID_BOLD | color(ui, GRID_YELLOW), t->id);
+    } else {
+        grid_puts(g, row, col, idw, attr | GRID_BOLD, t->id);
+    }
     grid_puts(g, row, col + idw + 1, ww, when_attr, when);
     grid_puts(g, row, col + idw + ww + 2, aw, attr, att);
     if (width > idw + ww + aw + 3)
@@ -307,6 +312,8 @@ static const char *const help_lines[] = {
     "  y            copy the payload (in details of a failed task: the stack trace)",
     "               to the clipboard with OSC 52 (works over ssh and in tmux)",
     "  L            the audit log of operator actions",
+    "  space        mark / unmark the selected task; r and d then act on all marked",
+    "               tasks of the pane at once (all or nothing); Esc clears the marks",
     "",
     "Everything shown that came from Redis is escaped: control characters and escape",
     "sequences appear as \\e, \\x07 ..., never as terminal commands.",
@@ -335,11 +342,13 @@ view_render(const struct model *m, struct ui *ui, struct grid *g)
     if (ui->mode == MODE_CONFIRM) {
         char q[300];
         if (ui->confirm_action == ACT_REQUEUE)
-            snprintf(q, sizeof q, "requeue task %s now? y/N ", ui->action_id);
+            snprintf(q, sizeof q, "requeue %s%s now? y/N ",
+                     ui->nmarks[ui->focus] > 0 ? "" : "task ", ui->action_id);
         else if (ui->confirm_action == ACT_RUN_NOW)
             snprintf(q, sizeof q, "run task %s now? y/N ", ui->action_id);
         else
-            snprintf(q, sizeof q, "drop task %s for good? y/N ", ui->action_id);
+            snprintf(q, sizeof q, "drop %s%s for good? y/N ",
+                     ui->nmarks[ui->focus] > 0 ? "" : "task ", ui->action_id);
         grid_attr(g, g->rows - 1, 0, g->cols, GRID_REVERSE | color(ui, GRID_YELLOW));
         grid_printf(g, g->rows - 1, 0, g->cols, GRID_REVERSE | GRID_BOLD | color(ui, GRID_YELLOW),
                     " %s", q);

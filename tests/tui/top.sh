@@ -103,6 +103,18 @@ if wait_for screen_has "for good? y/N"; then
     ok "d asks, n cancels" || bad "drop cancel"
 else bad "drop confirm"; fi
 
+# 5a. space marks two failed tasks; r requeues both at once
+tm send-keys -t top 4 g
+before=$(stat failed)
+tm send-keys -t top Space Space r
+if wait_for screen_has "requeue 2 marked tasks now? y/N"; then
+  tm send-keys -t top y
+  two_fewer() { [ "$(stat failed)" -eq $((before - 2)) ]; }
+  if wait_for screen_has "requeued 2 marked tasks" && wait_for two_fewer; then
+    ok "space marks, r requeues the marked set"
+  else bad "marked requeue"; fi
+else bad "marked confirm"; fi
+
 # 5b. p runs a future task now
 tm send-keys -t top 2
 due_before=$(stat due)

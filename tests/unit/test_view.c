@@ -243,6 +243,38 @@ details_view_scrolls(void **state)
     ui_free(&ui);
 }
 
+static void
+marks_apply_actions_to_the_set(void **state)
+{
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    ui_init(&ui, false, false);
+    app_key(&ui, &m, '1');
+    app_key(&ui, &m, ' '); /* marks t00, moves to t01 */
+    app_key(&ui, &m, ' '); /* marks t01 */
+    assert_true(app_is_marked(&ui, PANE_DUE, "t00"));
+    assert_true(app_is_marked(&ui, PANE_DUE, "t01"));
+    char *text = render(&m, &ui, 40, 140);
+    assert_has(text, "*t00");
+    assert_has(text, "*t01");
+    free(text);
+    app_key(&ui, &m, ' '); /* unmarks t01 (the selection stays on the last row) */
+    assert_false(app_is_marked(&ui, PANE_DUE, "t01"));
+    assert_int_equal(app_key(&ui, &m, KEY_APP_ESC), APP_REDRAW);
+    assert_int_equal(ui.nmarks[PANE_DUE], 0);
+    /* on Failed, r asks about the marked set */
+    app_key(&ui, &m, '4');
+    app_key(&ui, &m, ' ');
+    app_key(&ui, &m, 'r');
+    assert_int_equal(ui.mode, MODE_CONFIRM);
+    assert_string_equal(ui.action_id, "1 marked tasks");
+    assert_int_equal(app_key(&ui, &m, 'y') & APP_ACTION, APP_ACTION);
+    model_free(&m);
+    ui_free(&ui);
+}
+
 int
 main(void)
 {
@@ -252,6 +284,7 @@ main(void)
         cmocka_unit_test(small_layout_has_tabs_and_fits),
         cmocka_unit_test(keys_move_and_refuse_when_read_only),
         cmocka_unit_test(details_view_scrolls),
+        cmocka_unit_test(marks_apply_actions_to_the_set),
     };
 
     return cmocka_run_group_tests_name("unit/view", tests, NULL, NULL);
