@@ -20,13 +20,14 @@
 #include "tui/view.h"
 
 static const char help[] =
-    "usage: delayq top [-q QUEUE] [--read-only] [--no-color] [--refresh DUR]\n\n"
+    "usage: delayq top [-q QUEUE] [--read-only] [--no-color] [--no-mouse] [--refresh DUR]\n\n"
     "The queue inspector: counts and rates, the due backlog over time, and the due,\n"
     "future, in-flight and failed tasks, with details (payload, error, stack trace) and\n"
     "actions (requeue, drop, recover expired leases) through the same scripts the\n"
     "workers use. Press ? inside for every key.\n\n"
     "  --read-only    disable every action (a badge says so)\n"
     "  --no-color     no colours (also when $NO_COLOR is set)\n"
+    "  --no-mouse     leave the mouse to the terminal (else click selects, wheel scrolls)\n"
     "  --refresh DUR  first refresh interval (default 1s; it then adapts between 250ms\n"
     "                 while counts change and 5s while nothing moves)\n\n";
 
@@ -249,6 +250,7 @@ cmd_top(struct cli *g, int argc, char **argv)
 {
     bool read_only = false, no_color = getenv("NO_COLOR") != NULL && getenv("NO_COLOR")[0];
     int64_t refresh = 1000;
+    bool no_mouse = false;
     const char *val;
     dq_err err = {0};
     int rc, m;
@@ -263,6 +265,8 @@ cmd_top(struct cli *g, int argc, char **argv)
             read_only = true;
         } else if (strcmp(argv[i], "--no-color") == 0) {
             no_color = true;
+        } else if (strcmp(argv[i], "--no-mouse") == 0) {
+            no_mouse = true;
         } else if ((m = cli_opt(argc, argv, &i, "--refresh", NULL, &val)) != 0) {
             if (m < 0 || dq_dur_parse(val, "--refresh", &refresh, &err) != DQ_OK)
                 return m < 0 ? cli_usage_error(g, "--refresh needs a value") : cli_error(g, &err);
@@ -286,7 +290,7 @@ cmd_top(struct cli *g, int argc, char **argv)
     model_init(&model, g->queue, dq_client_endpoint(g->client));
     ui_init(&ui, read_only, no_color);
     ui.refresh_ms = refresh;
-    if (term_start(!no_color) != 0) {
+    if (term_start(!no_color, !no_mouse) != 0) {
         fprintf(stderr, "%s: cannot start the terminal (is this a tty?)\n", g->prog);
         return DQ_EXIT_USAGE;
     }
@@ -330,7 +334,14 @@ cmd_top(struct cli *g, int argc, char **argv)
             continue;
         if (ui.status[0] != '\0' && ui.mode == MODE_MAIN)
             ui.status[0] = '\0'; /* a key press clears the last result */
-        int r = app_key(&ui, &model, key);
+        int r;
+        if (key == KEY_APP_CLICK) {
+            int mr, mc;
+            term_mouse(&mr, &mc);
+            r = app_click(&ui, &model, mr, mc);
+        } else {
+            r = app_key(&ui, &model, key);
+        }
         if (r & APP_QUIT)
             quit = true;
         if (r & APP_ACTION) {

@@ -196,6 +196,10 @@ main_key(struct ui *ui, const struct model *m, int key)
     case 'k':
     case KEY_APP_UP:
         return move_sel(ui, m, -1);
+    case KEY_APP_WHEEL_DOWN:
+        return move_sel(ui, m, 3);
+    case KEY_APP_WHEEL_UP:
+        return move_sel(ui, m, -3);
     case KEY_APP_PGDN:
         return move_sel(ui, m, page);
     case KEY_APP_PGUP:
@@ -326,6 +330,28 @@ main_key(struct ui *ui, const struct model *m, int key)
 }
 
 int
+app_click(struct ui *ui, const struct model *m, int row, int col)
+{
+    if (ui->mode != MODE_MAIN)
+        return 0;
+    for (int p = 0; p < PANE_COUNT; p++) {
+        const struct pane_box *b = &ui->boxes[p];
+        if (b->height == 0 || row < b->row || row >= b->row + b->height || col < b->col ||
+            col >= b->col + b->width)
+            continue;
+        ui->focus = p;
+        /* the title and column header take two rows */
+        if (row >= b->row + 2) {
+            size_t index = ui->top[p] + (size_t)(row - b->row - 2);
+            if ((int64_t)index < model_pane_total(m, p))
+                ui->sel[p] = index;
+        }
+        return APP_REDRAW;
+    }
+    return 0;
+}
+
+int
 app_key(struct ui *ui, const struct model *m, int key)
 {
     switch (ui->mode) {
@@ -382,6 +408,12 @@ app_key(struct ui *ui, const struct model *m, int key)
         case 'k':
         case KEY_APP_UP:
             ui->scroll = ui->scroll > 0 ? ui->scroll - 1 : 0;
+            return APP_REDRAW;
+        case KEY_APP_WHEEL_DOWN:
+            ui->scroll += 3;
+            return APP_REDRAW;
+        case KEY_APP_WHEEL_UP:
+            ui->scroll = ui->scroll > 3 ? ui->scroll - 3 : 0;
             return APP_REDRAW;
         case KEY_APP_PGDN:
         case ' ':

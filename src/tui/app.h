@@ -49,13 +49,22 @@ enum {
     KEY_APP_TAB,
     KEY_APP_BTAB,
     KEY_APP_REDRAW, /* Ctrl-L */
+    KEY_APP_CLICK,  /* mouse: term_mouse() tells where */
+    KEY_APP_WHEEL_UP,
+    KEY_APP_WHEEL_DOWN,
+};
+
+/* Where a pane was laid out by the last render (for mouse clicks). */
+struct pane_box {
+    int row, col, height, width; /* height 0: not shown */
 };
 
 struct ui {
-    int focus;              /* PANE_* */
-    size_t sel[PANE_COUNT]; /* selected row, as an index into the whole pane */
-    size_t top[PANE_COUNT]; /* first row shown (the fetch offset) */
-    int rows_visible;       /* rows a pane shows, set by the view's layout */
+    int focus;                         /* PANE_* */
+    size_t sel[PANE_COUNT];            /* selected row, as an index into the whole pane */
+    size_t top[PANE_COUNT];            /* first row shown (the fetch offset) */
+    int rows_visible;                  /* rows a pane shows, set by the view's layout */
+    struct pane_box boxes[PANE_COUNT]; /* set by the view's layout */
     enum mode mode;
     int scroll; /* details and help */
     char status[256];
@@ -80,6 +89,9 @@ void ui_free(struct ui *ui);
 
 /* Applies a key. @m is the last snapshot (for totals and the selected task). */
 int app_key(struct ui *ui, const struct model *m, int key);
+
+/* A click at (@row, @col): focuses the pane there and selects the row clicked. */
+int app_click(struct ui *ui, const struct model *m, int row, int col);
 
 /* The id of the selected task in the focused pane, or NULL. */
 const char *app_selected_id(const struct ui *ui, const struct model *m);

@@ -15,9 +15,10 @@
 #include "lib/buf.h"
 
 static bool colors;
+static int mouse_row, mouse_col;
 
 int
-term_start(bool color)
+term_start(bool color, bool mouse)
 {
     setlocale(LC_ALL, "");
     if (initscr() == NULL)
@@ -28,6 +29,8 @@ term_start(bool color)
     keypad(stdscr, TRUE);
     curs_set(0);
     set_escdelay(25);
+    if (mouse)
+        mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
     colors = color && has_colors();
     if (colors) {
         start_color();
@@ -92,6 +95,13 @@ term_blit(const struct grid *g)
 }
 
 void
+term_mouse(int *row, int *col)
+{
+    *row = mouse_row;
+    *col = mouse_col;
+}
+
+void
 term_invalidate(void)
 {
     clearok(curscr, TRUE);
@@ -109,6 +119,18 @@ term_key(int timeout_ms)
         return 0;
     case KEY_RESIZE:
         return -2;
+    case KEY_MOUSE: {
+        MEVENT ev;
+        if (getmouse(&ev) != OK)
+            return 0;
+        mouse_row = ev.y;
+        mouse_col = ev.x;
+        if (ev.bstate & BUTTON4_PRESSED)
+            return KEY_APP_WHEEL_UP;
+        if (ev.bstate & BUTTON5_PRESSED)
+            return KEY_APP_WHEEL_DOWN;
+        return ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED) ? KEY_APP_CLICK : 0;
+    }
     case KEY_UP:
         return KEY_APP_UP;
     case KEY_DOWN:

@@ -13,7 +13,7 @@
 #include "grid.h"
 
 /* Starts curses on the terminal. Returns 0, or -1 (not a terminal). */
-int term_start(bool color);
+int term_start(bool color, bool mouse);
 void term_stop(void);
 
 /* The screen size now. */
@@ -28,6 +28,9 @@ int term_key(int timeout_ms);
 
 /* Puts @len bytes on the local clipboard with OSC 52 (through tmux when inside it). */
 void term_copy(const void *data, size_t len);
+
+/* Where the last KEY_APP_CLICK happened. */
+void term_mouse(int *row, int *col);
 
 /* Forces a full repaint at the next blit (Ctrl-L). */
 void term_invalidate(void);

@@ -180,9 +180,10 @@ render_row(const struct model *m, const struct ui *ui, struct grid *g, int pane,
 }
 
 static void
-render_pane(const struct model *m, const struct ui *ui, struct grid *g, int pane, int row, int col,
+render_pane(const struct model *m, struct ui *ui, struct grid *g, int pane, int row, int col,
             int height, int width)
 {
+    ui->boxes[pane] = (struct pane_box){row, col, height, width};
     static const char *const when_names[] = {"OVERDUE", "DUE IN", "LEASE", "FAILED"};
     static const char *const rest_names[] = {"PAYLOAD", "PAYLOAD", "WORKER", "REASON: ERROR"};
     bool focused = ui->focus == pane;
@@ -217,6 +218,7 @@ render_panes(const struct model *m, struct ui *ui, struct grid *g, int top, int 
 {
     int height = bottom - top;
 
+    memset(ui->boxes, 0, sizeof ui->boxes);
     if (g->cols >= 120 && height >= 16) {
         int h1 = height / 2, w1 = g->cols / 2;
         ui->rows_visible = h1 - 3;
@@ -312,6 +314,7 @@ static const char *const help_lines[] = {
     "  y            copy the payload (in details of a failed task: the stack trace)",
     "               to the clipboard with OSC 52 (works over ssh and in tmux)",
     "  L            the audit log of operator actions",
+    "  mouse        click selects a pane and a row, the wheel scrolls (--no-mouse: off)",
     "  space        mark / unmark the selected task; r and d then act on all marked",
     "               tasks of the pane at once (all or nothing); Esc clears the marks",
     "",

@@ -275,6 +275,29 @@ marks_apply_actions_to_the_set(void **state)
     ui_free(&ui);
 }
 
+static void
+click_focuses_and_selects(void **state)
+{
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    ui_init(&ui, false, false);
+    free(render(&m, &ui, 40, 140)); /* lays the panes out */
+    const struct pane_box *b = &ui.boxes[PANE_DUE];
+    assert_true(b->height > 0);
+    /* the second task row of Due */
+    assert_int_equal(app_click(&ui, &m, b->row + 3, b->col + 2), APP_REDRAW);
+    assert_int_equal(ui.focus, PANE_DUE);
+    assert_string_equal(app_selected_id(&ui, &m), "t01");
+    b = &ui.boxes[PANE_FAILED];
+    app_click(&ui, &m, b->row, b->col + 1); /* the title: focus only */
+    assert_int_equal(ui.focus, PANE_FAILED);
+    assert_int_equal(app_key(&ui, &m, KEY_APP_WHEEL_DOWN) & APP_REDRAW, APP_REDRAW);
+    model_free(&m);
+    ui_free(&ui);
+}
+
 int
 main(void)
 {
@@ -285,6 +308,7 @@ main(void)
         cmocka_unit_test(keys_move_and_refuse_when_read_only),
         cmocka_unit_test(details_view_scrolls),
         cmocka_unit_test(marks_apply_actions_to_the_set),
+        cmocka_unit_test(click_focuses_and_selects),
     };
 
     return cmocka_run_group_tests_name("unit/view", tests, NULL, NULL);
