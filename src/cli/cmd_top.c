@@ -298,7 +298,7 @@ cmd_top(struct cli *g, int argc, char **argv)
     grid_init(&grid, rows, cols);
     view_render(&model, &ui, &grid); /* sets the rows a pane shows */
 
-    int64_t next_fetch = 0;
+    int64_t next_fetch = 0, backoff = 500;
     bool quit = false;
     while (!quit) {
         int64_t now = mono_ms();
@@ -318,12 +318,17 @@ cmd_top(struct cli *g, int argc, char **argv)
                 else if (had)
                     ui.refresh_ms = ui.refresh_ms * 2 > 5000 ? 5000 : ui.refresh_ms * 2;
             }
-            next_fetch = mono_ms() + (model.connected ? ui.refresh_ms : 1000);
+            /* disconnected: try again after the client's own (capped) backoff, at most 5 s */
+            next_fetch = mono_ms() + (model.connected ? ui.refresh_ms : backoff);
+            backoff = model.connected ? 500 : backoff * 2 > 5000 ? 5000 : backoff * 2;
         }
+        ui.retry_in_ms = next_fetch - mono_ms();
         view_render(&model, &ui, &grid);
         term_blit(&grid);
 
         int64_t wait = ui.paused ? 1000 : next_fetch - mono_ms();
+        if (!model.connected && wait > 1000)
+            wait = 1000; /* tick the "retrying in" countdown */
         int key = term_key((int)(wait < 0 ? 0 : wait > 5000 ? 5000 : wait));
         if (key == -2) {
             term_size(&rows, &cols);

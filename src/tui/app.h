@@ -71,6 +71,7 @@ struct ui {
     bool status_error;
     bool paused, read_only, no_color;
     int64_t refresh_ms;
+    int64_t retry_in_ms; /* while disconnected: until the next attempt */
     enum action action, confirm_action;
     char action_id[240];
     char **detail; /* details view lines (owned) */

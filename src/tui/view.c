@@ -250,7 +250,8 @@ render_status(const struct model *m, const struct ui *ui, struct grid *g)
     if (!m->connected && m->have_data) {
         grid_attr(g, row, 0, g->cols, GRID_REVERSE | color(ui, GRID_RED));
         grid_printf(g, row, 0, g->cols, GRID_REVERSE | GRID_BOLD | color(ui, GRID_RED),
-                    " DISCONNECTED: %s (retrying) ", m->error);
+                    " DISCONNECTED: %s (retrying in %llds) ", m->error,
+                    (long long)((ui->retry_in_ms + 999) / 1000));
         return;
     }
     if (!m->have_data && m->error[0] != '\0') {

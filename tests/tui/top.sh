@@ -168,6 +168,20 @@ if wait_for screen_has "READ-ONLY"; then
   else bad "read-only refusal"; fi
 else bad "read-only badge"; fi
 tm send-keys -t top q
+wait_for gone || bad "read-only session quits"
+
+# 10. Redis goes away: a banner, keys still work, q still quits
+tm new-session -d -s top -x 140 -y 40 "$bin top --refresh 250ms"
+wait_for screen_has "[4] Failed" || bad "restart top"
+port=${url##*:}
+redis-cli -p "$port" shutdown nosave >/dev/null 2>&1
+if wait_for screen_has "DISCONNECTED" && screen_has "retrying in"; then
+  tm send-keys -t top 2
+  if wait_for screen_has "[2] Future"; then ok "disconnected banner; keys still answer"
+  else bad "keys while disconnected"; fi
+else bad "disconnected banner"; fi
+tm send-keys -t top q
+if wait_for gone; then ok "q quits while disconnected"; else bad "quit while disconnected"; fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
