@@ -31,6 +31,15 @@ static const char help[] =
     "  --refresh DUR  first refresh interval (default 1s; it then adapts between 250ms\n"
     "                 while counts change and 5s while nothing moves)\n\n";
 
+static volatile sig_atomic_t stop_requested;
+
+static void
+on_stop_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1; /* the loop quits and restores the terminal */
+}
+
 static int64_t
 mono_ms(void)
 {
@@ -74,6 +83,7 @@ load_details(struct cli *g, struct ui *ui)
             dq_buf_puts(&b, t.trace);
         else if (!t.undecodable)
             cli_json_payload(&b, t.payload, t.payload_len);
+        free(ui->detail_copy);
         ui->detail_copy = b.failed ? NULL : dq_buf_steal(&b, NULL);
         dq_buf_free(&b);
         ui->mode = MODE_DETAILS;
@@ -294,15 +304,26 @@ cmd_top(struct cli *g, int argc, char **argv)
         fprintf(stderr, "%s: cannot start the terminal (is this a tty?)\n", g->prog);
         return DQ_EXIT_USAGE;
     }
+    /* SIGINT/SIGTERM/SIGHUP quit cleanly (terminal restored, demo stopped); no
+     * SA_RESTART, so a signal also ends the wait for a key at once */
+    struct sigaction sa, old_int, old_term, old_hup;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    sigaction(SIGHUP, &sa, &old_hup);
+    stop_requested = 0;
     term_size(&rows, &cols);
     grid_init(&grid, rows, cols);
     view_render(&model, &ui, &grid); /* sets the rows a pane shows */
+    int early_zero = 0; /* key waits that ended at once with nothing: the tty is gone */
 
     int64_t next_fetch = 0, backoff = 500;
     bool quit = false;
-    while (!quit) {
+    while (!quit && !stop_requested) {
         int64_t now = mono_ms();
-        if (now >= next_fetch && !ui.paused) {
+        if (next_fetch == 0 || (now >= next_fetch && !ui.paused)) {
             size_t offsets[PANE_COUNT], limits[PANE_COUNT];
             dq_stats before = model.stats;
             for (int i = 0; i < PANE_COUNT; i++) {
@@ -311,7 +332,8 @@ cmd_top(struct cli *g, int argc, char **argv)
             }
             bool had = model.have_data;
             if (model_fetch(&model, g->client, offsets, limits) == DQ_OK) {
-                app_clamp(&ui, &model);
+                if (app_clamp(&ui, &model))
+                    next_fetch = 0; /* the window moved: fetch the rows now shown */
                 /* adaptive: faster while counts change, slower while nothing moves */
                 if (had && counts_moved(&before, &model.stats))
                     ui.refresh_ms = ui.refresh_ms / 2 < 250 ? 250 : ui.refresh_ms / 2;
@@ -329,10 +351,20 @@ cmd_top(struct cli *g, int argc, char **argv)
         int64_t wait = ui.paused ? 1000 : next_fetch - mono_ms();
         if (!model.connected && wait > 1000)
             wait = 1000; /* tick the "retrying in" countdown */
-        int key = term_key((int)(wait < 0 ? 0 : wait > 5000 ? 5000 : wait));
+        int64_t asked = wait < 0 ? 0 : wait > 5000 ? 5000 : wait, t0 = mono_ms();
+        int key = term_key((int)asked);
+        if (key == 0 && asked >= 50 && mono_ms() - t0 < asked / 2) {
+            if (++early_zero > 50)
+                break; /* the terminal went away (hang-up): quit, do not spin */
+        } else {
+            early_zero = 0;
+        }
         if (key == -2) {
             term_size(&rows, &cols);
             grid_init(&grid, rows, cols);
+            view_render(&model, &ui, &grid); /* the new layout's rows per pane */
+            if (app_clamp(&ui, &model))
+                next_fetch = 0;
             continue;
         }
         if (key == 0)
@@ -359,6 +391,9 @@ cmd_top(struct cli *g, int argc, char **argv)
             next_fetch = 0;
     }
     term_stop();
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
     grid_free(&grid);
     model_free(&model);
     ui_free(&ui);

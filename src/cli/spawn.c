@@ -95,6 +95,7 @@ spawn_redis(struct spawned_redis *r)
             break;
         if (r->pid == 0) {
             prctl(PR_SET_PDEATHSIG, SIGTERM);
+            setpgid(0, 0); /* a Ctrl-C meant for the inspector must not stop its Redis */
             execlp(bin, bin, "--port", port, "--bind", "127.0.0.1", "--dir", r->dir, "--save", "",
                    "--appendonly", "no", "--logfile", log, (char *)NULL);
             fprintf(stderr,

@@ -125,24 +125,32 @@ app_selected_id(const struct ui *ui, const struct model *m)
     return p->tasks[sel - m->offsets[ui->focus]].id;
 }
 
-void
+bool
 app_clamp(struct ui *ui, const struct model *m)
 {
     size_t rows = ui->rows_visible > 0 ? (size_t)ui->rows_visible : 1;
+    bool moved = false;
 
     for (int i = 0; i < PANE_COUNT; i++) {
         int64_t total = model_pane_total(m, i);
+        size_t was = ui->top[i];
         if (total <= 0) {
             ui->sel[i] = ui->top[i] = 0;
+            moved |= was != 0;
             continue;
         }
+        /* no blank rows below the last task when there are tasks above the window */
+        if (ui->top[i] + rows > (size_t)total)
+            ui->top[i] = (size_t)total > rows ? (size_t)total - rows : 0;
         if (ui->sel[i] >= (size_t)total)
             ui->sel[i] = (size_t)total - 1;
         if (ui->sel[i] < ui->top[i])
             ui->top[i] = ui->sel[i];
         if (ui->sel[i] >= ui->top[i] + rows)
             ui->top[i] = ui->sel[i] - rows + 1;
+        moved |= ui->top[i] != was;
     }
+    return moved;
 }
 
 static int
@@ -343,7 +351,8 @@ app_click(struct ui *ui, const struct model *m, int row, int col)
         /* the title and column header take two rows */
         if (row >= b->row + 2) {
             size_t index = ui->top[p] + (size_t)(row - b->row - 2);
-            if ((int64_t)index < model_pane_total(m, p))
+            /* only rows that were drawn: the fetched page */
+            if (index >= m->offsets[p] && index < m->offsets[p] + m->pages[p].n)
                 ui->sel[p] = index;
         }
         return APP_REDRAW;

@@ -97,8 +97,9 @@ int app_click(struct ui *ui, const struct model *m, int row, int col);
 /* The id of the selected task in the focused pane, or NULL. */
 const char *app_selected_id(const struct ui *ui, const struct model *m);
 
-/* Keeps selections inside the panes' totals and visible (after a fetch or a resize). */
-void app_clamp(struct ui *ui, const struct model *m);
+/* Keeps selections inside the panes' totals and visible, and the window full (after a
+ * fetch or a resize). Returns true when a pane's first row changed: fetch again. */
+bool app_clamp(struct ui *ui, const struct model *m);
 
 /* Sets the status line (printf-style). */
 void app_status(struct ui *ui, bool error, const char *fmt, ...)

@@ -21,7 +21,8 @@ int
 term_start(bool color, bool mouse)
 {
     setlocale(LC_ALL, "");
-    if (initscr() == NULL)
+    /* newterm, unlike initscr, returns NULL (not exit) when this is no terminal */
+    if (newterm(NULL, stdout, stdin) == NULL)
         return -1;
     cbreak();
     noecho();

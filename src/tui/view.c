@@ -183,7 +183,6 @@ static void
 render_pane(const struct model *m, struct ui *ui, struct grid *g, int pane, int row, int col,
             int height, int width)
 {
-    ui->boxes[pane] = (struct pane_box){row, col, height, width};
     static const char *const when_names[] = {"OVERDUE", "DUE IN", "LEASE", "FAILED"};
     static const char *const rest_names[] = {"PAYLOAD", "PAYLOAD", "WORKER", "REASON: ERROR"};
     bool focused = ui->focus == pane;
@@ -193,6 +192,7 @@ render_pane(const struct model *m, struct ui *ui, struct grid *g, int pane, int 
 
     if (height < 3 || width < 20)
         return;
+    ui->boxes[pane] = (struct pane_box){row, col, height, width};
     grid_printf(g, row, col, width, title, "[%d] %s (%lld)", pane + 1, pane_names[pane],
                 (long long)p->total);
     grid_printf(g, row + 1, col, width, GRID_DIM, "%-*s %-10s %-6s %s", idw, "ID", when_names[pane],
@@ -221,7 +221,7 @@ render_panes(const struct model *m, struct ui *ui, struct grid *g, int top, int 
     memset(ui->boxes, 0, sizeof ui->boxes);
     if (g->cols >= 120 && height >= 16) {
         int h1 = height / 2, w1 = g->cols / 2;
-        ui->rows_visible = h1 - 3;
+        ui->rows_visible = h1 - 3 > 1 ? h1 - 3 : 1;
         render_pane(m, ui, g, PANE_DUE, top, 0, h1 - 1, w1 - 1);
         render_pane(m, ui, g, PANE_FUTURE, top, w1 + 1, h1 - 1, g->cols - w1 - 1);
         render_pane(m, ui, g, PANE_INFLIGHT, top + h1, 0, height - h1, w1 - 1);
@@ -238,7 +238,7 @@ render_panes(const struct model *m, struct ui *ui, struct grid *g, int top, int 
                          (long long)model_pane_total(m, i));
         c++;
     }
-    ui->rows_visible = height - 3;
+    ui->rows_visible = height - 3 > 1 ? height - 3 : 1;
     render_pane(m, ui, g, ui->focus, top + 1, 0, height - 1, g->cols);
 }
 
@@ -270,15 +270,20 @@ render_status(const struct model *m, const struct ui *ui, struct grid *g)
 }
 
 static void
-render_lines(struct grid *g, const char *const *lines, size_t n, int scroll, const char *title,
+render_lines(struct grid *g, const char *const *lines, size_t n, int *scrollp, const char *title,
              const char *status)
 {
     int body = g->rows - 2;
+    /* the scroll position is kept within the text, so k always moves back at once */
+    int max = n > 0 ? (int)n - 1 : 0;
+    if (*scrollp > max)
+        *scrollp = max;
+    if (*scrollp < 0)
+        *scrollp = 0;
+    int scroll = *scrollp;
 
     grid_attr(g, 0, 0, g->cols, GRID_REVERSE);
     grid_printf(g, 0, 0, g->cols, GRID_REVERSE | GRID_BOLD, " %s", title);
-    if (scroll > (int)n - 1)
-        scroll = n > 0 ? (int)n - 1 : 0;
     for (int r = 0; r < body && (size_t)(scroll + r) < n; r++) {
         /* tabs in traces: shown as spaces, not as \t */
         char line[2048];
@@ -328,14 +333,14 @@ view_render(const struct model *m, struct ui *ui, struct grid *g)
 {
     grid_clear(g);
     if (ui->mode == MODE_DETAILS) {
-        ui->rows_visible = g->rows - 2;
-        render_lines(g, (const char *const *)ui->detail, ui->ndetail, ui->scroll,
+        ui->rows_visible = g->rows > 3 ? g->rows - 2 : 1;
+        render_lines(g, (const char *const *)ui->detail, ui->ndetail, &ui->scroll,
                      ui->detail_title[0] ? ui->detail_title : "task details", ui->status);
         return;
     }
     if (ui->mode == MODE_HELP) {
-        ui->rows_visible = g->rows - 2;
-        render_lines(g, help_lines, sizeof help_lines / sizeof help_lines[0], ui->scroll,
+        ui->rows_visible = g->rows > 3 ? g->rows - 2 : 1;
+        render_lines(g, help_lines, sizeof help_lines / sizeof help_lines[0], &ui->scroll,
                      "delayq top: help", NULL);
         return;
     }

@@ -183,5 +183,16 @@ else bad "disconnected banner"; fi
 tm send-keys -t top q
 if wait_for gone; then ok "q quits while disconnected"; else bad "quit while disconnected"; fi
 
+# 11. closing the terminal (SIGHUP) under the live demo: everything it started stops
+tm new-session -d -s hup -x 100 -y 30 "$bin demo -q hupdemo"
+hup_up() { tm capture-pane -p -t hup 2>/dev/null | grep -qF "queue hupdemo"; }
+if wait_for hup_up; then
+  pane_pid=$(tm list-panes -t hup -F '#{pane_pid}')
+  tm kill-server
+  demo_gone() { ! kill -0 "$pane_pid" 2>/dev/null; }
+  if wait_for demo_gone; then ok "demo exits when its terminal closes"
+  else bad "demo after SIGHUP"; kill -9 "$pane_pid" 2>/dev/null; fi
+else bad "live demo start"; fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
