@@ -59,6 +59,16 @@ toggle_mark(struct ui *ui, int pane, const char *id)
         ui->nmarks[pane]++;
 }
 
+static void
+detail_free(struct ui *ui)
+{
+    for (size_t i = 0; i < ui->ndetail; i++)
+        free(ui->detail[i]);
+    free(ui->detail);
+    ui->detail = NULL;
+    ui->ndetail = 0;
+}
+
 void
 ui_free(struct ui *ui)
 {
@@ -66,11 +76,7 @@ ui_free(struct ui *ui)
         app_clear_marks(ui, p);
     free(ui->detail_copy);
     ui->detail_copy = NULL;
-    for (size_t i = 0; i < ui->ndetail; i++)
-        free(ui->detail[i]);
-    free(ui->detail);
-    ui->detail = NULL;
-    ui->ndetail = 0;
+    detail_free(ui);
 }
 
 void
@@ -82,16 +88,6 @@ app_status(struct ui *ui, bool error, const char *fmt, ...)
     vsnprintf(ui->status, sizeof ui->status, fmt, ap);
     va_end(ap);
     ui->status_error = error;
-}
-
-static void
-detail_free(struct ui *ui)
-{
-    for (size_t i = 0; i < ui->ndetail; i++)
-        free(ui->detail[i]);
-    free(ui->detail);
-    ui->detail = NULL;
-    ui->ndetail = 0;
 }
 
 void
