@@ -135,8 +135,9 @@ selected_task(const struct ui *ui, const struct model *m)
 }
 
 static void
-perform(struct cli *g, struct ui *ui, const struct model *m)
+perform(struct cli *g, struct ui *ui, struct model *mutable, dq_search *search)
 {
+    const struct model *m = mutable;
     const char *ids[1] = {ui->action_id};
     dq_err err = {0};
     size_t n = 0;
@@ -230,6 +231,22 @@ perform(struct cli *g, struct ui *ui, const struct model *m)
             app_status(ui, true, "drop all stopped after %zu: %s", cur.done_n, err.msg);
         break;
     }
+    case ACT_SEARCH:
+        if (ui->input[0] == '\0')
+            break;
+        snprintf(ui->filter, sizeof ui->filter, "%s", ui->input);
+        model_keep_failed(mutable, true);
+        memset(search, 0, sizeof *search);
+        ui->sel[PANE_FAILED] = ui->top[PANE_FAILED] = 0;
+        ui->search_scanned = ui->search_total = 0;
+        ui->search_done = false;
+        break;
+    case ACT_UNFILTER:
+        ui->filter[0] = '\0';
+        model_keep_failed(mutable, false);
+        ui->sel[PANE_FAILED] = ui->top[PANE_FAILED] = 0;
+        app_status(ui, false, "search cleared");
+        break;
     case ACT_AUDIT:
         load_audit(g, ui);
         break;
@@ -320,6 +337,7 @@ cmd_top(struct cli *g, int argc, char **argv)
     int early_zero = 0; /* key waits that ended at once with nothing: the tty is gone */
 
     int64_t next_fetch = 0, backoff = 500;
+    dq_search search = {0};
     bool quit = false;
     while (!quit && !stop_requested) {
         int64_t now = mono_ms();
@@ -344,6 +362,19 @@ cmd_top(struct cli *g, int argc, char **argv)
             next_fetch = mono_ms() + (model.connected ? ui.refresh_ms : backoff);
             backoff = model.connected ? 500 : backoff * 2 > 5000 ? 5000 : backoff * 2;
         }
+        /* a search runs one bounded step per pass, keys still answered in between */
+        bool searching = ui.filter[0] != '\0' && !search.done && model.pages[PANE_FAILED].n < 1000;
+        if (searching) {
+            dq_err serr = {0};
+            if (dq_search_failed_step(g->client, g->queue, ui.filter, 100, &search,
+                                      &model.pages[PANE_FAILED], &serr) != DQ_OK) {
+                app_status(&ui, true, "search: %s", serr.msg);
+                search.done = true;
+            }
+            ui.search_scanned = search.scanned;
+            ui.search_total = search.total;
+            ui.search_done = search.done || model.pages[PANE_FAILED].n >= 1000;
+        }
         ui.retry_in_ms = next_fetch - mono_ms();
         view_render(&model, &ui, &grid);
         term_blit(&grid);
@@ -351,6 +382,8 @@ cmd_top(struct cli *g, int argc, char **argv)
         int64_t wait = ui.paused ? 1000 : next_fetch - mono_ms();
         if (!model.connected && wait > 1000)
             wait = 1000; /* tick the "retrying in" countdown */
+        if (searching)
+            wait = 0; /* next step at once, after looking at the keyboard */
         int64_t asked = wait < 0 ? 0 : wait > 5000 ? 5000 : wait, t0 = mono_ms();
         int key = term_key((int)asked);
         if (key == 0 && asked >= 50 && mono_ms() - t0 < asked / 2) {
@@ -382,7 +415,7 @@ cmd_top(struct cli *g, int argc, char **argv)
         if (r & APP_QUIT)
             quit = true;
         if (r & APP_ACTION) {
-            perform(g, &ui, &model);
+            perform(g, &ui, &model, &search);
             r |= APP_REFETCH;
         }
         if (key == KEY_APP_REDRAW)

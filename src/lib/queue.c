@@ -1061,3 +1061,75 @@ dq_run_now(dq_client *c, const char *queue, const dq_task *t, dq_err *err)
     dq_args_free(&a);
     return rc;
 }
+
+struct search_state {
+    dq_search *cur;
+    dq_page *found;
+};
+
+static int
+parse_search(const redisReply *r, void *out, dq_err *err)
+{
+    struct search_state *ss = out;
+    int64_t next, total;
+    size_t n;
+
+    if (!reply_array(r, 2) || (r->elements - 2) % 3 != 0 || !reply_int(r->element[0], &next) ||
+        !reply_int(r->element[1], &total))
+        return bad_reply(err, "search");
+    n = (r->elements - 2) / 3;
+    if (n > 0) {
+        dq_task *t = realloc(ss->found->tasks, (ss->found->n + n) * sizeof *t);
+        if (t == NULL)
+            return dq_err_set(err, DQ_ENOMEM, "out of memory");
+        ss->found->tasks = t;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const redisReply *k = r->element[2 + 3 * i], *d = r->element[4 + 3 * i];
+        dq_task *t = &ss->found->tasks[ss->found->n];
+        char tk[240];
+        int64_t score;
+
+        task_init(t);
+        if (k->type != REDIS_REPLY_STRING || d->type != REDIS_REPLY_STRING ||
+            !reply_int(r->element[3 + 3 * i], &score))
+            return bad_reply(err, "search");
+        ss->found->n++;
+        snprintf(tk, sizeof tk, "%.*s", (int)k->len, k->str);
+        if (task_from_failed(t, tk, d->str, d->len) != DQ_OK)
+            return dq_err_set(err, DQ_ENOMEM, "out of memory");
+        if (t->failed_ms < 0)
+            t->failed_ms = score;
+    }
+    ss->found->total = (int64_t)ss->found->n;
+    ss->cur->scanned += next < 0 ? total - ss->cur->cursor : next - ss->cur->cursor;
+    if (ss->cur->scanned < 0)
+        ss->cur->scanned = 0;
+    ss->cur->total = total;
+    ss->cur->done = next < 0;
+    if (next >= 0)
+        ss->cur->cursor = next;
+    return DQ_OK;
+}
+
+int
+dq_search_failed_step(dq_client *c, const char *queue, const char *needle, size_t most,
+                      dq_search *cur, dq_page *found, dq_err *err)
+{
+    struct search_state ss = {cur, found};
+    struct dq_args a;
+    int rc;
+
+    if (cur->done)
+        return DQ_OK;
+    if (needle == NULL || needle[0] == '\0' || strlen(needle) > 200)
+        return dq_err_set(err, DQ_EINVAL, "search: the text must be 1..200 bytes");
+    dq_args_init(&a);
+    dq_args_str(&a, needle);
+    dq_args_i64(&a, cur->cursor);
+    dq_args_i64(&a, 1000);
+    dq_args_i64(&a, (int64_t)(most < 1 ? 1 : most > 1000 ? 1000 : most));
+    rc = dq_scripts_run(c, DQ_SCRIPT_SEARCH, queue, &a, parse_search, &ss, err);
+    dq_args_free(&a);
+    return rc;
+}

@@ -27,6 +27,8 @@ enum action {
     ACT_DROP_ALL,      /* failed: drop all, after the queue name is typed (input) */
     ACT_AUDIT,         /* show the audit log */
     ACT_COPY,          /* copy the payload (or the trace, in details) with OSC 52 */
+    ACT_SEARCH,        /* failed: search errors and payloads on the server (input) */
+    ACT_UNFILTER,      /* end the search */
 };
 
 enum {
@@ -80,6 +82,9 @@ struct ui {
     char *detail_copy;        /* what y copies in the details view (owned; may be NULL) */
     char **marks[PANE_COUNT]; /* ids marked with space, per pane (owned) */
     size_t nmarks[PANE_COUNT];
+    char filter[120]; /* the Failed pane shows search matches for this ("": off) */
+    int64_t search_scanned, search_total;
+    bool search_done;
     char prompt[200];         /* MODE_INPUT: the question */
     char input[120];          /* MODE_INPUT: what was typed */
     enum action input_action; /* MODE_INPUT: what Enter does */

@@ -39,9 +39,12 @@ model_fetch(struct model *m, dq_client *c, const size_t offsets[PANE_COUNT],
     rc = dq_stats_get(c, m->queue, &s, &err);
     if (rc == DQ_OK)
         rc = dq_server_info_get(c, &info, &err);
-    for (int i = 0; i < PANE_COUNT && rc == DQ_OK; i++)
+    for (int i = 0; i < PANE_COUNT && rc == DQ_OK; i++) {
+        if (i == PANE_FAILED && m->keep_failed)
+            continue;
         rc = dq_page_get(c, m->queue, (dq_view)i, offsets[i], limits[i] ? limits[i] : 1, &pages[i],
                          &err);
+    }
     if (rc != DQ_OK) {
         for (int i = 0; i < PANE_COUNT; i++)
             dq_page_free(&pages[i]);
@@ -50,6 +53,8 @@ model_fetch(struct model *m, dq_client *c, const size_t offsets[PANE_COUNT],
         return rc;
     }
     for (int i = 0; i < PANE_COUNT; i++) {
+        if (i == PANE_FAILED && m->keep_failed)
+            continue;
         dq_page_free(&m->pages[i]);
         m->pages[i] = pages[i];
         m->offsets[i] = offsets[i];
@@ -74,4 +79,12 @@ model_fetch(struct model *m, dq_client *c, const size_t offsets[PANE_COUNT],
     m->connected = true;
     m->error[0] = '\0';
     return DQ_OK;
+}
+
+void
+model_keep_failed(struct model *m, bool keep)
+{
+    m->keep_failed = keep;
+    dq_page_free(&m->pages[PANE_FAILED]);
+    m->offsets[PANE_FAILED] = 0;
 }

@@ -33,6 +33,7 @@ struct model {
     /* due backlog at each of the last SPARK_LEN fetches, oldest first */
     int64_t spark[SPARK_LEN];
     int nspark;
+    bool keep_failed; /* the Failed page holds search matches */
 };
 
 void model_init(struct model *m, const char *queue, const char *endpoint);
@@ -45,6 +46,9 @@ void model_free(struct model *m);
  */
 int model_fetch(struct model *m, dq_client *c, const size_t offsets[PANE_COUNT],
                 const size_t limits[PANE_COUNT]);
+
+/* While a search runs, the Failed pane holds its matches: model_fetch leaves it alone. */
+void model_keep_failed(struct model *m, bool keep);
 
 /* Count of items in a pane according to the last fetch. */
 int64_t model_pane_total(const struct model *m, int pane);

@@ -193,8 +193,14 @@ render_pane(const struct model *m, struct ui *ui, struct grid *g, int pane, int 
     if (height < 3 || width < 20)
         return;
     ui->boxes[pane] = (struct pane_box){row, col, height, width};
-    grid_printf(g, row, col, width, title, "[%d] %s (%lld)", pane + 1, pane_names[pane],
-                (long long)p->total);
+    if (pane == PANE_FAILED && ui->filter[0] != '\0')
+        grid_printf(g, row, col, width, title | color(ui, GRID_YELLOW),
+                    "[4] Failed matching \"%s\": %lld (%s %lld of %lld; Esc clears)", ui->filter,
+                    (long long)p->total, ui->search_done ? "searched" : "searching",
+                    (long long)ui->search_scanned, (long long)ui->search_total);
+    else
+        grid_printf(g, row, col, width, title, "[%d] %s (%lld)", pane + 1, pane_names[pane],
+                    (long long)p->total);
     grid_printf(g, row + 1, col, width, GRID_DIM, "%-*s %-10s %-6s %s", idw, "ID", when_names[pane],
                 "ATT", rest_names[pane]);
     int rows = height - 2;
@@ -202,9 +208,12 @@ render_pane(const struct model *m, struct ui *ui, struct grid *g, int pane, int 
         grid_puts(g, row + 2, col, width, GRID_DIM, m->have_data ? "(empty)" : "(loading)");
         return;
     }
-    for (int i = 0; i < rows && (size_t)i < p->n; i++) {
-        size_t index = m->offsets[pane] + (size_t)i;
-        render_row(m, ui, g, pane, &p->tasks[i], row + 2 + i, col, width,
+    /* the window starts at the pane's first row shown, inside the fetched page (a search
+     * holds all its matches in one page) */
+    size_t first = ui->top[pane] >= m->offsets[pane] ? ui->top[pane] - m->offsets[pane] : 0;
+    for (int i = 0; i < rows && first + (size_t)i < p->n; i++) {
+        size_t index = m->offsets[pane] + first + (size_t)i;
+        render_row(m, ui, g, pane, &p->tasks[first + (size_t)i], row + 2 + i, col, width,
                    focused && index == ui->sel[pane]);
     }
     if ((int64_t)(m->offsets[pane] + p->n) < p->total || m->offsets[pane] > 0)
@@ -321,6 +330,8 @@ static const char *const help_lines[] = {
     "               to the clipboard with OSC 52 (works over ssh and in tmux)",
     "  L            the audit log of operator actions",
     "  mouse        click selects a pane and a row, the wheel scrolls (--no-mouse: off)",
+    "  /            Failed: search errors, traces and payloads on the server, in bounded",
+    "               steps (works with millions of failures); Esc clears the search",
     "  space        mark / unmark the selected task; r and d then act on all marked",
     "               tasks of the pane at once (all or nothing); Esc clears the marks",
     "",

@@ -388,6 +388,39 @@ run_now_makes_a_future_task_due(void **state)
     fixture_close(&f);
 }
 
+static void
+search_failed_in_bounded_steps(void **state)
+{
+    struct fixture f;
+    dq_claimed cl;
+    dq_search cur = {0};
+    dq_page found = {0};
+    int steps = 0;
+
+    fixture_open(&f, state, "search");
+    make_failed(&f, 2300);
+    enqueue_str(&f, "{\"card\":\"4242-needle\"}", 0, NULL, NULL); /* payload match */
+    enqueue_str(&f, "{}", 0, NULL, NULL);                         /* error match */
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 2, 30000, "w", &cl, &f.err));
+    ASSERT_OK(&f, dq_fail(f.c, f.queue, &cl.tasks[0], "plain", "", &f.err));
+    ASSERT_OK(&f, dq_fail(f.c, f.queue, &cl.tasks[1], "gateway said needle", "", &f.err));
+    dq_claimed_free(&cl);
+    while (!cur.done) {
+        ASSERT_OK(&f, dq_search_failed_step(f.c, f.queue, "needle", 100, &cur, &found, &f.err));
+        steps++;
+    }
+    assert_int_equal(steps, 3); /* 2302 failures, 1000 per step */
+    assert_int_equal(cur.total, 2302);
+    assert_int_equal(cur.scanned, 2302);
+    assert_int_equal(found.n, 2);
+    assert_string_equal(found.tasks[0].error, "gateway said needle"); /* newest first */
+    assert_string_equal(found.tasks[1].error, "plain");
+    dq_page_free(&found);
+    assert_int_equal(dq_search_failed_step(f.c, f.queue, "", 10, &(dq_search){0}, &found, &f.err),
+                     DQ_EINVAL);
+    fixture_close(&f);
+}
+
 int
 main(void)
 {
@@ -402,6 +435,7 @@ main(void)
         cmocka_unit_test(same_millisecond_crowd_is_searched_not_walked),
         cmocka_unit_test(requeue_all_cursor_survives_trimming),
         cmocka_unit_test(run_now_makes_a_future_task_due),
+        cmocka_unit_test(search_failed_in_bounded_steps),
     };
 
     return cmocka_run_group_tests_name("integ/ops", tests, fixture_group_setup,

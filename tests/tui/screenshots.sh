@@ -21,7 +21,7 @@ trap cleanup EXIT INT TERM
 "$bin" demo --keep >"$work/demo.out" 2>&1 &
 demo_pid=$!
 i=0
-until grep -qo 'redis://127.0.0.1:[0-9]*' "$work/demo.out"; do
+until grep -qo 'redis://127.0.0.1:[0-9]*' "$work/demo.out" 2>/dev/null; do
   i=$((i + 1)); [ $i -lt 100 ] || { echo "demo did not start" >&2; exit 1; }; sleep 0.05
 done
 export DELAYQ_URL=$(grep -o 'redis://127.0.0.1:[0-9]*' "$work/demo.out" | head -1)

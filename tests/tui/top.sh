@@ -35,7 +35,7 @@ screen_lacks() { ! screen | grep -qF -- "$1"; }
 
 "$bin" demo --keep --static >"$work/demo.out" 2>&1 &
 demo_pid=$!
-url_ready() { grep -qo 'redis://127.0.0.1:[0-9]*' "$work/demo.out"; }
+url_ready() { grep -qo 'redis://127.0.0.1:[0-9]*' "$work/demo.out" 2>/dev/null; }
 wait_for url_ready || { echo "not ok - demo did not start"; cat "$work/demo.out"; exit 1; }
 url=$(grep -o 'redis://127.0.0.1:[0-9]*' "$work/demo.out" | head -1)
 export DELAYQ_URL="$url" DELAYQ_QUEUE=demo
@@ -77,6 +77,17 @@ copied() { tm show-buffer 2>/dev/null | grep -qE 'goroutine|java.lang|Traceback'
 if wait_for copied; then ok "y copies the stack trace to the clipboard"; else bad "copy"; fi
 tm send-keys -t top Escape
 wait_for screen_has "[4] Failed"
+
+# 3c. / searches failed tasks on the server; Esc clears it
+tm send-keys -t top /
+wait_for screen_has "search failed tasks" || bad "search prompt"
+tm send-keys -t top -l "card declined"
+tm send-keys -t top Enter
+if wait_for screen_has 'Failed matching "card declined": 2 (searched'; then
+  ok "/ finds the 2 failures whose error says card declined"
+else bad "search"; fi
+tm send-keys -t top Escape
+wait_for screen_has "[4] Failed (" && ok "Esc clears the search" || bad "clear search"
 
 # 4. r, then y, requeues the selected failed task (checked in Redis)
 before=$(stat failed)
