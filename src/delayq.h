@@ -438,22 +438,24 @@ int dq_page_get(dq_client *c, const char *queue, dq_view view, size_t offset, si
 /** Frees every task in @p and empties it. Accepts NULL. */
 void dq_page_free(dq_page *p);
 
-/* Cursor of a search of the failed set. Zero it to start. */
+/* Cursor of a search of a view. Zero it to start. */
 typedef struct dq_search {
-    int64_t cursor;  /* where the next step starts (a rank, newest first) */
-    int64_t total;   /* failed tasks when the last step ran */
+    int64_t cursor;  /* where the next step starts (a rank within the view) */
+    int64_t total;   /* tasks in the view when the last step ran */
     int64_t scanned; /* failures looked at so far */
     bool done;
 } dq_search;
 
 /**
- * One bounded step (1000 failures looked at, at most @most matches) of a search of the
- * failed set for @needle (1..200 bytes, plain, case-sensitive) in task ids, errors, stack
- * traces and payload bytes. Matches are appended to @found (a page the caller owns and
- * frees with dq_page_free; its total counts the matches). Call until @cur->done.
+ * One bounded step (1000 tasks looked at, at most @most matches) of a search of @view for
+ * @needle (1..200 bytes, plain, case-sensitive): in ids and payload bytes, and for failed
+ * tasks also in errors and stack traces (in-flight: also the worker). Failed is searched
+ * newest first, the others in their listing order. Matches are appended to @found (a page
+ * the caller owns and frees with dq_page_free; its total counts the matches). Call until
+ * @cur->done.
  */
-int dq_search_failed_step(dq_client *c, const char *queue, const char *needle, size_t most,
-                          dq_search *cur, dq_page *found, dq_err *err);
+int dq_search_step(dq_client *c, const char *queue, dq_view view, const char *needle, size_t most,
+                   dq_search *cur, dq_page *found, dq_err *err);
 
 /**
  * Finds one task by id wherever it is (in flight, failed or scheduled). Generated ids

@@ -235,16 +235,17 @@ perform(struct cli *g, struct ui *ui, struct model *mutable, dq_search *search)
         if (ui->input[0] == '\0')
             break;
         snprintf(ui->filter, sizeof ui->filter, "%s", ui->input);
-        model_keep_failed(mutable, true);
+        ui->filter_pane = ui->focus;
+        model_keep(mutable, ui->focus);
         memset(search, 0, sizeof *search);
-        ui->sel[PANE_FAILED] = ui->top[PANE_FAILED] = 0;
+        ui->sel[ui->focus] = ui->top[ui->focus] = 0;
         ui->search_scanned = ui->search_total = 0;
         ui->search_done = false;
         break;
     case ACT_UNFILTER:
         ui->filter[0] = '\0';
-        model_keep_failed(mutable, false);
-        ui->sel[PANE_FAILED] = ui->top[PANE_FAILED] = 0;
+        model_keep(mutable, -1);
+        ui->sel[ui->filter_pane] = ui->top[ui->filter_pane] = 0;
         app_status(ui, false, "search cleared");
         break;
     case ACT_AUDIT:
@@ -363,17 +364,18 @@ cmd_top(struct cli *g, int argc, char **argv)
             backoff = model.connected ? 500 : backoff * 2 > 5000 ? 5000 : backoff * 2;
         }
         /* a search runs one bounded step per pass, keys still answered in between */
-        bool searching = ui.filter[0] != '\0' && !search.done && model.pages[PANE_FAILED].n < 1000;
+        int fp = ui.filter_pane;
+        bool searching = ui.filter[0] != '\0' && !search.done && model.pages[fp].n < 1000;
         if (searching) {
             dq_err serr = {0};
-            if (dq_search_failed_step(g->client, g->queue, ui.filter, 100, &search,
-                                      &model.pages[PANE_FAILED], &serr) != DQ_OK) {
+            if (dq_search_step(g->client, g->queue, (dq_view)fp, ui.filter, 100, &search,
+                               &model.pages[fp], &serr) != DQ_OK) {
                 app_status(&ui, true, "search: %s", serr.msg);
                 search.done = true;
             }
             ui.search_scanned = search.scanned;
             ui.search_total = search.total;
-            ui.search_done = search.done || model.pages[PANE_FAILED].n >= 1000;
+            ui.search_done = search.done || model.pages[fp].n >= 1000;
         }
         ui.retry_in_ms = next_fetch - mono_ms();
         view_render(&model, &ui, &grid);

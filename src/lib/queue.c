@@ -816,35 +816,32 @@ struct page_state {
     dq_view view;
 };
 
+/* Appends the items of a page or search reply (3 elements each from r->element[first]:
+ * key or envelope, score, record) to @p as tasks of @view. */
 static int
-parse_page(const redisReply *r, void *out, dq_err *err)
+append_items(const redisReply *r, size_t first, dq_view view, dq_page *p, dq_err *err)
 {
-    struct page_state *ps = out;
-    dq_page *p = ps->page;
-    size_t n;
+    size_t n = (r->elements - first) / 3;
 
-    if (!reply_array(r, 2) || (r->elements - 2) % 3 != 0 || !reply_int(r->element[0], &p->now_ms) ||
-        !reply_int(r->element[1], &p->total))
-        return bad_reply(err, "page");
-    n = (r->elements - 2) / 3;
     if (n == 0)
         return DQ_OK;
-    p->tasks = calloc(n, sizeof *p->tasks);
-    if (p->tasks == NULL)
+    dq_task *grown = realloc(p->tasks, (p->n + n) * sizeof *grown);
+    if (grown == NULL)
         return dq_err_set(err, DQ_ENOMEM, "out of memory");
+    p->tasks = grown;
     for (size_t i = 0; i < n; i++) {
-        const redisReply *k = r->element[2 + 3 * i], *d = r->element[4 + 3 * i];
-        dq_task *t = &p->tasks[i];
+        const redisReply *k = r->element[first + 3 * i], *d = r->element[first + 3 * i + 2];
+        dq_task *t = &p->tasks[p->n];
         int64_t score;
         char tk[240];
         int rc;
 
         task_init(t);
-        p->n = i + 1;
+        p->n++;
         if (k->type != REDIS_REPLY_STRING || d->type != REDIS_REPLY_STRING ||
-            !reply_int(r->element[3 + 3 * i], &score))
+            !reply_int(r->element[first + 3 * i + 1], &score))
             return bad_reply(err, "page");
-        if (ps->view == DQ_VIEW_DUE || ps->view == DQ_VIEW_FUTURE) {
+        if (view == DQ_VIEW_DUE || view == DQ_VIEW_FUTURE) {
             rc = task_from_env(t, k->str, k->len, "?");
             t->state = DQ_STATE_SCHEDULED;
             t->due_ms = score;
@@ -855,17 +852,29 @@ parse_page(const redisReply *r, void *out, dq_err *err)
             }
         } else {
             snprintf(tk, sizeof tk, "%.*s", (int)k->len, k->str);
-            if (ps->view == DQ_VIEW_INFLIGHT)
+            if (view == DQ_VIEW_INFLIGHT)
                 rc = task_from_running(t, tk, score, d->str, d->len);
             else
                 rc = task_from_failed(t, tk, d->str, d->len);
-            if (ps->view == DQ_VIEW_FAILED && t->failed_ms < 0)
+            if (view == DQ_VIEW_FAILED && t->failed_ms < 0)
                 t->failed_ms = score;
         }
-        if (rc != DQ_OK)
+        if (rc != DQ_OK || t->id == NULL)
             return dq_err_set(err, DQ_ENOMEM, "out of memory");
     }
     return DQ_OK;
+}
+
+static int
+parse_page(const redisReply *r, void *out, dq_err *err)
+{
+    struct page_state *ps = out;
+    dq_page *p = ps->page;
+
+    if (!reply_array(r, 2) || (r->elements - 2) % 3 != 0 || !reply_int(r->element[0], &p->now_ms) ||
+        !reply_int(r->element[1], &p->total))
+        return bad_reply(err, "page");
+    return append_items(r, 2, ps->view, p, err);
 }
 
 int
@@ -1065,6 +1074,7 @@ dq_run_now(dq_client *c, const char *queue, const dq_task *t, dq_err *err)
 struct search_state {
     dq_search *cur;
     dq_page *found;
+    dq_view view;
 };
 
 static int
@@ -1072,36 +1082,15 @@ parse_search(const redisReply *r, void *out, dq_err *err)
 {
     struct search_state *ss = out;
     int64_t next, total;
-    size_t n;
+    int rc;
 
     if (!reply_array(r, 2) || (r->elements - 2) % 3 != 0 || !reply_int(r->element[0], &next) ||
         !reply_int(r->element[1], &total))
         return bad_reply(err, "search");
-    n = (r->elements - 2) / 3;
-    if (n > 0) {
-        dq_task *t = realloc(ss->found->tasks, (ss->found->n + n) * sizeof *t);
-        if (t == NULL)
-            return dq_err_set(err, DQ_ENOMEM, "out of memory");
-        ss->found->tasks = t;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const redisReply *k = r->element[2 + 3 * i], *d = r->element[4 + 3 * i];
-        dq_task *t = &ss->found->tasks[ss->found->n];
-        char tk[240];
-        int64_t score;
-
-        task_init(t);
-        if (k->type != REDIS_REPLY_STRING || d->type != REDIS_REPLY_STRING ||
-            !reply_int(r->element[3 + 3 * i], &score))
-            return bad_reply(err, "search");
-        ss->found->n++;
-        snprintf(tk, sizeof tk, "%.*s", (int)k->len, k->str);
-        if (task_from_failed(t, tk, d->str, d->len) != DQ_OK)
-            return dq_err_set(err, DQ_ENOMEM, "out of memory");
-        if (t->failed_ms < 0)
-            t->failed_ms = score;
-    }
+    rc = append_items(r, 2, ss->view, ss->found, err);
     ss->found->total = (int64_t)ss->found->n;
+    if (rc != DQ_OK)
+        return rc;
     ss->cur->scanned += next < 0 ? total - ss->cur->cursor : next - ss->cur->cursor;
     if (ss->cur->scanned < 0)
         ss->cur->scanned = 0;
@@ -1113,18 +1102,22 @@ parse_search(const redisReply *r, void *out, dq_err *err)
 }
 
 int
-dq_search_failed_step(dq_client *c, const char *queue, const char *needle, size_t most,
-                      dq_search *cur, dq_page *found, dq_err *err)
+dq_search_step(dq_client *c, const char *queue, dq_view view, const char *needle, size_t most,
+               dq_search *cur, dq_page *found, dq_err *err)
 {
-    struct search_state ss = {cur, found};
+    static const char *const names[] = {"due", "future", "inflight", "failed"};
+    struct search_state ss = {cur, found, view};
     struct dq_args a;
     int rc;
 
     if (cur->done)
         return DQ_OK;
+    if ((unsigned)view > DQ_VIEW_FAILED)
+        return dq_err_set(err, DQ_EINVAL, "view: %d is not a view", (int)view);
     if (needle == NULL || needle[0] == '\0' || strlen(needle) > 200)
         return dq_err_set(err, DQ_EINVAL, "search: the text must be 1..200 bytes");
     dq_args_init(&a);
+    dq_args_str(&a, names[view]);
     dq_args_str(&a, needle);
     dq_args_i64(&a, cur->cursor);
     dq_args_i64(&a, 1000);

@@ -239,19 +239,15 @@ main_key(struct ui *ui, const struct model *m, int key)
                    ui->nmarks[ui->focus]);
         return move_sel(ui, m, 1) | APP_REDRAW;
     case '/':
-        if (ui->focus != PANE_FAILED) {
-            app_status(ui, true,
-                       "/ searches errors and payloads of failed tasks: go to Failed (4)");
-            return APP_REDRAW;
-        }
         ui->mode = MODE_INPUT;
         ui->input[0] = '\0';
         ui->input_action = ACT_SEARCH;
-        snprintf(ui->prompt, sizeof ui->prompt,
-                 "search failed tasks (error, trace, payload; Esc: cancel): ");
+        snprintf(ui->prompt, sizeof ui->prompt, "search %s (id, payload%s; Esc: cancel): ",
+                 ui->focus == PANE_FAILED ? "failed tasks" : "this pane",
+                 ui->focus == PANE_FAILED ? ", error, trace" : "");
         return APP_REDRAW;
     case KEY_APP_ESC:
-        if (ui->nmarks[ui->focus] == 0 && ui->filter[0] != '\0' && ui->focus == PANE_FAILED) {
+        if (ui->nmarks[ui->focus] == 0 && ui->filter[0] != '\0' && ui->focus == ui->filter_pane) {
             ui->action = ACT_UNFILTER;
             return APP_ACTION;
         }

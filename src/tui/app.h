@@ -82,7 +82,8 @@ struct ui {
     char *detail_copy;        /* what y copies in the details view (owned; may be NULL) */
     char **marks[PANE_COUNT]; /* ids marked with space, per pane (owned) */
     size_t nmarks[PANE_COUNT];
-    char filter[120]; /* the Failed pane shows search matches for this ("": off) */
+    char filter[120]; /* pane filter_pane shows search matches for this ("": off) */
+    int filter_pane;
     int64_t search_scanned, search_total;
     bool search_done;
     char prompt[200];         /* MODE_INPUT: the question */

@@ -9,6 +9,7 @@ void
 model_init(struct model *m, const char *queue, const char *endpoint)
 {
     memset(m, 0, sizeof *m);
+    m->keep = -1;
     snprintf(m->queue, sizeof m->queue, "%s", queue);
     snprintf(m->endpoint, sizeof m->endpoint, "%s", endpoint);
 }
@@ -40,7 +41,7 @@ model_fetch(struct model *m, dq_client *c, const size_t offsets[PANE_COUNT],
     if (rc == DQ_OK)
         rc = dq_server_info_get(c, &info, &err);
     for (int i = 0; i < PANE_COUNT && rc == DQ_OK; i++) {
-        if (i == PANE_FAILED && m->keep_failed)
+        if (i == m->keep)
             continue;
         rc = dq_page_get(c, m->queue, (dq_view)i, offsets[i], limits[i] ? limits[i] : 1, &pages[i],
                          &err);
@@ -53,7 +54,7 @@ model_fetch(struct model *m, dq_client *c, const size_t offsets[PANE_COUNT],
         return rc;
     }
     for (int i = 0; i < PANE_COUNT; i++) {
-        if (i == PANE_FAILED && m->keep_failed)
+        if (i == m->keep)
             continue;
         dq_page_free(&m->pages[i]);
         m->pages[i] = pages[i];
@@ -82,9 +83,15 @@ model_fetch(struct model *m, dq_client *c, const size_t offsets[PANE_COUNT],
 }
 
 void
-model_keep_failed(struct model *m, bool keep)
+model_keep(struct model *m, int pane)
 {
-    m->keep_failed = keep;
-    dq_page_free(&m->pages[PANE_FAILED]);
-    m->offsets[PANE_FAILED] = 0;
+    int was = m->keep;
+
+    m->keep = pane;
+    for (int i = 0; i < PANE_COUNT; i++) {
+        if (i == pane || i == was) {
+            dq_page_free(&m->pages[i]);
+            m->offsets[i] = 0;
+        }
+    }
 }

@@ -33,7 +33,7 @@ struct model {
     /* due backlog at each of the last SPARK_LEN fetches, oldest first */
     int64_t spark[SPARK_LEN];
     int nspark;
-    bool keep_failed; /* the Failed page holds search matches */
+    int keep; /* the pane whose page holds search matches, or -1 */
 };
 
 void model_init(struct model *m, const char *queue, const char *endpoint);
@@ -47,8 +47,9 @@ void model_free(struct model *m);
 int model_fetch(struct model *m, dq_client *c, const size_t offsets[PANE_COUNT],
                 const size_t limits[PANE_COUNT]);
 
-/* While a search runs, the Failed pane holds its matches: model_fetch leaves it alone. */
-void model_keep_failed(struct model *m, bool keep);
+/* While a search runs, pane @pane (-1: none) holds its matches: model_fetch leaves it
+ * alone. Empties that pane either way. */
+void model_keep(struct model *m, int pane);
 
 /* Count of items in a pane according to the last fetch. */
 int64_t model_pane_total(const struct model *m, int pane);

@@ -193,11 +193,12 @@ render_pane(const struct model *m, struct ui *ui, struct grid *g, int pane, int 
     if (height < 3 || width < 20)
         return;
     ui->boxes[pane] = (struct pane_box){row, col, height, width};
-    if (pane == PANE_FAILED && ui->filter[0] != '\0')
+    if (pane == ui->filter_pane && ui->filter[0] != '\0')
         grid_printf(g, row, col, width, title | color(ui, GRID_YELLOW),
-                    "[4] Failed matching \"%s\": %lld (%s %lld of %lld; Esc clears)", ui->filter,
-                    (long long)p->total, ui->search_done ? "searched" : "searching",
-                    (long long)ui->search_scanned, (long long)ui->search_total);
+                    "[%d] %s matching \"%s\": %lld (%s %lld of %lld; Esc clears)", pane + 1,
+                    pane_names[pane], ui->filter, (long long)p->total,
+                    ui->search_done ? "searched" : "searching", (long long)ui->search_scanned,
+                    (long long)ui->search_total);
     else
         grid_printf(g, row, col, width, title, "[%d] %s (%lld)", pane + 1, pane_names[pane],
                     (long long)p->total);
@@ -330,8 +331,9 @@ static const char *const help_lines[] = {
     "               to the clipboard with OSC 52 (works over ssh and in tmux)",
     "  L            the audit log of operator actions",
     "  mouse        click selects a pane and a row, the wheel scrolls (--no-mouse: off)",
-    "  /            Failed: search errors, traces and payloads on the server, in bounded",
-    "               steps (works with millions of failures); Esc clears the search",
+    "  /            search the pane on the server (ids and payloads; on Failed also errors",
+    "               and traces), in bounded steps, so it works with millions of tasks;",
+    "               Esc clears the search",
     "  space        mark / unmark the selected task; r and d then act on all marked",
     "               tasks of the pane at once (all or nothing); Esc clears the marks",
     "",

@@ -406,7 +406,8 @@ search_failed_in_bounded_steps(void **state)
     ASSERT_OK(&f, dq_fail(f.c, f.queue, &cl.tasks[1], "gateway said needle", "", &f.err));
     dq_claimed_free(&cl);
     while (!cur.done) {
-        ASSERT_OK(&f, dq_search_failed_step(f.c, f.queue, "needle", 100, &cur, &found, &f.err));
+        ASSERT_OK(
+            &f, dq_search_step(f.c, f.queue, DQ_VIEW_FAILED, "needle", 100, &cur, &found, &f.err));
         steps++;
     }
     assert_int_equal(steps, 3); /* 2302 failures, 1000 per step */
@@ -416,8 +417,35 @@ search_failed_in_bounded_steps(void **state)
     assert_string_equal(found.tasks[0].error, "gateway said needle"); /* newest first */
     assert_string_equal(found.tasks[1].error, "plain");
     dq_page_free(&found);
-    assert_int_equal(dq_search_failed_step(f.c, f.queue, "", 10, &(dq_search){0}, &found, &f.err),
-                     DQ_EINVAL);
+
+    /* the other views: scheduled by payload, in flight by worker */
+    for (int i = 0; i < 1500; i++)
+        enqueue_str(&f, i == 1234 ? "{\"note\":\"needle in future\"}" : "{}", 60000, NULL, NULL);
+    enqueue_str(&f, "{\"note\":\"needle due\"}", 0, NULL, NULL);
+    cur = (dq_search){0};
+    while (!cur.done)
+        ASSERT_OK(
+            &f, dq_search_step(f.c, f.queue, DQ_VIEW_FUTURE, "needle", 100, &cur, &found, &f.err));
+    assert_int_equal(cur.total, 1500);
+    assert_int_equal(found.n, 1);
+    assert_int_equal(found.tasks[0].state, DQ_STATE_SCHEDULED);
+    dq_page_free(&found);
+    cur = (dq_search){0};
+    ASSERT_OK(&f, dq_search_step(f.c, f.queue, DQ_VIEW_DUE, "needle", 100, &cur, &found, &f.err));
+    assert_true(cur.done);
+    assert_int_equal(found.n, 1);
+    dq_page_free(&found);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 1, 30000, "needle-worker", &cl, &f.err));
+    cur = (dq_search){0};
+    ASSERT_OK(&f, dq_search_step(f.c, f.queue, DQ_VIEW_INFLIGHT, "needle-worker", 100, &cur, &found,
+                                 &f.err));
+    assert_int_equal(found.n, 1);
+    assert_string_equal(found.tasks[0].worker, "needle-worker");
+    dq_page_free(&found);
+    dq_claimed_free(&cl);
+    assert_int_equal(
+        dq_search_step(f.c, f.queue, DQ_VIEW_FAILED, "", 10, &(dq_search){0}, &found, &f.err),
+        DQ_EINVAL);
     fixture_close(&f);
 }
 

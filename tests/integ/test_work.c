@@ -557,7 +557,9 @@ busy_slots_and_outages_do_not_spin(void **state)
     assert_true(busy_cpu < 10.0);
     assert_true(down_cpu < 10.0);
     assert_int_equal(code, 0);
-    assert_true(took < 9000);
+    /* grace 1 s + 5 s to give up the hand-back, + a Redis call that may be waiting out
+     * its 3 s timeout when the signal comes, + slack for a loaded CI machine */
+    assert_true(took < 15000);
     fixture_close(&f);
     test_redis_stop(&own);
 }

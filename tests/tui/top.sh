@@ -88,6 +88,14 @@ if wait_for screen_has 'Failed matching "card declined": 2 (searched'; then
 else bad "search"; fi
 tm send-keys -t top Escape
 wait_for screen_has "[4] Failed (" && ok "Esc clears the search" || bad "clear search"
+tm send-keys -t top 2 /
+wait_for screen_has "search this pane" || bad "search prompt on Future"
+tm send-keys -t top -l "subscription.renew"
+tm send-keys -t top Enter
+if wait_for screen_has 'Future matching "subscription.renew": 12 (searched'; then
+  ok "/ on Future finds the 12 renewals by payload"
+else bad "search future"; fi
+tm send-keys -t top Escape 4
 
 # 4. r, then y, requeues the selected failed task (checked in Redis)
 before=$(stat failed)
