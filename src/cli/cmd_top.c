@@ -122,18 +122,6 @@ load_audit(struct cli *g, struct ui *ui)
     dq_audit_free(&a);
 }
 
-/* The selected task as last fetched, or NULL. */
-static const dq_task *
-selected_task(const struct ui *ui, const struct model *m)
-{
-    const dq_page *p = &m->pages[ui->focus];
-    size_t sel = ui->sel[ui->focus];
-
-    if (sel < m->offsets[ui->focus] || sel - m->offsets[ui->focus] >= p->n)
-        return NULL;
-    return &p->tasks[sel - m->offsets[ui->focus]];
-}
-
 static void
 perform(struct cli *g, struct ui *ui, struct model *mutable, dq_search *search)
 {
@@ -180,7 +168,7 @@ perform(struct cli *g, struct ui *ui, struct model *mutable, dq_search *search)
         break;
     }
     case ACT_RUN_NOW: {
-        const dq_task *t = selected_task(ui, m);
+        const dq_task *t = app_selected_task(ui, m);
         if (t == NULL || strcmp(t->id, ui->action_id) != 0)
             app_status(ui, true, "run now: the selection moved; try again");
         else if (dq_run_now(g->client, g->queue, t, &err) == DQ_OK)
@@ -253,7 +241,7 @@ perform(struct cli *g, struct ui *ui, struct model *mutable, dq_search *search)
         break;
     case ACT_COPY: {
         struct dq_buf b = DQ_BUF_INIT;
-        const dq_task *t = ui->mode == MODE_MAIN ? selected_task(ui, m) : NULL;
+        const dq_task *t = ui->mode == MODE_MAIN ? app_selected_task(ui, m) : NULL;
         if (ui->mode == MODE_DETAILS && ui->detail_copy != NULL)
             dq_buf_puts(&b, ui->detail_copy);
         else if (t != NULL && !t->undecodable)

@@ -7,6 +7,7 @@
 #include "fmt/b64.h"
 #include "fmt/esc.h"
 #include "fmt/mptext.h"
+#include "fmt/taskfmt.h"
 #include "lib/dur.h"
 
 static const char *const state_names[] = {"none", "scheduled", "inflight", "failed"};
@@ -127,12 +128,7 @@ cli_task_row(FILE *f, const dq_task *t, dq_view view, int64_t now_ms)
         if (view == DQ_VIEW_FAILED)
             strncat(when, " ago", sizeof when - strlen(when) - 1);
     }
-    if (t->undecodable)
-        snprintf(att, sizeof att, "-");
-    else if (t->max_attempts > 0)
-        snprintf(att, sizeof att, "%u/%u", t->attempt, t->max_attempts);
-    else
-        snprintf(att, sizeof att, "%u", t->attempt);
+    dq_fmt_attempts(att, sizeof att, t);
     if (view == DQ_VIEW_FAILED) {
         first_line(&rest, t->reason ? t->reason : "?", 40);
         dq_buf_puts(&rest, ": ");

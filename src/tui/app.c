@@ -110,15 +110,23 @@ app_set_detail(struct ui *ui, const char *text)
     }
 }
 
-const char *
-app_selected_id(const struct ui *ui, const struct model *m)
+const dq_task *
+app_selected_task(const struct ui *ui, const struct model *m)
 {
     const dq_page *p = &m->pages[ui->focus];
     size_t sel = ui->sel[ui->focus];
 
     if (sel < m->offsets[ui->focus] || sel - m->offsets[ui->focus] >= p->n)
         return NULL;
-    return p->tasks[sel - m->offsets[ui->focus]].id;
+    return &p->tasks[sel - m->offsets[ui->focus]];
+}
+
+const char *
+app_selected_id(const struct ui *ui, const struct model *m)
+{
+    const dq_task *t = app_selected_task(ui, m);
+
+    return t != NULL ? t->id : NULL;
 }
 
 bool

@@ -100,6 +100,9 @@ int app_key(struct ui *ui, const struct model *m, int key);
 /* A click at (@row, @col): focuses the pane there and selects the row clicked. */
 int app_click(struct ui *ui, const struct model *m, int row, int col);
 
+/* The selected task of the focused pane as last fetched, or NULL. Borrowed from @m. */
+const dq_task *app_selected_task(const struct ui *ui, const struct model *m);
+
 /* The id of the selected task in the focused pane, or NULL. */
 const char *app_selected_id(const struct ui *ui, const struct model *m);
 

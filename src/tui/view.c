@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fmt/mptext.h"
+#include "fmt/taskfmt.h"
 #include "lib/buf.h"
 #include "lib/dur.h"
 
@@ -145,12 +146,7 @@ render_row(const struct model *m, const struct ui *ui, struct grid *g, int pane,
         dq_dur_format(when, sizeof when, now - t->failed_ms);
         break;
     }
-    if (t->undecodable)
-        snprintf(att, sizeof att, "-");
-    else if (t->max_attempts > 0)
-        snprintf(att, sizeof att, "%u/%u", t->attempt, t->max_attempts);
-    else
-        snprintf(att, sizeof att, "%u", t->attempt);
+    dq_fmt_attempts(att, sizeof att, t);
     if (pane == PANE_FAILED) {
         dq_buf_puts(&rest, t->reason ? t->reason : "?");
         dq_buf_puts(&rest, ": ");
