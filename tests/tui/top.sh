@@ -177,7 +177,11 @@ gone() { ! tm has-session -t top 2>/dev/null; }
 if wait_for gone; then ok "q quits"; else bad "quit"; fi
 
 # 9. --read-only refuses actions and says so
-tm new-session -d -s top -x 140 -y 40 "$bin top --read-only"
+ro_start() {
+  tm has-session -t top 2>/dev/null ||
+    tm new-session -d -s top -x 140 -y 40 "$bin top --read-only" 2>/dev/null
+}
+wait_for ro_start
 before=$(stat failed)
 if wait_for screen_has "READ-ONLY"; then
   tm send-keys -t top 4
@@ -190,7 +194,11 @@ tm send-keys -t top q
 wait_for gone || bad "read-only session quits"
 
 # 10. Redis goes away: a banner, keys still work, q still quits
-tm new-session -d -s top -x 140 -y 40 "$bin top --refresh 250ms"
+top_start() {
+  tm has-session -t top 2>/dev/null ||
+    tm new-session -d -s top -x 140 -y 40 "$bin top --refresh 250ms" 2>/dev/null
+}
+wait_for top_start
 wait_for screen_has "[4] Failed" || bad "restart top"
 port=${url##*:}
 redis-cli -p "$port" shutdown nosave >/dev/null 2>&1
@@ -203,7 +211,12 @@ tm send-keys -t top q
 if wait_for gone; then ok "q quits while disconnected"; else bad "quit while disconnected"; fi
 
 # 11. closing the terminal (SIGHUP) under the live demo: everything it started stops
-tm new-session -d -s hup -x 100 -y 30 "$bin demo -q hupdemo"
+# the last session just ended, so the tmux server may still be exiting: retry the start
+hup_start() {
+  tm has-session -t hup 2>/dev/null ||
+    tm new-session -d -s hup -x 100 -y 30 "$bin demo -q hupdemo" 2>/dev/null
+}
+wait_for hup_start
 hup_up() { tm capture-pane -p -t hup 2>/dev/null | grep -qF "queue hupdemo"; }
 if wait_for hup_up; then
   pane_pid=$(tm list-panes -t hup -F '#{pane_pid}')
