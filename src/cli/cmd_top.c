@@ -6,6 +6,7 @@
  * (app.c decides, this file calls the library: the same scripts as the CLI and workers).
  */
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "lib/buf.h"
 #include "lib/dur.h"
 #include "tui/app.h"
+#include "tui/io.h"
 #include "tui/model.h"
 #include "tui/term.h"
 #include "tui/view.h"
@@ -56,52 +58,95 @@ counts_moved(const dq_stats *a, const dq_stats *b)
            a->failed != b->failed || a->enqueued != b->enqueued || a->done != b->done;
 }
 
+/*
+ * An operator's action on its way to Redis: what the keyboard thread copied for it, and
+ * what the Redis thread (io.c) found. The keyboard thread applies the result to the UI.
+ */
+struct job {
+    enum action act;
+    const char *queue;
+    char id[240];
+    char input[120];
+    char **ids; /* the marked set (copied), or NULL for the selection */
+    size_t nids;
+    int pane;
+    dq_task task; /* run now: the selected task's id and bytes (copied) */
+    /* results */
+    bool error;
+    char status[300];
+    bool clear_marks;
+    char *detail, *copy; /* details view text and what y copies there (owned) */
+    char title[64];
+};
+
 static void
-load_details(struct cli *g, struct ui *ui)
+job_reset(struct job *j)
+{
+    for (size_t i = 0; i < j->nids; i++)
+        free(j->ids[i]);
+    free(j->ids);
+    free(j->task.id);
+    free(j->task.raw);
+    free(j->detail);
+    free(j->copy);
+    memset(j, 0, sizeof *j);
+}
+
+static void
+job_status(struct job *j, bool error, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(j->status, sizeof j->status, fmt, ap);
+    va_end(ap);
+    j->error = error;
+}
+
+static void
+job_details(dq_client *c, struct job *j)
 {
     dq_task t;
     dq_err err = {0};
     char *text = NULL;
     size_t len = 0;
     FILE *f;
+    dq_stats s;
 
-    if (dq_find(g->client, g->queue, ui->action_id, &t, &err) != DQ_OK) {
-        app_status(ui, true, "%s", err.msg);
+    if (dq_find(c, j->queue, j->id, &t, &err) != DQ_OK) {
+        job_status(j, true, "%s", err.msg);
         return;
     }
     f = open_memstream(&text, &len);
-    if (f != NULL) {
-        dq_stats s;
-        int64_t now = dq_stats_get(g->client, g->queue, &s, NULL) == DQ_OK ? s.now_ms : 0;
-        cli_task_show(f, &t, now);
-        fclose(f);
-        app_set_detail(ui, text);
-        snprintf(ui->detail_title, sizeof ui->detail_title, "task details");
-        /* y in details copies the stack trace of a failed task, else the payload */
-        struct dq_buf b = DQ_BUF_INIT;
-        if (t.trace != NULL && t.trace[0] != '\0')
-            dq_buf_puts(&b, t.trace);
-        else if (!t.undecodable)
-            cli_json_payload(&b, t.payload, t.payload_len);
-        free(ui->detail_copy);
-        ui->detail_copy = b.failed ? NULL : dq_buf_steal(&b, NULL);
-        dq_buf_free(&b);
-        ui->mode = MODE_DETAILS;
-        ui->scroll = 0;
+    if (f == NULL) {
+        job_status(j, true, "details: out of memory");
+        dq_task_clear(&t);
+        return;
     }
-    free(text);
+    cli_task_show(f, &t, dq_stats_get(c, j->queue, &s, NULL) == DQ_OK ? s.now_ms : 0);
+    fclose(f);
+    j->detail = text;
+    snprintf(j->title, sizeof j->title, "task details");
+    /* y in details copies the stack trace of a failed task, else the payload */
+    struct dq_buf b = DQ_BUF_INIT;
+    if (t.trace != NULL && t.trace[0] != '\0')
+        dq_buf_puts(&b, t.trace);
+    else if (!t.undecodable)
+        cli_json_payload(&b, t.payload, t.payload_len);
+    j->copy = b.failed ? NULL : dq_buf_steal(&b, NULL);
+    dq_buf_free(&b);
     dq_task_clear(&t);
 }
 
 static void
-load_audit(struct cli *g, struct ui *ui)
+job_audit(dq_client *c, struct job *j)
 {
     dq_audit a;
     dq_err err = {0};
     struct dq_buf b = DQ_BUF_INIT;
 
-    if (dq_audit_get(g->client, g->queue, 1000, &a, &err) != DQ_OK) {
-        app_status(ui, true, "audit: %s", err.msg);
+    if (dq_audit_get(c, j->queue, 1000, &a, &err) != DQ_OK) {
+        job_status(j, true, "audit: %s", err.msg);
         return;
     }
     for (size_t i = 0; i < a.n; i++) {
@@ -112,133 +157,244 @@ load_audit(struct cli *g, struct ui *ui)
     }
     if (a.n == 0)
         dq_buf_puts(&b, "(no operator actions recorded)\n");
-    app_set_detail(ui, b.data ? b.data : "");
-    snprintf(ui->detail_title, sizeof ui->detail_title, "audit log of %s, newest first", g->queue);
-    free(ui->detail_copy);
-    ui->detail_copy = NULL;
-    ui->mode = MODE_DETAILS;
-    ui->scroll = 0;
+    j->detail = b.failed ? NULL : dq_buf_steal(&b, NULL);
+    if (j->detail == NULL)
+        job_status(j, true, "audit: out of memory");
+    snprintf(j->title, sizeof j->title, "audit log of %.30s, newest first", j->queue);
     dq_buf_free(&b);
     dq_audit_free(&a);
 }
 
+/* Runs on the Redis thread: the library calls an action needs, results into @arg. */
 static void
-perform(struct cli *g, struct ui *ui, struct model *mutable, dq_search *search)
+job_run(dq_client *c, void *arg)
 {
-    const struct model *m = mutable;
-    const char *ids[1] = {ui->action_id};
+    struct job *j = arg;
+    const char *one[1] = {j->id};
     dq_err err = {0};
     size_t n = 0;
 
-    switch (ui->action) {
+    switch (j->act) {
     case ACT_DETAILS:
-        load_details(g, ui);
+        job_details(c, j);
+        break;
+    case ACT_AUDIT:
+        job_audit(c, j);
         break;
     case ACT_REQUEUE:
     case ACT_DROP: {
         /* the marked set when there is one (all or nothing), else the selection */
-        int pane = ui->focus;
-        const char *const *set = ui->nmarks[pane] > 0 ? (const char *const *)ui->marks[pane] : ids;
-        size_t count = ui->nmarks[pane] > 0 ? ui->nmarks[pane] : 1;
-        bool requeue = ui->action == ACT_REQUEUE;
-        int rc = requeue ? dq_requeue(g->client, g->queue, set, count, 0, &n, &err)
-                         : dq_drop(g->client, g->queue, set, count, &n, &err);
-        if (rc == DQ_OK) {
-            if (count == 1 && ui->nmarks[pane] == 0)
-                app_status(ui, false, requeue ? "requeued %s: due now" : "dropped %s",
-                           ui->action_id);
-            else
-                app_status(
-                    ui, false,
-                    requeue ? "requeued %zu marked tasks: due now" : "dropped %zu marked tasks", n);
-            app_clear_marks(ui, pane);
-        } else {
-            app_status(ui, true, "%s %s: %s (nothing changed)", requeue ? "requeue" : "drop",
-                       ui->action_id, err.msg);
-        }
+        const char *const *set = j->ids != NULL ? (const char *const *)j->ids : one;
+        size_t count = j->ids != NULL ? j->nids : 1;
+        bool requeue = j->act == ACT_REQUEUE;
+        int rc = requeue ? dq_requeue(c, j->queue, set, count, 0, &n, &err)
+                         : dq_drop(c, j->queue, set, count, &n, &err);
+        if (rc != DQ_OK)
+            job_status(j, true, "%s %s: %s (nothing changed)", requeue ? "requeue" : "drop",
+                       j->ids != NULL ? "marked tasks" : j->id, err.msg);
+        else if (j->ids == NULL)
+            job_status(j, false, requeue ? "requeued %s: due now" : "dropped %s", j->id);
+        else
+            job_status(j, false,
+                       requeue ? "requeued %zu marked tasks: due now" : "dropped %zu marked tasks",
+                       n);
+        j->clear_marks = rc == DQ_OK;
         break;
     }
     case ACT_REAP: {
         dq_reaped rp;
-        if (dq_reap(g->client, g->queue, 1000, &rp, &err) == DQ_OK)
-            app_status(ui, false, "recovered %zu expired leases (%zu ran out of attempts)",
+        if (dq_reap(c, j->queue, 1000, &rp, &err) == DQ_OK)
+            job_status(j, false, "recovered %zu expired leases (%zu ran out of attempts)",
                        rp.returned + rp.exhausted, rp.exhausted);
         else
-            app_status(ui, true, "reap: %s", err.msg);
+            job_status(j, true, "reap: %s", err.msg);
         break;
     }
-    case ACT_RUN_NOW: {
-        const dq_task *t = app_selected_task(ui, m);
-        if (t == NULL || strcmp(t->id, ui->action_id) != 0)
-            app_status(ui, true, "run now: the selection moved; try again");
-        else if (dq_run_now(g->client, g->queue, t, &err) == DQ_OK)
-            app_status(ui, false, "task %s is due now", ui->action_id);
+    case ACT_RUN_NOW:
+        if (dq_run_now(c, j->queue, &j->task, &err) == DQ_OK)
+            job_status(j, false, "task %s is due now", j->id);
         else
-            app_status(ui, true, "run now %s: %s", ui->action_id, err.msg);
+            job_status(j, true, "run now %s: %s", j->id, err.msg);
         break;
-    }
     case ACT_REQUEUE_DELAY: {
         int64_t delay;
-        if (dq_dur_parse(ui->input, "delay", &delay, &err) != DQ_OK)
-            app_status(ui, true, "%s", err.msg);
-        else if (dq_requeue(g->client, g->queue, ids, 1, delay, &n, &err) == DQ_OK)
-            app_status(ui, false, "requeued %s: due in %s", ui->action_id, ui->input);
+        if (dq_dur_parse(j->input, "delay", &delay, &err) != DQ_OK)
+            job_status(j, true, "%s", err.msg);
+        else if (dq_requeue(c, j->queue, one, 1, delay, &n, &err) == DQ_OK)
+            job_status(j, false, "requeued %s: due in %s", j->id, j->input);
         else
-            app_status(ui, true, "requeue %s: %s", ui->action_id, err.msg);
+            job_status(j, true, "requeue %s: %s", j->id, err.msg);
         break;
     }
     case ACT_REQUEUE_ALL: {
         int64_t spread = 0;
         dq_bulk cur = {0};
-        if (ui->input[0] != '\0' && dq_dur_parse(ui->input, "spread", &spread, &err) != DQ_OK) {
-            app_status(ui, true, "%s", err.msg);
+        if (j->input[0] != '\0' && dq_dur_parse(j->input, "spread", &spread, &err) != DQ_OK) {
+            job_status(j, true, "%s", err.msg);
             break;
         }
         int rc = DQ_OK;
         while (!cur.done && rc == DQ_OK)
-            rc = dq_requeue_all_step(g->client, g->queue, 0, spread, &cur, &err);
+            rc = dq_requeue_all_step(c, j->queue, 0, spread, &cur, &err);
         if (rc == DQ_OK)
-            app_status(ui, false, "requeued %zu failed tasks%s%s", cur.done_n,
-                       spread > 0 ? ", spread over " : "", spread > 0 ? ui->input : "");
+            job_status(j, false, "requeued %zu failed tasks%s%s", cur.done_n,
+                       spread > 0 ? ", spread over " : "", spread > 0 ? j->input : "");
         else
-            app_status(ui, true, "requeue all stopped after %zu: %s", cur.done_n, err.msg);
+            job_status(j, true, "requeue all stopped after %zu: %s", cur.done_n, err.msg);
         break;
     }
     case ACT_DROP_ALL: {
         dq_bulk cur = {0};
-        if (strcmp(ui->input, g->queue) != 0) {
-            app_status(ui, true, "not dropped: the name typed is not the queue's");
-            break;
-        }
         int rc = DQ_OK;
         while (!cur.done && rc == DQ_OK)
-            rc = dq_drop_all_step(g->client, g->queue, &cur, &err);
+            rc = dq_drop_all_step(c, j->queue, &cur, &err);
         if (rc == DQ_OK)
-            app_status(ui, false, "dropped %zu failed tasks", cur.done_n);
+            job_status(j, false, "dropped %zu failed tasks", cur.done_n);
         else
-            app_status(ui, true, "drop all stopped after %zu: %s", cur.done_n, err.msg);
+            job_status(j, true, "drop all stopped after %zu: %s", cur.done_n, err.msg);
         break;
     }
+    default:
+        break;
+    }
+}
+
+static const char *
+job_name(enum action a)
+{
+    switch (a) {
+    case ACT_DETAILS:
+        return "loading details";
+    case ACT_AUDIT:
+        return "loading the audit log";
+    case ACT_REQUEUE:
+    case ACT_REQUEUE_DELAY:
+        return "requeueing";
+    case ACT_DROP:
+        return "dropping";
+    case ACT_REAP:
+        return "recovering expired leases";
+    case ACT_RUN_NOW:
+        return "making the task due";
+    case ACT_REQUEUE_ALL:
+        return "requeueing all failed tasks";
+    case ACT_DROP_ALL:
+        return "dropping all failed tasks";
+    default:
+        return "working";
+    }
+}
+
+/* On the keyboard thread: applies a finished job to the UI. */
+static void
+job_finish(struct ui *ui, struct job *j)
+{
+    if (j->status[0] != '\0')
+        app_status(ui, j->error, "%s", j->status);
+    else
+        ui->status[0] = '\0';
+    if (j->clear_marks)
+        app_clear_marks(ui, j->pane);
+    if (!j->error && j->detail != NULL) {
+        app_set_detail(ui, j->detail);
+        snprintf(ui->detail_title, sizeof ui->detail_title, "%s", j->title);
+        free(ui->detail_copy);
+        ui->detail_copy = j->copy;
+        j->copy = NULL;
+        ui->mode = MODE_DETAILS;
+        ui->scroll = 0;
+    }
+    job_reset(j);
+}
+
+/*
+ * One search step on the Redis thread. The keyboard thread owns the cursor between
+ * steps; gen tells a step of an older search (ended or replaced meanwhile) apart.
+ */
+struct search_step {
+    const char *queue;
+    int view;
+    char needle[120];
+    unsigned gen;
+    dq_search cur;
+    dq_page found;
+    int rc;
+    char error[256];
+};
+
+static void
+search_run(dq_client *c, void *arg)
+{
+    struct search_step *s = arg;
+    dq_err err = {0};
+
+    s->rc = dq_search_step(c, s->queue, (dq_view)s->view, s->needle, 100, &s->cur, &s->found, &err);
+    snprintf(s->error, sizeof s->error, "%s", s->rc == DQ_OK ? "" : err.msg);
+}
+
+struct fetch {
+    const char *queue;
+    int keep;
+    size_t offsets[PANE_COUNT], limits[PANE_COUNT];
+    struct snapshot snap;
+};
+
+static void
+fetch_run(dq_client *c, void *arg)
+{
+    struct fetch *f = arg;
+
+    model_snapshot(c, f->queue, f->keep, f->offsets, f->limits, &f->snap);
+}
+
+static char **
+copy_ids(char *const *ids, size_t n)
+{
+    char **out = calloc(n, sizeof *out);
+
+    for (size_t i = 0; out != NULL && i < n; i++) {
+        if ((out[i] = strdup(ids[i])) == NULL) {
+            while (i > 0)
+                free(out[--i]);
+            free(out);
+            out = NULL;
+        }
+    }
+    return out;
+}
+
+/*
+ * What an action key asked for. Actions that need Redis become a job for the Redis
+ * thread (one at a time); the rest happen here. Returns true when the panes should be
+ * fetched again at once.
+ */
+static bool
+begin_action(struct ui *ui, struct model *m, struct io *io, struct job *job, const char *queue,
+             dq_search *search, unsigned *search_gen)
+{
+    enum action act = ui->action;
+
+    ui->action = ACT_NONE;
+    switch (act) {
     case ACT_SEARCH:
         if (ui->input[0] == '\0')
-            break;
+            return false;
         snprintf(ui->filter, sizeof ui->filter, "%s", ui->input);
         ui->filter_pane = ui->focus;
-        model_keep(mutable, ui->focus);
+        model_keep(m, ui->focus);
         memset(search, 0, sizeof *search);
+        (*search_gen)++;
         ui->sel[ui->focus] = ui->top[ui->focus] = 0;
         ui->search_scanned = ui->search_total = 0;
         ui->search_done = false;
-        break;
+        return false;
     case ACT_UNFILTER:
         ui->filter[0] = '\0';
-        model_keep(mutable, -1);
+        model_keep(m, -1);
+        (*search_gen)++;
         ui->sel[ui->filter_pane] = ui->top[ui->filter_pane] = 0;
         app_status(ui, false, "search cleared");
-        break;
-    case ACT_AUDIT:
-        load_audit(g, ui);
-        break;
+        return true;
     case ACT_COPY: {
         struct dq_buf b = DQ_BUF_INIT;
         const dq_task *t = ui->mode == MODE_MAIN ? app_selected_task(ui, m) : NULL;
@@ -253,12 +409,56 @@ perform(struct cli *g, struct ui *ui, struct model *mutable, dq_search *search)
             app_status(ui, true, "nothing to copy");
         }
         dq_buf_free(&b);
-        break;
+        return false;
     }
     case ACT_NONE:
+        return false;
+    default:
         break;
     }
-    ui->action = ACT_NONE;
+    if (io_busy(io, IO_JOB)) {
+        app_status(ui, true, "busy: %s; try again when it has finished", job_name(job->act));
+        return false;
+    }
+    job_reset(job);
+    job->act = act;
+    job->queue = queue;
+    job->pane = ui->focus;
+    snprintf(job->id, sizeof job->id, "%s", ui->action_id);
+    snprintf(job->input, sizeof job->input, "%s", ui->input);
+    if ((act == ACT_REQUEUE || act == ACT_DROP) && ui->nmarks[ui->focus] > 0) {
+        job->ids = copy_ids(ui->marks[ui->focus], ui->nmarks[ui->focus]);
+        if (job->ids == NULL) {
+            app_status(ui, true, "out of memory; nothing changed");
+            return false;
+        }
+        job->nids = ui->nmarks[ui->focus];
+    }
+    if (act == ACT_DROP_ALL && strcmp(ui->input, queue) != 0) {
+        app_status(ui, true, "not dropped: the name typed is not the queue's");
+        return false;
+    }
+    if (act == ACT_RUN_NOW) {
+        const dq_task *t = app_selected_task(ui, m);
+        if (t == NULL || strcmp(t->id, ui->action_id) != 0) {
+            app_status(ui, true, "run now: the selection moved; try again");
+            return false;
+        }
+        job->task.id = strdup(t->id);
+        job->task.custom_id = t->custom_id;
+        job->task.state = t->state;
+        job->task.undecodable = t->undecodable;
+        job->task.raw = malloc(t->raw_len ? t->raw_len : 1);
+        if (job->task.id == NULL || job->task.raw == NULL) {
+            app_status(ui, true, "out of memory; nothing changed");
+            return false;
+        }
+        memcpy(job->task.raw, t->raw, t->raw_len);
+        job->task.raw_len = t->raw_len;
+    }
+    io_submit(io, IO_JOB, job_run, job);
+    app_status(ui, false, "%s...", job_name(act));
+    return false;
 }
 
 int
@@ -302,12 +502,21 @@ cmd_top(struct cli *g, int argc, char **argv)
     struct ui ui;
     struct grid grid = {0};
     int rows, cols;
-
     model_init(&model, g->queue, dq_client_endpoint(g->client));
+    /* from here on only the Redis thread uses the client */
+    struct io *io = io_start(g->client);
+    if (io == NULL) {
+        fprintf(stderr, "%s: cannot start a thread\n", g->prog);
+        return DQ_EXIT_FAILED;
+    }
+    g->client = NULL;
     ui_init(&ui, read_only, no_color);
     ui.refresh_ms = refresh;
     if (term_start(!no_color, !no_mouse) != 0) {
         fprintf(stderr, "%s: cannot start the terminal (is this a tty?)\n", g->prog);
+        io_stop(io);
+        model_free(&model);
+        ui_free(&ui);
         return DQ_EXIT_USAGE;
     }
     /* SIGINT/SIGTERM/SIGHUP quit cleanly (terminal restored, demo stopped); no
@@ -325,46 +534,86 @@ cmd_top(struct cli *g, int argc, char **argv)
     view_render(&model, &ui, &grid); /* sets the rows a pane shows */
     int early_zero = 0; /* key waits that ended at once with nothing: the tty is gone */
 
+    /* what the Redis thread works on (io.h): one refresh, one search step, one action */
+    struct fetch fetch = {.queue = g->queue};
+    struct search_step step = {.queue = g->queue};
+    struct job job = {0};
     int64_t next_fetch = 0, backoff = 500;
+    bool fetch_now = true; /* a key or an action wants fresh data as soon as possible */
     dq_search search = {0};
+    unsigned search_gen = 0;
+    dq_stats before = {0};
     bool quit = false;
     while (!quit && !stop_requested) {
-        int64_t now = mono_ms();
-        if (next_fetch == 0 || (now >= next_fetch && !ui.paused)) {
-            size_t offsets[PANE_COUNT], limits[PANE_COUNT];
-            dq_stats before = model.stats;
-            for (int i = 0; i < PANE_COUNT; i++) {
-                offsets[i] = ui.top[i];
-                limits[i] = ui.rows_visible > 0 ? (size_t)ui.rows_visible : 1;
-            }
+        /* results the Redis thread finished since the last pass */
+        if (io_done(io, IO_FETCH)) {
             bool had = model.have_data;
-            if (model_fetch(&model, g->client, offsets, limits) == DQ_OK) {
+            if (model_apply(&model, &fetch.snap))
+                fetch_now = true; /* a search ended meanwhile: its pane has no rows yet */
+            if (model.connected) {
                 if (app_clamp(&ui, &model))
-                    next_fetch = 0; /* the window moved: fetch the rows now shown */
+                    fetch_now = true; /* the window moved: fetch the rows now shown */
                 /* adaptive: faster while counts change, slower while nothing moves */
                 if (had && counts_moved(&before, &model.stats))
                     ui.refresh_ms = ui.refresh_ms / 2 < 250 ? 250 : ui.refresh_ms / 2;
                 else if (had)
                     ui.refresh_ms = ui.refresh_ms * 2 > 5000 ? 5000 : ui.refresh_ms * 2;
             }
-            /* disconnected: try again after the client's own (capped) backoff, at most 5 s */
+            /* disconnected: try again after a capped backoff, at most 5 s */
             next_fetch = mono_ms() + (model.connected ? ui.refresh_ms : backoff);
             backoff = model.connected ? 500 : backoff * 2 > 5000 ? 5000 : backoff * 2;
+            if (!model.connected)
+                fetch_now = false; /* not even a key press hammers a server that is down */
         }
-        /* a search runs one bounded step per pass, keys still answered in between */
-        int fp = ui.filter_pane;
-        bool searching = ui.filter[0] != '\0' && !search.done && model.pages[fp].n < 1000;
-        if (searching) {
-            dq_err serr = {0};
-            if (dq_search_step(g->client, g->queue, (dq_view)fp, ui.filter, 100, &search,
-                               &model.pages[fp], &serr) != DQ_OK) {
-                app_status(&ui, true, "search: %s", serr.msg);
+        if (io_done(io, IO_SEARCH)) {
+            int fp = ui.filter_pane;
+            if (step.gen != search_gen || ui.filter[0] == '\0') {
+                dq_page_free(&step.found); /* a step of a search that has ended */
+            } else if (step.rc != DQ_OK) {
+                app_status(&ui, true, "search: %s", step.error);
+                dq_page_free(&step.found);
                 search.done = true;
+            } else {
+                search = step.cur;
+                if (!model_add_found(&model, fp, &step.found)) {
+                    app_status(&ui, true, "search: out of memory");
+                    search.done = true;
+                }
             }
             ui.search_scanned = search.scanned;
             ui.search_total = search.total;
             ui.search_done = search.done || model.pages[fp].n >= 1000;
         }
+        if (io_done(io, IO_JOB)) {
+            job_finish(&ui, &job);
+            fetch_now = true; /* show what the action changed at once */
+        }
+
+        /* work for the Redis thread */
+        int64_t now = mono_ms();
+        if (!io_busy(io, IO_FETCH) &&
+            (fetch_now || next_fetch == 0 || (now >= next_fetch && !ui.paused))) {
+            for (int i = 0; i < PANE_COUNT; i++) {
+                fetch.offsets[i] = ui.top[i];
+                fetch.limits[i] = ui.rows_visible > 0 ? (size_t)ui.rows_visible : 1;
+            }
+            fetch.keep = model.keep;
+            before = model.stats;
+            io_submit(io, IO_FETCH, fetch_run, &fetch);
+            fetch_now = false;
+        }
+        int fp = ui.filter_pane;
+        bool searching = ui.filter[0] != '\0' && !search.done && model.pages[fp].n < 1000;
+        if (searching && !io_busy(io, IO_SEARCH)) {
+            /* one bounded step per submission; keys are answered in between */
+            step.view = fp;
+            step.gen = search_gen;
+            step.cur = search;
+            snprintf(step.needle, sizeof step.needle, "%s", ui.filter);
+            memset(&step.found, 0, sizeof step.found);
+            io_submit(io, IO_SEARCH, search_run, &step);
+        }
+
         ui.retry_in_ms = next_fetch - mono_ms();
         view_render(&model, &ui, &grid);
         term_blit(&grid);
@@ -372,11 +621,11 @@ cmd_top(struct cli *g, int argc, char **argv)
         int64_t wait = ui.paused ? 1000 : next_fetch - mono_ms();
         if (!model.connected && wait > 1000)
             wait = 1000; /* tick the "retrying in" countdown */
-        if (searching)
-            wait = 0; /* next step at once, after looking at the keyboard */
+        if (io_any_busy(io) && wait > 15)
+            wait = 15; /* look for the Redis thread's results soon */
         int64_t asked = wait < 0 ? 0 : wait > 5000 ? 5000 : wait, t0 = mono_ms();
         int key = term_key((int)asked);
-        if (key == 0 && asked >= 50 && mono_ms() - t0 < asked / 2) {
+        if (key == 0 && asked >= 15 && mono_ms() - t0 < asked / 2) {
             if (++early_zero > 50)
                 break; /* the terminal went away (hang-up): quit, do not spin */
         } else {
@@ -387,12 +636,12 @@ cmd_top(struct cli *g, int argc, char **argv)
             grid_init(&grid, rows, cols);
             view_render(&model, &ui, &grid); /* the new layout's rows per pane */
             if (app_clamp(&ui, &model))
-                next_fetch = 0;
+                fetch_now = true;
             continue;
         }
         if (key == 0)
             continue;
-        if (ui.status[0] != '\0' && ui.mode == MODE_MAIN)
+        if (ui.status[0] != '\0' && ui.mode == MODE_MAIN && !io_busy(io, IO_JOB))
             ui.status[0] = '\0'; /* a key press clears the last result */
         int r;
         if (key == KEY_APP_CLICK) {
@@ -404,19 +653,21 @@ cmd_top(struct cli *g, int argc, char **argv)
         }
         if (r & APP_QUIT)
             quit = true;
-        if (r & APP_ACTION) {
-            perform(g, &ui, &model, &search);
+        if ((r & APP_ACTION) && begin_action(&ui, &model, io, &job, g->queue, &search, &search_gen))
             r |= APP_REFETCH;
-        }
         if (key == KEY_APP_REDRAW)
             term_invalidate();
-        if (r & APP_REFETCH)
-            next_fetch = 0;
+        if ((r & APP_REFETCH) && model.connected)
+            fetch_now = true;
     }
     term_stop();
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGHUP, &old_hup, NULL);
+    io_stop(io); /* waits for the call in progress: at most the command timeout */
+    snapshot_free(&fetch.snap);
+    dq_page_free(&step.found);
+    job_reset(&job);
     grid_free(&grid);
     model_free(&model);
     ui_free(&ui);

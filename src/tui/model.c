@@ -3,6 +3,7 @@
 #include "model.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void
@@ -28,58 +29,120 @@ model_pane_total(const struct model *m, int pane)
 }
 
 int
-model_fetch(struct model *m, dq_client *c, const size_t offsets[PANE_COUNT],
-            const size_t limits[PANE_COUNT])
+model_snapshot(dq_client *c, const char *queue, int keep, const size_t offsets[PANE_COUNT],
+               const size_t limits[PANE_COUNT], struct snapshot *out)
 {
-    dq_page pages[PANE_COUNT] = {0};
-    dq_stats s;
-    dq_server_info info;
     dq_err err = {0};
     int rc;
 
-    rc = dq_stats_get(c, m->queue, &s, &err);
+    memset(out, 0, sizeof *out);
+    rc = dq_stats_get(c, queue, &out->stats, &err);
     if (rc == DQ_OK)
-        rc = dq_server_info_get(c, &info, &err);
+        rc = dq_server_info_get(c, &out->info, &err);
     for (int i = 0; i < PANE_COUNT && rc == DQ_OK; i++) {
-        if (i == m->keep)
+        if (i == keep)
             continue;
-        rc = dq_page_get(c, m->queue, (dq_view)i, offsets[i], limits[i] ? limits[i] : 1, &pages[i],
-                         &err);
+        rc = dq_page_get(c, queue, (dq_view)i, offsets[i], limits[i] ? limits[i] : 1,
+                         &out->pages[i], &err);
+        out->got[i] = rc == DQ_OK;
+        out->offsets[i] = offsets[i];
     }
     if (rc != DQ_OK) {
-        for (int i = 0; i < PANE_COUNT; i++)
-            dq_page_free(&pages[i]);
+        snapshot_free(out);
+        snprintf(out->error, sizeof out->error, "%s", err.msg);
+    }
+    out->rc = rc;
+    return rc;
+}
+
+void
+snapshot_free(struct snapshot *s)
+{
+    for (int i = 0; i < PANE_COUNT; i++) {
+        dq_page_free(&s->pages[i]);
+        s->got[i] = false;
+    }
+}
+
+bool
+model_apply(struct model *m, struct snapshot *snap)
+{
+    const dq_stats *s = &snap->stats;
+    bool missing = false;
+
+    if (snap->rc != DQ_OK) {
         m->connected = false;
-        snprintf(m->error, sizeof m->error, "%s", err.msg);
-        return rc;
+        snprintf(m->error, sizeof m->error, "%s", snap->error);
+        snapshot_free(snap);
+        return false;
     }
     for (int i = 0; i < PANE_COUNT; i++) {
         if (i == m->keep)
             continue;
+        if (!snap->got[i]) {
+            missing = true;
+            continue;
+        }
         dq_page_free(&m->pages[i]);
-        m->pages[i] = pages[i];
-        m->offsets[i] = offsets[i];
+        m->pages[i] = snap->pages[i];
+        memset(&snap->pages[i], 0, sizeof snap->pages[i]);
+        m->offsets[i] = snap->offsets[i];
     }
-    if (m->have_data && s.now_ms > m->prev_ms) {
-        double dt = (double)(s.now_ms - m->prev_ms) / 1000.0;
-        m->enq_rate = (double)(s.enqueued - m->prev.enqueued) / dt;
-        m->done_rate = (double)(s.done - m->prev.done) / dt;
+    snapshot_free(snap); /* the kept pane's page, if it was fetched before the search */
+    if (m->have_data && s->now_ms > m->prev_ms) {
+        double dt = (double)(s->now_ms - m->prev_ms) / 1000.0;
+        m->enq_rate = (double)(s->enqueued - m->prev.enqueued) / dt;
+        m->done_rate = (double)(s->done - m->prev.done) / dt;
         m->fail_rate =
-            (double)(s.failed_total + s.expired - m->prev.failed_total - m->prev.expired) / dt;
+            (double)(s->failed_total + s->expired - m->prev.failed_total - m->prev.expired) / dt;
     }
-    m->prev = s;
-    m->prev_ms = s.now_ms;
-    m->stats = s;
-    m->info = info;
+    m->prev = *s;
+    m->prev_ms = s->now_ms;
+    m->stats = *s;
+    m->info = snap->info;
     if (m->nspark == SPARK_LEN) {
         memmove(m->spark, m->spark + 1, (SPARK_LEN - 1) * sizeof m->spark[0]);
         m->nspark--;
     }
-    m->spark[m->nspark++] = s.due;
+    m->spark[m->nspark++] = s->due;
     m->have_data = true;
     m->connected = true;
     m->error[0] = '\0';
-    return DQ_OK;
+    return missing;
+}
+
+int
+model_fetch(struct model *m, dq_client *c, const size_t offsets[PANE_COUNT],
+            const size_t limits[PANE_COUNT])
+{
+    struct snapshot s;
+    int rc = model_snapshot(c, m->queue, m->keep, offsets, limits, &s);
+
+    model_apply(m, &s);
+    return rc;
+}
+
+bool
+model_add_found(struct model *m, int pane, dq_page *found)
+{
+    dq_page *p = &m->pages[pane];
+    dq_task *grown;
+
+    if (found->n == 0)
+        return true;
+    grown = realloc(p->tasks, (p->n + found->n) * sizeof *grown);
+    if (grown == NULL) {
+        dq_page_free(found);
+        return false;
+    }
+    memcpy(grown + p->n, found->tasks, found->n * sizeof *grown);
+    p->tasks = grown;
+    p->n += found->n;
+    p->total = (int64_t)p->n;
+    p->now_ms = found->now_ms;
+    free(found->tasks); /* the tasks' fields now belong to the model */
+    memset(found, 0, sizeof *found);
+    return true;
 }
 
 void

@@ -40,12 +40,45 @@ void model_init(struct model *m, const char *queue, const char *endpoint);
 void model_free(struct model *m);
 
 /*
- * Refreshes @m: stats, server info and a page of each pane (from @offsets, @limits rows)
- * in 6 Redis calls, whatever the queue's size. On failure the previous data is kept,
- * connected is false and error says why; returns the DQ_E* code.
+ * What one refresh fetched, before it is applied to a model. Filled on the inspector's
+ * Redis thread (io.c) while the keyboard thread keeps drawing the model.
  */
+struct snapshot {
+    int rc;          /* DQ_OK or the DQ_E* code of the call that failed */
+    char error[256]; /* why it failed */
+    dq_stats stats;
+    dq_server_info info;
+    dq_page pages[PANE_COUNT]; /* owned until applied */
+    bool got[PANE_COUNT];      /* pages[i] was fetched (the kept pane is not) */
+    size_t offsets[PANE_COUNT];
+};
+
+/*
+ * Fetches stats, server info and a page of each pane but @keep (from @offsets, @limits
+ * rows) in 6 Redis calls, whatever the queue's size. Touches nothing but @out, so it
+ * may run on another thread than the one that draws. Returns out->rc.
+ */
+int model_snapshot(dq_client *c, const char *queue, int keep, const size_t offsets[PANE_COUNT],
+                   const size_t limits[PANE_COUNT], struct snapshot *out);
+
+/*
+ * Applies @s to @m (taking its pages, freeing the rest): rates, the sparkline, and the
+ * pages of every pane @m does not keep. On failure the previous data stays, connected
+ * is false and error says why. Returns true when a pane @m shows was not in @s (the
+ * search ended while it was fetched): fetch again.
+ */
+bool model_apply(struct model *m, struct snapshot *s);
+
+/* Frees what a snapshot still owns (when it is dropped instead of applied). */
+void snapshot_free(struct snapshot *s);
+
+/* model_snapshot() then model_apply() on the calling thread; returns the DQ_E* code. */
 int model_fetch(struct model *m, dq_client *c, const size_t offsets[PANE_COUNT],
                 const size_t limits[PANE_COUNT]);
+
+/* Appends the search matches in @found to pane @pane (which the model keeps), taking
+ * them; @found is left empty. Returns false (and frees them) when out of memory. */
+bool model_add_found(struct model *m, int pane, dq_page *found);
 
 /* While a search runs, pane @pane (-1: none) holds its matches: model_fetch leaves it
  * alone. Empties that pane either way. */

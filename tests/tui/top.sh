@@ -19,16 +19,20 @@ failed=0
 ok() { passed=$((passed + 1)); echo "ok - $1"; }
 bad() { failed=$((failed + 1)); echo "not ok - $1"; tm capture-pane -p -t top 2>/dev/null | sed 's/^/# /'; }
 
-# wait_for CMD...: retries CMD every 50 ms for up to 5 s
-wait_for() {
+# wait_for_n N CMD...: retries CMD every 50 ms, N times at most
+wait_for_n() {
+  n=$1
+  shift
   i=0
-  while [ $i -lt 100 ]; do
+  while [ $i -lt "$n" ]; do
     "$@" && return 0
     i=$((i + 1))
     sleep 0.05
   done
   return 1
 }
+# wait_for CMD...: up to 5 s
+wait_for() { wait_for_n 100 "$@"; }
 screen() { tm capture-pane -p -t top; }
 screen_has() { screen | grep -qF -- "$1"; }
 screen_lacks() { ! screen | grep -qF -- "$1"; }
@@ -176,6 +180,39 @@ tm send-keys -t top q
 gone() { ! tm has-session -t top 2>/dev/null; }
 if wait_for gone; then ok "q quits"; else bad "quit"; fi
 
+# 8b. the TERM variants an engineer arrives with (and a terminal without colours): each
+# draws the main screen, answers keys and quits. Entries missing on a machine are skipped.
+for term in xterm xterm-256color screen screen-256color tmux-256color vt100; do
+  infocmp "$term" >/dev/null 2>&1 || { echo "# TERM=$term: no terminfo entry, skipped"; continue; }
+  term_start() {
+    tm has-session -t top 2>/dev/null ||
+      tm new-session -d -s top -x 100 -y 30 "env TERM=$term $bin top" 2>/dev/null
+  }
+  wait_for term_start
+  if wait_for screen_has "4 Failed " && tm send-keys -t top '?' &&
+     wait_for screen_has "r            Failed: requeue" && tm send-keys -t top Escape q &&
+     wait_for gone; then ok "TERM=$term: draws, answers keys, quits"
+  else bad "TERM=$term"; tm kill-session -t top 2>/dev/null; fi
+done
+
+# 8c. NO_COLOR: attributes (bold, reverse) but not one colour; without it, colours
+colours() { tm capture-pane -e -p -t top | grep -cE "$(printf '\033')\[([0-9;]*;)?(3[0-7]|4[0-7]|38;5|48;5)[;m]"; }
+for nc in 1 0; do
+  nc_start() {
+    tm has-session -t top 2>/dev/null ||
+      if [ "$nc" = 1 ]; then tm new-session -d -s top -x 140 -y 40 "env NO_COLOR=1 $bin top" 2>/dev/null
+      else tm new-session -d -s top -x 140 -y 40 "env -u NO_COLOR $bin top" 2>/dev/null; fi
+  }
+  wait_for nc_start
+  wait_for screen_has "[4] Failed (" || bad "NO_COLOR=$nc start"
+  n=$(colours)
+  if { [ "$nc" = 1 ] && [ "$n" -eq 0 ]; } || { [ "$nc" = 0 ] && [ "$n" -gt 0 ]; }; then
+    ok "NO_COLOR=$nc: $n lines with colour codes"
+  else bad "NO_COLOR=$nc: $n lines with colour codes"; fi
+  tm send-keys -t top q
+  wait_for gone || bad "quit (NO_COLOR=$nc)"
+done
+
 # 9. --read-only refuses actions and says so
 ro_start() {
   tm has-session -t top 2>/dev/null ||
@@ -193,14 +230,41 @@ else bad "read-only badge"; fi
 tm send-keys -t top q
 wait_for gone || bad "read-only session quits"
 
-# 10. Redis goes away: a banner, keys still work, q still quits
+# 9b. Redis stalls (CLIENT PAUSE, 8 s) while top waits up to 5 s for each reply: the
+# action and the refreshes wait on the Redis thread, the keyboard does not. Drawing the
+# help overlay within 2.5 s of the keys is only possible if no key waited for Redis.
+stall_start() {
+  tm has-session -t top 2>/dev/null ||
+    tm new-session -d -s top -x 140 -y 40 "$bin top --refresh 250ms --timeout 5s" 2>/dev/null
+}
+wait_for stall_start
+wait_for screen_has "[4] Failed" || bad "start top for the stall"
+port=${url##*:}
+redis-cli -p "$port" client pause 8000 all >/dev/null
+paused() { ! timeout 0.3 redis-cli -p "$port" ping >/dev/null 2>&1; }
+unpaused() { timeout 1 redis-cli -p "$port" ping >/dev/null 2>&1; }
+if paused; then
+  tm send-keys -t top L
+  tm send-keys -t top '?'
+  if wait_for_n 50 screen_has "r            Failed: requeue" && paused; then
+    ok "keys answer while Redis stalls (help drawn within 2.5 s, during the pause)"
+  else bad "keys during a stall"; fi
+  wait_for_n 200 unpaused || bad "Redis still paused after 10 s"
+  tm send-keys -t top Escape Escape 4
+  if wait_for screen_has "[4] Failed (" && wait_for screen_lacks "DISCONNECTED"; then
+    ok "recovers after the stall"
+  else bad "after the stall"; fi
+else bad "CLIENT PAUSE did not stall Redis"; fi
+tm send-keys -t top q
+wait_for gone || bad "quit after the stall"
+
 top_start() {
   tm has-session -t top 2>/dev/null ||
     tm new-session -d -s top -x 140 -y 40 "$bin top --refresh 250ms" 2>/dev/null
 }
+# 10. Redis goes away: a banner, keys still work, q still quits
 wait_for top_start
 wait_for screen_has "[4] Failed" || bad "restart top"
-port=${url##*:}
 redis-cli -p "$port" shutdown nosave >/dev/null 2>&1
 if wait_for screen_has "DISCONNECTED" && screen_has "retrying in"; then
   tm send-keys -t top 2
