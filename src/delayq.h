@@ -92,6 +92,32 @@ typedef struct dq_server_info {
 /** Reads what an operator wants to know about the server (one INFO call). */
 int dq_server_info_get(dq_client *c, dq_server_info *out, dq_err *err);
 
+/* ---- queues ---------------------------------------------------------------------- */
+
+/*
+ * The queues of a server, for pickers and listings. Every client adds a queue to the
+ * registry set `dq:queues` the first time it enqueues to it, claims from it or
+ * configures it, so queues are found without KEYS or SCAN. A registered queue stays
+ * registered when it empties (dq_queue_forget() removes it).
+ */
+typedef struct dq_queues {
+    char **names;  /* owned, sorted; see dq_queues_free() */
+    size_t n;      /* names returned (at most the @most asked for) */
+    int64_t total; /* queues registered */
+} dq_queues;
+
+/**
+ * Reads the registry: its size (one SCARD) and, when @most > 0, up to @most names in
+ * byte order (SSCAN in steps of 1000, so a huge registry never blocks Redis).
+ */
+int dq_queues_get(dq_client *c, size_t most, dq_queues *out, dq_err *err);
+
+/** Frees the names in @q and empties it. Accepts NULL. */
+void dq_queues_free(dq_queues *q);
+
+/** Removes @queue from the registry (its tasks, if any, are not touched). */
+int dq_queue_forget(dq_client *c, const char *queue, dq_err *err);
+
 /* ---- tasks ----------------------------------------------------------------------- */
 
 /* Where a task is. */

@@ -110,6 +110,7 @@ int cmd_show(struct cli *g, int argc, char **argv);
 int cmd_requeue(struct cli *g, int argc, char **argv);
 int cmd_drop(struct cli *g, int argc, char **argv);
 int cmd_audit(struct cli *g, int argc, char **argv);
+int cmd_queues(struct cli *g, int argc, char **argv);
 int cmd_config(struct cli *g, int argc, char **argv);
 int cmd_demo(struct cli *g, int argc, char **argv);
 int cmd_work(struct cli *g, int argc, char **argv);

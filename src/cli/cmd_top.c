@@ -64,7 +64,7 @@ counts_moved(const dq_stats *a, const dq_stats *b)
  */
 struct job {
     enum action act;
-    const char *queue;
+    char queue[101];
     char id[240];
     char input[120];
     char **ids; /* the marked set (copied), or NULL for the selection */
@@ -77,6 +77,8 @@ struct job {
     bool clear_marks;
     char *detail, *copy; /* details view text and what y copies there (owned) */
     char title[64];
+    dq_queues queues; /* the picker's queues and their counts (owned) */
+    int64_t (*counts)[4];
 };
 
 static void
@@ -89,6 +91,8 @@ job_reset(struct job *j)
     free(j->task.raw);
     free(j->detail);
     free(j->copy);
+    dq_queues_free(&j->queues);
+    free(j->counts);
     memset(j, 0, sizeof *j);
 }
 
@@ -165,6 +169,36 @@ job_audit(dq_client *c, struct job *j)
     dq_audit_free(&a);
 }
 
+/* The picker's list: up to 500 queues, each with its counts (one call per queue). */
+static void
+job_queues(dq_client *c, struct job *j)
+{
+    dq_err err = {0};
+
+    if (dq_queues_get(c, 500, &j->queues, &err) != DQ_OK) {
+        job_status(j, true, "queues: %s", err.msg);
+        return;
+    }
+    j->counts = calloc(j->queues.n ? j->queues.n : 1, sizeof *j->counts);
+    if (j->counts == NULL) {
+        job_status(j, true, "queues: out of memory");
+        return;
+    }
+    for (size_t i = 0; i < j->queues.n; i++) {
+        dq_stats s;
+        if (dq_stats_get(c, j->queues.names[i], &s, &err) != DQ_OK) {
+            job_status(j, true, "queues: %s: %s", j->queues.names[i], err.msg);
+            return;
+        }
+        j->counts[i][0] = s.due;
+        j->counts[i][1] = s.future;
+        j->counts[i][2] = s.inflight;
+        j->counts[i][3] = s.failed;
+    }
+    if (j->queues.n == 0)
+        job_status(j, false, "no queues on this server yet");
+}
+
 /* Runs on the Redis thread: the library calls an action needs, results into @arg. */
 static void
 job_run(dq_client *c, void *arg)
@@ -180,6 +214,9 @@ job_run(dq_client *c, void *arg)
         break;
     case ACT_AUDIT:
         job_audit(c, j);
+        break;
+    case ACT_QUEUES:
+        job_queues(c, j);
         break;
     case ACT_REQUEUE:
     case ACT_DROP: {
@@ -267,6 +304,8 @@ job_name(enum action a)
         return "loading details";
     case ACT_AUDIT:
         return "loading the audit log";
+    case ACT_QUEUES:
+        return "loading the queues";
     case ACT_REQUEUE:
     case ACT_REQUEUE_DELAY:
         return "requeueing";
@@ -287,7 +326,7 @@ job_name(enum action a)
 
 /* On the keyboard thread: applies a finished job to the UI. */
 static void
-job_finish(struct ui *ui, struct job *j)
+job_finish(struct ui *ui, struct job *j, const char *current)
 {
     if (j->status[0] != '\0')
         app_status(ui, j->error, "%s", j->status);
@@ -304,6 +343,12 @@ job_finish(struct ui *ui, struct job *j)
         ui->mode = MODE_DETAILS;
         ui->scroll = 0;
     }
+    if (!j->error && j->queues.n > 0) {
+        app_set_picker(ui, j->queues.names, j->counts, j->queues.n, j->queues.total, current);
+        j->queues.names = NULL; /* the UI owns them now */
+        j->queues.n = 0;
+        j->counts = NULL;
+    }
     job_reset(j);
 }
 
@@ -312,7 +357,7 @@ job_finish(struct ui *ui, struct job *j)
  * steps; gen tells a step of an older search (ended or replaced meanwhile) apart.
  */
 struct search_step {
-    const char *queue;
+    char queue[101];
     int view;
     char needle[120];
     unsigned gen;
@@ -333,7 +378,7 @@ search_run(dq_client *c, void *arg)
 }
 
 struct fetch {
-    const char *queue;
+    char queue[101];
     int keep;
     size_t offsets[PANE_COUNT], limits[PANE_COUNT];
     struct snapshot snap;
@@ -361,6 +406,26 @@ copy_ids(char *const *ids, size_t n)
         }
     }
     return out;
+}
+
+/* Shows queue @name from now on: a fresh model, selections, marks and search reset. */
+static void
+switch_queue(struct ui *ui, struct model *m, const char *name)
+{
+    char endpoint[sizeof m->endpoint], queue[sizeof m->queue];
+
+    snprintf(queue, sizeof queue, "%s", name);
+    if (strcmp(queue, m->queue) == 0)
+        return;
+    snprintf(endpoint, sizeof endpoint, "%s", m->endpoint);
+    model_free(m);
+    model_init(m, queue, endpoint);
+    for (int p = 0; p < PANE_COUNT; p++) {
+        ui->sel[p] = ui->top[p] = 0;
+        app_clear_marks(ui, p);
+    }
+    ui->filter[0] = '\0';
+    app_status(ui, false, "showing queue %s", queue);
 }
 
 /*
@@ -411,6 +476,8 @@ begin_action(struct ui *ui, struct model *m, struct io *io, struct job *job, con
         dq_buf_free(&b);
         return false;
     }
+    case ACT_SWITCH:
+        return false; /* the loop switches queues (it owns the name and the model) */
     case ACT_NONE:
         return false;
     default:
@@ -422,7 +489,7 @@ begin_action(struct ui *ui, struct model *m, struct io *io, struct job *job, con
     }
     job_reset(job);
     job->act = act;
-    job->queue = queue;
+    snprintf(job->queue, sizeof job->queue, "%s", queue);
     job->pane = ui->focus;
     snprintf(job->id, sizeof job->id, "%s", ui->action_id);
     snprintf(job->input, sizeof job->input, "%s", ui->input);
@@ -535,9 +602,10 @@ cmd_top(struct cli *g, int argc, char **argv)
     int early_zero = 0; /* key waits that ended at once with nothing: the tty is gone */
 
     /* what the Redis thread works on (io.h): one refresh, one search step, one action */
-    struct fetch fetch = {.queue = g->queue};
-    struct search_step step = {.queue = g->queue};
+    struct fetch fetch = {0};
+    struct search_step step = {0};
     struct job job = {0};
+    bool picked = false; /* the picker was opened, by Q or for an unused queue */
     int64_t next_fetch = 0, backoff = 500;
     bool fetch_now = true; /* a key or an action wants fresh data as soon as possible */
     dq_search search = {0};
@@ -546,7 +614,11 @@ cmd_top(struct cli *g, int argc, char **argv)
     bool quit = false;
     while (!quit && !stop_requested) {
         /* results the Redis thread finished since the last pass */
-        if (io_done(io, IO_FETCH)) {
+        bool fetched = io_done(io, IO_FETCH);
+        if (fetched && strcmp(fetch.queue, model.queue) != 0) {
+            snapshot_free(&fetch.snap); /* fetched before a switch to another queue */
+            fetch_now = true;
+        } else if (fetched) {
             bool had = model.have_data;
             if (model_apply(&model, &fetch.snap))
                 fetch_now = true; /* a search ended meanwhile: its pane has no rows yet */
@@ -564,6 +636,14 @@ cmd_top(struct cli *g, int argc, char **argv)
             backoff = model.connected ? 500 : backoff * 2 > 5000 ? 5000 : backoff * 2;
             if (!model.connected)
                 fetch_now = false; /* not even a key press hammers a server that is down */
+            /* a queue nobody has used, on a server with queues: offer them, once */
+            const dq_stats *s = &model.stats;
+            if (model.connected && !picked && model.nqueues > 0 && s->enqueued == 0 &&
+                s->due + s->future + s->inflight + s->failed == 0 && !io_busy(io, IO_JOB)) {
+                ui.action = ACT_QUEUES;
+                begin_action(&ui, &model, io, &job, model.queue, &search, &search_gen);
+            }
+            picked = picked || model.connected;
         }
         if (io_done(io, IO_SEARCH)) {
             int fp = ui.filter_pane;
@@ -585,7 +665,7 @@ cmd_top(struct cli *g, int argc, char **argv)
             ui.search_done = search.done || model.pages[fp].n >= 1000;
         }
         if (io_done(io, IO_JOB)) {
-            job_finish(&ui, &job);
+            job_finish(&ui, &job, model.queue);
             fetch_now = true; /* show what the action changed at once */
         }
 
@@ -598,6 +678,7 @@ cmd_top(struct cli *g, int argc, char **argv)
                 fetch.limits[i] = ui.rows_visible > 0 ? (size_t)ui.rows_visible : 1;
             }
             fetch.keep = model.keep;
+            snprintf(fetch.queue, sizeof fetch.queue, "%s", model.queue);
             before = model.stats;
             io_submit(io, IO_FETCH, fetch_run, &fetch);
             fetch_now = false;
@@ -606,6 +687,7 @@ cmd_top(struct cli *g, int argc, char **argv)
         bool searching = ui.filter[0] != '\0' && !search.done && model.pages[fp].n < 1000;
         if (searching && !io_busy(io, IO_SEARCH)) {
             /* one bounded step per submission; keys are answered in between */
+            snprintf(step.queue, sizeof step.queue, "%s", model.queue);
             step.view = fp;
             step.gen = search_gen;
             step.cur = search;
@@ -653,7 +735,15 @@ cmd_top(struct cli *g, int argc, char **argv)
         }
         if (r & APP_QUIT)
             quit = true;
-        if ((r & APP_ACTION) && begin_action(&ui, &model, io, &job, g->queue, &search, &search_gen))
+        if ((r & APP_ACTION) && ui.action == ACT_SWITCH) {
+            switch_queue(&ui, &model, ui.pick_names[ui.pick_sel]);
+            search_gen++; /* a step still running belongs to the old queue */
+            memset(&search, 0, sizeof search);
+            ui.action = ACT_NONE;
+            fetch_now = true;
+        }
+        if ((r & APP_ACTION) &&
+            begin_action(&ui, &model, io, &job, model.queue, &search, &search_gen))
             r |= APP_REFETCH;
         if (key == KEY_APP_REDRAW)
             term_invalidate();

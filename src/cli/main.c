@@ -18,6 +18,7 @@ static const struct cmd commands[] = {
     {"drop", "delete failed or scheduled tasks", cmd_drop},
     {"audit", "the log of operator actions", cmd_audit},
     {"config", "read or change a queue's limits", cmd_config},
+    {"queues", "the queues of the server, with their counts", cmd_queues},
     {"top", "the queue inspector (ncurses)", cmd_top},
     {"work", "run a command once per due task", cmd_work},
     {"demo", "a private Redis with a realistic queue to look at", cmd_demo},

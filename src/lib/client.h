@@ -26,7 +26,12 @@ struct dq_client {
     int command_timeout_ms;
     int64_t retry_at_ms; /* monotonic: no connect attempt before this */
     int backoff_ms;      /* next backoff step; 0 after a success */
+    /* queues this client added to the registry (a few, most recent first) */
+    char registered[4][101];
 };
+
+/* Adds @queue to the registry (dq:queues) unless this client already did. */
+void dq_registry_note(dq_client *c, const char *queue);
 
 /* A pseudo-random value in [0, max], to spread retries (not for anything else). */
 int64_t dq_jitter(int64_t max);

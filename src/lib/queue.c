@@ -254,6 +254,8 @@ dq_config_set(dq_client *c, const char *queue, const dq_config *cfg, dq_err *err
     }
     rc = dq_scripts_run(c, DQ_SCRIPT_CONFIG, queue, &a, parse_config, &got, err);
     dq_args_free(&a);
+    if (rc == DQ_OK)
+        dq_registry_note(c, queue); /* configuring a queue makes it one (reading does not) */
     return rc;
 }
 

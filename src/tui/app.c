@@ -69,9 +69,38 @@ detail_free(struct ui *ui)
     ui->ndetail = 0;
 }
 
+static void
+picker_free(struct ui *ui)
+{
+    for (size_t i = 0; i < ui->npick; i++)
+        free(ui->pick_names[i]);
+    free(ui->pick_names);
+    free(ui->pick_counts);
+    ui->pick_names = NULL;
+    ui->pick_counts = NULL;
+    ui->npick = ui->pick_sel = 0;
+}
+
+void
+app_set_picker(struct ui *ui, char **names, int64_t (*counts)[4], size_t n, int64_t total,
+               const char *current)
+{
+    picker_free(ui);
+    ui->pick_names = names;
+    ui->pick_counts = counts;
+    ui->npick = n;
+    ui->pick_total = total;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], current) == 0)
+            ui->pick_sel = i;
+    ui->mode = MODE_PICK;
+    ui->scroll = 0;
+}
+
 void
 ui_free(struct ui *ui)
 {
+    picker_free(ui);
     for (int p = 0; p < PANE_COUNT; p++)
         app_clear_marks(ui, p);
     free(ui->detail_copy);
@@ -177,6 +206,55 @@ move_sel(struct ui *ui, const struct model *m, long delta)
 }
 
 static int
+pick_key(struct ui *ui, int key)
+{
+    long sel = (long)ui->pick_sel, page = ui->rows_visible > 1 ? ui->rows_visible - 1 : 1;
+
+    switch (key) {
+    case 'q':
+    case KEY_APP_ESC:
+        ui->mode = MODE_MAIN;
+        return APP_REDRAW;
+    case KEY_APP_ENTER:
+        if (ui->npick == 0)
+            return 0;
+        ui->mode = MODE_MAIN;
+        ui->action = ACT_SWITCH;
+        return APP_ACTION | APP_REDRAW;
+    case 'j':
+    case KEY_APP_DOWN:
+    case KEY_APP_WHEEL_DOWN:
+        sel++;
+        break;
+    case 'k':
+    case KEY_APP_UP:
+    case KEY_APP_WHEEL_UP:
+        sel--;
+        break;
+    case KEY_APP_PGDN:
+        sel += page;
+        break;
+    case KEY_APP_PGUP:
+        sel -= page;
+        break;
+    case 'g':
+    case KEY_APP_HOME:
+        sel = 0;
+        break;
+    case 'G':
+    case KEY_APP_END:
+        sel = (long)ui->npick - 1;
+        break;
+    default:
+        return 0;
+    }
+    if (sel >= (long)ui->npick)
+        sel = (long)ui->npick - 1;
+    ui->pick_sel = sel < 0 ? 0 : (size_t)sel;
+    return APP_REDRAW;
+}
+
+static int
 main_key(struct ui *ui, const struct model *m, int key)
 {
     int page = ui->rows_visible > 1 ? ui->rows_visible - 1 : 1;
@@ -237,6 +315,9 @@ main_key(struct ui *ui, const struct model *m, int key)
         return APP_ACTION;
     case 'L':
         ui->action = ACT_AUDIT;
+        return APP_ACTION;
+    case 'Q':
+        ui->action = ACT_QUEUES;
         return APP_ACTION;
     case ' ':
         id = app_selected_id(ui, m);
@@ -405,6 +486,8 @@ app_key(struct ui *ui, const struct model *m, int key)
         }
         return 0;
     }
+    case MODE_PICK:
+        return pick_key(ui, key);
     case MODE_CONFIRM:
         ui->mode = MODE_MAIN;
         if (key == 'y' || key == 'Y') {

@@ -13,7 +13,7 @@
 
 #include "model.h"
 
-enum mode { MODE_MAIN, MODE_DETAILS, MODE_HELP, MODE_CONFIRM, MODE_INPUT };
+enum mode { MODE_MAIN, MODE_DETAILS, MODE_HELP, MODE_CONFIRM, MODE_INPUT, MODE_PICK };
 
 enum action {
     ACT_NONE,
@@ -29,6 +29,8 @@ enum action {
     ACT_COPY,          /* copy the payload (or the trace, in details) with OSC 52 */
     ACT_SEARCH,        /* failed: search errors and payloads on the server (input) */
     ACT_UNFILTER,      /* end the search */
+    ACT_QUEUES,        /* load the server's queues for the picker */
+    ACT_SWITCH,        /* picker: show the queue picked (pick_names[pick_sel]) */
 };
 
 enum {
@@ -89,6 +91,11 @@ struct ui {
     char prompt[200];         /* MODE_INPUT: the question */
     char input[120];          /* MODE_INPUT: what was typed */
     enum action input_action; /* MODE_INPUT: what Enter does */
+    /* MODE_PICK: the server's queues with their due, future, in-flight, failed counts */
+    char **pick_names; /* owned */
+    int64_t (*pick_counts)[4];
+    size_t npick, pick_sel;
+    int64_t pick_total; /* queues registered (more than listed when there are many) */
 };
 
 void ui_init(struct ui *ui, bool read_only, bool no_color);
@@ -121,6 +128,11 @@ void app_status(struct ui *ui, bool error, const char *fmt, ...)
 bool app_is_marked(const struct ui *ui, int pane, const char *id);
 /* Forgets the marks of @pane. */
 void app_clear_marks(struct ui *ui, int pane);
+
+/* Opens the queue picker on @names and @counts (taken; n of them, @total registered),
+ * with the selection on @current when it is listed. */
+void app_set_picker(struct ui *ui, char **names, int64_t (*counts)[4], size_t n, int64_t total,
+                    const char *current);
 
 /* Replaces the details lines with @text split at newlines. */
 void app_set_detail(struct ui *ui, const char *text);

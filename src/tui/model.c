@@ -39,6 +39,12 @@ model_snapshot(dq_client *c, const char *queue, int keep, const size_t offsets[P
     rc = dq_stats_get(c, queue, &out->stats, &err);
     if (rc == DQ_OK)
         rc = dq_server_info_get(c, &out->info, &err);
+    if (rc == DQ_OK) {
+        dq_queues q;
+        rc = dq_queues_get(c, 0, &q, &err);
+        out->nqueues = q.total;
+        dq_queues_free(&q);
+    }
     for (int i = 0; i < PANE_COUNT && rc == DQ_OK; i++) {
         if (i == keep)
             continue;
@@ -100,6 +106,7 @@ model_apply(struct model *m, struct snapshot *snap)
     m->prev_ms = s->now_ms;
     m->stats = *s;
     m->info = snap->info;
+    m->nqueues = snap->nqueues;
     if (m->nspark == SPARK_LEN) {
         memmove(m->spark, m->spark + 1, (SPARK_LEN - 1) * sizeof m->spark[0]);
         m->nspark--;

@@ -33,7 +33,8 @@ struct model {
     /* due backlog at each of the last SPARK_LEN fetches, oldest first */
     int64_t spark[SPARK_LEN];
     int nspark;
-    int keep; /* the pane whose page holds search matches, or -1 */
+    int keep;        /* the pane whose page holds search matches, or -1 */
+    int64_t nqueues; /* queues registered on the server (dq_queues_get) */
 };
 
 void model_init(struct model *m, const char *queue, const char *endpoint);
@@ -51,12 +52,13 @@ struct snapshot {
     dq_page pages[PANE_COUNT]; /* owned until applied */
     bool got[PANE_COUNT];      /* pages[i] was fetched (the kept pane is not) */
     size_t offsets[PANE_COUNT];
+    int64_t nqueues;
 };
 
 /*
- * Fetches stats, server info and a page of each pane but @keep (from @offsets, @limits
- * rows) in 6 Redis calls, whatever the queue's size. Touches nothing but @out, so it
- * may run on another thread than the one that draws. Returns out->rc.
+ * Fetches stats, server info, the number of queues and a page of each pane but @keep
+ * (from @offsets, @limits rows) in 7 Redis calls, whatever the queue's size. Touches nothing but
+ * @out, so it may run on another thread than the one that draws. Returns out->rc.
  */
 int model_snapshot(dq_client *c, const char *queue, int keep, const size_t offsets[PANE_COUNT],
                    const size_t limits[PANE_COUNT], struct snapshot *out);

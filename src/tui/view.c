@@ -56,10 +56,13 @@ render_header(const struct model *m, const struct ui *ui, struct grid *g)
         snprintf(state, sizeof state, "every %lldms", (long long)ui->refresh_ms);
     grid_attr(g, 0, 0, g->cols, bar);
     int c = grid_printf(g, 0, 0, g->cols, bar | GRID_BOLD, " delayq top ");
+    c += grid_printf(g, 0, c, g->cols - c, bar, "| queue %s ", m->queue);
+    if (m->nqueues > 1)
+        c += grid_printf(g, 0, c, g->cols - c, bar, "(Q: %lld queues) ", (long long)m->nqueues);
     c += grid_printf(g, 0, c, g->cols - c, bar,
-                     "| queue %s | %s redis %s %s | mem %s/%s | %lld clients | %s | %s", m->queue,
-                     m->endpoint, m->info.version, m->info.role, used, max,
-                     (long long)m->info.connected_clients, m->have_data ? now : "-", state);
+                     "| %s redis %s %s | mem %s/%s | %lld clients | %s | %s", m->endpoint,
+                     m->info.version, m->info.role, used, max, (long long)m->info.connected_clients,
+                     m->have_data ? now : "-", state);
     if (ui->read_only && g->cols > 12)
         grid_puts(g, 0, g->cols - 11, 11, bar | GRID_BOLD | color(ui, GRID_YELLOW), " READ-ONLY ");
 }
@@ -313,6 +316,7 @@ static const char *const help_lines[] = {
     "  j k  arrows  move                       PgUp PgDn  page",
     "  g G          first / last               Enter      details: fields, payload, trace",
     "  Z            pause / resume refresh     Ctrl-L     redraw and refresh now",
+    "  Q            the server's queues with their counts; Enter switches to one",
     "",
     "Actions (through the same scripts as the workers; disabled with --read-only)",
     "",
@@ -337,6 +341,43 @@ static const char *const help_lines[] = {
     "sequences appear as \\e, \\x07 ..., never as terminal commands.",
 };
 
+/* The queue picker: one row per queue with its counts, the selected one reversed. */
+static void
+render_picker(const struct model *m, struct ui *ui, struct grid *g)
+{
+    int body = g->rows - 3;
+    size_t first;
+
+    ui->rows_visible = body > 0 ? body : 1;
+    first =
+        ui->pick_sel >= (size_t)ui->rows_visible ? ui->pick_sel - (size_t)ui->rows_visible + 1 : 0;
+    grid_attr(g, 0, 0, g->cols, GRID_REVERSE);
+    grid_printf(g, 0, 0, g->cols, GRID_REVERSE | GRID_BOLD, " queues on %s (%lld)", m->endpoint,
+                (long long)ui->pick_total);
+    grid_printf(g, 1, 0, g->cols, GRID_BOLD, "   %-40s %10s %10s %10s %10s", "QUEUE", "DUE",
+                "FUTURE", "IN-FLIGHT", "FAILED");
+    for (int r = 0; r < body && first + (size_t)r < ui->npick; r++) {
+        size_t i = first + (size_t)r;
+        bool cur = strcmp(ui->pick_names[i], m->queue) == 0;
+        uint16_t attr = i == ui->pick_sel ? GRID_REVERSE : 0;
+        if (i == ui->pick_sel)
+            grid_attr(g, 2 + r, 0, g->cols, attr);
+        int c = grid_printf(g, 2 + r, 0, g->cols, attr, " %s ", cur ? "*" : " ");
+        grid_puts(g, 2 + r, c, 40, attr, ui->pick_names[i]);
+        int64_t *n = ui->pick_counts[i];
+        grid_printf(g, 2 + r, c + 40, g->cols - c - 40, attr | (n[3] > 0 ? color(ui, GRID_RED) : 0),
+                    " %10lld %10lld %10lld %10lld", (long long)n[0], (long long)n[1],
+                    (long long)n[2], (long long)n[3]);
+    }
+    if (ui->pick_total > (int64_t)ui->npick)
+        grid_printf(g, g->rows - 1, 0, g->cols, GRID_DIM,
+                    " %lld more not listed  j/k move  Enter open  Esc back",
+                    (long long)(ui->pick_total - (int64_t)ui->npick));
+    else
+        grid_printf(g, g->rows - 1, 0, g->cols, GRID_DIM,
+                    " j/k move  Enter open  Esc back  (* shown now)");
+}
+
 void
 view_render(const struct model *m, struct ui *ui, struct grid *g)
 {
@@ -351,6 +392,10 @@ view_render(const struct model *m, struct ui *ui, struct grid *g)
         ui->rows_visible = g->rows > 3 ? g->rows - 2 : 1;
         render_lines(g, help_lines, sizeof help_lines / sizeof help_lines[0], &ui->scroll,
                      "delayq top: help", NULL);
+        return;
+    }
+    if (ui->mode == MODE_PICK) {
+        render_picker(m, ui, g);
         return;
     }
     render_header(m, ui, g);

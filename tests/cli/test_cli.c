@@ -1067,6 +1067,52 @@ stats_human_and_json(void **state)
 }
 
 static void
+queues_lists_used_queues(void **state)
+{
+    struct result r = {0};
+    char q[96], line[200];
+
+    (void)state;
+    test_queue_name(q, sizeof q, "queues");
+    lib_make_failed(q, "f1", mp_map_kind, sizeof mp_map_kind - 1, "boom", "at x()");
+    RUN(&r, "enqueue", "-q", q, "--json", "1");
+    ASSERT_EXIT(&r, 0);
+    RUN(&r, "enqueue", "-q", q, "--delay", "1h", "--json", "2");
+    ASSERT_EXIT(&r, 0);
+
+    RUN(&r, "queues");
+    ASSERT_EXIT(&r, 0);
+    ASSERT_HAS(r.out, "QUEUE ");
+    snprintf(line, sizeof line, "\n%-32s %10d %10d %10d %10d\n", q, 1, 1, 0, 1);
+    ASSERT_HAS(r.out, line);
+    assert_terminal_safe("queues", r.out, r.out_len);
+
+    RUN(&r, "queues", "--json");
+    ASSERT_EXIT(&r, 0);
+    assert_json_safe("queues --json", r.out, r.out_len);
+    snprintf(line, sizeof line,
+             "{\"queue\":\"%s\",\"due\":1,\"future\":1,\"inflight\":0,\"failed\":1}", q);
+    ASSERT_HAS(r.out, line);
+
+    /* stats of a typo is not a use: the queue list does not grow */
+    RUN(&r, "stats", "-q", "no-such-queue-typo");
+    ASSERT_EXIT(&r, 0);
+    RUN(&r, "queues");
+    ASSERT_LACKS(r.out, "no-such-queue-typo");
+
+    RUN(&r, "queues", "--forget", q);
+    ASSERT_EXIT(&r, 0);
+    RUN(&r, "queues");
+    ASSERT_EXIT(&r, 0);
+    ASSERT_LACKS(r.out, q);
+    RUN(&r, "queues", "--forget", "");
+    ASSERT_EXIT(&r, 2);
+    RUN(&r, "queues", "--bogus");
+    ASSERT_EXIT(&r, 2);
+    result_free(&r);
+}
+
+static void
 stats_check_far_future(void **state)
 {
     struct result r = {0};
@@ -1958,6 +2004,7 @@ main(void)
         cmocka_unit_test(silent_listener),
         cmocka_unit_test(paused_server_times_out),
         cmocka_unit_test(help_and_usage),
+        cmocka_unit_test(queues_lists_used_queues),
     };
 
     return cmocka_run_group_tests_name("cli/commands", tests, group_setup, group_teardown);

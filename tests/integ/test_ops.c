@@ -449,6 +449,130 @@ search_failed_in_bounded_steps(void **state)
     fixture_close(&f);
 }
 
+static bool
+listed(dq_client *c, const char *queue, int64_t *total)
+{
+    dq_queues q;
+    dq_err err = {0};
+    bool found = false;
+
+    if (dq_queues_get(c, 100000, &q, &err) != DQ_OK)
+        fail_msg("dq_queues_get: %s", err.msg);
+    for (size_t i = 0; i < q.n; i++) {
+        found = found || strcmp(q.names[i], queue) == 0;
+        if (i > 0 && strcmp(q.names[i - 1], q.names[i]) >= 0)
+            fail_msg("names not sorted: %s before %s", q.names[i - 1], q.names[i]);
+    }
+    if (total != NULL)
+        *total = q.total;
+    dq_queues_free(&q);
+    return found;
+}
+
+static long long
+sadd_calls(struct fixture *f)
+{
+    const char *argv[] = {"INFO", "commandstats"};
+    redisReply *r = test_redis_cmd(f->redis, 2, argv);
+    long long n = 0;
+    const char *p;
+
+    assert_non_null(r);
+    p = strstr(r->str, "cmdstat_sadd:calls=");
+    if (p != NULL)
+        n = atoll(p + strlen("cmdstat_sadd:calls="));
+    freeReplyObject(r);
+    return n;
+}
+
+static void
+queues_are_registered_by_use(void **state)
+{
+    struct fixture f;
+    char worker_q[96], config_q[96], bad[300];
+    int64_t total = 0, before = 0;
+    dq_claimed cl;
+    dq_config cfg;
+    dq_queues q;
+
+    fixture_open(&f, state, "registry");
+    assert_false(listed(f.c, f.queue, &before));
+    /* a producer lists its queue, once per client: the second enqueue adds no SADD */
+    enqueue_str(&f, "{}", 0, NULL, NULL);
+    long long sadds = sadd_calls(&f);
+    enqueue_str(&f, "{}", 0, NULL, NULL);
+    assert_int_equal(sadd_calls(&f), sadds);
+    assert_true(listed(f.c, f.queue, &total));
+    assert_int_equal(total, before + 1);
+
+    /* a worker (claim) and an operator (config) list theirs */
+    test_queue_name(worker_q, sizeof worker_q, "registry-w");
+    ASSERT_OK(&f, dq_claim(f.c, worker_q, 1, 1000, "w", &cl, &f.err));
+    dq_claimed_free(&cl);
+    assert_true(listed(f.c, worker_q, NULL));
+    test_queue_name(config_q, sizeof config_q, "registry-c");
+    ASSERT_OK(&f, dq_config_get(f.c, config_q, &cfg, &f.err));
+    assert_false(listed(f.c, config_q, NULL)); /* reading is not using */
+    dq_config set = {.max_attempts = 3};
+    ASSERT_OK(&f, dq_config_set(f.c, config_q, &set, &f.err));
+    assert_true(listed(f.c, config_q, NULL));
+
+    /* most bounds what is returned, total still counts everything */
+    ASSERT_OK(&f, dq_queues_get(f.c, 1, &q, &f.err));
+    assert_int_equal(q.n, 1);
+    assert_true(q.total >= 3);
+    dq_queues_free(&q);
+    ASSERT_OK(&f, dq_queues_get(f.c, 0, &q, &f.err));
+    assert_int_equal(q.n, 0);
+    assert_null(q.names);
+    dq_queues_free(&q);
+
+    /* forget: gone from the list, tasks untouched; the next use lists it again */
+    ASSERT_OK(&f, dq_queue_forget(f.c, f.queue, &f.err));
+    assert_false(listed(f.c, f.queue, NULL));
+    dq_stats s;
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.due, 2);
+    enqueue_str(&f, "{}", 0, NULL, NULL);
+    assert_true(listed(f.c, f.queue, NULL));
+
+    /* a member no client could have written (too long) is not listed, nothing breaks */
+    memset(bad, 'x', sizeof bad - 1);
+    bad[sizeof bad - 1] = '\0';
+    const char *sadd[] = {"SADD", "dq:queues", bad};
+    freeReplyObject(test_redis_cmd(f.redis, 3, sadd));
+    assert_true(listed(f.c, f.queue, &total));
+    fixture_close(&f);
+}
+
+static void
+queues_registry_of_the_wrong_type(void **state)
+{
+    struct fixture f;
+    dq_queues q;
+    const char *del[] = {"RENAME", "dq:queues", "dq:queues:saved"};
+    const char *set[] = {"SET", "dq:queues", "not a set"};
+    const char *back[] = {"RENAME", "dq:queues:saved", "dq:queues"};
+
+    fixture_open(&f, state, "registry-type");
+    enqueue_str(&f, "{}", 0, NULL, NULL);
+    freeReplyObject(test_redis_cmd(f.redis, 3, del));
+    freeReplyObject(test_redis_cmd(f.redis, 3, set));
+    assert_int_not_equal(dq_queues_get(f.c, 10, &q, &f.err), DQ_OK);
+    assert_non_null(strstr(f.err.msg, "WRONGTYPE"));
+    assert_null(q.names);
+    /* enqueue still works: the registry is only for discovery */
+    dq_client *c2;
+    ASSERT_OK(&f, dq_client_open(f.redis->url, NULL, &c2, &f.err));
+    dq_enqueued e;
+    ASSERT_OK(&f, dq_enqueue(c2, f.queue, NULL, "x", 1, &e, &f.err));
+    dq_client_free(c2);
+    const char *undo[] = {"DEL", "dq:queues"};
+    freeReplyObject(test_redis_cmd(f.redis, 2, undo));
+    freeReplyObject(test_redis_cmd(f.redis, 3, back));
+    fixture_close(&f);
+}
+
 int
 main(void)
 {
@@ -464,6 +588,8 @@ main(void)
         cmocka_unit_test(requeue_all_cursor_survives_trimming),
         cmocka_unit_test(run_now_makes_a_future_task_due),
         cmocka_unit_test(search_failed_in_bounded_steps),
+        cmocka_unit_test(queues_are_registered_by_use),
+        cmocka_unit_test(queues_registry_of_the_wrong_type),
     };
 
     return cmocka_run_group_tests_name("integ/ops", tests, fixture_group_setup,

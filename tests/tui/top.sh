@@ -175,6 +175,20 @@ tm send-keys -t top '?'
 if wait_for screen_has "r            Failed: requeue"; then ok "help lists the keys"; else bad "help"; fi
 tm send-keys -t top Escape
 
+# 7b. Q lists the server's queues with their counts; Enter switches to the one picked
+"$bin" enqueue -q other --json '{"n":1}' >/dev/null
+tm send-keys -t top Q
+if wait_for screen_has "queues on 127.0.0.1:" && screen_has " * demo " && screen_has "other"; then
+  ok "Q lists the queues (demo and other)"
+else bad "queue picker"; fi
+tm send-keys -t top G Enter
+if wait_for screen_has "| queue other (Q: 2 queues)" && wait_for screen_has "[1] Due (1)"; then
+  ok "Enter switches to queue other"
+else bad "switch queue"; fi
+tm send-keys -t top Q
+wait_for screen_has " * other " && tm send-keys -t top g Enter
+wait_for screen_has "| queue demo (Q: 2 queues)" && ok "and back to demo" || bad "switch back"
+
 # 8. q quits cleanly
 tm send-keys -t top q
 gone() { ! tm has-session -t top 2>/dev/null; }

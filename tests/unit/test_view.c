@@ -298,6 +298,58 @@ click_focuses_and_selects(void **state)
     ui_free(&ui);
 }
 
+static void
+queue_picker_lists_moves_and_switches(void **state)
+{
+    struct model m;
+    struct ui ui;
+    const char *names[] = {"billing", "orders", "ev\x1b[2Jil"};
+    char **owned = calloc(3, sizeof *owned);
+    int64_t(*counts)[4] = calloc(3, sizeof *counts);
+
+    make_model(&m);
+    m.nqueues = 5;
+    ui_init(&ui, false, false);
+    char *text = render(&m, &ui, 30, 120);
+    assert_has(text, "queue orders (Q: 5 queues)");
+    free(text);
+
+    assert_int_equal(app_key(&ui, &m, 'Q'), APP_ACTION);
+    assert_int_equal(ui.action, ACT_QUEUES);
+    ui.action = ACT_NONE;
+    for (int i = 0; i < 3; i++) {
+        owned[i] = dup_str(names[i]);
+        counts[i][0] = 10 * i + 1;
+        counts[i][3] = i;
+    }
+    app_set_picker(&ui, owned, counts, 3, 5, "orders");
+    assert_int_equal(ui.mode, MODE_PICK);
+    assert_int_equal(ui.pick_sel, 1); /* opens on the queue shown */
+    text = render(&m, &ui, 30, 120);
+    assert_has(text, "queues on 127.0.0.1:6379 (5)");
+    assert_has(text, " * orders");
+    assert_has(text, "   billing");
+    assert_has(text, "ev\\e[2Jil"); /* a name from Redis is escaped */
+    assert_has(text, "2 more not listed");
+    free(text);
+
+    assert_int_equal(app_key(&ui, &m, 'j'), APP_REDRAW);
+    assert_int_equal(app_key(&ui, &m, 'j'), APP_REDRAW); /* stays on the last */
+    assert_int_equal(ui.pick_sel, 2);
+    assert_int_equal(app_key(&ui, &m, 'g'), APP_REDRAW);
+    assert_int_equal(ui.pick_sel, 0);
+    assert_int_equal(app_key(&ui, &m, KEY_APP_ENTER), APP_ACTION | APP_REDRAW);
+    assert_int_equal(ui.action, ACT_SWITCH);
+    assert_int_equal(ui.mode, MODE_MAIN);
+    assert_string_equal(ui.pick_names[ui.pick_sel], "billing");
+
+    ui.mode = MODE_PICK;
+    assert_int_equal(app_key(&ui, &m, KEY_APP_ESC), APP_REDRAW);
+    assert_int_equal(ui.mode, MODE_MAIN);
+    model_free(&m);
+    ui_free(&ui);
+}
+
 int
 main(void)
 {
@@ -309,6 +361,7 @@ main(void)
         cmocka_unit_test(details_view_scrolls),
         cmocka_unit_test(marks_apply_actions_to_the_set),
         cmocka_unit_test(click_focuses_and_selects),
+        cmocka_unit_test(queue_picker_lists_moves_and_switches),
     };
 
     return cmocka_run_group_tests_name("unit/view", tests, NULL, NULL);

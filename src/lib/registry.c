@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * registry.c: the set of a server's queues (dq:queues), so pickers and listings find
+ * queues without KEYS or SCAN over the keyspace. Kept outside the queues' hash tag on
+ * purpose: it is written by its own command, never from inside a queue's script.
+ */
+#include <hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "delayq.h"
+#include "err.h"
+#include "scripts.h"
+
+#define REGISTRY_KEY "dq:queues"
+
+void
+dq_registry_note(dq_client *c, const char *queue)
+{
+    const char *argv[3] = {"SADD", REGISTRY_KEY, queue};
+    size_t lens[3] = {4, sizeof REGISTRY_KEY - 1, strlen(queue)};
+    int n = (int)(sizeof c->registered / sizeof c->registered[0]);
+    redisReply *r = NULL;
+    dq_err err = {0};
+
+    for (int i = 0; i < n; i++)
+        if (strcmp(c->registered[i], queue) == 0)
+            return;
+    /* Best effort: the caller's operation already succeeded, and a failed SADD is
+     * retried by this client's next call for the queue, since it is not remembered. */
+    if (dq_conn_command(c, 3, argv, lens, &r, &err) != DQ_OK)
+        return;
+    if (r->type == REDIS_REPLY_INTEGER) {
+        memmove(c->registered[1], c->registered[0], (size_t)(n - 1) * sizeof c->registered[0]);
+        snprintf(c->registered[0], sizeof c->registered[0], "%s", queue);
+    }
+    freeReplyObject(r);
+}
+
+static int
+cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void
+dq_queues_free(dq_queues *q)
+{
+    if (q == NULL)
+        return;
+    for (size_t i = 0; i < q->n; i++)
+        free(q->names[i]);
+    free(q->names);
+    memset(q, 0, sizeof *q);
+}
+
+/* Adds the names of one SSCAN reply page; returns the next cursor or -1 on a bad reply. */
+static long long
+add_page(const redisReply *r, dq_queues *out, size_t most, int *rc, dq_err *err)
+{
+    const redisReply *items;
+    char *end;
+    long long next;
+
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+        r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_ARRAY) {
+        *rc = dq_err_set(err, DQ_EPROTO, "queues: unexpected SSCAN reply");
+        return -1;
+    }
+    next = strtoll(r->element[0]->str, &end, 10);
+    items = r->element[1];
+    for (size_t i = 0; i < items->elements && out->n < most; i++) {
+        const redisReply *e = items->element[i];
+        char **grown;
+        if (e->type != REDIS_REPLY_STRING || dq_queue_name_check(e->str, NULL) != DQ_OK)
+            continue; /* not a name a client could have written: not listed */
+        grown = realloc(out->names, (out->n + 1) * sizeof *grown);
+        if (grown == NULL || (grown[out->n] = strdup(e->str)) == NULL) {
+            if (grown != NULL)
+                out->names = grown;
+            *rc = dq_err_set(err, DQ_ENOMEM, "queues: out of memory");
+            return -1;
+        }
+        out->names = grown;
+        out->n++;
+    }
+    return next;
+}
+
+int
+dq_queues_get(dq_client *c, size_t most, dq_queues *out, dq_err *err)
+{
+    const char *card[2] = {"SCARD", REGISTRY_KEY};
+    size_t card_lens[2] = {5, sizeof REGISTRY_KEY - 1};
+    redisReply *r = NULL;
+    long long cursor = 0;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    rc = dq_conn_command(c, 2, card, card_lens, &r, err);
+    if (rc != DQ_OK)
+        return rc;
+    if (r->type != REDIS_REPLY_INTEGER) {
+        rc = r->type == REDIS_REPLY_ERROR ? dq_err_from_reply(err, "queues", r->str, r->len)
+                                          : dq_err_set(err, DQ_EPROTO, "queues: unexpected reply");
+        freeReplyObject(r);
+        return rc;
+    }
+    out->total = r->integer;
+    freeReplyObject(r);
+    while (most > 0 && out->n < most) {
+        char cur[32];
+        const char *argv[5] = {"SSCAN", REGISTRY_KEY, cur, "COUNT", "1000"};
+        size_t lens[5] = {5, sizeof REGISTRY_KEY - 1, 0, 5, 4};
+        lens[2] = (size_t)snprintf(cur, sizeof cur, "%lld", cursor);
+        rc = dq_conn_command(c, 5, argv, lens, &r, err);
+        if (rc != DQ_OK)
+            break;
+        cursor = r->type == REDIS_REPLY_ERROR
+                     ? (rc = dq_err_from_reply(err, "queues", r->str, r->len), -1)
+                     : add_page(r, out, most, &rc, err);
+        freeReplyObject(r);
+        if (cursor <= 0)
+            break;
+    }
+    if (rc != DQ_OK) {
+        dq_queues_free(out);
+        return rc;
+    }
+    if (out->n > 1)
+        qsort(out->names, out->n, sizeof *out->names, cmp_names);
+    return DQ_OK;
+}
+
+int
+dq_queue_forget(dq_client *c, const char *queue, dq_err *err)
+{
+    const char *argv[3] = {"SREM", REGISTRY_KEY, queue};
+    size_t lens[3] = {4, sizeof REGISTRY_KEY - 1, 0};
+    int n = (int)(sizeof c->registered / sizeof c->registered[0]);
+    redisReply *r = NULL;
+    int rc = dq_queue_name_check(queue, err);
+
+    if (rc != DQ_OK)
+        return rc;
+    lens[2] = strlen(queue);
+    rc = dq_conn_command(c, 3, argv, lens, &r, err);
+    if (rc != DQ_OK)
+        return rc;
+    if (r->type == REDIS_REPLY_ERROR)
+        rc = dq_err_from_reply(err, "queues", r->str, r->len);
+    freeReplyObject(r);
+    for (int i = 0; i < n; i++)
+        if (strcmp(c->registered[i], queue) == 0)
+            c->registered[i][0] = '\0'; /* a later call registers it again */
+    return rc;
+}
