@@ -9,6 +9,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +55,7 @@ struct live {
     const char *url, *queue;
     dq_worker *worker;
     pthread_t producer, runner;
-    volatile sig_atomic_t stop;
+    atomic_int stop; /* read by the producer thread, set by the main thread */
     bool started;
 };
 
