@@ -190,10 +190,13 @@ void
 dq_default_who(char *buf, size_t size)
 {
     const char *user = getenv("USER");
-    struct passwd *pw = getpwuid(getuid());
-    char host[128] = "";
+    struct passwd pwd, *pw = NULL;
+    char pwbuf[1024], host[128] = "";
 
-    if (pw != NULL && pw->pw_name != NULL)
+    /* getpwuid_r: clients are opened from many threads at once (getpwuid shares one
+     * static buffer) */
+    if (getpwuid_r(getuid(), &pwd, pwbuf, sizeof pwbuf, &pw) == 0 && pw != NULL &&
+        pw->pw_name != NULL)
         user = pw->pw_name;
     if (gethostname(host, sizeof host - 1) != 0)
         snprintf(host, sizeof host, "?");
