@@ -620,9 +620,12 @@ cmd_top(struct cli *g, int argc, char **argv)
             fetch_now = true;
         } else if (fetched) {
             bool had = model.have_data;
+            struct selection selected;
+            app_selection_save(&ui, &model, &selected);
             if (model_apply(&model, &fetch.snap))
                 fetch_now = true; /* a search ended meanwhile: its pane has no rows yet */
             if (model.connected) {
+                app_selection_follow(&ui, &model, &selected);
                 if (app_clamp(&ui, &model))
                     fetch_now = true; /* the window moved: fetch the rows now shown */
                 /* adaptive: faster while counts change, slower while nothing moves */

@@ -158,6 +158,34 @@ app_selected_id(const struct ui *ui, const struct model *m)
     return t != NULL ? t->id : NULL;
 }
 
+void
+app_selection_save(const struct ui *ui, const struct model *m, struct selection *s)
+{
+    for (int i = 0; i < PANE_COUNT; i++) {
+        const dq_page *p = &m->pages[i];
+        size_t sel = ui->sel[i];
+        s->id[i][0] = '\0';
+        if (sel >= m->offsets[i] && sel - m->offsets[i] < p->n && p->tasks[sel - m->offsets[i]].id)
+            snprintf(s->id[i], sizeof s->id[i], "%s", p->tasks[sel - m->offsets[i]].id);
+    }
+}
+
+void
+app_selection_follow(struct ui *ui, const struct model *m, const struct selection *s)
+{
+    for (int i = 0; i < PANE_COUNT; i++) {
+        const dq_page *p = &m->pages[i];
+        if (s->id[i][0] == '\0')
+            continue;
+        for (size_t j = 0; j < p->n; j++) {
+            if (p->tasks[j].id != NULL && strcmp(p->tasks[j].id, s->id[i]) == 0) {
+                ui->sel[i] = m->offsets[i] + j;
+                break;
+            }
+        }
+    }
+}
+
 bool
 app_clamp(struct ui *ui, const struct model *m)
 {

@@ -113,6 +113,16 @@ const dq_task *app_selected_task(const struct ui *ui, const struct model *m);
 /* The id of the selected task in the focused pane, or NULL. */
 const char *app_selected_id(const struct ui *ui, const struct model *m);
 
+/* The selected task's id in each pane ("" when none), to follow it across a refresh. */
+struct selection {
+    char id[PANE_COUNT][240];
+};
+void app_selection_save(const struct ui *ui, const struct model *m, struct selection *s);
+
+/* After a refresh: a selected task still on its pane's page stays selected where it
+ * moved (tasks ahead of it were claimed or added); otherwise the row number stays. */
+void app_selection_follow(struct ui *ui, const struct model *m, const struct selection *s);
+
 /* Keeps selections inside the panes' totals and visible, and the window full (after a
  * fetch or a resize). Returns true when a pane's first row changed: fetch again. */
 bool app_clamp(struct ui *ui, const struct model *m);

@@ -350,6 +350,41 @@ queue_picker_lists_moves_and_switches(void **state)
     ui_free(&ui);
 }
 
+static void
+selection_follows_its_task_across_a_refresh(void **state)
+{
+    struct model m;
+    struct ui ui;
+    struct selection saved;
+
+    make_model(&m); /* Due holds t00, t01 */
+    ui_init(&ui, false, false);
+    ui.sel[PANE_DUE] = 1;
+    app_selection_save(&ui, &m, &saved);
+    assert_string_equal(saved.id[PANE_DUE], "t01");
+
+    /* the refresh: t00 was claimed, so t01 is now first, with a new task after it */
+    dq_page_free(&m.pages[PANE_DUE]);
+    m.pages[PANE_DUE].tasks = calloc(2, sizeof(dq_task));
+    m.pages[PANE_DUE].tasks[0].id = dup_str("t01");
+    m.pages[PANE_DUE].tasks[1].id = dup_str("t02");
+    m.pages[PANE_DUE].n = 2;
+    m.pages[PANE_DUE].total = 2;
+    app_selection_follow(&ui, &m, &saved);
+    assert_int_equal(ui.sel[PANE_DUE], 0);
+    assert_string_equal(app_selected_id(&ui, &m), "t01");
+
+    /* the task is gone (claimed): the row number stays */
+    ui.sel[PANE_DUE] = 1;
+    app_selection_save(&ui, &m, &saved);
+    free(m.pages[PANE_DUE].tasks[1].id);
+    m.pages[PANE_DUE].tasks[1].id = dup_str("t03");
+    app_selection_follow(&ui, &m, &saved);
+    assert_int_equal(ui.sel[PANE_DUE], 1);
+    model_free(&m);
+    ui_free(&ui);
+}
+
 int
 main(void)
 {
@@ -362,6 +397,7 @@ main(void)
         cmocka_unit_test(marks_apply_actions_to_the_set),
         cmocka_unit_test(click_focuses_and_selects),
         cmocka_unit_test(queue_picker_lists_moves_and_switches),
+        cmocka_unit_test(selection_follows_its_task_across_a_refresh),
     };
 
     return cmocka_run_group_tests_name("unit/view", tests, NULL, NULL);
