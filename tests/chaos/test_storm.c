@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_storm.c: a kill storm. Four chaos_worker processes run tasks spread over a
+ * window; every second one of them, chosen at random, is killed with SIGKILL and
+ * started again; halfway through, Redis (appendonly, appendfsync always) is stopped and
+ * started again. When the queue has drained, the run records must show at-least-once
+ * delivery with no early run and no run that the lease or the ack should have
+ * prevented, and Redis must hold exactly the failures the handler was told to make.
+ *
+ * Short mode (CI): 4 000 tasks over 8 s. DQ_CHAOS_LONG=1: 20 000 tasks over 20 s.
+ * DQ_CHAOS_SEED=N repeats a run's choice of victims.
+ */
+#include "harness/check.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "chaos.h"
+#include "delayq.h"
+#include "harness/redis.h"
+#include "harness/wait.h"
+
+#define WORKERS     4
+#define CONCURRENCY 8
+#define LEASE_MS    3000
+#define BACKOFF_MS  1000 /* the queue's default backoff base: a retry waits this long */
+#define MAX_KILLS   64
+
+enum kind { OK, FAIL, RETRY };
+
+struct kill {
+    pid_t pid;
+    int64_t wall;
+};
+
+static struct test_redis redis;
+
+struct storm {
+    dq_client *c;
+    char queue[64];
+    int n;
+    int64_t *due;
+    enum kind *kind;
+};
+
+static bool
+drained(void *arg)
+{
+    struct storm *s = arg;
+    dq_stats st;
+    dq_err err;
+
+    return dq_stats_get(s->c, s->queue, &st, &err) == DQ_OK && st.enqueued == s->n && st.due == 0 &&
+           st.future == 0 && st.inflight == 0;
+}
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static pid_t
+start_worker(const char *dir, const char *queue)
+{
+    char lease[16], conc[16], out[300];
+
+    snprintf(lease, sizeof lease, "%d", LEASE_MS);
+    snprintf(conc, sizeof conc, "%d", CONCURRENCY);
+    snprintf(out, sizeof out, "%s/worker.out", dir);
+    const char *argv[] = {chaos_worker_bin(), redis.url, queue, dir, lease, conc, "3000", NULL};
+    pid_t pid = chaos_spawn(argv, out);
+    assert_true(pid > 0);
+    return pid;
+}
+
+/* Was @pid killed between @from and @to (server ms)? */
+static bool
+killed_between(const struct kill *kills, int nk, pid_t pid, int64_t from, int64_t to)
+{
+    for (int i = 0; i < nk; i++) {
+        if (kills[i].pid == pid && kills[i].wall >= from && kills[i].wall <= to)
+            return true;
+    }
+    return false;
+}
+
+static void
+kill_storm_and_redis_restart(void **state)
+{
+    const bool lng = chaos_long();
+    const int n = lng ? 20000 : 4000;
+    const int spread_ms = lng ? 20000 : 8000;
+    const char *seed_env = getenv("DQ_CHAOS_SEED");
+    unsigned seed = seed_env ? (unsigned)strtoul(seed_env, NULL, 10)
+                             : (unsigned)(chaos_wall_ms() ^ (getpid() << 16));
+    const char *extra[] = {"--appendonly", "yes", "--appendfsync", "always", NULL};
+    struct storm s = {.n = n};
+    struct kill kills[MAX_KILLS];
+    int nk = 0;
+    pid_t workers[WORKERS];
+    dq_err err = {0};
+    dq_stats st;
+    const char *dir = chaos_dir("storm");
+    int64_t down_wall = 0, up_wall = 0;
+
+    printf("# seed %u (DQ_CHAOS_SEED), %d tasks over %d ms, %s mode\n", seed, n, spread_ms,
+           lng ? "long" : "short");
+    srand(seed);
+    assert_non_null(dir);
+    assert_int_equal(test_redis_start(&redis, extra), 0);
+    test_queue_name(s.queue, sizeof s.queue, "storm");
+    if (dq_client_open(redis.url, NULL, &s.c, &err) != DQ_OK)
+        fail_msg("dq_client_open: %s", err.msg);
+    s.due = calloc((size_t)n, sizeof *s.due);
+    s.kind = calloc((size_t)n, sizeof *s.kind);
+    assert_non_null(s.due);
+    assert_non_null(s.kind);
+
+    for (int i = 0; i < WORKERS; i++)
+        workers[i] = start_worker(dir, s.queue);
+
+    /* Due times on the server clock, starting after the time it takes to enqueue. */
+    assert_int_equal(dq_stats_get(s.c, s.queue, &st, &err), DQ_OK);
+    const int64_t base = st.now_ms + 1500;
+    int n_fail = 0;
+    for (int i = 0; i < n; i++) {
+        char id[32], payload[32];
+        dq_enqueued e;
+        int ms = 2 + (i * 7) % 19;
+
+        s.kind[i] = i % 40 == 3 ? FAIL : i % 40 == 7 ? RETRY : OK;
+        n_fail += s.kind[i] == FAIL;
+        s.due[i] = base + (int64_t)i * spread_ms / n;
+        snprintf(id, sizeof id, "t%d", i);
+        snprintf(payload, sizeof payload, "%s %d",
+                 s.kind[i] == FAIL    ? "fail"
+                 : s.kind[i] == RETRY ? "retry"
+                                      : "ok",
+                 ms);
+        dq_enqueue_opts o = {.at_ms = s.due[i], .id = id};
+        if (dq_enqueue(s.c, s.queue, &o, payload, strlen(payload), &e, &err) != DQ_OK)
+            fail_msg("enqueue %s: %s", id, err.msg);
+    }
+
+    /* The storm: a kill a second while tasks fall due, Redis restarted at the midpoint. */
+    const int64_t m0 = test_mono_ms() + (base - chaos_wall_ms());
+    const int ticks = spread_ms / 1000;
+    for (int k = 1; k <= ticks; k++) {
+        int64_t wait = m0 + (int64_t)k * 1000 - test_mono_ms();
+        if (wait > 0)
+            test_nap_ms((int)wait); /* the storm's schedule, not a wait for a condition */
+        for (int i = 0; i < WORKERS; i++) {
+            int status;
+            if (!chaos_running(workers[i], &status))
+                fail_msg("worker %ld exited by itself (status 0x%x) before it was killed; see "
+                         "%s/worker.out",
+                         (long)workers[i], status, dir);
+        }
+        if (k == ticks / 2) {
+            down_wall = chaos_wall_ms();
+            assert_int_equal(test_redis_restart(&redis), 0);
+            up_wall = chaos_wall_ms();
+        }
+        int v = rand() % WORKERS;
+        kills[nk].pid = workers[v];
+        kills[nk].wall = chaos_wall_ms();
+        nk++;
+        chaos_kill9(workers[v]);
+        workers[v] = start_worker(dir, s.queue);
+    }
+    const int64_t storm_end = chaos_wall_ms();
+
+    /* Drained: every lease a kill left behind expires and its task runs again. */
+    assert_true(wait_until(drained, &s, LEASE_MS * 4 + 60000, "the queue to drain"));
+    const int64_t drained_wall = chaos_wall_ms();
+    for (int i = 0; i < WORKERS; i++) {
+        int status = chaos_stop(workers[i], 10000);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            fail_msg("worker %ld did not stop cleanly on SIGTERM (status 0x%x); see "
+                     "%s/worker.out",
+                     (long)workers[i], status, dir);
+    }
+
+    /* Redis: nothing left scheduled or in flight; each task acked or failed once. */
+    assert_int_equal(dq_stats_get(s.c, s.queue, &st, &err), DQ_OK);
+    assert_int_equal(st.inflight, 0);
+    assert_int_equal(st.due + st.future, 0);
+    assert_int_equal(st.failed, n_fail);
+    assert_int_equal(st.failed_total, n_fail);
+    assert_int_equal(st.done, n - n_fail); /* an ack is fenced: one per task, at most */
+
+    /* The failed set holds exactly the tasks told to fail, with the handler's error. */
+    char *seen_failed = calloc((size_t)n, 1);
+    assert_non_null(seen_failed);
+    for (size_t off = 0; off < (size_t)n_fail; off += 1000) {
+        dq_page p;
+        assert_int_equal(dq_page_get(s.c, s.queue, DQ_VIEW_FAILED, off, 1000, &p, &err), DQ_OK);
+        for (size_t j = 0; j < p.n; j++) {
+            int i = atoi(p.tasks[j].id + 1);
+            if (p.tasks[j].id[0] != 't' || i < 0 || i >= n || s.kind[i] != FAIL || seen_failed[i])
+                fail_msg("failed set holds %s, which was not told to fail", p.tasks[j].id);
+            if (strcmp(p.tasks[j].reason, "error") != 0 ||
+                strcmp(p.tasks[j].error, "told to fail") != 0)
+                fail_msg("failed task %s: reason %s, error %s", p.tasks[j].id, p.tasks[j].reason,
+                         p.tasks[j].error);
+            seen_failed[i] = 1;
+        }
+        dq_page_free(&p);
+    }
+    free(seen_failed);
+
+    /* The run records. */
+    struct chaos_runs runs;
+    chaos_runs_read(dir, &runs);
+    char *ran = calloc((size_t)n, 1);
+    int64_t *late = calloc((size_t)n, sizeof *late);
+    size_t nlate = 0, dup_kill = 0, dup_restart = 0, dup_retry = 0;
+    assert_non_null(ran);
+    assert_non_null(late);
+    for (size_t r = 0; r < runs.n; r++) {
+        const struct chaos_run *a = &runs.v[r];
+        int i = atoi(a->id + 1);
+
+        if (a->id[0] != 't' || i < 0 || i >= n)
+            fail_msg("a run of unknown task %s", a->id);
+        /* Server clock against server clock: the claim's TIME, the enqueue's due. */
+        if (a->claimed < s.due[i])
+            fail_msg("%s attempt %u was claimed at %lld, %lld ms before it was due", a->id,
+                     a->attempt, (long long)a->claimed, (long long)(s.due[i] - a->claimed));
+        if (!ran[i] && s.kind[i] == OK)
+            late[nlate++] = a->wall - s.due[i];
+        ran[i] = 1;
+        if (r + 1 == runs.n || strcmp(runs.v[r + 1].id, a->id) != 0)
+            continue;
+
+        /* @a ran again as @b. Why is allowed to differ; that it was safe is not. */
+        const struct chaos_run *b = &runs.v[r + 1];
+        if (b->attempt == a->attempt)
+            fail_msg("%s attempt %u ran twice (pids %ld, %ld): two claims under one lease", a->id,
+                     a->attempt, (long)a->pid, (long)b->pid);
+        if (a->done >= 0)
+            fail_msg("%s ran again (attempt %u) after the ack of attempt %u was written", a->id,
+                     b->attempt, a->attempt);
+        if (s.kind[i] == RETRY && a->attempt == 1) {
+            /* told to retry: runs again after the backoff (or after the lease, if its
+             * worker died before it could write the retry) */
+            if (b->claimed < a->claimed + BACKOFF_MS)
+                fail_msg("%s retried after %lld ms, before the %d ms backoff", a->id,
+                         (long long)(b->claimed - a->claimed), BACKOFF_MS);
+            dup_retry++;
+            continue;
+        }
+        /* No one else may run a task while its lease holds: the reap that returns it
+         * needs the lease deadline (claim + lease, or later if renewed) to have passed. */
+        if (b->claimed < a->claimed + LEASE_MS)
+            fail_msg("%s attempt %u claimed %lld ms after attempt %u, inside its %d ms lease",
+                     a->id, b->attempt, (long long)(b->claimed - a->claimed), a->attempt, LEASE_MS);
+        /*
+         * What is honestly guaranteed about the cause: a task runs again only when the
+         * lease of its previous run ran out without a result. Here that happens when
+         * that run's worker was killed while it held the lease (between the claim and
+         * the next claim), or when the run overlapped the Redis restart: a worker whose
+         * result or renewal could not be written while Redis was down can lose the lease
+         * if reconnecting took longer than the lease had left. Anything else is a bug.
+         */
+        if (killed_between(kills, nk, a->pid, a->claimed, b->claimed))
+            dup_kill++;
+        else if (a->claimed <= up_wall && b->claimed >= down_wall)
+            dup_restart++;
+        else
+            fail_msg("%s attempt %u (pid %ld, claimed %lld) ran again as attempt %u (pid %ld, "
+                     "claimed %lld), but its worker was not killed and it did not overlap the "
+                     "Redis restart (%lld..%lld)",
+                     a->id, a->attempt, (long)a->pid, (long long)a->claimed, b->attempt,
+                     (long)b->pid, (long long)b->claimed, (long long)down_wall, (long long)up_wall);
+    }
+    for (int i = 0; i < n; i++) {
+        if (!ran[i])
+            fail_msg("task t%d never ran", i);
+    }
+    qsort(late, nlate, sizeof *late, cmp_i64);
+    printf("# %d tasks, %zu runs, %d kills, Redis down %lld ms\n", n, runs.n, nk,
+           (long long)(up_wall - down_wall));
+    printf("# ran again: %zu after a kill, %zu across the restart, %zu told to retry\n", dup_kill,
+           dup_restart, dup_retry);
+    printf("# counters: reaped %lld, retried %lld, done %lld, failed %lld\n", (long long)st.reaped,
+           (long long)st.retried, (long long)st.done, (long long)st.failed_total);
+    if (nlate > 0)
+        printf("# first-run lateness (handler start - due, ms): p50 %lld, p99 %lld, max %lld\n",
+               (long long)late[nlate / 2], (long long)late[nlate * 99 / 100],
+               (long long)late[nlate - 1]);
+    printf("# drained %lld ms after the last kill\n", (long long)(drained_wall - storm_end));
+    free(ran);
+    free(late);
+    chaos_runs_free(&runs);
+    dq_client_free(s.c);
+    free(s.due);
+    free(s.kind);
+}
+
+static int
+teardown(void **state)
+{
+    chaos_cleanup();
+    test_redis_stop(&redis);
+    return 0;
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(kill_storm_and_redis_restart, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
