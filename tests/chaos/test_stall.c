@@ -7,7 +7,7 @@
  * did not answer and within what time), not spin, and work again afterwards; every task
  * that fell due during the stall runs once, after it.
  *
- * Short mode (CI): 3 s stalls. DQ_CHAOS_LONG=1: 10 s.
+ * Short mode (CI): 4 s stalls. DQ_CHAOS_LONG=1: 10 s.
  */
 #include "harness/check.h"
 
@@ -42,7 +42,7 @@ struct stall {
 static int
 stall_ms(void)
 {
-    return chaos_long() ? 10000 : 3000;
+    return chaos_long() ? 10000 : 4000;
 }
 
 static bool

@@ -44,6 +44,7 @@ struct storm {
     char queue[64];
     int n;
     int64_t *due;
+    int64_t *ready; /* max(due, when its enqueue returned): lateness counts from here */
     enum kind *kind;
 };
 
@@ -90,6 +91,34 @@ killed_between(const struct kill *kills, int nk, pid_t pid, int64_t from, int64_
     return false;
 }
 
+/* The failed set holds exactly the tasks told to fail, with the handler's error. */
+static void
+check_failed_set(struct storm *s, int n_fail)
+{
+    char *seen = calloc((size_t)s->n, 1);
+    int found = 0;
+    dq_err err;
+
+    assert_non_null(seen);
+    for (size_t off = 0; off < (size_t)n_fail + 1; off += 1000) {
+        dq_page p;
+        assert_int_equal(dq_page_get(s->c, s->queue, DQ_VIEW_FAILED, off, 1000, &p, &err), DQ_OK);
+        for (size_t j = 0; j < p.n; j++) {
+            const dq_task *t = &p.tasks[j];
+            int i = atoi(t->id + 1);
+            if (t->id[0] != 't' || i < 0 || i >= s->n || s->kind[i] != FAIL || seen[i])
+                fail_msg("failed set holds %s, which was not told to fail", t->id);
+            if (strcmp(t->reason, "error") != 0 || strstr(t->error, "told to fail") == NULL)
+                fail_msg("failed task %s: reason %s, error %s", t->id, t->reason, t->error);
+            seen[i] = 1;
+            found++;
+        }
+        dq_page_free(&p);
+    }
+    free(seen);
+    assert_int_equal(found, n_fail);
+}
+
 static void
 kill_storm_and_redis_restart(void **state)
 {
@@ -98,7 +127,7 @@ kill_storm_and_redis_restart(void **state)
     const int spread_ms = lng ? 20000 : 8000;
     const char *seed_env = getenv("DQ_CHAOS_SEED");
     unsigned seed = seed_env ? (unsigned)strtoul(seed_env, NULL, 10)
-                             : (unsigned)(chaos_wall_ms() ^ (getpid() << 16));
+                             : (unsigned)chaos_wall_ms() ^ ((unsigned)getpid() << 16);
     const char *extra[] = {"--appendonly", "yes", "--appendfsync", "always", NULL};
     struct storm s = {.n = n};
     struct kill kills[MAX_KILLS];
@@ -119,8 +148,10 @@ kill_storm_and_redis_restart(void **state)
         fail_msg("dq_client_open: %s", err.msg);
     s.due = calloc((size_t)n, sizeof *s.due);
     s.kind = calloc((size_t)n, sizeof *s.kind);
+    s.ready = calloc((size_t)n, sizeof *s.ready);
     assert_non_null(s.due);
     assert_non_null(s.kind);
+    assert_non_null(s.ready);
 
     for (int i = 0; i < WORKERS; i++)
         workers[i] = start_worker(dir, s.queue);
@@ -146,6 +177,7 @@ kill_storm_and_redis_restart(void **state)
         dq_enqueue_opts o = {.at_ms = s.due[i], .id = id};
         if (dq_enqueue(s.c, s.queue, &o, payload, strlen(payload), &e, &err) != DQ_OK)
             fail_msg("enqueue %s: %s", id, err.msg);
+        s.ready[i] = chaos_wall_ms() > s.due[i] ? chaos_wall_ms() : s.due[i];
     }
 
     /* The storm: a kill a second while tasks fall due, Redis restarted at the midpoint. */
@@ -195,25 +227,7 @@ kill_storm_and_redis_restart(void **state)
     assert_int_equal(st.failed_total, n_fail);
     assert_int_equal(st.done, n - n_fail); /* an ack is fenced: one per task, at most */
 
-    /* The failed set holds exactly the tasks told to fail, with the handler's error. */
-    char *seen_failed = calloc((size_t)n, 1);
-    assert_non_null(seen_failed);
-    for (size_t off = 0; off < (size_t)n_fail; off += 1000) {
-        dq_page p;
-        assert_int_equal(dq_page_get(s.c, s.queue, DQ_VIEW_FAILED, off, 1000, &p, &err), DQ_OK);
-        for (size_t j = 0; j < p.n; j++) {
-            int i = atoi(p.tasks[j].id + 1);
-            if (p.tasks[j].id[0] != 't' || i < 0 || i >= n || s.kind[i] != FAIL || seen_failed[i])
-                fail_msg("failed set holds %s, which was not told to fail", p.tasks[j].id);
-            if (strcmp(p.tasks[j].reason, "error") != 0 ||
-                strcmp(p.tasks[j].error, "told to fail") != 0)
-                fail_msg("failed task %s: reason %s, error %s", p.tasks[j].id, p.tasks[j].reason,
-                         p.tasks[j].error);
-            seen_failed[i] = 1;
-        }
-        dq_page_free(&p);
-    }
-    free(seen_failed);
+    check_failed_set(&s, n_fail);
 
     /* The run records. */
     struct chaos_runs runs;
@@ -234,7 +248,7 @@ kill_storm_and_redis_restart(void **state)
             fail_msg("%s attempt %u was claimed at %lld, %lld ms before it was due", a->id,
                      a->attempt, (long long)a->claimed, (long long)(s.due[i] - a->claimed));
         if (!ran[i] && s.kind[i] == OK)
-            late[nlate++] = a->wall - s.due[i];
+            late[nlate++] = a->wall - s.ready[i];
         ran[i] = 1;
         if (r + 1 == runs.n || strcmp(runs.v[r + 1].id, a->id) != 0)
             continue;
@@ -292,12 +306,175 @@ kill_storm_and_redis_restart(void **state)
     printf("# counters: reaped %lld, retried %lld, done %lld, failed %lld\n", (long long)st.reaped,
            (long long)st.retried, (long long)st.done, (long long)st.failed_total);
     if (nlate > 0)
-        printf("# first-run lateness (handler start - due, ms): p50 %lld, p99 %lld, max %lld\n",
+        printf("# first-run lateness (handler start - due or enqueued, ms): p50 %lld, p99 %lld, "
+               "max %lld\n",
                (long long)late[nlate / 2], (long long)late[nlate * 99 / 100],
                (long long)late[nlate - 1]);
     printf("# drained %lld ms after the last kill\n", (long long)(drained_wall - storm_end));
     free(ran);
     free(late);
+    chaos_runs_free(&runs);
+    dq_client_free(s.c);
+    free(s.due);
+    free(s.kind);
+    free(s.ready);
+}
+
+/* The handler `delayq work` runs: one record per run, like chaos_worker's, with the
+ * handler's clock for the claim time (it is not in the environment) and the worker's pid
+ * ($PPID: delayq work forks the command directly). */
+static const char work_handler[] =
+    "now=$(date +%s%3N)\n"
+    "printf 'run %s %s %s %s %s\\n' \"$DELAYQ_TASK_ID\" \"$DELAYQ_ATTEMPT\" \"$now\" \"$now\" "
+    "\"$PPID\" >>\"$1/runs.$PPID\"\n"
+    "case $(cat) in fail) echo 'told to fail' >&2; exit 2 ;; esac\n";
+
+static pid_t
+start_work(const char *dir, const char *queue)
+{
+    char handler[300], out[300];
+
+    snprintf(handler, sizeof handler, "%s/handler.sh", dir);
+    snprintf(out, sizeof out, "%s/work.out", dir);
+    const char *argv[] = {chaos_delayq_bin(),
+                          "work",
+                          "--url",
+                          redis.url,
+                          "-q",
+                          queue,
+                          "--concurrency",
+                          "4",
+                          "--lease",
+                          "2s",
+                          "--grace",
+                          "1s",
+                          "--raw",
+                          "--",
+                          "/bin/sh",
+                          handler,
+                          dir,
+                          NULL};
+    pid_t pid = chaos_spawn(argv, out);
+    assert_true(pid > 0);
+    return pid;
+}
+
+/* The same storm at a smaller scale through `delayq work`, which runs a process per
+ * task: every task runs, none early, a task runs again only after its worker was killed
+ * holding it, and the failed set is exact. */
+static void
+work_kill_storm(void **state)
+{
+    const bool lng = chaos_long();
+    const int n = lng ? 1000 : 300;
+    const int spread_ms = lng ? 10000 : 5000;
+    struct storm s = {.n = n};
+    struct kill kills[MAX_KILLS];
+    pid_t workers[2];
+    int nk = 0, n_fail = 0;
+    dq_err err = {0};
+    dq_stats st;
+    char path[300];
+    const char *dir = chaos_dir("work");
+
+    assert_non_null(dir);
+    assert_int_equal(test_redis_start(&redis, NULL), 0);
+    test_queue_name(s.queue, sizeof s.queue, "work");
+    if (dq_client_open(redis.url, NULL, &s.c, &err) != DQ_OK)
+        fail_msg("dq_client_open: %s", err.msg);
+    snprintf(path, sizeof path, "%s/handler.sh", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(work_handler, f);
+    fclose(f);
+    s.due = calloc((size_t)n, sizeof *s.due);
+    s.kind = calloc((size_t)n, sizeof *s.kind);
+    assert_non_null(s.due);
+    assert_non_null(s.kind);
+    for (int i = 0; i < 2; i++)
+        workers[i] = start_work(dir, s.queue);
+
+    assert_int_equal(dq_stats_get(s.c, s.queue, &st, &err), DQ_OK);
+    const int64_t base = st.now_ms + 500;
+    for (int i = 0; i < n; i++) {
+        char id[32];
+        dq_enqueued e;
+        s.kind[i] = i % 10 == 3 ? FAIL : OK;
+        n_fail += s.kind[i] == FAIL;
+        s.due[i] = base + (int64_t)i * spread_ms / n;
+        snprintf(id, sizeof id, "t%d", i);
+        dq_enqueue_opts o = {.at_ms = s.due[i], .id = id};
+        const char *payload = s.kind[i] == FAIL ? "fail" : "ok";
+        if (dq_enqueue(s.c, s.queue, &o, payload, strlen(payload), &e, &err) != DQ_OK)
+            fail_msg("enqueue %s: %s", id, err.msg);
+    }
+    const int64_t m0 = test_mono_ms() + (base - chaos_wall_ms());
+    for (int k = 1; k <= spread_ms / 1000; k++) {
+        int64_t wait = m0 + (int64_t)k * 1000 - test_mono_ms();
+        if (wait > 0)
+            test_nap_ms((int)wait); /* the storm's schedule */
+        for (int i = 0; i < 2; i++) {
+            int status;
+            if (!chaos_running(workers[i], &status))
+                fail_msg("delayq work %ld exited by itself (status 0x%x); see %s/work.out",
+                         (long)workers[i], status, dir);
+        }
+        int v = rand() % 2;
+        kills[nk].pid = workers[v];
+        kills[nk++].wall = chaos_wall_ms();
+        chaos_kill9(workers[v]);
+        workers[v] = start_work(dir, s.queue);
+    }
+    assert_true(wait_until(drained, &s, 60000, "the queue to drain"));
+    for (int i = 0; i < 2; i++) {
+        int status = chaos_stop(workers[i], 10000);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            fail_msg("delayq work %ld did not stop cleanly (status 0x%x); see %s/work.out",
+                     (long)workers[i], status, dir);
+    }
+
+    assert_int_equal(dq_stats_get(s.c, s.queue, &st, &err), DQ_OK);
+    assert_int_equal(st.inflight, 0);
+    assert_int_equal(st.due + st.future, 0);
+    assert_int_equal(st.failed, n_fail);
+    assert_int_equal(st.done, n - n_fail);
+    check_failed_set(&s, n_fail);
+
+    struct chaos_runs runs;
+    size_t again = 0;
+    char *ran = calloc((size_t)n, 1);
+    assert_non_null(ran);
+    chaos_runs_read(dir, &runs);
+    for (size_t r = 0; r < runs.n; r++) {
+        const struct chaos_run *a = &runs.v[r];
+        int i = atoi(a->id + 1);
+        if (a->id[0] != 't' || i < 0 || i >= n)
+            fail_msg("a run of unknown task %s", a->id);
+        /* the handler's clock is the server's (same host), and it reads it after the
+         * claim, which is at or after the due time */
+        if (a->wall < s.due[i])
+            fail_msg("%s attempt %u started %lld ms before it was due", a->id, a->attempt,
+                     (long long)(s.due[i] - a->wall));
+        ran[i] = 1;
+        if (r + 1 == runs.n || strcmp(runs.v[r + 1].id, a->id) != 0)
+            continue;
+        const struct chaos_run *b = &runs.v[r + 1];
+        if (b->attempt == a->attempt)
+            fail_msg("%s attempt %u ran twice", a->id, a->attempt);
+        if (!killed_between(kills, nk, a->pid, a->wall, b->wall))
+            fail_msg("%s ran again (attempt %u, worker %ld) but worker %ld was not killed while "
+                     "it held attempt %u",
+                     a->id, b->attempt, (long)b->pid, (long)a->pid, a->attempt);
+        again++;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!ran[i])
+            fail_msg("task t%d never ran", i);
+    }
+    printf("# delayq work: %d tasks, %zu runs, %d kills, %zu ran again after a kill, reaped "
+           "%lld\n",
+           n, runs.n, nk, again, (long long)st.reaped);
+    free(ran);
     chaos_runs_free(&runs);
     dq_client_free(s.c);
     free(s.due);
@@ -317,6 +494,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(kill_storm_and_redis_restart, teardown),
+        cmocka_unit_test_teardown(work_kill_storm, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
