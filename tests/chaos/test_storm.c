@@ -320,12 +320,13 @@ kill_storm_and_redis_restart(void **state)
     free(s.ready);
 }
 
-/* The handler `delayq work` runs: one record per run, like chaos_worker's, with the
- * handler's clock for the claim time (it is not in the environment) and the worker's pid
- * ($PPID: delayq work forks the command directly). */
+/* The handler `delayq work` runs: one record per run, like chaos_worker's, with the due
+ * time the claim saw where chaos_worker has the claim time (which is not in the
+ * environment), and the worker's pid ($PPID: delayq work forks the command directly). */
 static const char work_handler[] =
     "now=$(date +%s%3N)\n"
-    "printf 'run %s %s %s %s %s\\n' \"$DELAYQ_TASK_ID\" \"$DELAYQ_ATTEMPT\" \"$now\" \"$now\" "
+    "printf 'run %s %s %s %s %s\\n' \"$DELAYQ_TASK_ID\" \"$DELAYQ_ATTEMPT\" \"$DELAYQ_DUE_MS\" "
+    "\"$now\" "
     "\"$PPID\" >>\"$1/runs.$PPID\"\n"
     "case $(cat) in fail) echo 'told to fail' >&2; exit 2 ;; esac\n";
 
@@ -461,7 +462,10 @@ work_kill_storm(void **state)
         const struct chaos_run *b = &runs.v[r + 1];
         if (b->attempt == a->attempt)
             fail_msg("%s attempt %u ran twice", a->id, a->attempt);
-        if (!killed_between(kills, nk, a->pid, a->wall, b->wall))
+        /* From the due time on, not from the handler's start: a command outlives its
+         * killed worker by the moment the kernel takes to deliver its parent-death
+         * signal, long enough to write its record after the kill. */
+        if (!killed_between(kills, nk, a->pid, a->claimed, b->wall))
             fail_msg("%s ran again (attempt %u, worker %ld) but worker %ld was not killed while "
                      "it held attempt %u",
                      a->id, b->attempt, (long)b->pid, (long)a->pid, a->attempt);
