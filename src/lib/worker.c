@@ -777,6 +777,11 @@ dq_worker_run(dq_worker *w, dq_err *err)
             unsigned want = free_slots < w->o.batch ? free_slots : w->o.batch;
             int got = claim(w, want, &next_due);
             last_claim_mono = dq_mono_ms();
+            /* A claim that timed out may still run when a stalled Redis catches up,
+             * leasing us tasks we never see. Nothing else would reap them before the
+             * idle timer: look again once such a lease can have run out. */
+            if (got < 0)
+                next_reap = min64(next_reap, srv_now(w) + w->o.lease_ms + 1);
             more_due = got == (int)want;
             if (got >= 0 && got < (int)want && next_due >= 0 && next_due <= srv_now(w))
                 next_due = srv_now(w) + 10; /* nothing claimable yet: do not spin on it */

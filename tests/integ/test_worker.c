@@ -351,6 +351,90 @@ result_written_after_redis_restart(void **state)
     test_redis_stop(&own);
 }
 
+struct sleep_arg {
+    struct test_redis *r;
+    bool ok;
+};
+
+static void *
+debug_sleep_thread(void *arg)
+{
+    struct sleep_arg *a = arg;
+    const char *argv[] = {"DEBUG", "SLEEP", "1"};
+    redisReply *rep = test_redis_cmd(a->r, 3, argv);
+
+    a->ok = rep != NULL && rep->type == REDIS_REPLY_STATUS;
+    freeReplyObject(rep);
+    return NULL;
+}
+
+static bool
+one_run(void *arg)
+{
+    struct seen *s = arg;
+    return atomic_load(&s->started) >= 1;
+}
+
+/* The worker listens for wake-ups: it is connected and has made its first reap. */
+static bool
+subscribed(void *arg)
+{
+    struct fixture *f = arg;
+    char channel[160];
+    redisReply *rep;
+    bool yes;
+
+    snprintf(channel, sizeof channel, "dq:{%s}:wake", f->queue);
+    const char *argv[] = {"PUBSUB", "NUMSUB", channel};
+    rep = test_redis_cmd(f->redis, 3, argv);
+    yes = rep != NULL && rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
+          rep->element[1]->type == REDIS_REPLY_INTEGER && rep->element[1]->integer == 1;
+    freeReplyObject(rep);
+    return yes;
+}
+
+/* A server that stalls past the command timeout runs the claim it was sent once it wakes
+ * up, though the worker gave up on it: the tasks it leased come back after the lease
+ * (1 s here), not after the worker's idle timer (60 s). */
+static void
+claim_that_timed_out_comes_back_after_its_lease(void **state)
+{
+    struct fixture f;
+    struct seen s;
+    struct runner r;
+    struct test_redis own;
+    struct sleep_arg sl;
+    pthread_t th;
+    const char *debug[] = {"--enable-debug-command", "yes", NULL};
+    dq_client_opts co = {.command_timeout_ms = 200};
+    dq_worker_opts o = {.lease_ms = 1000, .max_idle_ms = 60000};
+
+    assert_int_equal(test_redis_start(&own, debug), 0);
+    memset(&f, 0, sizeof f);
+    f.redis = &own;
+    snprintf(f.queue, sizeof f.queue, "stall");
+    ASSERT_OK(&f, dq_client_open(own.url, NULL, &f.c, &f.err));
+    seen_init(&s, "ok");
+    memset(&r, 0, sizeof r);
+    ASSERT_OK(&f, dq_worker_new(own.url, &co, f.queue, &o, handler, &s, &r.w, &f.err));
+    assert_int_equal(pthread_create(&r.th, NULL, run_thread, &r), 0);
+    /* idle, with nothing in flight: its next reap is an idle period away */
+    assert_true(wait_until(subscribed, &f, 5000, "the worker to subscribe"));
+    enqueue_str(&f, "stalled", 300, NULL, NULL); /* due while the server sleeps */
+    sl.r = &own;
+    assert_int_equal(pthread_create(&th, NULL, debug_sleep_thread, &sl), 0);
+    pthread_join(th, NULL);
+    assert_true(sl.ok);
+    int64_t woke = test_mono_ms();
+    assert_true(wait_until(one_run, &s, 10000, "the stalled task to run"));
+    printf("# task of a claim that timed out ran %lld ms after the server woke\n",
+           (long long)(test_mono_ms() - woke));
+    stop_worker(&r, false);
+    assert_int_equal(s.runs[1], 1);
+    fixture_close(&f);
+    test_redis_stop(&own);
+}
+
 static long long
 total_calls(struct test_redis *r)
 {
@@ -429,6 +513,7 @@ main(void)
         cmocka_unit_test(idle_worker_wakes_for_an_earlier_task),
         cmocka_unit_test(stop_hands_back_unstarted_and_finishes_running),
         cmocka_unit_test(result_written_after_redis_restart),
+        cmocka_unit_test(claim_that_timed_out_comes_back_after_its_lease),
         cmocka_unit_test(idle_worker_is_quiet),
         cmocka_unit_test(stop_now_with_a_stuck_handler_then_free),
     };
