@@ -27,6 +27,7 @@ struct cli {
     const char *prog;  /* "delayq enqueue" for messages */
     const char *url;   /* --url, else $DELAYQ_URL, else redis://127.0.0.1:6379 */
     const char *queue; /* -q, else $DELAYQ_QUEUE, else "default" */
+    bool queue_chosen; /* -q or $DELAYQ_QUEUE named it (not the built-in default) */
     const char *who;   /* --who, else user@host */
     int timeout_ms;    /* --timeout */
     dq_client *client;

@@ -639,10 +639,11 @@ cmd_top(struct cli *g, int argc, char **argv)
             backoff = model.connected ? 500 : backoff * 2 > 5000 ? 5000 : backoff * 2;
             if (!model.connected)
                 fetch_now = false; /* not even a key press hammers a server that is down */
-            /* a queue nobody has used, on a server with queues: offer them, once */
+            /* the default queue, unused, on a server with queues: offer them, once */
             const dq_stats *s = &model.stats;
-            if (model.connected && !picked && model.nqueues > 0 && s->enqueued == 0 &&
-                s->due + s->future + s->inflight + s->failed == 0 && !io_busy(io, IO_JOB)) {
+            if (model.connected && !picked && !g->queue_chosen && model.nqueues > 0 &&
+                s->enqueued == 0 && s->due + s->future + s->inflight + s->failed == 0 &&
+                !io_busy(io, IO_JOB)) {
                 ui.action = ACT_QUEUES;
                 begin_action(&ui, &model, io, &job, model.queue, &search, &search_gen);
             }

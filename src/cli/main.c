@@ -51,7 +51,8 @@ main(int argc, char **argv)
     if (g.url != NULL && g.url[0] == '\0')
         g.url = NULL;
     g.queue = getenv("DELAYQ_QUEUE");
-    if (g.queue == NULL || g.queue[0] == '\0')
+    g.queue_chosen = g.queue != NULL && g.queue[0] != '\0';
+    if (!g.queue_chosen)
         g.queue = "default";
     g.prog = "delayq";
     if (argc < 2) {

@@ -120,6 +120,7 @@ cli_global_opt(struct cli *g, int argc, char **argv, int *i)
                 return -1;
             }
             g->queue = val;
+            g->queue_chosen = true;
         } else if (k == 2) {
             g->who = val;
         } else {

@@ -194,6 +194,20 @@ tm send-keys -t top q
 gone() { ! tm has-session -t top 2>/dev/null; }
 if wait_for gone; then ok "q quits"; else bad "quit"; fi
 
+# 8a. without -q or $DELAYQ_QUEUE, the unused default queue opens the picker by itself
+pick_start() {
+  tm has-session -t top 2>/dev/null ||
+    tm new-session -d -s top -x 140 -y 40 "env -u DELAYQ_QUEUE $bin top" 2>/dev/null
+}
+wait_for pick_start
+if wait_for screen_has "queues on 127.0.0.1:" && screen_has "demo" && screen_has "other"; then
+  tm send-keys -t top g Enter
+  wait_for screen_has "| queue demo (Q: 2 queues)" && ok "an unused default queue opens the picker" ||
+    bad "pick from the auto-opened picker"
+else bad "picker did not open for the default queue"; fi
+tm send-keys -t top q
+wait_for gone || bad "quit after the picker"
+
 # 8b. the TERM variants an engineer arrives with (and a terminal without colours): each
 # draws the main screen, answers keys and quits. Entries missing on a machine are skipped.
 for term in xterm xterm-256color screen screen-256color tmux-256color vt100; do
