@@ -6,6 +6,8 @@
 --   envelope 1, due 1, envelope 2, due 2, ...} in due order, ties in enqueue order.
 --   A due member that is not a valid envelope goes to failed as "undecodable" (raw
 --   bytes kept); one whose deadline passed goes to failed as "expired".
+-- Publishes 'lease:<deadline ms>' on the wake channel when its lease is now the earliest
+-- (workers then know when to reap it, section 10 of docs/PROTOCOL.md).
 -- Complexity: O(log N + batch log N).
 local cfg = config()
 local now = now_ms()
@@ -21,6 +23,14 @@ local items = redis.call('ZRANGEBYSCORE', K_SCHED, '-inf', dec(now), 'WITHSCORES
   'LIMIT', 0, batch)
 local out = {now, 0, 0}
 local moved = 0
+-- The earliest lease before this claim: when ours comes first, idle workers are told,
+-- so they reap it should this worker die (they only know the leases they have seen).
+local first_lease = -1
+if #items > 0 then
+  local f = redis.call('ZRANGE', K_INFLIGHT, 0, 0, 'WITHSCORES')
+  if #f == 2 then first_lease = tonumber(f[2]) end
+end
+local leased = false
 for i = 1, #items, 2 do
   local m, due = items[i], tonumber(items[i + 1])
   local e = env_decode(m)
@@ -39,6 +49,7 @@ for i = 1, #items, 2 do
     local tk = tkey(e)
     redis.call('HSET', K_RUNNING, tk, run_encode(m, worker, now, due))
     redis.call('ZADD', K_INFLIGHT, dec(now + lease), tk)
+    leased = true
     out[#out + 1] = m
     out[#out + 1] = due
   end
@@ -47,4 +58,7 @@ for i = 1, #items, 2 do
 end
 out[2] = next_due()
 out[3] = moved
+if leased and (first_lease < 0 or now + lease < first_lease) then
+  redis.call('PUBLISH', K_WAKE, 'lease:' .. dec(now + lease))
+end
 return out

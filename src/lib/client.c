@@ -305,16 +305,33 @@ dq_sub_fd(const dq_client *s)
 }
 
 int
-dq_sub_drain(dq_client *s, dq_err *err)
+dq_sub_drain(dq_client *s, struct dq_wake *w, dq_err *err)
 {
     void *r = NULL;
     int n = 0;
 
+    w->due = false;
+    w->lease_ms = -1;
     if (s->ctx == NULL)
         return dq_err_set(err, DQ_ECONN, "wake-up connection is closed");
     if (redisBufferRead(s->ctx) != REDIS_OK)
         return io_error(s, "wake-up read", s->command_timeout_ms, err);
     while (redisGetReplyFromReader(s->ctx, &r) == REDIS_OK && r != NULL) {
+        const redisReply *m = r;
+        /* {"message", channel, payload}: "lease:<ms>" or a due time; anything else
+         * (a subscribe confirmation, an unknown form) counts as "look again" */
+        if (m->type == REDIS_REPLY_ARRAY && m->elements == 3 &&
+            m->element[2]->type == REDIS_REPLY_STRING &&
+            strncmp(m->element[2]->str, "lease:", 6) == 0) {
+            char *end;
+            long long v = strtoll(m->element[2]->str + 6, &end, 10);
+            if (*end == '\0' && v > 0 && (w->lease_ms < 0 || v < w->lease_ms))
+                w->lease_ms = v;
+            else if (*end != '\0' || v <= 0)
+                w->due = true;
+        } else {
+            w->due = true;
+        }
         freeReplyObject(r);
         r = NULL;
         n++;

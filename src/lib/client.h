@@ -65,8 +65,14 @@ int dq_sub_open(const dq_client *c, const char *channel, dq_client **out, dq_err
 /* The socket to poll for readability, or -1 while disconnected. */
 int dq_sub_fd(const dq_client *s);
 
-/* Reads what arrived (call when the fd is readable). Returns the number of messages,
- * or DQ_ECONN after dropping a connection that closed or failed. */
-int dq_sub_drain(dq_client *s, dq_err *err);
+/* What arrived on the wake-up channel. */
+struct dq_wake {
+    bool due;         /* a task became the earliest scheduled one (or: unknown message) */
+    int64_t lease_ms; /* earliest "lease:<ms>" announced (a new earliest lease); -1: none */
+};
+
+/* Reads what arrived (call when the fd is readable) into @w. Returns the number of
+ * messages, or DQ_ECONN after dropping a connection that closed or failed. */
+int dq_sub_drain(dq_client *s, struct dq_wake *w, dq_err *err);
 
 #endif /* DQ_LIB_CLIENT_H */

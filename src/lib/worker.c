@@ -816,11 +816,17 @@ dq_worker_run(dq_worker *w, dq_err *err)
             drain_pipe(w);
         if (pr > 0 && np == 2 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))) {
             dq_err e4;
-            if (dq_sub_drain(w->sub, &e4) < 0) {
+            struct dq_wake wk;
+            if (dq_sub_drain(w->sub, &wk, &e4) < 0) {
                 dq_client_free(w->sub);
                 w->sub = NULL;
+                more_due = true; /* wake-ups may be lost while it reconnects */
+            } else {
+                /* another worker's lease is now the earliest: reap it if that worker dies */
+                if (wk.lease_ms >= 0)
+                    next_reap = min64(next_reap, wk.lease_ms + 1);
+                more_due = more_due || wk.due; /* something earlier was scheduled */
             }
-            more_due = true; /* something earlier was scheduled, or the link dropped */
         }
     }
 

@@ -435,6 +435,48 @@ claim_that_timed_out_comes_back_after_its_lease(void **state)
     test_redis_stop(&own);
 }
 
+static bool
+reaped_one(void *arg)
+{
+    struct fixture *f = arg;
+    dq_stats st;
+
+    return dq_stats_get(f->c, f->queue, &st, &f->err) == DQ_OK && st.reaped >= 1;
+}
+
+/* A worker learns of other workers' leases when it reaps; one that appears later and
+ * comes first (here 500 ms against the 60 s of its own) is announced on the wake
+ * channel, so the task of a worker that dies holding it comes back at its deadline,
+ * not at the next idle timer or the next lease this worker knows of. */
+static void
+dead_workers_new_lease_is_reaped_at_its_deadline(void **state)
+{
+    struct fixture f;
+    struct seen s;
+    struct runner r;
+    dq_worker_opts o = {.concurrency = 1, .lease_ms = 60000, .max_idle_ms = 60000};
+    dq_claimed cl;
+
+    fixture_open(&f, state, "deadlease");
+    seen_init(&s, "block");
+    enqueue_str(&f, "a", 0, NULL, NULL);
+    start_worker(&f, &r, &s, &o);
+    assert_true(wait_until(started_reached, &s, 5000, "the worker to run task a"));
+    assert_true(wait_until(subscribed, &f, 5000, "the worker to subscribe"));
+    /* another worker claims b with a 500 ms lease and dies without a word */
+    enqueue_str(&f, "b", 0, NULL, NULL);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 1, 500, "dead-worker", &cl, &f.err));
+    assert_int_equal(cl.n, 1);
+    dq_claimed_free(&cl);
+    int64_t t0 = test_mono_ms();
+    assert_true(wait_until(reaped_one, &f, 5000, "the dead worker's lease to be reaped"));
+    printf("# a dead worker's 500 ms lease was reaped %lld ms after the claim\n",
+           (long long)(test_mono_ms() - t0));
+    atomic_store(&s.release, 1);
+    stop_worker(&r, false);
+    fixture_close(&f);
+}
+
 static long long
 total_calls(struct test_redis *r)
 {
@@ -514,6 +556,7 @@ main(void)
         cmocka_unit_test(stop_hands_back_unstarted_and_finishes_running),
         cmocka_unit_test(result_written_after_redis_restart),
         cmocka_unit_test(claim_that_timed_out_comes_back_after_its_lease),
+        cmocka_unit_test(dead_workers_new_lease_is_reaped_at_its_deadline),
         cmocka_unit_test(idle_worker_is_quiet),
         cmocka_unit_test(stop_now_with_a_stuck_handler_then_free),
     };
