@@ -134,14 +134,15 @@ try_stats(const redisReply *r)
 /*
  * hiredis 0.14 allocates an array's element vector from its header, before any element
  * arrives, so "*400000000" asks for 3 GB whatever follows. That is the reader's limit,
- * not the parsers', so such inputs are skipped (a '*' after a newline may also sit
- * inside a bulk string; skipping those too costs little).
+ * not the parsers', so inputs with such a header are skipped. Any '*' counts, not only
+ * one at the start of a line: the reader skips the two bytes after a bulk string
+ * without checking that they are "\r\n".
  */
 static bool
 huge_array_header(const uint8_t *data, size_t size)
 {
     for (size_t i = 0; i < size; i++) {
-        if (data[i] != '*' || (i > 0 && data[i - 1] != '\n'))
+        if (data[i] != '*')
             continue;
         uint64_t v = 0;
         for (size_t j = i + 1; j < size && data[j] >= '0' && data[j] <= '9' && v < 65536; j++)
