@@ -173,9 +173,21 @@ dq_env_tkey(const struct dq_env *e, char *buf, size_t size)
 {
     int n;
 
-    if (e->id.ptr != NULL)
-        n = snprintf(buf, size, "c:%.*s", (int)e->id.len, (const char *)e->id.ptr);
-    else
+    if (e->id.ptr == NULL) {
         n = snprintf(buf, size, "%llu", (unsigned long long)e->seq);
-    return n < 0 ? 0 : (size_t)n;
+        return n < 0 ? 0 : (size_t)n;
+    }
+    /* memcpy, not "%.*s": an id holding a NUL must not lose its tail (the Lua
+     * side builds the key as 'c:' .. id, whatever the bytes). */
+    size_t need = 2 + e->id.len;
+    if (size > 0) {
+        size_t room = size - 1;
+        size_t k = room < 2 ? room : 2;
+        size_t m = room - k < e->id.len ? room - k : e->id.len;
+        memcpy(buf, "c:", k);
+        if (m > 0)
+            memcpy(buf + k, e->id.ptr, m);
+        buf[k + m] = '\0';
+    }
+    return need;
 }

@@ -49,7 +49,8 @@ int dq_env_decode(const void *data, size_t len, struct dq_env *out, dq_err *err)
 int dq_run_rec_decode(const void *data, size_t len, struct dq_run_rec *out, dq_err *err);
 int dq_fail_rec_decode(const void *data, size_t len, struct dq_fail_rec *out, dq_err *err);
 
-/* The task key of an envelope ("c:" + id, or the seq in decimal); snprintf semantics. */
+/* The task key of an envelope ("c:" + id, or the seq in decimal); snprintf semantics.
+ * The id's bytes are copied as they are, so the key holds a NUL where the id does. */
 size_t dq_env_tkey(const struct dq_env *e, char *buf, size_t size);
 
 #endif /* DQ_LIB_ENV_H */

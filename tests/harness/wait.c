@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,6 +24,14 @@ test_nap_ms(int ms)
 
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
         ;
+}
+
+int
+test_slowdown(void)
+{
+    const char *v = getenv("DQ_VALGRIND");
+
+    return v != NULL && v[0] != '\0' && v[0] != '0' ? 10 : 1;
 }
 
 bool

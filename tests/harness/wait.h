@@ -25,6 +25,14 @@ void test_nap_ms(int ms);
  */
 bool wait_until(bool (*ready)(void *), void *arg, int timeout_ms, const char *what);
 
+/*
+ * How many times slower than native this test process runs: 10 under the valgrind test
+ * setup (which sets DQ_VALGRIND), else 1. Scales only margins that stand for the test's
+ * own speed ("enqueue 300 tasks before this due time", "let the in-process worker make
+ * its first claim"), never a bound the test asserts about delayq.
+ */
+int test_slowdown(void);
+
 /* Writes the queue name "t-<name>-<pid>" into @buf (@size bytes, truncated and
  * always NUL-terminated) and returns @buf. */
 const char *test_queue_name(char *buf, size_t size, const char *name);

@@ -52,16 +52,18 @@ not_claimable_before_due(void **state)
 
     fixture_open(&f, state, "notdue");
     enqueue_str(&f, "later", 60000, NULL, &e);
-    enqueue_str(&f, "soon", 300, NULL, NULL);
+    /* due far enough ahead that this process reaches the claim first, even slowed */
+    int soon = 300 * test_slowdown();
+    enqueue_str(&f, "soon", soon, NULL, NULL);
     ASSERT_OK(&f, dq_claim(f.c, f.queue, 10, 30000, "w1", &cl, &f.err));
     assert_int_equal(cl.n, 0);
     /* the claim tells when to come back: the earliest due time, in the future */
     assert_true(cl.next_due_ms > cl.now_ms);
-    assert_true(cl.next_due_ms <= cl.now_ms + 300);
+    assert_true(cl.next_due_ms <= cl.now_ms + soon);
     int64_t due = cl.next_due_ms;
     dq_claimed_free(&cl);
     /* poll until the short one is claimable; it must never come before its due time */
-    int64_t deadline = test_mono_ms() + 5000;
+    int64_t deadline = test_mono_ms() + 5000 + soon;
     for (;;) {
         ASSERT_OK(&f, dq_claim(f.c, f.queue, 10, 30000, "w1", &cl, &f.err));
         if (cl.n > 0)
@@ -89,9 +91,11 @@ same_ms_in_enqueue_order(void **state)
     dq_stats s;
 
     fixture_open(&f, state, "order");
-    /* one absolute due time shortly ahead, so all 300 share one score */
+    /* one absolute due time shortly ahead, so all 300 share one score: far enough ahead
+     * that all are enqueued before it (a past time would become "now") */
+    int ahead = 1500 * test_slowdown(); /* also slow sanitized builds (TSan) */
     ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
-    o.at_ms = s.now_ms + 1500; /* room for 300 calls on a slow (sanitized) build */
+    o.at_ms = s.now_ms + ahead;
     for (int i = 0; i < 300; i++) {
         dq_enqueued e;
         /* mixed ids, and payload sizes that change the envelope length */
@@ -101,7 +105,7 @@ same_ms_in_enqueue_order(void **state)
         o.id = (i % 3 == 0) ? buf : NULL;
         ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, payload, (size_t)(i * 7 % 400), &e, &f.err));
     }
-    int64_t deadline = test_mono_ms() + 5000;
+    int64_t deadline = test_mono_ms() + 5000 + ahead;
     size_t got = 0;
     uint64_t last_seq = 0;
     while (got < 300) {

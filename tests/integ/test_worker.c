@@ -246,7 +246,7 @@ idle_worker_wakes_for_an_earlier_task(void **state)
     start_worker(&f, &r, &s, &o);
     /* let it settle into its sleep: its first claim finds nothing due */
     struct until_stats u = {.f = &f};
-    int64_t settle = test_mono_ms() + 300;
+    int64_t settle = test_mono_ms() + 300 * test_slowdown();
     while (test_mono_ms() < settle)
         test_nap_ms(10);
     int64_t t0 = test_mono_ms();
@@ -502,7 +502,7 @@ idle_worker_is_quiet(void **state)
     fixture_open(&f, state, "idle");
     seen_init(&s, "ok");
     start_worker(&f, &r, &s, &o);
-    int64_t settle = test_mono_ms() + 300;
+    int64_t settle = test_mono_ms() + 300 * test_slowdown();
     while (test_mono_ms() < settle)
         test_nap_ms(10);
     long long before = total_calls(f.redis) + 1; /* +1: this INFO itself */

@@ -188,6 +188,37 @@ running_and_failure_records(void **state)
     dq_buf_free(&b);
 }
 
+/* Found by tests/fuzz/fuzz_env.c: the key was cut at a NUL in the id ("%.*s"), while the
+ * scripts build it from every byte ('c:' .. id). */
+static void
+tkey_keeps_every_id_byte(void **state)
+{
+    static const char id[] = {'a', '\0', 'b'};
+    struct dq_buf b = DQ_BUF_INIT;
+    struct dq_env e;
+    char tk[16], small[4];
+
+    dq_mp_put_array(&b, 9);
+    dq_mp_put_uint(&b, 1);
+    dq_mp_put_u64fix(&b, 7);
+    dq_mp_put_bin(&b, id, sizeof id);
+    dq_mp_put_uint(&b, 0);
+    dq_mp_put_uint(&b, 1795942260360ULL);
+    dq_mp_put_uint(&b, 25);
+    dq_mp_put_nil(&b);
+    dq_mp_put_bin(&b, "", 0);
+    dq_mp_put_nil(&b);
+    assert_int_equal(dq_env_decode(b.data, b.len, &e, NULL), DQ_OK);
+    assert_int_equal(dq_env_tkey(&e, NULL, 0), 5);
+    assert_int_equal(dq_env_tkey(&e, tk, sizeof tk), 5);
+    assert_memory_equal(tk, "c:a\0b\0", 6);
+    assert_int_equal(dq_env_tkey(&e, small, sizeof small), 5);
+    assert_memory_equal(small, "c:a\0", 4);
+    assert_int_equal(dq_env_tkey(&e, small, 2), 5);
+    assert_memory_equal(small, "c\0", 2);
+    dq_buf_free(&b);
+}
+
 int
 main(void)
 {
@@ -198,6 +229,7 @@ main(void)
         cmocka_unit_test(trailing_bytes_and_bad_types_are_rejected),
         cmocka_unit_test(hostile_headers_are_rejected),
         cmocka_unit_test(running_and_failure_records),
+        cmocka_unit_test(tkey_keeps_every_id_byte),
     };
 
     return cmocka_run_group_tests_name("unit/env", tests, NULL, NULL);

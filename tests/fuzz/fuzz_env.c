@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz_env.c: the record decoders (src/lib/env.c) for the envelope, the running record
+ * and the failure record: bytes any producer or operator can put in Redis. Every input
+ * goes to all three. Invariants: a refusal is DQ_EPROTO naming the record; decoded
+ * views lie inside the input; counters and times are in their documented ranges; a
+ * record is exactly one value, so it is refused once a byte is cut off or added; the
+ * task key follows snprintf semantics; and re-encoding a decoded envelope with the
+ * msgpack writer decodes to the same fields.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt/mp.h"
+#include "fuzz.h"
+#include "lib/env.h"
+
+static const uint8_t *in_lo, *in_hi;
+
+/* A view is either absent or inside the input. */
+static bool
+inside(struct dq_bytes b)
+{
+    return b.ptr == NULL ? b.len == 0 : b.ptr >= in_lo && b.ptr + b.len <= in_hi;
+}
+
+static bool
+same_bytes(struct dq_bytes a, struct dq_bytes b)
+{
+    return (a.ptr == NULL) == (b.ptr == NULL) && a.len == b.len &&
+           (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
+}
+
+static void
+put_opt_bytes(struct dq_buf *b, struct dq_bytes v, bool bin)
+{
+    if (v.ptr == NULL)
+        dq_mp_put_nil(b);
+    else if (bin)
+        dq_mp_put_bin(b, v.ptr, v.len);
+    else
+        dq_mp_put_str(b, v.ptr, v.len);
+}
+
+/* Writes @e the way docs/PROTOCOL.md lays an envelope out. */
+static void
+put_env(struct dq_buf *b, const struct dq_env *e)
+{
+    dq_mp_put_array(b, 9);
+    dq_mp_put_uint(b, DQ_ENV_VERSION);
+    dq_mp_put_u64fix(b, e->seq);
+    put_opt_bytes(b, e->id, false);
+    dq_mp_put_uint(b, e->attempt);
+    dq_mp_put_uint(b, (uint64_t)e->enqueued_ms);
+    dq_mp_put_uint(b, e->max_attempts);
+    if (e->deadline_ms < 0)
+        dq_mp_put_nil(b);
+    else
+        dq_mp_put_uint(b, (uint64_t)e->deadline_ms);
+    put_opt_bytes(b, e->payload, true);
+    put_opt_bytes(b, e->last_error, false);
+}
+
+static void
+check_env(const uint8_t *data, size_t size)
+{
+    struct dq_env e, e2;
+    dq_err err = {0};
+    char tk[300];
+
+    if (dq_env_decode(data, size, &e, &err) != DQ_OK) {
+        FUZZ_CHECK(err.code == DQ_EPROTO && strncmp(err.msg, "envelope: ", 10) == 0);
+        return;
+    }
+    FUZZ_CHECK(inside(e.id) && inside(e.payload) && inside(e.last_error));
+    FUZZ_CHECK(e.payload.ptr != NULL && (e.id.ptr == NULL || e.id.len > 0));
+    FUZZ_CHECK(e.seq <= 1ULL << 53 && e.enqueued_ms >= 0 && e.enqueued_ms <= 1LL << 53);
+    FUZZ_CHECK(e.deadline_ms >= -1 && e.deadline_ms <= 1LL << 53);
+    FUZZ_CHECK(dq_env_decode(data, size - 1, &e2, NULL) == DQ_EPROTO);
+
+    size_t n = dq_env_tkey(&e, NULL, 0);
+    FUZZ_CHECK(n > 0 && (e.id.ptr == NULL || n == 2 + e.id.len));
+    if (n < sizeof tk) {
+        FUZZ_CHECK(dq_env_tkey(&e, tk, sizeof tk) == n);
+        FUZZ_CHECK(e.id.ptr != NULL ? memcmp(tk, "c:", 2) == 0 : tk[0] >= '0' && tk[0] <= '9');
+    }
+
+    struct dq_buf b = DQ_BUF_INIT;
+    put_env(&b, &e);
+    FUZZ_CHECK(!b.failed && dq_env_decode(b.data, b.len, &e2, NULL) == DQ_OK);
+    FUZZ_CHECK(e2.seq == e.seq && e2.attempt == e.attempt && e2.max_attempts == e.max_attempts);
+    FUZZ_CHECK(e2.enqueued_ms == e.enqueued_ms && e2.deadline_ms == e.deadline_ms);
+    FUZZ_CHECK(same_bytes(e2.id, e.id) && same_bytes(e2.payload, e.payload) &&
+               same_bytes(e2.last_error, e.last_error));
+    dq_buf_putc(&b, 0);
+    FUZZ_CHECK(dq_env_decode(b.data, b.len, &e2, NULL) == DQ_EPROTO);
+    dq_buf_free(&b);
+}
+
+static void
+check_run(const uint8_t *data, size_t size)
+{
+    struct dq_run_rec rr, rr2;
+    dq_err err = {0};
+
+    if (dq_run_rec_decode(data, size, &rr, &err) != DQ_OK) {
+        FUZZ_CHECK(err.code == DQ_EPROTO && strncmp(err.msg, "running record: ", 16) == 0);
+        return;
+    }
+    FUZZ_CHECK(inside(rr.envelope) && inside(rr.worker) && rr.envelope.ptr && rr.worker.ptr);
+    FUZZ_CHECK(rr.claimed_ms >= 0 && rr.due_ms >= 0);
+    FUZZ_CHECK(dq_run_rec_decode(data, size - 1, &rr2, NULL) == DQ_EPROTO);
+}
+
+static void
+check_fail(const uint8_t *data, size_t size)
+{
+    struct dq_fail_rec fr, fr2;
+    dq_err err = {0};
+
+    if (dq_fail_rec_decode(data, size, &fr, &err) != DQ_OK) {
+        FUZZ_CHECK(err.code == DQ_EPROTO && strncmp(err.msg, "failure record: ", 16) == 0);
+        return;
+    }
+    FUZZ_CHECK(inside(fr.raw) && inside(fr.reason) && inside(fr.error) && inside(fr.trace) &&
+               inside(fr.who));
+    FUZZ_CHECK(fr.raw.ptr && fr.reason.ptr && fr.error.ptr && fr.trace.ptr && fr.who.ptr);
+    FUZZ_CHECK(fr.failed_ms >= 0);
+    FUZZ_CHECK(dq_fail_rec_decode(data, size - 1, &fr2, NULL) == DQ_EPROTO);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    /* A copy one byte longer, so "one byte added" needs no second buffer. */
+    uint8_t *copy = malloc(size + 1);
+
+    if (copy == NULL)
+        return 0;
+    if (size > 0)
+        memcpy(copy, data, size);
+    in_lo = copy;
+    in_hi = copy + size;
+    check_env(copy, size);
+    check_run(copy, size);
+    check_fail(copy, size);
+    /* With a nil appended, at most one of the two lengths can be a whole record. */
+    copy[size] = 0xc0;
+    struct dq_env e;
+    struct dq_run_rec rr;
+    struct dq_fail_rec fr;
+    FUZZ_CHECK(dq_env_decode(copy, size + 1, &e, NULL) == DQ_EPROTO ||
+               dq_env_decode(copy, size, &e, NULL) == DQ_EPROTO);
+    FUZZ_CHECK(dq_run_rec_decode(copy, size + 1, &rr, NULL) == DQ_EPROTO ||
+               dq_run_rec_decode(copy, size, &rr, NULL) == DQ_EPROTO);
+    FUZZ_CHECK(dq_fail_rec_decode(copy, size + 1, &fr, NULL) == DQ_EPROTO ||
+               dq_fail_rec_decode(copy, size, &fr, NULL) == DQ_EPROTO);
+    free(copy);
+    return 0;
+}

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz_reply.c: the reply parsers of src/lib/queue.c for the claim, page, find, search,
+ * audit and stats scripts, which turn whatever Redis answers into tasks. The input is
+ * RESP bytes, read by hiredis's own reader as the client would read them; each reply is
+ * handed to every parser. queue.c is compiled into this file so its static parsers can
+ * be reached without exporting them (the static library's copy of queue.c is then never
+ * linked in, as every symbol it defines is already here).
+ *
+ * Invariants: a parser either succeeds or fails with DQ_EPROTO (DQ_ENOMEM aside); what
+ * it returns is freed by the result's own free function with nothing left over (the
+ * leak checker runs after every input); every task returned has an id and the state of
+ * its view; task counts follow the reply's length.
+ */
+#include "lib/queue.c"
+
+#include "fuzz.h"
+
+static void
+check_rc(int rc, const dq_err *err)
+{
+    FUZZ_CHECK(rc == DQ_OK || rc == DQ_EPROTO || rc == DQ_ENOMEM);
+    FUZZ_CHECK(rc == err->code);
+}
+
+static void
+check_tasks(const dq_task *t, size_t n, dq_state state)
+{
+    for (size_t i = 0; i < n; i++) {
+        FUZZ_CHECK(t[i].id != NULL && t[i].raw != NULL);
+        FUZZ_CHECK(t[i].state == state);
+        FUZZ_CHECK(t[i].undecodable || t[i].payload != NULL);
+    }
+}
+
+static void
+try_claim(const redisReply *r)
+{
+    dq_claimed cl;
+    dq_err err = {0};
+
+    memset(&cl, 0, sizeof cl);
+    int rc = parse_claim(r, &cl, &err);
+    check_rc(rc, &err);
+    if (rc == DQ_OK) {
+        FUZZ_CHECK(cl.n == (r->elements - 3) / 2);
+        check_tasks(cl.tasks, cl.n, DQ_STATE_INFLIGHT);
+    }
+    dq_claimed_free(&cl);
+}
+
+static void
+try_page(const redisReply *r, dq_view view)
+{
+    static const dq_state states[] = {DQ_STATE_SCHEDULED, DQ_STATE_SCHEDULED, DQ_STATE_INFLIGHT,
+                                      DQ_STATE_FAILED};
+    dq_page p;
+    struct page_state ps = {&p, view};
+    dq_err err = {0};
+
+    memset(&p, 0, sizeof p);
+    int rc = parse_page(r, &ps, &err);
+    check_rc(rc, &err);
+    if (rc == DQ_OK) {
+        FUZZ_CHECK(p.n == (r->elements - 2) / 3);
+        check_tasks(p.tasks, p.n, states[view]);
+    }
+    dq_page_free(&p);
+}
+
+static void
+try_search(const redisReply *r, dq_view view)
+{
+    dq_search cur = {0};
+    dq_page found;
+    struct search_state ss = {&cur, &found, view};
+    dq_err err = {0};
+
+    memset(&found, 0, sizeof found);
+    int rc = parse_search(r, &ss, &err);
+    check_rc(rc, &err);
+    if (rc == DQ_OK)
+        FUZZ_CHECK(cur.scanned >= 0 && (cur.done || cur.cursor >= 0));
+    dq_page_free(&found);
+}
+
+static void
+try_find(const redisReply *r)
+{
+    dq_task t;
+    struct find_state fs = {.out = &t, .cursor = DQ_BUF_INIT};
+    dq_err err = {0};
+
+    memset(&t, 0, sizeof t);
+    int rc = parse_find(r, &fs, &err);
+    check_rc(rc, &err);
+    if (rc == DQ_OK && fs.found)
+        FUZZ_CHECK(t.id != NULL && t.raw != NULL);
+    if (rc == DQ_OK && fs.more)
+        FUZZ_CHECK(strlen(fs.cursor_score) < sizeof fs.cursor_score);
+    dq_task_clear(&t);
+    dq_buf_free(&fs.cursor);
+}
+
+static void
+try_audit(const redisReply *r)
+{
+    dq_audit au;
+    dq_err err = {0};
+
+    memset(&au, 0, sizeof au);
+    int rc = parse_audit(r, &au, &err);
+    check_rc(rc, &err);
+    if (rc == DQ_OK) {
+        FUZZ_CHECK(au.n == r->elements);
+        for (size_t i = 0; i < au.n; i++) {
+            const dq_audit_entry *e = &au.entries[i];
+            FUZZ_CHECK(e->who && e->action && e->detail && e->result);
+        }
+    }
+    dq_audit_free(&au);
+}
+
+static void
+try_stats(const redisReply *r)
+{
+    dq_stats s;
+    dq_err err = {0};
+
+    memset(&s, 0, sizeof s);
+    check_rc(parse_stats(r, &s, &err), &err);
+}
+
+/*
+ * hiredis 0.14 allocates an array's element vector from its header, before any element
+ * arrives, so "*400000000" asks for 3 GB whatever follows. That is the reader's limit,
+ * not the parsers', so inputs with such a header are skipped. Any '*' counts, not only
+ * one at the start of a line: the reader skips the two bytes after a bulk string
+ * without checking that they are "\r\n".
+ */
+static bool
+huge_array_header(const uint8_t *data, size_t size)
+{
+    for (size_t i = 0; i < size; i++) {
+        if (data[i] != '*')
+            continue;
+        uint64_t v = 0;
+        for (size_t j = i + 1; j < size && data[j] >= '0' && data[j] <= '9' && v < 65536; j++)
+            v = v * 10 + (uint64_t)(data[j] - '0');
+        if (v >= 65536)
+            return true;
+    }
+    return false;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    redisReader *rd = redisReaderCreate();
+    void *reply = NULL;
+
+    if (rd == NULL)
+        return 0;
+    if (huge_array_header(data, size)) {
+        redisReaderFree(rd);
+        return 0;
+    }
+    if (redisReaderFeed(rd, (const char *)data, size) != REDIS_OK) {
+        redisReaderFree(rd);
+        return 0;
+    }
+    /* A few replies per input is plenty; a stream of tiny ones only costs time. */
+    for (int k = 0; k < 8 && redisReaderGetReply(rd, &reply) == REDIS_OK && reply != NULL; k++) {
+        const redisReply *r = reply;
+
+        try_claim(r);
+        for (int v = DQ_VIEW_DUE; v <= DQ_VIEW_FAILED; v++) {
+            try_page(r, (dq_view)v);
+            try_search(r, (dq_view)v);
+        }
+        try_find(r);
+        try_audit(r);
+        try_stats(r);
+        freeReplyObject(reply);
+        reply = NULL;
+    }
+    redisReaderFree(rd);
+    return 0;
+}
