@@ -274,10 +274,18 @@ run_command(const dq_task *t, dq_result *res, void *arg)
 
     int64_t deadline = wk->timeout_ms > 0 ? mono_ms() + wk->timeout_ms : -1;
     bool exited = false;
+    int idle_wait = 1;
     while (!exited) {
         /* poll() ignores a negative fd: stderr may close before the command exits */
         struct pollfd pfd[2] = {{errp[0], POLLIN, 0}, {inp[1], POLLOUT, 0}};
         int wait = 100; /* also re-checks the shutdown flag */
+        if (errp[0] < 0 && inp[1] < 0) {
+            /* Nothing left to poll: stderr closed as the command exits, a moment before
+             * waitpid can see it (or the command closed it and runs on). Look again
+             * soon, backing off to 100 ms, rather than a full 100 ms per command. */
+            wait = idle_wait;
+            idle_wait = idle_wait * 2 > 100 ? 100 : idle_wait * 2;
+        }
         if (deadline >= 0) {
             int64_t left = deadline - mono_ms();
             if (left <= 0 && !killed) {
