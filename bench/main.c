@@ -21,6 +21,21 @@ stop_server(void)
     test_redis_stop(&g_bench.redis);
 }
 
+/* The 1-minute load average, -1 when unknown. */
+static double
+loadavg(void)
+{
+    double load = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+
+    if (f != NULL) {
+        if (fscanf(f, "%lf", &load) != 1)
+            load = -1;
+        fclose(f);
+    }
+    return load;
+}
+
 static const char usage[] =
     "usage: delayq-bench [--quick] [--json FILE] [--delayq PATH]\n\n"
     "Runs the workloads of issue 5 against a private redis-server (hz 10, no persistence)\n"
@@ -235,13 +250,7 @@ main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
 
     long long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    double load = -1;
-    FILE *la = fopen("/proc/loadavg", "r");
-    if (la != NULL) {
-        if (fscanf(la, "%lf", &load) != 1)
-            load = -1;
-        fclose(la);
-    }
+    double load = loadavg();
     /* the machine's load says how much of it the figures had (shared machines) */
     printf("delayq-bench%s: redis-server on 127.0.0.1:%d (hz 10, no persistence), %lld CPUs, "
            "load %.2f at start; 64-byte payloads; figures are medians of %d runs unless the "
@@ -261,6 +270,7 @@ main(int argc, char **argv)
     bench_w6(b);
 
     print_table(b, stdout);
+    printf("load %.2f at the end (1-minute average; %lld CPUs)\n", loadavg(), cpus);
     print_json(b, stdout);
     if (json != NULL) {
         FILE *f = fopen(json, "w");

@@ -191,7 +191,7 @@ bench_w1_w5(struct bench *b)
     unsigned char *payloads = make_payloads(b, n);
     dq_enqueue_item *it = make_items(payloads, n);
     dq_client *c = bench_client(b);
-    double a[16], bt[16], per_task[16], floor[16];
+    double a[16], bt[16], per_task[16], floor[16], us_a[16], us_b[16];
     char q[64], variant[96];
 
     for (size_t i = 0; i < n; i++)
@@ -203,11 +203,13 @@ bench_w1_w5(struct bench *b)
         flushall(b);
         bench_queue(b, "w1a", q, sizeof q);
         long long m0 = bench_info_num(b, "used_memory");
+        bench_resetstat(b);
         int64_t t0 = bench_mono_us();
         for (size_t i = 0; i < n; i++)
             bench_ok(dq_enqueue(c, q, &it[i].opts, it[i].payload, PAYLOAD, &e, &err), &err,
                      "enqueue");
         int64_t t1 = bench_mono_us();
+        us_a[r] = (double)bench_cmdstats(b).usec / (double)n;
         long long m1 = bench_info_num(b, "used_memory");
         bare_zset(b, it, n);
         long long m2 = bench_info_num(b, "used_memory");
@@ -217,9 +219,11 @@ bench_w1_w5(struct bench *b)
 
         flushall(b);
         bench_queue(b, "w1b", q, sizeof q);
+        bench_resetstat(b);
         t0 = bench_mono_us();
         enqueue_all(c, q, it, n);
         t1 = bench_mono_us();
+        us_b[r] = (double)bench_cmdstats(b).usec / (double)n;
         bt[r] = (double)n * 1e6 / (double)(t1 - t0);
     }
     flushall(b);
@@ -233,6 +237,12 @@ bench_w1_w5(struct bench *b)
     snprintf(variant, sizeof variant, "(b) %zu tasks, dq_enqueue_batch (1000 per call)", n);
     bench_add(b, "W1", variant, "tasks/s", "1/s", bench_median(bt, (size_t)b->runs), CEIL_P64,
               b->ceil_p64, T_RATIO_GE, 1.0, NULL);
+    /* where the time goes: Redis time per task, against a ZADD's */
+    bench_add(b, "W1", "(a) Redis time per task", "us/task", "us",
+              bench_median(us_a, (size_t)b->runs), NULL, 0, T_NONE, 0,
+              "commandstats usec of EVALSHA enqueue (script and the commands it runs)");
+    bench_add(b, "W1", "(b) Redis time per task", "us/task", "us",
+              bench_median(us_b, (size_t)b->runs), NULL, 0, T_NONE, 0, NULL);
     double floor_m = bench_median(floor, (size_t)b->runs);
     bench_add(b, "W5", "used_memory per scheduled task after W1 (a)", "bytes/task", "B",
               bench_median(per_task, (size_t)b->runs), "bare ZSET of the payloads", floor_m,
