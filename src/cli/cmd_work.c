@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -188,11 +189,18 @@ child_exec(const struct work *wk, const dq_task *t, int in_fd, int err_fd, pid_t
         _exit(1);
     dup2(in_fd, 0);
     dup2(err_fd, 2);
-    /* nothing else of the worker's (Redis sockets opened by other threads) goes along */
-    if (maxfd < 0 || maxfd > 65536)
-        maxfd = 65536;
-    for (int fd = 3; fd < maxfd; fd++)
-        close(fd);
+    /* nothing else of the worker's (Redis sockets opened by other threads) goes along:
+     * close_range is one call where the loop is one per possible fd (20 000 here, a
+     * millisecond or more per command) */
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, 3u, ~0u, 0u) != 0)
+#endif
+    {
+        if (maxfd < 0 || maxfd > 65536)
+            maxfd = 65536;
+        for (int fd = 3; fd < maxfd; fd++)
+            close(fd);
+    }
     signal(SIGPIPE, SIG_DFL);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
