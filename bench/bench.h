@@ -43,9 +43,10 @@ struct bench {
     struct test_redis redis;
     char delayq_bin[4096];
     bool quick;
-    int runs;         /* repeats of a short measurement; the median is reported */
-    double ceil_p1;   /* redis-benchmark -c 1 -P 1 ZADD, requests/s; 0: not measured */
-    double ceil_p64;  /* redis-benchmark -c 1 -P 64 ZADD */
+    int runs; /* repeats of a short measurement; the median is reported */
+    /* every ceiling measurement of the run, requests/s (0: redis-benchmark missing) */
+    double ceil_p1[64], ceil_p64[256];
+    size_t n_p1, n_p64;
     struct row *rows; /* owned */
     size_t nrows, cap;
     uint64_t rng; /* never 0 */
@@ -110,7 +111,12 @@ int64_t bench_cpu_us(pid_t pid);
 
 /* ---- workloads.c ----------------------------------------------------------------- */
 
-void bench_ceiling(struct bench *b);
+/* Measures redis-benchmark -c 1 -P @pipeline ZADD now, on an empty server (FLUSHALL
+ * before and after); a workload run right after it is compared with this figure, so
+ * both see the same load on a shared machine. */
+double bench_ceiling_now(struct bench *b, int pipeline);
+/* Rows with the medians of all the ceiling measurements of the run. */
+void bench_ceiling_rows(struct bench *b);
 void bench_w1_w5(struct bench *b);
 void bench_w2(struct bench *b);
 void bench_w3(struct bench *b);

@@ -2,8 +2,8 @@
 /*
  * main.c: delayq-bench [--quick] [--json FILE] [--delayq PATH]. Starts a private
  * redis-server (the test fixture's code: free loopback port, held by PID, stopped on
- * exit), measures the ceiling with redis-benchmark on it, runs W1..W6 and prints a table
- * and one JSON line per figure.
+ * exit), runs W1..W6, each run of W1 and W2 right after a redis-benchmark ceiling run on
+ * the same server, and prints a table and one JSON line per figure.
  */
 #include "bench.h"
 
@@ -79,6 +79,17 @@ fmt_num(char *buf, size_t size, double v)
         snprintf(buf, size, "%.3f", v);
 }
 
+/* The index of the @k-th row to print: the ceiling rows (added last) come first. */
+static size_t
+row_at(const struct bench *b, size_t k)
+{
+    size_t nceil = 0;
+
+    while (nceil < b->nrows && strcmp(b->rows[b->nrows - 1 - nceil].workload, "ceil") == 0)
+        nceil++;
+    return k < nceil ? b->nrows - nceil + k : k - nceil;
+}
+
 static double
 row_ratio(const struct row *r)
 {
@@ -129,8 +140,8 @@ print_table(const struct bench *b, FILE *f)
 {
     fprintf(f, "%-4s  %-50s  %-26s  %12s  %12s  %7s  %-12s  %s\n", "", "variant", "figure", "value",
             "ceiling", "ratio", "target", "met");
-    for (size_t i = 0; i < b->nrows; i++) {
-        const struct row *r = &b->rows[i];
+    for (size_t k = 0; k < b->nrows; k++) {
+        const struct row *r = &b->rows[row_at(b, k)];
         char v[24], c[24], ra[24], t[40];
         int met = row_met(r);
 
@@ -173,8 +184,8 @@ json_num(FILE *f, double v)
 static void
 print_json(const struct bench *b, FILE *f)
 {
-    for (size_t i = 0; i < b->nrows; i++) {
-        const struct row *r = &b->rows[i];
+    for (size_t k = 0; k < b->nrows; k++) {
+        const struct row *r = &b->rows[row_at(b, k)];
         char t[40];
         int met = row_met(r);
 
@@ -256,8 +267,6 @@ main(int argc, char **argv)
            "load %.2f at start; 64-byte payloads; figures are medians of %d runs unless the "
            "note says one run\n",
            b->quick ? " --quick" : "", b->redis.port, cpus, load, b->runs);
-    fprintf(stderr, "ceiling (redis-benchmark)...\n");
-    bench_ceiling(b);
     fprintf(stderr, "W1 enqueue, W5 memory...\n");
     bench_w1_w5(b);
     fprintf(stderr, "W2 process...\n");
@@ -268,6 +277,7 @@ main(int argc, char **argv)
     bench_w4(b);
     fprintf(stderr, "W6 inspector refresh...\n");
     bench_w6(b);
+    bench_ceiling_rows(b);
 
     print_table(b, stdout);
     printf("load %.2f at the end (1-minute average; %lld CPUs)\n", loadavg(), cpus);
