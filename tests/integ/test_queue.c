@@ -556,7 +556,7 @@ earlier_tasks_publish_a_wake_up(void **state)
 
 /* Items 0..n-1 with payload "p<i>" (kept in @bufs), due in 1 h so nothing runs. */
 static dq_enqueue_item *
-batch_items(size_t n, char (*bufs)[16])
+batch_items(size_t n, char (*bufs)[24])
 {
     dq_enqueue_item *it = calloc(n, sizeof *it);
 
@@ -575,7 +575,7 @@ batch_enqueue_crosses_chunks(void **state)
 {
     enum { N = 2500 };
     struct fixture f;
-    char(*bufs)[16] = calloc(N, sizeof *bufs);
+    char(*bufs)[24] = calloc(N, sizeof *bufs);
     dq_enqueued *out = calloc(N, sizeof *out);
     dq_enqueue_item *it = batch_items(N, bufs);
     dq_stats s;
@@ -617,7 +617,7 @@ batch_enqueue_duplicates(void **state)
 {
     enum { N = 5 };
     struct fixture f;
-    char bufs[N][16];
+    char bufs[N][24];
     dq_enqueued out[N];
     dq_enqueue_item *it = batch_items(N, bufs);
     dq_stats s;
@@ -648,7 +648,7 @@ batch_enqueue_invalid_item_rejects_its_chunk(void **state)
 {
     enum { N = 2500 };
     struct fixture f;
-    char(*bufs)[16] = calloc(N, sizeof *bufs);
+    char(*bufs)[24] = calloc(N, sizeof *bufs);
     dq_enqueued *out = calloc(N, sizeof *out);
     dq_enqueue_item *it = batch_items(N, bufs);
     dq_config cfg = {.max_delay_ms = 7200000};
