@@ -512,6 +512,17 @@ short_commands_finish_without_poll_delay(void **state)
     printf("# %d runs of true, one at a time: %lld ms\n", N, (long long)took);
     /* measured here: 2 to 6 ms per command; 60 ms per command (3.5 s) before the fix */
     assert_true(took < 1800);
+
+    /* Many at once: forks from 8 handler threads while the others allocate. A child that
+     * allocated before exec (setenv) could deadlock on the allocator's lock; under ASan it
+     * did, leaving tasks in flight for good. */
+    for (int i = 0; i < 300; i++)
+        enqueue_str(&f, "x", 0, NULL, NULL);
+    const char *args[] = {"--concurrency", "8", NULL};
+    pid = start_work(&f, "short8", args, "true");
+    c.done = N + 300;
+    assert_true(wait_until(counts_reached, &c, 60000, "300 more, 8 at a time"));
+    assert_int_equal(stop_work(pid, SIGTERM), 0);
     fixture_close(&f);
 }
 
