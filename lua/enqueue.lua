@@ -8,7 +8,8 @@
 -- Reply: array of 3 per task: id, status (0 added, 1 duplicate scheduled,
 --   2 duplicate in flight, 3 duplicate failed), due ms (-1 if unknown).
 -- Errors: DQ_EINVAL naming the field, the value and the limit; nothing is added when
---   any task is invalid.
+--   any task is invalid. With n > 1 the message starts with 'task K: ' (K = 1..n, the
+--   task's place in this call).
 -- Complexity: O(n log N) for N scheduled tasks.
 local cfg = config()
 local now = now_ms()
@@ -19,51 +20,54 @@ if not n or n < 1 or n > 1000 or n ~= math.floor(n) or #ARGV ~= 1 + 6 * n then
 end
 
 local tasks = {}
+local where = ''
 for i = 0, n - 1 do
+  if n > 1 then where = 'task ' .. (i + 1) .. ': ' end
   local a = 2 + 6 * i
   local payload, mode, tv, id = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2]), ARGV[a + 3]
   local maxa, dl = ARGV[a + 4], ARGV[a + 5]
   if #payload > cfg.max_payload then
-    return err('DQ_EINVAL', 'payload: %d bytes is over the limit of %d bytes (max_payload)',
-      #payload, cfg.max_payload)
+    return err('DQ_EINVAL', where ..
+      'payload: %d bytes is over the limit of %d bytes (max_payload)', #payload, cfg.max_payload)
   end
   if not tv or tv ~= math.floor(tv) then
-    return err('DQ_EINVAL', 'time: %q is not an integer number of ms', ARGV[a + 2])
+    return err('DQ_EINVAL', where .. 'time: %q is not an integer number of ms', ARGV[a + 2])
   end
   local due
   if mode == 'd' then
-    if tv < 0 then return err('DQ_EINVAL', 'delay: %s ms is negative', dec(tv)) end
+    if tv < 0 then return err('DQ_EINVAL', where .. 'delay: %s ms is negative', dec(tv)) end
     due = now + tv
   elseif mode == 'a' then
-    if tv < 0 then return err('DQ_EINVAL', 'at: %s ms is before the epoch', dec(tv)) end
+    if tv < 0 then return err('DQ_EINVAL', where .. 'at: %s ms is before the epoch', dec(tv)) end
     due = math.max(tv, now)
   else
-    return err('DQ_EINVAL', 'mode: %q is not d or a', mode)
+    return err('DQ_EINVAL', where .. 'mode: %q is not d or a', mode)
   end
   if due - now > cfg.max_delay_ms then
-    return err('DQ_EINVAL', 'delay: %s ms is over the limit of %s ms (max_delay_ms)',
+    return err('DQ_EINVAL', where .. 'delay: %s ms is over the limit of %s ms (max_delay_ms)',
       dec(due - now), dec(cfg.max_delay_ms))
   end
   if #id > 200 or string.find(id, '[%z\1-\31\127]') then
-    return err('DQ_EINVAL', 'id: must be 1..200 bytes without control characters')
+    return err('DQ_EINVAL', where .. 'id: must be 1..200 bytes without control characters')
   end
   if string.match(id, '^%d+$') then
-    return err('DQ_EINVAL', 'id: %q is all digits; those are the generated ids (add a prefix)',
-      id)
+    return err('DQ_EINVAL', where ..
+      'id: %q is all digits; those are the generated ids (add a prefix)', id)
   end
   local m = cfg.max_attempts
   if maxa ~= '' then
     m = tonumber(maxa)
     if not m or m < 0 or m > 1000000 or m ~= math.floor(m) then
-      return err('DQ_EINVAL', 'max_attempts: %q is not in 0..1000000 (0 = unlimited)', maxa)
+      return err('DQ_EINVAL', where .. 'max_attempts: %q is not in 0..1000000 (0 = unlimited)',
+        maxa)
     end
   end
   local deadline
   if dl ~= '' and dl ~= '0' then
     local d = tonumber(dl)
     if not d or d < 0 or d > 315360000000 or d ~= math.floor(d) then
-      return err('DQ_EINVAL', 'deadline: %q is not a whole number of ms in 0..315360000000 ' ..
-        '(10 years)', dl)
+      return err('DQ_EINVAL', where ..
+        'deadline: %q is not a whole number of ms in 0..315360000000 (10 years)', dl)
     end
     deadline = due + d
   end

@@ -218,6 +218,35 @@ typedef struct dq_enqueued {
 int dq_enqueue(dq_client *c, const char *queue, const dq_enqueue_opts *opts, const void *payload,
                size_t payload_len, dq_enqueued *out, dq_err *err);
 
+/* One task of a batch: the same fields dq_enqueue() takes. Pointers are borrowed. */
+typedef struct dq_enqueue_item {
+    dq_enqueue_opts opts;
+    const void *payload;
+    size_t payload_len;
+} dq_enqueue_item;
+
+/* Tasks per script call of dq_enqueue_batch(): its unit of atomicity. */
+#define DQ_ENQUEUE_CHUNK 1000
+
+/**
+ * Schedules @n tasks (n >= 1) with the same rules as dq_enqueue(), in script calls of
+ * DQ_ENQUEUE_CHUNK tasks (items[0..999], items[1000..1999], ...), one after another on
+ * @c. @out has n entries; out[i] is item i's result (duplicates inside one batch: the
+ * first is added, the later ones report duplicate).
+ *
+ * Atomicity: each chunk is all or nothing; the batch as a whole is not. What the library
+ * checks by itself (id length, negative delay or deadline) is checked for every item
+ * before anything is sent, so such an error adds nothing. A limit the queue's
+ * configuration sets (max_payload, max_delay_ms) rejects the chunk holding the item:
+ * the chunks before it are added, it and the chunks after it are not sent. Either way
+ * DQ_EINVAL names the item and the field ("items[1234]: payload: ..."), and out[i].id
+ * is "" for every item whose chunk did not run (out[i] is filled, added or duplicate,
+ * for the others). On DQ_ETIMEOUT or
+ * DQ_ECONN the outcome of the chunk in flight is unknown (see the top of this file).
+ */
+int dq_enqueue_batch(dq_client *c, const char *queue, const dq_enqueue_item *items, size_t n,
+                     dq_enqueued *out, dq_err *err);
+
 /* ---- consuming ------------------------------------------------------------------- */
 
 typedef struct dq_claimed {

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -174,10 +175,66 @@ tail_last_line(const struct tail *t, char *out, size_t size)
     snprintf(out, size, "%.*s", (int)(end - start > 300 ? 300 : end - start), t->buf + start);
 }
 
-static void
-child_exec(const struct work *wk, const dq_task *t, int in_fd, int err_fd, pid_t parent)
+extern char **environ; /* <unistd.h> declares it only with _GNU_SOURCE */
+
+/* The names run_command sets for each task. */
+static const char *const task_vars[] = {"DELAYQ_TASK_ID", "DELAYQ_QUEUE", "DELAYQ_ATTEMPT",
+                                        "DELAYQ_DUE_MS", "DELAYQ_ENQUEUED_MS"};
+#define NTASK_VARS (sizeof task_vars / sizeof task_vars[0])
+
+/*
+ * The command's environment: this process's, with the task's DELAYQ_* variables. Built
+ * before fork, because the child of a threaded process must not allocate (setenv there
+ * deadlocked when another thread held the allocator's lock at fork; seen with ASan's).
+ * The array and the strings in @own are the caller's to free; NULL on OOM.
+ */
+static char **
+task_env(const struct work *wk, const dq_task *t, char *own[NTASK_VARS])
 {
-    char num[32];
+    char vals[NTASK_VARS][32];
+    const char *v[NTASK_VARS] = {t->id, wk->queue, vals[2], vals[3], vals[4]};
+    size_t n = 0, k = 0;
+    char **envp;
+
+    snprintf(vals[2], sizeof vals[2], "%u", t->attempt + 1);
+    snprintf(vals[3], sizeof vals[3], "%lld", (long long)t->due_ms);
+    snprintf(vals[4], sizeof vals[4], "%lld", (long long)t->enqueued_ms);
+    for (size_t i = 0; i < NTASK_VARS; i++) {
+        size_t len = strlen(task_vars[i]) + 1 + strlen(v[i]) + 1;
+        own[i] = malloc(len);
+        if (own[i] != NULL)
+            snprintf(own[i], len, "%s=%s", task_vars[i], v[i]);
+    }
+    for (char **e = environ; *e != NULL; e++)
+        n++;
+    envp = calloc(n + NTASK_VARS + 1, sizeof *envp);
+    for (size_t i = 0; i < NTASK_VARS; i++) {
+        if (own[i] == NULL) {
+            free(envp);
+            return NULL;
+        }
+    }
+    if (envp == NULL)
+        return NULL;
+    for (char **e = environ; *e != NULL; e++) {
+        bool ours = false;
+        for (size_t i = 0; i < NTASK_VARS && !ours; i++) {
+            size_t len = strlen(task_vars[i]);
+            ours = strncmp(*e, task_vars[i], len) == 0 && (*e)[len] == '=';
+        }
+        if (!ours)
+            envp[k++] = *e;
+    }
+    for (size_t i = 0; i < NTASK_VARS; i++)
+        envp[k++] = own[i];
+    envp[k] = NULL;
+    return envp;
+}
+
+/* In the child: only async-signal-safe calls from here to exec. */
+static void
+child_exec(const struct work *wk, char **envp, int in_fd, int err_fd, pid_t parent)
+{
     long maxfd = sysconf(_SC_OPEN_MAX);
 
     setpgid(0, 0);
@@ -188,22 +245,22 @@ child_exec(const struct work *wk, const dq_task *t, int in_fd, int err_fd, pid_t
         _exit(1);
     dup2(in_fd, 0);
     dup2(err_fd, 2);
-    /* nothing else of the worker's (Redis sockets opened by other threads) goes along */
-    if (maxfd < 0 || maxfd > 65536)
-        maxfd = 65536;
-    for (int fd = 3; fd < maxfd; fd++)
-        close(fd);
+    /* nothing else of the worker's (Redis sockets opened by other threads) goes along:
+     * close_range is one call where the loop is one per possible fd (20 000 here, a
+     * millisecond or more per command) */
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, 3u, ~0u, 0u) != 0)
+#endif
+    {
+        if (maxfd < 0 || maxfd > 65536)
+            maxfd = 65536;
+        for (int fd = 3; fd < maxfd; fd++)
+            close(fd);
+    }
     signal(SIGPIPE, SIG_DFL);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
-    setenv("DELAYQ_TASK_ID", t->id, 1);
-    setenv("DELAYQ_QUEUE", wk->queue, 1);
-    snprintf(num, sizeof num, "%u", t->attempt + 1);
-    setenv("DELAYQ_ATTEMPT", num, 1);
-    snprintf(num, sizeof num, "%lld", (long long)t->due_ms);
-    setenv("DELAYQ_DUE_MS", num, 1);
-    snprintf(num, sizeof num, "%lld", (long long)t->enqueued_ms);
-    setenv("DELAYQ_ENQUEUED_MS", num, 1);
+    environ = envp; /* execvp passes environ on */
     execvp(wk->cmd[0], wk->cmd);
     fprintf(stderr, "delayq work: cannot run %s: %s\n", wk->cmd[0], strerror(errno));
     _exit(127);
@@ -231,6 +288,8 @@ run_command(const dq_task *t, dq_result *res, void *arg)
     size_t written = 0;
     bool timed_out = false, killed = false;
     pid_t pid;
+    char *env_own[NTASK_VARS] = {NULL};
+    char **envp = NULL;
 
     if (wk->raw)
         dq_buf_append(&in, t->payload, t->payload_len);
@@ -239,8 +298,9 @@ run_command(const dq_task *t, dq_result *res, void *arg)
     /* A command started by another handler thread must not inherit this command's pipes
      * (it would hold our stderr open): they are close-on-exec, and made and forked under
      * one lock so no fork falls between pipe() and the flag (pipe2 needs _GNU_SOURCE). */
+    envp = task_env(wk, t, env_own);
     pthread_mutex_lock(&fork_mu);
-    if (tail == NULL || !cloexec_pipe(inp) || !cloexec_pipe(errp)) {
+    if (tail == NULL || envp == NULL || !cloexec_pipe(inp) || !cloexec_pipe(errp)) {
         pthread_mutex_unlock(&fork_mu);
         res->outcome = DQ_RETRY;
         snprintf(res->message, sizeof res->message, "cannot start the handler: %s",
@@ -258,7 +318,7 @@ run_command(const dq_task *t, dq_result *res, void *arg)
     if (pid == 0) {
         close(inp[1]);
         close(errp[0]);
-        child_exec(wk, t, inp[0], errp[1], parent);
+        child_exec(wk, envp, inp[0], errp[1], parent);
     }
     setpgid(pid, pid); /* also in the child: whichever runs first wins the race */
     children_set(0, pid);
@@ -274,10 +334,18 @@ run_command(const dq_task *t, dq_result *res, void *arg)
 
     int64_t deadline = wk->timeout_ms > 0 ? mono_ms() + wk->timeout_ms : -1;
     bool exited = false;
+    int idle_wait = 1;
     while (!exited) {
         /* poll() ignores a negative fd: stderr may close before the command exits */
         struct pollfd pfd[2] = {{errp[0], POLLIN, 0}, {inp[1], POLLOUT, 0}};
         int wait = 100; /* also re-checks the shutdown flag */
+        if (errp[0] < 0 && inp[1] < 0) {
+            /* Nothing left to poll: stderr closed as the command exits, a moment before
+             * waitpid can see it (or the command closed it and runs on). Look again
+             * soon, backing off to 100 ms, rather than a full 100 ms per command. */
+            wait = idle_wait;
+            idle_wait = idle_wait * 2 > 100 ? 100 : idle_wait * 2;
+        }
         if (deadline >= 0) {
             int64_t left = deadline - mono_ms();
             if (left <= 0 && !killed) {
@@ -370,6 +438,9 @@ out:
     }
     dq_buf_free(&in);
     free(tail);
+    free(envp);
+    for (size_t i = 0; i < NTASK_VARS; i++)
+        free(env_own[i]);
 }
 
 static int

@@ -261,18 +261,17 @@ dq_config_set(dq_client *c, const char *queue, const dq_config *cfg, dq_err *err
 
 /* ---- enqueue ------------------------------------------------------------------------ */
 
+/* Fills one dq_enqueued from the reply's 3 fields at @f (id, status, due). */
 static int
-parse_enqueue(const redisReply *r, void *out, dq_err *err)
+enqueued_from(redisReply *const *f, dq_enqueued *e, dq_err *err)
 {
-    dq_enqueued *e = out;
     int64_t status, due;
 
-    if (!reply_array(r, 3) || r->element[0]->type != REDIS_REPLY_STRING ||
-        r->element[0]->len >= sizeof e->id || !reply_int(r->element[1], &status) ||
-        !reply_int(r->element[2], &due))
+    if (f[0]->type != REDIS_REPLY_STRING || f[0]->len == 0 || f[0]->len >= sizeof e->id ||
+        !reply_int(f[1], &status) || !reply_int(f[2], &due))
         return bad_reply(err, "enqueue");
-    memcpy(e->id, r->element[0]->str, r->element[0]->len);
-    e->id[r->element[0]->len] = '\0';
+    memcpy(e->id, f[0]->str, f[0]->len);
+    e->id[f[0]->len] = '\0';
     e->duplicate = status != 0;
     e->where = status == 0 || status == 1 ? DQ_STATE_SCHEDULED
                : status == 2              ? DQ_STATE_INFLIGHT
@@ -281,37 +280,136 @@ parse_enqueue(const redisReply *r, void *out, dq_err *err)
     return DQ_OK;
 }
 
+/* The results of one enqueue call: n entries to fill, in task order. */
+struct enqueued_out {
+    dq_enqueued *e;
+    size_t n;
+};
+
+static int
+parse_enqueue(const redisReply *r, void *out, dq_err *err)
+{
+    struct enqueued_out *o = out;
+
+    if (!reply_array(r, 3 * o->n) || r->elements != 3 * o->n)
+        return bad_reply(err, "enqueue");
+    for (size_t i = 0; i < o->n; i++) {
+        int rc = enqueued_from(r->element + 3 * i, &o->e[i], err);
+        if (rc != DQ_OK)
+            return rc;
+    }
+    return DQ_OK;
+}
+
+/* What the library checks of one task before sending it. */
+static int
+enqueue_check(const dq_enqueue_opts *o, dq_err *err)
+{
+    if (o->id != NULL && (o->id[0] == '\0' || strlen(o->id) > 200))
+        return dq_err_set(err, DQ_EINVAL, "id: must be 1..200 bytes (got %zu)", strlen(o->id));
+    if (o->delay_ms < 0)
+        return dq_err_set(err, DQ_EINVAL, "delay: %lld ms is negative", (long long)o->delay_ms);
+    if (o->deadline_ms < 0)
+        return dq_err_set(err, DQ_EINVAL, "deadline: %lld ms is negative",
+                          (long long)o->deadline_ms);
+    return DQ_OK;
+}
+
+/* Appends one task's 6 arguments (lua/enqueue.lua) to @a. */
+static void
+enqueue_args(struct dq_args *a, const dq_enqueue_opts *o, const void *payload, size_t len)
+{
+    dq_args_bytes(a, len ? payload : "", len);
+    dq_args_str(a, o->at_ms > 0 ? "a" : "d");
+    dq_args_i64(a, o->at_ms > 0 ? o->at_ms : o->delay_ms);
+    dq_args_str(a, o->id ? o->id : "");
+    if (o->max_attempts == 0)
+        dq_args_str(a, "");
+    else
+        dq_args_i64(a, o->max_attempts < 0 ? 0 : o->max_attempts);
+    dq_args_i64(a, o->deadline_ms);
+}
+
 int
 dq_enqueue(dq_client *c, const char *queue, const dq_enqueue_opts *opts, const void *payload,
            size_t payload_len, dq_enqueued *out, dq_err *err)
 {
     static const dq_enqueue_opts none;
+    struct enqueued_out o = {out, 1};
     struct dq_args a;
     int rc;
 
     if (opts == NULL)
         opts = &none;
     memset(out, 0, sizeof *out);
-    if (opts->id != NULL && (opts->id[0] == '\0' || strlen(opts->id) > 200))
-        return dq_err_set(err, DQ_EINVAL, "id: must be 1..200 bytes (got %zu)", strlen(opts->id));
-    if (opts->delay_ms < 0)
-        return dq_err_set(err, DQ_EINVAL, "delay: %lld ms is negative", (long long)opts->delay_ms);
-    if (opts->deadline_ms < 0)
-        return dq_err_set(err, DQ_EINVAL, "deadline: %lld ms is negative",
-                          (long long)opts->deadline_ms);
+    rc = enqueue_check(opts, err);
+    if (rc != DQ_OK)
+        return rc;
     dq_args_init(&a);
     dq_args_str(&a, "1");
-    dq_args_bytes(&a, payload_len ? payload : "", payload_len);
-    dq_args_str(&a, opts->at_ms > 0 ? "a" : "d");
-    dq_args_i64(&a, opts->at_ms > 0 ? opts->at_ms : opts->delay_ms);
-    dq_args_str(&a, opts->id ? opts->id : "");
-    if (opts->max_attempts == 0)
-        dq_args_str(&a, "");
-    else
-        dq_args_i64(&a, opts->max_attempts < 0 ? 0 : opts->max_attempts);
-    dq_args_i64(&a, opts->deadline_ms);
-    rc = dq_scripts_run(c, DQ_SCRIPT_ENQUEUE, queue, &a, parse_enqueue, out, err);
+    enqueue_args(&a, opts, payload, payload_len);
+    rc = dq_scripts_run(c, DQ_SCRIPT_ENQUEUE, queue, &a, parse_enqueue, &o, err);
     dq_args_free(&a);
+    if (rc != DQ_OK)
+        memset(out, 0, sizeof *out);
+    return rc;
+}
+
+/*
+ * The script names a bad task by its place in the call ("task K: field: ..."); the caller
+ * knows its items by index in the whole batch. Rewrites the message to "items[I]: ..."
+ * and says which items were not added.
+ */
+static void
+batch_error(dq_err *err, size_t base, size_t count)
+{
+    char rest[sizeof err->msg];
+    unsigned long k = 0;
+    int used = 0;
+
+    if (err == NULL)
+        return;
+    snprintf(rest, sizeof rest, "%s", err->msg);
+    if (sscanf(rest, "task %lu: %n", &k, &used) == 1 && used > 0 && k >= 1 && k <= count)
+        snprintf(err->msg, sizeof err->msg, "items[%zu]: %.160s (items %zu..%zu not added)",
+                 base + k - 1, rest + used, base, base + count - 1);
+    else
+        snprintf(err->msg, sizeof err->msg, "items %zu..%zu: %.160s (not added)", base,
+                 base + count - 1, rest);
+}
+
+int
+dq_enqueue_batch(dq_client *c, const char *queue, const dq_enqueue_item *items, size_t n,
+                 dq_enqueued *out, dq_err *err)
+{
+    struct dq_args a;
+    int rc = DQ_OK;
+
+    if (n == 0)
+        return dq_err_set(err, DQ_EINVAL, "n: 0 items; at least 1");
+    memset(out, 0, n * sizeof *out);
+    for (size_t i = 0; i < n; i++) {
+        dq_err e1;
+        rc = enqueue_check(&items[i].opts, &e1);
+        if (rc != DQ_OK)
+            return dq_err_set(err, rc, "items[%zu]: %.200s (nothing added)", i, e1.msg);
+    }
+    for (size_t base = 0; base < n && rc == DQ_OK; base += DQ_ENQUEUE_CHUNK) {
+        size_t count = n - base < DQ_ENQUEUE_CHUNK ? n - base : DQ_ENQUEUE_CHUNK;
+        struct enqueued_out o = {out + base, count};
+
+        dq_args_init(&a);
+        dq_args_i64(&a, (int64_t)count);
+        for (size_t i = base; i < base + count; i++)
+            enqueue_args(&a, &items[i].opts, items[i].payload, items[i].payload_len);
+        rc = dq_scripts_run(c, DQ_SCRIPT_ENQUEUE, queue, &a, parse_enqueue, &o, err);
+        dq_args_free(&a);
+        if (rc != DQ_OK) {
+            memset(out + base, 0, count * sizeof *out);
+            if (rc == DQ_EINVAL)
+                batch_error(err, base, count);
+        }
+    }
     return rc;
 }
 

@@ -32,9 +32,20 @@ dq_args_init(struct dq_args *a)
     memset(a, 0, sizeof *a);
 }
 
+struct dq_args_block {
+    struct dq_args_block *next;
+    size_t used;
+    char nums[256][24];
+};
+
 void
 dq_args_free(struct dq_args *a)
 {
+    while (a->more != NULL) {
+        struct dq_args_block *b = a->more;
+        a->more = b->next;
+        free(b);
+    }
     free(a->v);
     free(a->len);
     memset(a, 0, sizeof *a);
@@ -72,14 +83,34 @@ dq_args_str(struct dq_args *a, const char *s)
     dq_args_bytes(a, s, strlen(s));
 }
 
+/* Storage for one more formatted number, or NULL (and failed set) on OOM. */
+static char *
+num_slot(struct dq_args *a)
+{
+    struct dq_args_block *b = a->more;
+
+    if (a->nnum < (int)(sizeof a->nums / sizeof a->nums[0]))
+        return a->nums[a->nnum++];
+    if (b == NULL || b->used == sizeof b->nums / sizeof b->nums[0]) {
+        b = malloc(sizeof *b);
+        if (b == NULL) {
+            a->failed = true;
+            return NULL;
+        }
+        b->used = 0;
+        b->next = a->more;
+        a->more = b;
+    }
+    return b->nums[b->used++];
+}
+
 void
 dq_args_i64(struct dq_args *a, int64_t v)
 {
-    if (a->nnum == (int)(sizeof a->nums / sizeof a->nums[0])) {
-        a->failed = true;
+    char *s;
+
+    if (a->failed || (s = num_slot(a)) == NULL)
         return;
-    }
-    char *s = a->nums[a->nnum++];
     snprintf(s, sizeof a->nums[0], "%lld", (long long)v);
     dq_args_str(a, s);
 }

@@ -19,14 +19,18 @@
 #define DQ_QUEUE_KEYS 11
 
 /* Script arguments. Strings and byte strings are borrowed: they must outlive the
- * call. Numbers are formatted into storage inside the struct. */
+ * call. Numbers are formatted into storage the struct owns: the first 16 inside it (no
+ * allocation for the usual call), the rest in blocks that never move, since v points
+ * into them (a batch enqueue formats three numbers per task). */
+struct dq_args_block;
 struct dq_args {
     const char **v;
     size_t *len;
     size_t n, cap;
     char nums[16][24];
     int nnum;
-    bool failed; /* out of memory or too many numbers; dq_scripts_run reports it */
+    struct dq_args_block *more; /* owned; newest first */
+    bool failed;                /* out of memory; dq_scripts_run reports it */
 };
 
 void dq_args_init(struct dq_args *a);

@@ -558,6 +558,135 @@ earlier_tasks_publish_a_wake_up(void **state)
     fixture_close(&f);
 }
 
+/* Items 0..n-1 with payload "p<i>" (kept in @bufs), due in 1 h so nothing runs. */
+static dq_enqueue_item *
+batch_items(size_t n, char (*bufs)[24])
+{
+    dq_enqueue_item *it = calloc(n, sizeof *it);
+
+    assert_non_null(it);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(bufs[i], sizeof bufs[i], "p%zu", i);
+        it[i].opts.delay_ms = 3600000;
+        it[i].payload = bufs[i];
+        it[i].payload_len = strlen(bufs[i]);
+    }
+    return it;
+}
+
+static void
+batch_enqueue_crosses_chunks(void **state)
+{
+    enum { N = 2500 };
+    struct fixture f;
+    char(*bufs)[24] = calloc(N, sizeof *bufs);
+    dq_enqueued *out = calloc(N, sizeof *out);
+    dq_enqueue_item *it = batch_items(N, bufs);
+    dq_stats s;
+    dq_page pg;
+
+    fixture_open(&f, state, "batch");
+    it[7].opts.id = "job-7";
+    it[1500].opts.delay_ms = 0; /* due now: in the second chunk */
+    ASSERT_OK(&f, dq_enqueue_batch(f.c, f.queue, it, N, out, &f.err));
+    /* generated ids are the sequence: one per item, in item order across the chunks */
+    for (size_t i = 0; i < N; i++) {
+        char want[24];
+        snprintf(want, sizeof want, "%zu", i + 1);
+        assert_false(out[i].duplicate);
+        assert_int_equal(out[i].where, DQ_STATE_SCHEDULED);
+        if (i != 7)
+            assert_string_equal(out[i].id, want);
+    }
+    assert_string_equal(out[7].id, "job-7");
+    assert_true(out[1500].due_ms < out[1499].due_ms);
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.due + s.future, N);
+    assert_int_equal(s.due, 1);
+    assert_int_equal(s.enqueued, N);
+    /* the payloads are the items' own */
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_DUE, 0, 10, &pg, &f.err));
+    assert_int_equal(pg.n, 1);
+    assert_int_equal(pg.tasks[0].payload_len, strlen("p1500"));
+    assert_memory_equal(pg.tasks[0].payload, "p1500", 5);
+    dq_page_free(&pg);
+    free(it);
+    free(out);
+    free(bufs);
+    fixture_close(&f);
+}
+
+static void
+batch_enqueue_duplicates(void **state)
+{
+    enum { N = 5 };
+    struct fixture f;
+    char bufs[N][24];
+    dq_enqueued out[N];
+    dq_enqueue_item *it = batch_items(N, bufs);
+    dq_stats s;
+
+    fixture_open(&f, state, "batch-dup");
+    enqueue_str(&f, "old", 60000, "already", NULL);
+    it[0].opts.id = "twice";
+    it[2].opts.id = "twice";   /* the same id later in the same batch */
+    it[3].opts.id = "already"; /* an id that exists before the batch */
+    ASSERT_OK(&f, dq_enqueue_batch(f.c, f.queue, it, N, out, &f.err));
+    assert_false(out[0].duplicate);
+    assert_false(out[1].duplicate);
+    assert_true(out[2].duplicate);
+    assert_string_equal(out[2].id, "twice");
+    assert_int_equal(out[2].where, DQ_STATE_SCHEDULED);
+    assert_int_equal(out[2].due_ms, out[0].due_ms);
+    assert_true(out[3].duplicate);
+    assert_false(out[4].duplicate);
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.future, 1 + 3); /* "already", then items 0, 1 and 4 */
+    assert_int_equal(s.enqueued, 1 + 3);
+    free(it);
+    fixture_close(&f);
+}
+
+static void
+batch_enqueue_invalid_item_rejects_its_chunk(void **state)
+{
+    enum { N = 2500 };
+    struct fixture f;
+    char(*bufs)[24] = calloc(N, sizeof *bufs);
+    dq_enqueued *out = calloc(N, sizeof *out);
+    dq_enqueue_item *it = batch_items(N, bufs);
+    dq_config cfg = {.max_delay_ms = 7200000};
+    dq_stats s;
+
+    fixture_open(&f, state, "batch-bad");
+    ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
+    it[1234].opts.delay_ms = 7200001; /* over the queue's limit: only the script knows */
+    assert_int_equal(dq_enqueue_batch(f.c, f.queue, it, N, out, &f.err), DQ_EINVAL);
+    assert_non_null(strstr(f.err.msg, "items[1234]: delay:"));
+    assert_non_null(strstr(f.err.msg, "max_delay_ms"));
+    assert_non_null(strstr(f.err.msg, "items 1000..1999 not added"));
+    /* the first chunk went in; the bad one and the one after it did not */
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.future, 1000);
+    assert_string_equal(out[999].id, "1000");
+    assert_string_equal(out[1000].id, "");
+    assert_string_equal(out[2499].id, "");
+
+    /* what the library checks itself is checked for every item before anything is sent */
+    it[1234].opts.delay_ms = 0;
+    it[2222].opts.deadline_ms = -1;
+    assert_int_equal(dq_enqueue_batch(f.c, f.queue, it, N, out, &f.err), DQ_EINVAL);
+    assert_non_null(strstr(f.err.msg, "items[2222]: deadline:"));
+    assert_string_equal(out[0].id, "");
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.future + s.due, 1000);
+    assert_int_equal(dq_enqueue_batch(f.c, f.queue, it, 0, out, &f.err), DQ_EINVAL);
+    free(it);
+    free(out);
+    free(bufs);
+    fixture_close(&f);
+}
+
 int
 main(void)
 {
@@ -576,6 +705,9 @@ main(void)
         cmocka_unit_test(stats_and_pages),
         cmocka_unit_test(failed_retention_is_exact_and_counted),
         cmocka_unit_test(earlier_tasks_publish_a_wake_up),
+        cmocka_unit_test(batch_enqueue_crosses_chunks),
+        cmocka_unit_test(batch_enqueue_duplicates),
+        cmocka_unit_test(batch_enqueue_invalid_item_rejects_its_chunk),
     };
 
     return cmocka_run_group_tests_name("integ/queue", tests, fixture_group_setup,

@@ -1,0 +1,724 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * workloads.c: the ceiling (redis-benchmark) and workloads W1..W6 of issue 5, exactly as
+ * the issue describes them. Each adds its figures with bench_add(); none changes its
+ * workload to meet a target.
+ */
+#include "bench.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+#include "tui/model.h"
+
+#define CEIL_P1  "redis-benchmark -c 1 -P 1 ZADD"
+#define CEIL_P64 "redis-benchmark -c 1 -P 64 ZADD"
+
+static void
+flushall(struct bench *b)
+{
+    const char *argv[] = {"FLUSHALL"};
+    bench_cmd(b, 1, argv);
+}
+
+/* The server's TIME in microseconds. */
+static int64_t
+server_us(struct bench *b)
+{
+    const char *argv[] = {"TIME"};
+    redisReply *r = test_redis_cmd(&b->redis, 1, argv);
+    int64_t v;
+
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != 2)
+        bench_die("TIME: unexpected reply");
+    v = atoll(r->element[0]->str) * 1000000 + atoll(r->element[1]->str);
+    freeReplyObject(r);
+    return v;
+}
+
+/* Subscribers of @queue's wake-up channel: an idle worker has one. */
+static long long
+wake_subscribers(struct bench *b, const char *queue)
+{
+    char ch[160];
+    const char *argv[] = {"PUBSUB", "NUMSUB", ch};
+    redisReply *r;
+    long long n = -1;
+
+    snprintf(ch, sizeof ch, "dq:{%s}:wake", queue);
+    r = test_redis_cmd(&b->redis, 3, argv);
+    if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[1]->type == REDIS_REPLY_INTEGER)
+        n = r->element[1]->integer;
+    freeReplyObject(r);
+    return n;
+}
+
+static void
+wait_subscribed(struct bench *b, const char *queue)
+{
+    int64_t deadline = bench_mono_us() + 10 * 1000000;
+
+    while (wake_subscribers(b, queue) < 1) {
+        if (bench_mono_us() > deadline)
+            bench_die("the worker on %s did not subscribe within 10 s", queue);
+        bench_nap_ms(5);
+    }
+}
+
+/* Items with 64-byte payloads from @payloads (n * PAYLOAD bytes) and the given delay. */
+static dq_enqueue_item *
+make_items(const unsigned char *payloads, size_t n)
+{
+    dq_enqueue_item *it = calloc(n ? n : 1, sizeof *it);
+
+    if (it == NULL)
+        bench_die("out of memory");
+    for (size_t i = 0; i < n; i++) {
+        it[i].payload = payloads + i * PAYLOAD;
+        it[i].payload_len = PAYLOAD;
+    }
+    return it;
+}
+
+static unsigned char *
+make_payloads(struct bench *b, size_t n)
+{
+    unsigned char *p = malloc(n * PAYLOAD);
+
+    if (p == NULL)
+        bench_die("out of memory");
+    bench_fill(b, p, n * PAYLOAD);
+    return p;
+}
+
+static void
+enqueue_all(dq_client *c, const char *queue, const dq_enqueue_item *it, size_t n)
+{
+    dq_enqueued *out = calloc(n, sizeof *out);
+    dq_err err = {0};
+
+    if (out == NULL)
+        bench_die("out of memory");
+    bench_ok(dq_enqueue_batch(c, queue, it, n, out, &err), &err, "enqueue batch");
+    free(out);
+}
+
+/* ---- ceiling --------------------------------------------------------------------- */
+
+static double
+redis_benchmark(struct bench *b, int pipeline, long n)
+{
+    const char *bin = getenv("DQ_REDIS_BENCHMARK");
+    char cmd[1024], line[512];
+    double rps = 0;
+    FILE *f;
+
+    /* -r: random members, so each ZADD inserts like an enqueue does (without it every
+     * request updates one member). */
+    snprintf(cmd, sizeof cmd,
+             "'%s' -h 127.0.0.1 -p %d -c 1 -P %d -n %ld -r 100000000 -t zadd --csv 2>/dev/null",
+             bin && bin[0] ? bin : "redis-benchmark", b->redis.port, pipeline, n);
+    f = popen(cmd, "r");
+    if (f == NULL)
+        return 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (strncmp(line, "\"ZADD\",\"", 8) == 0)
+            rps = atof(line + 8);
+    }
+    pclose(f);
+    return rps;
+}
+
+double
+bench_ceiling_now(struct bench *b, int pipeline)
+{
+    long n = pipeline == 1 ? (b->quick ? 5000 : 20000) : (b->quick ? 50000 : 200000);
+    double v;
+
+    flushall(b);
+    v = redis_benchmark(b, pipeline, n);
+    flushall(b);
+    if (v <= 0 && b->n_p1 + b->n_p64 == 0)
+        fprintf(stderr, "delayq-bench: redis-benchmark gave no figures (installed? set "
+                        "DQ_REDIS_BENCHMARK); ratios are left out\n");
+    if (pipeline == 1 && b->n_p1 < sizeof b->ceil_p1 / sizeof b->ceil_p1[0])
+        b->ceil_p1[b->n_p1++] = v;
+    else if (pipeline != 1 && b->n_p64 < sizeof b->ceil_p64 / sizeof b->ceil_p64[0])
+        b->ceil_p64[b->n_p64++] = v;
+    return v;
+}
+
+void
+bench_ceiling_rows(struct bench *b)
+{
+    char variant[96];
+
+    snprintf(variant, sizeof variant, "-c 1 -P 1 ZADD, random members (%zu runs)", b->n_p1);
+    bench_add(b, "ceil", variant, "requests/s", "1/s", bench_median(b->ceil_p1, b->n_p1), NULL, 0,
+              T_NONE, 0, "redis-benchmark on the same server, just before each run it judges");
+    snprintf(variant, sizeof variant, "-c 1 -P 64 ZADD, random members (%zu runs)", b->n_p64);
+    bench_add(b, "ceil", variant, "requests/s", "1/s", bench_median(b->ceil_p64, b->n_p64), NULL, 0,
+              T_NONE, 0, "redis-benchmark on the same server, just before each run it judges");
+}
+
+/* ---- W1 enqueue, W5 memory ------------------------------------------------------- */
+
+/* The floor of W5: the same payloads as members of a bare sorted set, pipelined. */
+static void
+bare_zset(struct bench *b, const dq_enqueue_item *it, size_t n)
+{
+    redisContext *rc = redisConnect("127.0.0.1", b->redis.port);
+
+    if (rc == NULL || rc->err)
+        bench_die("connect for the floor set failed");
+    for (size_t i = 0; i < n; i++) {
+        char score[32];
+        snprintf(score, sizeof score, "%lld", 1795942260360LL + it[i].opts.delay_ms);
+        const char *argv[] = {"ZADD", "floor", score, it[i].payload};
+        size_t lens[] = {4, 5, strlen(score), PAYLOAD};
+        redisAppendCommandArgv(rc, 4, argv, lens);
+    }
+    for (size_t i = 0; i < n; i++) {
+        redisReply *r = NULL;
+        if (redisGetReply(rc, (void **)&r) != REDIS_OK || r->type != REDIS_REPLY_INTEGER)
+            bench_die("ZADD floor failed");
+        freeReplyObject(r);
+    }
+    redisFree(rc);
+}
+
+void
+bench_w1_w5(struct bench *b)
+{
+    size_t n = b->quick ? 10000 : 100000;
+    unsigned char *payloads = make_payloads(b, n);
+    dq_enqueue_item *it = make_items(payloads, n);
+    dq_client *c = bench_client(b);
+    double a[16], bt[16], per_task[16], floor[16], us_a[16], us_b[16], c1[16], c64[16];
+    char q[64], variant[96];
+
+    for (size_t i = 0; i < n; i++)
+        it[i].opts.delay_ms = 1000 + bench_rand(b) % 59001;
+    for (int r = 0; r < b->runs; r++) {
+        dq_enqueued e;
+        dq_err err = {0};
+
+        c1[r] = bench_ceiling_now(b, 1);
+        bench_queue(b, "w1a", q, sizeof q);
+        long long m0 = bench_info_num(b, "used_memory");
+        bench_resetstat(b);
+        int64_t t0 = bench_mono_us();
+        for (size_t i = 0; i < n; i++)
+            bench_ok(dq_enqueue(c, q, &it[i].opts, it[i].payload, PAYLOAD, &e, &err), &err,
+                     "enqueue");
+        int64_t t1 = bench_mono_us();
+        us_a[r] = (double)bench_cmdstats(b).usec / (double)n;
+        long long m1 = bench_info_num(b, "used_memory");
+        bare_zset(b, it, n);
+        long long m2 = bench_info_num(b, "used_memory");
+        a[r] = (double)n * 1e6 / (double)(t1 - t0);
+        per_task[r] = (double)(m1 - m0) / (double)n;
+        floor[r] = (double)(m2 - m1) / (double)n;
+
+        flushall(b);
+        c64[r] = bench_ceiling_now(b, 64);
+        bench_queue(b, "w1b", q, sizeof q);
+        bench_resetstat(b);
+        t0 = bench_mono_us();
+        enqueue_all(c, q, it, n);
+        t1 = bench_mono_us();
+        us_b[r] = (double)bench_cmdstats(b).usec / (double)n;
+        bt[r] = (double)n * 1e6 / (double)(t1 - t0);
+    }
+    flushall(b);
+    dq_client_free(c);
+    free(it);
+    free(payloads);
+
+    snprintf(variant, sizeof variant, "(a) %zu tasks, dq_enqueue, one per call", n);
+    bench_add(b, "W1", variant, "tasks/s", "1/s", bench_median(a, (size_t)b->runs), CEIL_P1,
+              bench_median(c1, (size_t)b->runs), T_RATIO_GE, 0.9, NULL);
+    snprintf(variant, sizeof variant, "(b) %zu tasks, dq_enqueue_batch (1000 per call)", n);
+    bench_add(b, "W1", variant, "tasks/s", "1/s", bench_median(bt, (size_t)b->runs), CEIL_P64,
+              bench_median(c64, (size_t)b->runs), T_RATIO_GE, 1.0, NULL);
+    /* where the time goes: Redis time per task, against a ZADD's */
+    bench_add(b, "W1", "(a) Redis time per task", "us/task", "us",
+              bench_median(us_a, (size_t)b->runs), NULL, 0, T_NONE, 0,
+              "commandstats usec of EVALSHA enqueue (script and the commands it runs)");
+    bench_add(b, "W1", "(b) Redis time per task", "us/task", "us",
+              bench_median(us_b, (size_t)b->runs), NULL, 0, T_NONE, 0, NULL);
+    double floor_m = bench_median(floor, (size_t)b->runs);
+    bench_add(b, "W5", "used_memory per scheduled task after W1 (a)", "bytes/task", "B",
+              bench_median(per_task, (size_t)b->runs), "bare ZSET of the payloads", floor_m,
+              T_RATIO_LE, 1.15, NULL);
+}
+
+/* ---- W2 process ------------------------------------------------------------------ */
+
+struct w2_state {
+    atomic_long ran;
+    atomic_llong first_claim_ms; /* server ms */
+};
+
+static void
+w2_handler(const dq_task *t, dq_result *res, void *arg)
+{
+    struct w2_state *s = arg;
+    long long cur = atomic_load(&s->first_claim_ms);
+
+    while (t->claimed_ms < cur &&
+           !atomic_compare_exchange_weak(&s->first_claim_ms, &cur, (long long)t->claimed_ms)) {
+    }
+    atomic_fetch_add(&s->ran, 1);
+    res->outcome = DQ_DONE;
+}
+
+struct worker_thread {
+    dq_worker *w;
+    pthread_t th;
+    int rc;
+    dq_err err;
+};
+
+static void *
+worker_main(void *arg)
+{
+    struct worker_thread *wt = arg;
+    wt->rc = dq_worker_run(wt->w, &wt->err);
+    return NULL;
+}
+
+static void
+worker_start(struct bench *b, struct worker_thread *wt, const char *queue, const dq_worker_opts *o,
+             dq_handler_fn fn, void *arg)
+{
+    dq_err err = {0};
+
+    memset(wt, 0, sizeof *wt);
+    bench_ok(dq_worker_new(b->redis.url, NULL, queue, o, fn, arg, &wt->w, &err), &err, "worker");
+    if (pthread_create(&wt->th, NULL, worker_main, wt) != 0)
+        bench_die("cannot start the worker thread");
+}
+
+static void
+worker_stop(struct worker_thread *wt)
+{
+    dq_worker_stop(wt->w, false);
+    pthread_join(wt->th, NULL);
+    bench_ok(wt->rc, &wt->err, "worker run");
+    dq_worker_free(wt->w);
+}
+
+/* Waits until the queue's done counter reaches @n; returns the server ms it saw it. */
+static int64_t
+wait_done(dq_client *c, const char *queue, size_t n, int poll_ms, int64_t timeout_s)
+{
+    int64_t deadline = bench_mono_us() + timeout_s * 1000000;
+    dq_stats s;
+    dq_err err = {0};
+
+    for (;;) {
+        bench_ok(dq_stats_get(c, queue, &s, &err), &err, "stats");
+        if (s.done >= (int64_t)n)
+            return s.now_ms;
+        if (bench_mono_us() > deadline)
+            bench_die("%s: %lld of %zu tasks done after %lld s", queue, (long long)s.done, n,
+                      (long long)timeout_s);
+        bench_nap_ms(poll_ms);
+    }
+}
+
+/* One run: @n tasks due now, one in-process worker; tasks/s from first claim to last ack. */
+static double
+w2_once(struct bench *b, dq_client *c, const dq_enqueue_item *it, size_t n, unsigned conc)
+{
+    struct w2_state st;
+    struct worker_thread wt;
+    dq_worker_opts o = {.concurrency = conc, .batch = conc};
+    char q[64];
+
+    flushall(b);
+    bench_queue(b, "w2", q, sizeof q);
+    enqueue_all(c, q, it, n);
+    atomic_init(&st.ran, 0);
+    atomic_init(&st.first_claim_ms, INT64_MAX);
+    worker_start(b, &wt, q, &o, w2_handler, &st);
+    int64_t deadline = bench_mono_us() + 600 * 1000000LL;
+    while (atomic_load(&st.ran) < (long)n) {
+        if (bench_mono_us() > deadline)
+            bench_die("W2: %ld of %zu handlers ran in 600 s", atomic_load(&st.ran), n);
+        bench_nap_ms(1);
+    }
+    /* every handler returned; the last acks are on their way: poll for them now (no
+     * polling during the run, so it does not compete with the worker) */
+    int64_t end = wait_done(c, q, n, 1, 60);
+    worker_stop(&wt);
+    int64_t ms = end - atomic_load(&st.first_claim_ms);
+    return (double)n * 1000.0 / (double)(ms > 0 ? ms : 1);
+}
+
+void
+bench_w2(struct bench *b)
+{
+    static const unsigned settings[] = {1, 8, 64, 256};
+    size_t n = b->quick ? 5000 : 50000;
+    unsigned char *payloads = make_payloads(b, n);
+    dq_enqueue_item *it = make_items(payloads, n);
+    dq_client *c = bench_client(b);
+    double best = 0, best_ceil = 0, v[16], cv[16];
+    unsigned best_conc = 1;
+    char variant[96], q[64];
+
+    for (size_t s = 0; s < sizeof settings / sizeof settings[0]; s++) {
+        for (int r = 0; r < b->runs; r++) {
+            cv[r] = bench_ceiling_now(b, 64);
+            v[r] = w2_once(b, c, it, n, settings[s]);
+        }
+        double med = bench_median(v, (size_t)b->runs), ceil = bench_median(cv, (size_t)b->runs);
+        snprintf(variant, sizeof variant, "%zu due, C handler, concurrency %u, batch %u", n,
+                 settings[s], settings[s]);
+        bench_add(b, "W2", variant, "tasks/s", "1/s", med, CEIL_P64, ceil, T_NONE, 0, NULL);
+        if (med > best) {
+            best = med;
+            best_ceil = ceil;
+            best_conc = settings[s];
+        }
+    }
+    snprintf(variant, sizeof variant, "best: concurrency %u", best_conc);
+    bench_add(b, "W2", variant, "tasks/s", "1/s", best, CEIL_P64, best_ceil, T_RATIO_GE, 0.5, NULL);
+
+    /* through delayq work -- true: a process per task; one run, it is long */
+    static const char *const extra[] = {"--concurrency", "8", NULL};
+    flushall(b);
+    bench_queue(b, "w2w", q, sizeof q);
+    enqueue_all(c, q, it, n);
+    int64_t t0 = bench_mono_us();
+    pid_t pid = bench_spawn_work(b, q, extra);
+    wait_done(c, q, n, 10, 1200);
+    int64_t t1 = bench_mono_us();
+    bench_stop_pid(pid);
+    snprintf(variant, sizeof variant, "%zu due, delayq work --concurrency 8 -- true", n);
+    bench_add(b, "W2", variant, "tasks/s", "1/s", (double)n * 1e6 / (double)(t1 - t0), NULL, 0,
+              T_NONE, 0, "one run; from process start to last ack (10 ms polls)");
+    flushall(b);
+    dq_client_free(c);
+    free(it);
+    free(payloads);
+}
+
+/* ---- W3 lateness ----------------------------------------------------------------- */
+
+struct w3_state {
+    size_t n;
+    int64_t *start_us; /* first handler start of task i, local CLOCK_REALTIME */
+    atomic_int *runs;
+    atomic_long ran, early_claims;
+};
+
+static void
+w3_handler(const dq_task *t, dq_result *res, void *arg)
+{
+    int64_t now = bench_real_us();
+    struct w3_state *s = arg;
+    uint32_t idx;
+
+    res->outcome = DQ_DONE;
+    if (t->payload_len != PAYLOAD)
+        return;
+    memcpy(&idx, t->payload, sizeof idx);
+    if (idx >= s->n)
+        return;
+    if (atomic_fetch_add(&s->runs[idx], 1) == 0)
+        s->start_us[idx] = now;
+    if (t->claimed_ms < t->due_ms)
+        atomic_fetch_add(&s->early_claims, 1);
+    atomic_fetch_add(&s->ran, 1);
+}
+
+void
+bench_w3(struct bench *b)
+{
+    size_t n = b->quick ? 500 : 5000;
+    int64_t window_ms = b->quick ? 2000 : 10000;
+    unsigned char *payloads = make_payloads(b, n);
+    dq_enqueue_item *it = make_items(payloads, n);
+    dq_client *c = bench_client(b);
+    struct w3_state st = {.n = n};
+    struct worker_thread wt;
+    double *late = calloc(n, sizeof *late);
+    char q[64], variant[96], note[160];
+    int64_t off = 0, rtt = INT64_MAX;
+
+    st.start_us = calloc(n, sizeof *st.start_us);
+    st.runs = calloc(n, sizeof *st.runs);
+    if (late == NULL || st.start_us == NULL || st.runs == NULL)
+        bench_die("out of memory");
+    for (size_t i = 0; i < n; i++)
+        atomic_init(&st.runs[i], 0);
+    atomic_init(&st.ran, 0);
+    atomic_init(&st.early_claims, 0);
+
+    /* Redis runs on this host, so its TIME is this kernel's CLOCK_REALTIME and a handler
+     * start read here is server time. Check it: the offset must be within the RTT. */
+    for (int i = 0; i < 20; i++) {
+        int64_t a = bench_real_us(), s = server_us(b), z = bench_real_us();
+        if (z - a < rtt) {
+            rtt = z - a;
+            off = s - (a + z) / 2;
+        }
+    }
+
+    flushall(b);
+    bench_queue(b, "w3", q, sizeof q);
+    worker_start(b, &wt, q, NULL, w3_handler, &st);
+    wait_subscribed(b, q); /* idle and subscribed, as a worker waiting for work is */
+    int64_t base_ms = server_us(b) / 1000 + 500;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t idx = (uint32_t)i;
+        memcpy(payloads + i * PAYLOAD, &idx, sizeof idx);
+        it[i].opts.at_ms = base_ms + (int64_t)(bench_rand(b) % (uint32_t)window_ms);
+    }
+    enqueue_all(c, q, it, n);
+    int64_t deadline = bench_mono_us() + (window_ms + 30000) * 1000;
+    while (atomic_load(&st.ran) < (long)n) {
+        if (bench_mono_us() > deadline)
+            bench_die("W3: %ld of %zu tasks ran", atomic_load(&st.ran), n);
+        bench_nap_ms(10);
+    }
+    worker_stop(&wt);
+
+    size_t early = (size_t)atomic_load(&st.early_claims), dups = 0;
+    for (size_t i = 0; i < n; i++) {
+        late[i] = (double)(st.start_us[i] - it[i].opts.at_ms * 1000) / 1000.0;
+        if (late[i] < 0)
+            early++;
+        if (atomic_load(&st.runs[i]) > 1)
+            dups += (size_t)atomic_load(&st.runs[i]) - 1;
+    }
+    bench_median(late, n); /* sorts */
+    snprintf(variant, sizeof variant, "%zu tasks due over %lld s, one worker (defaults)", n,
+             (long long)window_ms / 1000);
+    snprintf(note, sizeof note,
+             "handler start on this host's clock = Redis TIME (measured offset %lld us, RTT "
+             "%lld us)",
+             (long long)off, (long long)rtt);
+    bench_add(b, "W3", variant, "lateness p50", "ms", bench_percentile(late, n, 50), NULL, 0,
+              T_NONE, 0, note);
+    bench_add(b, "W3", variant, "lateness p90", "ms", bench_percentile(late, n, 90), NULL, 0,
+              T_NONE, 0, NULL);
+    bench_add(b, "W3", variant, "lateness p99", "ms", bench_percentile(late, n, 99), NULL, 0,
+              T_VALUE_LE, 2, NULL);
+    bench_add(b, "W3", variant, "lateness max", "ms", late[n - 1], NULL, 0, T_VALUE_LE, 10, NULL);
+    bench_add(b, "W3", variant, "early runs", "", (double)early, NULL, 0, T_VALUE_LE, 0, NULL);
+    bench_add(b, "W3", variant, "duplicate runs", "", (double)dups, NULL, 0, T_VALUE_LE, 0, NULL);
+    flushall(b);
+    dq_client_free(c);
+    free(late);
+    free(st.start_us);
+    free(st.runs);
+    free(it);
+    free(payloads);
+}
+
+/* ---- W4 idle --------------------------------------------------------------------- */
+
+static void
+w4_once(struct bench *b, dq_client *c, size_t ntasks)
+{
+    int window_ms = b->quick ? 2000 : 20000;
+    char q[64], variant[96];
+
+    flushall(b);
+    bench_queue(b, "w4", q, sizeof q);
+    if (ntasks > 0) {
+        unsigned char *payloads = make_payloads(b, ntasks);
+        dq_enqueue_item *it = make_items(payloads, ntasks);
+        for (size_t i = 0; i < ntasks; i++)
+            it[i].opts.delay_ms = 3600000;
+        enqueue_all(c, q, it, ntasks);
+        free(it);
+        free(payloads);
+    }
+    pid_t pid = bench_spawn_work(b, q, NULL);
+    wait_subscribed(b, q);
+    bench_nap_ms(1000); /* let its first claim and reap finish: the window is idle time */
+    bench_resetstat(b);
+    int64_t cpu0 = bench_cpu_us(pid), t0 = bench_mono_us();
+    bench_nap_ms(window_ms);
+    int64_t cpu1 = bench_cpu_us(pid), t1 = bench_mono_us();
+    struct cmdstats cs = bench_cmdstats(b);
+    bench_stop_pid(pid);
+    if (cpu0 < 0 || cpu1 < 0)
+        bench_die("W4: cannot read the worker's CPU time");
+
+    double secs = (double)(t1 - t0) / 1e6;
+    snprintf(variant, sizeof variant, "delayq work, %s, %d s", ntasks ? "1000 due in 1 h" : "empty",
+             window_ms / 1000);
+    bench_add(b, "W4", variant, "commands/s", "1/s", (double)cs.calls / secs, NULL, 0, T_VALUE_LE,
+              0.2, "INFO commandstats, in-script commands included");
+    bench_add(b, "W4", variant, "worker CPU", "%", (double)(cpu1 - cpu0) / (double)(t1 - t0) * 100,
+              NULL, 0, T_VALUE_LE, 0.1, "all threads of the delayq work process (schedstat)");
+}
+
+void
+bench_w4(struct bench *b)
+{
+    dq_client *c = bench_client(b);
+
+    w4_once(b, c, 0);
+    w4_once(b, c, 1000);
+    flushall(b);
+    dq_client_free(c);
+}
+
+/* ---- W6 inspector refresh -------------------------------------------------------- */
+
+static const char fail_trace[] =
+    "panic: runtime error: index out of range [3] with length 3\n\ngoroutine 1 [running]:\n"
+    "main.renderInvoice(...)\n\t/src/invoice/render.go:57 +0x1d\n"
+    "main.handle(0xc000012345)\n\t/src/invoice/main.go:31 +0x65\n";
+
+/* Enqueues @n tasks with delays from @lo to @hi ms, 10 000 at a time. */
+static void
+fill(struct bench *b, dq_client *c, const char *q, size_t n, int64_t lo, int64_t hi)
+{
+    size_t step = 10000;
+    unsigned char *payloads = make_payloads(b, step);
+    dq_enqueue_item *it = make_items(payloads, step);
+
+    for (size_t done = 0; done < n; done += step) {
+        size_t k = n - done < step ? n - done : step;
+        for (size_t i = 0; i < k; i++)
+            it[i].opts.delay_ms =
+                lo + (hi > lo ? (int64_t)(bench_rand(b) % (uint32_t)(hi - lo)) : 0);
+        enqueue_all(c, q, it, k);
+    }
+    free(it);
+    free(payloads);
+}
+
+/* Claims @n due tasks with a one-day lease; fails them through the API when @fail. */
+static void
+claim_n(dq_client *c, const char *q, size_t n, bool fail)
+{
+    dq_err err = {0};
+
+    for (size_t got = 0; got < n;) {
+        dq_claimed cl;
+        unsigned want = n - got < 1000 ? (unsigned)(n - got) : 1000;
+        bench_ok(dq_claim(c, q, want, 86400000, "delayq-bench", &cl, &err), &err, "claim");
+        if (cl.n == 0)
+            bench_die("W6: nothing due to claim on %s", q);
+        for (size_t i = 0; fail && i < cl.n; i++)
+            bench_ok(
+                dq_fail(c, q, &cl.tasks[i], "card declined (05 do not honour)", fail_trace, &err),
+                &err, "fail");
+        got += cl.n;
+        dq_claimed_free(&cl);
+    }
+}
+
+/* A queue of @sched scheduled (half due, half from 1 h to 6 days ahead), @inflight
+ * claimed and @failed failed tasks, all through the library's calls. */
+static void
+populate(struct bench *b, dq_client *c, const char *q, size_t sched, size_t inflight, size_t failed)
+{
+    dq_stats s;
+    dq_err err = {0};
+
+    fill(b, c, q, failed, 0, 0);
+    claim_n(c, q, failed, true);
+    fill(b, c, q, inflight, 0, 0);
+    claim_n(c, q, inflight, false);
+    fill(b, c, q, sched / 2, 0, 0);
+    fill(b, c, q, sched - sched / 2, 3600000, 6 * 86400000LL);
+    bench_ok(dq_stats_get(c, q, &s, &err), &err, "stats");
+    if (s.due + s.future != (int64_t)sched || s.inflight != (int64_t)inflight ||
+        s.failed != (int64_t)failed)
+        bench_die("W6: populated %lld+%lld scheduled, %lld in flight, %lld failed; wanted "
+                  "%zu, %zu, %zu",
+                  (long long)s.due, (long long)s.future, (long long)s.inflight, (long long)s.failed,
+                  sched, inflight, failed);
+}
+
+struct refresh {
+    double client, all, usec, wall_ms; /* per refresh */
+};
+
+/* Medians over the runs of R refreshes each, through the inspector's own model_fetch. */
+static struct refresh
+measure_refresh(struct bench *b, dq_client *c, const char *q)
+{
+    enum { R = 20, ROWS = 40 };
+    const size_t offsets[PANE_COUNT] = {0}, limits[PANE_COUNT] = {ROWS, ROWS, ROWS, ROWS};
+    double client[16], all[16], usec[16], wall[16];
+    struct model m;
+    struct refresh out;
+
+    model_init(&m, q, dq_client_endpoint(c));
+    if (model_fetch(&m, c, offsets, limits) != DQ_OK) /* loads the scripts */
+        bench_die("W6: model_fetch: %s", m.error);
+    for (int r = 0; r < b->runs; r++) {
+        bench_resetstat(b);
+        int64_t t0 = bench_mono_us();
+        for (int k = 0; k < R; k++) {
+            if (model_fetch(&m, c, offsets, limits) != DQ_OK)
+                bench_die("W6: model_fetch: %s", m.error);
+        }
+        int64_t t1 = bench_mono_us();
+        struct cmdstats cs = bench_cmdstats(b);
+        client[r] = (double)cs.client / R;
+        all[r] = (double)cs.calls / R;
+        usec[r] = (double)cs.usec / R;
+        wall[r] = (double)(t1 - t0) / 1000.0 / R;
+    }
+    model_free(&m);
+    out.client = bench_median(client, (size_t)b->runs);
+    out.all = bench_median(all, (size_t)b->runs);
+    out.usec = bench_median(usec, (size_t)b->runs);
+    out.wall_ms = bench_median(wall, (size_t)b->runs);
+    return out;
+}
+
+static void
+add_refresh(struct bench *b, const char *variant, const struct refresh *f)
+{
+    bench_add(b, "W6", variant, "client commands/refresh", "", f->client, NULL, 0, T_VALUE_LE, 10,
+              "what the inspector sends: EVALSHA x5 + INFO");
+    bench_add(b, "W6", variant, "commands incl. in scripts", "", f->all, NULL, 0, T_NONE, 0,
+              "every command INFO commandstats counts");
+    bench_add(b, "W6", variant, "Redis time/refresh", "us", f->usec, NULL, 0, T_NONE, 0,
+              "commandstats usec of the commands sent");
+    bench_add(b, "W6", variant, "wall time/refresh", "ms", f->wall_ms, NULL, 0, T_NONE, 0, NULL);
+}
+
+void
+bench_w6(struct bench *b)
+{
+    size_t big = b->quick ? 100000 : 1000000;
+    dq_client *c = bench_client(b);
+    char q[64], variant[96];
+
+    flushall(b);
+    bench_queue(b, "w6s", q, sizeof q);
+    populate(b, c, q, 1000, 10, 100);
+    struct refresh small = measure_refresh(b, c, q);
+    add_refresh(b, "1 000 scheduled, 10 in flight, 100 failed", &small);
+
+    bench_queue(b, "w6b", q, sizeof q);
+    populate(b, c, q, big, big / 100, big / 10);
+    struct refresh large = measure_refresh(b, c, q);
+    snprintf(variant, sizeof variant, "%zu scheduled, %zu in flight, %zu failed", big, big / 100,
+             big / 10);
+    add_refresh(b, variant, &large);
+    bench_add(b, "W6", variant, "Redis time vs 1 000", "us", large.usec, "W6 Redis time at 1 000",
+              small.usec, T_RATIO_LE, 2.0, NULL);
+    flushall(b);
+    dq_client_free(c);
+}
