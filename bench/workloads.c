@@ -690,7 +690,7 @@ static void
 add_refresh(struct bench *b, const char *variant, const struct refresh *f)
 {
     bench_add(b, "W6", variant, "client commands/refresh", "", f->client, NULL, 0, T_VALUE_LE, 10,
-              "what the inspector sends: EVALSHA x5 + INFO");
+              "what the inspector sends: EVALSHA x5 + INFO + SCARD");
     bench_add(b, "W6", variant, "commands incl. in scripts", "", f->all, NULL, 0, T_NONE, 0,
               "every command INFO commandstats counts");
     bench_add(b, "W6", variant, "Redis time/refresh", "us", f->usec, NULL, 0, T_NONE, 0,

@@ -1,13 +1,31 @@
--- ack: completes a claimed task; it leaves in-flight for good.
+-- ack: completes claimed tasks; each leaves in-flight for good.
 -- KEYS: the eleven queue keys (see lib.lua); writes inflight, running, stats.
--- ARGV: [1] task key (generated id, or "c:" .. caller-chosen id), [2] attempt as claimed,
---   [3] the claim's server time (claim reply "now"): with [2], the fencing token.
--- Reply: 1.
--- Errors: DQ_ELEASE when the caller no longer holds the lease (reaped, or claimed again
---   by another worker at a higher attempt).
--- Complexity: O(log N) for N in flight.
-local run, e, bad = holder(ARGV[1], ARGV[2], ARGV[3])
-if not run then return bad end
-unrun(ARGV[1])
-redis.call('HINCRBY', K_STATS, 'done', 1)
-return 1
+-- ARGV: 3 per task, 1..1000 tasks: task key (generated id, or "c:" .. caller-chosen id),
+--   attempt as claimed, and the claim's server time (claim reply "now"): with the
+--   attempt, the fencing token.
+-- Reply: with one task, 1. With more, an array with one entry per task, in order: 1 when
+--   acked, else the DQ_ELEASE / DQ_EPROTO error text of that task (the others are
+--   acked all the same: each task's check stands alone).
+-- Errors: with one task, DQ_ELEASE when the caller no longer holds the lease (reaped,
+--   or claimed again by another worker at a higher attempt); DQ_EINVAL for a bad count.
+-- Complexity: O(k log N) for k tasks and N in flight.
+local k = #ARGV / 3
+if k < 1 or k > 1000 or k ~= math.floor(k) then
+  return err('DQ_EINVAL', 'ack: %d arguments; expected 3 per task, 1..1000 tasks', #ARGV)
+end
+local out, done = {}, 0
+for i = 0, k - 1 do
+  local tk = ARGV[3 * i + 1]
+  local run, e, bad = holder(tk, ARGV[3 * i + 2], ARGV[3 * i + 3])
+  if not run then
+    if k == 1 then return bad end
+    out[#out + 1] = bad.err
+  else
+    unrun(tk)
+    done = done + 1
+    out[#out + 1] = 1
+  end
+end
+if done > 0 then redis.call('HINCRBY', K_STATS, 'done', done) end
+if k == 1 then return 1 end
+return out

@@ -277,6 +277,15 @@ void dq_claimed_free(dq_claimed *out);
  */
 int dq_ack(dq_client *c, const char *queue, const dq_task *t, dq_err *err);
 
+/**
+ * Acks @n claimed tasks (1..1000) in one call, as dq_ack() would one by one: each task's
+ * lease is checked on its own. On DQ_OK, @rcs[i] is DQ_OK or the task's own DQ_ELEASE /
+ * DQ_EPROTO, with its message in @errs[i] when @errs is not NULL. Any other return (the
+ * call did not get through) means nothing is known to be acked.
+ */
+int dq_ack_many(dq_client *c, const char *queue, const dq_task *const *tasks, size_t n, int *rcs,
+                dq_err *errs, dq_err *err);
+
 typedef struct dq_retried {
     bool exhausted; /* max attempts reached: the task went to failed */
     int64_t due_ms; /* when it runs again (-1 if exhausted) */

@@ -514,6 +514,79 @@ dq_ack(dq_client *c, const char *queue, const dq_task *t, dq_err *err)
     return finish(c, DQ_SCRIPT_ACK, queue, t, NULL, 0, NULL, NULL, err);
 }
 
+struct ack_many {
+    size_t n;
+    int *rcs;
+    dq_err *errs;
+};
+
+static int
+parse_ack_many(const redisReply *r, void *out, dq_err *err)
+{
+    struct ack_many *am = out;
+
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != am->n)
+        return bad_reply(err, "ack");
+    for (size_t i = 0; i < am->n; i++) {
+        const redisReply *e = r->element[i];
+        dq_err one = {0};
+        if (e->type == REDIS_REPLY_INTEGER && e->integer == 1)
+            am->rcs[i] = DQ_OK;
+        else if (e->type == REDIS_REPLY_STRING)
+            am->rcs[i] = dq_err_from_reply(&one, "ack", e->str, e->len);
+        else
+            return bad_reply(err, "ack");
+        if (am->errs != NULL)
+            am->errs[i] = one;
+    }
+    return DQ_OK;
+}
+
+int
+dq_ack_many(dq_client *c, const char *queue, const dq_task *const *tasks, size_t n, int *rcs,
+            dq_err *errs, dq_err *err)
+{
+    struct ack_many am = {n, rcs, errs};
+    struct dq_args a;
+    char(*tk)[220];
+    int rc;
+
+    if (n == 0 || n > 1000)
+        return dq_err_set(err, DQ_EINVAL, "ack: %zu tasks is not 1..1000", n);
+    for (size_t i = 0; i < n; i++) {
+        const dq_task *t = tasks[i];
+        if (t == NULL || t->id == NULL || t->undecodable)
+            return dq_err_set(err, DQ_EINVAL, "tasks[%zu]: not a claimed task", i);
+    }
+    if (n == 1) { /* the script answers one task with 1 or an error reply */
+        dq_err one = {0};
+        rc = dq_ack(c, queue, tasks[0], &one);
+        if (rc != DQ_OK && rc != DQ_ELEASE && rc != DQ_EPROTO) {
+            if (err != NULL)
+                *err = one;
+            return rc;
+        }
+        rcs[0] = rc;
+        if (errs != NULL)
+            errs[0] = one;
+        return DQ_OK;
+    }
+    /* the arguments point into these keys until the call returns */
+    if ((tk = malloc(n * sizeof *tk)) == NULL)
+        return dq_err_set(err, DQ_ENOMEM, "ack: out of memory");
+    dq_args_init(&a);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(tk[i], sizeof tk[i], "%s%s", tasks[i]->custom_id ? "c:" : "", tasks[i]->id);
+        dq_args_str(&a, tk[i]);
+        dq_args_i64(&a, tasks[i]->attempt);
+        dq_args_i64(&a, tasks[i]->claimed_ms);
+    }
+    rc = dq_scripts_run(c, DQ_SCRIPT_ACK, queue, &a, parse_ack_many, &am, err);
+    dq_args_free(&a);
+    free(tk);
+    return rc;
+}
+
 static int
 parse_retry(const redisReply *r, void *out, dq_err *err)
 {

@@ -405,6 +405,54 @@ stale_lease_is_fenced_after_requeue(void **state)
     fixture_close(&f);
 }
 
+/* dq_ack_many: one call for many tasks, each task's lease checked on its own. */
+static void
+ack_many_checks_each_lease(void **state)
+{
+    struct fixture f;
+    dq_claimed cl, again;
+    dq_reaped rp;
+    dq_stats s;
+    const dq_task *tasks[5];
+    int rcs[5];
+    dq_err errs[5];
+
+    fixture_open(&f, state, "ackmany");
+    for (int i = 0; i < 5; i++)
+        enqueue_str(&f, "{}", 0, i == 2 ? "custom-2" : NULL, NULL);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 5, 30000, "w1", &cl, &f.err));
+    assert_int_equal(cl.n, 5);
+    /* the fourth one's lease is lost: given back to scheduled and claimed by another */
+    ASSERT_OK(&f, dq_release(f.c, f.queue, &cl.tasks[3], &f.err));
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 1, 30000, "w2", &again, &f.err));
+    assert_int_equal(again.n, 1);
+    for (int i = 0; i < 5; i++)
+        tasks[i] = &cl.tasks[i];
+    ASSERT_OK(&f, dq_ack_many(f.c, f.queue, tasks, 5, rcs, errs, &f.err));
+    for (int i = 0; i < 5; i++)
+        if (rcs[i] != (i == 3 ? DQ_ELEASE : DQ_OK))
+            fail_msg("task %d (%s): %d %s", i, cl.tasks[i].id, rcs[i], errs[i].msg);
+    assert_non_null(strstr(errs[3].msg, cl.tasks[3].id));
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.done, 4);
+    assert_int_equal(s.inflight, 1); /* w2's claim, untouched */
+
+    /* one task: the same answers through the one-task form of the script */
+    ASSERT_OK(&f, dq_ack_many(f.c, f.queue, tasks, 1, rcs, errs, &f.err));
+    assert_int_equal(rcs[0], DQ_ELEASE); /* acked already */
+    const dq_task *mine[] = {&again.tasks[0]};
+    ASSERT_OK(&f, dq_ack_many(f.c, f.queue, mine, 1, rcs, NULL, &f.err));
+    assert_int_equal(rcs[0], DQ_OK);
+    assert_int_equal(dq_ack_many(f.c, f.queue, tasks, 0, rcs, NULL, &f.err), DQ_EINVAL);
+    ASSERT_OK(&f, dq_reap(f.c, f.queue, 10, &rp, &f.err));
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.done, 5);
+    assert_int_equal(s.inflight, 0);
+    dq_claimed_free(&cl);
+    dq_claimed_free(&again);
+    fixture_close(&f);
+}
+
 static void
 deadline_expires_to_failed(void **state)
 {
@@ -701,6 +749,7 @@ main(void)
         cmocka_unit_test(fail_keeps_error_and_trace),
         cmocka_unit_test(reap_returns_expired_leases),
         cmocka_unit_test(stale_lease_is_fenced_after_requeue),
+        cmocka_unit_test(ack_many_checks_each_lease),
         cmocka_unit_test(deadline_expires_to_failed),
         cmocka_unit_test(stats_and_pages),
         cmocka_unit_test(failed_retention_is_exact_and_counted),
