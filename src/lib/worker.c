@@ -830,7 +830,10 @@ dq_worker_run(dq_worker *w, dq_err *err)
                 next_reap = min64(next_reap, srv_now(w) + w->o.lease_ms + 1);
             more_due = got == (int)want;
             if (got >= 0 && got < (int)want && next_due >= 0 && next_due <= srv_now(w))
-                next_due = srv_now(w) + 10; /* nothing claimable yet: do not spin on it */
+                /* nothing claimable yet: our estimate of the server clock runs up to a
+                 * millisecond ahead (server time is whole ms). Look again shortly, not at
+                 * once (no spin), and not 10 ms later (that was W3's worst lateness). */
+                next_due = srv_now(w) + 2;
             if (got > 0)
                 continue; /* count the new jobs as busy before deciding to sleep */
         }

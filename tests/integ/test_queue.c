@@ -422,7 +422,14 @@ ack_many_checks_each_lease(void **state)
         enqueue_str(&f, "{}", 0, i == 2 ? "custom-2" : NULL, NULL);
     ASSERT_OK(&f, dq_claim(f.c, f.queue, 5, 30000, "w1", &cl, &f.err));
     assert_int_equal(cl.n, 5);
-    /* the fourth one's lease is lost: given back to scheduled and claimed by another */
+    /* the fourth one's lease is lost: given back to scheduled and claimed by another, in
+     * a later millisecond (the fencing token is attempt and claim time: a release keeps
+     * the attempt, so a claim in the same millisecond would carry the same token) */
+    int64_t deadline = test_mono_ms() + 5000;
+    do {
+        ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+        assert_true(test_mono_ms() < deadline);
+    } while (s.now_ms <= cl.now_ms);
     ASSERT_OK(&f, dq_release(f.c, f.queue, &cl.tasks[3], &f.err));
     ASSERT_OK(&f, dq_claim(f.c, f.queue, 1, 30000, "w2", &again, &f.err));
     assert_int_equal(again.n, 1);
