@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "lib/clock.h"
 #include "lib/dur.h"
 
 static const char help[] =
@@ -128,15 +129,6 @@ log_line(int level, const char *line, void *arg)
     (void)level;
     (void)arg;
     fprintf(stderr, "%s\n", line);
-}
-
-static int64_t
-mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Keeps the last STDERR_KEEP bytes written by the command. */
@@ -332,7 +324,7 @@ run_command(const dq_task *t, dq_result *res, void *arg)
         inp[1] = -1;
     }
 
-    int64_t deadline = wk->timeout_ms > 0 ? mono_ms() + wk->timeout_ms : -1;
+    int64_t deadline = wk->timeout_ms > 0 ? dq_mono_ms() + wk->timeout_ms : -1;
     bool exited = false;
     int idle_wait = 1;
     while (!exited) {
@@ -347,7 +339,7 @@ run_command(const dq_task *t, dq_result *res, void *arg)
             idle_wait = idle_wait * 2 > 100 ? 100 : idle_wait * 2;
         }
         if (deadline >= 0) {
-            int64_t left = deadline - mono_ms();
+            int64_t left = deadline - dq_mono_ms();
             if (left <= 0 && !killed) {
                 timed_out = killed = true;
                 kill(-pid, SIGKILL);

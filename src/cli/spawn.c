@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "delayq.h"
+#include "lib/clock.h"
 
 static int
 free_port(void)
@@ -35,15 +36,6 @@ free_port(void)
         port = ntohs(sa.sin_port);
     close(fd);
     return port;
-}
-
-static int64_t
-mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void
@@ -104,8 +96,8 @@ spawn_redis(struct spawned_redis *r)
                     bin, strerror(errno));
             _exit(127);
         }
-        int64_t deadline = mono_ms() + 5000;
-        while (mono_ms() < deadline) {
+        int64_t deadline = dq_mono_ms() + 5000;
+        while (dq_mono_ms() < deadline) {
             if (waitpid(r->pid, &status, WNOHANG) == r->pid) {
                 r->pid = 0;
                 if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
@@ -151,11 +143,11 @@ spawn_redis_stop(struct spawned_redis *r)
 {
     if (r->pid > 0) {
         int status;
-        int64_t deadline = mono_ms() + 5000;
+        int64_t deadline = dq_mono_ms() + 5000;
 
         kill(r->pid, SIGTERM);
         while (waitpid(r->pid, &status, WNOHANG) == 0) {
-            if (mono_ms() > deadline) {
+            if (dq_mono_ms() > deadline) {
                 kill(r->pid, SIGKILL);
                 waitpid(r->pid, &status, 0);
                 break;

@@ -20,15 +20,6 @@
 #define BACKOFF_FIRST_MS 100
 #define BACKOFF_CAP_MS   5000
 
-int64_t
-dq_mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static struct timeval
 tv_ms(int ms)
 {

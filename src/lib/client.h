@@ -14,6 +14,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "clock.h"
 #include "delayq.h"
 #include "url.h"
 
@@ -52,9 +53,6 @@ int dq_conn_command(dq_client *c, int argc, const char **argv, const size_t *len
 
 /* "user@host" of this process, for audit entries and worker names. */
 void dq_default_who(char *buf, size_t size);
-
-/* Milliseconds on the monotonic clock. */
-int64_t dq_mono_ms(void);
 
 /*
  * A second connection to @c's server, subscribed to pub/sub @channel (the worker's
