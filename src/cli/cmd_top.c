@@ -10,10 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 #include "lib/buf.h"
+#include "lib/clock.h"
 #include "lib/dur.h"
 #include "tui/app.h"
 #include "tui/io.h"
@@ -40,15 +40,6 @@ on_stop_signal(int sig)
 {
     (void)sig;
     stop_requested = 1; /* the loop quits and restores the terminal */
-}
-
-static int64_t
-mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static bool
@@ -417,9 +408,12 @@ switch_queue(struct ui *ui, struct model *m, const char *name)
     snprintf(queue, sizeof queue, "%s", name);
     if (strcmp(queue, m->queue) == 0)
         return;
+    bool connected = m->connected; /* the server's state, not the queue's */
+
     snprintf(endpoint, sizeof endpoint, "%s", m->endpoint);
     model_free(m);
     model_init(m, queue, endpoint);
+    m->connected = connected;
     for (int p = 0; p < PANE_COUNT; p++) {
         ui->sel[p] = ui->top[p] = 0;
         app_clear_marks(ui, p);
@@ -477,7 +471,10 @@ begin_action(struct ui *ui, struct model *m, struct io *io, struct job *job, con
         return false;
     }
     case ACT_SWITCH:
-        return false; /* the loop switches queues (it owns the name and the model) */
+        switch_queue(ui, m, ui->pick_names[ui->pick_sel]);
+        memset(search, 0, sizeof *search);
+        (*search_gen)++; /* a step still running belongs to the old queue */
+        return true;
     case ACT_NONE:
         return false;
     default:
@@ -635,7 +632,7 @@ cmd_top(struct cli *g, int argc, char **argv)
                     ui.refresh_ms = ui.refresh_ms * 2 > 5000 ? 5000 : ui.refresh_ms * 2;
             }
             /* disconnected: try again after a capped backoff, at most 5 s */
-            next_fetch = mono_ms() + (model.connected ? ui.refresh_ms : backoff);
+            next_fetch = dq_mono_ms() + (model.connected ? ui.refresh_ms : backoff);
             backoff = model.connected ? 500 : backoff * 2 > 5000 ? 5000 : backoff * 2;
             if (!model.connected)
                 fetch_now = false; /* not even a key press hammers a server that is down */
@@ -674,7 +671,7 @@ cmd_top(struct cli *g, int argc, char **argv)
         }
 
         /* work for the Redis thread */
-        int64_t now = mono_ms();
+        int64_t now = dq_mono_ms();
         if (!io_busy(io, IO_FETCH) &&
             (fetch_now || next_fetch == 0 || (now >= next_fetch && !ui.paused))) {
             for (int i = 0; i < PANE_COUNT; i++) {
@@ -700,18 +697,18 @@ cmd_top(struct cli *g, int argc, char **argv)
             io_submit(io, IO_SEARCH, search_run, &step);
         }
 
-        ui.retry_in_ms = next_fetch - mono_ms();
+        ui.retry_in_ms = next_fetch - dq_mono_ms();
         view_render(&model, &ui, &grid);
         term_blit(&grid);
 
-        int64_t wait = ui.paused ? 1000 : next_fetch - mono_ms();
+        int64_t wait = ui.paused ? 1000 : next_fetch - dq_mono_ms();
         if (!model.connected && wait > 1000)
             wait = 1000; /* tick the "retrying in" countdown */
         if (io_any_busy(io) && wait > 15)
             wait = 15; /* look for the Redis thread's results soon */
-        int64_t asked = wait < 0 ? 0 : wait > 5000 ? 5000 : wait, t0 = mono_ms();
+        int64_t asked = wait < 0 ? 0 : wait > 5000 ? 5000 : wait, t0 = dq_mono_ms();
         int key = term_key((int)asked);
-        if (key == 0 && asked >= 15 && mono_ms() - t0 < asked / 2) {
+        if (key == 0 && asked >= 15 && dq_mono_ms() - t0 < asked / 2) {
             if (++early_zero > 50)
                 break; /* the terminal went away (hang-up): quit, do not spin */
         } else {
@@ -739,13 +736,6 @@ cmd_top(struct cli *g, int argc, char **argv)
         }
         if (r & APP_QUIT)
             quit = true;
-        if ((r & APP_ACTION) && ui.action == ACT_SWITCH) {
-            switch_queue(&ui, &model, ui.pick_names[ui.pick_sel]);
-            search_gen++; /* a step still running belongs to the old queue */
-            memset(&search, 0, sizeof search);
-            ui.action = ACT_NONE;
-            fetch_now = true;
-        }
         if ((r & APP_ACTION) &&
             begin_action(&ui, &model, io, &job, model.queue, &search, &search_gen))
             r |= APP_REFETCH;
