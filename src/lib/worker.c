@@ -423,17 +423,39 @@ unlink_job(struct dq_worker *w, struct job *j)
     }
 }
 
+/* Logs what became of a job whose result Redis answered (@rc, with @msg when it is not
+ * DQ_OK; @exhausted for a retry) and frees it. */
+static void
+result_written(struct dq_worker *w, struct job *j, int rc, const char *msg, bool exhausted)
+{
+    char dur[32];
+
+    snprintf(dur, sizeof dur, "%lld", (long long)(j->finished_mono - j->started_mono));
+    if (rc != DQ_OK)
+        wlog(w, rc == DQ_ELEASE ? DQ_LOG_WARN : DQ_LOG_ERROR, "task.result_lost", j, 1, "error",
+             msg);
+    else if (j->result.outcome == DQ_RELEASE)
+        wlog(w, DQ_LOG_INFO, "task.released", j, 1, "reason", j->result.message);
+    else if (j->result.outcome == DQ_DONE)
+        wlog(w, DQ_LOG_INFO, "task.done", j, 1, "duration_ms", dur);
+    else if (j->result.outcome == DQ_RETRY)
+        wlog(w, exhausted ? DQ_LOG_WARN : DQ_LOG_INFO, exhausted ? "task.exhausted" : "task.retry",
+             j, 2, "duration_ms", dur, "error", j->result.message);
+    else
+        wlog(w, DQ_LOG_WARN, "task.failed", j, 2, "duration_ms", dur, "error", j->result.message);
+    unlink_job(w, j);
+    job_free(j);
+}
+
 /* Writes the result of a finished job and frees it. Returns false on a transient
  * failure: the job stays owned and is written after the backoff. */
 static bool
 write_result(struct dq_worker *w, struct job *j)
 {
-    char dur[32];
     dq_err err = {0};
     dq_retried rt = {0};
     int rc;
 
-    snprintf(dur, sizeof dur, "%lld", (long long)(j->finished_mono - j->started_mono));
     j->result.message[sizeof j->result.message - 1] = '\0';
     switch (j->result.outcome) {
     case DQ_DONE:
@@ -452,28 +474,15 @@ write_result(struct dq_worker *w, struct job *j)
     }
     if (!reached(w, rc, &err))
         return false;
-    if (rc != DQ_OK)
-        wlog(w, rc == DQ_ELEASE ? DQ_LOG_WARN : DQ_LOG_ERROR, "task.result_lost", j, 1, "error",
-             err.msg);
-    else if (j->result.outcome == DQ_RELEASE)
-        wlog(w, DQ_LOG_INFO, "task.released", j, 1, "reason", j->result.message);
-    else if (j->result.outcome == DQ_DONE)
-        wlog(w, DQ_LOG_INFO, "task.done", j, 1, "duration_ms", dur);
-    else if (j->result.outcome == DQ_RETRY)
-        wlog(w, rt.exhausted ? DQ_LOG_WARN : DQ_LOG_INFO,
-             rt.exhausted ? "task.exhausted" : "task.retry", j, 2, "duration_ms", dur, "error",
-             j->result.message);
-    else
-        wlog(w, DQ_LOG_WARN, "task.failed", j, 2, "duration_ms", dur, "error", j->result.message);
-    unlink_job(w, j);
-    job_free(j);
+    result_written(w, j, rc, err.msg, rt.exhausted);
     return true;
 }
 
-/* Acks every finished "done" job in one call (up to 1000): one round trip for a burst
- * of results instead of one each. Jobs it could not write stay for write_result(). */
 #define ACK_BATCH 256
 
+/* Acks every finished "done" job in one call (up to ACK_BATCH): one round trip for a
+ * burst of results instead of one each. Jobs it could not write stay for
+ * write_result(). */
 static void
 ack_finished(struct dq_worker *w)
 {
@@ -491,8 +500,8 @@ ack_finished(struct dq_worker *w)
         }
     }
     pthread_mutex_unlock(&w->mu);
-    if (n < 2 || !may_call(w))
-        return; /* one result: write_result() says as much in one call */
+    if (n == 0 || !may_call(w))
+        return;
     if ((errs = calloc(n, sizeof *errs)) == NULL)
         return; /* written one by one instead */
     int rc = dq_ack_many(w->c, w->queue, tasks, n, rcs, errs, &err);
@@ -500,18 +509,8 @@ ack_finished(struct dq_worker *w)
         free(errs);
         return;
     }
-    for (size_t i = 0; i < n; i++) {
-        struct job *j = jobs[i];
-        char dur[32];
-        snprintf(dur, sizeof dur, "%lld", (long long)(j->finished_mono - j->started_mono));
-        if (rcs[i] == DQ_OK)
-            wlog(w, DQ_LOG_INFO, "task.done", j, 1, "duration_ms", dur);
-        else
-            wlog(w, rcs[i] == DQ_ELEASE ? DQ_LOG_WARN : DQ_LOG_ERROR, "task.result_lost", j, 1,
-                 "error", errs[i].msg);
-        unlink_job(w, j);
-        job_free(j);
-    }
+    for (size_t i = 0; i < n; i++)
+        result_written(w, jobs[i], rcs[i], errs[i].msg, false);
     free(errs);
 }
 
