@@ -36,6 +36,12 @@ wait_for() { wait_for_n 100 "$@"; }
 screen() { tm capture-pane -p -t top; }
 screen_has() { screen | grep -qF -- "$1"; }
 screen_lacks() { ! screen | grep -qF -- "$1"; }
+# session NAME COLS ROWS COMMAND: starts a tmux session unless it is there (use with
+# wait_for: the previous session's tmux server may still be exiting)
+session() {
+  tm has-session -t "$1" 2>/dev/null ||
+    tm new-session -d -s "$1" -x "$2" -y "$3" "$4" 2>/dev/null
+}
 
 "$bin" demo --keep --static >"$work/demo.out" 2>&1 &
 demo_pid=$!
@@ -195,11 +201,7 @@ gone() { ! tm has-session -t top 2>/dev/null; }
 if wait_for gone; then ok "q quits"; else bad "quit"; fi
 
 # 8a. without -q or $DELAYQ_QUEUE, the unused default queue opens the picker by itself
-pick_start() {
-  tm has-session -t top 2>/dev/null ||
-    tm new-session -d -s top -x 140 -y 40 "env -u DELAYQ_QUEUE $bin top" 2>/dev/null
-}
-wait_for pick_start
+wait_for session top 140 40 "env -u DELAYQ_QUEUE $bin top"
 if wait_for screen_has "queues on 127.0.0.1:" && screen_has "demo" && screen_has "other"; then
   tm send-keys -t top g Enter
   wait_for screen_has "| queue demo (Q: 2 queues)" && ok "an unused default queue opens the picker" ||
@@ -212,11 +214,7 @@ wait_for gone || bad "quit after the picker"
 # draws the main screen, answers keys and quits. Entries missing on a machine are skipped.
 for term in xterm xterm-256color screen screen-256color tmux-256color vt100; do
   infocmp "$term" >/dev/null 2>&1 || { echo "# TERM=$term: no terminfo entry, skipped"; continue; }
-  term_start() {
-    tm has-session -t top 2>/dev/null ||
-      tm new-session -d -s top -x 100 -y 30 "env TERM=$term $bin top" 2>/dev/null
-  }
-  wait_for term_start
+  wait_for session top 100 30 "env TERM=$term $bin top"
   if wait_for screen_has "4 Failed " && tm send-keys -t top '?' &&
      wait_for screen_has "r            Failed: requeue" && tm send-keys -t top Escape q &&
      wait_for gone; then ok "TERM=$term: draws, answers keys, quits"
@@ -226,12 +224,8 @@ done
 # 8c. NO_COLOR: attributes (bold, reverse) but not one colour; without it, colours
 colours() { tm capture-pane -e -p -t top | grep -cE "$(printf '\033')\[([0-9;]*;)?(3[0-7]|4[0-7]|38;5|48;5)[;m]"; }
 for nc in 1 0; do
-  nc_start() {
-    tm has-session -t top 2>/dev/null ||
-      if [ "$nc" = 1 ]; then tm new-session -d -s top -x 140 -y 40 "env NO_COLOR=1 $bin top" 2>/dev/null
-      else tm new-session -d -s top -x 140 -y 40 "env -u NO_COLOR $bin top" 2>/dev/null; fi
-  }
-  wait_for nc_start
+  if [ "$nc" = 1 ]; then wait_for session top 140 40 "env NO_COLOR=1 $bin top"
+  else wait_for session top 140 40 "env -u NO_COLOR $bin top"; fi
   wait_for screen_has "[4] Failed (" || bad "NO_COLOR=$nc start"
   n=$(colours)
   if { [ "$nc" = 1 ] && [ "$n" -eq 0 ]; } || { [ "$nc" = 0 ] && [ "$n" -gt 0 ]; }; then
@@ -242,11 +236,7 @@ for nc in 1 0; do
 done
 
 # 9. --read-only refuses actions and says so
-ro_start() {
-  tm has-session -t top 2>/dev/null ||
-    tm new-session -d -s top -x 140 -y 40 "$bin top --read-only" 2>/dev/null
-}
-wait_for ro_start
+wait_for session top 140 40 "$bin top --read-only"
 before=$(stat failed)
 if wait_for screen_has "READ-ONLY"; then
   tm send-keys -t top 4
@@ -261,11 +251,7 @@ wait_for gone || bad "read-only session quits"
 # 9b. Redis stalls (CLIENT PAUSE, 8 s) while top waits up to 5 s for each reply: the
 # action and the refreshes wait on the Redis thread, the keyboard does not. Drawing the
 # help overlay within 2.5 s of the keys is only possible if no key waited for Redis.
-stall_start() {
-  tm has-session -t top 2>/dev/null ||
-    tm new-session -d -s top -x 140 -y 40 "$bin top --refresh 250ms --timeout 5s" 2>/dev/null
-}
-wait_for stall_start
+wait_for session top 140 40 "$bin top --refresh 250ms --timeout 5s"
 wait_for screen_has "[4] Failed" || bad "start top for the stall"
 port=${url##*:}
 redis-cli -p "$port" client pause 8000 all >/dev/null
@@ -286,12 +272,8 @@ else bad "CLIENT PAUSE did not stall Redis"; fi
 tm send-keys -t top q
 wait_for gone || bad "quit after the stall"
 
-top_start() {
-  tm has-session -t top 2>/dev/null ||
-    tm new-session -d -s top -x 140 -y 40 "$bin top --refresh 250ms" 2>/dev/null
-}
 # 10. Redis goes away: a banner, keys still work, q still quits
-wait_for top_start
+wait_for session top 140 40 "$bin top --refresh 250ms"
 wait_for screen_has "[4] Failed" || bad "restart top"
 redis-cli -p "$port" shutdown nosave >/dev/null 2>&1
 if wait_for screen_has "DISCONNECTED" && screen_has "retrying in"; then
@@ -304,11 +286,7 @@ if wait_for gone; then ok "q quits while disconnected"; else bad "quit while dis
 
 # 11. closing the terminal (SIGHUP) under the live demo: everything it started stops
 # the last session just ended, so the tmux server may still be exiting: retry the start
-hup_start() {
-  tm has-session -t hup 2>/dev/null ||
-    tm new-session -d -s hup -x 100 -y 30 "$bin demo -q hupdemo" 2>/dev/null
-}
-wait_for hup_start
+wait_for session hup 100 30 "$bin demo -q hupdemo"
 hup_up() { tm capture-pane -p -t hup 2>/dev/null | grep -qF "queue hupdemo"; }
 if wait_for hup_up; then
   pane_pid=$(tm list-panes -t hup -F '#{pane_pid}')
