@@ -451,6 +451,24 @@ static const char work_handler[] =
     "\"$PPID\" >>\"$1/runs.$PPID\"\n"
     "case $(cat) in fail) echo 'told to fail' >&2; exit 2 ;; esac\n";
 
+/* A delayq work process of the storm has logged worker.start: its signal handlers are
+ * in place, so SIGTERM stops it cleanly (before that it would die of the signal). */
+struct started {
+    const char *dir;
+    pid_t pid;
+};
+
+static bool
+work_started(void *arg)
+{
+    const struct started *st = arg;
+    char out[300], needle[48];
+
+    snprintf(out, sizeof out, "%s/work.out", st->dir);
+    snprintf(needle, sizeof needle, ":%ld redis=", (long)st->pid);
+    return chaos_file_has(out, needle);
+}
+
 static pid_t
 start_work(const char *dir, const char *queue)
 {
@@ -549,6 +567,9 @@ work_kill_storm(void **state)
     }
     assert_true(wait_until(drained, &s, 60000, "the queue to drain"));
     for (int i = 0; i < 2; i++) {
+        /* the storm's last restart may be moments old */
+        struct started up = {dir, workers[i]};
+        assert_true(wait_until(work_started, &up, 10000, "the restarted delayq work to start"));
         int status = chaos_stop(workers[i], 10000);
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
             fail_msg("delayq work %ld did not stop cleanly (status 0x%x); see %s/work.out",
