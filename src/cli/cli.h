@@ -77,13 +77,6 @@ extern const char cli_global_help[];
 
 /* Terminal-safe printing of untrusted bytes. */
 void cli_put_safe(FILE *f, const void *s, size_t len);
-/* A JSON string literal of untrusted bytes (invalid UTF-8 bytes become \u00XX). */
-void cli_json_str(struct dq_buf *b, const void *s, size_t len);
-/* A payload as a JSON value: msgpack decoded to JSON, or {"$raw_base64": ...}. */
-void cli_json_payload(struct dq_buf *b, const void *p, size_t len);
-
-/* "2026-11-29T08:42:38.123Z (in 5m03s)" / "(2m ago)" relative to @now_ms; -1 → "-". */
-void cli_time_rel(char *buf, size_t size, int64_t ms, int64_t now_ms);
 
 /* Parses a non-negative integer option in [min, max]. */
 int cli_parse_uint(const struct cli *g, const char *opt, const char *s, long long min,
@@ -92,14 +85,10 @@ int cli_parse_uint(const struct cli *g, const char *opt, const char *s, long lon
 /* Reads all of @f (up to @max bytes + 1 to detect overflow); returns NULL on error. */
 char *cli_read_all(FILE *f, size_t max, size_t *len);
 
-/* A task as one JSON object (one line, no newline). */
-void cli_task_json(struct dq_buf *b, const dq_task *t, int64_t now_ms);
 /* A task as a one-line listing row for @view; payloads summarised and escaped. */
 void cli_task_row(FILE *f, const dq_task *t, dq_view view, int64_t now_ms);
 /* Header line matching cli_task_row. */
 void cli_task_row_header(FILE *f, dq_view view);
-/* Every field of a task, human-readable, with the payload as a tree and the trace. */
-void cli_task_show(FILE *f, const dq_task *t, int64_t now_ms);
 
 /* Prints the help line for each subcommand. */
 void cli_list_commands(FILE *f);

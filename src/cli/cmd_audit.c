@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "fmt/taskfmt.h"
 #include "lib/dur.h"
 
 static const char help[] =
@@ -53,13 +54,13 @@ cmd_audit(struct cli *g, int argc, char **argv)
         dq_buf_reset(&b);
         if (json) {
             dq_buf_printf(&b, "{\"at_ms\":%lld,\"at\":\"%s\",\"who\":", (long long)e->at_ms, at);
-            cli_json_str(&b, e->who, strlen(e->who));
+            dq_fmt_json_str(&b, e->who, strlen(e->who));
             dq_buf_puts(&b, ",\"action\":");
-            cli_json_str(&b, e->action, strlen(e->action));
+            dq_fmt_json_str(&b, e->action, strlen(e->action));
             dq_buf_puts(&b, ",\"detail\":");
-            cli_json_str(&b, e->detail, strlen(e->detail));
+            dq_fmt_json_str(&b, e->detail, strlen(e->detail));
             dq_buf_puts(&b, ",\"result\":");
-            cli_json_str(&b, e->result, strlen(e->result));
+            dq_fmt_json_str(&b, e->result, strlen(e->result));
             dq_buf_puts(&b, "}\n");
             fwrite(b.data, 1, b.len, stdout);
         } else {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "fmt/taskfmt.h"
 
 static const char help[] =
     "usage: delayq ls {due|future|inflight|failed} [-q QUEUE] [--limit N] [--offset N]\n"
@@ -65,7 +66,7 @@ cmd_ls(struct cli *g, int argc, char **argv)
         struct dq_buf b = DQ_BUF_INIT;
         for (size_t i = 0; i < p.n; i++) {
             dq_buf_reset(&b);
-            cli_task_json(&b, &p.tasks[i], p.now_ms);
+            dq_fmt_task_json(&b, &p.tasks[i], p.now_ms);
             dq_buf_putc(&b, '\n');
             fwrite(b.data, 1, b.len, stdout);
         }

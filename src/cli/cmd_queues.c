@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "fmt/taskfmt.h"
 
 static const char help[] =
     "usage: delayq queues [--json] [--forget QUEUE]\n\n"
@@ -63,7 +64,7 @@ cmd_queues(struct cli *g, int argc, char **argv)
         if (json) {
             dq_buf_reset(&b);
             dq_buf_puts(&b, "{\"queue\":");
-            cli_json_str(&b, q.names[i], strlen(q.names[i]));
+            dq_fmt_json_str(&b, q.names[i], strlen(q.names[i]));
             dq_buf_printf(&b, ",\"due\":%lld,\"future\":%lld,\"inflight\":%lld,\"failed\":%lld}\n",
                           (long long)s.due, (long long)s.future, (long long)s.inflight,
                           (long long)s.failed);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "fmt/taskfmt.h"
 
 static const char help[] =
     "usage: delayq show [-q QUEUE] [--json] [--] ID\n\n"
@@ -58,15 +59,19 @@ cmd_show(struct cli *g, int argc, char **argv)
         dq_task_clear(&t);
         return cli_error(g, &err);
     }
+    struct dq_buf b = DQ_BUF_INIT;
     if (json) {
-        struct dq_buf b = DQ_BUF_INIT;
-        cli_task_json(&b, &t, s.now_ms);
+        dq_fmt_task_json(&b, &t, s.now_ms);
         dq_buf_putc(&b, '\n');
-        fwrite(b.data, 1, b.len, stdout);
-        dq_buf_free(&b);
     } else {
-        cli_task_show(stdout, &t, s.now_ms);
+        dq_fmt_task_details(&b, &t, s.now_ms);
     }
+    if (b.failed)
+        fprintf(stderr, "%s: out of memory\n", g->prog);
+    else if (b.len > 0)
+        fwrite(b.data, 1, b.len, stdout);
+    int status = b.failed ? DQ_EXIT_FAILED : DQ_EXIT_OK;
+    dq_buf_free(&b);
     dq_task_clear(&t);
-    return DQ_EXIT_OK;
+    return status;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "fmt/taskfmt.h"
 #include "lib/dur.h"
 
 static const char help[] =
@@ -47,7 +48,7 @@ print_human(const struct cli *g, const dq_stats *s)
     } else {
         printf("due          %lld\n", (long long)s->due);
     }
-    cli_time_rel(t, sizeof t, s->next_due_ms, s->now_ms);
+    dq_fmt_time_rel(t, sizeof t, s->next_due_ms, s->now_ms);
     printf("future       %-10lld next due %s\n", (long long)s->future, t);
     dq_dur_format(d, sizeof d, s->far_future_ms);
     printf("far future   %-10lld due more than %s ahead\n", (long long)s->far_future, d);

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "lib/buf.h"
 #include "lib/clock.h"
+#include "fmt/taskfmt.h"
 #include "lib/dur.h"
 #include "tui/app.h"
 #include "tui/io.h"
@@ -103,33 +104,25 @@ job_details(dq_client *c, struct job *j)
 {
     dq_task t;
     dq_err err = {0};
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f;
+    struct dq_buf text = DQ_BUF_INIT, copy = DQ_BUF_INIT;
     dq_stats s;
 
     if (dq_find(c, j->queue, j->id, &t, &err) != DQ_OK) {
         job_status(j, true, "%s", err.msg);
         return;
     }
-    f = open_memstream(&text, &len);
-    if (f == NULL) {
-        job_status(j, true, "details: out of memory");
-        dq_task_clear(&t);
-        return;
-    }
-    cli_task_show(f, &t, dq_stats_get(c, j->queue, &s, NULL) == DQ_OK ? s.now_ms : 0);
-    fclose(f);
-    j->detail = text;
-    snprintf(j->title, sizeof j->title, "task details");
+    dq_fmt_task_details(&text, &t, dq_stats_get(c, j->queue, &s, NULL) == DQ_OK ? s.now_ms : 0);
     /* y in details copies the stack trace of a failed task, else the payload */
-    struct dq_buf b = DQ_BUF_INIT;
-    if (t.trace != NULL && t.trace[0] != '\0')
-        dq_buf_puts(&b, t.trace);
-    else if (!t.undecodable)
-        cli_json_payload(&b, t.payload, t.payload_len);
-    j->copy = b.failed ? NULL : dq_buf_steal(&b, NULL);
-    dq_buf_free(&b);
+    dq_fmt_task_copy(&copy, &t, true);
+    if (text.failed) {
+        job_status(j, true, "details: out of memory");
+    } else {
+        j->detail = dq_buf_steal(&text, NULL);
+        snprintf(j->title, sizeof j->title, "task details");
+    }
+    j->copy = copy.failed || copy.len == 0 ? NULL : dq_buf_steal(&copy, NULL);
+    dq_buf_free(&text);
+    dq_buf_free(&copy);
     dq_task_clear(&t);
 }
 
@@ -459,8 +452,8 @@ begin_action(struct ui *ui, struct model *m, struct io *io, struct job *job, con
         const dq_task *t = ui->mode == MODE_MAIN ? app_selected_task(ui, m) : NULL;
         if (ui->mode == MODE_DETAILS && ui->detail_copy != NULL)
             dq_buf_puts(&b, ui->detail_copy);
-        else if (t != NULL && !t->undecodable)
-            cli_json_payload(&b, t->payload, t->payload_len);
+        else if (t != NULL)
+            dq_fmt_task_copy(&b, t, false);
         if (b.len > 0 && !b.failed) {
             term_copy(b.data, b.len);
             app_status(ui, false, "copied %zu bytes to the clipboard (OSC 52)", b.len);

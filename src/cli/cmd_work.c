@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "fmt/taskfmt.h"
 #include "lib/clock.h"
 #include "lib/dur.h"
 
@@ -286,7 +287,7 @@ run_command(const dq_task *t, dq_result *res, void *arg)
     if (wk->raw)
         dq_buf_append(&in, t->payload, t->payload_len);
     else
-        cli_json_payload(&in, t->payload, t->payload_len);
+        dq_fmt_payload_json(&in, t->payload, t->payload_len);
     /* A command started by another handler thread must not inherit this command's pipes
      * (it would hold our stderr open): they are close-on-exec, and made and forked under
      * one lock so no fork falls between pipe() and the flag (pipe2 needs _GNU_SOURCE). */

@@ -1,8 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* taskfmt.c: task fields as text for listings (see taskfmt.h). Pure. */
+/* taskfmt.c: tasks as text and JSON for the command and the inspector (taskfmt.h). */
 #include "taskfmt.h"
 
 #include <stdio.h>
+#include <string.h>
+
+#include "fmt/b64.h"
+#include "fmt/esc.h"
+#include "fmt/mptext.h"
+#include "lib/dur.h"
+
+static const char *const state_names[] = {"none", "scheduled", "inflight", "failed"};
 
 size_t
 dq_fmt_attempts(char *buf, size_t size, const dq_task *t)
@@ -16,4 +24,254 @@ dq_fmt_attempts(char *buf, size_t size, const dq_task *t)
     else
         n = snprintf(buf, size, "%u", t->attempt);
     return n < 0 ? 0 : (size_t)n;
+}
+
+size_t
+dq_fmt_time_rel(char *buf, size_t size, int64_t ms, int64_t now_ms)
+{
+    char abs[40], rel[32];
+    int n;
+
+    if (ms < 0) {
+        n = snprintf(buf, size, "-");
+    } else {
+        dq_time_format(abs, sizeof abs, ms);
+        dq_dur_format(rel, sizeof rel, ms >= now_ms ? ms - now_ms : now_ms - ms);
+        n = snprintf(buf, size, ms >= now_ms ? "%s (in %s)" : "%s (%s ago)", abs, rel);
+    }
+    return n < 0 ? 0 : (size_t)n;
+}
+
+void
+dq_fmt_json_str(struct dq_buf *b, const void *s, size_t len)
+{
+    const unsigned char *p = s;
+    size_t i = 0;
+
+    dq_buf_putc(b, '"');
+    while (i < len) {
+        uint32_t cp;
+        size_t n = dq_utf8_decode(p + i, len - i, &cp);
+
+        if (n == 0) {
+            /* Invalid UTF-8: keep the byte visible as a Latin-1 code point. */
+            dq_buf_printf(b, "\\u%04x", p[i]);
+            i++;
+            continue;
+        }
+        if (cp == '"' || cp == '\\') {
+            dq_buf_putc(b, '\\');
+            dq_buf_putc(b, (char)cp);
+        } else if (cp == '\n') {
+            dq_buf_puts(b, "\\n");
+        } else if (cp == '\t') {
+            dq_buf_puts(b, "\\t");
+        } else if (cp == '\r') {
+            dq_buf_puts(b, "\\r");
+        } else if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0) || cp == 0x2028 ||
+                   cp == 0x2029) {
+            dq_buf_printf(b, "\\u%04x", (unsigned)cp);
+        } else {
+            dq_buf_append(b, p + i, n);
+        }
+        i += n;
+    }
+    dq_buf_putc(b, '"');
+}
+
+void
+dq_fmt_payload_json(struct dq_buf *b, const void *payload, size_t len)
+{
+    struct dq_buf tmp = DQ_BUF_INIT;
+
+    if (len > 0 && dq_mp_to_json(&tmp, payload, len, NULL) == DQ_OK && !tmp.failed) {
+        dq_buf_append(b, tmp.data, tmp.len);
+    } else {
+        dq_buf_puts(b, "{\"$raw_base64\":\"");
+        dq_b64_encode(b, payload, len);
+        dq_buf_puts(b, "\"}");
+    }
+    dq_buf_free(&tmp);
+}
+
+static void
+json_key_str(struct dq_buf *b, const char *key, const char *s)
+{
+    dq_buf_printf(b, ",\"%s\":", key);
+    if (s == NULL)
+        dq_buf_puts(b, "null");
+    else
+        dq_fmt_json_str(b, s, strlen(s));
+}
+
+static void
+json_key_int(struct dq_buf *b, const char *key, int64_t v)
+{
+    if (v < 0)
+        dq_buf_printf(b, ",\"%s\":null", key);
+    else
+        dq_buf_printf(b, ",\"%s\":%lld", key, (long long)v);
+}
+
+void
+dq_fmt_task_json(struct dq_buf *b, const dq_task *t, int64_t now_ms)
+{
+    dq_buf_puts(b, "{\"id\":");
+    dq_fmt_json_str(b, t->id, strlen(t->id));
+    dq_buf_printf(b, ",\"state\":\"%s\"", state_names[t->state]);
+    if (t->undecodable) {
+        dq_buf_puts(b, ",\"undecodable\":true,\"raw_base64\":\"");
+        dq_b64_encode(b, t->raw, t->raw_len);
+        dq_buf_putc(b, '"');
+    } else {
+        dq_buf_printf(b, ",\"custom_id\":%s,\"seq\":%llu,\"attempt\":%u,\"max_attempts\":%u",
+                      t->custom_id ? "true" : "false", (unsigned long long)t->seq, t->attempt,
+                      t->max_attempts);
+        json_key_int(b, "enqueued_ms", t->enqueued_ms);
+        json_key_int(b, "deadline_ms", t->deadline_ms);
+        json_key_str(b, "last_error", t->last_error);
+        dq_buf_puts(b, ",\"payload\":");
+        dq_fmt_payload_json(b, t->payload, t->payload_len);
+    }
+    json_key_int(b, "due_ms", t->due_ms);
+    if (t->state == DQ_STATE_INFLIGHT) {
+        json_key_int(b, "lease_ms", t->lease_ms);
+        json_key_int(b, "claimed_ms", t->claimed_ms);
+        json_key_str(b, "worker", t->worker);
+        dq_buf_printf(b, ",\"lease_expired\":%s",
+                      t->lease_ms >= 0 && t->lease_ms < now_ms ? "true" : "false");
+    }
+    if (t->state == DQ_STATE_FAILED) {
+        json_key_int(b, "failed_ms", t->failed_ms);
+        json_key_str(b, "reason", t->reason);
+        json_key_str(b, "error", t->error);
+        json_key_str(b, "trace", t->trace);
+        json_key_str(b, "failed_by", t->failed_by);
+    }
+    dq_buf_putc(b, '}');
+}
+
+/* "label         value\n", the value escaped. */
+static void
+detail_line(struct dq_buf *b, const char *label, const char *s)
+{
+    dq_buf_printf(b, "%-14s", label);
+    dq_esc_text(b, s, strlen(s), 0);
+    dq_buf_putc(b, '\n');
+}
+
+static void
+detail_time(struct dq_buf *b, const char *label, int64_t ms, int64_t now_ms)
+{
+    char when[96];
+
+    if (ms < 0)
+        return;
+    dq_fmt_time_rel(when, sizeof when, ms, now_ms);
+    dq_buf_printf(b, "%-14s%s\n", label, when);
+}
+
+/* Multi-line text under a label, every line escaped and indented by two spaces. */
+static void
+detail_block(struct dq_buf *b, const char *label, const char *s)
+{
+    struct dq_buf esc = DQ_BUF_INIT;
+
+    dq_buf_printf(b, "%s\n", label);
+    if (s[0] == '\0') {
+        dq_buf_puts(b, "  (empty)\n");
+        return;
+    }
+    dq_esc_text(&esc, s, strlen(s), DQ_ESC_KEEP_NL | DQ_ESC_KEEP_TAB);
+    dq_buf_puts(b, "  ");
+    for (size_t i = 0; i < esc.len; i++) {
+        dq_buf_putc(b, esc.data[i]);
+        if (esc.data[i] == '\n' && i + 1 < esc.len)
+            dq_buf_puts(b, "  ");
+    }
+    if (esc.len > 0 && esc.data[esc.len - 1] != '\n')
+        dq_buf_putc(b, '\n');
+    dq_buf_free(&esc);
+}
+
+/* The payload's size line and its tree, or a hex dump of bytes that are not msgpack. */
+static void
+detail_payload(struct dq_buf *b, const dq_task *t)
+{
+    struct dq_buf body = DQ_BUF_INIT;
+    char num[64];
+
+    if (t->undecodable) {
+        snprintf(num, sizeof num, "UNDECODABLE: %zu raw bytes, not a delayq envelope", t->raw_len);
+        detail_line(b, "payload", num);
+        dq_hexdump(&body, t->raw, t->raw_len, 2);
+    } else {
+        snprintf(num, sizeof num, "%zu bytes", t->payload_len);
+        detail_line(b, "payload", num);
+        if (t->payload_len > 0 &&
+            dq_mp_to_tree(&body, t->payload, t->payload_len, 2, NULL) != DQ_OK) {
+            dq_buf_reset(&body);
+            dq_buf_puts(b, "  (not msgpack; raw bytes)\n");
+            dq_hexdump(&body, t->payload, t->payload_len, 2);
+        }
+    }
+    if (body.len > 0) {
+        dq_buf_append(b, body.data, body.len);
+        if (body.data[body.len - 1] != '\n')
+            dq_buf_putc(b, '\n');
+    }
+    dq_buf_free(&body);
+}
+
+void
+dq_fmt_task_details(struct dq_buf *b, const dq_task *t, int64_t now_ms)
+{
+    char num[64];
+
+    detail_line(b, "id", t->id);
+    detail_line(b, "state", t->state == DQ_STATE_INFLIGHT ? "in flight" : state_names[t->state]);
+    if (!t->undecodable) {
+        detail_line(b, "id kind", t->custom_id ? "chosen by the producer" : "generated");
+        snprintf(num, sizeof num, "%llu", (unsigned long long)t->seq);
+        detail_line(b, "sequence", num);
+        if (t->max_attempts > 0)
+            snprintf(num, sizeof num, "%u made, at most %u", t->attempt, t->max_attempts);
+        else
+            snprintf(num, sizeof num, "%u made, unlimited", t->attempt);
+        detail_line(b, "attempts", num);
+        detail_time(b, "enqueued", t->enqueued_ms, now_ms);
+    }
+    detail_time(b, "due", t->due_ms, now_ms);
+    if (!t->undecodable) {
+        if (t->deadline_ms >= 0)
+            detail_time(b, "deadline", t->deadline_ms, now_ms);
+        else
+            detail_line(b, "deadline", "none");
+    }
+    if (t->state == DQ_STATE_INFLIGHT) {
+        detail_line(b, "worker", t->worker ? t->worker : "?");
+        detail_time(b, "claimed", t->claimed_ms, now_ms);
+        detail_time(b, t->lease_ms < now_ms ? "lease EXPIRED" : "lease until", t->lease_ms, now_ms);
+    }
+    if (t->state == DQ_STATE_FAILED) {
+        detail_time(b, "failed", t->failed_ms, now_ms);
+        detail_line(b, "failed by", t->failed_by ? t->failed_by : "?");
+        detail_line(b, "reason", t->reason ? t->reason : "?");
+    }
+    if (t->last_error != NULL)
+        detail_line(b, "last error", t->last_error);
+    detail_payload(b, t);
+    if (t->state == DQ_STATE_FAILED) {
+        detail_block(b, "error", t->error ? t->error : "");
+        detail_block(b, "stack trace", t->trace ? t->trace : "");
+    }
+}
+
+void
+dq_fmt_task_copy(struct dq_buf *b, const dq_task *t, bool prefer_trace)
+{
+    if (prefer_trace && t->trace != NULL && t->trace[0] != '\0')
+        dq_buf_puts(b, t->trace);
+    else if (!t->undecodable)
+        dq_fmt_payload_json(b, t->payload, t->payload_len);
 }

@@ -1,17 +1,47 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * taskfmt.h: how a task's fields read on a terminal, shared by the delayq command's
- * listings and the inspector's panes. Pure: no I/O.
+ * taskfmt.h: how a task reads as text, the one home of it for the delayq command
+ * (`show`, `ls --json`) and the inspector (details, clipboard). Everything is written
+ * into a dq_buf; bytes from Redis are escaped (text) or JSON-escaped (JSON), so the
+ * result is terminal-safe either way. Pure: no I/O.
  */
 #ifndef DQ_FMT_TASKFMT_H
 #define DQ_FMT_TASKFMT_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "delayq.h"
+#include "lib/buf.h"
 
 /* "3/25" (attempts made / at most), "3" when unlimited, "-" for undecodable bytes;
  * snprintf semantics. */
 size_t dq_fmt_attempts(char *buf, size_t size, const dq_task *t);
+
+/* "2026-11-29T08:42:38.123Z (in 5m03s)" / "(2m ago)" relative to @now_ms; a negative
+ * @ms gives "-". snprintf semantics. */
+size_t dq_fmt_time_rel(char *buf, size_t size, int64_t ms, int64_t now_ms);
+
+/* A JSON string literal of untrusted bytes: invalid UTF-8 bytes become \u00XX (the
+ * byte as a Latin-1 code point), and C0, DEL, C1, U+2028 and U+2029 are escaped, so
+ * the literal is also terminal-safe. */
+void dq_fmt_json_str(struct dq_buf *b, const void *s, size_t len);
+
+/* A payload as a JSON value: msgpack decoded to JSON (dq_mp_to_json), or
+ * {"$raw_base64":"..."} for bytes that are not one msgpack value. */
+void dq_fmt_payload_json(struct dq_buf *b, const void *payload, size_t len);
+
+/* A task as one JSON object on one line, no newline (`ls --json`, `show --json`). */
+void dq_fmt_task_json(struct dq_buf *b, const dq_task *t, int64_t now_ms);
+
+/* Every field of a task for people, one "label  value" line each, then the payload
+ * as a tree (or a hex dump), and for a failed task its error and stack trace, every
+ * line escaped and ending in '\n' (`show` and the inspector's details view). */
+void dq_fmt_task_details(struct dq_buf *b, const dq_task *t, int64_t now_ms);
+
+/* What `y` copies for a task: its stack trace when it has one (in the details of a
+ * failed task), else the payload as JSON; nothing for undecodable bytes. */
+void dq_fmt_task_copy(struct dq_buf *b, const dq_task *t, bool prefer_trace);
 
 #endif /* DQ_FMT_TASKFMT_H */
