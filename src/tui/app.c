@@ -503,7 +503,7 @@ app_key(struct ui *ui, const struct model *m, int key)
             ui->action = ui->input_action;
             return APP_ACTION | APP_REDRAW;
         }
-        if ((key == 127 || key == 8 || key == 0x107 /* KEY_BACKSPACE */) && n > 0) {
+        if ((key == 127 || key == 8 || key == KEY_APP_BACKSPACE) && n > 0) {
             ui->input[n - 1] = '\0';
             return APP_REDRAW;
         }
@@ -568,4 +568,133 @@ app_key(struct ui *ui, const struct model *m, int key)
         }
     }
     return 0;
+}
+
+void
+app_set_layout(struct ui *ui, const struct layout *l)
+{
+    ui->rows_visible = l->rows_visible;
+    memcpy(ui->boxes, l->boxes, sizeof ui->boxes);
+    /* the scroll position is kept within the text, so k always moves back at once */
+    if (ui->scroll > l->scroll_max)
+        ui->scroll = l->scroll_max;
+    if (ui->scroll < 0)
+        ui->scroll = 0;
+}
+
+enum action
+app_take_action(struct ui *ui)
+{
+    enum action act = ui->action;
+
+    ui->action = ACT_NONE;
+    return act;
+}
+
+void
+app_request(struct ui *ui, enum action act)
+{
+    ui->action = act;
+}
+
+void
+app_key_seen(struct ui *ui, bool action_running)
+{
+    /* in a view the status line holds its hints; a running action's line stays */
+    if (ui->status[0] != '\0' && ui->mode == MODE_MAIN && !action_running)
+        ui->status[0] = '\0';
+}
+
+bool
+app_search_start(struct ui *ui)
+{
+    if (ui->input[0] == '\0')
+        return false;
+    snprintf(ui->filter, sizeof ui->filter, "%s", ui->input);
+    ui->filter_pane = ui->focus;
+    ui->sel[ui->focus] = ui->top[ui->focus] = 0;
+    ui->search_scanned = ui->search_total = 0;
+    ui->search_done = false;
+    return true;
+}
+
+void
+app_search_end(struct ui *ui)
+{
+    ui->filter[0] = '\0';
+    ui->sel[ui->filter_pane] = ui->top[ui->filter_pane] = 0;
+    app_status(ui, false, "search cleared");
+}
+
+void
+app_search_progress(struct ui *ui, int64_t scanned, int64_t total, bool done)
+{
+    ui->search_scanned = scanned;
+    ui->search_total = total;
+    ui->search_done = done;
+}
+
+void
+app_refreshed(struct ui *ui, bool counts_moved)
+{
+    if (counts_moved)
+        ui->refresh_ms = ui->refresh_ms / 2 < 250 ? 250 : ui->refresh_ms / 2;
+    else
+        ui->refresh_ms = ui->refresh_ms * 2 > 5000 ? 5000 : ui->refresh_ms * 2;
+}
+
+void
+app_set_retry(struct ui *ui, int64_t ms)
+{
+    ui->retry_in_ms = ms;
+}
+
+void
+app_queue_switched(struct ui *ui, const char *queue)
+{
+    for (int p = 0; p < PANE_COUNT; p++) {
+        ui->sel[p] = ui->top[p] = 0;
+        app_clear_marks(ui, p);
+    }
+    ui->filter[0] = '\0';
+    app_status(ui, false, "showing queue %s", queue);
+}
+
+void
+app_action_result_free(struct action_result *r)
+{
+    free(r->detail);
+    free(r->copy);
+    for (size_t i = 0; i < r->nqueues; i++)
+        free(r->queues[i]);
+    free(r->queues);
+    free(r->counts);
+    memset(r, 0, sizeof *r);
+}
+
+void
+app_action_done(struct ui *ui, struct action_result *r, const char *current)
+{
+    if (r->status[0] != '\0')
+        app_status(ui, r->error, "%s", r->status);
+    else
+        ui->status[0] = '\0';
+    if (r->clear_marks)
+        app_clear_marks(ui, r->pane);
+    if (!r->error && r->detail != NULL) {
+        app_set_detail(ui, r->detail);
+        snprintf(ui->detail_title, sizeof ui->detail_title, "%s", r->title);
+        free(ui->detail_copy);
+        ui->detail_copy = r->copy;
+        r->copy = NULL;
+        ui->mode = MODE_DETAILS;
+        ui->scroll = 0;
+    }
+    if (!r->error && r->nqueues > 0) {
+        app_set_picker(ui, r->queues, r->counts, r->nqueues, r->total, current);
+        r->queues = NULL; /* the UI owns them now */
+        r->counts = NULL;
+        r->nqueues = 0;
+    }
+    app_action_result_free(r);
 }

@@ -2,7 +2,8 @@
 /*
  * app.h: the inspector's UI state and what a key does to it. Pure: key handlers change
  * state and return reaction flags (redraw, refetch, quit, run an action); they never
- * draw and never call Redis. cmd_top.c performs the reactions.
+ * draw and never call Redis. Every change of UI state is a function here, so the unit
+ * tests reach all of them; top.c (the loop) performs the reactions.
  */
 #ifndef DQ_TUI_APP_H
 #define DQ_TUI_APP_H
@@ -11,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "keys.h"
 #include "model.h"
 
 enum mode { MODE_MAIN, MODE_DETAILS, MODE_HELP, MODE_CONFIRM, MODE_INPUT, MODE_PICK };
@@ -40,35 +42,25 @@ enum {
     APP_ACTION = 8, /* perform ui->action on ui->action_id */
 };
 
-/* Keys the app understands beyond plain characters (term.c maps curses keys to these). */
-enum {
-    KEY_APP_UP = 0x1000,
-    KEY_APP_DOWN,
-    KEY_APP_PGUP,
-    KEY_APP_PGDN,
-    KEY_APP_HOME,
-    KEY_APP_END,
-    KEY_APP_ENTER,
-    KEY_APP_ESC,
-    KEY_APP_TAB,
-    KEY_APP_BTAB,
-    KEY_APP_REDRAW, /* Ctrl-L */
-    KEY_APP_CLICK,  /* mouse: term_mouse() tells where */
-    KEY_APP_WHEEL_UP,
-    KEY_APP_WHEEL_DOWN,
-};
-
-/* Where a pane was laid out by the last render (for mouse clicks). */
+/* Where a pane is laid out (for mouse clicks). */
 struct pane_box {
     int row, col, height, width; /* height 0: not shown */
+};
+
+/* What the view's layout step computed for one screen size and mode (view_layout). */
+struct layout {
+    int rows_visible;                  /* task rows a pane shows (or lines, in a text view) */
+    struct pane_box boxes[PANE_COUNT]; /* panes on screen */
+    bool tabs;                         /* small screen: a tab bar and the focused pane */
+    int scroll_max;                    /* details and help: the last first line */
 };
 
 struct ui {
     int focus;                         /* PANE_* */
     size_t sel[PANE_COUNT];            /* selected row, as an index into the whole pane */
     size_t top[PANE_COUNT];            /* first row shown (the fetch offset) */
-    int rows_visible;                  /* rows a pane shows, set by the view's layout */
-    struct pane_box boxes[PANE_COUNT]; /* set by the view's layout */
+    int rows_visible;                  /* rows a pane shows (app_set_layout) */
+    struct pane_box boxes[PANE_COUNT]; /* where the panes are (app_set_layout) */
     enum mode mode;
     int scroll; /* details and help */
     char status[256];
@@ -146,5 +138,60 @@ void app_set_picker(struct ui *ui, char **names, int64_t (*counts)[4], size_t n,
 
 /* Replaces the details lines with @text split at newlines. */
 void app_set_detail(struct ui *ui, const char *text);
+
+/* Takes the layout the view computed for the screen: rows per pane, pane boxes, and
+ * the scroll position kept within the text shown. */
+void app_set_layout(struct ui *ui, const struct layout *l);
+
+/* The action a key asked for (APP_ACTION), cleared so it is performed once. */
+enum action app_take_action(struct ui *ui);
+
+/* Asks for @act as if its key had been pressed (the loop opens the picker by itself). */
+void app_request(struct ui *ui, enum action act);
+
+/* A key arrived while no action runs: the last result on the status line has been read. */
+void app_key_seen(struct ui *ui, bool action_running);
+
+/* A search of the focused pane for what was typed begins (ACT_SEARCH); false when
+ * nothing was typed. The pane's selection starts at its first match. */
+bool app_search_start(struct ui *ui);
+
+/* The search ended (ACT_UNFILTER): the pane shows its tasks again. */
+void app_search_end(struct ui *ui);
+
+/* A search step reported how far it got; @done: scanned everything, or enough found. */
+void app_search_progress(struct ui *ui, int64_t scanned, int64_t total, bool done);
+
+/* A refresh arrived: faster (down to 250 ms) while counts move, slower (up to 5 s)
+ * while nothing does. */
+void app_refreshed(struct ui *ui, bool counts_moved);
+
+/* While disconnected: @ms until the next attempt, for the banner's countdown. */
+void app_set_retry(struct ui *ui, int64_t ms);
+
+/* Another queue is shown: selections, marks and the search start afresh. */
+void app_queue_switched(struct ui *ui, const char *queue);
+
+/* What an action found on the Redis thread, applied to the UI by app_action_done. */
+struct action_result {
+    bool error;
+    char status[300];
+    bool clear_marks; /* the marked set of @pane was acted on */
+    int pane;
+    char *detail; /* text for the details view (owned; NULL: none) */
+    char *copy;   /* what y copies there (owned; may be NULL) */
+    char title[64];
+    char **queues; /* the picker's queues (owned; NULL: none) */
+    int64_t (*counts)[4];
+    size_t nqueues;
+    int64_t total;
+};
+
+/* Applies @r: the status line, marks, and the details view or the picker it opens.
+ * Takes what @r owns (its pointers are NULL afterwards); @current is the queue shown. */
+void app_action_done(struct ui *ui, struct action_result *r, const char *current);
+
+/* Frees what @r still owns and zeroes it. */
+void app_action_result_free(struct action_result *r);
 
 #endif /* DQ_TUI_APP_H */

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "app.h"
+#include "keys.h"
 #include "fmt/b64.h"
 #include "lib/buf.h"
 
@@ -117,9 +117,9 @@ term_key(int timeout_ms)
     k = getch();
     switch (k) {
     case ERR:
-        return 0;
+        return KEY_APP_NONE;
     case KEY_RESIZE:
-        return -2;
+        return KEY_APP_RESIZE;
     case KEY_MOUSE: {
         MEVENT ev;
         if (getmouse(&ev) != OK)
@@ -156,6 +156,8 @@ term_key(int timeout_ms)
         return KEY_APP_BTAB;
     case 12: /* Ctrl-L */
         return KEY_APP_REDRAW;
+    case KEY_BACKSPACE:
+        return KEY_APP_BACKSPACE;
     default:
         return k > 0 && k < 0x1000 ? k : 0;
     }

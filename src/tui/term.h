@@ -22,8 +22,8 @@ void term_size(int *rows, int *cols);
 /* Copies @g to the screen. */
 void term_blit(const struct grid *g);
 
-/* Waits up to @timeout_ms for a key; returns it (KEY_APP_* for special keys), 0 on
- * timeout, -2 on a terminal resize. */
+/* Waits up to @timeout_ms for a key; returns it (KEY_APP_* for special keys, keys.h),
+ * KEY_APP_NONE on timeout, KEY_APP_RESIZE on a terminal resize. */
 int term_key(int timeout_ms);
 
 /* Puts @len bytes on the local clipboard with OSC 52 (through tmux when inside it). */

@@ -179,9 +179,10 @@ render_row(const struct model *m, const struct ui *ui, struct grid *g, int pane,
 }
 
 static void
-render_pane(const struct model *m, struct ui *ui, struct grid *g, int pane, int row, int col,
-            int height, int width)
+render_pane(const struct model *m, const struct ui *ui, struct grid *g, int pane,
+            const struct pane_box *box)
 {
+    int row = box->row, col = box->col, height = box->height, width = box->width;
     static const char *const when_names[] = {"OVERDUE", "DUE IN", "LEASE", "FAILED"};
     static const char *const rest_names[] = {"PAYLOAD", "PAYLOAD", "WORKER", "REASON: ERROR"};
     bool focused = ui->focus == pane;
@@ -189,9 +190,8 @@ render_pane(const struct model *m, struct ui *ui, struct grid *g, int pane, int 
     uint16_t title = focused ? GRID_BOLD | GRID_UNDERLINE | color(ui, GRID_CYAN) : GRID_BOLD;
     int idw = width >= 60 ? 22 : 14;
 
-    if (height < 3 || width < 20)
+    if (height == 0)
         return;
-    ui->boxes[pane] = (struct pane_box){row, col, height, width};
     if (pane == ui->filter_pane && ui->filter[0] != '\0')
         grid_printf(g, row, col, width, title | color(ui, GRID_YELLOW),
                     "[%d] %s matching \"%s\": %lld (%s %lld of %lld; Esc clears)", pane + 1,
@@ -222,21 +222,23 @@ render_pane(const struct model *m, struct ui *ui, struct grid *g, int pane, int 
                     (long long)p->total);
 }
 
+/* Where each pane goes on a @rows x @cols screen; a pane too small to show is left out. */
 static void
-render_panes(const struct model *m, struct ui *ui, struct grid *g, int top, int bottom)
+set_box(struct layout *l, int pane, int row, int col, int height, int width)
 {
-    int height = bottom - top;
+    if (height >= 3 && width >= 20)
+        l->boxes[pane] = (struct pane_box){row, col, height, width};
+}
 
-    memset(ui->boxes, 0, sizeof ui->boxes);
-    if (g->cols >= 120 && height >= 16) {
-        int h1 = height / 2, w1 = g->cols / 2;
-        ui->rows_visible = h1 - 3 > 1 ? h1 - 3 : 1;
-        render_pane(m, ui, g, PANE_DUE, top, 0, h1 - 1, w1 - 1);
-        render_pane(m, ui, g, PANE_FUTURE, top, w1 + 1, h1 - 1, g->cols - w1 - 1);
-        render_pane(m, ui, g, PANE_INFLIGHT, top + h1, 0, height - h1, w1 - 1);
-        render_pane(m, ui, g, PANE_FAILED, top + h1, w1 + 1, height - h1, g->cols - w1 - 1);
+static void
+render_panes(const struct model *m, const struct ui *ui, const struct layout *l, struct grid *g,
+             int top, int bottom)
+{
+    if (!l->tabs) {
+        for (int p = 0; p < PANE_COUNT; p++)
+            render_pane(m, ui, g, p, &l->boxes[p]);
         for (int r = top; r < bottom; r++)
-            grid_puts(g, r, w1, 1, GRID_DIM, "│");
+            grid_puts(g, r, g->cols / 2, 1, GRID_DIM, "│");
         return;
     }
     /* small terminal: a tab bar, then the focused pane */
@@ -247,8 +249,7 @@ render_panes(const struct model *m, struct ui *ui, struct grid *g, int top, int 
                          (long long)model_pane_total(m, i));
         c++;
     }
-    ui->rows_visible = height - 3 > 1 ? height - 3 : 1;
-    render_pane(m, ui, g, ui->focus, top + 1, 0, height - 1, g->cols);
+    render_pane(m, ui, g, ui->focus, &l->boxes[ui->focus]);
 }
 
 static void
@@ -279,17 +280,14 @@ render_status(const struct model *m, const struct ui *ui, struct grid *g)
 }
 
 static void
-render_lines(struct grid *g, const char *const *lines, size_t n, int *scrollp, const char *title,
+render_lines(struct grid *g, const char *const *lines, size_t n, int scroll, const char *title,
              const char *status)
 {
     int body = g->rows - 2;
-    /* the scroll position is kept within the text, so k always moves back at once */
     int max = n > 0 ? (int)n - 1 : 0;
-    if (*scrollp > max)
-        *scrollp = max;
-    if (*scrollp < 0)
-        *scrollp = 0;
-    int scroll = *scrollp;
+
+    /* app_set_layout keeps the scroll within the text; a render before it still fits */
+    scroll = scroll > max ? max : scroll < 0 ? 0 : scroll;
 
     grid_attr(g, 0, 0, g->cols, GRID_REVERSE);
     grid_printf(g, 0, 0, g->cols, GRID_REVERSE | GRID_BOLD, " %s", title);
@@ -343,14 +341,11 @@ static const char *const help_lines[] = {
 
 /* The queue picker: one row per queue with its counts, the selected one reversed. */
 static void
-render_picker(const struct model *m, struct ui *ui, struct grid *g)
+render_picker(const struct model *m, const struct ui *ui, const struct layout *l, struct grid *g)
 {
     int body = g->rows - 3;
-    size_t first;
-
-    ui->rows_visible = body > 0 ? body : 1;
-    first =
-        ui->pick_sel >= (size_t)ui->rows_visible ? ui->pick_sel - (size_t)ui->rows_visible + 1 : 0;
+    size_t shown = (size_t)l->rows_visible;
+    size_t first = ui->pick_sel >= shown ? ui->pick_sel - shown + 1 : 0;
     grid_attr(g, 0, 0, g->cols, GRID_REVERSE);
     grid_printf(g, 0, 0, g->cols, GRID_REVERSE | GRID_BOLD, " queues on %s (%lld)", m->endpoint,
                 (long long)ui->pick_total);
@@ -378,30 +373,62 @@ render_picker(const struct model *m, struct ui *ui, struct grid *g)
                     " j/k move  Enter open  Esc back  (* shown now)");
 }
 
+#define HELP_LINES (sizeof help_lines / sizeof help_lines[0])
+
 void
-view_render(const struct model *m, struct ui *ui, struct grid *g)
+view_layout(const struct ui *ui, int rows, int cols, struct layout *l)
 {
+    memset(l, 0, sizeof *l);
+    if (ui->mode == MODE_DETAILS || ui->mode == MODE_HELP) {
+        size_t n = ui->mode == MODE_DETAILS ? ui->ndetail : HELP_LINES;
+        l->rows_visible = rows > 3 ? rows - 2 : 1;
+        l->scroll_max = n > 0 ? (int)n - 1 : 0;
+        return;
+    }
+    if (ui->mode == MODE_PICK) {
+        l->rows_visible = rows - 3 > 0 ? rows - 3 : 1;
+        return;
+    }
+    /* header, counters and sparkline above; the status line below */
+    int top = 3, height = rows - 1 - top;
+    if (cols >= 120 && height >= 16) {
+        int h1 = height / 2, w1 = cols / 2;
+        l->rows_visible = h1 - 3 > 1 ? h1 - 3 : 1;
+        set_box(l, PANE_DUE, top, 0, h1 - 1, w1 - 1);
+        set_box(l, PANE_FUTURE, top, w1 + 1, h1 - 1, cols - w1 - 1);
+        set_box(l, PANE_INFLIGHT, top + h1, 0, height - h1, w1 - 1);
+        set_box(l, PANE_FAILED, top + h1, w1 + 1, height - h1, cols - w1 - 1);
+        return;
+    }
+    l->tabs = true;
+    l->rows_visible = height - 3 > 1 ? height - 3 : 1;
+    set_box(l, ui->focus, top + 1, 0, height - 1, cols);
+}
+
+void
+view_render(const struct model *m, const struct ui *ui, struct grid *g)
+{
+    struct layout l;
+
+    view_layout(ui, g->rows, g->cols, &l);
     grid_clear(g);
     if (ui->mode == MODE_DETAILS) {
-        ui->rows_visible = g->rows > 3 ? g->rows - 2 : 1;
-        render_lines(g, (const char *const *)ui->detail, ui->ndetail, &ui->scroll,
+        render_lines(g, (const char *const *)ui->detail, ui->ndetail, ui->scroll,
                      ui->detail_title[0] ? ui->detail_title : "task details", ui->status);
         return;
     }
     if (ui->mode == MODE_HELP) {
-        ui->rows_visible = g->rows > 3 ? g->rows - 2 : 1;
-        render_lines(g, help_lines, sizeof help_lines / sizeof help_lines[0], &ui->scroll,
-                     "delayq top: help", NULL);
+        render_lines(g, help_lines, HELP_LINES, ui->scroll, "delayq top: help", NULL);
         return;
     }
     if (ui->mode == MODE_PICK) {
-        render_picker(m, ui, g);
+        render_picker(m, ui, &l, g);
         return;
     }
     render_header(m, ui, g);
     render_counters(m, ui, g);
     render_spark(m, ui, g);
-    render_panes(m, ui, g, 3, g->rows - 1);
+    render_panes(m, ui, &l, g, 3, g->rows - 1);
     if (ui->mode == MODE_CONFIRM) {
         char q[300];
         if (ui->confirm_action == ACT_REQUEUE)

@@ -11,7 +11,11 @@
 #include "grid.h"
 #include "model.h"
 
-/* Renders into @g (already sized). Sets ui->rows_visible from the layout. */
-void view_render(const struct model *m, struct ui *ui, struct grid *g);
+/* The layout of a @rows x @cols screen in the UI's mode: rows per pane, where each pane
+ * goes, how far a text view scrolls. The loop hands it to app_set_layout(). */
+void view_layout(const struct ui *ui, int rows, int cols, struct layout *l);
+
+/* Renders into @g (already sized), laid out by view_layout() for its size. */
+void view_render(const struct model *m, const struct ui *ui, struct grid *g);
 
 #endif /* DQ_TUI_VIEW_H */

@@ -81,6 +81,10 @@ render(struct model *m, struct ui *ui, int rows, int cols)
     char *text;
 
     assert_int_equal(grid_init(&g, rows, cols), 0);
+    /* as the loop does: the layout step, then the pure render */
+    struct layout l;
+    view_layout(ui, rows, cols, &l);
+    app_set_layout(ui, &l);
     view_render(m, ui, &g);
     text = grid_to_text(&g);
     grid_free(&g);

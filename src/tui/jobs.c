@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * jobs.c: what the inspector's Redis thread does (see jobs.h): every operator action
+ * through the library's calls, the details and audit texts, the picker's counts, a
+ * search step and a refresh. Runs on the Redis thread only; touches nothing but its job.
+ */
+#include "jobs.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt/taskfmt.h"
+#include "lib/buf.h"
+#include "lib/dur.h"
+
+void
+job_reset(struct job *j)
+{
+    for (size_t i = 0; i < j->nids; i++)
+        free(j->ids[i]);
+    free(j->ids);
+    free(j->task.id);
+    free(j->task.raw);
+    app_action_result_free(&j->result);
+    memset(j, 0, sizeof *j);
+}
+
+static void
+job_status(struct job *j, bool error, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(j->result.status, sizeof j->result.status, fmt, ap);
+    va_end(ap);
+    j->result.error = error;
+}
+
+static void
+job_details(dq_client *c, struct job *j)
+{
+    dq_task t;
+    dq_err err = {0};
+    struct dq_buf text = DQ_BUF_INIT, copy = DQ_BUF_INIT;
+    dq_stats s;
+
+    if (dq_find(c, j->queue, j->id, &t, &err) != DQ_OK) {
+        job_status(j, true, "%s", err.msg);
+        return;
+    }
+    dq_fmt_task_details(&text, &t, dq_stats_get(c, j->queue, &s, NULL) == DQ_OK ? s.now_ms : 0);
+    /* y in details copies the stack trace of a failed task, else the payload */
+    dq_fmt_task_copy(&copy, &t, true);
+    if (text.failed) {
+        job_status(j, true, "details: out of memory");
+    } else {
+        j->result.detail = dq_buf_steal(&text, NULL);
+        snprintf(j->result.title, sizeof j->result.title, "task details");
+    }
+    j->result.copy = copy.failed || copy.len == 0 ? NULL : dq_buf_steal(&copy, NULL);
+    dq_buf_free(&text);
+    dq_buf_free(&copy);
+    dq_task_clear(&t);
+}
+
+static void
+job_audit(dq_client *c, struct job *j)
+{
+    dq_audit a;
+    dq_err err = {0};
+    struct dq_buf b = DQ_BUF_INIT;
+
+    if (dq_audit_get(c, j->queue, 1000, &a, &err) != DQ_OK) {
+        job_status(j, true, "audit: %s", err.msg);
+        return;
+    }
+    for (size_t i = 0; i < a.n; i++) {
+        char at[40];
+        dq_time_format(at, sizeof at, a.entries[i].at_ms);
+        dq_buf_printf(&b, "%s  %s  %s  %s  -> %s\n", at, a.entries[i].who, a.entries[i].action,
+                      a.entries[i].detail, a.entries[i].result);
+    }
+    if (a.n == 0)
+        dq_buf_puts(&b, "(no operator actions recorded)\n");
+    j->result.detail = b.failed ? NULL : dq_buf_steal(&b, NULL);
+    if (j->result.detail == NULL)
+        job_status(j, true, "audit: out of memory");
+    snprintf(j->result.title, sizeof j->result.title, "audit log of %.30s, newest first", j->queue);
+    dq_buf_free(&b);
+    dq_audit_free(&a);
+}
+
+/* The picker's list: up to 500 queues, each with its counts (one call per queue). */
+static void
+job_queues(dq_client *c, struct job *j)
+{
+    struct action_result *r = &j->result;
+    dq_queues q = {0};
+    dq_err err = {0};
+
+    if (dq_queues_get(c, 500, &q, &err) != DQ_OK) {
+        job_status(j, true, "queues: %s", err.msg);
+        return;
+    }
+    /* the result takes the names; the picker takes them from the result */
+    r->queues = q.names;
+    r->nqueues = q.n;
+    r->total = q.total;
+    r->counts = calloc(q.n ? q.n : 1, sizeof *r->counts);
+    if (r->counts == NULL) {
+        job_status(j, true, "queues: out of memory");
+        return;
+    }
+    for (size_t i = 0; i < r->nqueues; i++) {
+        dq_stats s;
+        if (dq_stats_get(c, r->queues[i], &s, &err) != DQ_OK) {
+            job_status(j, true, "queues: %s: %s", r->queues[i], err.msg);
+            return;
+        }
+        r->counts[i][0] = s.due;
+        r->counts[i][1] = s.future;
+        r->counts[i][2] = s.inflight;
+        r->counts[i][3] = s.failed;
+    }
+    if (r->nqueues == 0)
+        job_status(j, false, "no queues on this server yet");
+}
+
+/* Runs on the Redis thread: the library calls an action needs, results into @arg. */
+void
+job_run(dq_client *c, void *arg)
+{
+    struct job *j = arg;
+    const char *one[1] = {j->id};
+    dq_err err = {0};
+    size_t n = 0;
+
+    switch (j->act) {
+    case ACT_DETAILS:
+        job_details(c, j);
+        break;
+    case ACT_AUDIT:
+        job_audit(c, j);
+        break;
+    case ACT_QUEUES:
+        job_queues(c, j);
+        break;
+    case ACT_REQUEUE:
+    case ACT_DROP: {
+        /* the marked set when there is one (all or nothing), else the selection */
+        const char *const *set = j->ids != NULL ? (const char *const *)j->ids : one;
+        size_t count = j->ids != NULL ? j->nids : 1;
+        bool requeue = j->act == ACT_REQUEUE;
+        int rc = requeue ? dq_requeue(c, j->queue, set, count, 0, &n, &err)
+                         : dq_drop(c, j->queue, set, count, &n, &err);
+        if (rc != DQ_OK)
+            job_status(j, true, "%s %s: %s (nothing changed)", requeue ? "requeue" : "drop",
+                       j->ids != NULL ? "marked tasks" : j->id, err.msg);
+        else if (j->ids == NULL)
+            job_status(j, false, requeue ? "requeued %s: due now" : "dropped %s", j->id);
+        else
+            job_status(j, false,
+                       requeue ? "requeued %zu marked tasks: due now" : "dropped %zu marked tasks",
+                       n);
+        j->result.clear_marks = rc == DQ_OK;
+        break;
+    }
+    case ACT_REAP: {
+        dq_reaped rp;
+        if (dq_reap(c, j->queue, 1000, &rp, &err) == DQ_OK)
+            job_status(j, false, "recovered %zu expired leases (%zu ran out of attempts)",
+                       rp.returned + rp.exhausted, rp.exhausted);
+        else
+            job_status(j, true, "reap: %s", err.msg);
+        break;
+    }
+    case ACT_RUN_NOW:
+        if (dq_run_now(c, j->queue, &j->task, &err) == DQ_OK)
+            job_status(j, false, "task %s is due now", j->id);
+        else
+            job_status(j, true, "run now %s: %s", j->id, err.msg);
+        break;
+    case ACT_REQUEUE_DELAY: {
+        int64_t delay;
+        if (dq_dur_parse(j->input, "delay", &delay, &err) != DQ_OK)
+            job_status(j, true, "%s", err.msg);
+        else if (dq_requeue(c, j->queue, one, 1, delay, &n, &err) == DQ_OK)
+            job_status(j, false, "requeued %s: due in %s", j->id, j->input);
+        else
+            job_status(j, true, "requeue %s: %s", j->id, err.msg);
+        break;
+    }
+    case ACT_REQUEUE_ALL: {
+        int64_t spread = 0;
+        dq_bulk cur = {0};
+        if (j->input[0] != '\0' && dq_dur_parse(j->input, "spread", &spread, &err) != DQ_OK) {
+            job_status(j, true, "%s", err.msg);
+            break;
+        }
+        int rc = DQ_OK;
+        while (!cur.done && rc == DQ_OK)
+            rc = dq_requeue_all_step(c, j->queue, 0, spread, &cur, &err);
+        if (rc == DQ_OK)
+            job_status(j, false, "requeued %zu failed tasks%s%s", cur.done_n,
+                       spread > 0 ? ", spread over " : "", spread > 0 ? j->input : "");
+        else
+            job_status(j, true, "requeue all stopped after %zu: %s", cur.done_n, err.msg);
+        break;
+    }
+    case ACT_DROP_ALL: {
+        dq_bulk cur = {0};
+        int rc = DQ_OK;
+        while (!cur.done && rc == DQ_OK)
+            rc = dq_drop_all_step(c, j->queue, &cur, &err);
+        if (rc == DQ_OK)
+            job_status(j, false, "dropped %zu failed tasks", cur.done_n);
+        else
+            job_status(j, true, "drop all stopped after %zu: %s", cur.done_n, err.msg);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+const char *
+job_name(enum action a)
+{
+    switch (a) {
+    case ACT_DETAILS:
+        return "loading details";
+    case ACT_AUDIT:
+        return "loading the audit log";
+    case ACT_QUEUES:
+        return "loading the queues";
+    case ACT_REQUEUE:
+    case ACT_REQUEUE_DELAY:
+        return "requeueing";
+    case ACT_DROP:
+        return "dropping";
+    case ACT_REAP:
+        return "recovering expired leases";
+    case ACT_RUN_NOW:
+        return "making the task due";
+    case ACT_REQUEUE_ALL:
+        return "requeueing all failed tasks";
+    case ACT_DROP_ALL:
+        return "dropping all failed tasks";
+    default:
+        return "working";
+    }
+}
+
+void
+search_run(dq_client *c, void *arg)
+{
+    struct search_step *s = arg;
+    dq_err err = {0};
+
+    s->rc = dq_search_step(c, s->queue, (dq_view)s->view, s->needle, 100, &s->cur, &s->found, &err);
+    snprintf(s->error, sizeof s->error, "%s", s->rc == DQ_OK ? "" : err.msg);
+}
+
+void
+fetch_run(dq_client *c, void *arg)
+{
+    struct fetch *f = arg;
+
+    model_snapshot(c, f->queue, f->keep, f->offsets, f->limits, &f->snap);
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * jobs.h: the Redis side of the inspector: what runs on its Redis thread (io.h) for a
+ * refresh, a search step and an operator's action, through libdelayq's calls (the same
+ * scripts as the CLI and the workers). The keyboard thread fills a job's request,
+ * submits it, and reads the result back once io_done() says so. No curses here.
+ */
+#ifndef DQ_TUI_JOBS_H
+#define DQ_TUI_JOBS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "app.h"
+#include "delayq.h"
+#include "model.h"
+
+/* An operator's action: what the keyboard thread copied for it, and what it found. */
+struct job {
+    enum action act;
+    char queue[101];
+    char id[240];
+    char input[120];
+    char **ids; /* the marked set (owned copies), or NULL for the selected task */
+    size_t nids;
+    dq_task task; /* run now: the selected task's id and bytes (owned copies) */
+    struct action_result result;
+};
+
+/* Frees what @j owns and zeroes it. */
+void job_reset(struct job *j);
+
+/* io_fn: performs @arg (a struct job) on @c. */
+void job_run(dq_client *c, void *arg);
+
+/* What the status line says while @act runs ("requeueing"). */
+const char *job_name(enum action act);
+
+/* One bounded search step; the keyboard thread owns the cursor between steps, and
+ * gen tells a step of an older search (ended or replaced meanwhile) apart. */
+struct search_step {
+    char queue[101];
+    int view;
+    char needle[120];
+    unsigned gen;
+    dq_search cur;
+    dq_page found; /* owned until taken */
+    int rc;
+    char error[256];
+};
+
+/* io_fn: one step of @arg (a struct search_step), up to 100 matches. */
+void search_run(dq_client *c, void *arg);
+
+/* One refresh: a page of each pane from the offsets, for the queue named. */
+struct fetch {
+    char queue[101];
+    int keep;
+    size_t offsets[PANE_COUNT], limits[PANE_COUNT];
+    struct snapshot snap;
+};
+
+/* io_fn: fills @arg (a struct fetch)'s snapshot. */
+void fetch_run(dq_client *c, void *arg);
+
+#endif /* DQ_TUI_JOBS_H */

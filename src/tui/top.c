@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * top.c: the inspector's loop. Each pass: apply what the Redis thread finished (a
+ * refresh, a search step, an action), submit the work now due (the next refresh, the
+ * next search step), draw (view.c lays the UI state out, term.c copies the grid to the
+ * screen), wait for a key or the next deadline, and handle the key (app.c changes the
+ * UI state and says what to do; this file does it). The keyboard never waits for Redis:
+ * every Redis call runs on the Redis thread (io.c), one at a time (jobs.c).
+ */
+#include "top.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt/taskfmt.h"
+#include "io.h"
+#include "jobs.h"
+#include "lib/buf.h"
+#include "lib/clock.h"
+#include "term.h"
+#include "view.h"
+
+/* Refresh backoff while disconnected, and the quickest poll for the Redis thread. */
+enum { BACKOFF_MIN_MS = 500, BACKOFF_MAX_MS = 5000, POLL_MS = 15, KEY_WAIT_MAX_MS = 5000 };
+
+/* Matches a search keeps in its pane (pages of search_run, which takes up to 100). */
+#define SEARCH_MATCHES_MAX 1000
+
+static volatile sig_atomic_t stop_requested;
+
+static void
+on_stop_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1; /* the loop quits and restores the terminal */
+}
+
+struct top {
+    const struct tui_options *opt;
+    struct model model;
+    struct ui ui;
+    struct grid grid;
+    struct io *io;
+    /* what the Redis thread works on (io.h): one refresh, one search step, one action */
+    struct fetch fetch;
+    struct search_step step;
+    struct job job;
+    dq_search search; /* the running search's cursor, between steps */
+    unsigned search_gen;
+    dq_stats before; /* counts when the refresh in flight was submitted */
+    bool picked;     /* the picker was opened, by Q or for an unused queue */
+    bool fetch_now;  /* a key or an action wants fresh data as soon as possible */
+    bool quit;
+    int64_t next_fetch, backoff_ms;
+    int early_zero; /* key waits that ended at once with nothing: the tty is gone */
+};
+
+static bool
+counts_moved(const dq_stats *a, const dq_stats *b)
+{
+    return a->due != b->due || a->future != b->future || a->inflight != b->inflight ||
+           a->failed != b->failed || a->enqueued != b->enqueued || a->done != b->done;
+}
+
+/* The layout for the screen and mode now, handed to the UI state (rows per pane). */
+static void
+relayout(struct top *t)
+{
+    struct layout l;
+
+    view_layout(&t->ui, t->grid.rows, t->grid.cols, &l);
+    app_set_layout(&t->ui, &l);
+}
+
+static char **
+copy_ids(char *const *ids, size_t n)
+{
+    char **out = calloc(n, sizeof *out);
+
+    for (size_t i = 0; out != NULL && i < n; i++) {
+        if ((out[i] = strdup(ids[i])) == NULL) {
+            while (i > 0)
+                free(out[--i]);
+            free(out);
+            out = NULL;
+        }
+    }
+    return out;
+}
+
+/* A search begins, ends or changes queue: a step still running belongs to the old one. */
+static void
+search_reset(struct top *t)
+{
+    memset(&t->search, 0, sizeof t->search);
+    t->search_gen++;
+}
+
+/* Shows queue @name from now on: a fresh model; selections, marks and search reset. */
+static void
+switch_queue(struct top *t, const char *name)
+{
+    struct model *m = &t->model;
+    char endpoint[sizeof m->endpoint], queue[sizeof m->queue];
+
+    snprintf(queue, sizeof queue, "%s", name);
+    if (strcmp(queue, m->queue) == 0)
+        return;
+    bool connected = m->connected; /* the server's state, not the queue's */
+
+    snprintf(endpoint, sizeof endpoint, "%s", m->endpoint);
+    model_free(m);
+    model_init(m, queue, endpoint);
+    m->connected = connected;
+    app_queue_switched(&t->ui, queue);
+    search_reset(t);
+}
+
+/* y: the selected payload, or in a details view what it offers to copy. */
+static void
+copy_to_clipboard(struct top *t)
+{
+    struct ui *ui = &t->ui;
+    struct dq_buf b = DQ_BUF_INIT;
+    const dq_task *task = ui->mode == MODE_MAIN ? app_selected_task(ui, &t->model) : NULL;
+
+    if (ui->mode == MODE_DETAILS && ui->detail_copy != NULL)
+        dq_buf_puts(&b, ui->detail_copy);
+    else if (task != NULL)
+        dq_fmt_task_copy(&b, task, false);
+    if (b.len > 0 && !b.failed) {
+        term_copy(b.data, b.len);
+        app_status(ui, false, "copied %zu bytes to the clipboard (OSC 52)", b.len);
+    } else {
+        app_status(ui, true, "nothing to copy");
+    }
+    dq_buf_free(&b);
+}
+
+/* Fills the job for @act from the UI state; false (with the status set) when refused. */
+static bool
+job_prepare(struct top *t, enum action act)
+{
+    struct ui *ui = &t->ui;
+    struct job *j = &t->job;
+
+    job_reset(j);
+    j->act = act;
+    snprintf(j->queue, sizeof j->queue, "%s", t->model.queue);
+    j->result.pane = ui->focus;
+    snprintf(j->id, sizeof j->id, "%s", ui->action_id);
+    snprintf(j->input, sizeof j->input, "%s", ui->input);
+    if ((act == ACT_REQUEUE || act == ACT_DROP) && ui->nmarks[ui->focus] > 0) {
+        j->ids = copy_ids(ui->marks[ui->focus], ui->nmarks[ui->focus]);
+        if (j->ids == NULL) {
+            app_status(ui, true, "out of memory; nothing changed");
+            return false;
+        }
+        j->nids = ui->nmarks[ui->focus];
+    }
+    if (act == ACT_DROP_ALL && strcmp(ui->input, t->model.queue) != 0) {
+        app_status(ui, true, "not dropped: the name typed is not the queue's");
+        return false;
+    }
+    if (act == ACT_RUN_NOW) {
+        const dq_task *sel = app_selected_task(ui, &t->model);
+        if (sel == NULL || strcmp(sel->id, ui->action_id) != 0) {
+            app_status(ui, true, "run now: the selection moved; try again");
+            return false;
+        }
+        j->task.id = strdup(sel->id);
+        j->task.custom_id = sel->custom_id;
+        j->task.state = sel->state;
+        j->task.undecodable = sel->undecodable;
+        j->task.raw = malloc(sel->raw_len ? sel->raw_len : 1);
+        if (j->task.id == NULL || j->task.raw == NULL) {
+            app_status(ui, true, "out of memory; nothing changed");
+            return false;
+        }
+        memcpy(j->task.raw, sel->raw, sel->raw_len);
+        j->task.raw_len = sel->raw_len;
+    }
+    return true;
+}
+
+/*
+ * Performs the action the UI asked for. Actions that need Redis become the job for the
+ * Redis thread (one at a time); the rest happen here. Returns true when the panes
+ * should be fetched again at once.
+ */
+static bool
+begin_action(struct top *t)
+{
+    struct ui *ui = &t->ui;
+    enum action act = app_take_action(ui);
+
+    switch (act) {
+    case ACT_NONE:
+        return false;
+    case ACT_SEARCH:
+        if (app_search_start(ui)) {
+            model_keep(&t->model, ui->focus);
+            search_reset(t);
+        }
+        return false;
+    case ACT_UNFILTER:
+        app_search_end(ui);
+        model_keep(&t->model, -1);
+        search_reset(t);
+        return true;
+    case ACT_COPY:
+        copy_to_clipboard(t);
+        return false;
+    case ACT_SWITCH:
+        switch_queue(t, ui->pick_names[ui->pick_sel]);
+        return true;
+    default:
+        break;
+    }
+    if (io_busy(t->io, IO_JOB)) {
+        app_status(ui, true, "busy: %s; try again when it has finished", job_name(t->job.act));
+        return false;
+    }
+    if (!job_prepare(t, act))
+        return false;
+    io_submit(t->io, IO_JOB, job_run, &t->job);
+    app_status(ui, false, "%s...", job_name(act));
+    return false;
+}
+
+/* A refresh finished: the model takes it; the refresh rate and backoff adapt. */
+static void
+apply_fetch(struct top *t)
+{
+    struct model *m = &t->model;
+    struct ui *ui = &t->ui;
+
+    if (strcmp(t->fetch.queue, m->queue) != 0) {
+        snapshot_free(&t->fetch.snap); /* fetched before a switch to another queue */
+        t->fetch_now = true;
+        return;
+    }
+    bool had = m->have_data;
+    struct selection selected;
+    app_selection_save(ui, m, &selected);
+    if (model_apply(m, &t->fetch.snap))
+        t->fetch_now = true; /* a search ended meanwhile: its pane has no rows yet */
+    if (m->connected) {
+        app_selection_follow(ui, m, &selected);
+        if (app_clamp(ui, m))
+            t->fetch_now = true; /* the window moved: fetch the rows now shown */
+        if (had)
+            app_refreshed(ui, counts_moved(&t->before, &m->stats));
+    }
+    /* disconnected: try again after a capped backoff */
+    t->next_fetch = dq_mono_ms() + (m->connected ? ui->refresh_ms : t->backoff_ms);
+    t->backoff_ms = m->connected                         ? BACKOFF_MIN_MS
+                    : t->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS
+                                                         : t->backoff_ms * 2;
+    if (!m->connected)
+        t->fetch_now = false; /* not even a key press hammers a server that is down */
+    /* the default queue, unused, on a server with queues: offer them, once */
+    const dq_stats *s = &m->stats;
+    if (m->connected && !t->picked && !t->opt->queue_chosen && m->nqueues > 0 && s->enqueued == 0 &&
+        s->due + s->future + s->inflight + s->failed == 0 && !io_busy(t->io, IO_JOB)) {
+        app_request(ui, ACT_QUEUES);
+        begin_action(t);
+    }
+    t->picked = t->picked || m->connected;
+}
+
+/* A search step finished: its matches join the pane, unless the search has ended. */
+static void
+apply_search(struct top *t)
+{
+    struct search_step *st = &t->step;
+    struct ui *ui = &t->ui;
+    int fp = ui->filter_pane;
+
+    if (st->gen != t->search_gen || ui->filter[0] == '\0') {
+        dq_page_free(&st->found); /* a step of a search that has ended */
+    } else if (st->rc != DQ_OK) {
+        app_status(ui, true, "search: %s", st->error);
+        dq_page_free(&st->found);
+        t->search.done = true;
+    } else {
+        t->search = st->cur;
+        if (!model_add_found(&t->model, fp, &st->found)) {
+            app_status(ui, true, "search: out of memory");
+            t->search.done = true;
+        }
+    }
+    app_search_progress(ui, t->search.scanned, t->search.total,
+                        t->search.done || t->model.pages[fp].n >= SEARCH_MATCHES_MAX);
+}
+
+static void
+apply_results(struct top *t)
+{
+    if (io_done(t->io, IO_FETCH))
+        apply_fetch(t);
+    if (io_done(t->io, IO_SEARCH))
+        apply_search(t);
+    if (io_done(t->io, IO_JOB)) {
+        app_action_done(&t->ui, &t->job.result, t->model.queue);
+        job_reset(&t->job);
+        t->fetch_now = true; /* show what the action changed at once */
+    }
+}
+
+static void
+submit_work(struct top *t)
+{
+    struct ui *ui = &t->ui;
+    int64_t now = dq_mono_ms();
+
+    if (!io_busy(t->io, IO_FETCH) &&
+        (t->fetch_now || t->next_fetch == 0 || (now >= t->next_fetch && !ui->paused))) {
+        for (int i = 0; i < PANE_COUNT; i++) {
+            t->fetch.offsets[i] = ui->top[i];
+            t->fetch.limits[i] = ui->rows_visible > 0 ? (size_t)ui->rows_visible : 1;
+        }
+        t->fetch.keep = t->model.keep;
+        snprintf(t->fetch.queue, sizeof t->fetch.queue, "%s", t->model.queue);
+        t->before = t->model.stats;
+        io_submit(t->io, IO_FETCH, fetch_run, &t->fetch);
+        t->fetch_now = false;
+    }
+    int fp = ui->filter_pane;
+    bool searching =
+        ui->filter[0] != '\0' && !t->search.done && t->model.pages[fp].n < SEARCH_MATCHES_MAX;
+    if (searching && !io_busy(t->io, IO_SEARCH)) {
+        /* one bounded step per submission; keys are answered in between */
+        struct search_step *st = &t->step;
+        snprintf(st->queue, sizeof st->queue, "%s", t->model.queue);
+        st->view = fp;
+        st->gen = t->search_gen;
+        st->cur = t->search;
+        snprintf(st->needle, sizeof st->needle, "%s", ui->filter);
+        memset(&st->found, 0, sizeof st->found);
+        io_submit(t->io, IO_SEARCH, search_run, st);
+    }
+}
+
+static void
+draw(struct top *t)
+{
+    app_set_retry(&t->ui, t->next_fetch - dq_mono_ms());
+    relayout(t);
+    view_render(&t->model, &t->ui, &t->grid);
+    term_blit(&t->grid);
+}
+
+/* Waits for a key until the next refresh is due (sooner while the Redis thread works).
+ * Returns the key, KEY_APP_NONE or KEY_APP_RESIZE. */
+static int
+wait_input(struct top *t)
+{
+    int64_t wait = t->ui.paused ? 1000 : t->next_fetch - dq_mono_ms();
+
+    if (!t->model.connected && wait > 1000)
+        wait = 1000; /* tick the "retrying in" countdown */
+    if (io_any_busy(t->io) && wait > POLL_MS)
+        wait = POLL_MS; /* look for the Redis thread's results soon */
+    int64_t asked = wait < 0 ? 0 : wait > KEY_WAIT_MAX_MS ? KEY_WAIT_MAX_MS : wait;
+    int64_t t0 = dq_mono_ms();
+    int key = term_key((int)asked);
+
+    if (key == KEY_APP_NONE && asked >= POLL_MS && dq_mono_ms() - t0 < asked / 2) {
+        if (++t->early_zero > 50)
+            t->quit = true; /* the terminal went away (hang-up): quit, do not spin */
+    } else {
+        t->early_zero = 0;
+    }
+    return key;
+}
+
+static void
+handle_input(struct top *t, int key)
+{
+    struct ui *ui = &t->ui;
+    int r;
+
+    if (key == KEY_APP_RESIZE) {
+        int rows, cols;
+        term_size(&rows, &cols);
+        grid_init(&t->grid, rows, cols);
+        relayout(t); /* the new layout's rows per pane */
+        if (app_clamp(ui, &t->model))
+            t->fetch_now = true;
+        return;
+    }
+    if (key == KEY_APP_NONE)
+        return;
+    app_key_seen(ui, io_busy(t->io, IO_JOB)); /* a key press clears the last result */
+    if (key == KEY_APP_CLICK) {
+        int mr, mc;
+        term_mouse(&mr, &mc);
+        r = app_click(ui, &t->model, mr, mc);
+    } else {
+        r = app_key(ui, &t->model, key);
+    }
+    if (r & APP_QUIT)
+        t->quit = true;
+    if ((r & APP_ACTION) && begin_action(t))
+        r |= APP_REFETCH;
+    if (key == KEY_APP_REDRAW)
+        term_invalidate();
+    if ((r & APP_REFETCH) && t->model.connected)
+        t->fetch_now = true;
+    relayout(t); /* the mode may have changed: keys next see its rows */
+}
+
+int
+tui_run(dq_client *c, const struct tui_options *o)
+{
+    struct top t = {.opt = o, .backoff_ms = BACKOFF_MIN_MS, .fetch_now = true};
+    int rows, cols;
+
+    model_init(&t.model, o->queue, dq_client_endpoint(c));
+    /* from here on only the Redis thread uses the client */
+    t.io = io_start(c);
+    if (t.io == NULL) {
+        dq_client_free(c);
+        model_free(&t.model);
+        return TUI_ETHREAD;
+    }
+    ui_init(&t.ui, o->read_only, !o->color);
+    t.ui.refresh_ms = o->refresh_ms;
+    if (term_start(o->color, o->mouse) != 0) {
+        io_stop(t.io);
+        model_free(&t.model);
+        ui_free(&t.ui);
+        return TUI_ENOTTY;
+    }
+    /* SIGINT/SIGTERM/SIGHUP quit cleanly (terminal restored, demo stopped); no
+     * SA_RESTART, so a signal also ends the wait for a key at once */
+    struct sigaction sa, old_int, old_term, old_hup;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    sigaction(SIGHUP, &sa, &old_hup);
+    stop_requested = 0;
+    term_size(&rows, &cols);
+    grid_init(&t.grid, rows, cols);
+    relayout(&t); /* the rows a pane shows, for the first fetch */
+
+    while (!t.quit && !stop_requested) {
+        apply_results(&t);
+        submit_work(&t);
+        draw(&t);
+        int key = wait_input(&t);
+        if (!t.quit)
+            handle_input(&t, key);
+    }
+
+    term_stop();
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
+    io_stop(t.io); /* waits for the call in progress: at most the command timeout */
+    snapshot_free(&t.fetch.snap);
+    dq_page_free(&t.step.found);
+    job_reset(&t.job);
+    grid_free(&t.grid);
+    model_free(&t.model);
+    ui_free(&t.ui);
+    return TUI_OK;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * top.h: `delayq top`, the queue inspector, as one call. The CLI parses options and
+ * connects; tui_run() owns everything after: the terminal, the Redis thread, the loop.
+ */
+#ifndef DQ_TUI_TOP_H
+#define DQ_TUI_TOP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "delayq.h"
+
+struct tui_options {
+    const char *queue; /* the queue shown first */
+    bool queue_chosen; /* given with -q or $DELAYQ_QUEUE (else an unused one opens the picker) */
+    bool read_only;    /* every action refused, with a badge */
+    bool color, mouse;
+    int64_t refresh_ms; /* the first refresh interval; it then adapts */
+};
+
+enum { TUI_OK = 0, TUI_ENOTTY = -1, TUI_ETHREAD = -2 };
+
+/*
+ * Runs the inspector on the terminal until the user quits, a signal (SIGINT, SIGTERM,
+ * SIGHUP) arrives or the terminal goes away. Takes @c (freed before returning, also on
+ * failure). Returns TUI_OK, TUI_ENOTTY (stdin/stdout is not a terminal) or TUI_ETHREAD.
+ */
+int tui_run(dq_client *c, const struct tui_options *o);
+
+#endif /* DQ_TUI_TOP_H */

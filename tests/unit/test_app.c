@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_app.c: the inspector's UI state changes that the loop (tui/top.c) asks for:
+ * search start and end, refresh adaptation, a queue switch, an action's result, the
+ * layout handed over. Pure; no terminal, no Redis.
+ */
+#include "harness/check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tui/app.h"
+#include "tui/view.h"
+
+static void
+search_starts_on_the_focused_pane_and_ends(void **state)
+{
+    struct ui ui;
+
+    ui_init(&ui, false, false);
+    ui.focus = PANE_FAILED;
+    ui.sel[PANE_FAILED] = ui.top[PANE_FAILED] = 7;
+    assert_false(app_search_start(&ui)); /* nothing typed: no search */
+    assert_string_equal(ui.filter, "");
+    strcpy(ui.input, "declined");
+    assert_true(app_search_start(&ui));
+    assert_string_equal(ui.filter, "declined");
+    assert_int_equal(ui.filter_pane, PANE_FAILED);
+    assert_int_equal(ui.sel[PANE_FAILED], 0);
+    assert_false(ui.search_done);
+    app_search_progress(&ui, 1000, 5000, false);
+    assert_int_equal(ui.search_scanned, 1000);
+    app_search_progress(&ui, 5000, 5000, true);
+    assert_true(ui.search_done);
+    ui.sel[PANE_FAILED] = 3;
+    app_search_end(&ui);
+    assert_string_equal(ui.filter, "");
+    assert_int_equal(ui.sel[PANE_FAILED], 0);
+    assert_string_equal(ui.status, "search cleared");
+    ui_free(&ui);
+}
+
+static void
+refresh_adapts_between_bounds(void **state)
+{
+    struct ui ui;
+
+    ui_init(&ui, false, false);
+    ui.refresh_ms = 1000;
+    app_refreshed(&ui, true);
+    assert_int_equal(ui.refresh_ms, 500);
+    for (int i = 0; i < 5; i++)
+        app_refreshed(&ui, true);
+    assert_int_equal(ui.refresh_ms, 250); /* never faster */
+    for (int i = 0; i < 10; i++)
+        app_refreshed(&ui, false);
+    assert_int_equal(ui.refresh_ms, 5000); /* never slower */
+    ui_free(&ui);
+}
+
+static void
+queue_switch_forgets_selections_marks_and_search(void **state)
+{
+    struct ui ui;
+
+    ui_init(&ui, false, false);
+    ui.sel[PANE_DUE] = 4;
+    ui.top[PANE_FUTURE] = 9;
+    strcpy(ui.filter, "x");
+    ui.marks[PANE_DUE] = calloc(1, sizeof(char *));
+    ui.marks[PANE_DUE][0] = strdup("t1");
+    ui.nmarks[PANE_DUE] = 1;
+    app_queue_switched(&ui, "billing");
+    assert_int_equal(ui.sel[PANE_DUE], 0);
+    assert_int_equal(ui.top[PANE_FUTURE], 0);
+    assert_int_equal(ui.nmarks[PANE_DUE], 0);
+    assert_string_equal(ui.filter, "");
+    assert_string_equal(ui.status, "showing queue billing");
+    ui_free(&ui);
+}
+
+static void
+action_result_opens_details_and_takes_its_text(void **state)
+{
+    struct ui ui;
+    struct action_result r = {0};
+
+    ui_init(&ui, false, false);
+    r.detail = strdup("id  t1\nstate  failed\n");
+    r.copy = strdup("{\"a\":1}");
+    strcpy(r.title, "task details");
+    app_action_done(&ui, &r, "orders");
+    assert_int_equal(ui.mode, MODE_DETAILS);
+    assert_int_equal(ui.ndetail, 2);
+    assert_string_equal(ui.detail[1], "state  failed");
+    assert_string_equal(ui.detail_copy, "{\"a\":1}");
+    assert_null(r.detail); /* taken or freed: nothing left to free twice */
+    assert_null(r.copy);
+
+    /* an error keeps the mode and says why; marks of the pane stay */
+    ui.mode = MODE_MAIN;
+    r.error = true;
+    strcpy(r.status, "requeue t1: not found");
+    r.detail = strdup("ignored");
+    app_action_done(&ui, &r, "orders");
+    assert_int_equal(ui.mode, MODE_MAIN);
+    assert_true(ui.status_error);
+    assert_string_equal(ui.status, "requeue t1: not found");
+    ui_free(&ui);
+}
+
+static void
+action_result_opens_the_picker_on_the_current_queue(void **state)
+{
+    struct ui ui;
+    struct action_result r = {0};
+
+    ui_init(&ui, false, false);
+    r.queues = calloc(2, sizeof(char *));
+    r.queues[0] = strdup("billing");
+    r.queues[1] = strdup("orders");
+    r.counts = calloc(2, sizeof *r.counts);
+    r.counts[1][3] = 5;
+    r.nqueues = 2;
+    r.total = 2;
+    app_action_done(&ui, &r, "orders");
+    assert_int_equal(ui.mode, MODE_PICK);
+    assert_int_equal(ui.npick, 2);
+    assert_int_equal(ui.pick_sel, 1);
+    assert_int_equal(ui.pick_counts[1][3], 5);
+    assert_null(r.queues);
+    ui_free(&ui);
+}
+
+static void
+layout_keeps_the_scroll_inside_the_text(void **state)
+{
+    struct ui ui;
+    struct layout l;
+
+    ui_init(&ui, false, false);
+    app_set_detail(&ui, "a\nb\nc\n");
+    ui.mode = MODE_DETAILS;
+    ui.scroll = 40;
+    view_layout(&ui, 24, 80, &l);
+    assert_int_equal(l.scroll_max, 2);
+    app_set_layout(&ui, &l);
+    assert_int_equal(ui.scroll, 2);
+    assert_int_equal(ui.rows_visible, 22);
+
+    /* main screen: four panes from 120 columns, a tab bar below */
+    ui.mode = MODE_MAIN;
+    view_layout(&ui, 40, 140, &l);
+    assert_false(l.tabs);
+    for (int p = 0; p < PANE_COUNT; p++)
+        assert_true(l.boxes[p].height > 0);
+    view_layout(&ui, 24, 80, &l);
+    assert_true(l.tabs);
+    assert_true(l.boxes[ui.focus].height > 0);
+    assert_int_equal(l.boxes[(ui.focus + 1) % PANE_COUNT].height, 0);
+    ui_free(&ui);
+}
+
+static void
+take_action_hands_it_over_once(void **state)
+{
+    struct ui ui;
+
+    ui_init(&ui, false, false);
+    app_request(&ui, ACT_QUEUES);
+    assert_int_equal(app_take_action(&ui), ACT_QUEUES);
+    assert_int_equal(app_take_action(&ui), ACT_NONE);
+    app_status(&ui, false, "requeued t1");
+    app_key_seen(&ui, true); /* an action still runs: its line stays */
+    assert_string_equal(ui.status, "requeued t1");
+    app_key_seen(&ui, false);
+    assert_string_equal(ui.status, "");
+    ui_free(&ui);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(search_starts_on_the_focused_pane_and_ends),
+        cmocka_unit_test(refresh_adapts_between_bounds),
+        cmocka_unit_test(queue_switch_forgets_selections_marks_and_search),
+        cmocka_unit_test(action_result_opens_details_and_takes_its_text),
+        cmocka_unit_test(action_result_opens_the_picker_on_the_current_queue),
+        cmocka_unit_test(layout_keeps_the_scroll_inside_the_text),
+        cmocka_unit_test(take_action_hands_it_over_once),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
