@@ -214,6 +214,72 @@ app_clamp(struct ui *ui, const struct model *m)
     return moved;
 }
 
+/*
+ * Keys. Every key of the main screen, the text views (details, help, audit) and the
+ * queue picker is one row of the table below: the key codes, the panes where it
+ * applies, whether it changes the queue (refused with --read-only), whether it needs
+ * a selected task, and what it does. The help overlay is generated from the same rows,
+ * so a key cannot be bound without being explained. Typing into a prompt (MODE_INPUT)
+ * and answering y/N (MODE_CONFIRM) are text entry, not bindings.
+ */
+
+enum {
+    KB_WRITE = 1,    /* changes the queue: refused with --read-only */
+    KB_SELECTED = 2, /* needs a selected task (or, with KB_MARKS, a marked set) */
+    KB_MARKS = 4,    /* acts on the pane's marked tasks when there are any */
+};
+
+/* Moves of a selection or a scroll position, beyond a plain row count. */
+enum { MOVE_PAGE_DOWN = 1000, MOVE_PAGE_UP, MOVE_FIRST, MOVE_LAST };
+
+enum { BIND_MAIN = 1, BIND_VIEW = 2, BIND_PICK = 4 }; /* where a binding applies */
+
+#define PANES_ALL   0
+#define PANE_BIT(p) (1u << (p))
+
+struct binding;
+typedef int (*bind_fn)(struct ui *ui, const struct model *m, const struct binding *b, int key);
+
+struct binding {
+    unsigned where;     /* BIND_* */
+    int keys[4];        /* key codes (0 ends the list early) */
+    const char *label;  /* how help names them; names every code in keys */
+    unsigned panes;     /* PANE_BIT()s where it applies; PANES_ALL: every pane */
+    unsigned flags;     /* KB_* */
+    bind_fn fn;         /* what it does */
+    int arg;            /* for fn: a move, a pane, an action */
+    const char *help;   /* what help says it does */
+    const char *refuse; /* on another pane: what it is for and where to go */
+};
+
+static int
+clamp_move(long s, int64_t total)
+{
+    if (s >= total)
+        s = (long)total - 1;
+    return s < 0 ? 0 : (int)s;
+}
+
+/* The new position of a selection or scroll at @at among @total for move @arg. */
+static long
+moved(const struct ui *ui, long at, int64_t total, int arg)
+{
+    long page = ui->rows_visible > 1 ? ui->rows_visible - 1 : 1;
+
+    switch (arg) {
+    case MOVE_PAGE_DOWN:
+        return at + page;
+    case MOVE_PAGE_UP:
+        return at - page;
+    case MOVE_FIRST:
+        return 0;
+    case MOVE_LAST:
+        return (long)total;
+    default:
+        return at + arg;
+    }
+}
+
 static int
 move_sel(struct ui *ui, const struct model *m, long delta)
 {
@@ -222,11 +288,7 @@ move_sel(struct ui *ui, const struct model *m, long delta)
 
     if (total <= 0)
         return 0;
-    if (s < 0)
-        s = 0;
-    if (s >= total)
-        s = (long)total - 1;
-    ui->sel[ui->focus] = (size_t)s;
+    ui->sel[ui->focus] = (size_t)clamp_move(s, total);
     size_t top = ui->top[ui->focus];
     app_clamp(ui, m);
     /* a scroll past the fetched page needs new data */
@@ -234,232 +296,698 @@ move_sel(struct ui *ui, const struct model *m, long delta)
 }
 
 static int
-pick_key(struct ui *ui, int key)
+do_move(struct ui *ui, const struct model *m, const struct binding *b, int key)
 {
-    long sel = (long)ui->pick_sel, page = ui->rows_visible > 1 ? ui->rows_visible - 1 : 1;
+    long at = (long)ui->sel[ui->focus];
 
-    switch (key) {
-    case 'q':
-    case KEY_APP_ESC:
-        ui->mode = MODE_MAIN;
-        return APP_REDRAW;
-    case KEY_APP_ENTER:
-        if (ui->npick == 0)
-            return 0;
-        ui->mode = MODE_MAIN;
-        ui->action = ACT_SWITCH;
-        return APP_ACTION | APP_REDRAW;
-    case 'j':
-    case KEY_APP_DOWN:
-    case KEY_APP_WHEEL_DOWN:
-        sel++;
-        break;
-    case 'k':
-    case KEY_APP_UP:
-    case KEY_APP_WHEEL_UP:
-        sel--;
-        break;
-    case KEY_APP_PGDN:
-        sel += page;
-        break;
-    case KEY_APP_PGUP:
-        sel -= page;
-        break;
-    case 'g':
-    case KEY_APP_HOME:
-        sel = 0;
-        break;
-    case 'G':
-    case KEY_APP_END:
-        sel = (long)ui->npick - 1;
-        break;
-    default:
-        return 0;
-    }
-    if (sel >= (long)ui->npick)
-        sel = (long)ui->npick - 1;
-    ui->pick_sel = sel < 0 ? 0 : (size_t)sel;
+    return move_sel(ui, m, moved(ui, at, model_pane_total(m, ui->focus), b->arg) - at);
+}
+
+static int
+do_quit(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    return APP_QUIT;
+}
+
+static int
+do_help(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    ui->mode = MODE_HELP;
+    ui->scroll = 0;
     return APP_REDRAW;
 }
 
 static int
-main_key(struct ui *ui, const struct model *m, int key)
+do_focus(struct ui *ui, const struct model *m, const struct binding *b, int key)
 {
-    int page = ui->rows_visible > 1 ? ui->rows_visible - 1 : 1;
-    const char *id;
-
-    switch (key) {
-    case 'q':
-        return APP_QUIT;
-    case '?':
-    case 'h':
-        ui->mode = MODE_HELP;
-        ui->scroll = 0;
-        return APP_REDRAW;
-    case KEY_APP_TAB:
-        ui->focus = (ui->focus + 1) % PANE_COUNT;
-        return APP_REDRAW;
-    case KEY_APP_BTAB:
-        ui->focus = (ui->focus + PANE_COUNT - 1) % PANE_COUNT;
-        return APP_REDRAW;
-    case '1':
-    case '2':
-    case '3':
-    case '4':
+    if (b->arg == 1 || b->arg == -1) /* Tab, Shift-Tab */
+        ui->focus = (ui->focus + PANE_COUNT + b->arg) % PANE_COUNT;
+    else
         ui->focus = key - '1';
-        return APP_REDRAW;
-    case 'j':
-    case KEY_APP_DOWN:
-        return move_sel(ui, m, 1);
-    case 'k':
-    case KEY_APP_UP:
-        return move_sel(ui, m, -1);
-    case KEY_APP_WHEEL_DOWN:
-        return move_sel(ui, m, 3);
-    case KEY_APP_WHEEL_UP:
-        return move_sel(ui, m, -3);
-    case KEY_APP_PGDN:
-        return move_sel(ui, m, page);
-    case KEY_APP_PGUP:
-        return move_sel(ui, m, -page);
-    case 'g':
-    case KEY_APP_HOME:
-        return move_sel(ui, m, -(long)ui->sel[ui->focus]);
-    case 'G':
-    case KEY_APP_END:
-        return move_sel(ui, m, (long)model_pane_total(m, ui->focus));
-    case 'Z':
-        ui->paused = !ui->paused;
-        app_status(ui, false, ui->paused ? "paused (Z resumes)" : "resumed");
-        return APP_REDRAW | (ui->paused ? 0 : APP_REFETCH);
-    case KEY_APP_REDRAW:
-        return APP_REDRAW | APP_REFETCH;
-    case KEY_APP_ENTER:
-        id = app_selected_id(ui, m);
-        if (id == NULL)
-            return 0;
-        ui->action = ACT_DETAILS;
+    return APP_REDRAW;
+}
+
+static int
+do_pause(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    ui->paused = !ui->paused;
+    app_status(ui, false, ui->paused ? "paused (Z resumes)" : "resumed");
+    return APP_REDRAW | (ui->paused ? 0 : APP_REFETCH);
+}
+
+static int
+do_redraw(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    return APP_REDRAW | (ui->mode == MODE_MAIN ? APP_REFETCH : 0);
+}
+
+/* Asks the loop for action b->arg, on the selected task when the binding needs one. */
+static int
+do_request(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    const char *id = app_selected_id(ui, m);
+
+    ui->action = (enum action)b->arg;
+    if (b->flags & KB_SELECTED)
         snprintf(ui->action_id, sizeof ui->action_id, "%s", id);
+    else
+        ui->action_id[0] = '\0';
+    return APP_ACTION;
+}
+
+static int
+do_mark(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    toggle_mark(ui, ui->focus, app_selected_id(ui, m));
+    app_status(ui, false, "%zu marked in this pane (r/d act on them; Esc clears)",
+               ui->nmarks[ui->focus]);
+    return move_sel(ui, m, 1) | APP_REDRAW;
+}
+
+/* Opens the prompt line: Enter performs @act on what was typed. */
+static int
+prompt(struct ui *ui, enum action act)
+{
+    ui->mode = MODE_INPUT;
+    ui->input[0] = '\0';
+    ui->input_action = act;
+    return APP_REDRAW;
+}
+
+static int
+do_search(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    snprintf(ui->prompt, sizeof ui->prompt, "search %s (id, payload%s; Esc: cancel): ",
+             ui->focus == PANE_FAILED ? "failed tasks" : "this pane",
+             ui->focus == PANE_FAILED ? ", error, trace" : "");
+    return prompt(ui, ACT_SEARCH);
+}
+
+/* Esc on the main screen: clears the marks, else ends the pane's search. */
+static int
+do_escape(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    if (ui->nmarks[ui->focus] == 0 && ui->filter[0] != '\0' && ui->focus == ui->filter_pane) {
+        ui->action = ACT_UNFILTER;
         return APP_ACTION;
-    case 'L':
-        ui->action = ACT_AUDIT;
-        return APP_ACTION;
-    case 'Q':
-        ui->action = ACT_QUEUES;
-        return APP_ACTION;
-    case ' ':
-        id = app_selected_id(ui, m);
-        if (id == NULL)
-            return 0;
-        toggle_mark(ui, ui->focus, id);
-        app_status(ui, false, "%zu marked in this pane (r/d act on them; Esc clears)",
-                   ui->nmarks[ui->focus]);
-        return move_sel(ui, m, 1) | APP_REDRAW;
-    case '/':
-        ui->mode = MODE_INPUT;
-        ui->input[0] = '\0';
-        ui->input_action = ACT_SEARCH;
-        snprintf(ui->prompt, sizeof ui->prompt, "search %s (id, payload%s; Esc: cancel): ",
-                 ui->focus == PANE_FAILED ? "failed tasks" : "this pane",
-                 ui->focus == PANE_FAILED ? ", error, trace" : "");
-        return APP_REDRAW;
-    case KEY_APP_ESC:
-        if (ui->nmarks[ui->focus] == 0 && ui->filter[0] != '\0' && ui->focus == ui->filter_pane) {
-            ui->action = ACT_UNFILTER;
-            return APP_ACTION;
-        }
-        if (ui->nmarks[ui->focus] == 0)
-            return 0;
-        app_clear_marks(ui, ui->focus);
-        app_status(ui, false, "marks cleared");
-        return APP_REDRAW;
-    case 'y':
-        id = app_selected_id(ui, m);
-        if (id == NULL)
-            return 0;
-        ui->action = ACT_COPY;
-        snprintf(ui->action_id, sizeof ui->action_id, "%s", id);
-        return APP_ACTION;
-    case 'r':
-    case 'R':
-    case 'd':
-    case 'x':
-    case 'p':
-    case 'A':
-    case 'X':
-        break;
-    default:
-        return 0;
     }
-    /* actions */
-    if (ui->read_only) {
+    if (ui->nmarks[ui->focus] == 0)
+        return 0;
+    app_clear_marks(ui, ui->focus);
+    app_status(ui, false, "marks cleared");
+    return APP_REDRAW;
+}
+
+/* r, d, p: asks y/N before action b->arg on the marked set or the selected task. */
+static int
+do_confirm(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    if ((b->flags & KB_MARKS) && ui->nmarks[ui->focus] > 0)
+        snprintf(ui->action_id, sizeof ui->action_id, "%zu marked tasks", ui->nmarks[ui->focus]);
+    else
+        snprintf(ui->action_id, sizeof ui->action_id, "%s", app_selected_id(ui, m));
+    ui->confirm_action = (enum action)b->arg;
+    ui->mode = MODE_CONFIRM;
+    return APP_REDRAW;
+}
+
+static int
+do_requeue_after(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    const char *id = app_selected_id(ui, m);
+
+    snprintf(ui->action_id, sizeof ui->action_id, "%s", id);
+    snprintf(ui->prompt, sizeof ui->prompt, "requeue %.100s after (e.g. 30s, 10m): ", id);
+    return prompt(ui, ACT_REQUEUE_DELAY);
+}
+
+/* A and X: every failed task, after a typed spread window or the queue's name. */
+static int
+do_bulk(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    int64_t n = model_pane_total(m, PANE_FAILED);
+
+    if (n <= 0) {
+        app_status(ui, true, "no failed tasks");
+        return APP_REDRAW;
+    }
+    if (b->arg == ACT_REQUEUE_ALL)
+        snprintf(ui->prompt, sizeof ui->prompt,
+                 "requeue all %lld failed tasks, spread over (e.g. 10m; Enter: at once; "
+                 "Esc: cancel): ",
+                 (long long)n);
+    else
+        snprintf(ui->prompt, sizeof ui->prompt,
+                 "drop all %lld failed tasks for good: type the queue name (%s): ", (long long)n,
+                 m->queue);
+    return prompt(ui, (enum action)b->arg);
+}
+
+/* In a text view (details, help): scrolls; the layout keeps it within the text. */
+static int
+do_scroll(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    long s = b->arg == MOVE_PAGE_DOWN ? ui->scroll + ui->rows_visible /* a whole screen */
+             : b->arg == MOVE_PAGE_UP ? ui->scroll - ui->rows_visible
+                                      : moved(ui, ui->scroll, 0, b->arg);
+
+    ui->scroll = s < 0 ? 0 : (int)s;
+    return APP_REDRAW;
+}
+
+static int
+do_back(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    ui->mode = MODE_MAIN;
+    return APP_REDRAW;
+}
+
+static int
+do_view_copy(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    if (ui->mode != MODE_DETAILS)
+        return 0;
+    ui->action = ACT_COPY;
+    return APP_ACTION;
+}
+
+static int
+do_pick_move(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    long s = moved(ui, (long)ui->pick_sel, (int64_t)ui->npick, b->arg);
+
+    ui->pick_sel = (size_t)clamp_move(s, (int64_t)ui->npick);
+    return APP_REDRAW;
+}
+
+static int
+do_pick_open(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    if (ui->npick == 0)
+        return 0;
+    ui->mode = MODE_MAIN;
+    ui->action = ACT_SWITCH;
+    return APP_ACTION | APP_REDRAW;
+}
+
+#define F PANE_BIT(PANE_FAILED)
+#define U PANE_BIT(PANE_FUTURE)
+#define I PANE_BIT(PANE_INFLIGHT)
+
+/* clang-format off: one binding per row reads as the reference card it is */
+static const struct binding bindings[] = {
+    /* the main screen: looking */
+    {BIND_MAIN, {'?', 'h'}, "? h", PANES_ALL, 0, do_help, 0, "this help", NULL},
+    {BIND_MAIN, {'q'}, "q", PANES_ALL, 0, do_quit, 0, "quit", NULL},
+    {BIND_MAIN, {KEY_APP_TAB}, "Tab", PANES_ALL, 0, do_focus, 1, "next pane", NULL},
+    {BIND_MAIN, {KEY_APP_BTAB}, "S-Tab", PANES_ALL, 0, do_focus, -1, "previous pane", NULL},
+    {BIND_MAIN,
+     {'1', '2', '3', '4'},
+     "1 2 3 4",
+     PANES_ALL,
+     0,
+     do_focus,
+     0,
+     "Due, Future, In-flight, Failed",
+     NULL},
+    {BIND_MAIN, {'j', KEY_APP_DOWN}, "j Down", PANES_ALL, 0, do_move, 1, "move down", NULL},
+    {BIND_MAIN, {'k', KEY_APP_UP}, "k Up", PANES_ALL, 0, do_move, -1, "move up", NULL},
+    {BIND_MAIN,
+     {KEY_APP_PGDN, KEY_APP_PGUP},
+     "PgDn PgUp",
+     PANES_ALL,
+     0,
+     do_move,
+     0,
+     "a page",
+     NULL},
+    {BIND_MAIN,
+     {'g', KEY_APP_HOME},
+     "g Home",
+     PANES_ALL,
+     0,
+     do_move,
+     MOVE_FIRST,
+     "first task",
+     NULL},
+    {BIND_MAIN, {'G', KEY_APP_END}, "G End", PANES_ALL, 0, do_move, MOVE_LAST, "last task", NULL},
+    {BIND_MAIN,
+     {KEY_APP_WHEEL_DOWN, KEY_APP_WHEEL_UP},
+     "mouse",
+     PANES_ALL,
+     0,
+     do_move,
+     0,
+     "click: a pane and a row; wheel: scroll (--no-mouse: off)",
+     NULL},
+    {BIND_MAIN,
+     {KEY_APP_ENTER},
+     "Enter",
+     PANES_ALL,
+     KB_SELECTED,
+     do_request,
+     ACT_DETAILS,
+     "details: every field, the payload, the error, the stack trace",
+     NULL},
+    {BIND_MAIN, {'Z'}, "Z", PANES_ALL, 0, do_pause, 0, "pause / resume refresh", NULL},
+    {BIND_MAIN,
+     {KEY_APP_REDRAW},
+     "Ctrl-L",
+     PANES_ALL,
+     0,
+     do_redraw,
+     0,
+     "redraw and refresh now",
+     NULL},
+    {BIND_MAIN,
+     {'Q'},
+     "Q",
+     PANES_ALL,
+     0,
+     do_request,
+     ACT_QUEUES,
+     "the server's queues with their counts; Enter switches to one",
+     NULL},
+    {BIND_MAIN,
+     {'L'},
+     "L",
+     PANES_ALL,
+     0,
+     do_request,
+     ACT_AUDIT,
+     "the audit log of operator actions",
+     NULL},
+    {BIND_MAIN,
+     {'/'},
+     "/",
+     PANES_ALL,
+     0,
+     do_search,
+     0,
+     "search the pane on the server (ids, payloads; on Failed also errors and traces), "
+     "in bounded steps, so millions of tasks are fine; Esc clears it",
+     NULL},
+    {BIND_MAIN,
+     {' '},
+     "space",
+     PANES_ALL,
+     KB_SELECTED,
+     do_mark,
+     0,
+     "mark / unmark; r and d then act on all marked tasks of the pane at once (all or "
+     "nothing)",
+     NULL},
+    {BIND_MAIN,
+     {KEY_APP_ESC},
+     "Esc",
+     PANES_ALL,
+     0,
+     do_escape,
+     0,
+     "clear the marks, then the search",
+     NULL},
+    {BIND_MAIN,
+     {'y'},
+     "y",
+     PANES_ALL,
+     KB_SELECTED,
+     do_request,
+     ACT_COPY,
+     "copy the payload (in details of a failed task: its stack trace) with OSC 52, also "
+     "over ssh and in tmux",
+     NULL},
+
+    /* the main screen: actions, through the same scripts as the workers */
+    {BIND_MAIN,
+     {'r'},
+     "r",
+     F,
+     KB_WRITE | KB_SELECTED | KB_MARKS,
+     do_confirm,
+     ACT_REQUEUE,
+     "Failed: requeue the selected task now (asks y/N)",
+     "r requeues a failed task: go to Failed (4)"},
+    {BIND_MAIN,
+     {'R'},
+     "R",
+     F,
+     KB_WRITE | KB_SELECTED,
+     do_requeue_after,
+     0,
+     "Failed: requeue the selected task after a delay you type",
+     "r requeues a failed task: go to Failed (4)"},
+    {BIND_MAIN,
+     {'A'},
+     "A",
+     PANES_ALL,
+     KB_WRITE,
+     do_bulk,
+     ACT_REQUEUE_ALL,
+     "Failed: requeue all, spread evenly over a window you type",
+     NULL},
+    {BIND_MAIN,
+     {'X'},
+     "X",
+     PANES_ALL,
+     KB_WRITE,
+     do_bulk,
+     ACT_DROP_ALL,
+     "Failed: drop all (type the queue name to confirm)",
+     NULL},
+    {BIND_MAIN,
+     {'d'},
+     "d",
+     F | U,
+     KB_WRITE | KB_SELECTED | KB_MARKS,
+     do_confirm,
+     ACT_DROP,
+     "Failed or Future: drop the selected task (asks y/N)",
+     "d drops a failed or future task: go to Future (2) or Failed (4)"},
+    {BIND_MAIN,
+     {'p'},
+     "p",
+     U,
+     KB_WRITE | KB_SELECTED,
+     do_confirm,
+     ACT_RUN_NOW,
+     "Future: run the selected task now (asks y/N)",
+     "p runs a future task now: go to Future (2)"},
+    {BIND_MAIN,
+     {'x'},
+     "x",
+     I,
+     KB_WRITE,
+     do_request,
+     ACT_REAP,
+     "In-flight: return expired leases now (reap)",
+     "x recovers expired leases: go to In-flight (3)"},
+
+    /* text views: details, help, the audit log */
+    {BIND_VIEW, {'j', KEY_APP_DOWN}, "j Down", PANES_ALL, 0, do_scroll, 1, "scroll down", NULL},
+    {BIND_VIEW, {'k', KEY_APP_UP}, "k Up", PANES_ALL, 0, do_scroll, -1, "scroll up", NULL},
+    {BIND_VIEW,
+     {KEY_APP_PGDN, ' '},
+     "PgDn space",
+     PANES_ALL,
+     0,
+     do_scroll,
+     MOVE_PAGE_DOWN,
+     "a page down",
+     NULL},
+    {BIND_VIEW, {KEY_APP_PGUP}, "PgUp", PANES_ALL, 0, do_scroll, MOVE_PAGE_UP, "a page up", NULL},
+    {BIND_VIEW,
+     {KEY_APP_WHEEL_DOWN, KEY_APP_WHEEL_UP},
+     "mouse",
+     PANES_ALL,
+     0,
+     do_scroll,
+     3,
+     "the wheel scrolls",
+     NULL},
+    {BIND_VIEW, {'g'}, "g", PANES_ALL, 0, do_scroll, MOVE_FIRST, "the top", NULL},
+    {BIND_VIEW,
+     {'y'},
+     "y",
+     PANES_ALL,
+     0,
+     do_view_copy,
+     0,
+     "copy (details: the stack trace, or the payload)",
+     NULL},
+    {BIND_VIEW, {KEY_APP_REDRAW}, "Ctrl-L", PANES_ALL, 0, do_redraw, 0, "redraw", NULL},
+    {BIND_VIEW,
+     {'q', KEY_APP_ESC, KEY_APP_ENTER},
+     "q Esc Enter",
+     PANES_ALL,
+     0,
+     do_back,
+     0,
+     "back",
+     NULL},
+
+    /* the queue picker */
+    {BIND_PICK, {'j', KEY_APP_DOWN}, "j Down", PANES_ALL, 0, do_pick_move, 1, "next queue", NULL},
+    {BIND_PICK, {'k', KEY_APP_UP}, "k Up", PANES_ALL, 0, do_pick_move, -1, "previous queue", NULL},
+    {BIND_PICK,
+     {KEY_APP_WHEEL_DOWN, KEY_APP_WHEEL_UP},
+     "mouse",
+     PANES_ALL,
+     0,
+     do_pick_move,
+     0,
+     "the wheel moves",
+     NULL},
+    {BIND_PICK,
+     {KEY_APP_PGDN, KEY_APP_PGUP},
+     "PgDn PgUp",
+     PANES_ALL,
+     0,
+     do_pick_move,
+     0,
+     "a page",
+     NULL},
+    {BIND_PICK,
+     {'g', KEY_APP_HOME},
+     "g Home",
+     PANES_ALL,
+     0,
+     do_pick_move,
+     MOVE_FIRST,
+     "first queue",
+     NULL},
+    {BIND_PICK,
+     {'G', KEY_APP_END},
+     "G End",
+     PANES_ALL,
+     0,
+     do_pick_move,
+     MOVE_LAST,
+     "last queue",
+     NULL},
+    {BIND_PICK, {KEY_APP_ENTER}, "Enter", PANES_ALL, 0, do_pick_open, 0, "show that queue", NULL},
+    {BIND_PICK, {'q', KEY_APP_ESC}, "q Esc", PANES_ALL, 0, do_back, 0, "back", NULL},
+};
+/* clang-format on */
+
+#undef F
+#undef U
+#undef I
+
+#define NBINDINGS (sizeof bindings / sizeof bindings[0])
+
+/* The move a key makes where one row binds a pair (PgDn PgUp, the wheel). */
+static int
+signed_arg(const struct binding *b, int key)
+{
+    if (key == KEY_APP_PGUP)
+        return MOVE_PAGE_UP;
+    if (key == KEY_APP_PGDN)
+        return MOVE_PAGE_DOWN;
+    if (b->fn == do_move || b->fn == do_scroll) { /* the picker's wheel moves one row */
+        if (key == KEY_APP_WHEEL_UP)
+            return -3;
+        if (key == KEY_APP_WHEEL_DOWN)
+            return 3;
+    }
+    return b->arg;
+}
+
+static const struct binding *
+binding_for(unsigned where, int key)
+{
+    for (size_t i = 0; i < NBINDINGS; i++) {
+        if (!(bindings[i].where & where))
+            continue;
+        for (size_t k = 0; k < 4 && bindings[i].keys[k] != 0; k++)
+            if (bindings[i].keys[k] == key)
+                return &bindings[i];
+    }
+    return NULL;
+}
+
+/* Runs @b for @key after the checks every binding shares. */
+static int
+apply_binding(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    struct binding local = *b;
+
+    local.arg = signed_arg(b, key);
+    if ((b->flags & KB_WRITE) && ui->read_only) {
         app_status(ui, true, "read-only: actions are disabled (started with --read-only)");
         return APP_REDRAW;
     }
-    if (key == 'x') {
-        if (ui->focus != PANE_INFLIGHT) {
-            app_status(ui, true, "x recovers expired leases: go to In-flight (3)");
-            return APP_REDRAW;
-        }
-        ui->action = ACT_REAP;
-        ui->action_id[0] = '\0';
-        return APP_ACTION;
-    }
-    if (key == 'A' || key == 'X') {
-        int64_t n = model_pane_total(m, PANE_FAILED);
-        if (n <= 0) {
-            app_status(ui, true, "no failed tasks");
-            return APP_REDRAW;
-        }
-        ui->mode = MODE_INPUT;
-        ui->input[0] = '\0';
-        ui->input_action = key == 'A' ? ACT_REQUEUE_ALL : ACT_DROP_ALL;
-        if (key == 'A')
-            snprintf(ui->prompt, sizeof ui->prompt,
-                     "requeue all %lld failed tasks, spread over (e.g. 10m; Enter: at once; "
-                     "Esc: cancel): ",
-                     (long long)n);
-        else
-            snprintf(ui->prompt, sizeof ui->prompt,
-                     "drop all %lld failed tasks for good: type the queue name (%s): ",
-                     (long long)n, m->queue);
+    if (b->panes != PANES_ALL && !(b->panes & PANE_BIT(ui->focus))) {
+        app_status(ui, true, "%s", b->refuse);
         return APP_REDRAW;
     }
-    id = app_selected_id(ui, m);
-    if ((key == 'r' || key == 'R') && ui->focus != PANE_FAILED) {
-        app_status(ui, true, "r requeues a failed task: go to Failed (4)");
-        return APP_REDRAW;
-    }
-    if (key == 'p' && ui->focus != PANE_FUTURE) {
-        app_status(ui, true, "p runs a future task now: go to Future (2)");
-        return APP_REDRAW;
-    }
-    if (key == 'd' && ui->focus != PANE_FAILED && ui->focus != PANE_FUTURE) {
-        app_status(ui, true, "d drops a failed or future task: go to Future (2) or Failed (4)");
-        return APP_REDRAW;
-    }
-    if (id == NULL && !((key == 'r' || key == 'd') && ui->nmarks[ui->focus] > 0)) {
+    if ((b->flags & KB_SELECTED) && app_selected_id(ui, m) == NULL &&
+        !((b->flags & KB_MARKS) && ui->nmarks[ui->focus] > 0)) {
+        if (!(b->flags & KB_WRITE))
+            return 0; /* looking at nothing: nothing happens */
         app_status(ui, true, "nothing selected");
         return APP_REDRAW;
     }
-    if ((key == 'r' || key == 'd') && ui->nmarks[ui->focus] > 0) {
-        /* the marked set, not the selection */
-        snprintf(ui->action_id, sizeof ui->action_id, "%zu marked tasks", ui->nmarks[ui->focus]);
-        ui->confirm_action = key == 'r' ? ACT_REQUEUE : ACT_DROP;
-        ui->mode = MODE_CONFIRM;
-        return APP_REDRAW;
+    return b->fn(ui, m, &local, key);
+}
+
+static int
+mode_key(struct ui *ui, const struct model *m, unsigned where, int key)
+{
+    const struct binding *b = binding_for(where, key);
+
+    return b != NULL ? apply_binding(ui, m, b, key) : 0;
+}
+
+/* Help: a heading per place, then one line per binding: its label, what it does. */
+static const struct {
+    unsigned where;
+    bool writes;
+    const char *heading;
+} help_sections[] = {
+    {BIND_MAIN, false, "Keys"},
+    {BIND_MAIN, true,
+     "Actions (through the same scripts as the workers; disabled with --read-only)"},
+    {BIND_VIEW, false, "In details, this help and the audit log"},
+    {BIND_PICK, false, "In the queue picker (Q)"},
+};
+
+static const char *const help_footer[] = {
+    "Everything shown that came from Redis is escaped: control characters and escape",
+    "sequences appear as \\e, \\x07 ..., never as terminal commands.",
+};
+
+/* Help: the label column, the width a text wraps at, and the widest text that shares
+ * its line with the next short binding (two columns, as on a reference card). */
+enum { HELP_LABEL_COLS = 13, HELP_TEXT_COLS = 62, HELP_SHORT_COLS = 25 };
+
+static bool
+help_short(const struct binding *b)
+{
+    return strlen(b->help) <= HELP_SHORT_COLS && strlen(b->label) < HELP_LABEL_COLS - 2;
+}
+
+static bool
+in_section(const struct binding *b, size_t s)
+{
+    return (b->where & help_sections[s].where) &&
+           ((b->flags & KB_WRITE) != 0) == help_sections[s].writes;
+}
+
+/* Calls @line with each line of the help text, in order; returns how many. */
+static size_t
+help_walk(void (*line)(void *arg, const char *text), void *arg)
+{
+    char buf[256];
+    size_t n = 0;
+
+    for (size_t s = 0; s < sizeof help_sections / sizeof help_sections[0]; s++) {
+        line(arg, help_sections[s].heading);
+        line(arg, "");
+        n += 2;
+        for (size_t i = 0; i < NBINDINGS; i++) {
+            const struct binding *b = &bindings[i];
+            if (!in_section(b, s))
+                continue;
+            /* two short ones side by side */
+            size_t j = i + 1;
+            while (j < NBINDINGS && !in_section(&bindings[j], s))
+                j++;
+            if (help_short(b) && j < NBINDINGS && help_short(&bindings[j])) {
+                snprintf(buf, sizeof buf, "  %-*s%-*s  %-*s%s", HELP_LABEL_COLS, b->label,
+                         HELP_SHORT_COLS, b->help, HELP_LABEL_COLS - 2, bindings[j].label,
+                         bindings[j].help);
+                line(arg, buf);
+                n++;
+                i = j;
+                continue;
+            }
+            /* one per line, wrapped at word boundaries; continuation lines have no label */
+            const char *text = b->help, *label = b->label;
+            size_t left = strlen(text);
+            while (left > 0) {
+                size_t cut = left;
+                if (cut > HELP_TEXT_COLS) {
+                    cut = HELP_TEXT_COLS;
+                    while (cut > 0 && text[cut] != ' ')
+                        cut--;
+                    if (cut == 0)
+                        cut = HELP_TEXT_COLS;
+                }
+                snprintf(buf, sizeof buf, "  %-*s%.*s", HELP_LABEL_COLS, label, (int)cut, text);
+                line(arg, buf);
+                n++;
+                label = "";
+                text += cut;
+                left -= cut;
+                while (left > 0 && *text == ' ')
+                    text++, left--;
+            }
+        }
+        line(arg, "");
+        n++;
     }
-    snprintf(ui->action_id, sizeof ui->action_id, "%s", id);
-    if (key == 'R') {
-        ui->mode = MODE_INPUT;
-        ui->input[0] = '\0';
-        ui->input_action = ACT_REQUEUE_DELAY;
-        snprintf(ui->prompt, sizeof ui->prompt, "requeue %.100s after (e.g. 30s, 10m): ", id);
-        return APP_REDRAW;
+    for (size_t i = 0; i < sizeof help_footer / sizeof help_footer[0]; i++) {
+        line(arg, help_footer[i]);
+        n++;
     }
-    ui->confirm_action = key == 'r' ? ACT_REQUEUE : key == 'p' ? ACT_RUN_NOW : ACT_DROP;
-    ui->mode = MODE_CONFIRM;
-    return APP_REDRAW;
+    return n;
+}
+
+static void
+count_line(void *arg, const char *text)
+{
+}
+
+size_t
+app_help_lines(void)
+{
+    return help_walk(count_line, NULL);
+}
+
+struct help_pick {
+    size_t want, at;
+    char *buf;
+    size_t size;
+};
+
+static void
+pick_line(void *arg, const char *text)
+{
+    struct help_pick *p = arg;
+
+    if (p->at++ == p->want)
+        snprintf(p->buf, p->size, "%s", text);
+}
+
+void
+app_help_line(size_t i, char *buf, size_t size)
+{
+    struct help_pick p = {i, 0, buf, size};
+
+    buf[0] = '\0';
+    help_walk(pick_line, &p);
+}
+
+bool
+app_key_bound(int key)
+{
+    return binding_for(BIND_MAIN | BIND_VIEW | BIND_PICK, key) != NULL;
+}
+
+size_t
+app_bound_keys(int *keys, size_t max, const char **labels)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < NBINDINGS; i++)
+        for (size_t k = 0; k < 4 && bindings[i].keys[k] != 0; k++) {
+            if (n < max) {
+                keys[n] = bindings[i].keys[k];
+                labels[n] = bindings[i].label;
+            }
+            n++;
+        }
+    return n;
 }
 
 int
@@ -485,37 +1013,47 @@ app_click(struct ui *ui, const struct model *m, int row, int col)
     return 0;
 }
 
+/* The prompt line: printable characters, backspace, Enter performs, Esc cancels. */
+static int
+input_key(struct ui *ui, int key)
+{
+    size_t n = strlen(ui->input);
+
+    if (key == KEY_APP_ESC) {
+        ui->mode = MODE_MAIN;
+        app_status(ui, false, "cancelled");
+        return APP_REDRAW;
+    }
+    if (key == KEY_APP_ENTER) {
+        ui->mode = MODE_MAIN;
+        ui->action = ui->input_action;
+        return APP_ACTION | APP_REDRAW;
+    }
+    if ((key == 127 || key == 8 || key == KEY_APP_BACKSPACE) && n > 0) {
+        ui->input[n - 1] = '\0';
+        return APP_REDRAW;
+    }
+    if (key >= 0x20 && key < 0x7f && n + 1 < sizeof ui->input) {
+        ui->input[n] = (char)key;
+        ui->input[n + 1] = '\0';
+        return APP_REDRAW;
+    }
+    return 0;
+}
+
 int
 app_key(struct ui *ui, const struct model *m, int key)
 {
     switch (ui->mode) {
     case MODE_MAIN:
-        return main_key(ui, m, key);
-    case MODE_INPUT: {
-        size_t n = strlen(ui->input);
-        if (key == KEY_APP_ESC) {
-            ui->mode = MODE_MAIN;
-            app_status(ui, false, "cancelled");
-            return APP_REDRAW;
-        }
-        if (key == KEY_APP_ENTER) {
-            ui->mode = MODE_MAIN;
-            ui->action = ui->input_action;
-            return APP_ACTION | APP_REDRAW;
-        }
-        if ((key == 127 || key == 8 || key == KEY_APP_BACKSPACE) && n > 0) {
-            ui->input[n - 1] = '\0';
-            return APP_REDRAW;
-        }
-        if (key >= 0x20 && key < 0x7f && n + 1 < sizeof ui->input) {
-            ui->input[n] = (char)key;
-            ui->input[n + 1] = '\0';
-            return APP_REDRAW;
-        }
-        return 0;
-    }
+        return mode_key(ui, m, BIND_MAIN, key);
+    case MODE_DETAILS:
+    case MODE_HELP:
+        return mode_key(ui, m, BIND_VIEW, key);
     case MODE_PICK:
-        return pick_key(ui, key);
+        return mode_key(ui, m, BIND_PICK, key);
+    case MODE_INPUT:
+        return input_key(ui, key);
     case MODE_CONFIRM:
         ui->mode = MODE_MAIN;
         if (key == 'y' || key == 'Y') {
@@ -524,48 +1062,6 @@ app_key(struct ui *ui, const struct model *m, int key)
         }
         app_status(ui, false, "cancelled");
         return APP_REDRAW;
-    case MODE_DETAILS:
-    case MODE_HELP:
-        switch (key) {
-        case 'q':
-        case KEY_APP_ESC:
-        case KEY_APP_ENTER:
-            ui->mode = MODE_MAIN;
-            return APP_REDRAW;
-        case 'j':
-        case KEY_APP_DOWN:
-            ui->scroll++;
-            return APP_REDRAW;
-        case 'y':
-            if (ui->mode != MODE_DETAILS)
-                return 0;
-            ui->action = ACT_COPY;
-            return APP_ACTION;
-        case 'k':
-        case KEY_APP_UP:
-            ui->scroll = ui->scroll > 0 ? ui->scroll - 1 : 0;
-            return APP_REDRAW;
-        case KEY_APP_WHEEL_DOWN:
-            ui->scroll += 3;
-            return APP_REDRAW;
-        case KEY_APP_WHEEL_UP:
-            ui->scroll = ui->scroll > 3 ? ui->scroll - 3 : 0;
-            return APP_REDRAW;
-        case KEY_APP_PGDN:
-        case ' ':
-            ui->scroll += ui->rows_visible;
-            return APP_REDRAW;
-        case KEY_APP_PGUP:
-            ui->scroll = ui->scroll > ui->rows_visible ? ui->scroll - ui->rows_visible : 0;
-            return APP_REDRAW;
-        case 'g':
-            ui->scroll = 0;
-            return APP_REDRAW;
-        case KEY_APP_REDRAW:
-            return APP_REDRAW;
-        default:
-            return 0;
-        }
     }
     return 0;
 }

@@ -93,8 +93,19 @@ struct ui {
 void ui_init(struct ui *ui, bool read_only, bool no_color);
 void ui_free(struct ui *ui);
 
-/* Applies a key. @m is the last snapshot (for totals and the selected task). */
+/* Applies a key through the key table (app.c). @m is the last snapshot (for totals and
+ * the selected task). */
 int app_key(struct ui *ui, const struct model *m, int key);
+
+/* The help overlay, generated from the key table: how many lines, and line @i into
+ * @buf (snprintf semantics; "" past the end). */
+size_t app_help_lines(void);
+void app_help_line(size_t i, char *buf, size_t size);
+
+/* Whether @key is bound anywhere, and every bound key code with the label that help
+ * shows for it (up to @max of them; returns how many there are). */
+bool app_key_bound(int key);
+size_t app_bound_keys(int *keys, size_t max, const char **labels);
 
 /* A click at (@row, @col): focuses the pane there and selects the row clicked. */
 int app_click(struct ui *ui, const struct model *m, int row, int col);

@@ -279,22 +279,36 @@ render_status(const struct model *m, const struct ui *ui, struct grid *g)
                               " requeue  d/X drop  p run now  x reap  L audit  y copy");
 }
 
+/* Line @i of a text view into @buf (snprintf semantics). */
+typedef void (*line_fn)(const struct ui *ui, size_t i, char *buf, size_t size);
+
 static void
-render_lines(struct grid *g, const char *const *lines, size_t n, int scroll, const char *title,
+detail_line(const struct ui *ui, size_t i, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s", ui->detail[i]);
+}
+
+static void
+help_line(const struct ui *ui, size_t i, char *buf, size_t size)
+{
+    app_help_line(i, buf, size);
+}
+
+static void
+render_lines(const struct ui *ui, struct grid *g, line_fn get, size_t n, const char *title,
              const char *status)
 {
     int body = g->rows - 2;
     int max = n > 0 ? (int)n - 1 : 0;
-
     /* app_set_layout keeps the scroll within the text; a render before it still fits */
-    scroll = scroll > max ? max : scroll < 0 ? 0 : scroll;
+    int scroll = ui->scroll > max ? max : ui->scroll < 0 ? 0 : ui->scroll;
 
     grid_attr(g, 0, 0, g->cols, GRID_REVERSE);
     grid_printf(g, 0, 0, g->cols, GRID_REVERSE | GRID_BOLD, " %s", title);
     for (int r = 0; r < body && (size_t)(scroll + r) < n; r++) {
         /* tabs in traces: shown as spaces, not as \t */
         char line[2048];
-        snprintf(line, sizeof line, "%s", lines[scroll + r]);
+        get(ui, (size_t)(scroll + r), line, sizeof line);
         for (char *p = line; *p; p++)
             *p = *p == '\t' ? ' ' : *p;
         grid_puts(g, 1 + r, 1, g->cols - 1, 0, line);
@@ -305,39 +319,6 @@ render_lines(struct grid *g, const char *const *lines, size_t n, int scroll, con
         grid_printf(g, g->rows - 1, 0, g->cols, GRID_DIM,
                     " j/k PgUp/PgDn scroll  y copy  Esc back  (%d/%zu)", n ? scroll + 1 : 0, n);
 }
-
-static const char *const help_lines[] = {
-    "Keys",
-    "",
-    "  ?            this help                  q          quit (Esc in a view: back)",
-    "  Tab S-Tab    next / previous pane       1 2 3 4    Due, Future, In-flight, Failed",
-    "  j k  arrows  move                       PgUp PgDn  page",
-    "  g G          first / last               Enter      details: fields, payload, trace",
-    "  Z            pause / resume refresh     Ctrl-L     redraw and refresh now",
-    "  Q            the server's queues with their counts; Enter switches to one",
-    "",
-    "Actions (through the same scripts as the workers; disabled with --read-only)",
-    "",
-    "  r            Failed: requeue the selected task now (asks y/N)",
-    "  R            Failed: requeue the selected task after a delay you type",
-    "  A            Failed: requeue all, spread evenly over a window you type",
-    "  X            Failed: drop all (type the queue name to confirm)",
-    "  d            Failed or Future: drop the selected task (asks y/N)",
-    "  p            Future: run the selected task now (asks y/N)",
-    "  x            In-flight: return expired leases now (reap)",
-    "  y            copy the payload (in details of a failed task: the stack trace)",
-    "               to the clipboard with OSC 52 (works over ssh and in tmux)",
-    "  L            the audit log of operator actions",
-    "  mouse        click selects a pane and a row, the wheel scrolls (--no-mouse: off)",
-    "  /            search the pane on the server (ids and payloads; on Failed also errors",
-    "               and traces), in bounded steps, so it works with millions of tasks;",
-    "               Esc clears the search",
-    "  space        mark / unmark the selected task; r and d then act on all marked",
-    "               tasks of the pane at once (all or nothing); Esc clears the marks",
-    "",
-    "Everything shown that came from Redis is escaped: control characters and escape",
-    "sequences appear as \\e, \\x07 ..., never as terminal commands.",
-};
 
 /* The queue picker: one row per queue with its counts, the selected one reversed. */
 static void
@@ -373,14 +354,12 @@ render_picker(const struct model *m, const struct ui *ui, const struct layout *l
                     " j/k move  Enter open  Esc back  (* shown now)");
 }
 
-#define HELP_LINES (sizeof help_lines / sizeof help_lines[0])
-
 void
 view_layout(const struct ui *ui, int rows, int cols, struct layout *l)
 {
     memset(l, 0, sizeof *l);
     if (ui->mode == MODE_DETAILS || ui->mode == MODE_HELP) {
-        size_t n = ui->mode == MODE_DETAILS ? ui->ndetail : HELP_LINES;
+        size_t n = ui->mode == MODE_DETAILS ? ui->ndetail : app_help_lines();
         l->rows_visible = rows > 3 ? rows - 2 : 1;
         l->scroll_max = n > 0 ? (int)n - 1 : 0;
         return;
@@ -413,12 +392,12 @@ view_render(const struct model *m, const struct ui *ui, struct grid *g)
     view_layout(ui, g->rows, g->cols, &l);
     grid_clear(g);
     if (ui->mode == MODE_DETAILS) {
-        render_lines(g, (const char *const *)ui->detail, ui->ndetail, ui->scroll,
+        render_lines(ui, g, detail_line, ui->ndetail,
                      ui->detail_title[0] ? ui->detail_title : "task details", ui->status);
         return;
     }
     if (ui->mode == MODE_HELP) {
-        render_lines(g, help_lines, HELP_LINES, ui->scroll, "delayq top: help", NULL);
+        render_lines(ui, g, help_line, app_help_lines(), "delayq top: help", NULL);
         return;
     }
     if (ui->mode == MODE_PICK) {

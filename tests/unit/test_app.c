@@ -6,6 +6,8 @@
  */
 #include "harness/check.h"
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -178,6 +180,75 @@ take_action_hands_it_over_once(void **state)
     ui_free(&ui);
 }
 
+/* How help must name a key code. */
+static const char *
+key_name(int key, char *buf)
+{
+    static const struct {
+        int key;
+        const char *name;
+    } names[] = {
+        {KEY_APP_UP, "Up"},
+        {KEY_APP_DOWN, "Down"},
+        {KEY_APP_PGUP, "PgUp"},
+        {KEY_APP_PGDN, "PgDn"},
+        {KEY_APP_HOME, "Home"},
+        {KEY_APP_END, "End"},
+        {KEY_APP_ENTER, "Enter"},
+        {KEY_APP_ESC, "Esc"},
+        {KEY_APP_TAB, "Tab"},
+        {KEY_APP_BTAB, "S-Tab"},
+        {KEY_APP_REDRAW, "Ctrl-L"},
+        {KEY_APP_WHEEL_UP, "mouse"},
+        {KEY_APP_WHEEL_DOWN, "mouse"},
+        {' ', "space"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].key == key)
+            return names[i].name;
+    buf[0] = (char)key;
+    buf[1] = '\0';
+    return buf;
+}
+
+/* Every bound key is named by its binding's label, and every label is in the help. */
+static void
+every_bound_key_is_in_the_help(void **state)
+{
+    int keys[128];
+    const char *labels[128];
+    size_t n = app_bound_keys(keys, 128, labels);
+    size_t lines = app_help_lines();
+    char line[256], one[2];
+
+    assert_true(n > 40 && n <= 128);
+    for (size_t i = 0; i < n; i++) {
+        const char *name = key_name(keys[i], one);
+        /* the label names the code as a whole word */
+        bool named = false;
+        for (const char *p = labels[i]; (p = strstr(p, name)) != NULL; p++) {
+            size_t len = strlen(name);
+            if ((p == labels[i] || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\0'))
+                named = true;
+        }
+        if (!named)
+            fail_msg("key %d (%s) is bound under the label \"%s\", which does not name it", keys[i],
+                     name, labels[i]);
+        bool shown = false;
+        for (size_t l = 0; l < lines && !shown; l++) {
+            app_help_line(l, line, sizeof line);
+            char want[64];
+            snprintf(want, sizeof want, "  %s  ", labels[i]);
+            shown = strstr(line, want) != NULL;
+        }
+        if (!shown)
+            fail_msg("label \"%s\" is not in the help", labels[i]);
+    }
+    /* and nothing outside the table does anything */
+    assert_false(app_key_bound('m'));
+    assert_true(app_key_bound('r'));
+}
+
 int
 main(void)
 {
@@ -189,6 +260,7 @@ main(void)
         cmocka_unit_test(action_result_opens_the_picker_on_the_current_queue),
         cmocka_unit_test(layout_keeps_the_scroll_inside_the_text),
         cmocka_unit_test(take_action_hands_it_over_once),
+        cmocka_unit_test(every_bound_key_is_in_the_help),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
