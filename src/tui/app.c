@@ -1140,6 +1140,12 @@ app_refreshed(struct ui *ui, bool counts_moved)
 }
 
 void
+app_refresh_start(struct ui *ui, int64_t ms)
+{
+    ui->refresh_ms = ms;
+}
+
+void
 app_set_retry(struct ui *ui, int64_t ms)
 {
     ui->retry_in_ms = ms;

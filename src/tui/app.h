@@ -177,6 +177,9 @@ void app_search_progress(struct ui *ui, int64_t scanned, int64_t total, bool don
  * while nothing does. */
 void app_refreshed(struct ui *ui, bool counts_moved);
 
+/* The first refresh interval (--refresh), before it adapts. */
+void app_refresh_start(struct ui *ui, int64_t ms);
+
 /* While disconnected: @ms until the next attempt, for the banner's countdown. */
 void app_set_retry(struct ui *ui, int64_t ms);
 
