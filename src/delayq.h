@@ -97,8 +97,10 @@ int dq_server_info_get(dq_client *c, dq_server_info *out, dq_err *err);
 /*
  * The queues of a server, for pickers and listings. Every client adds a queue to the
  * registry set `dq:queues` the first time it enqueues to it, claims from it or
- * configures it, so queues are found without KEYS or SCAN. A registered queue stays
- * registered when it empties (dq_queue_forget() removes it).
+ * configures it, so queues are found without KEYS or SCAN. A client remembers the
+ * first 1024 queues it registered and sends no SADD for them again; calls for queues
+ * beyond those send one each time. A registered queue stays registered when it
+ * empties (dq_queue_forget() removes it).
  */
 typedef struct dq_queues {
     char **names;  /* owned, sorted; see dq_queues_free() */

@@ -350,7 +350,9 @@ dq_enqueue(dq_client *c, const char *queue, const dq_enqueue_opts *opts, const v
     enqueue_args(&a, opts, payload, payload_len);
     rc = dq_scripts_run(c, DQ_SCRIPT_ENQUEUE, queue, &a, parse_enqueue, &o, err);
     dq_args_free(&a);
-    if (rc != DQ_OK)
+    if (rc == DQ_OK)
+        dq_registry_note(c, queue); /* producers make a queue discoverable */
+    else
         memset(out, 0, sizeof *out);
     return rc;
 }
@@ -404,7 +406,9 @@ dq_enqueue_batch(dq_client *c, const char *queue, const dq_enqueue_item *items, 
             enqueue_args(&a, &items[i].opts, items[i].payload, items[i].payload_len);
         rc = dq_scripts_run(c, DQ_SCRIPT_ENQUEUE, queue, &a, parse_enqueue, &o, err);
         dq_args_free(&a);
-        if (rc != DQ_OK) {
+        if (rc == DQ_OK) {
+            dq_registry_note(c, queue); /* once per client: later chunks find it noted */
+        } else {
             memset(out + base, 0, count * sizeof *out);
             if (rc == DQ_EINVAL)
                 batch_error(err, base, count);
@@ -475,6 +479,8 @@ dq_claim(dq_client *c, const char *queue, unsigned batch, int64_t lease_ms, cons
     dq_args_str(&a, worker ? worker : c->who);
     rc = dq_scripts_run(c, DQ_SCRIPT_CLAIM, queue, &a, parse_claim, out, err);
     dq_args_free(&a);
+    if (rc == DQ_OK)
+        dq_registry_note(c, queue); /* workers make a queue discoverable */
     if (rc != DQ_OK) {
         dq_claimed_free(out);
         out->next_due_ms = -1;

@@ -21,21 +21,19 @@ dq_registry_note(dq_client *c, const char *queue)
 {
     const char *argv[3] = {"SADD", REGISTRY_KEY, queue};
     size_t lens[3] = {4, sizeof REGISTRY_KEY - 1, strlen(queue)};
-    int n = (int)(sizeof c->registered / sizeof c->registered[0]);
     redisReply *r = NULL;
     dq_err err = {0};
 
-    for (int i = 0; i < n; i++)
-        if (strcmp(c->registered[i], queue) == 0)
-            return;
+    if (dq_names_has(&c->registered, queue))
+        return;
     /* Best effort: the caller's operation already succeeded, and a failed SADD is
-     * retried by this client's next call for the queue, since it is not remembered. */
+     * retried by this client's next call for the queue, since it is not remembered.
+     * Past DQ_NAMES_MAX remembered queues, further ones are not remembered either: each
+     * call for them sends its (harmless, idempotent) SADD again. */
     if (dq_conn_command(c, 3, argv, lens, &r, &err) != DQ_OK)
         return;
-    if (r->type == REDIS_REPLY_INTEGER) {
-        memmove(c->registered[1], c->registered[0], (size_t)(n - 1) * sizeof c->registered[0]);
-        snprintf(c->registered[0], sizeof c->registered[0], "%s", queue);
-    }
+    if (r->type == REDIS_REPLY_INTEGER)
+        (void)dq_names_add(&c->registered, queue);
     freeReplyObject(r);
 }
 
@@ -139,7 +137,6 @@ dq_queue_forget(dq_client *c, const char *queue, dq_err *err)
 {
     const char *argv[3] = {"SREM", REGISTRY_KEY, queue};
     size_t lens[3] = {4, sizeof REGISTRY_KEY - 1, 0};
-    int n = (int)(sizeof c->registered / sizeof c->registered[0]);
     redisReply *r = NULL;
     int rc = dq_queue_name_check(queue, err);
 
@@ -152,8 +149,6 @@ dq_queue_forget(dq_client *c, const char *queue, dq_err *err)
     if (r->type == REDIS_REPLY_ERROR)
         rc = dq_err_from_reply(err, "queues", r->str, r->len);
     freeReplyObject(r);
-    for (int i = 0; i < n; i++)
-        if (strcmp(c->registered[i], queue) == 0)
-            c->registered[i][0] = '\0'; /* a later call registers it again */
+    dq_names_remove(&c->registered, queue); /* a later call registers it again */
     return rc;
 }

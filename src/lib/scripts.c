@@ -193,9 +193,6 @@ dq_scripts_run(dq_client *c, enum dq_script_id id, const char *queue, const stru
     }
     if (parse != NULL)
         rc = parse(r, out, err);
-    /* producers and workers make a queue discoverable (dq_queues_get) */
-    if (rc == DQ_OK && (id == DQ_SCRIPT_ENQUEUE || id == DQ_SCRIPT_CLAIM))
-        dq_registry_note(c, queue);
 out:
     freeReplyObject(r);
     free(argv);

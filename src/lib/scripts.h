@@ -45,7 +45,10 @@ typedef int (*dq_parse_fn)(const redisReply *r, void *out, dq_err *err);
 /*
  * Runs script @id on the keys of @queue with @args. An error reply from the script
  * becomes its DQ_E* code and message; other replies go to @parse (which may be NULL
- * when the reply does not matter). The reply is freed before returning.
+ * when the reply does not matter). The reply is freed before returning. It knows nothing
+ * of the queue registry: the operations that make a queue (enqueue, claim, config set)
+ * register it themselves (dq_registry_note), so registry.c depends on this file and not
+ * the other way round.
  */
 int dq_scripts_run(dq_client *c, enum dq_script_id id, const char *queue,
                    const struct dq_args *args, dq_parse_fn parse, void *out, dq_err *err);
