@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * client.h: the connection behind a dq_client. The only place (with scripts.c)
- * that talks to hiredis. One reused connection; on an I/O error or a timeout it is
- * dropped (its state is unknown) and the next call reconnects, with capped
+ * client.h: the connection behind a dq_client. The only place (with scripts.c and
+ * registry.c) that sends commands through hiredis. One reused connection; on an I/O error or a
+ * timeout it is dropped (its state is unknown) and the next call reconnects, with capped
  * exponential backoff between attempts.
  */
 #ifndef DQ_LIB_CLIENT_H
@@ -40,9 +40,6 @@ struct dq_client {
     int backoff_ms;             /* next backoff step; 0 after a success */
     struct dq_names registered; /* queues this client added to the registry (registry.c) */
 };
-
-/* Adds @queue to the registry (dq:queues) unless this client already did. */
-void dq_registry_note(dq_client *c, const char *queue);
 
 /* Whether @set holds @name. */
 bool dq_names_has(const struct dq_names *set, const char *name);

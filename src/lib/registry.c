@@ -12,6 +12,7 @@
 #include "client.h"
 #include "delayq.h"
 #include "err.h"
+#include "registry.h"
 #include "scripts.h"
 
 #define REGISTRY_KEY "dq:queues"

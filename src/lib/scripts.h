@@ -11,8 +11,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <hiredis/hiredis.h>
-
 #include "delayq.h"
 #include "dq_scripts.h"
 
@@ -39,8 +37,10 @@ void dq_args_bytes(struct dq_args *a, const void *p, size_t len);
 void dq_args_str(struct dq_args *a, const char *s);
 void dq_args_i64(struct dq_args *a, int64_t v);
 
-/* Copies what it needs out of @r (a non-error reply) into @out. */
-typedef int (*dq_parse_fn)(const redisReply *r, void *out, dq_err *err);
+/* Copies what it needs out of @r (a non-error reply) into @out. Declared, not included,
+ * so that the callers of dq_scripts_run (queue.c) never see hiredis. */
+struct redisReply;
+typedef int (*dq_parse_fn)(const struct redisReply *r, void *out, dq_err *err);
 
 /*
  * Runs script @id on the keys of @queue with @args. An error reply from the script
