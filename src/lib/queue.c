@@ -63,8 +63,9 @@ dq_config_set(dq_client *c, const char *queue, const dq_config *cfg, dq_err *err
 static int
 enqueue_check(const dq_enqueue_opts *o, dq_err *err)
 {
-    if (o->id != NULL && (o->id[0] == '\0' || strlen(o->id) > 200))
-        return dq_err_set(err, DQ_EINVAL, "id: must be 1..200 bytes (got %zu)", strlen(o->id));
+    if (o->id != NULL && (o->id[0] == '\0' || strlen(o->id) > DQ_ID_MAX))
+        return dq_err_set(err, DQ_EINVAL, "id: must be 1..%d bytes (got %zu)", DQ_ID_MAX,
+                          strlen(o->id));
     if (o->delay_ms < 0)
         return dq_err_set(err, DQ_EINVAL, "delay: %lld ms is negative", (long long)o->delay_ms);
     if (o->deadline_ms < 0)
@@ -210,7 +211,7 @@ static int
 finish(dq_client *c, enum dq_script_id id, const char *queue, const dq_task *t,
        const char *const *extra, size_t nextra, dq_parse_fn parse, void *out, dq_err *err)
 {
-    char tk[220];
+    char tk[DQ_TASK_KEY_MAX + 1];
     struct dq_args a;
     int rc;
 
@@ -240,11 +241,11 @@ dq_ack_many(dq_client *c, const char *queue, const dq_task *const *tasks, size_t
 {
     struct dq_ack_reply am = {n, rcs, errs};
     struct dq_args a;
-    char(*tk)[220];
+    char(*tk)[DQ_TASK_KEY_MAX + 1];
     int rc;
 
-    if (n == 0 || n > 1000)
-        return dq_err_set(err, DQ_EINVAL, "ack: %zu tasks is not 1..1000", n);
+    if (n == 0 || n > DQ_CALL_MAX)
+        return dq_err_set(err, DQ_EINVAL, "ack: %zu tasks is not 1..%d", n, DQ_CALL_MAX);
     for (size_t i = 0; i < n; i++) {
         const dq_task *t = tasks[i];
         if (t == NULL || t->id == NULL || t->undecodable)
@@ -314,14 +315,14 @@ dq_extend(dq_client *c, const char *queue, const dq_task *const *tasks, size_t n
     struct dq_extend_reply es = {lost, n};
     struct dq_args a;
     struct {
-        char tk[220];
+        char tk[DQ_TASK_KEY_MAX + 1];
         char attempt[16];
         char claimed[24];
     } * tks;
     int rc;
 
-    if (n == 0 || n > 1000)
-        return dq_err_set(err, DQ_EINVAL, "extend: %zu tasks; 1..1000 per call", n);
+    if (n == 0 || n > DQ_CALL_MAX)
+        return dq_err_set(err, DQ_EINVAL, "extend: %zu tasks; 1..%d per call", n, DQ_CALL_MAX);
     for (size_t i = 0; i < n; i++) {
         if (tasks[i] == NULL || tasks[i]->id == NULL || tasks[i]->undecodable)
             return dq_err_set(err, DQ_EINVAL, "extend: task %zu is not a claimed task", i + 1);
@@ -366,12 +367,12 @@ dq_reap(dq_client *c, const char *queue, unsigned limit, dq_reaped *out, dq_err 
 static int
 check_ids(const char *const *ids, size_t n, dq_err *err)
 {
-    if (n == 0 || n > 1000)
-        return dq_err_set(err, DQ_EINVAL, "ids: %zu given; 1..1000 per call", n);
+    if (n == 0 || n > DQ_CALL_MAX)
+        return dq_err_set(err, DQ_EINVAL, "ids: %zu given; 1..%d per call", n, DQ_CALL_MAX);
     for (size_t i = 0; i < n; i++) {
-        if (ids[i] == NULL || ids[i][0] == '\0' || strlen(ids[i]) > 220)
-            return dq_err_set(err, DQ_EINVAL, "ids: id %zu is empty or longer than 220 bytes",
-                              i + 1);
+        if (ids[i] == NULL || ids[i][0] == '\0' || strlen(ids[i]) > DQ_ID_MAX)
+            return dq_err_set(err, DQ_EINVAL, "ids: id %zu is empty or longer than %d bytes", i + 1,
+                              DQ_ID_MAX);
     }
     return DQ_OK;
 }
@@ -589,14 +590,14 @@ dq_search_step(dq_client *c, const char *queue, dq_view view, const char *needle
         return DQ_OK;
     if ((rc = view_check(view, err)) != DQ_OK)
         return rc;
-    if (needle == NULL || needle[0] == '\0' || strlen(needle) > 200)
-        return dq_err_set(err, DQ_EINVAL, "search: the text must be 1..200 bytes");
+    if (needle == NULL || needle[0] == '\0' || strlen(needle) > DQ_NEEDLE_MAX)
+        return dq_err_set(err, DQ_EINVAL, "search: the text must be 1..%d bytes", DQ_NEEDLE_MAX);
     dq_args_init(&a);
     dq_args_str(&a, view_names[view]);
     dq_args_str(&a, needle);
     dq_args_i64(&a, cur->cursor);
-    dq_args_i64(&a, 1000);
-    dq_args_i64(&a, (int64_t)(most < 1 ? 1 : most > 1000 ? 1000 : most));
+    dq_args_i64(&a, DQ_STEP_MAX);
+    dq_args_i64(&a, (int64_t)(most < 1 ? 1 : most > DQ_CALL_MAX ? DQ_CALL_MAX : most));
     rc = dq_scripts_run(c, DQ_SCRIPT_SEARCH, queue, &a, dq_reply_search, &ss, err);
     dq_args_free(&a);
     return rc;
@@ -609,8 +610,8 @@ dq_find(dq_client *c, const char *queue, const char *id, dq_task *out, dq_err *e
     int rc;
 
     memset(out, 0, sizeof *out);
-    if (id == NULL || id[0] == '\0' || strlen(id) > 220)
-        return dq_err_set(err, DQ_EINVAL, "id: must be 1..220 bytes");
+    if (id == NULL || id[0] == '\0' || strlen(id) > DQ_ID_MAX)
+        return dq_err_set(err, DQ_EINVAL, "id: must be 1..%d bytes", DQ_ID_MAX);
     do {
         struct dq_args a;
         fs.more = false;

@@ -17,6 +17,10 @@
 
 #define REGISTRY_KEY "dq:queues"
 
+/* DQ_STEP_MAX as the text of a command argument. */
+#define STR_(x) #x
+#define STR(x)  STR_(x)
+
 void
 dq_registry_note(dq_client *c, const char *queue)
 {
@@ -111,8 +115,8 @@ dq_queues_get(dq_client *c, size_t most, dq_queues *out, dq_err *err)
     freeReplyObject(r);
     while (most > 0 && out->n < most) {
         char cur[32];
-        const char *argv[5] = {"SSCAN", REGISTRY_KEY, cur, "COUNT", "1000"};
-        size_t lens[5] = {5, sizeof REGISTRY_KEY - 1, 0, 5, 4};
+        const char *argv[5] = {"SSCAN", REGISTRY_KEY, cur, "COUNT", STR(DQ_STEP_MAX)};
+        size_t lens[5] = {5, sizeof REGISTRY_KEY - 1, 0, 5, sizeof STR(DQ_STEP_MAX) - 1};
         lens[2] = (size_t)snprintf(cur, sizeof cur, "%lld", cursor);
         rc = dq_conn_command(c, 5, argv, lens, &r, err);
         if (rc != DQ_OK)

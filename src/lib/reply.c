@@ -495,7 +495,7 @@ find_task(const redisReply *r, bool inflight, struct dq_find_reply *fs, dq_err *
 {
     const char *score_name = inflight ? "lease deadline" : "failed time";
     const redisReply *key, *rec;
-    char tk[240];
+    char tk[DQ_TASK_KEY_MAX + 1];
     int64_t score;
     int rc;
 
@@ -623,7 +623,7 @@ append_items(const redisReply *r, size_t first, const char *what, dq_view view, 
         const redisReply *k = r->element[at + ITEM_KEY], *d = r->element[at + ITEM_RECORD];
         dq_task *t = &p->tasks[p->n];
         int64_t score;
-        char tk[240];
+        char tk[DQ_TASK_KEY_MAX + 1];
         int rc;
 
         dq_task_init(t);

@@ -692,6 +692,41 @@ failed_registration_is_retried(void **state)
     fixture_close(&f);
 }
 
+/* One id limit everywhere (DQ_ID_MAX, what enqueue.lua enforces): an id that long is
+ * enqueued, found and dropped; one byte more is refused by every call that takes ids. */
+static void
+ids_are_limited_to_dq_id_max(void **state)
+{
+    struct fixture f;
+    char id[DQ_ID_MAX + 2];
+    const char *ids[1] = {id};
+    size_t n = 0;
+    dq_enqueued e;
+    dq_task t;
+
+    fixture_open(&f, state, "idmax");
+    memset(id, 'k', DQ_ID_MAX + 1);
+    id[DQ_ID_MAX + 1] = '\0';
+    dq_enqueue_opts o = {.id = id};
+    assert_int_equal(dq_enqueue(f.c, f.queue, &o, "x", 1, &e, &f.err), DQ_EINVAL);
+    assert_string_equal(f.err.msg, "id: must be 1..200 bytes (got 201)");
+    assert_int_equal(dq_find(f.c, f.queue, id, &t, &f.err), DQ_EINVAL);
+    assert_int_equal(dq_requeue(f.c, f.queue, ids, 1, 0, &n, &f.err), DQ_EINVAL);
+    assert_int_equal(dq_drop(f.c, f.queue, ids, 1, &n, &f.err), DQ_EINVAL);
+    assert_non_null(strstr(f.err.msg, "longer than 200 bytes"));
+
+    id[DQ_ID_MAX] = '\0';
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "x", 1, &e, &f.err));
+    assert_string_equal(e.id, id);
+    ASSERT_OK(&f, dq_find(f.c, f.queue, id, &t, &f.err));
+    assert_string_equal(t.id, id);
+    assert_int_equal(t.state, DQ_STATE_SCHEDULED);
+    dq_task_clear(&t);
+    ASSERT_OK(&f, dq_drop(f.c, f.queue, ids, 1, &n, &f.err));
+    assert_int_equal(n, 1);
+    fixture_close(&f);
+}
+
 int
 main(void)
 {
@@ -712,6 +747,7 @@ main(void)
         cmocka_unit_test(registry_cache_holds_many_queues),
         cmocka_unit_test(registry_cache_past_its_bound),
         cmocka_unit_test(failed_registration_is_retried),
+        cmocka_unit_test(ids_are_limited_to_dq_id_max),
     };
 
     return cmocka_run_group_tests_name("integ/ops", tests, fixture_group_setup,

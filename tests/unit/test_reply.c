@@ -98,7 +98,7 @@ enqueue_names_the_task(void **state)
                    "enqueue reply: element 5 (status of task 2) is a string, expected an "
                    "integer");
     expect_refusal(dq_reply_enqueue, &o, "*6\r\n$0\r\n\r\n:0\r\n:5\r\n$1\r\nb\r\n:0\r\n:5\r\n",
-                   "enqueue reply: element 1 (id of task 1) is 0 bytes, expected 1..207");
+                   "enqueue reply: element 1 (id of task 1) is 0 bytes, expected 1..200");
     expect_refusal(dq_reply_enqueue, &o, "*3\r\n$1\r\na\r\n:0\r\n:5\r\n",
                    "enqueue reply: an array of 3, expected an array of 6 (id, status, due per "
                    "task)");
