@@ -21,7 +21,10 @@
 /*
  * A set of names, kept sorted so a lookup is a binary search (a few strcmp for the
  * hundreds of queues a busy client may use). Bounded by DQ_NAMES_MAX so a client that
- * walks through ever-new queue names cannot grow it without end.
+ * walks through ever-new queue names cannot grow it without end. A full set takes no
+ * more names rather than evicting old ones: a client cycling through more queues than
+ * the bound would then miss on every call, where this way the first DQ_NAMES_MAX keep
+ * hitting and only the rest pay a round trip.
  */
 #define DQ_NAMES_MAX 1024
 struct dq_names {
