@@ -37,7 +37,7 @@ app_clear_marks(struct ui *ui, int pane)
     ui->nmarks[pane] = 0;
 }
 
-/* Marks @id in @pane, or unmarks it when it was marked. At most 1000 (one call). */
+/* Marks @id in @pane, or unmarks it when it was marked. At most DQ_CALL_MAX (one call). */
 static void
 toggle_mark(struct ui *ui, int pane, const char *id)
 {
@@ -48,7 +48,7 @@ toggle_mark(struct ui *ui, int pane, const char *id)
             return;
         }
     }
-    if (ui->nmarks[pane] == 1000)
+    if (ui->nmarks[pane] == DQ_CALL_MAX)
         return;
     char **m = realloc(ui->marks[pane], (ui->nmarks[pane] + 1) * sizeof *m);
     if (m == NULL)
