@@ -102,6 +102,10 @@ int app_key(struct ui *ui, const struct model *m, int key);
 size_t app_help_lines(void);
 void app_help_line(size_t i, char *buf, size_t size);
 
+/* The key hints for the status line, fitted to @cols: the focused pane's actions
+ * first, then the general keys (no actions when read-only). Returns the length. */
+size_t app_hints(const struct ui *ui, int cols, char *buf, size_t size);
+
 /* Whether @key is bound anywhere, and every bound key code with the label that help
  * shows for it (up to @max of them; returns how many there are). */
 bool app_key_bound(int key);

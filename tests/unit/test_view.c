@@ -390,6 +390,89 @@ selection_follows_its_task_across_a_refresh(void **state)
     ui_free(&ui);
 }
 
+/* At 80 columns the header keeps what on-call needs; the rest comes with the width. */
+static void
+header_keeps_what_matters_at_80_columns(void **state)
+{
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    m.nqueues = 12;
+    snprintf(m.queue, sizeof m.queue, "payments-settlement-eu");
+    ui_init(&ui, true, false);
+    char *text = render(&m, &ui, 24, 80);
+    char *nl = strchr(text, '\n');
+    assert_non_null(nl);
+    *nl = '\0'; /* the title line alone */
+    assert_has(text, "queue payments-settlement-eu");
+    assert_has(text, "READ-ONLY");
+    assert_null(strstr(text, "clients")); /* dropped at this width */
+    *nl = '\n';
+    assert_has(text, " due 2 (oldest 4s)  failed 1");
+    assert_has(text, "1 lease expired: workers died holding tasks (x recovers)");
+    free(text);
+    m.spark[0] = 5;
+    m.nspark = 1;
+    text = render(&m, &ui, 40, 200);
+    assert_has(text, "0 clients");
+    assert_has(text, "READ-ONLY");
+    assert_has(text, "due backlog");
+    free(text);
+    model_free(&m);
+    ui_free(&ui);
+}
+
+/* In-flight rows say how long they run; retrying tasks say why they wait. */
+static void
+rows_say_since_when_and_why(void **state)
+{
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    dq_task *inf = &m.pages[PANE_INFLIGHT].tasks[0];
+    inf->claimed_ms = m.stats.now_ms - 400000;
+    inf->lease_ms = m.stats.now_ms + 27000;
+    dq_task *fut = &m.pages[PANE_FUTURE].tasks[0];
+    fut->attempt = 6;
+    fut->last_error = dup_str("upstream 503 from payments-api");
+    ui_init(&ui, false, false);
+    char *text = render(&m, &ui, 40, 140);
+    assert_has(text, "6m40s"); /* running since the claim */
+    assert_has(text, "lease 27s w@host:1");
+    assert_has(text, "retry: upstream 503 from pa"); /* cut to the pane, not dropped */
+    assert_null(strstr(text, "raw: \\xc1"));         /* its payload is in details, not the row */
+    free(text);
+    model_free(&m);
+    ui_free(&ui);
+}
+
+/* The key hints follow the focused pane and leave out actions when read-only. */
+static void
+hints_follow_the_pane(void **state)
+{
+    struct ui ui;
+    char h[512];
+
+    ui_init(&ui, false, false);
+    ui.focus = PANE_INFLIGHT;
+    app_hints(&ui, 80, h, sizeof h);
+    assert_non_null(strstr(h, "? help  x reap"));
+    assert_null(strstr(h, "r requeue"));
+    ui.focus = PANE_FUTURE;
+    app_hints(&ui, 80, h, sizeof h);
+    assert_non_null(strstr(h, "p run now"));
+    assert_true(strlen(h) < 80);
+    ui.read_only = true;
+    app_hints(&ui, 80, h, sizeof h);
+    assert_null(strstr(h, "run now"));
+    assert_non_null(strstr(h, "Enter details"));
+    app_hints(&ui, 20, h, sizeof h);
+    assert_true(strlen(h) < 20);
+    ui_free(&ui);
+}
+
 /*
  * Golden screens: whole rendered screens compared with the files in tests/unit/golden/, so any
  * change of layout shows up as a diff to review. After a change made on purpose,
@@ -571,6 +654,9 @@ main(void)
         cmocka_unit_test(click_focuses_and_selects),
         cmocka_unit_test(queue_picker_lists_moves_and_switches),
         cmocka_unit_test(selection_follows_its_task_across_a_refresh),
+        cmocka_unit_test(header_keeps_what_matters_at_80_columns),
+        cmocka_unit_test(rows_say_since_when_and_why),
+        cmocka_unit_test(hints_follow_the_pane),
         cmocka_unit_test(golden_main),
         cmocka_unit_test(golden_details),
         cmocka_unit_test(golden_help),
