@@ -13,7 +13,7 @@ redis_port=""
 ok() { passed=$((passed + 1)); echo "ok - $1"; }
 bad() { failed=$((failed + 1)); echo "not ok - $1"; }
 # check NAME CMD...: ok/bad from CMD's status
-check() { n=$1; shift; if "$@"; then ok "$n"; else bad "$n"; fi; }
+check() { n=$1; shift; if "$@"; then ok "$n"; else bad "$n"; return 1; fi; }
 finish() {
   echo "# $passed passed, $failed failed"
   [ "$failed" -eq 0 ]
@@ -48,6 +48,8 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+# not CMD...: succeeds when CMD fails (works for shell functions too)
+not() { ! "$@"; }
 alive() { kill -0 "$1" 2>/dev/null; }
 dead() { ! kill -0 "$1" 2>/dev/null; }
 # stop_pid PID [SIGNAL]: signal (TERM), up to 5 s to exit, then SIGKILL; reaps it
