@@ -23,10 +23,16 @@ bindir=$prefix/$(opt bindir)
 libdir=$prefix/$(opt libdir)
 incdir=$prefix/$(opt includedir)
 mandir=$prefix/$(opt mandir)
+datadir=$prefix/$(opt datadir)
 unitdir=$(opt systemdunitdir)
+# as completions/meson.build finds it
+bashdir=$(pkg-config --define-variable=datadir="$datadir" --variable=completionsdir \
+  bash-completion 2>/dev/null)
+[ -n "$bashdir" ] || bashdir=$datadir/bash-completion/completions
 [ -n "$unitdir" ] || unitdir=$prefix/lib/systemd/system
 for f in "$bindir/delayq" "$libdir/libdelayq.so" "$libdir/libdelayq.a" "$incdir/delayq.h" \
-    "$libdir/pkgconfig/delayq.pc" "$unitdir/delayq-work@.service"; do
+    "$libdir/pkgconfig/delayq.pc" "$unitdir/delayq-work@.service" "$bashdir/delayq" \
+    "$datadir/zsh/site-functions/_delayq" "$datadir/doc/delayq/examples/delayq-work.env.example"; do
   check "installed: $f" [ -e "$root$f" ]
 done
 if [ "$man" = man ]; then
