@@ -104,4 +104,27 @@ MANPATH="$root$mandir" systemd-analyze verify "$work/unit/delayq-work@test.servi
 vrc=$?
 check "systemd-analyze verify: no complaint (status $vrc)" \
   sh -c "[ $vrc -eq 0 ] && [ ! -s '$work/verify.log' ]" || sed 's/^/# /' "$work/verify.log"
+
+# the unit's command line works: ExecStart with systemd's specifiers and variables
+# filled in as systemd would (the example env file's settings, a handler that
+# succeeds), run against the private Redis; it does a task, then stops on SIGTERM.
+env_example="$root$datadir/doc/delayq/examples/delayq-work.env.example"
+for k in DELAYQ_URL DELAYQ_QUEUE DELAYQ_COMMAND DELAYQ_CONCURRENCY; do
+  check "the example env file sets $k" grep -q "^$k=" "$env_example"
+done
+exec_line=$(sed -n 's/^ExecStart=//p' "$work/unit/delayq-work@test.service")
+exec_line=$(printf '%s' "$exec_line" | sed -e "s/%H/$(hostname)/g" -e 's/%i/test/g' \
+  -e 's/\${DELAYQ_CONCURRENCY}/2/g' -e 's/\$DELAYQ_COMMAND/sh -c true/g')
+uq=t-unit-$$
+"$dq" enqueue -q "$uq" --json '{}' >/dev/null
+# shellcheck disable=SC2086
+DELAYQ_QUEUE=$uq spawn $exec_line 2>"$work/unit-worker.log"
+upid=$spawned
+is_done() { "$dq" stats -q "$uq" --json | grep -q '"done":1,'; }
+check "the unit's ExecStart runs a task" wait_for 10000 "the task to be done" is_done ||
+  sed 's/^/# /' "$work/unit-worker.log"
+kill -TERM "$upid"
+wait_for 5000 "the unit's worker to stop on SIGTERM" dead "$upid"
+wait "$upid"
+check "and stops on SIGTERM with status 0" [ $? -eq 0 ]
 finish
