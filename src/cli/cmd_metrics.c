@@ -126,6 +126,59 @@ open_client(struct cli *g, dq_err *err)
     return dq_client_open(g->url, &o, &g->client, err);
 }
 
+/* The per-queue families: @got queues named @names with their stats @st. */
+static void
+put_queues(struct dq_buf *b, const char *const *names, const dq_stats *st, size_t got)
+{
+    static const char *const states[] = {"due", "future", "far_future", "inflight", "failed"};
+    static const char *const events[] = {"enqueued", "done",   "retried",  "failed", "expired",
+                                         "trimmed",  "reaped", "requeued", "dropped"};
+    family(b, "delayq_tasks", "gauge",
+           "Tasks by state: due (waiting for a worker), future (not due yet; includes "
+           "far_future), far_future (due after the queue's far_future_ms), inflight "
+           "(claimed, under a lease), failed (parked).");
+    for (size_t i = 0; i < got; i++) {
+        const dq_stats *s = &st[i];
+        const int64_t v[] = {s->due, s->future, s->far_future, s->inflight, s->failed};
+        for (size_t k = 0; k < sizeof states / sizeof states[0]; k++) {
+            sample_start(b, "delayq_tasks", names[i], "state", states[k]);
+            dq_buf_printf(b, "%lld\n", (long long)v[k]);
+        }
+    }
+    family(b, "delayq_expired_leases", "gauge",
+           "In-flight tasks whose lease has expired (their worker is gone or stuck).");
+    for (size_t i = 0; i < got; i++) {
+        sample_start(b, "delayq_expired_leases", names[i], NULL, NULL);
+        dq_buf_printf(b, "%lld\n", (long long)st[i].expired_leases);
+    }
+    family(b, "delayq_oldest_due_seconds", "gauge",
+           "How long the oldest due task has waited for a worker (0 when none is due).");
+    for (size_t i = 0; i < got; i++) {
+        sample_start(b, "delayq_oldest_due_seconds", names[i], NULL, NULL);
+        dq_buf_printf(b, "%.3f\n", (double)st[i].oldest_due_age_ms / 1000.0);
+    }
+    family(b, "delayq_next_due_seconds", "gauge",
+           "Seconds until the next future task is due (no sample when none is in the "
+           "future).");
+    for (size_t i = 0; i < got; i++) {
+        if (st[i].next_due_ms < 0)
+            continue;
+        sample_start(b, "delayq_next_due_seconds", names[i], NULL, NULL);
+        dq_buf_printf(b, "%.3f\n", (double)(st[i].next_due_ms - st[i].now_ms) / 1000.0);
+    }
+    family(b, "delayq_events_total", "counter",
+           "Events counted by the queue's scripts since the queue was created.");
+    for (size_t i = 0; i < got; i++) {
+        const dq_stats *s = &st[i];
+        const int64_t v[] = {s->enqueued, s->done,   s->retried,  s->failed_total, s->expired,
+                             s->trimmed,  s->reaped, s->requeued, s->dropped};
+        for (size_t k = 0; k < sizeof events / sizeof events[0]; k++) {
+            sample_start(b, "delayq_events_total", names[i], "event", events[k]);
+            dq_buf_printf(b, "%lld\n", (long long)v[k]);
+        }
+    }
+}
+
 /*
  * One scrape into m->out. Returns true when Redis was reachable. Families are written
  * whole, one after another, as the format requires, so every queue is read first.
@@ -191,55 +244,8 @@ scrape(struct metrics *m)
                "Queues in the registry (at most 1000 are exported).");
         dq_buf_printf(b, "delayq_registry_queues %lld\n", (long long)reg.total);
     }
-    if (got > 0) {
-        static const char *const states[] = {"due", "future", "far_future", "inflight", "failed"};
-        static const char *const events[] = {"enqueued", "done",   "retried",  "failed", "expired",
-                                             "trimmed",  "reaped", "requeued", "dropped"};
-        family(b, "delayq_tasks", "gauge",
-               "Tasks by state: due (waiting for a worker), future (not due yet; includes "
-               "far_future), far_future (due after the queue's far_future_ms), inflight "
-               "(claimed, under a lease), failed (parked).");
-        for (size_t i = 0; i < got; i++) {
-            const dq_stats *s = &st[i];
-            const int64_t v[] = {s->due, s->future, s->far_future, s->inflight, s->failed};
-            for (size_t k = 0; k < sizeof states / sizeof states[0]; k++) {
-                sample_start(b, "delayq_tasks", ok_names[i], "state", states[k]);
-                dq_buf_printf(b, "%lld\n", (long long)v[k]);
-            }
-        }
-        family(b, "delayq_expired_leases", "gauge",
-               "In-flight tasks whose lease has expired (their worker is gone or stuck).");
-        for (size_t i = 0; i < got; i++) {
-            sample_start(b, "delayq_expired_leases", ok_names[i], NULL, NULL);
-            dq_buf_printf(b, "%lld\n", (long long)st[i].expired_leases);
-        }
-        family(b, "delayq_oldest_due_seconds", "gauge",
-               "How long the oldest due task has waited for a worker (0 when none is due).");
-        for (size_t i = 0; i < got; i++) {
-            sample_start(b, "delayq_oldest_due_seconds", ok_names[i], NULL, NULL);
-            dq_buf_printf(b, "%.3f\n", (double)st[i].oldest_due_age_ms / 1000.0);
-        }
-        family(b, "delayq_next_due_seconds", "gauge",
-               "Seconds until the next future task is due (no sample when none is in the "
-               "future).");
-        for (size_t i = 0; i < got; i++) {
-            if (st[i].next_due_ms < 0)
-                continue;
-            sample_start(b, "delayq_next_due_seconds", ok_names[i], NULL, NULL);
-            dq_buf_printf(b, "%.3f\n", (double)(st[i].next_due_ms - st[i].now_ms) / 1000.0);
-        }
-        family(b, "delayq_events_total", "counter",
-               "Events counted by the queue's scripts since the queue was created.");
-        for (size_t i = 0; i < got; i++) {
-            const dq_stats *s = &st[i];
-            const int64_t v[] = {s->enqueued, s->done,   s->retried,  s->failed_total, s->expired,
-                                 s->trimmed,  s->reaped, s->requeued, s->dropped};
-            for (size_t k = 0; k < sizeof events / sizeof events[0]; k++) {
-                sample_start(b, "delayq_events_total", ok_names[i], "event", events[k]);
-                dq_buf_printf(b, "%lld\n", (long long)v[k]);
-            }
-        }
-    }
+    if (got > 0)
+        put_queues(b, ok_names, st, got);
     if (b->failed) {
         fprintf(stderr, "delayq: out of memory\n");
         exit(DQ_EXIT_FAILED);
