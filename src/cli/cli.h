@@ -112,5 +112,6 @@ int cmd_config(struct cli *g, int argc, char **argv);
 int cmd_demo(struct cli *g, int argc, char **argv);
 int cmd_work(struct cli *g, int argc, char **argv);
 int cmd_top(struct cli *g, int argc, char **argv);
+int cmd_metrics(struct cli *g, int argc, char **argv);
 
 #endif /* DQ_CLI_CLI_H */
