@@ -597,13 +597,20 @@ cmd_work(struct cli *g, int argc, char **argv)
         o.grace_ms = 30000;
     wk.cmd = argv + i;
     wk.queue = g->queue;
+    /* the command line, for the worker registry (delayq workers, the inspector) */
+    struct dq_buf cmdline = DQ_BUF_INIT;
+    for (int k = i; k < argc; k++)
+        dq_buf_printf(&cmdline, "%s%s", k > i ? " " : "", argv[k]);
+    o.command = cmdline.failed ? NULL : cmdline.data;
     co.connect_timeout_ms = g->timeout_ms;
     co.command_timeout_ms = g->timeout_ms;
     co.password = getenv("DELAYQ_PASSWORD");
     if (co.password != NULL && co.password[0] == '\0')
         co.password = NULL;
     co.who = g->who;
-    if (dq_worker_new(g->url, &co, g->queue, &o, run_command, &wk, &the_worker, &err) != DQ_OK)
+    rc = dq_worker_new(g->url, &co, g->queue, &o, run_command, &wk, &the_worker, &err);
+    dq_buf_free(&cmdline); /* the worker keeps its own copy */
+    if (rc != DQ_OK)
         return cli_error(g, &err);
 
     struct sigaction sa;
