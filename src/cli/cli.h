@@ -112,5 +112,8 @@ int cmd_config(struct cli *g, int argc, char **argv);
 int cmd_demo(struct cli *g, int argc, char **argv);
 int cmd_work(struct cli *g, int argc, char **argv);
 int cmd_top(struct cli *g, int argc, char **argv);
+int cmd_workers(struct cli *g, int argc, char **argv);
+int cmd_pause(struct cli *g, int argc, char **argv);
+int cmd_resume(struct cli *g, int argc, char **argv);
 
 #endif /* DQ_CLI_CLI_H */
