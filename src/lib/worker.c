@@ -1140,12 +1140,15 @@ take_check(struct dq_worker *w, struct loop *lp, const dq_beat_reply *br, int64_
  * Sends a beat when one is due, the draining flag changed, or (idle) max_idle_ms passed
  * since the last look at the queue, which makes it a check beat. The record goes with it
  * only when it changed (or the entry is new or was pruned), so an idle beat moves one
- * score. A beat Redis refuses is logged once; a transient failure waits for the backoff.
+ * score. A beat Redis refuses is logged once and tried again at the next interval; a
+ * transient failure waits for the backoff.
  */
 static void
 heartbeat_step(struct dq_worker *w, struct loop *lp, unsigned busy, int64_t nowm)
 {
-    bool check = !lp->stopping && nowm - lp->last_claim_mono >= w->o.max_idle_ms;
+    /* while Redis refuses beats, the idle claim and reap of before do the looking */
+    bool check =
+        !lp->stopping && !w->beat_failed_logged && nowm - lp->last_claim_mono >= w->o.max_idle_ms;
     bool changed =
         !w->registered || w->beat_dirty || busy != w->beat_busy || lp->stopping != w->beat_draining;
     dq_beat rec = {.host = w->host,
@@ -1174,8 +1177,6 @@ heartbeat_step(struct dq_worker *w, struct loop *lp, unsigned busy, int64_t nowm
         if (!w->beat_failed_logged)
             wlog(w, DQ_LOG_ERROR, "heartbeat.failed", NULL, 1, "error", err.msg);
         w->beat_failed_logged = true;
-        if (check)
-            lp->last_claim_mono = nowm - w->o.max_idle_ms + 1000; /* claim as before, soon */
         return;
     }
     w->beat_failed_logged = false;
