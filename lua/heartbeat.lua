@@ -40,9 +40,11 @@ if #ARGV == 2 then
 elseif #ARGV == 14 then
   local w = {host = ARGV[3], version = ARGV[5], command = truncate(ARGV[13], WORKER_COMMAND_MAX),
     draining = ARGV[14] == '1'}
-  local num = {pid = 4, started = 6, beat = 7, conc = 8, busy = 9, done = 10, retried = 11,
-    failed = 12}
-  for f, i in pairs(num) do
+  -- in argument order, so the first bad one is the one named
+  local num = {{'pid', 4}, {'started', 6}, {'beat', 7}, {'conc', 8}, {'busy', 9}, {'done', 10},
+    {'retried', 11}, {'failed', 12}}
+  for _, fi in ipairs(num) do
+    local f, i = fi[1], fi[2]
     local v = tonumber(ARGV[i])
     if f == 'started' and ARGV[i] == '' then v = now end
     if not v or v < 0 or v ~= math.floor(v) or v >= 9007199254740992 then
