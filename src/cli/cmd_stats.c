@@ -9,13 +9,55 @@
 
 static const char help[] =
     "usage: delayq stats [-q QUEUE] [--json] [--check [--max-far-future N]\n"
-    "                    [--max-oldest-due DUR]]\n\n"
+    "                    [--max-oldest-due DUR] [--allow-paused]]\n\n"
     "Counts (due, future, far future, in flight, failed), the next due time, the age of\n"
     "the oldest due task, and the queue's cumulative counters, in one bounded call.\n\n"
     "  --json                 one JSON object\n"
     "  --check                exit 1 with a one-line reason when the far-future backlog\n"
     "                         passes --max-far-future (default 100000) or the oldest\n"
-    "                         due task is older than --max-oldest-due (default 5m)\n\n";
+    "                         due task is older than --max-oldest-due (default 5m),\n"
+    "                         or the queue is paused (delayq pause)\n"
+    "  --allow-paused         with --check: a paused queue passes (the other checks\n"
+    "                         still apply; the oldest due age grows while paused)\n\n";
+
+/* The pause, closing the object print_json opened. */
+static void
+print_json_pause(const dq_stats *s)
+{
+    struct dq_buf b = DQ_BUF_INIT;
+
+    dq_buf_printf(&b, ",\"paused\":%s", s->paused ? "true" : "false");
+    if (s->paused) {
+        dq_buf_printf(&b, ",\"pause\":{\"since_ms\":%lld,\"until_ms\":%lld,\"by\":",
+                      (long long)s->paused_since_ms, (long long)s->paused_until_ms);
+        dq_fmt_json_str(&b, s->paused_by, strlen(s->paused_by));
+        dq_buf_puts(&b, ",\"reason\":");
+        dq_fmt_json_str(&b, s->pause_reason, strlen(s->pause_reason));
+        dq_buf_puts(&b, "}");
+    }
+    dq_buf_puts(&b, "}\n");
+    if (!b.failed)
+        fwrite(b.data, 1, b.len, stdout);
+    dq_buf_free(&b);
+}
+
+/* One line on the pause: "paused by W 5m ago until T: reason" (reason escaped). */
+static void
+put_pause(FILE *f, const dq_stats *s)
+{
+    char ago[32], until[80] = "resumed";
+
+    dq_dur_format(ago, sizeof ago, s->now_ms - s->paused_since_ms);
+    if (s->paused_until_ms > 0)
+        dq_fmt_time_rel(until, sizeof until, s->paused_until_ms, s->now_ms);
+    fputs("paused by ", f);
+    cli_put_safe(f, s->paused_by, strlen(s->paused_by));
+    fprintf(f, " %s ago, until %s", ago, until);
+    if (s->pause_reason[0] != '\0') {
+        fputs(": ", f);
+        cli_put_safe(f, s->pause_reason, strlen(s->pause_reason));
+    }
+}
 
 static void
 print_json(const struct cli *g, const dq_stats *s)
@@ -25,7 +67,7 @@ print_json(const struct cli *g, const dq_stats *s)
            "\"failed\":%lld,\"next_due_ms\":%lld,\"oldest_due_age_ms\":%lld,"
            "\"counters\":{\"enqueued\":%lld,\"done\":%lld,\"retried\":%lld,\"failed\":%lld,"
            "\"expired\":%lld,\"trimmed\":%lld,\"reaped\":%lld,\"requeued\":%lld,"
-           "\"dropped\":%lld}}\n",
+           "\"dropped\":%lld}",
            g->queue, (long long)s->now_ms, (long long)s->due, (long long)s->future,
            (long long)s->far_future, (long long)s->far_future_ms, (long long)s->inflight,
            (long long)s->expired_leases, (long long)s->failed, (long long)s->next_due_ms,
@@ -33,6 +75,7 @@ print_json(const struct cli *g, const dq_stats *s)
            (long long)s->retried, (long long)s->failed_total, (long long)s->expired,
            (long long)s->trimmed, (long long)s->reaped, (long long)s->requeued,
            (long long)s->dropped);
+    print_json_pause(s);
 }
 
 static void
@@ -42,6 +85,11 @@ print_human(const struct cli *g, const dq_stats *s)
 
     dq_time_format(now, sizeof now, s->now_ms);
     printf("queue        %s at %s, server time %s\n", g->queue, dq_client_endpoint(g->client), now);
+    if (s->paused) {
+        fputs("PAUSED       ", stdout);
+        put_pause(stdout, s);
+        fputc('\n', stdout);
+    }
     if (s->oldest_due_age_ms > 0) {
         dq_dur_format(d, sizeof d, s->oldest_due_age_ms);
         printf("due          %-10lld oldest waiting %s\n", (long long)s->due, d);
@@ -65,7 +113,7 @@ print_human(const struct cli *g, const dq_stats *s)
 int
 cmd_stats(struct cli *g, int argc, char **argv)
 {
-    bool json = false, check = false;
+    bool json = false, check = false, allow_paused = false;
     long long max_far = 100000;
     int64_t max_age = 5 * 60 * 1000;
     const char *val;
@@ -83,6 +131,8 @@ cmd_stats(struct cli *g, int argc, char **argv)
             json = true;
         } else if (strcmp(argv[i], "--check") == 0) {
             check = true;
+        } else if (strcmp(argv[i], "--allow-paused") == 0) {
+            allow_paused = true;
         } else if ((m = cli_opt(argc, argv, &i, "--max-far-future", NULL, &val)) != 0) {
             if (m < 0)
                 return cli_usage_error(g, "--max-far-future needs a value");
@@ -107,6 +157,12 @@ cmd_stats(struct cli *g, int argc, char **argv)
         print_human(g, &s);
     if (check) {
         char d1[32], d2[32];
+        if (s.paused && !allow_paused) {
+            fprintf(stderr, "%s: check failed: queue %s is ", g->prog, g->queue);
+            put_pause(stderr, &s);
+            fputc('\n', stderr);
+            return DQ_EXIT_FAILED;
+        }
         if (s.far_future > max_far) {
             dq_dur_format(d1, sizeof d1, s.far_future_ms);
             fprintf(stderr,
