@@ -473,6 +473,94 @@ hints_follow_the_pane(void **state)
     ui_free(&ui);
 }
 
+static void
+type(struct ui *ui, const struct model *m, const char *text)
+{
+    for (const char *p = text; *p; p++)
+        app_key(ui, m, *p);
+}
+
+/* P asks how long, then why, then y/N; on a paused queue it offers to resume. */
+static void
+pause_asks_how_long_why_and_confirms(void **state)
+{
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    ui_init(&ui, false, false);
+    assert_int_equal(app_key(&ui, &m, 'P'), APP_REDRAW);
+    assert_int_equal(ui.mode, MODE_INPUT);
+    assert_non_null(strstr(ui.prompt, "pause queue orders for"));
+    type(&ui, &m, "soon");
+    app_key(&ui, &m, KEY_APP_ENTER);
+    assert_int_equal(ui.mode, MODE_MAIN); /* not a duration: nothing happens */
+    assert_true(ui.status_error);
+    assert_non_null(strstr(ui.status, "not a duration"));
+
+    app_key(&ui, &m, 'P');
+    type(&ui, &m, "30m");
+    app_key(&ui, &m, KEY_APP_ENTER);
+    assert_int_equal(ui.mode, MODE_INPUT);
+    assert_non_null(strstr(ui.prompt, "why"));
+    type(&ui, &m, "deploy rollback");
+    app_key(&ui, &m, KEY_APP_ENTER);
+    assert_int_equal(ui.mode, MODE_CONFIRM);
+    char *text = render(&m, &ui, 24, 80);
+    assert_has(text, "pause queue orders for 30m: deploy rollback? y/N");
+    free(text);
+    assert_int_equal(app_key(&ui, &m, 'y'), APP_ACTION | APP_REDRAW);
+    assert_int_equal(app_take_action(&ui), ACT_PAUSE);
+    assert_string_equal(ui.pause_for, "30m");
+    assert_string_equal(ui.input, "deploy rollback");
+
+    /* paused by someone: the header says so, and P resumes after y */
+    m.stats.paused = true;
+    m.stats.paused_since_ms = m.stats.now_ms - 600000;
+    snprintf(m.stats.paused_by, sizeof m.stats.paused_by, "alice@ops");
+    snprintf(m.stats.pause_reason, sizeof m.stats.pause_reason, "deploy rollback");
+    text = render(&m, &ui, 24, 80);
+    assert_has(text, " PAUSED\n"); /* the badge, at the end of the title line */
+    assert_has(text, "paused by alice@ops 10m00s ago: deploy rollback, until resumed");
+    free(text);
+    app_key(&ui, &m, 'P');
+    assert_int_equal(ui.mode, MODE_CONFIRM);
+    assert_int_equal(ui.confirm_action, ACT_RESUME);
+    app_key(&ui, &m, 'y');
+    assert_int_equal(app_take_action(&ui), ACT_RESUME);
+
+    ui.read_only = true; /* refused before anything is asked */
+    app_key(&ui, &m, 'P');
+    assert_int_equal(ui.mode, MODE_MAIN);
+    assert_non_null(strstr(ui.status, "read-only"));
+    model_free(&m);
+    ui_free(&ui);
+}
+
+/* The header counts live workers and the verdict says when nobody consumes. */
+static void
+workers_in_the_header_and_the_verdict(void **state)
+{
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    ui_init(&ui, false, false);
+    m.workers = (struct worker_summary){3, 2, 1, m.stats.now_ms - 2000};
+    char *text = render(&m, &ui, 24, 80);
+    assert_has(text, "workers 2 (1 lost)");
+    free(text);
+    m.workers = (struct worker_summary){2, 0, 2, m.stats.now_ms - 192000};
+    text = render(&m, &ui, 24, 80);
+    assert_has(text, "workers 0 (2 lost)");
+    assert_has(text, "no live worker for 3m12s while 2 are due");
+    free(text);
+    assert_int_equal(app_key(&ui, &m, 'W'), APP_ACTION);
+    assert_int_equal(app_take_action(&ui), ACT_WORKERS);
+    model_free(&m);
+    ui_free(&ui);
+}
+
 /*
  * Golden screens: whole rendered screens compared with the files in tests/unit/golden/, so any
  * change of layout shows up as a diff to review. After a change made on purpose,
@@ -657,6 +745,8 @@ main(void)
         cmocka_unit_test(header_keeps_what_matters_at_80_columns),
         cmocka_unit_test(rows_say_since_when_and_why),
         cmocka_unit_test(hints_follow_the_pane),
+        cmocka_unit_test(pause_asks_how_long_why_and_confirms),
+        cmocka_unit_test(workers_in_the_header_and_the_verdict),
         cmocka_unit_test(golden_main),
         cmocka_unit_test(golden_details),
         cmocka_unit_test(golden_help),
