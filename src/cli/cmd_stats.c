@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "fmt/health.h"
 #include "fmt/taskfmt.h"
 #include "lib/dur.h"
 
@@ -11,18 +12,62 @@ static const char help[] =
     "usage: delayq stats [-q QUEUE] [--json] [--check [--max-far-future N]\n"
     "                    [--max-oldest-due DUR] [--allow-paused]]\n\n"
     "Counts (due, future, far future, in flight, failed), the next due time, the age of\n"
-    "the oldest due task, and the queue's cumulative counters, in one bounded call.\n\n"
-    "  --json                 one JSON object\n"
-    "  --check                exit 1 with a one-line reason when the far-future backlog\n"
-    "                         passes --max-far-future (default 100000) or the oldest\n"
-    "                         due task is older than --max-oldest-due (default 5m),\n"
-    "                         or the queue is paused (delayq pause)\n"
+    "the oldest due task, the queue's cumulative counters, the live and lost workers,\n"
+    "and the verdict the inspector shows (\"no live worker for 3m12s while 40 are due\",\n"
+    "\"all well\"), in three bounded calls.\n\n"
+    "  --json                 one JSON object (with \"verdict\": level and text)\n"
+    "  --check                exit 1 with the verdict as the reason when it is bad: no\n"
+    "                         live worker while tasks are due, the oldest due task older\n"
+    "                         than --max-oldest-due (default 5m), expired leases, more\n"
+    "                         than --max-far-future (default 100000) far ahead; or when\n"
+    "                         the queue is paused (delayq pause)\n"
     "  --allow-paused         with --check: a paused queue passes (the other checks\n"
     "                         still apply; the oldest due age grows while paused)\n\n";
 
-/* The pause, closing the object print_json opened. */
+/* Worker records read for the latest beat (the counts cover all of them). */
+#define VERDICT_WORKERS 100
+
+/* What the verdict reads besides the stats: the worker registry and Redis memory. */
+struct verdict {
+    dq_workers workers;
+    dq_server_info info;
+    enum dq_health_level level;
+    char text[1024];
+};
+
+/* The queue's verdict in the same words as the inspector's (fmt/health.c). Two more
+ * bounded calls: the registry's counts and the server's memory. */
+static int
+make_verdict(struct cli *g, const dq_stats *s, int64_t max_age, long long max_far,
+             struct verdict *v, dq_err *err)
+{
+    int rc = dq_workers_get(g->client, g->queue, VERDICT_WORKERS, 0, &v->workers, err);
+
+    if (rc == DQ_OK)
+        rc = dq_server_info_get(g->client, &v->info, err);
+    if (rc != DQ_OK)
+        return rc;
+    struct dq_health_facts f = {.stats = s,
+                                .max_oldest_due_ms = max_age,
+                                .max_far_future = max_far,
+                                .used_memory = v->info.used_memory,
+                                .maxmemory = v->info.maxmemory,
+                                .memory_warn_pct = 90,
+                                .fail_rate = -1, /* one sample has no rate */
+                                .workers_registered = v->workers.registered,
+                                .workers_live = v->workers.live,
+                                .workers_lost = v->workers.lost,
+                                .last_beat_ms = -1};
+    for (size_t i = 0; i < v->workers.n; i++)
+        if (v->workers.workers[i].last_beat_ms > f.last_beat_ms)
+            f.last_beat_ms = v->workers.workers[i].last_beat_ms;
+    v->level = dq_health_verdict(&f, v->text, sizeof v->text);
+    return DQ_OK;
+}
+
+/* The pause, the workers and the verdict, closing the object print_json opened. */
 static void
-print_json_pause(const dq_stats *s)
+print_json_pause(const dq_stats *s, const struct verdict *v)
 {
     struct dq_buf b = DQ_BUF_INIT;
 
@@ -35,7 +80,12 @@ print_json_pause(const dq_stats *s)
         dq_fmt_json_str(&b, s->pause_reason, strlen(s->pause_reason));
         dq_buf_puts(&b, "}");
     }
-    dq_buf_puts(&b, "}\n");
+    dq_buf_printf(&b, ",\"workers\":{\"registered\":%lld,\"live\":%lld,\"lost\":%lld}",
+                  (long long)v->workers.registered, (long long)v->workers.live,
+                  (long long)v->workers.lost);
+    dq_buf_printf(&b, ",\"verdict\":{\"level\":\"%s\",\"text\":", dq_health_level_name(v->level));
+    dq_fmt_json_str(&b, v->text, strlen(v->text));
+    dq_buf_puts(&b, "}}\n");
     if (!b.failed)
         fwrite(b.data, 1, b.len, stdout);
     dq_buf_free(&b);
@@ -60,7 +110,7 @@ put_pause(FILE *f, const dq_stats *s)
 }
 
 static void
-print_json(const struct cli *g, const dq_stats *s)
+print_json(const struct cli *g, const dq_stats *s, const struct verdict *v)
 {
     printf("{\"queue\":\"%s\",\"now_ms\":%lld,\"due\":%lld,\"future\":%lld,\"far_future\":%lld,"
            "\"far_future_after_ms\":%lld,\"inflight\":%lld,\"expired_leases\":%lld,"
@@ -75,11 +125,11 @@ print_json(const struct cli *g, const dq_stats *s)
            (long long)s->retried, (long long)s->failed_total, (long long)s->expired,
            (long long)s->trimmed, (long long)s->reaped, (long long)s->requeued,
            (long long)s->dropped);
-    print_json_pause(s);
+    print_json_pause(s, v);
 }
 
 static void
-print_human(const struct cli *g, const dq_stats *s)
+print_human(const struct cli *g, const dq_stats *s, const struct verdict *v)
 {
     char now[40], t[80], d[32];
 
@@ -103,6 +153,11 @@ print_human(const struct cli *g, const dq_stats *s)
     printf("in flight    %-10lld %lld with expired leases\n", (long long)s->inflight,
            (long long)s->expired_leases);
     printf("failed       %lld\n", (long long)s->failed);
+    printf("workers      %lld live, %lld lost\n", (long long)v->workers.live,
+           (long long)v->workers.lost);
+    fputs("verdict      ", stdout);
+    cli_put_safe(stdout, v->text, strlen(v->text)); /* it quotes names from Redis */
+    fputc('\n', stdout);
     printf("counters     enqueued %lld, done %lld, retried %lld, failed %lld, expired %lld,\n"
            "             trimmed %lld, reaped %lld, requeued %lld, dropped %lld\n",
            (long long)s->enqueued, (long long)s->done, (long long)s->retried,
@@ -151,38 +206,25 @@ cmd_stats(struct cli *g, int argc, char **argv)
         return rc;
     if (dq_stats_get(g->client, g->queue, &s, &err) != DQ_OK)
         return cli_error(g, &err);
+    struct verdict v = {0};
+    if ((rc = make_verdict(g, &s, max_age, max_far, &v, &err)) != DQ_OK)
+        return cli_error(g, &err);
     if (json)
-        print_json(g, &s);
+        print_json(g, &s, &v);
     else if (!check)
-        print_human(g, &s);
-    if (check) {
-        char d1[32], d2[32];
-        if (s.paused && !allow_paused) {
-            fprintf(stderr, "%s: check failed: queue %s is ", g->prog, g->queue);
-            put_pause(stderr, &s);
-            fputc('\n', stderr);
-            return DQ_EXIT_FAILED;
-        }
-        if (s.far_future > max_far) {
-            dq_dur_format(d1, sizeof d1, s.far_future_ms);
-            fprintf(stderr,
-                    "%s: check failed: queue %s has %lld tasks due more than %s ahead "
-                    "(limit %lld)\n",
-                    g->prog, g->queue, (long long)s.far_future, d1, max_far);
-            return DQ_EXIT_FAILED;
-        }
-        if (s.oldest_due_age_ms > max_age) {
-            dq_dur_format(d1, sizeof d1, s.oldest_due_age_ms);
-            dq_dur_format(d2, sizeof d2, max_age);
-            fprintf(stderr,
-                    "%s: check failed: queue %s has a due task waiting for %s "
-                    "(limit %s)\n",
-                    g->prog, g->queue, d1, d2);
-            return DQ_EXIT_FAILED;
-        }
-        if (!json)
-            printf("ok: queue %s: %lld far-future tasks (limit %lld), oldest due %lld ms\n",
-                   g->queue, (long long)s.far_future, max_far, (long long)s.oldest_due_age_ms);
+        print_human(g, &s, &v);
+    bool pause_fails = s.paused && !allow_paused;
+    int status = DQ_EXIT_OK;
+    if (check && (v.level == DQ_HEALTH_BAD || pause_fails)) {
+        fprintf(stderr, "%s: check failed: queue %s: ", g->prog, g->queue);
+        cli_put_safe(stderr, v.text, strlen(v.text));
+        fputc('\n', stderr);
+        status = DQ_EXIT_FAILED;
+    } else if (check && !json) {
+        printf("ok: queue %s: ", g->queue);
+        cli_put_safe(stdout, v.text, strlen(v.text));
+        fputc('\n', stdout);
     }
-    return DQ_EXIT_OK;
+    dq_workers_free(&v.workers);
+    return status;
 }

@@ -72,15 +72,15 @@ dq_health_verdict(const struct dq_health_facts *f, char *buf, size_t size)
             problem(&v, DQ_HEALTH_BAD, "no live worker for %s while %lld are due", d1,
                     (long long)s->due);
         } else {
-            problem(&v, DQ_HEALTH_BAD, "no worker registered while %lld are due",
+            /* maybe workers of an older version, or none started yet: say it, softly */
+            problem(&v, DQ_HEALTH_WARN, "no worker registered while %lld are due",
                     (long long)s->due);
         }
     }
     if (f->max_oldest_due_ms >= 0 && s->oldest_due_age_ms > f->max_oldest_due_ms) {
         dq_dur_format(d1, sizeof d1, s->oldest_due_age_ms);
         dq_dur_format(d2, sizeof d2, f->max_oldest_due_ms);
-        problem(&v, s->paused ? DQ_HEALTH_WARN : DQ_HEALTH_BAD,
-                "oldest due has waited %s (limit %s)", d1, d2);
+        problem(&v, DQ_HEALTH_BAD, "oldest due has waited %s (limit %s)", d1, d2);
     }
     if (s->expired_leases > 0)
         problem(&v, DQ_HEALTH_BAD, "%lld lease%s expired: workers died holding tasks (x recovers)",
@@ -91,7 +91,7 @@ dq_health_verdict(const struct dq_health_facts *f, char *buf, size_t size)
     if (f->fail_rate >= 1.0)
         problem(&v, DQ_HEALTH_WARN, "failing %.1f/s", f->fail_rate);
     if (f->max_far_future >= 0 && s->far_future > f->max_far_future)
-        problem(&v, DQ_HEALTH_WARN, "far-future backlog %lld (limit %lld)",
+        problem(&v, DQ_HEALTH_BAD, "far-future backlog %lld (limit %lld)",
                 (long long)s->far_future, (long long)f->max_far_future);
     if (f->maxmemory > 0 && f->memory_warn_pct > 0 &&
         f->used_memory * 100 > f->maxmemory * f->memory_warn_pct)

@@ -28,8 +28,12 @@ struct dq_health_facts {
 };
 
 /*
- * Writes the verdict into @buf (snprintf semantics): every problem found, worst first,
- * joined by "; ", or one short phrase when all is well. Returns the worst level.
+ * Writes the verdict into @buf (snprintf semantics): every problem found, joined by
+ * "; " (a pause first, as it explains the rest), or one short phrase when all is well.
+ * Returns the worst level. BAD: no live worker among registered ones while tasks are
+ * due, the oldest due over its limit, expired leases, the far-future backlog over its
+ * limit. WARN: paused, no worker registered, some workers lost, failing at 1/s or more,
+ * Redis memory over its share. `stats --check` fails on BAD (and on a pause).
  */
 enum dq_health_level dq_health_verdict(const struct dq_health_facts *f, char *buf, size_t size);
 

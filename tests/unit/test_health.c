@@ -56,8 +56,13 @@ warnings_alone_and_checks_off(void **state)
                                 .workers_registered = -1};
     char buf[64], tiny[12];
 
-    assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_WARN);
+    assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_BAD);
     assert_string_equal(buf, "far-future backlog 5 (limit 4)");
+    f.max_far_future = 9;
+    f.fail_rate = 2.5; /* a warning alone */
+    assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_WARN);
+    assert_string_equal(buf, "failing 2.5/s");
+    f.fail_rate = -1;
     f.max_far_future = -1; /* a negative threshold is no check */
     assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_OK);
     /* a small buffer still ends in a NUL and keeps the worst level */
@@ -84,7 +89,7 @@ nobody_consuming_and_paused(void **state)
     assert_string_equal(buf, "no live worker for 3m12s while 40 are due");
     f.workers_registered = 0;
     f.last_beat_ms = -1;
-    dq_health_verdict(&f, buf, sizeof buf);
+    assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_WARN);
     assert_string_equal(buf, "no worker registered while 40 are due");
 
     /* paused on purpose: said first, and nobody consuming is not a problem then */
