@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "lib/dur.h"
 
@@ -88,11 +89,28 @@ dq_health_verdict(const struct dq_health_facts *f, char *buf, size_t size)
     if (f->workers_lost > 0 && f->workers_live > 0)
         problem(&v, DQ_HEALTH_WARN, "%lld worker%s lost", (long long)f->workers_lost,
                 f->workers_lost == 1 ? "" : "s");
+    if (f->max_running_ms >= 0 && f->long_running > 0) {
+        dq_dur_format(d1, sizeof d1, f->longest_running_ms);
+        dq_dur_format(d2, sizeof d2, f->max_running_ms);
+        if (f->long_running == 1)
+            problem(&v, DQ_HEALTH_WARN, "a task has run %s (over %s): a hung handler?", d1, d2);
+        else
+            problem(&v, DQ_HEALTH_WARN, "%lld tasks running over %s, the longest %s",
+                    (long long)f->long_running, d2, d1);
+    }
     if (f->fail_rate >= 1.0)
         problem(&v, DQ_HEALTH_WARN, "failing %.1f/s", f->fail_rate);
+    if (f->retry_error != NULL && f->retry_rate >= 0.1) {
+        /* the first line only: a trace must not take over the verdict */
+        problem(&v, DQ_HEALTH_WARN, "retrying %.1f/s, last error: %.*s", f->retry_rate,
+                (int)strcspn(f->retry_error, "\n"), f->retry_error);
+    } else if (f->retry_error != NULL) {
+        problem(&v, DQ_HEALTH_WARN, "tasks waiting to retry, last error: %.*s",
+                (int)strcspn(f->retry_error, "\n"), f->retry_error);
+    }
     if (f->max_far_future >= 0 && s->far_future > f->max_far_future)
-        problem(&v, DQ_HEALTH_BAD, "far-future backlog %lld (limit %lld)",
-                (long long)s->far_future, (long long)f->max_far_future);
+        problem(&v, DQ_HEALTH_BAD, "far-future backlog %lld (limit %lld)", (long long)s->far_future,
+                (long long)f->max_far_future);
     if (f->maxmemory > 0 && f->memory_warn_pct > 0 &&
         f->used_memory * 100 > f->maxmemory * f->memory_warn_pct)
         problem(&v, DQ_HEALTH_WARN, "Redis memory %lld%% of maxmemory",

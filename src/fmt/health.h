@@ -24,7 +24,12 @@ struct dq_health_facts {
     double fail_rate;               /* failures per second lately; < 0: not known */
     /* the worker registry (dq_workers_get); registered < 0: not known */
     int64_t workers_registered, workers_live, workers_lost;
-    int64_t last_beat_ms; /* the latest beat of any worker, server time; < 0: none */
+    int64_t last_beat_ms;       /* the latest beat of any worker, server time; < 0: none */
+    double retry_rate;          /* retries per second lately; < 0: not known */
+    const char *retry_error;    /* the last error of a task waiting to retry (borrowed), or NULL */
+    int64_t max_running_ms;     /* a task running longer is a problem */
+    int64_t long_running;       /* tasks seen running longer than that */
+    int64_t longest_running_ms; /* the longest of them; < 0: not known */
 };
 
 /*

@@ -117,6 +117,7 @@ model_apply(struct model *m, struct snapshot *snap)
         m->done_rate = (double)(s->done - m->prev.done) / dt;
         m->fail_rate =
             (double)(s->failed_total + s->expired - m->prev.failed_total - m->prev.expired) / dt;
+        m->retry_rate = (double)(s->retried - m->prev.retried) / dt;
     }
     m->prev = *s;
     m->prev_ms = s->now_ms;

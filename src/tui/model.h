@@ -33,7 +33,7 @@ struct model {
     dq_page pages[PANE_COUNT]; /* owned; each starts at offsets[i] */
     size_t offsets[PANE_COUNT];
     /* rates from the counter deltas of the last two fetches, per second */
-    double enq_rate, done_rate, fail_rate;
+    double enq_rate, done_rate, fail_rate, retry_rate;
     int64_t prev_ms;
     dq_stats prev;
     /* due backlog at each of the last SPARK_LEN fetches, oldest first */

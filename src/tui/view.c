@@ -211,7 +211,23 @@ render_verdict(const struct model *m, const struct ui *ui, struct grid *g)
                                 .workers_registered = m->workers.registered,
                                 .workers_live = m->workers.live,
                                 .workers_lost = m->workers.lost,
-                                .last_beat_ms = m->workers.last_beat_ms};
+                                .last_beat_ms = m->workers.last_beat_ms,
+                                .retry_rate = m->have_data ? m->retry_rate : -1,
+                                .max_running_ms = LONG_RUNNING_MS,
+                                .longest_running_ms = -1};
+    /* what the pages shown tell: a hung handler, why tasks wait to retry */
+    const dq_page *inf = &m->pages[PANE_INFLIGHT], *fut = &m->pages[PANE_FUTURE];
+    for (size_t i = 0; i < inf->n; i++) {
+        int64_t ran =
+            inf->tasks[i].claimed_ms >= 0 ? m->stats.now_ms - inf->tasks[i].claimed_ms : 0;
+        if (ran > LONG_RUNNING_MS) {
+            f.long_running++;
+            f.longest_running_ms = ran > f.longest_running_ms ? ran : f.longest_running_ms;
+        }
+    }
+    for (size_t i = 0; i < fut->n && f.retry_error == NULL; i++)
+        if (fut->tasks[i].attempt > 0 && fut->tasks[i].last_error != NULL)
+            f.retry_error = fut->tasks[i].last_error;
     char text[512];
     enum dq_health_level level = dq_health_verdict(&f, text, sizeof text);
     uint16_t attr = (level > DQ_HEALTH_OK ? GRID_BOLD : 0) | color(ui, colors[level]);

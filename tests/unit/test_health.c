@@ -104,6 +104,32 @@ nobody_consuming_and_paused(void **state)
     assert_string_equal(dq_health_level_name(DQ_HEALTH_WARN), "warn");
 }
 
+static void
+hung_handler_and_retries(void **state)
+{
+    dq_stats s = {.now_ms = 1000000};
+    struct dq_health_facts f = {.stats = &s,
+                                .max_oldest_due_ms = -1,
+                                .max_far_future = -1,
+                                .fail_rate = -1,
+                                .workers_registered = -1,
+                                .max_running_ms = 300000,
+                                .long_running = 1,
+                                .longest_running_ms = 720000,
+                                .retry_rate = 4,
+                                .retry_error = "upstream 503 from payments-api\nat line 2"};
+    char buf[256];
+
+    assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_WARN);
+    assert_string_equal(buf, "a task has run 12m00s (over 5m00s): a hung handler?; retrying "
+                             "4.0/s, last error: upstream 503 from payments-api");
+    f.long_running = 3;
+    f.retry_rate = 0;
+    dq_health_verdict(&f, buf, sizeof buf);
+    assert_string_equal(buf, "3 tasks running over 5m00s, the longest 12m00s; tasks waiting to "
+                             "retry, last error: upstream 503 from payments-api");
+}
+
 int
 main(void)
 {
@@ -112,6 +138,7 @@ main(void)
         cmocka_unit_test(problems_worst_first),
         cmocka_unit_test(warnings_alone_and_checks_off),
         cmocka_unit_test(nobody_consuming_and_paused),
+        cmocka_unit_test(hung_handler_and_retries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -729,6 +729,95 @@ golden_picker(void **state)
     ui_free(&ui);
 }
 
+/*
+ * The on-call scenarios, each at 80x24, 100x30 and 160x50: what the first screen says
+ * when nobody consumes, a handler hangs, a downstream is out, someone paused the
+ * queue, or a killed worker left expired leases.
+ */
+static const int scenario_sizes[][2] = {{24, 80}, {30, 100}, {50, 160}};
+
+static void
+scenario_screens(struct model *m, struct ui *ui, const char *scenario)
+{
+    for (size_t i = 0; i < sizeof scenario_sizes / sizeof scenario_sizes[0]; i++) {
+        char name[64];
+        int rows = scenario_sizes[i][0], cols = scenario_sizes[i][1];
+        snprintf(name, sizeof name, "oncall_%s_%dx%d", scenario, cols, rows);
+        char *text = render(m, ui, rows, cols);
+        golden_check(name, text);
+        free(text);
+    }
+}
+
+static void
+scenario_model(struct model *m)
+{
+    make_model(m);
+    m->stats.expired_leases = 0;
+    m->pages[PANE_INFLIGHT].tasks[0].lease_ms = m->stats.now_ms + 27000;
+    m->pages[PANE_INFLIGHT].tasks[0].claimed_ms = m->stats.now_ms - 3000;
+    m->stats.trimmed = 0;
+    m->workers = (struct worker_summary){2, 2, 0, m->stats.now_ms - 4000};
+}
+
+static void
+golden_oncall(void **state)
+{
+    struct model m;
+    struct ui ui;
+    const int64_t now = 1795942260000;
+
+    /* nobody consuming: 40 due, both workers silent for 3m12s */
+    scenario_model(&m);
+    m.stats.due = 40;
+    m.pages[PANE_DUE].total = 40;
+    m.stats.oldest_due_age_ms = 33000;
+    m.workers = (struct worker_summary){2, 0, 2, now - 192000};
+    ui_init(&ui, false, false);
+    scenario_screens(&m, &ui, "noworker");
+    model_free(&m);
+
+    /* a hung handler: claimed 12 minutes ago, its lease kept renewed */
+    scenario_model(&m);
+    m.pages[PANE_INFLIGHT].tasks[0].claimed_ms = now - 720000;
+    m.pages[PANE_INFLIGHT].tasks[0].attempt = 0;
+    ui.focus = PANE_INFLIGHT;
+    scenario_screens(&m, &ui, "hung");
+    model_free(&m);
+
+    /* a downstream outage: the retrying task says why it waits */
+    scenario_model(&m);
+    dq_task *f = &m.pages[PANE_FUTURE].tasks[0];
+    f->attempt = 6;
+    f->last_error = dup_str("exit 75 (temporary failure): upstream 503 from payments-api");
+    m.fail_rate = 0;
+    ui.focus = PANE_FUTURE;
+    scenario_screens(&m, &ui, "outage");
+    model_free(&m);
+
+    /* paused by someone else, for 20 more minutes */
+    scenario_model(&m);
+    m.stats.paused = true;
+    m.stats.paused_since_ms = now - 600000;
+    m.stats.paused_until_ms = now + 1200000;
+    snprintf(m.stats.paused_by, sizeof m.stats.paused_by, "alice@ops");
+    snprintf(m.stats.pause_reason, sizeof m.stats.pause_reason, "deploy rollback");
+    ui.focus = PANE_DUE;
+    scenario_screens(&m, &ui, "paused");
+    model_free(&m);
+
+    /* a worker killed holding tasks: its lease ran out, one worker lost */
+    scenario_model(&m);
+    m.stats.expired_leases = 1;
+    m.pages[PANE_INFLIGHT].tasks[0].lease_ms = now - 5000;
+    m.pages[PANE_INFLIGHT].tasks[0].claimed_ms = now - 35000;
+    m.workers = (struct worker_summary){2, 1, 1, now - 2000};
+    ui.focus = PANE_INFLIGHT;
+    scenario_screens(&m, &ui, "expired");
+    model_free(&m);
+    ui_free(&ui);
+}
+
 int
 main(void)
 {
@@ -751,6 +840,7 @@ main(void)
         cmocka_unit_test(golden_details),
         cmocka_unit_test(golden_help),
         cmocka_unit_test(golden_picker),
+        cmocka_unit_test(golden_oncall),
     };
 
     return cmocka_run_group_tests_name("unit/view", tests, NULL, NULL);
