@@ -24,7 +24,7 @@
 
 #include "fmt/b64.h"
 #include "fmt/esc.h"
-#include "fmt/mp.h"
+#include "lib/mp.h"
 #include "lib/err.h"
 
 /* What a container turns into. */

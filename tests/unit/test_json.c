@@ -17,9 +17,9 @@
 
 #include "delayq.h"
 #include "fmt/json.h"
-#include "fmt/mp.h"
 #include "fmt/mptext.h"
 #include "lib/buf.h"
+#include "lib/mp.h"
 
 /* Parses @json (NUL-terminated) and expects exactly @n bytes @want. */
 static void
@@ -164,9 +164,12 @@ static void
 check_array_size(uint32_t n, const void *hdr, size_t hdr_len)
 {
     struct dq_buf json = DQ_BUF_INIT, out = DQ_BUF_INIT;
-    struct dq_mp_reader r;
-    struct dq_mp_item it;
+    struct dq_mp_scan s;
+    msgpack_zone zone;
+    msgpack_object o;
+    size_t off = 0;
 
+    assert_true(msgpack_zone_init(&zone, MSGPACK_ZONE_CHUNK_SIZE));
     dq_buf_putc(&json, '[');
     for (uint32_t i = 0; i < n; i++)
         dq_buf_puts(&json, i ? ",0" : "0");
@@ -174,9 +177,10 @@ check_array_size(uint32_t n, const void *hdr, size_t hdr_len)
     assert_int_equal(dq_json_to_mp(&out, json.data, json.len, NULL), DQ_OK);
     assert_int_equal(out.len, hdr_len + n);
     assert_memory_equal(out.data, hdr, hdr_len);
-    dq_mp_reader_init(&r, out.data, out.len);
-    assert_true(dq_mp_read(&r, &it));
-    assert_int_equal(it.len, n);
+    assert_int_equal(dq_mp_unpack(out.data, out.len, &off, 1, &zone, &o, &s), DQ_OK);
+    assert_int_equal(off, out.len);
+    assert_int_equal(o.type, MSGPACK_OBJECT_ARRAY);
+    assert_int_equal(o.via.array.size, n);
 
     /* the same count as an object: {"0":0,"1":0,...} */
     dq_buf_reset(&json);
@@ -186,12 +190,16 @@ check_array_size(uint32_t n, const void *hdr, size_t hdr_len)
         dq_buf_printf(&json, "%s\"%u\":0", i ? "," : "", (unsigned)i);
     dq_buf_putc(&json, '}');
     assert_int_equal(dq_json_to_mp(&out, json.data, json.len, NULL), DQ_OK);
-    dq_mp_reader_init(&r, out.data, out.len);
-    assert_true(dq_mp_read(&r, &it));
-    assert_int_equal(it.type, DQ_MP_MAP);
-    assert_int_equal(it.len, n);
-    assert_int_equal((size_t)(r.p - (const unsigned char *)out.data), hdr_len);
-    assert_true(dq_mp_skip(&r, 1) || n == 0);
+    off = 0;
+    assert_int_equal(dq_mp_unpack(out.data, out.len, &off, 1, &zone, &o, &s), DQ_OK);
+    assert_int_equal(off, out.len);
+    assert_int_equal(o.type, MSGPACK_OBJECT_MAP);
+    assert_int_equal(o.via.map.size, n);
+    /* the first key starts right after the smallest header */
+    assert_int_equal(n == 0 ? hdr_len : dq_mp_item_offset(out.data, out.len, 0, 1), hdr_len);
+    if (n > 0)
+        assert_memory_equal(o.via.map.ptr[0].key.via.str.ptr, "0", 1);
+    msgpack_zone_destroy(&zone);
     dq_buf_free(&json);
     dq_buf_free(&out);
 }
@@ -211,8 +219,10 @@ static void
 test_reserved_objects(void **state)
 {
     struct dq_buf out = DQ_BUF_INIT;
-    struct dq_mp_reader r;
-    struct dq_mp_item it;
+    struct dq_mp_scan s;
+    msgpack_zone zone;
+    msgpack_object o;
+    size_t off = 0;
     (void)state;
 
     MP_IS("{\"$base64\":\"AQID\"}", "\xc4\x03\x01\x02\x03");
@@ -227,10 +237,12 @@ test_reserved_objects(void **state)
     MP_IS("{\"$float\":\"inf\"}", "\xcb\x7f\xf0\x00\x00\x00\x00\x00\x00");
     MP_IS("{\"$float\":\"-inf\"}", "\xcb\xff\xf0\x00\x00\x00\x00\x00\x00");
     assert_int_equal(dq_json_to_mp(&out, "{\"$float\":\"nan\"}", 16, NULL), DQ_OK);
-    dq_mp_reader_init(&r, out.data, out.len);
-    assert_true(dq_mp_read(&r, &it));
-    assert_int_equal(it.type, DQ_MP_FLOAT);
-    assert_true(isnan(it.v.f));
+    assert_true(msgpack_zone_init(&zone, MSGPACK_ZONE_CHUNK_SIZE));
+    assert_int_equal(dq_mp_unpack(out.data, out.len, &off, 1, &zone, &o, &s), DQ_OK);
+    assert_int_equal(off, out.len);
+    assert_int_equal(o.type, MSGPACK_OBJECT_FLOAT64);
+    assert_true(isnan(o.via.f64));
+    msgpack_zone_destroy(&zone);
     dq_buf_free(&out);
 
     /* other shapes are plain maps */
