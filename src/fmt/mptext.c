@@ -7,6 +7,13 @@
  * recursively, which the depth limit bounds. The summary gives the JSON walker a stop
  * mark: once the output passes it, the walk unwinds (WALK_CUT) instead of rendering a
  * megabyte that the list pane would cut to 80 columns anyway.
+ *
+ * The JSON text is written here, not with yajl_gen (yajl is the JSON parser, json.c),
+ * because yajl_gen cannot keep mptext.h's guarantees: yajl_gen_string leaves DEL, C1
+ * controls (U+009B is a terminal's CSI), U+2028/U+2029 and bidi controls unescaped,
+ * yajl_gen_double prints "%.20g" (0.1 becomes 0.10000000000000000555, not the shortest
+ * form that reads back), and yajl_gen_integer takes a long long, so no uint64 above
+ * INT64_MAX. What would be left to it is the punctuation.
  */
 #include "fmt/mptext.h"
 
