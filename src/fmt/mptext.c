@@ -125,6 +125,14 @@ format_double(char *dst, size_t cap, double v)
         strcat(dst, ".0");
 }
 
+/* msgpack-c leaves the pointer of an empty str/bin/ext body NULL; the text helpers do
+ * pointer arithmetic on it, so they get a real (empty) one. */
+static const unsigned char *
+body(const char *p)
+{
+    return (const unsigned char *)(p != NULL ? p : "");
+}
+
 /* NULL for a finite @v, else "nan", "inf" or "-inf". */
 static const char *
 nonfinite_name(double v)
@@ -245,9 +253,9 @@ enter_key(struct walk *w)
 static int
 json_key(struct walk *w, struct dq_buf *out, const msgpack_object *k)
 {
-    if (k->type == MSGPACK_OBJECT_STR && dq_utf8_valid(k->via.str.ptr, k->via.str.size)) {
+    if (k->type == MSGPACK_OBJECT_STR && dq_utf8_valid(body(k->via.str.ptr), k->via.str.size)) {
         w->index++;
-        return json_string(w, out, (const unsigned char *)k->via.str.ptr, k->via.str.size);
+        return json_string(w, out, body(k->via.str.ptr), k->via.str.size);
     }
     int rc = enter_key(w);
     if (rc != DQ_OK)
@@ -317,15 +325,15 @@ json_value(struct walk *w, struct dq_buf *out, const msgpack_object *o)
         }
         break;
     case MSGPACK_OBJECT_STR:
-        if (dq_utf8_valid(o->via.str.ptr, o->via.str.size))
-            return json_string(w, out, (const unsigned char *)o->via.str.ptr, o->via.str.size);
-        return json_wrapped(w, out, "{\"$str_base64\":", o->via.str.ptr, o->via.str.size);
+        if (dq_utf8_valid(body(o->via.str.ptr), o->via.str.size))
+            return json_string(w, out, body(o->via.str.ptr), o->via.str.size);
+        return json_wrapped(w, out, "{\"$str_base64\":", body(o->via.str.ptr), o->via.str.size);
     case MSGPACK_OBJECT_BIN:
-        return json_wrapped(w, out, "{\"$base64\":", o->via.bin.ptr, o->via.bin.size);
+        return json_wrapped(w, out, "{\"$base64\":", body(o->via.bin.ptr), o->via.bin.size);
     case MSGPACK_OBJECT_EXT: {
         char head[32];
         snprintf(head, sizeof head, "{\"$ext\":%d,\"$base64\":", o->via.ext.type);
-        return json_wrapped(w, out, head, o->via.ext.ptr, o->via.ext.size);
+        return json_wrapped(w, out, head, body(o->via.ext.ptr), o->via.ext.size);
     }
     case MSGPACK_OBJECT_ARRAY:
         dq_buf_putc(out, '[');
@@ -414,7 +422,7 @@ tree_key(struct walk *w, struct dq_buf *out, const msgpack_object *k)
 {
     if (k->type == MSGPACK_OBJECT_STR) {
         w->index++;
-        dq_esc_text(out, k->via.str.ptr, k->via.str.size, 0);
+        dq_esc_text(out, body(k->via.str.ptr), k->via.str.size, 0);
         return DQ_OK;
     }
     int rc = enter_key(w);
@@ -507,17 +515,17 @@ tree_value(struct walk *w, struct dq_buf *out, const msgpack_object *o, int pad,
         break;
     case MSGPACK_OBJECT_STR:
         dq_buf_putc(out, '"');
-        dq_esc_text(out, o->via.str.ptr, o->via.str.size, 0);
+        dq_esc_text(out, body(o->via.str.ptr), o->via.str.size, 0);
         dq_buf_putc(out, '"');
         break;
     case MSGPACK_OBJECT_BIN:
         snprintf(head, sizeof head, "bin (%" PRIu32 " bytes)\n", o->via.bin.size);
-        tree_bytes(out, head, o->via.bin.ptr, o->via.bin.size, pad);
+        tree_bytes(out, head, body(o->via.bin.ptr), o->via.bin.size, pad);
         return DQ_OK;
     case MSGPACK_OBJECT_EXT:
         snprintf(head, sizeof head, "ext type %d (%" PRIu32 " bytes)\n", o->via.ext.type,
                  o->via.ext.size);
-        tree_bytes(out, head, o->via.ext.ptr, o->via.ext.size, pad);
+        tree_bytes(out, head, body(o->via.ext.ptr), o->via.ext.size, pad);
         return DQ_OK;
     case MSGPACK_OBJECT_ARRAY:
         dq_buf_puts(out, "[]");

@@ -286,6 +286,33 @@ test_json_errors(void **state)
     json_fails(NULL, 0, "msgpack: truncated at byte 0");
 }
 
+/* Empty str/bin/ext bodies (msgpack-c gives them a NULL pointer) in every renderer;
+ * the fuzzer found the tree passing that NULL on (tests/fuzz/corpus/msgpack). */
+static void
+test_empty_bodies(void **state)
+{
+    struct dq_buf b = DQ_BUF_INIT, out = DQ_BUF_INIT;
+    dq_err err = {0};
+    (void)state;
+
+    dq_mp_put_array(&b, 4);
+    dq_mp_put_str(&b, "", 0);
+    dq_mp_put_bin(&b, "", 0);
+    dq_mp_put_ext(&b, 1, "", 0);
+    dq_mp_put_map(&b, 1);
+    dq_mp_put_str(&b, "", 0);
+    dq_mp_put_str(&b, "", 0);
+    json_is(&b, "[\"\",{\"$base64\":\"\"},{\"$ext\":1,\"$base64\":\"\"},{\"\":\"\"}]");
+    assert_int_equal(dq_mp_to_tree(&out, b.data, b.len, 0, &err), DQ_OK);
+    assert_string_equal(out.data, "- \"\"\n- bin (0 bytes)\n- ext type 1 (0 bytes)\n-\n  : \"\"\n");
+    dq_buf_reset(&out);
+    dq_mp_summary(&out, b.data, b.len, 80);
+    assert_string_equal(out.data,
+                        "[\"\",{\"$base64\":\"\"},{\"$ext\":1,\"$base64\":\"\"},{\"\":\"\"}]");
+    dq_buf_free(&out);
+    dq_buf_free(&b);
+}
+
 /* 5-byte headers claiming 2^30 elements or 1 GiB: refused at once, in every renderer,
  * without msgpack-c's allocation for the claim (ASan would abort on that). */
 static void
@@ -668,6 +695,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_scalars),
         cmocka_unit_test(test_gib_headers),
+        cmocka_unit_test(test_empty_bodies),
         cmocka_unit_test(test_json_floats),
         cmocka_unit_test(test_json_floats_locale),
         cmocka_unit_test(test_json_strings),
