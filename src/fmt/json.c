@@ -64,6 +64,7 @@ struct frame {
     uint64_t count; /* first pass: elements (pairs) so far */
     unsigned keys;  /* first pass: KEY_* bits of the keys so far */
     bool map;
+    size_t open; /* offset of the brace: one past the depth limit must be reserved */
 };
 
 struct num {
@@ -86,7 +87,7 @@ struct parser {
     struct slot *slots; /* one per container, in opening order */
     size_t nslots, cap;
     size_t next; /* second pass: the next slot to use */
-    struct frame stack[DQ_JSON_MAX_DEPTH];
+    struct frame stack[DQ_JSON_MAX_DEPTH + 1];
     int depth;
     /* second pass, inside a reserved object */
     enum kind reserved; /* KIND_PLAIN when not inside one */
@@ -331,6 +332,14 @@ count_value(struct parser *ps)
         ps->stack[ps->depth - 1].count++;
 }
 
+/* The object past the depth limit turned out not to be reserved: refused at its brace. */
+static int
+too_deep(struct parser *ps)
+{
+    return fail_at(ps, ps->stack[DQ_JSON_MAX_DEPTH].open, "nesting deeper than %d",
+                   DQ_JSON_MAX_DEPTH);
+}
+
 /* ---- reserved objects (second pass) ------------------------------------------------ */
 
 static const char *
@@ -504,6 +513,8 @@ on_key(void *ctx, const unsigned char *s, size_t len)
     } else {
         f->count++;
         f->keys |= key_bit(s, len);
+        if (ps->depth > DQ_JSON_MAX_DEPTH && (f->keys & KEY_OTHER) != 0)
+            return done(ps, too_deep(ps));
     }
     return done(ps, DQ_OK);
 }
@@ -516,11 +527,15 @@ open_container(struct parser *ps, bool map)
 
     if (ps->reserved != KIND_PLAIN)
         return reserved_wrong(ps, at);
-    if (ps->depth >= DQ_JSON_MAX_DEPTH)
+    /* A reserved object stands for a scalar, so one may open at the depth limit:
+     * dq_mp_to_json() writes a bin inside 64 arrays as 64 arrays around a {"$base64"}. */
+    if (ps->depth > DQ_JSON_MAX_DEPTH)
+        return too_deep(ps);
+    if (ps->depth == DQ_JSON_MAX_DEPTH && !map)
         return fail_at(ps, at, "nesting deeper than %d", DQ_JSON_MAX_DEPTH);
     count_value(ps);
     struct frame *f = &ps->stack[ps->depth++];
-    *f = (struct frame){0, 0, 0, map};
+    *f = (struct frame){0, 0, 0, map, at};
     if (ps->out != NULL) {
         f->slot = ps->next++;
         const struct slot *s = &ps->slots[f->slot];
@@ -562,6 +577,8 @@ close_container(struct parser *ps)
                        UINT32_MAX);
     ps->slots[f->slot].count = (uint32_t)f->count;
     ps->slots[f->slot].kind = f->map ? kind_of(f->count, f->keys) : KIND_PLAIN;
+    if (ps->depth == DQ_JSON_MAX_DEPTH && ps->slots[f->slot].kind == KIND_PLAIN)
+        return too_deep(ps);
     return DQ_OK;
 }
 

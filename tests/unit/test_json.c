@@ -340,6 +340,65 @@ test_yajl_gaps(void **state)
     fails(" \n -1e999 ", "json: number -1e999 is too large for a double at line 2 column 2");
 }
 
+/* 64 arrays around @inner, as text. */
+static void
+arrays_around(struct dq_buf *json, const char *inner)
+{
+    dq_buf_reset(json);
+    for (int i = 0; i < 64; i++)
+        dq_buf_putc(json, '[');
+    dq_buf_puts(json, inner);
+    for (int i = 0; i < 64; i++)
+        dq_buf_putc(json, ']');
+}
+
+/*
+ * A reserved object stands for a scalar, so it may sit inside 64 containers: that is
+ * how dq_mp_to_json() writes a bin 64 levels down (libFuzzer found the round trip
+ * broken there; tests/fuzz/corpus/msgpack/crash-bin-at-depth-limit). Anything else one
+ * level past the limit is refused at its brace.
+ */
+static void
+test_depth_reserved(void **state)
+{
+    struct dq_buf json = DQ_BUF_INIT, out = DQ_BUF_INIT, back = DQ_BUF_INIT;
+    dq_err err = {0};
+    (void)state;
+
+    arrays_around(&json, "{\"$base64\":\"AA==\"}");
+    assert_int_equal(dq_json_to_mp(&out, json.data, json.len, &err), DQ_OK);
+    assert_int_equal(out.len, 64 + 3);
+    assert_memory_equal(out.data + 63, "\x91\xc4\x01\x00", 4);
+    assert_int_equal(dq_mp_to_json(&back, out.data, out.len, &err), DQ_OK);
+    assert_int_equal(back.len, json.len);
+    assert_memory_equal(back.data, json.data, json.len);
+
+    dq_buf_reset(&out);
+    arrays_around(&json, "{\"$ext\":1,\"$base64\":\"\"}");
+    assert_int_equal(dq_json_to_mp(&out, json.data, json.len, &err), DQ_OK);
+    assert_memory_equal(out.data + 64, "\xc7\x00\x01", 3);
+
+    static const char *const refused[] = {
+        "{}",
+        "{\"a\":1}",
+        "{\"$base64\":\"\",\"x\":1}",
+        "{\"$base64\":[1]}",
+        "{\"$float\":{}}",
+        "{\"$base64\":\"\",\"$float\":\"nan\"}",
+        "[]",
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        arrays_around(&json, refused[i]);
+        fails_n(json.data, json.len, "json: nesting deeper than 64 at line 1 column 65");
+    }
+    /* the values are still checked */
+    arrays_around(&json, "{\"$base64\":5}");
+    fails_n(json.data, json.len, "json: \"$base64\" must be a string at line 1 column 76");
+    dq_buf_free(&json);
+    dq_buf_free(&out);
+    dq_buf_free(&back);
+}
+
 static void
 test_depth(void **state)
 {
@@ -524,12 +583,19 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_scalars),         cmocka_unit_test(test_strings),
-        cmocka_unit_test(test_string_errors),   cmocka_unit_test(test_containers),
-        cmocka_unit_test(test_container_sizes), cmocka_unit_test(test_reserved_objects),
-        cmocka_unit_test(test_syntax_errors),   cmocka_unit_test(test_yajl_gaps),
-        cmocka_unit_test(test_depth),           cmocka_unit_test(test_round_trip_json),
-        cmocka_unit_test(test_round_trip_mp),   cmocka_unit_test(test_appends_and_rollback),
+        cmocka_unit_test(test_scalars),
+        cmocka_unit_test(test_strings),
+        cmocka_unit_test(test_string_errors),
+        cmocka_unit_test(test_containers),
+        cmocka_unit_test(test_container_sizes),
+        cmocka_unit_test(test_reserved_objects),
+        cmocka_unit_test(test_syntax_errors),
+        cmocka_unit_test(test_yajl_gaps),
+        cmocka_unit_test(test_depth),
+        cmocka_unit_test(test_depth_reserved),
+        cmocka_unit_test(test_round_trip_json),
+        cmocka_unit_test(test_round_trip_mp),
+        cmocka_unit_test(test_appends_and_rollback),
     };
 
     return cmocka_run_group_tests_name("unit/json", tests, NULL, NULL);
