@@ -253,8 +253,8 @@ head_of(const unsigned char *p, size_t left, struct head *h)
         h->n = (uint32_t)be_load(p + 1, lenlen);
         h->size = 1 + lenlen;
         return DQ_MP_FAULT_NONE;
-    default:
-        break;
+    default: /* every tag is covered above; never size an item as 0 bytes */
+        return DQ_MP_FAULT_RESERVED;
     }
     if (lenlen > 0) {
         if (left < 1 + lenlen + extra)
