@@ -5,7 +5,8 @@
  *
  * Why a hand-written pre-check at all: msgpack-c's unpacker allocates a container's
  * element storage from the count in its header before it looks for the elements, so
- * five bytes claiming 2^30 elements ask the allocator for 24 GiB. dq_mp_scan() walks
+ * five bytes claiming 2^30 elements ask malloc for 32 GiB (msgpack-c 4.0 under ASan:
+ * "allocator is out of memory trying to allocate 0x800000008 bytes"). dq_mp_scan() walks
  * the item headers first (no allocation, every length checked against the bytes left,
  * depth bounded) and only a value it accepts reaches msgpack_unpack(), which then
  * allocates for elements that really are there. The walk only measures items; it never

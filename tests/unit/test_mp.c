@@ -578,8 +578,9 @@ test_hostile_headers(void **state)
 }
 
 /*
- * msgpack-c alone would reserve 2^30 * sizeof(msgpack_object) (24 GiB) for the first
- * header before noticing that no element follows; ASan would abort on that allocation.
+ * msgpack-c alone would ask malloc for 2^30 msgpack_objects (32 GiB, once its zone
+ * rounds up) for the first header before noticing that no element follows; ASan aborts
+ * on that allocation.
  * The pre-check refuses each of these at once.
  */
 static void
