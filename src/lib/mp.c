@@ -347,38 +347,42 @@ dq_mp_item_offset(const void *data, size_t len, size_t off, size_t index)
 
 /* ---- unpacking ---------------------------------------------------------------------- */
 
-/* Decodes the scanned value at *@off whose nesting is @depth (see UNPACK_DEPTH). */
+/*
+ * Decodes the scanned value at *@off, whose nesting is at most @depth (see
+ * UNPACK_DEPTH). A child nests at most one level less than its parent, so the bound
+ * passes down without another scan, and the levels built here are only the top
+ * depth - 32 ones.
+ */
 static int
 unpack_tree(const unsigned char *p, size_t len, size_t *off, int depth, msgpack_zone *z,
             msgpack_object *out)
 {
-    struct dq_mp_scan s;
     struct head h;
 
-    if (depth <= UNPACK_DEPTH) {
+    if (head_of(p + *off, len - *off, &h) != DQ_MP_FAULT_NONE)
+        return DQ_EPROTO; /* the scan accepted it: not expected */
+    if (depth <= UNPACK_DEPTH || !h.box) {
         size_t o = *off;
         msgpack_unpack_return r = msgpack_unpack((const char *)p, len, &o, z, out);
         if (r == MSGPACK_UNPACK_NOMEM_ERROR)
             return DQ_ENOMEM;
         if (r != MSGPACK_UNPACK_SUCCESS && r != MSGPACK_UNPACK_EXTRA_BYTES)
-            return DQ_EPROTO; /* the scan accepted it: not expected */
+            return DQ_EPROTO;
         *off = o;
         return DQ_OK;
     }
-    /* Too deep for msgpack-c: a container (only they nest), whose header we read. */
-    if (head_of(p + *off, len - *off, &h) != DQ_MP_FAULT_NONE || !h.box || h.n == 0)
-        return DQ_EPROTO;
+    /* Possibly too deep for msgpack-c: a container, whose header we read. */
     *off += h.size;
     if (h.map) {
-        msgpack_object_kv *kv = msgpack_zone_malloc(z, (size_t)h.n * sizeof *kv);
-        if (kv == NULL)
+        msgpack_object_kv *kv = NULL;
+        if (h.n > 0 && (kv = msgpack_zone_malloc(z, (size_t)h.n * sizeof *kv)) == NULL)
             return DQ_ENOMEM;
         out->type = MSGPACK_OBJECT_MAP;
         out->via.map.size = h.n;
         out->via.map.ptr = kv;
     } else {
-        msgpack_object *el = msgpack_zone_malloc(z, (size_t)h.n * sizeof *el);
-        if (el == NULL)
+        msgpack_object *el = NULL;
+        if (h.n > 0 && (el = msgpack_zone_malloc(z, (size_t)h.n * sizeof *el)) == NULL)
             return DQ_ENOMEM;
         out->type = MSGPACK_OBJECT_ARRAY;
         out->via.array.size = h.n;
@@ -389,9 +393,7 @@ unpack_tree(const unsigned char *p, size_t len, size_t *off, int depth, msgpack_
         msgpack_object *o =
             h.map ? (i % 2 == 0 ? &out->via.map.ptr[i / 2].key : &out->via.map.ptr[i / 2].val)
                   : &out->via.array.ptr[i];
-        if (!dq_mp_scan(p, len, *off, SCAN_LEVELS, &s))
-            return DQ_EPROTO;
-        int rc = unpack_tree(p, len, off, s.depth, z, o);
+        int rc = unpack_tree(p, len, off, depth - 1, z, o);
         if (rc != DQ_OK)
             return rc;
     }
