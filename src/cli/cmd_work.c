@@ -7,7 +7,7 @@
  * kill everything it started.
  *
  * run_command, the handler, per task: encode_stdin (payload as JSON or raw),
- * start_command (pipes and fork), supervise (feed stdin, keep the stderr tail, kill at
+ * start_command (pipes and spawn_cmd), supervise (feed stdin, keep the stderr tail, kill at
  * the timeout or shutdown, until it exits), exit_to_result.
  */
 #include <errno.h>
@@ -18,8 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -29,6 +27,7 @@
 #include "fmt/taskfmt.h"
 #include "lib/clock.h"
 #include "lib/dur.h"
+#include "spawn.h"
 
 static const char help[] =
     "usage: delayq work [-q QUEUE] [--concurrency N] [--batch N] [--lease DUR]\n"
@@ -61,6 +60,7 @@ static const char help[] =
 
 struct work {
     char **cmd;
+    char path[4096]; /* cmd[0] resolved on $PATH once, for execve */
     bool raw;
     const char *queue;
     int64_t timeout_ms;
@@ -181,7 +181,7 @@ static const char *const task_vars[] = {"DELAYQ_TASK_ID", "DELAYQ_QUEUE", "DELAY
 
 /*
  * The command's environment: this process's, with the task's DELAYQ_* variables. Built
- * before fork, because the child of a threaded process must not allocate (setenv there
+ * before the spawn, because the child of a threaded process must not allocate (setenv there
  * deadlocked when another thread held the allocator's lock at fork; seen with ASan's).
  * The array and the strings in @own are the caller's to free; NULL on OOM.
  */
@@ -228,43 +228,6 @@ task_env(const struct work *wk, const dq_task *t, char *own[NTASK_VARS])
     return envp;
 }
 
-/* In the child: only async-signal-safe calls from here to exec. */
-static void
-child_exec(const struct work *wk, char **envp, int in_fd, int err_fd, pid_t parent)
-{
-    long maxfd = sysconf(_SC_OPEN_MAX);
-
-    setpgid(0, 0);
-    /* a worker killed with SIGKILL takes its command with it: the task comes back after
-     * its lease and must not also finish here (and if it died before this line, go) */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
-        _exit(1);
-    dup2(in_fd, 0);
-    dup2(err_fd, 2);
-    /* nothing else of the worker's (Redis sockets opened by other threads) goes along:
-     * close_range is one call where the loop is one per possible fd (20 000 here, a
-     * millisecond or more per command) */
-#ifdef SYS_close_range
-    if (syscall(SYS_close_range, 3u, ~0u, 0u) != 0)
-#endif
-    {
-        if (maxfd < 0 || maxfd > 65536)
-            maxfd = 65536;
-        for (int fd = 3; fd < maxfd; fd++)
-            close(fd);
-    }
-    signal(SIGPIPE, SIG_DFL);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    environ = envp; /* execvp passes environ on */
-    execvp(wk->cmd[0], wk->cmd);
-    fprintf(stderr, "delayq work: cannot run %s: %s\n", wk->cmd[0], strerror(errno));
-    _exit(127);
-}
-
-static pthread_mutex_t fork_mu = PTHREAD_MUTEX_INITIALIZER;
-
 static bool
 cloexec_pipe(int fds[2])
 {
@@ -297,37 +260,34 @@ encode_stdin(struct command *c, const dq_task *t)
 }
 
 /*
- * Forks the command with @envp, its stdin and stderr on pipes, in its own process group.
- * On failure fills @res (retry: not the task's fault) and returns false.
+ * Starts the command with @envp, its stdin and stderr on pipes, in its own process
+ * group (spawn_cmd). On failure fills @res (retry: not the task's fault) and returns
+ * false.
  */
 static bool
 start_command(struct command *c, char **envp, dq_result *res)
 {
     /* A command started by another handler thread must not inherit this command's pipes
-     * (it would hold our stderr open): they are close-on-exec, and made and forked under
-     * one lock so no fork falls between pipe() and the flag (pipe2 needs _GNU_SOURCE). */
-    pthread_mutex_lock(&fork_mu);
+     * (it would hold our stderr open): they are close-on-exec, and made and spawned under
+     * one lock so no spawn falls between pipe() and the flag (pipe2 needs _GNU_SOURCE). */
+    spawn_lock();
     if (c->tail == NULL || envp == NULL || !cloexec_pipe(c->inp) || !cloexec_pipe(c->errp)) {
-        pthread_mutex_unlock(&fork_mu);
+        spawn_unlock();
         res->outcome = DQ_RETRY;
         snprintf(res->message, sizeof res->message, "cannot start the handler: %s",
                  strerror(errno));
         return false;
     }
-    pid_t parent = getpid();
-    c->pid = fork();
-    pthread_mutex_unlock(&fork_mu);
+    int fds[3] = {c->inp[0], -1, c->errp[1]};
+    c->pid = spawn_cmd(c->wk->path, c->wk->cmd, envp, fds);
+    int saved = errno;
+    spawn_unlock();
     if (c->pid < 0) {
         res->outcome = DQ_RETRY;
-        snprintf(res->message, sizeof res->message, "fork: %s", strerror(errno));
+        snprintf(res->message, sizeof res->message, "cannot start %.300s: %s", c->wk->path,
+                 strerror(saved));
         return false;
     }
-    if (c->pid == 0) {
-        close(c->inp[1]);
-        close(c->errp[0]);
-        child_exec(c->wk, envp, c->inp[0], c->errp[1], parent);
-    }
-    setpgid(c->pid, c->pid); /* also in the child: whichever runs first wins the race */
     children_set(0, c->pid);
     close(c->inp[0]);
     close(c->errp[1]);
@@ -596,6 +556,9 @@ cmd_work(struct cli *g, int argc, char **argv)
     else if (o.grace_ms == 0)
         o.grace_ms = 30000;
     wk.cmd = argv + i;
+    if (!spawn_resolve(wk.cmd[0], wk.path, sizeof wk.path))
+        return cli_usage_error(g, "cannot run \"%s\": no such executable%s", wk.cmd[0],
+                               strchr(wk.cmd[0], '/') ? "" : " on $PATH");
     wk.queue = g->queue;
     co.connect_timeout_ms = g->timeout_ms;
     co.command_timeout_ms = g->timeout_ms;

@@ -1,5 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* spawn.c: start and stop a private redis-server by PID (see spawn.h). */
+/*
+ * spawn.c: handler commands of delayq work, and a private redis-server by PID (see
+ * spawn.h).
+ *
+ * spawn_cmd starts a command with vfork(): the child borrows the parent's memory until
+ * its execve, so nothing is copied, where fork() copies the page tables of a process
+ * with a dozen threads for a child that execs at once. What the child may do is
+ * therefore narrow: raw system calls on its own stack only (no allocation, no writes
+ * to the parent's variables; errno is the one exception and is restored), and no
+ * signal handler of the parent may run in it: all signals are blocked across vfork and
+ * the child resets the dispositions it inherited before unblocking.
+ */
 #include "spawn.h"
 
 #include <arpa/inet.h>
@@ -8,12 +19,16 @@
 #include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -160,4 +175,190 @@ spawn_redis_stop(struct spawned_redis *r)
         remove_dir(r->dir);
         r->dir[0] = '\0';
     }
+}
+
+/* ---- handler commands ------------------------------------------------------------ */
+
+bool
+spawn_resolve(const char *name, char *out, size_t size)
+{
+    const char *path = getenv("PATH");
+    struct stat st;
+
+    if (name[0] == '\0')
+        return false;
+    if (strchr(name, '/') != NULL) {
+        snprintf(out, size, "%s", name);
+        return access(out, X_OK) == 0;
+    }
+    if (path == NULL)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    for (const char *p = path;; p++) {
+        const char *end = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        /* an empty entry is the current directory, as for execvp */
+        int n = snprintf(out, size, "%.*s%s%s", (int)len, p, len ? "/" : "", name);
+        if (n > 0 && (size_t)n < size && stat(out, &st) == 0 && S_ISREG(st.st_mode) &&
+            access(out, X_OK) == 0)
+            return true;
+        if (end == NULL)
+            return false;
+        p = end;
+    }
+}
+
+static pthread_mutex_t spawn_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void
+spawn_lock(void)
+{
+    pthread_mutex_lock(&spawn_mu);
+}
+
+void
+spawn_unlock(void)
+{
+    pthread_mutex_unlock(&spawn_mu);
+}
+
+/* The signals cmd_work.c catches or ignores; the child gets them back at their defaults
+ * (exec would reset the caught ones, but not before the child unblocks them). */
+static const int reset_signals[] = {SIGPIPE, SIGINT, SIGTERM, SIGALRM};
+
+/* What the child needs, all prepared before vfork: the child only reads it. */
+struct child_args {
+    const char *path;
+    char *const *argv, *const *envp;
+    const int *fds;
+    pid_t parent;
+    long maxfd;
+    sigset_t mask; /* the caller's signal mask, restored just before execve */
+};
+
+/* In the child, between vfork (or fork) and execve: system calls only. */
+static void __attribute__((noreturn)) child_start(const struct child_args *a)
+{
+    setpgid(0, 0);
+    /* a worker killed with SIGKILL takes its command with it: the task comes back after
+     * its lease and must not also finish here (and if it died before this line, go) */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != a->parent)
+        _exit(1);
+    for (int i = 0; i < 3; i++) {
+        if (a->fds[i] >= 0 && a->fds[i] != i)
+            dup2(a->fds[i], i);
+    }
+    /* nothing else of the worker's (Redis sockets opened by other threads) goes along:
+     * close_range is one call where the loop is one per possible fd (20 000 here, a
+     * millisecond or more per command) */
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, 3u, ~0u, 0u) != 0)
+#endif
+    {
+        for (int fd = 3; fd < a->maxfd; fd++)
+            close(fd);
+    }
+    for (size_t i = 0; i < sizeof reset_signals / sizeof reset_signals[0]; i++)
+        signal(reset_signals[i], SIG_DFL);
+    sigprocmask(SIG_SETMASK, &a->mask, NULL);
+    execve(a->path, a->argv, a->envp);
+    /* write(2) rather than stdio: the child must not take stdio's locks */
+    static const char what[] = "delayq work: cannot run ";
+    if (write(2, what, sizeof what - 1) < 0 || write(2, a->path, strlen(a->path)) < 0 ||
+        write(2, "\n", 1) < 0) {
+        /* nothing more to say */
+    }
+    _exit(127);
+}
+
+/* Measurement switch for issue 10 item 6 (DQ_SPAWN=fork|vfork|posix_spawn, read once);
+ * the figures are in README ("Performance"). */
+enum spawn_how { SPAWN_VFORK, SPAWN_FORK, SPAWN_POSIX };
+
+static enum spawn_how
+spawn_how(void)
+{
+    static enum spawn_how how = (enum spawn_how) - 1;
+
+    if ((int)how < 0) {
+        const char *e = getenv("DQ_SPAWN");
+        how = e && strcmp(e, "fork") == 0          ? SPAWN_FORK
+              : e && strcmp(e, "posix_spawn") == 0 ? SPAWN_POSIX
+                                                   : SPAWN_VFORK;
+    }
+    return how;
+}
+
+/* <spawn.h> declares it only with _GNU_SOURCE; glibc has had it since 2.34. */
+int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *fa, int from);
+
+static pid_t
+spawn_posix(const char *path, char *const argv[], char *const envp[], const int fds[3])
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    sigset_t def, mask;
+    pid_t pid = -1;
+    int rc;
+
+    sigemptyset(&def);
+    for (size_t i = 0; i < sizeof reset_signals / sizeof reset_signals[0]; i++)
+        sigaddset(&def, reset_signals[i]);
+    pthread_sigmask(SIG_SETMASK, NULL, &mask);
+    posix_spawn_file_actions_init(&fa);
+    posix_spawnattr_init(&at);
+    for (int i = 0; i < 3; i++) {
+        if (fds[i] >= 0 && fds[i] != i)
+            posix_spawn_file_actions_adddup2(&fa, fds[i], i);
+    }
+    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
+                                      POSIX_SPAWN_SETSIGMASK);
+    posix_spawnattr_setpgroup(&at, 0);
+    posix_spawnattr_setsigdefault(&at, &def);
+    posix_spawnattr_setsigmask(&at, &mask);
+    rc = posix_spawn(&pid, path, &fa, &at, argv, envp);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    if (rc != 0) {
+        errno = rc;
+        return -1;
+    }
+    return pid;
+}
+
+/* Nothing here may live in a register across vfork (-Wclobbered): only @a, read-only. */
+static pid_t
+start_child(const struct child_args *a, bool use_fork)
+{
+    pid_t pid = use_fork ? fork() : vfork();
+
+    if (pid == 0)
+        child_start(a);
+    return pid;
+}
+
+pid_t
+spawn_cmd(const char *path, char *const argv[], char *const envp[], const int fds[3])
+{
+    struct child_args a = {.path = path, .argv = argv, .envp = envp, .fds = fds};
+    sigset_t all;
+    pid_t pid;
+    int saved;
+
+    if (spawn_how() == SPAWN_POSIX)
+        return spawn_posix(path, argv, envp, fds);
+    a.parent = getpid();
+    a.maxfd = sysconf(_SC_OPEN_MAX);
+    if (a.maxfd < 0 || a.maxfd > 65536)
+        a.maxfd = 65536;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &a.mask);
+    pid = start_child(&a, spawn_how() == SPAWN_FORK);
+    saved = errno;
+    pthread_sigmask(SIG_SETMASK, &a.mask, NULL);
+    if (pid > 0)
+        setpgid(pid, pid); /* after fork the child may not have run yet: whoever is first */
+    errno = saved;
+    return pid;
 }
