@@ -256,7 +256,7 @@ static const char bad_handler[] =
     "            sys.stderr.flush()\n"
     "            sys.exit(3)\n"
     "        elif i == 'hang':\n"
-    "            time.sleep(30)\n"
+    "            time.sleep(60)\n"
     "        elif i == 'huge':\n"
     "            sys.stdout.write('x' * (2 << 20) + '\\n')\n"
     "            sys.stdout.flush()\n"
@@ -293,9 +293,10 @@ misbehaving_handler_is_restarted(void **state)
     }
     dq_config cfg = {.backoff_base_ms = 600000};
     ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
-    /* --timeout includes the interpreter's start for a slot's first task: 3 s leaves a
-     * loaded machine room for that, and the hang sleeps 30 s */
-    const char *args[] = {"--concurrency", "2", "--timeout", "3s", NULL};
+    /* --timeout includes the interpreter's start for a slot's first task: 10 s leaves a
+     * loaded machine room for that (3 s was once not enough under ASan at load 7), and
+     * the hang sleeps 60 s */
+    const char *args[] = {"--concurrency", "2", "--timeout", "10s", NULL};
     snprintf(slow_cmd, sizeof slow_cmd, "%s", h);
     const char *cmd[] = {"python3", slow_cmd, runlog, NULL};
     int64_t t0 = test_mono_ms();
@@ -318,7 +319,7 @@ misbehaving_handler_is_restarted(void **state)
     task_error_has(&f, "exit", DQ_STATE_SCHEDULED,
                    "handler ended (exit 3) before answering: dying");
     task_error_has(&f, "hang", DQ_STATE_SCHEDULED,
-                   "timed out after 3000 ms; handler process group");
+                   "timed out after 10000 ms; handler process group");
     task_error_has(&f, "huge", DQ_STATE_SCHEDULED, "over 1048576 bytes");
     /* no error member: the last stderr line is the error, all of it the trace */
     ASSERT_OK(&f, dq_find(f.c, f.queue, "stderr-fail", &t, &f.err));
@@ -492,6 +493,29 @@ node_handler(void **state)
     fixture_close(&f);
 }
 
+/* README shows the very files the tests run. */
+static void
+readme_shows_the_example_handlers(void **state)
+{
+    char path[400];
+    const char *root = getenv("DQ_SOURCE_ROOT");
+
+    (void)state;
+    assert_non_null(root);
+    snprintf(path, sizeof path, "%s/README.md", root);
+    char *readme = slurp(path);
+    static const char *const names[] = {"handler.py", "handler.js"};
+    for (int i = 0; i < 2; i++) {
+        example_path(path, sizeof path, names[i]);
+        char *code = slurp(path);
+        assert_true(strlen(code) > 100);
+        if (strstr(readme, code) == NULL)
+            fail_msg("README.md does not show examples/%s as it is", names[i]);
+        free(code);
+    }
+    free(readme);
+}
+
 /* After each test: kill whatever worker it left running (only after a failure). */
 static int
 reap_workers(void **state)
@@ -533,6 +557,7 @@ main(void)
         cmocka_unit_test_teardown(sigterm_finishes_the_task_then_closes_stdin, reap_workers),
         cmocka_unit_test_teardown(kill9_of_the_worker_takes_its_handlers, reap_workers),
         cmocka_unit_test_teardown(node_handler, reap_workers),
+        cmocka_unit_test(readme_shows_the_example_handlers),
     };
 
     return cmocka_run_group_tests_name("integ/persist", tests, setup, teardown);
