@@ -457,6 +457,74 @@ kill9_of_the_worker_takes_its_handlers(void **state)
     fixture_close(&f);
 }
 
+/* A handler that sleeps on its task, for the ends of a shutdown: the grace period
+ * running out, and a second signal. Both kill it and hand the task back. */
+static void
+shutdown_kills_a_stuck_handler(struct fixture *f, const char *name, const char *grace,
+                               bool second_signal)
+{
+    char body[600], pidfile[320];
+
+    snprintf(pidfile, sizeof pidfile, "%s/%s.pid", tmpdir, name);
+    snprintf(body, sizeof body,
+             "import os, sys, time\n"
+             "for line in sys.stdin:\n"
+             "    open('%s', 'w').write('%%d\\n' %% os.getpid())\n"
+             "    time.sleep(60)\n",
+             pidfile);
+    char script[64];
+    snprintf(script, sizeof script, "%s.py", name);
+    const char *h = write_file(script, body);
+    enqueue_str(f, "x", 0, "stuck", NULL);
+    const char *args[] = {"--grace", grace, NULL};
+    const char *cmd[] = {"python3", h, NULL};
+    pid_t pid = start_work(f, name, args, cmd);
+    struct seen running = {pidfile, "\n"};
+    assert_true(wait_until(file_has, &running, 15000, "the task running"));
+    char *text = slurp(pidfile);
+    pid_t handler = (pid_t)atoi(text);
+    free(text);
+    int64_t t0 = test_mono_ms();
+    kill(pid, SIGTERM);
+    if (second_signal) {
+        char log[320];
+        snprintf(log, sizeof log, "%s/%s.log", tmpdir, name);
+        struct seen stopping = {log, "event=worker.stopping"};
+        assert_true(wait_until(file_has, &stopping, 15000, "the worker stopping"));
+        kill(pid, SIGTERM);
+    }
+    assert_int_equal(stop_work(pid, 0), 0);
+    int64_t took = test_mono_ms() - t0;
+    printf("# %s: worker out %lld ms after the first signal\n", name, (long long)took);
+    assert_true(took < 10000); /* not the handler's 60 s */
+    assert_true(wait_until(pid_gone, &handler, 5000, "the stuck handler killed"));
+    dq_task t;
+    ASSERT_OK(f, dq_find(f->c, f->queue, "stuck", &t, &f->err));
+    assert_int_equal(t.state, DQ_STATE_SCHEDULED); /* handed back, due now */
+    assert_int_equal(t.attempt, 0);                /* not an attempt */
+    dq_task_clear(&t);
+}
+
+static void
+grace_over_kills_and_hands_back(void **state)
+{
+    struct fixture f;
+
+    fixture_open(&f, state, "pgrace");
+    shutdown_kills_a_stuck_handler(&f, "pgrace", "1s", false);
+    fixture_close(&f);
+}
+
+static void
+second_signal_kills_and_hands_back(void **state)
+{
+    struct fixture f;
+
+    fixture_open(&f, state, "psecond");
+    shutdown_kills_a_stuck_handler(&f, "psecond", "30s", true);
+    fixture_close(&f);
+}
+
 static void
 node_handler(void **state)
 {
@@ -556,6 +624,8 @@ main(void)
         cmocka_unit_test_teardown(misbehaving_handler_is_restarted, reap_workers),
         cmocka_unit_test_teardown(sigterm_finishes_the_task_then_closes_stdin, reap_workers),
         cmocka_unit_test_teardown(kill9_of_the_worker_takes_its_handlers, reap_workers),
+        cmocka_unit_test_teardown(grace_over_kills_and_hands_back, reap_workers),
+        cmocka_unit_test_teardown(second_signal_kills_and_hands_back, reap_workers),
         cmocka_unit_test_teardown(node_handler, reap_workers),
         cmocka_unit_test(readme_shows_the_example_handlers),
     };
