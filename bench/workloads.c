@@ -459,7 +459,7 @@ w2p(struct bench *b, dq_client *c, const dq_enqueue_item *it, size_t n, double p
     wait_done(c, q, n, 10, 1200);
     int64_t t1 = bench_mono_us();
     bench_stop_pid(pid);
-    snprintf(variant, sizeof variant, "%zu due, work --persistent --concurrency 4, handler.py", n);
+    snprintf(variant, sizeof variant, "%zu due, --persistent --concurrency 4, handler.py", n);
     bench_add(b, "W2p", variant, "tasks/s", "1/s", (double)n * 1e6 / (double)(t1 - t0),
               "delayq work --concurrency 8 -- true", per_task, T_RATIO_GE, 10.0,
               "one run, right after the -- true run; from process start (4 python3 "
