@@ -552,6 +552,11 @@ persist_run(const dq_task *t, dq_result *res, void *arg)
         goto out;
     }
     enum ending how = exchange(h, &req, &line_len);
+    /* the grace timer and a second signal set the kill flag, then kill every handler: an
+     * end seen with the flag set is that kill, not the handler's failure, so the task is
+     * handed back (not an attempt), as a command killed at shutdown is */
+    if ((how == EXITED || how == TIMED_OUT) && cmd_work_killing())
+        how = KILLED;
     if (how == GOT_LINE && take_result(h, line_len, &wire_id, res)) {
         h->failures = 0;
         goto out;
