@@ -233,10 +233,14 @@ struct child_args {
     const char *path;
     char *const *argv, *const *envp;
     const int *fds;
+    char *const *sh_argv; /* "/bin/sh path args...": a file that is not an executable
+                             format runs as a shell script, as execvp would; may be NULL */
     pid_t parent;
     long maxfd;
     sigset_t mask; /* the caller's signal mask, restored just before execve */
 };
+
+static char sh_path[] = "/bin/sh";
 
 /* In the child, between vfork and execve: system calls only. */
 static void __attribute__((noreturn)) child_start(const struct child_args *a)
@@ -265,6 +269,8 @@ static void __attribute__((noreturn)) child_start(const struct child_args *a)
         signal(reset_signals[i], SIG_DFL);
     sigprocmask(SIG_SETMASK, &a->mask, NULL);
     execve(a->path, a->argv, a->envp);
+    if (errno == ENOEXEC && a->sh_argv != NULL)
+        execve(sh_path, a->sh_argv, a->envp);
     /* write(2) rather than stdio: the child must not take stdio's locks */
     static const char what[] = "delayq work: cannot run ";
     if (write(2, what, sizeof what - 1) < 0 || write(2, a->path, strlen(a->path)) < 0 ||
@@ -292,7 +298,19 @@ spawn_cmd(const char *path, char *const argv[], char *const envp[], const int fd
     sigset_t all;
     pid_t pid;
     int saved;
+    size_t argc = 0;
 
+    while (argv[argc] != NULL)
+        argc++;
+    /* built here: the child must not allocate */
+    char **sh_argv = malloc((argc + 2) * sizeof *sh_argv), *path_copy = strdup(path);
+    if (sh_argv != NULL && path_copy != NULL) {
+        sh_argv[0] = sh_path;
+        sh_argv[1] = path_copy;
+        for (size_t i = 1; i <= argc; i++)
+            sh_argv[i + 1] = argv[i];
+        a.sh_argv = sh_argv;
+    }
     a.parent = getpid();
     a.maxfd = sysconf(_SC_OPEN_MAX);
     if (a.maxfd < 0 || a.maxfd > 65536)
@@ -302,6 +320,8 @@ spawn_cmd(const char *path, char *const argv[], char *const envp[], const int fd
     pid = start_child(&a);
     saved = errno;
     pthread_sigmask(SIG_SETMASK, &a.mask, NULL);
+    free(sh_argv);
+    free(path_copy);
     errno = saved;
     return pid; /* vfork returns once the child has exec'd: its setpgid is done */
 }
