@@ -250,7 +250,7 @@ bench_w1_w5(struct bench *b)
     /* where the time goes: Redis time per task, against a ZADD's */
     bench_add(b, "W1", "(a) Redis time per task", "us/task", "us",
               bench_median(us_a, (size_t)b->runs), NULL, 0, T_NONE, 0,
-              "commandstats usec of EVALSHA enqueue (script and the commands it runs)");
+              "commandstats usec of FCALL enqueue (script and the commands it runs)");
     bench_add(b, "W1", "(b) Redis time per task", "us/task", "us",
               bench_median(us_b, (size_t)b->runs), NULL, 0, T_NONE, 0, NULL);
     double floor_m = bench_median(floor, (size_t)b->runs);
@@ -690,7 +690,7 @@ static void
 add_refresh(struct bench *b, const char *variant, const struct refresh *f)
 {
     bench_add(b, "W6", variant, "client commands/refresh", "", f->client, NULL, 0, T_VALUE_LE, 10,
-              "what the inspector sends: EVALSHA x5 + INFO + SCARD");
+              "what the inspector sends: FCALL_RO x5 + INFO + SCARD");
     bench_add(b, "W6", variant, "commands incl. in scripts", "", f->all, NULL, 0, T_NONE, 0,
               "every command INFO commandstats counts");
     bench_add(b, "W6", variant, "Redis time/refresh", "us", f->usec, NULL, 0, T_NONE, 0,

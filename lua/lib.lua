@@ -1,5 +1,6 @@
 -- lib.lua: shared prelude, prepended by embed.py to every script in this directory
--- (it is not a script of its own). One definition of the key layout, the clock, the
+-- for EVALSHA, and defined once at the top of the function library (it is not a
+-- script of its own). One definition of the key layout, the clock, the
 -- envelope codec, the failure record, retention and the audit log, so no two
 -- scripts can disagree about them. See docs/PROTOCOL.md.
 --
@@ -17,9 +18,12 @@
 --   9 config   HASH   queue limits
 --  10 audit    STREAM operator actions
 --  11 wake     (a pub/sub channel name, not a key) idle workers subscribe to it
+-- keys: begin (embed.py binds these per call in the function library; keep the form
+-- "local NAMES = KEYS[i], ...")
 local K_SCHED, K_IDS, K_INFLIGHT, K_RUNNING = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local K_FAILED, K_FAILIDX, K_STATS, K_SEQ = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local K_CONFIG, K_AUDIT, K_WAKE = KEYS[9], KEYS[10], KEYS[11]
+-- keys: end
 
 -- Protocol limits (docs/PROTOCOL.md 8.2). src/delayq.h has the same names and numbers;
 -- tests/unit/test_limits.c checks that they agree.

@@ -6,6 +6,7 @@
 --   failed, expired leases, next due ms (the earliest due time after now; -1 if none),
 --   oldest due age ms (0 if nothing is due), far_future_ms, then the counters enqueued, done, retried, failed, expired,
 --   trimmed, reaped, requeued, dropped}.
+-- Flags: no-writes (FCALL_RO / EVALSHA_RO: runs on replicas and for read-only users).
 -- Complexity: O(log N): ZCOUNT, ZCARD and HMGET only.
 local cfg = config()
 local now = now_ms()

@@ -4,6 +4,7 @@
  * SCRIPT LOAD returns exactly that SHA1). */
 #include "harness/check.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -52,6 +53,36 @@ names_match_ids(void **state)
     assert_string_equal(dq_script_table[DQ_SCRIPT_AUDIT].name, "audit");
 }
 
+/* The function library (lua/embed.py): named with the protocol version, one
+ * registration per script under the table's name, no-writes exactly on the readers. */
+static void
+library_registers_every_script(void **state)
+{
+    static const char *const readers[] = {"stats", "page", "find", "search", "audit"};
+    char want[200];
+
+    assert_int_equal(strlen(dq_library_text), dq_library_len);
+    assert_int_equal(strncmp(dq_library_name, "delayq_v1_", 10), 0);
+    snprintf(want, sizeof want, "#!lua name=%s\n", dq_library_name);
+    assert_int_equal(strncmp(dq_library_text, want, strlen(want)), 0);
+    for (int i = 0; i < DQ_SCRIPT_COUNT; i++) {
+        const struct dq_script_src *s = &dq_script_table[i];
+        bool reader = false;
+        for (size_t r = 0; r < sizeof readers / sizeof readers[0]; r++)
+            reader |= strcmp(s->name, readers[r]) == 0;
+        if (reader != s->no_writes)
+            fail_msg("script %s: no_writes is %d", s->name, s->no_writes);
+        snprintf(want, sizeof want, "function_name = '%s', callback = f_%s%s}", s->function,
+                 s->name, s->no_writes ? ", flags = {'no-writes'}" : "");
+        if (strstr(dq_library_text, want) == NULL)
+            fail_msg("library does not register %s as: %s", s->name, want);
+    }
+    /* the prelude is defined once at library scope, not per function */
+    const char *first = strstr(dq_library_text, "local function now_ms()");
+    assert_non_null(first);
+    assert_null(strstr(first + 1, "local function now_ms()"));
+}
+
 int
 main(void)
 {
@@ -59,6 +90,7 @@ main(void)
         cmocka_unit_test(every_script_has_its_header),
         cmocka_unit_test(sha1s_are_hex_and_distinct),
         cmocka_unit_test(names_match_ids),
+        cmocka_unit_test(library_registers_every_script),
     };
 
     return cmocka_run_group_tests_name("unit/scripts", tests, NULL, NULL);
