@@ -53,13 +53,17 @@ local CFG_FIELDS = {'max_delay_ms', 'max_payload', 'backoff_base_ms', 'backoff_c
 local CFG_DEFAULT = {max_delay_ms = 7 * 86400000, max_payload = 1048576,
   backoff_base_ms = 1000, backoff_cap_ms = 300000, max_attempts = 25,
   failed_retention = 100000, audit_retention = 10000, far_future_ms = 3600000}
-local function config()
-  local v = redis.call('HMGET', K_CONFIG, unpack(CFG_FIELDS))
+-- Only @fields (a hot path reads the few it needs).
+local function config_of(fields)
+  local v = redis.call('HMGET', K_CONFIG, unpack(fields))
   local c = {}
-  for i, f in ipairs(CFG_FIELDS) do
+  for i, f in ipairs(fields) do
     c[f] = tonumber(v[i]) or CFG_DEFAULT[f]
   end
   return c
+end
+local function config()
+  return config_of(CFG_FIELDS)
 end
 
 -- msgpack writers. The envelope is written here, not with cmsgpack, because its
@@ -180,6 +184,58 @@ local function env_decode(m)
   if not t or (t[3] and #t[3] == 0) then return nil end
   return {seq = t[2], id = opt(t[3]), attempt = t[4], enq = t[5], max = t[6],
     deadline = opt(t[7]), payload = t[8], last_error = opt(t[9])}
+end
+
+-- An envelope template as enqueue.lua takes it (docs/PROTOCOL.md 5.2): a v1 envelope
+-- with seq and enqueued as cf + 8 placeholder bytes, attempt 0, max attempts nil (the
+-- queue's default) or a uint, deadline nil or cf + 8 bytes of ms after the due time,
+-- a bin payload and a nil last error. Its layout is checked by position, without
+-- copying the payload. Returns a table of the positions env_fill needs, or nil and why.
+local function env_template(m, id)
+  if string.sub(m, 1, 3) ~= ENV_PREFIX then return nil, 'does not start with 99 01 cf' end
+  local p = 12 -- the id field
+  if id == '' then
+    if string.byte(m, p) ~= 192 then return nil, 'id field is not nil for a generated id' end
+    p = p + 1
+  else
+    local f = p_str(id)
+    if string.sub(m, p, p + #f - 1) ~= f then return nil, 'id field does not hold the id' end
+    p = p + #f
+  end
+  if string.byte(m, p) ~= 0 or string.byte(m, p + 1) ~= 207 then
+    return nil, 'attempt is not 0 or enqueued is not cf + 8 bytes'
+  end
+  local t = {m = m, attempt_at = p, max_at = p + 10}
+  local _, q, kind = rd(m, t.max_at)
+  if kind ~= 'nil' and kind ~= 'uint' then return nil, 'max attempts is not a uint or nil' end
+  t.max_default, t.dl_at = kind == 'nil', q
+  local dl, q2, k2 = rd(m, q)
+  if k2 == 'uint' and string.byte(m, q) == 207 then
+    t.dl = dl
+  elseif k2 ~= 'nil' then
+    return nil, 'deadline is not nil or cf + 8 bytes'
+  end
+  local b, l, h = string.byte(m, q2), nil, nil
+  if b == 196 and q2 + 1 <= #m then l, h = string.byte(m, q2 + 1), 2
+  elseif b == 197 and q2 + 2 <= #m then l, h = struct.unpack('>I2', m, q2 + 1), 3
+  elseif b == 198 and q2 + 4 <= #m then l, h = struct.unpack('>I4', m, q2 + 1), 5
+  else return nil, 'payload is not a bin' end
+  if q2 + h + l ~= #m or string.byte(m, #m) ~= 192 then
+    return nil, 'payload length does not match, or last error is not nil'
+  end
+  t.payload_at, t.payload_len = q2, l
+  return t
+end
+
+-- The member for template @t: seq, enqueued (@now8, p_u64 of the call's now), max
+-- attempts (@default_max, already packed, when the template left it to the queue) and
+-- the deadline (t.due + the template's ms) filled in. One concatenation.
+local function env_fill(t, seq, now8, default_max)
+  local m = t.m
+  local maxf = t.max_default and default_max or string.sub(m, t.max_at, t.dl_at - 1)
+  local dlf = t.dl and p_u64(t.due + t.dl) or '\192'
+  return '\153\001' .. p_u64(seq) .. string.sub(m, 12, t.attempt_at) .. now8 .. maxf ..
+    dlf .. string.sub(m, t.payload_at)
 end
 
 -- Task keys name a task in the in-flight, running and failed structures. Generated

@@ -7,6 +7,11 @@
  */
 #include "harness/fixture.h"
 
+#include "buf.h"
+#include "dq_scripts.h"
+#include "env.h"
+#include "env_build.h"
+
 static void
 enqueue_claim_ack(void **state)
 {
@@ -742,6 +747,101 @@ batch_enqueue_invalid_item_rejects_its_chunk(void **state)
     fixture_close(&f);
 }
 
+/* Runs enqueue.lua directly, as a producer in another language would (EVAL of the
+ * embedded text), with one task: @env, @time, @id. */
+static redisReply *
+raw_enqueue(struct fixture *f, const void *env, size_t env_len, const char *time, const char *id)
+{
+    static const char *const names[] = {"sched", "ids", "inflight", "running", "failed", "failidx",
+                                        "stats", "seq", "config",   "audit",   "wake"};
+    const struct dq_script_src *src = &dq_script_table[DQ_SCRIPT_ENQUEUE];
+    char keys[11][160];
+    const char *argv[3 + 11 + 4];
+    size_t lens[3 + 11 + 4];
+    int n = 0;
+
+    argv[n] = "EVAL", lens[n++] = 4;
+    argv[n] = src->text, lens[n++] = src->len;
+    argv[n] = "11", lens[n++] = 2;
+    for (int i = 0; i < 11; i++) {
+        snprintf(keys[i], sizeof keys[i], "dq:{%s}:%s", f->queue, names[i]);
+        argv[n] = keys[i], lens[n++] = strlen(keys[i]);
+    }
+    argv[n] = "1", lens[n++] = 1;
+    argv[n] = env, lens[n++] = env_len;
+    argv[n] = time, lens[n++] = strlen(time);
+    argv[n] = id, lens[n++] = strlen(id);
+    redisContext *ctx = redisConnect("127.0.0.1", f->redis->port);
+    assert_non_null(ctx);
+    redisReply *r = redisCommandArgv(ctx, n, argv, lens);
+    redisFree(ctx);
+    assert_non_null(r);
+    return r;
+}
+
+static void
+expect_refused(struct fixture *f, const void *env, size_t len, const char *time, const char *id,
+               const char *words)
+{
+    redisReply *r = raw_enqueue(f, env, len, time, id);
+    if (r->type != REDIS_REPLY_ERROR || strstr(r->str, words) == NULL)
+        fail_msg("expected an error with \"%s\", got type %d: %s", words, r->type,
+                 r->str ? r->str : "");
+    freeReplyObject(r);
+}
+
+/* The script fills in seq, enqueued, the default max attempts and the deadline, and
+ * refuses what a producer that skipped the library's checks could break the queue with:
+ * a template of the wrong layout, an id that is all digits, or one the envelope does
+ * not carry; the server's own limits too. */
+static void
+script_fills_and_checks_templates(void **state)
+{
+    struct fixture f;
+    struct dq_buf b = DQ_BUF_INIT;
+    dq_page p;
+    struct dq_env e;
+    dq_config cfg = {.max_payload = 100};
+
+    fixture_open(&f, state, "template");
+    dq_env_template(&b, "job-1", 5, -1, 5000, "hello", 5);
+    redisReply *r = raw_enqueue(&f, b.data, b.len, "d1000", "job-1");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(r->element[1]->integer, 0);
+    int64_t due = r->element[2]->integer;
+    freeReplyObject(r);
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_FUTURE, 0, 10, &p, &f.err));
+    assert_int_equal(p.n, 1);
+    /* the stored member is exactly as large as the template: the fields were filled in place */
+    assert_int_equal(p.tasks[0].raw_len, b.len);
+    ASSERT_OK(&f, dq_env_decode(p.tasks[0].raw, p.tasks[0].raw_len, &e, &f.err));
+    assert_int_equal(e.seq, 1);
+    assert_int_equal(e.max_attempts, 25); /* the queue's default */
+    assert_int_equal(e.deadline_ms, due + 5000);
+    assert_true(e.enqueued_ms > 1600000000000 && e.enqueued_ms <= due - 1000);
+    assert_int_equal(e.payload.len, 5);
+    dq_page_free(&p);
+
+    expect_refused(&f, b.data, b.len, "d0", "job-2", "envelope: id field");
+    expect_refused(&f, b.data, b.len - 1, "d0", "job-1", "envelope: payload length");
+    expect_refused(&f, b.data, b.len, "x5", "job-1", "time:");
+    b.data[11 + 6] = 1; /* attempt, after the 11-byte head and the 6-byte id */
+    expect_refused(&f, b.data, b.len, "d0", "job-1", "envelope: attempt");
+    dq_buf_reset(&b);
+    dq_env_template(&b, "123", 3, -1, 0, "x", 1);
+    expect_refused(&f, b.data, b.len, "d0", "123", "all digits");
+    dq_buf_reset(&b);
+    dq_env_template(&b, NULL, 0, 3, 0, "x", 1);
+    expect_refused(&f, b.data, b.len, "d700000000000", "", "max_delay_ms");
+    ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
+    dq_buf_reset(&b);
+    char big[101] = {0};
+    dq_env_template(&b, NULL, 0, 3, 0, big, sizeof big);
+    expect_refused(&f, b.data, b.len, "d0", "", "max_payload");
+    dq_buf_free(&b);
+    fixture_close(&f);
+}
+
 int
 main(void)
 {
@@ -764,6 +864,7 @@ main(void)
         cmocka_unit_test(batch_enqueue_crosses_chunks),
         cmocka_unit_test(batch_enqueue_duplicates),
         cmocka_unit_test(batch_enqueue_invalid_item_rejects_its_chunk),
+        cmocka_unit_test(script_fills_and_checks_templates),
     };
 
     return cmocka_run_group_tests_name("integ/queue", tests, fixture_group_setup,

@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "buf.h"
 #include "dq_scripts.h"
+#include "env.h"
+#include "env_build.h"
 
 static void
 every_script_has_its_header(void **state)
@@ -83,6 +86,42 @@ library_registers_every_script(void **state)
     assert_null(strstr(first + 1, "local function now_ms()"));
 }
 
+/* An envelope template (env_build.c) with its placeholders filled the way enqueue.lua
+ * fills them decodes as the envelope of PROTOCOL.md 4.1, for every width of id, max
+ * attempts and payload. */
+static void
+template_filled_in_place_decodes(void **state)
+{
+    static const size_t id_lens[] = {0, 1, 31, 32, 200};
+    static const size_t pay_lens[] = {0, 255, 256, 65535, 65536};
+    static const int64_t maxes[] = {0, 127, 128, 65536, 1000000};
+    static char id[201], pay[65536];
+
+    memset(id, 'i', sizeof id - 1);
+    for (size_t k = 0; k < 5; k++) {
+        struct dq_buf b = DQ_BUF_INIT;
+        struct dq_env e;
+        dq_err err;
+        size_t il = id_lens[k], idf = il == 0 ? 1 : il < 32 ? 1 + il : 2 + il;
+
+        dq_env_template(&b, il ? id : NULL, il, maxes[k], 0, pay, pay_lens[k]);
+        assert_false(b.failed);
+        unsigned char *m = (unsigned char *)b.data;
+        m[10] = 7;                  /* seq 7 */
+        m[11 + idf + 1 + 8] = 0x42; /* enqueued: low byte */
+        m[11 + idf + 1 + 3] = 0x01; /* enqueued: over 2^32 */
+        assert_int_equal(dq_env_decode(m, b.len, &e, &err), DQ_OK);
+        assert_int_equal(e.seq, 7);
+        assert_int_equal(e.id.len, il);
+        assert_int_equal(e.attempt, 0);
+        assert_int_equal(e.enqueued_ms, (1LL << 40) + 0x42);
+        assert_int_equal(e.max_attempts, maxes[k]);
+        assert_int_equal(e.deadline_ms, -1);
+        assert_int_equal(e.payload.len, pay_lens[k]);
+        dq_buf_free(&b);
+    }
+}
+
 int
 main(void)
 {
@@ -91,6 +130,7 @@ main(void)
         cmocka_unit_test(sha1s_are_hex_and_distinct),
         cmocka_unit_test(names_match_ids),
         cmocka_unit_test(library_registers_every_script),
+        cmocka_unit_test(template_filled_in_place_decodes),
     };
 
     return cmocka_run_group_tests_name("unit/scripts", tests, NULL, NULL);
