@@ -377,11 +377,12 @@ end
 -- it is due before everything already scheduled, idle workers (which sleep until the
 -- earliest due time they know of) are told on the wake channel, so they do not
 -- oversleep it. Pub/sub delivers at once; it does not wait for Redis' hz clock.
-local function schedule(e, due)
-  local first = next_due()
+-- With @quiet the caller publishes once for many (claim's settling).
+local function schedule(e, due, quiet)
+  local first = not quiet and next_due()
   redis.call('ZADD', K_SCHED, dec(due), env_encode(e))
   if e.id then redis.call('HSET', K_IDS, e.id, dec(due) .. ':' .. dec(e.seq)) end
-  if first < 0 or due < first then
+  if first and (first < 0 or due < first) then
     redis.call('PUBLISH', K_WAKE, dec(due))
   end
 end
@@ -414,4 +415,56 @@ end
 local function unrun(tk)
   redis.call('ZREM', K_INFLIGHT, tk)
   redis.call('HDEL', K_RUNNING, tk)
+end
+
+-- The four ways a worker settles a task it holds (ack, retry, fail, release: sections
+-- 5.5 to 5.10 of docs/PROTOCOL.md), shared by their scripts and by claim, which settles
+-- a batch of results before it claims. Each takes the fence (task key @tk, @attempt
+-- and @claimed as claimed) and returns its result, or nil and the error reply.
+-- ack: 1. The caller counts 'done' (one HINCRBY per call).
+local function settle_ack(tk, attempt, claimed)
+  local run, _, bad = holder(tk, attempt, claimed)
+  if not run then return nil, bad end
+  unrun(tk)
+  return 1
+end
+
+-- retry: the next due ms, or -1 when attempts are exhausted (the task went to failed).
+local function settle_retry(cfg, now, tk, attempt, claimed, msg, who, quiet)
+  local run, e, bad = holder(tk, attempt, claimed)
+  if not run then return nil, bad end
+  msg = truncate(msg, 512)
+  e.attempt = e.attempt + 1
+  e.last_error = msg
+  if e.max > 0 and e.attempt >= e.max then
+    to_failed(cfg, tk, env_encode(e), 'attempts exhausted', msg, '', now, who, false)
+    unrun(tk)
+    return -1
+  end
+  local backoff = cfg.backoff_base_ms * math.pow(2, e.attempt - 1)
+  if backoff > cfg.backoff_cap_ms then backoff = cfg.backoff_cap_ms end
+  local due = now + math.floor(backoff)
+  schedule(e, due, quiet)
+  unrun(tk)
+  redis.call('HINCRBY', K_STATS, 'retried', 1)
+  return due
+end
+
+-- fail: 1.
+local function settle_fail(cfg, now, tk, attempt, claimed, msg, trace, who)
+  local run, e, bad = holder(tk, attempt, claimed)
+  if not run then return nil, bad end
+  e.attempt = e.attempt + 1
+  to_failed(cfg, tk, env_encode(e), 'error', msg, trace, now, who, false)
+  unrun(tk)
+  return 1
+end
+
+-- release: 1; the task is due @now again, its attempt not counted.
+local function settle_release(now, tk, attempt, claimed, quiet)
+  local run, e, bad = holder(tk, attempt, claimed)
+  if not run then return nil, bad end
+  schedule(e, now, quiet)
+  unrun(tk)
+  return 1
 end

@@ -276,6 +276,68 @@ dq_claim(dq_client *c, const char *queue, unsigned batch, int64_t lease_ms, cons
     return rc;
 }
 
+int
+dq_claim_settle(dq_client *c, const char *queue, dq_settle *results, size_t n, unsigned batch,
+                int64_t lease_ms, int64_t ahead_ms, const char *worker, const char *who,
+                dq_claimed *out, dq_err *err)
+{
+    static const char codes[] = {
+        [DQ_DONE] = 'a', [DQ_RETRY] = 'r', [DQ_FAILED] = 'f', [DQ_RELEASE] = 'l'};
+    char(*tk)[DQ_TASK_KEY_MAX + 1] = NULL;
+    struct dq_claim_settle_reply cs = {out, results, n};
+    struct dq_args a;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    out->next_due_ms = -1;
+    if (n > DQ_CALL_MAX || batch > DQ_CALL_MAX)
+        return dq_err_set(err, DQ_EINVAL, "claim: %zu results and batch %u; each at most %d", n,
+                          batch, DQ_CALL_MAX);
+    for (size_t i = 0; i < n; i++) {
+        const dq_task *t = results[i].task;
+        if (t == NULL || t->id == NULL || t->undecodable)
+            return dq_err_set(err, DQ_EINVAL, "results[%zu]: not a claimed task", i);
+        if ((unsigned)results[i].outcome > DQ_RELEASE)
+            return dq_err_set(err, DQ_EINVAL, "results[%zu]: outcome %d is not a dq_outcome", i,
+                              (int)results[i].outcome);
+    }
+    if (n > 0 && (tk = malloc(n * sizeof *tk)) == NULL)
+        return dq_err_set(err, DQ_ENOMEM, "out of memory building %zu results", n);
+    if (worker == NULL)
+        worker = dq_client_who(c);
+    dq_args_init(&a);
+    dq_args_i64(&a, batch);
+    dq_args_i64(&a, lease_ms);
+    dq_args_str(&a, worker);
+    dq_args_i64(&a, ahead_ms);
+    dq_args_str(&a, who ? who : worker);
+    for (size_t i = 0; i < n; i++) {
+        const dq_settle *r = &results[i];
+        dq_task_key(r->task, tk[i], sizeof tk[i]);
+        dq_args_bytes(&a, &codes[r->outcome], 1);
+        dq_args_str(&a, tk[i]);
+        dq_args_i64(&a, r->task->attempt);
+        dq_args_i64(&a, r->task->claimed_ms); /* with the attempt: the lease's fence */
+        dq_args_str(&a, r->outcome == DQ_RETRY || r->outcome == DQ_FAILED
+                            ? (r->message ? r->message : "")
+                            : "");
+        dq_args_str(&a, r->outcome == DQ_FAILED && r->trace ? r->trace : "");
+    }
+    rc = dq_scripts_run(c, DQ_SCRIPT_CLAIM, queue, &a, dq_reply_claim_settle, &cs, err);
+    dq_args_free(&a);
+    free(tk);
+    if (rc == DQ_OK) {
+        if (batch > 0)
+            dq_registry_note(c, queue); /* workers make a queue discoverable */
+    } else {
+        dq_claimed_free(out);
+        out->next_due_ms = -1;
+    }
+    for (size_t i = 0; i < out->n; i++)
+        out->tasks[i].lease_ms = out->now_ms + lease_ms;
+    return rc;
+}
+
 /* Runs one of ack / retry / fail / release: they share (task key, attempt, claim time,
  * ...) arguments. */
 static int

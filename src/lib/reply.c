@@ -214,22 +214,24 @@ dq_reply_enqueue(const redisReply *r, void *out, dq_err *err)
 enum { CLAIM_NOW, CLAIM_NEXT_DUE, CLAIM_MOVED, CLAIM_HEAD };
 enum { CLAIM_ENVELOPE, CLAIM_DUE, CLAIM_TASK_FIELDS };
 
-int
-dq_reply_claim(const redisReply *r, void *out, dq_err *err)
+/* The claim part of a reply whose last @trailing elements are something else. */
+static int
+claim_tasks(const redisReply *r, size_t trailing, dq_claimed *cl, dq_err *err)
 {
-    dq_claimed *cl = out;
     int64_t moved;
     size_t n;
     int rc;
 
-    if (!is_array(r, CLAIM_HEAD) || (r->elements - CLAIM_HEAD) % CLAIM_TASK_FIELDS != 0)
-        return bad_shape(err, "claim", r, "an array of 3, then 2 per task (envelope, due)");
+    if (!is_array(r, CLAIM_HEAD + trailing) ||
+        (r->elements - CLAIM_HEAD - trailing) % CLAIM_TASK_FIELDS != 0)
+        return bad_shape(err, "claim", r, "an array of 3, then 2 per task (envelope, due)%s",
+                         trailing ? ", then one per result" : "");
     if ((rc = get_int(r, CLAIM_NOW, "claim", "now", &cl->now_ms, err)) != DQ_OK ||
         (rc = get_int(r, CLAIM_NEXT_DUE, "claim", "next due", &cl->next_due_ms, err)) != DQ_OK ||
         (rc = get_int(r, CLAIM_MOVED, "claim", "moved to failed", &moved, err)) != DQ_OK)
         return rc;
     cl->to_failed = (size_t)moved;
-    n = (r->elements - CLAIM_HEAD) / CLAIM_TASK_FIELDS;
+    n = (r->elements - CLAIM_HEAD - trailing) / CLAIM_TASK_FIELDS;
     if (n == 0)
         return DQ_OK;
     cl->tasks = calloc(n, sizeof *cl->tasks);
@@ -252,6 +254,44 @@ dq_reply_claim(const redisReply *r, void *out, dq_err *err)
             return oom(err);
         t->state = DQ_STATE_INFLIGHT;
         t->claimed_ms = cl->now_ms;
+    }
+    return DQ_OK;
+}
+
+int
+dq_reply_claim(const redisReply *r, void *out, dq_err *err)
+{
+    return claim_tasks(r, 0, out, err);
+}
+
+int
+dq_reply_claim_settle(const redisReply *r, void *out, dq_err *err)
+{
+    struct dq_claim_settle_reply *cs = out;
+    int rc = claim_tasks(r, cs->n, cs->cl, err);
+
+    if (rc != DQ_OK)
+        return rc;
+    for (size_t i = 0; i < cs->n; i++) {
+        size_t at = r->elements - cs->n + i;
+        const redisReply *e = r->element[at];
+        dq_settle *s = &cs->res[i];
+        int64_t v;
+
+        memset(&s->err, 0, sizeof s->err);
+        s->retry_due_ms = -1;
+        if (is_str(e)) {
+            s->rc = dq_err_from_reply(&s->err, "claim", e->str, e->len);
+        } else if (as_int(e, &v) && (s->outcome == DQ_RETRY ? v >= -1 : v == 1)) {
+            s->rc = DQ_OK;
+            if (s->outcome == DQ_RETRY)
+                s->retry_due_ms = v;
+        } else {
+            return bad_element(err, "claim", at, e,
+                               s->outcome == DQ_RETRY ? "a due time, -1 or an error text"
+                                                      : "1 or an error text",
+                               "result %zu", i + 1);
+        }
     }
     return DQ_OK;
 }

@@ -42,6 +42,16 @@ int dq_reply_enqueue(const struct redisReply *r, void *out, dq_err *err);
 /* claim: @out is a dq_claimed (the lease deadlines are left to the caller). */
 int dq_reply_claim(const struct redisReply *r, void *out, dq_err *err);
 
+/* claim with results to settle: @out is a struct dq_claim_settle_reply; the claim goes
+ * to cl, each result's rc, err and retry_due_ms to res (whose outcomes say what each
+ * result's reply must be). */
+struct dq_claim_settle_reply {
+    dq_claimed *cl;
+    dq_settle *res;
+    size_t n;
+};
+int dq_reply_claim_settle(const struct redisReply *r, void *out, dq_err *err);
+
 /* ack of several tasks: @out is a struct dq_ack_reply; rcs (and errs, if not NULL) have
  * n entries. */
 struct dq_ack_reply {

@@ -842,6 +842,102 @@ script_fills_and_checks_templates(void **state)
     fixture_close(&f);
 }
 
+/* One claim call settles a worker's results (each on its own fence, as its own script
+ * would) and then claims: a released task can be claimed again at once. */
+static void
+claim_settles_results_then_claims(void **state)
+{
+    struct fixture f;
+    dq_claimed cl, cl2;
+    dq_stats st;
+
+    fixture_open(&f, state, "settle");
+    for (int i = 0; i < 4; i++)
+        enqueue_str(&f, "s", 0, NULL, NULL);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 4, 30000, "w1", &cl, &f.err));
+    assert_int_equal(cl.n, 4);
+    dq_task stale = cl.tasks[0];
+    stale.attempt = 7; /* a fence that does not hold */
+    dq_settle res[5] = {
+        {.task = &cl.tasks[0], .outcome = DQ_DONE},
+        {.task = &cl.tasks[1], .outcome = DQ_RETRY, .message = "again"},
+        {.task = &cl.tasks[2], .outcome = DQ_FAILED, .message = "broken", .trace = "at x"},
+        {.task = &cl.tasks[3], .outcome = DQ_RELEASE},
+        {.task = &stale, .outcome = DQ_DONE},
+    };
+    ASSERT_OK(&f, dq_claim_settle(f.c, f.queue, res, 5, 10, 30000, 0, "w1", NULL, &cl2, &f.err));
+    assert_int_equal(res[0].rc, DQ_OK);
+    assert_int_equal(res[1].rc, DQ_OK);
+    assert_true(res[1].retry_due_ms > cl2.now_ms);
+    assert_int_equal(res[2].rc, DQ_OK);
+    assert_int_equal(res[3].rc, DQ_OK);
+    assert_int_equal(res[4].rc, DQ_ELEASE);
+    /* the released task is due now: claimed again in the same call, same attempt */
+    assert_int_equal(cl2.n, 1);
+    assert_string_equal(cl2.tasks[0].id, cl.tasks[3].id);
+    assert_int_equal(cl2.tasks[0].attempt, 0);
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &st, &f.err));
+    assert_int_equal(st.done, 1);
+    assert_int_equal(st.retried, 1);
+    assert_int_equal(st.failed, 1);
+    assert_int_equal(st.inflight, 1);
+    /* settle only (batch 0) */
+    dq_settle last = {.task = &cl2.tasks[0], .outcome = DQ_DONE};
+    dq_claimed cl3;
+    ASSERT_OK(&f, dq_claim_settle(f.c, f.queue, &last, 1, 0, 30000, 0, "w1", NULL, &cl3, &f.err));
+    assert_int_equal(last.rc, DQ_OK);
+    assert_int_equal(cl3.n, 0);
+    dq_claimed_free(&cl3);
+    dq_claimed_free(&cl2);
+    dq_claimed_free(&cl);
+    fixture_close(&f);
+}
+
+struct reaped {
+    struct fixture *f;
+    size_t returned;
+};
+
+static bool
+reaped_one(void *arg)
+{
+    struct reaped *r = arg;
+    dq_reaped rp;
+    if (dq_reap(r->f->c, r->f->queue, 10, &rp, &r->f->err) != DQ_OK)
+        return false;
+    r->returned += rp.returned;
+    return r->returned > 0;
+}
+
+/* A task claimed ahead of its due time by a worker that then dies comes back after its
+ * lease, like any other. */
+static void
+claimed_ahead_task_of_a_dead_worker_comes_back(void **state)
+{
+    struct fixture f;
+    dq_claimed cl;
+
+    fixture_open(&f, state, "ahead-dead");
+    enqueue_str(&f, "soon", 400, NULL, NULL);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 1, 200, "w1", &cl, &f.err));
+    assert_int_equal(cl.n, 0); /* not due, and no window: not claimable */
+    dq_claimed_free(&cl);
+    ASSERT_OK(&f, dq_claim_settle(f.c, f.queue, NULL, 0, 1, 200, 1000, "w1", NULL, &cl, &f.err));
+    assert_int_equal(cl.n, 1);
+    assert_true(cl.tasks[0].due_ms > cl.now_ms); /* claimed ahead */
+    int64_t t0 = test_mono_ms();
+    dq_claimed_free(&cl);
+    /* w1 dies here: no result, no renewal */
+    struct reaped r = {.f = &f};
+    assert_true(wait_until(reaped_one, &r, 5000, "the lease of the claimed-ahead task reaped"));
+    assert_true(test_mono_ms() - t0 >= 150);
+    claim_one(&f, &cl);
+    assert_int_equal(cl.tasks[0].attempt, 1); /* the lost lease counted as an attempt */
+    assert_memory_equal(cl.tasks[0].payload, "soon", 4);
+    dq_claimed_free(&cl);
+    fixture_close(&f);
+}
+
 int
 main(void)
 {
@@ -865,6 +961,8 @@ main(void)
         cmocka_unit_test(batch_enqueue_duplicates),
         cmocka_unit_test(batch_enqueue_invalid_item_rejects_its_chunk),
         cmocka_unit_test(script_fills_and_checks_templates),
+        cmocka_unit_test(claim_settles_results_then_claims),
+        cmocka_unit_test(claimed_ahead_task_of_a_dead_worker_comes_back),
     };
 
     return cmocka_run_group_tests_name("integ/queue", tests, fixture_group_setup,
