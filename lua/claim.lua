@@ -93,6 +93,7 @@ end
 -- Writes are gathered into one variadic command each; destination first: running and
 -- inflight before the task leaves sched, so a failed write leaves it where it was.
 local run, inflight, gone, gone_ids = {}, {}, {}, {}
+local mid, lease_at = p_str(worker) .. p_uint(now), dec(now + lease) -- the same for all
 for i = 1, #items, 2 do
   local m, due = items[i], tonumber(items[i + 1])
   local e = env_decode(m)
@@ -108,8 +109,8 @@ for i = 1, #items, 2 do
   else
     local tk = tkey(e)
     run[#run + 1] = tk
-    run[#run + 1] = run_encode(m, worker, now, due)
-    inflight[#inflight + 1] = dec(now + lease)
+    run[#run + 1] = run_encode(m, worker, now, due, mid)
+    inflight[#inflight + 1] = lease_at
     inflight[#inflight + 1] = tk
     out[#out + 1] = m
     out[#out + 1] = due

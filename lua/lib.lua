@@ -268,8 +268,9 @@ local function truncate(s, n)
 end
 
 -- Running record: fixarray(4) [envelope bin, worker str, claimed ms, due ms].
-local function run_encode(m, worker, claimed, due)
-  return '\148' .. p_bin(m) .. p_str(worker) .. p_uint(claimed) .. p_uint(due)
+-- @mid, when given, is p_str(worker) .. p_uint(claimed), made once for a batch.
+local function run_encode(m, worker, claimed, due, mid)
+  return '\148' .. p_bin(m) .. (mid or p_str(worker) .. p_uint(claimed)) .. p_uint(due)
 end
 local RUN_KINDS = {'bytes', 'bytes', 'uint', 'uint'}
 local function run_decode(r)
@@ -421,9 +422,34 @@ end
 -- 5.5 to 5.10 of docs/PROTOCOL.md), shared by their scripts and by claim, which settles
 -- a batch of results before it claims. Each takes the fence (task key @tk, @attempt
 -- and @claimed as claimed) and returns its result, or nil and the error reply.
+-- The fence of running record @r read in place, without decoding the envelope (the hot
+-- path of ack): true or false when the record has the layout claim writes (claimed and
+-- due as 9-byte uints at its end), nil when it does not (the caller then decodes it all).
+local function fence_quick(r, attempt, claimed)
+  local n = #r
+  if n < 40 or string.byte(r, n - 17) ~= 207 or string.byte(r, n - 8) ~= 207 then return nil end
+  local hi, lo = struct.unpack('>I4I4', r, n - 16)
+  if hi * 4294967296 + lo ~= tonumber(claimed) then return false end
+  local b, e = string.byte(r, 2), nil -- the envelope's bin header, then where it starts
+  if b == 196 then e = 4 elseif b == 197 then e = 5 elseif b == 198 then e = 7 else return nil end
+  local x, idlen = string.byte(r, e + 11), nil
+  if x == 192 then idlen = 1
+  elseif x and x >= 160 and x < 192 then idlen = 1 + x - 160
+  elseif x == 217 then idlen = 2 + string.byte(r, e + 12)
+  else return nil end
+  local a, _, kind = rd(r, e + 11 + idlen)
+  if kind ~= 'uint' then return nil end
+  return a == tonumber(attempt)
+end
+
 -- ack: 1. The caller counts 'done' (one HINCRBY per call).
 local function settle_ack(tk, attempt, claimed)
-  local run, _, bad = holder(tk, attempt, claimed)
+  local r = redis.call('HGET', K_RUNNING, tk)
+  if r and fence_quick(r, attempt, claimed) then
+    unrun(tk)
+    return 1
+  end
+  local run, _, bad = holder(tk, attempt, claimed) -- the precise error, or an odd layout
   if not run then return nil, bad end
   unrun(tk)
   return 1
