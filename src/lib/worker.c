@@ -382,6 +382,7 @@ handler_thread(void *arg)
         w->q_head = (w->q_head + 1) % w->q_cap;
         w->q_len--;
         j->state = JOB_RUNNING;
+        j->started_mono = dq_mono_ms(); /* set again below; the timeout check reads it */
         pthread_mutex_unlock(&w->mu);
 
         /* claimed ahead: not before its due time (PROTOCOL.md 10.2) */
