@@ -12,9 +12,11 @@
 -- Reply: {now ms, next due ms (-1 if nothing is scheduled), moved to failed,
 --   envelope 1, due 1, envelope 2, due 2, ..., then one entry per result, in order:
 --   1 (ack, fail, release) or the next due ms / -1 when exhausted (retry), or that
---   result's DQ_ELEASE / DQ_EPROTO error text}. Tasks come in due order, ties in enqueue
---   order; a task claimed ahead has due > now, and must not start before the worker's
---   own clock has let due - now ms pass since the reply arrived (PROTOCOL.md 10.2).
+--   result's DQ_ELEASE / DQ_EPROTO error text, then, when ahead ms was given, now_us:
+--   the microseconds of the claim's TIME past now (0..999)}. Tasks come in due order,
+--   ties in enqueue order; a task claimed ahead has due > now, and must not start before
+--   the worker's own clock has let (due - now) ms - now_us us pass since the reply
+--   arrived (PROTOCOL.md 10.2).
 --   A due member that is not a valid envelope goes to failed as "undecodable" (raw bytes
 --   kept); one whose deadline passed goes to failed as "expired".
 -- Publishes 'lease:<deadline ms>' on the wake channel when its lease is now the earliest
@@ -22,7 +24,7 @@
 -- due time for all the retries and releases it scheduled.
 -- Complexity: O(log N + (batch + results) log N).
 local cfg = config()
-local now = now_ms()
+local now, now_us = now_ms_us()
 local batch, lease, worker = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
 local ahead = tonumber(ARGV[4] or '0')
 local who = ARGV[5] or worker
@@ -133,4 +135,5 @@ end
 for _, r in ipairs(results) do
   out[#out + 1] = r
 end
+if ARGV[4] then out[#out + 1] = now_us end
 return out

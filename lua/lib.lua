@@ -38,6 +38,13 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- The same, with the microseconds past that millisecond (0..999) from the same TIME.
+local function now_ms_us()
+  local t = redis.call('TIME')
+  local us = tonumber(t[2])
+  return tonumber(t[1]) * 1000 + math.floor(us / 1000), us % 1000
+end
+
 -- Integers as decimal text: tostring() switches to exponent form past 14 digits.
 local function dec(n)
   return string.format('%.0f', n)

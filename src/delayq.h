@@ -276,6 +276,7 @@ typedef struct dq_claimed {
     int64_t now_ms;      /* server time of the claim */
     int64_t next_due_ms; /* earliest due time still scheduled; -1 if the set is empty */
     size_t to_failed;    /* due members moved to failed instead (undecodable, expired) */
+    int now_us;          /* dq_claim_settle: microseconds of the claim's TIME past now_ms */
 } dq_claimed;
 
 /**
@@ -384,8 +385,8 @@ typedef struct dq_settle {
  * then claims up to @batch (0..DQ_CALL_MAX; 0: settle only) tasks as dq_claim() does.
  * With @ahead_ms > 0 (at most 1000) it also claims tasks due up to @ahead_ms after the
  * claim's server time: such a task has due_ms > out->now_ms, and its handler must not
- * start before due_ms - now_ms milliseconds have passed on a monotonic clock read after
- * this call returned (then it never starts before its due time by the server's clock:
+ * start before (due_ms - now_ms) ms - now_us us have passed on a monotonic clock read
+ * after this call returned (then it never starts before its due time by the server's clock:
  * docs/PROTOCOL.md 10.2). @who names the failures in their records (NULL: @worker).
  * On DQ_OK every result's rc is set; a lost lease is that result's DQ_ELEASE, not the
  * call's. On any other return nothing is known of the results (a timeout may still

@@ -268,12 +268,18 @@ int
 dq_reply_claim_settle(const redisReply *r, void *out, dq_err *err)
 {
     struct dq_claim_settle_reply *cs = out;
-    int rc = claim_tasks(r, cs->n, cs->cl, err);
+    int rc = claim_tasks(r, cs->n + 1, cs->cl, err);
+    int64_t us;
 
     if (rc != DQ_OK)
         return rc;
+    /* last: the microseconds of the claim's TIME past now */
+    if (!as_int(r->element[r->elements - 1], &us) || us < 0 || us > 999)
+        return bad_element(err, "claim", r->elements - 1, r->element[r->elements - 1],
+                           "an integer 0..999", "now us");
+    cs->cl->now_us = (int)us;
     for (size_t i = 0; i < cs->n; i++) {
-        size_t at = r->elements - cs->n + i;
+        size_t at = r->elements - 1 - cs->n + i;
         const redisReply *e = r->element[at];
         dq_settle *s = &cs->res[i];
         int64_t v;

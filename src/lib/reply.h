@@ -42,8 +42,9 @@ int dq_reply_enqueue(const struct redisReply *r, void *out, dq_err *err);
 /* claim: @out is a dq_claimed (the lease deadlines are left to the caller). */
 int dq_reply_claim(const struct redisReply *r, void *out, dq_err *err);
 
-/* claim with results to settle: @out is a struct dq_claim_settle_reply; the claim goes
- * to cl, each result's rc, err and retry_due_ms to res (whose outcomes say what each
+/* claim with results to settle (and the claim-ahead argument, so the reply ends with the
+ * microseconds of its TIME): @out is a struct dq_claim_settle_reply; the claim goes to
+ * cl, each result's rc, err and retry_due_ms to res (whose outcomes say what each
  * result's reply must be). */
 struct dq_claim_settle_reply {
     dq_claimed *cl;

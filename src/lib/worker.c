@@ -571,10 +571,11 @@ enqueue_job(struct dq_worker *w, struct job *j)
 
 /*
  * Takes in the tasks of a claim whose reply arrived at monotonic @arrival_ns. A task
- * claimed ahead (due after the claim's server time now) starts due - now ms after
- * that, plus 1 us per ms for the rate at which two clocks may drift apart (1000 ppm):
- * the reply was written at server time now or later and arrived later still, so the
- * start is never before the due time on the server's clock (PROTOCOL.md 10.2).
+ * claimed ahead (due after the claim's server time now_ms + now_us) starts that many
+ * microseconds later, plus 1 ns per us for the rate at which two clocks may drift
+ * apart (1000 ppm): the reply was written at that server time or later and arrived
+ * later still, so the start is never before the due time on the server's clock
+ * (PROTOCOL.md 10.2).
  */
 static int
 take_claimed(struct dq_worker *w, dq_claimed *cl, int64_t arrival_ns)
@@ -596,8 +597,8 @@ take_claimed(struct dq_worker *w, dq_claimed *cl, int64_t arrival_ns)
         j->task = cl->tasks[i];
         memset(&cl->tasks[i], 0, sizeof cl->tasks[i]);
         j->lease_srv = cl->now_ms + w->o.lease_ms;
-        int64_t ahead_ms = j->task.due_ms - cl->now_ms;
-        j->start_ns = ahead_ms > 0 ? arrival_ns + ahead_ms * 1000000 + ahead_ms * 1000 : 0;
+        int64_t ahead_us = (j->task.due_ms - cl->now_ms) * 1000 - cl->now_us;
+        j->start_ns = ahead_us > 0 ? arrival_ns + ahead_us * 1000 + ahead_us : 0;
         j->state = JOB_QUEUED;
         j->next = w->owned;
         w->owned = j;

@@ -54,8 +54,9 @@ try_claim(const redisReply *r)
     dq_claimed_free(&cl);
 }
 
-/* A claim that settled @n results: their outcomes cycle through ack, retry, fail and
- * release, so each result shape is read where the parser expects it. */
+/* A claim that settled @n results (then the microseconds of its TIME): their outcomes
+ * cycle through ack, retry, fail and release, so each result shape is read where the
+ * parser expects it. */
 static void
 try_claim_settle(const redisReply *r, size_t n)
 {
@@ -71,7 +72,8 @@ try_claim_settle(const redisReply *r, size_t n)
     int rc = dq_reply_claim_settle(r, &cs, &err);
     check_rc(rc, &err);
     if (rc == DQ_OK) {
-        FUZZ_CHECK(cl.n == (r->elements - 3 - n) / 2);
+        FUZZ_CHECK(cl.n == (r->elements - 4 - n) / 2);
+        FUZZ_CHECK(cl.now_us >= 0 && cl.now_us <= 999);
         check_tasks(cl.tasks, cl.n, DQ_STATE_INFLIGHT);
         for (size_t i = 0; i < n; i++) {
             FUZZ_CHECK(res[i].rc == DQ_OK || res[i].rc == res[i].err.code);
