@@ -201,8 +201,9 @@ bench_resetstat(struct bench *b)
 static bool
 client_command(const char *name, size_t len)
 {
-    static const char *const names[] = {"evalsha", "eval", "evalsha_ro", "eval_ro", "info", "ping",
-                                        "auth", "select", "script|load", "subscribe", "unsubscribe",
+    static const char *const names[] = {"evalsha", "eval", "evalsha_ro", "eval_ro", "fcall",
+                                        "fcall_ro", "info", "ping", "auth", "select", "script|load",
+                                        "function|load", "subscribe", "unsubscribe",
                                         /* the queue registry (no script touches it) */
                                         "scard", "sscan", "sadd", "srem"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {

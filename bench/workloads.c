@@ -256,7 +256,7 @@ bench_w1_w5(struct bench *b)
     /* where the time goes: Redis time per task, against a ZADD's */
     bench_add(b, "W1", "(a) Redis time per task", "us/task", "us",
               bench_median(us_a, (size_t)b->runs), NULL, 0, T_NONE, 0,
-              "commandstats usec of EVALSHA enqueue (script and the commands it runs)");
+              "commandstats usec of FCALL enqueue (script and the commands it runs)");
     bench_add(b, "W1", "(b) Redis time per task", "us/task", "us",
               bench_median(us_b, (size_t)b->runs), NULL, 0, T_NONE, 0, NULL);
     double floor_m = bench_median(floor, (size_t)b->runs);
@@ -523,7 +523,7 @@ struct w3_state {
     size_t n;
     int64_t *start_us; /* first handler start of task i, local CLOCK_REALTIME */
     atomic_int *runs;
-    atomic_long ran, early_claims;
+    atomic_long ran, claimed_ahead; /* claimed before due: legal, counted for the record */
 };
 
 static void
@@ -542,7 +542,7 @@ w3_handler(const dq_task *t, dq_result *res, void *arg)
     if (atomic_fetch_add(&s->runs[idx], 1) == 0)
         s->start_us[idx] = now;
     if (t->claimed_ms < t->due_ms)
-        atomic_fetch_add(&s->early_claims, 1);
+        atomic_fetch_add(&s->claimed_ahead, 1);
     atomic_fetch_add(&s->ran, 1);
 }
 
@@ -567,7 +567,7 @@ bench_w3(struct bench *b)
     for (size_t i = 0; i < n; i++)
         atomic_init(&st.runs[i], 0);
     atomic_init(&st.ran, 0);
-    atomic_init(&st.early_claims, 0);
+    atomic_init(&st.claimed_ahead, 0);
 
     /* Redis runs on this host, so its TIME is this kernel's CLOCK_REALTIME and a handler
      * start read here is server time. Check it: the offset must be within the RTT. */
@@ -598,7 +598,9 @@ bench_w3(struct bench *b)
     }
     worker_stop(&wt);
 
-    size_t early = (size_t)atomic_load(&st.early_claims), dups = 0;
+    /* Early means started before the due time by the server's clock (a claim before it
+     * is claim-ahead, PROTOCOL.md 10.2, and is reported apart). */
+    size_t early = 0, dups = 0;
     for (size_t i = 0; i < n; i++) {
         late[i] = (double)(st.start_us[i] - it[i].opts.at_ms * 1000) / 1000.0;
         if (late[i] < 0)
@@ -618,9 +620,12 @@ bench_w3(struct bench *b)
     bench_add(b, "W3", variant, "lateness p90", "ms", bench_percentile(late, n, 90), NULL, 0,
               T_NONE, 0, NULL);
     bench_add(b, "W3", variant, "lateness p99", "ms", bench_percentile(late, n, 99), NULL, 0,
-              T_VALUE_LE, 2, NULL);
-    bench_add(b, "W3", variant, "lateness max", "ms", late[n - 1], NULL, 0, T_VALUE_LE, 10, NULL);
-    bench_add(b, "W3", variant, "early runs", "", (double)early, NULL, 0, T_VALUE_LE, 0, NULL);
+              T_VALUE_LE, 1, NULL);
+    bench_add(b, "W3", variant, "lateness max", "ms", late[n - 1], NULL, 0, T_VALUE_LE, 5, NULL);
+    bench_add(b, "W3", variant, "early runs", "", (double)early, NULL, 0, T_VALUE_LE, 0,
+              "handler started before its due time");
+    bench_add(b, "W3", variant, "claimed ahead", "", (double)atomic_load(&st.claimed_ahead), NULL,
+              0, T_NONE, 0, "claimed before due, started at due (claim-ahead)");
     bench_add(b, "W3", variant, "duplicate runs", "", (double)dups, NULL, 0, T_VALUE_LE, 0, NULL);
     flushall(b);
     dq_client_free(c);
@@ -795,7 +800,7 @@ static void
 add_refresh(struct bench *b, const char *variant, const struct refresh *f)
 {
     bench_add(b, "W6", variant, "client commands/refresh", "", f->client, NULL, 0, T_VALUE_LE, 10,
-              "what the inspector sends: EVALSHA x5 + INFO + SCARD");
+              "what the inspector sends: FCALL_RO x5 + INFO + SCARD");
     bench_add(b, "W6", variant, "commands incl. in scripts", "", f->all, NULL, 0, T_NONE, 0,
               "every command INFO commandstats counts");
     bench_add(b, "W6", variant, "Redis time/refresh", "us", f->usec, NULL, 0, T_NONE, 0,

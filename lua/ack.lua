@@ -16,13 +16,11 @@ if k < 1 or k > DQ_CALL_MAX or k ~= math.floor(k) then
 end
 local out, done = {}, 0
 for i = 0, k - 1 do
-  local tk = ARGV[3 * i + 1]
-  local run, e, bad = holder(tk, ARGV[3 * i + 2], ARGV[3 * i + 3])
-  if not run then
+  local ok, bad = settle_ack(ARGV[3 * i + 1], ARGV[3 * i + 2], ARGV[3 * i + 3])
+  if not ok then
     if k == 1 then return bad end
     out[#out + 1] = bad.err
   else
-    unrun(tk)
     done = done + 1
     out[#out + 1] = 1
   end

@@ -3,6 +3,7 @@
 -- ARGV: [1] count (1..1000).
 -- Reply: entries newest first, each {stream id ("<ms>-<n>"), {field, value, ...}} with
 --   fields who, action, detail, result.
+-- Flags: no-writes (FCALL_RO / EVALSHA_RO: runs on replicas and for read-only users).
 -- Complexity: O(count).
 local n = tonumber(ARGV[1])
 if not n or n < 1 or n > DQ_CALL_MAX or n ~= math.floor(n) then

@@ -1,31 +1,93 @@
--- claim: moves up to batch due tasks to in-flight under a lease.
+-- claim: settles the results a worker holds (optional), then moves up to batch tasks
+-- that are due, or due within the next `ahead` ms, to in-flight under a lease.
 -- KEYS: the eleven queue keys (see lib.lua); writes sched, ids, inflight, running, and
---   failed/failidx/stats for members that cannot run.
--- ARGV: [1] batch (1..1000), [2] lease ms (1..86400000), [3] worker name.
+--   failed/failidx/stats for members that cannot run; settling writes what ack, retry,
+--   fail and release write.
+-- ARGV: [1] batch (0..1000; 0 settles only), [2] lease ms (1..86400000), [3] worker name;
+--   optional: [4] ahead ms (0..1000, default 0), [5] who (failure records; default the
+--   worker name), then 6 per result, 0..1000 results, each settled exactly as its own
+--   script would (sections 5.5-5.10 of docs/PROTOCOL.md): outcome ('a' ack, 'r' retry,
+--   'f' fail, 'l' release), task key, attempt as claimed, claim time, message (retry,
+--   fail), trace (fail).
 -- Reply: {now ms, next due ms (-1 if nothing is scheduled), moved to failed,
---   envelope 1, due 1, envelope 2, due 2, ...} in due order, ties in enqueue order.
---   A due member that is not a valid envelope goes to failed as "undecodable" (raw
---   bytes kept); one whose deadline passed goes to failed as "expired".
+--   envelope 1, due 1, envelope 2, due 2, ..., then one entry per result, in order:
+--   1 (ack, fail, release) or the next due ms / -1 when exhausted (retry), or that
+--   result's DQ_ELEASE / DQ_EPROTO error text, then, when ahead ms was given, now_us:
+--   the microseconds of the claim's TIME past now (0..999)}. Tasks come in due order,
+--   ties in enqueue order; a task claimed ahead has due > now, and must not start before
+--   the worker's own clock has let (due - now) ms - now_us us pass since the reply
+--   arrived (PROTOCOL.md 10.2).
+--   A due member that is not a valid envelope goes to failed as "undecodable" (raw bytes
+--   kept); one whose deadline passed goes to failed as "expired".
 -- Publishes 'lease:<deadline ms>' on the wake channel when its lease is now the earliest
--- (workers then know when to reap it, section 10 of docs/PROTOCOL.md).
--- While the queue is paused (pause.lua) it claims nothing and moves nothing; the reply is
---   then exactly four elements {now, next due, 0, paused until (0: until resumed, else
---   server ms)}, so a worker knows how long to sleep. An unpaused reply never has four.
--- Complexity: O(log N + batch log N).
+-- (workers then know when to reap it, section 10 of docs/PROTOCOL.md), and at most one
+-- due time for all the retries and releases it scheduled.
+-- While the queue is paused (pause.lua) it settles the results but claims nothing and
+--   moves nothing; the reply then has, right after the first three elements, the string
+--   'paused' and the pause's end (0: until resumed, else server ms), so a worker knows
+--   how long to sleep (an envelope never equals 'paused': it starts with an array byte).
+-- Complexity: O(log N + (batch + results) log N).
 local cfg = config()
-local now = now_ms()
+local now, now_us = now_ms_us()
 local batch, lease, worker = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
-if not batch or batch < 1 or batch > DQ_CALL_MAX or batch ~= math.floor(batch) then
-  return err('DQ_EINVAL', 'batch: %q is not in 1..%d', ARGV[1], DQ_CALL_MAX)
+local ahead = tonumber(ARGV[4] or '0')
+local who = ARGV[5] or worker
+if not batch or batch < 0 or batch > DQ_CALL_MAX or batch ~= math.floor(batch) then
+  return err('DQ_EINVAL', 'batch: %q is not in 0..%d', ARGV[1], DQ_CALL_MAX)
 end
 if not lease or lease < 1 or lease > 86400000 or lease ~= math.floor(lease) then
   return err('DQ_EINVAL', 'lease: %q ms is not in 1..86400000', ARGV[2])
 end
-local paused = pause_get(now)
-if paused then return {now, next_due(), 0, paused.till} end
+if not ahead or ahead < 0 or ahead > 1000 or ahead ~= math.floor(ahead) then
+  return err('DQ_EINVAL', 'ahead: %q ms is not in 0..1000', tostring(ARGV[4]))
+end
+local nres = 0
+if #ARGV >= 5 then nres = (#ARGV - 5) / 6 end
+if nres ~= math.floor(nres) or nres > DQ_CALL_MAX then
+  return err('DQ_EINVAL', 'claim: %d arguments; expected 3, 4, or 5 and then 6 per result ' ..
+    '(0..%d results)', #ARGV, DQ_CALL_MAX)
+end
+local SETTLE = {a = true, r = true, f = true, l = true}
+for i = 6, #ARGV, 6 do
+  if not SETTLE[ARGV[i]] then
+    return err('DQ_EINVAL', 'result %d: outcome %q is not a, r, f or l', (i - 6) / 6 + 1, ARGV[i])
+  end
+end
 
-local items = redis.call('ZRANGEBYSCORE', K_SCHED, '-inf', dec(now), 'WITHSCORES',
-  'LIMIT', 0, batch)
+-- 1. Settle. Results go first: they end leases and free the worker's slots.
+local results = {}
+if nres > 0 then
+  local first, earliest, done = next_due(), -1, 0
+  for i = 6, #ARGV, 6 do
+    local what, tk, att, clm = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+    local r, bad
+    if what == 'a' then
+      r, bad = settle_ack(tk, att, clm)
+      if r then done = done + 1 end
+    elseif what == 'r' then
+      r, bad = settle_retry(cfg, now, tk, att, clm, ARGV[i + 4], who, true)
+      if r and r >= 0 and (earliest < 0 or r < earliest) then earliest = r end
+    elseif what == 'f' then
+      r, bad = settle_fail(cfg, now, tk, att, clm, ARGV[i + 4], ARGV[i + 5], who)
+    else
+      r, bad = settle_release(now, tk, att, clm, true)
+      if r and (earliest < 0 or now < earliest) then earliest = now end
+    end
+    results[#results + 1] = r or bad.err
+  end
+  if done > 0 then redis.call('HINCRBY', K_STATS, 'done', done) end
+  if earliest >= 0 and (first < 0 or earliest < first) then
+    redis.call('PUBLISH', K_WAKE, dec(earliest))
+  end
+end
+
+-- 2. Claim, unless the queue is paused.
+local paused = pause_get(now)
+local items = {}
+if batch > 0 and not paused then
+  items = redis.call('ZRANGEBYSCORE', K_SCHED, '-inf', dec(now + ahead), 'WITHSCORES',
+    'LIMIT', 0, batch)
+end
 local out = {now, 0, 0}
 local moved = 0
 -- The earliest lease before this claim: when ours comes first, idle workers are told,
@@ -35,12 +97,13 @@ if #items > 0 then
   local f = redis.call('ZRANGE', K_INFLIGHT, 0, 0, 'WITHSCORES')
   if #f == 2 then first_lease = tonumber(f[2]) end
 end
-local leased = false
+-- Writes are gathered into one variadic command each; destination first: running and
+-- inflight before the task leaves sched, so a failed write leaves it where it was.
+local run, inflight, gone, gone_ids = {}, {}, {}, {}
+local mid, lease_at = p_str(worker) .. p_uint(now), dec(now + lease) -- the same for all
 for i = 1, #items, 2 do
   local m, due = items[i], tonumber(items[i + 1])
   local e = env_decode(m)
-  -- destination first: if a write fails (a key of the wrong type), the task is still
-  -- where it was
   if not e then
     to_failed(cfg, undecodable_key(m), m, 'undecodable',
       'scheduled member is not a delayq v1 envelope', '', now, worker, true)
@@ -52,18 +115,33 @@ for i = 1, #items, 2 do
     moved = moved + 1
   else
     local tk = tkey(e)
-    redis.call('HSET', K_RUNNING, tk, run_encode(m, worker, now, due))
-    redis.call('ZADD', K_INFLIGHT, dec(now + lease), tk)
-    leased = true
+    run[#run + 1] = tk
+    run[#run + 1] = run_encode(m, worker, now, due, mid)
+    inflight[#inflight + 1] = lease_at
+    inflight[#inflight + 1] = tk
     out[#out + 1] = m
     out[#out + 1] = due
   end
-  redis.call('ZREM', K_SCHED, m)
-  if e and e.id then redis.call('HDEL', K_IDS, e.id) end
+  gone[#gone + 1] = m
+  if e and e.id then gone_ids[#gone_ids + 1] = e.id end
 end
+local leased = #run > 0
+if leased then
+  redis.call('HSET', K_RUNNING, unpack(run))
+  redis.call('ZADD', K_INFLIGHT, unpack(inflight))
+end
+if #gone > 0 then redis.call('ZREM', K_SCHED, unpack(gone)) end
+if #gone_ids > 0 then redis.call('HDEL', K_IDS, unpack(gone_ids)) end
 out[2] = next_due()
 out[3] = moved
+if paused then
+  out[4], out[5] = 'paused', paused.till
+end
 if leased and (first_lease < 0 or now + lease < first_lease) then
   redis.call('PUBLISH', K_WAKE, 'lease:' .. dec(now + lease))
 end
+for _, r in ipairs(results) do
+  out[#out + 1] = r
+end
+if ARGV[4] then out[#out + 1] = now_us end
 return out

@@ -9,11 +9,7 @@
 -- Reply: 1.
 -- Errors: DQ_ELEASE as for ack.
 -- Complexity: O(log N), plus O(k log N) when k old failures are trimmed (k <= 1000).
-local run, e, bad = holder(ARGV[1], ARGV[2], ARGV[3])
-if not run then return bad end
-local cfg = config()
-local now = now_ms()
-e.attempt = e.attempt + 1
-to_failed(cfg, ARGV[1], env_encode(e), 'error', ARGV[4], ARGV[5], now, ARGV[6], false)
-unrun(ARGV[1])
+local ok, bad = settle_fail(config(), now_ms(), ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5],
+  ARGV[6])
+if not ok then return bad end
 return 1

@@ -11,6 +11,7 @@
 --      | {'scheduled', envelope bytes, due ms}
 --      | {'more', cursor member, cursor score}
 --      | {'none'}
+-- Flags: no-writes (FCALL_RO / EVALSHA_RO: runs on replicas and for read-only users).
 -- Complexity: O(log N) by hash, O(log^2 N) by the id index; O(log N + 1000) per scan
 --   step.
 local id = ARGV[1]

@@ -1,5 +1,6 @@
 -- lib.lua: shared prelude, prepended by embed.py to every script in this directory
--- (it is not a script of its own). One definition of the key layout, the clock, the
+-- for EVALSHA, and defined once at the top of the function library (it is not a
+-- script of its own). One definition of the key layout, the clock, the
 -- envelope codec, the failure record, retention and the audit log, so no two
 -- scripts can disagree about them. See docs/PROTOCOL.md.
 --
@@ -17,11 +18,21 @@
 --   9 config   HASH   queue limits
 --  10 audit    STREAM operator actions
 --  11 wake     (a pub/sub channel name, not a key) idle workers subscribe to it
--- Three more keys are not passed: they are derived from KEYS[1] at the end of this file
--- (workers, beats, pause; docs/PROTOCOL.md section 2).
+-- keys: begin (embed.py binds these per call in the function library; keep the form
+-- "local NAMES = KEYS[i], ...")
+-- Three more keys are not passed: they are named from KEYS[1] in this block (workers,
+-- beats, pause; docs/PROTOCOL.md section 2).
 local K_SCHED, K_IDS, K_INFLIGHT, K_RUNNING = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local K_FAILED, K_FAILIDX, K_STATS, K_SEQ = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local K_CONFIG, K_AUDIT, K_WAKE = KEYS[9], KEYS[10], KEYS[11]
+-- The worker registry and the pause: not in KEYS (every script still takes the same
+-- eleven), named from KEYS[1] ("dq:{Q}:sched" -> "dq:{Q}:workers"), so they carry the
+-- queue's hash tag and live in its cluster slot like the others.
+local K_PREFIX = string.sub(K_SCHED, 1, #K_SCHED - 5)
+local K_WORKERS = K_PREFIX .. 'workers' -- HASH worker name -> worker record
+local K_BEATS = K_PREFIX .. 'beats' -- ZSET worker name -> server ms of its last beat
+local K_PAUSE = K_PREFIX .. 'pause' -- HASH by, since, until (0: until resumed), reason
+-- keys: end
 
 -- Protocol limits (docs/PROTOCOL.md 8.2). src/delayq.h has the same names and numbers;
 -- tests/unit/test_limits.c checks that they agree.
@@ -34,6 +45,13 @@ local DQ_NEEDLE_MAX = 200 -- bytes of a search needle
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- The same, with the microseconds past that millisecond (0..999) from the same TIME.
+local function now_ms_us()
+  local t = redis.call('TIME')
+  local us = tonumber(t[2])
+  return tonumber(t[1]) * 1000 + math.floor(us / 1000), us % 1000
 end
 
 -- Integers as decimal text: tostring() switches to exponent form past 14 digits.
@@ -54,13 +72,17 @@ local CFG_DEFAULT = {max_delay_ms = 7 * 86400000, max_payload = 1048576,
   backoff_base_ms = 1000, backoff_cap_ms = 300000, max_attempts = 25,
   failed_retention = 100000, audit_retention = 10000, far_future_ms = 3600000,
   worker_lost_ms = 0, worker_prune_ms = 3600000}
-local function config()
-  local v = redis.call('HMGET', K_CONFIG, unpack(CFG_FIELDS))
+-- Only @fields (a hot path reads the few it needs).
+local function config_of(fields)
+  local v = redis.call('HMGET', K_CONFIG, unpack(fields))
   local c = {}
-  for i, f in ipairs(CFG_FIELDS) do
+  for i, f in ipairs(fields) do
     c[f] = tonumber(v[i]) or CFG_DEFAULT[f]
   end
   return c
+end
+local function config()
+  return config_of(CFG_FIELDS)
 end
 
 -- msgpack writers. The envelope is written here, not with cmsgpack, because its
@@ -183,6 +205,58 @@ local function env_decode(m)
     deadline = opt(t[7]), payload = t[8], last_error = opt(t[9])}
 end
 
+-- An envelope template as enqueue.lua takes it (docs/PROTOCOL.md 5.2): a v1 envelope
+-- with seq and enqueued as cf + 8 placeholder bytes, attempt 0, max attempts nil (the
+-- queue's default) or a uint, deadline nil or cf + 8 bytes of ms after the due time,
+-- a bin payload and a nil last error. Its layout is checked by position, without
+-- copying the payload. Returns a table of the positions env_fill needs, or nil and why.
+local function env_template(m, id)
+  if string.sub(m, 1, 3) ~= ENV_PREFIX then return nil, 'does not start with 99 01 cf' end
+  local p = 12 -- the id field
+  if id == '' then
+    if string.byte(m, p) ~= 192 then return nil, 'id field is not nil for a generated id' end
+    p = p + 1
+  else
+    local f = p_str(id)
+    if string.sub(m, p, p + #f - 1) ~= f then return nil, 'id field does not hold the id' end
+    p = p + #f
+  end
+  if string.byte(m, p) ~= 0 or string.byte(m, p + 1) ~= 207 then
+    return nil, 'attempt is not 0 or enqueued is not cf + 8 bytes'
+  end
+  local t = {m = m, attempt_at = p, max_at = p + 10}
+  local _, q, kind = rd(m, t.max_at)
+  if kind ~= 'nil' and kind ~= 'uint' then return nil, 'max attempts is not a uint or nil' end
+  t.max_default, t.dl_at = kind == 'nil', q
+  local dl, q2, k2 = rd(m, q)
+  if k2 == 'uint' and string.byte(m, q) == 207 then
+    t.dl = dl
+  elseif k2 ~= 'nil' then
+    return nil, 'deadline is not nil or cf + 8 bytes'
+  end
+  local b, l, h = string.byte(m, q2), nil, nil
+  if b == 196 and q2 + 1 <= #m then l, h = string.byte(m, q2 + 1), 2
+  elseif b == 197 and q2 + 2 <= #m then l, h = struct.unpack('>I2', m, q2 + 1), 3
+  elseif b == 198 and q2 + 4 <= #m then l, h = struct.unpack('>I4', m, q2 + 1), 5
+  else return nil, 'payload is not a bin' end
+  if q2 + h + l ~= #m or string.byte(m, #m) ~= 192 then
+    return nil, 'payload length does not match, or last error is not nil'
+  end
+  t.payload_at, t.payload_len = q2, l
+  return t
+end
+
+-- The member for template @t: seq, enqueued (@now8, p_u64 of the call's now), max
+-- attempts (@default_max, already packed, when the template left it to the queue) and
+-- the deadline (t.due + the template's ms) filled in. One concatenation.
+local function env_fill(t, seq, now8, default_max)
+  local m = t.m
+  local maxf = t.max_default and default_max or string.sub(m, t.max_at, t.dl_at - 1)
+  local dlf = t.dl and p_u64(t.due + t.dl) or '\192'
+  return '\153\001' .. p_u64(seq) .. string.sub(m, 12, t.attempt_at) .. now8 .. maxf ..
+    dlf .. string.sub(m, t.payload_at)
+end
+
 -- Task keys name a task in the in-flight, running and failed structures. Generated
 -- ids are the sequence in decimal; caller-chosen ids (never all digits: enqueue refuses
 -- those) get a "c:" prefix.
@@ -213,8 +287,9 @@ local function truncate(s, n)
 end
 
 -- Running record: fixarray(4) [envelope bin, worker str, claimed ms, due ms].
-local function run_encode(m, worker, claimed, due)
-  return '\148' .. p_bin(m) .. p_str(worker) .. p_uint(claimed) .. p_uint(due)
+-- @mid, when given, is p_str(worker) .. p_uint(claimed), made once for a batch.
+local function run_encode(m, worker, claimed, due, mid)
+  return '\148' .. p_bin(m) .. (mid or p_str(worker) .. p_uint(claimed)) .. p_uint(due)
 end
 local RUN_KINDS = {'bytes', 'bytes', 'uint', 'uint'}
 local function run_decode(r)
@@ -322,11 +397,12 @@ end
 -- it is due before everything already scheduled, idle workers (which sleep until the
 -- earliest due time they know of) are told on the wake channel, so they do not
 -- oversleep it. Pub/sub delivers at once; it does not wait for Redis' hz clock.
-local function schedule(e, due)
-  local first = next_due()
+-- With @quiet the caller publishes once for many (claim's settling).
+local function schedule(e, due, quiet)
+  local first = not quiet and next_due()
   redis.call('ZADD', K_SCHED, dec(due), env_encode(e))
   if e.id then redis.call('HSET', K_IDS, e.id, dec(due) .. ':' .. dec(e.seq)) end
-  if first < 0 or due < first then
+  if first and (first < 0 or due < first) then
     redis.call('PUBLISH', K_WAKE, dec(due))
   end
 end
@@ -362,13 +438,7 @@ local function unrun(tk)
 end
 
 -- ---- worker registry and pause (issue 12) ----------------------------------------------
--- These keys are not in KEYS: every script still takes the same eleven. They are named
--- from KEYS[1] ("dq:{Q}:sched" -> "dq:{Q}:workers"), so they carry the queue's hash tag
--- and live in its cluster slot like the others.
-local K_PREFIX = string.sub(K_SCHED, 1, #K_SCHED - 5)
-local K_WORKERS = K_PREFIX .. 'workers' -- HASH worker name -> worker record
-local K_BEATS = K_PREFIX .. 'beats'     -- ZSET worker name -> server ms of its last beat
-local K_PAUSE = K_PREFIX .. 'pause'     -- HASH by, since, until (0: until resumed), reason
+-- (their keys, K_WORKERS, K_BEATS and K_PAUSE, are named in the keys block above)
 
 local PAUSE_REASON_MAX = 200     -- bytes of a pause reason (DQ_PAUSE_REASON_MAX in C)
 local WORKER_COMMAND_MAX = 1024 -- bytes of a worker command kept (DQ_WORKER_COMMAND_MAX in C)
@@ -398,4 +468,81 @@ local function pause_get(now)
   local since, till = tonumber(p[2]), tonumber(p[3]) or 0
   if not since or (till > 0 and till <= now) then return nil end
   return {by = p[1] or '', since = since, till = till, reason = p[4] or ''}
+end
+
+-- The four ways a worker settles a task it holds (ack, retry, fail, release: sections
+-- 5.5 to 5.10 of docs/PROTOCOL.md), shared by their scripts and by claim, which settles
+-- a batch of results before it claims. Each takes the fence (task key @tk, @attempt
+-- and @claimed as claimed) and returns its result, or nil and the error reply.
+-- The fence of running record @r read in place, without decoding the envelope (the hot
+-- path of ack): true or false when the record has the layout claim writes (claimed and
+-- due as 9-byte uints at its end), nil when it does not (the caller then decodes it all).
+local function fence_quick(r, attempt, claimed)
+  local n = #r
+  if n < 40 or string.byte(r, n - 17) ~= 207 or string.byte(r, n - 8) ~= 207 then return nil end
+  local hi, lo = struct.unpack('>I4I4', r, n - 16)
+  if hi * 4294967296 + lo ~= tonumber(claimed) then return false end
+  local b, e = string.byte(r, 2), nil -- the envelope's bin header, then where it starts
+  if b == 196 then e = 4 elseif b == 197 then e = 5 elseif b == 198 then e = 7 else return nil end
+  local x, idlen = string.byte(r, e + 11), nil
+  if x == 192 then idlen = 1
+  elseif x and x >= 160 and x < 192 then idlen = 1 + x - 160
+  elseif x == 217 then idlen = 2 + string.byte(r, e + 12)
+  else return nil end
+  local a, _, kind = rd(r, e + 11 + idlen)
+  if kind ~= 'uint' then return nil end
+  return a == tonumber(attempt)
+end
+
+-- ack: 1. The caller counts 'done' (one HINCRBY per call).
+local function settle_ack(tk, attempt, claimed)
+  local r = redis.call('HGET', K_RUNNING, tk)
+  if r and fence_quick(r, attempt, claimed) then
+    unrun(tk)
+    return 1
+  end
+  local run, _, bad = holder(tk, attempt, claimed) -- the precise error, or an odd layout
+  if not run then return nil, bad end
+  unrun(tk)
+  return 1
+end
+
+-- retry: the next due ms, or -1 when attempts are exhausted (the task went to failed).
+local function settle_retry(cfg, now, tk, attempt, claimed, msg, who, quiet)
+  local run, e, bad = holder(tk, attempt, claimed)
+  if not run then return nil, bad end
+  msg = truncate(msg, 512)
+  e.attempt = e.attempt + 1
+  e.last_error = msg
+  if e.max > 0 and e.attempt >= e.max then
+    to_failed(cfg, tk, env_encode(e), 'attempts exhausted', msg, '', now, who, false)
+    unrun(tk)
+    return -1
+  end
+  local backoff = cfg.backoff_base_ms * math.pow(2, e.attempt - 1)
+  if backoff > cfg.backoff_cap_ms then backoff = cfg.backoff_cap_ms end
+  local due = now + math.floor(backoff)
+  schedule(e, due, quiet)
+  unrun(tk)
+  redis.call('HINCRBY', K_STATS, 'retried', 1)
+  return due
+end
+
+-- fail: 1.
+local function settle_fail(cfg, now, tk, attempt, claimed, msg, trace, who)
+  local run, e, bad = holder(tk, attempt, claimed)
+  if not run then return nil, bad end
+  e.attempt = e.attempt + 1
+  to_failed(cfg, tk, env_encode(e), 'error', msg, trace, now, who, false)
+  unrun(tk)
+  return 1
+end
+
+-- release: 1; the task is due @now again, its attempt not counted.
+local function settle_release(now, tk, attempt, claimed, quiet)
+  local run, e, bad = holder(tk, attempt, claimed)
+  if not run then return nil, bad end
+  schedule(e, now, quiet)
+  unrun(tk)
+  return 1
 end

@@ -6,6 +6,7 @@
 --   due, future: envelope bytes, due ms, '' (ordered by due time, ties in enqueue order);
 --   inflight: task key, lease deadline ms, running record (or '' if missing);
 --   failed: task key, failed ms, failure record (or '' if missing), newest first.
+-- Flags: no-writes (FCALL_RO / EVALSHA_RO: runs on replicas and for read-only users).
 -- Complexity: O(log N + offset + limit).
 local now = now_ms()
 local view, offset, limit = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])

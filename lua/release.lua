@@ -5,8 +5,6 @@
 -- Reply: 1.
 -- Errors: DQ_ELEASE when the caller no longer holds the lease.
 -- Complexity: O(log N).
-local run, e, bad = holder(ARGV[1], ARGV[2], ARGV[3])
-if not run then return bad end
-schedule(e, now_ms())
-unrun(ARGV[1])
+local ok, bad = settle_release(now_ms(), ARGV[1], ARGV[2], ARGV[3])
+if not ok then return bad end
 return 1

@@ -8,22 +8,7 @@
 -- Reply: {exhausted (0|1), due ms (-1 when exhausted)}.
 -- Errors: DQ_ELEASE as for ack.
 -- Complexity: O(log N).
-local run, e, bad = holder(ARGV[1], ARGV[2], ARGV[3])
-if not run then return bad end
-local cfg = config()
-local now = now_ms()
-local msg = truncate(ARGV[4], 512)
-e.attempt = e.attempt + 1
-e.last_error = msg
-if e.max > 0 and e.attempt >= e.max then
-  to_failed(cfg, ARGV[1], env_encode(e), 'attempts exhausted', msg, '', now, ARGV[5], false)
-  unrun(ARGV[1])
-  return {1, -1}
-end
-local backoff = cfg.backoff_base_ms * math.pow(2, e.attempt - 1)
-if backoff > cfg.backoff_cap_ms then backoff = cfg.backoff_cap_ms end
-local due = now + math.floor(backoff)
-schedule(e, due)
-unrun(ARGV[1])
-redis.call('HINCRBY', K_STATS, 'retried', 1)
+local due, bad = settle_retry(config(), now_ms(), ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
+if not due then return bad end
+if due < 0 then return {1, -1} end
 return {0, due}

@@ -11,6 +11,7 @@
 --   same 3 fields as page.lua}. Failed is searched newest first, the others in page order.
 --   The cursor is a rank: tasks added or removed during a search shift it, so a few may
 --   be looked at twice or not at all.
+-- Flags: no-writes (FCALL_RO / EVALSHA_RO: runs on replicas and for read-only users).
 -- Complexity: O(log N + chunk).
 local view, needle, cursor = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local chunk, most = tonumber(ARGV[4]), tonumber(ARGV[5])

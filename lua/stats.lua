@@ -8,6 +8,7 @@
 --   trimmed, reaped, requeued, dropped, then the pause: paused (0|1), paused since ms (-1),
 --   paused until ms (-1 not paused, 0 until resumed), paused by, reason (strings, '' when
 --   not paused)}.
+-- Flags: no-writes (FCALL_RO / EVALSHA_RO: runs on replicas and for read-only users).
 -- Complexity: O(log N): ZCOUNT, ZCARD and HMGET only.
 local cfg = config()
 local now = now_ms()

@@ -13,6 +13,7 @@
 --   live and lost count the 1000 entries with the latest beats; the n returned are the
 --   first of those by name. A worker is lost when its last beat is older than the lost
 --   time; an entry with no readable record counts a beat interval of 30 s.
+-- Flags: no-writes (FCALL_RO / EVALSHA_RO: runs on replicas and for read-only users).
 -- Complexity: O(log W + 1000) entries and O(looked at) running records.
 local function int_arg(i, lo, hi, what)
   local v = tonumber(ARGV[i])

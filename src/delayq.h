@@ -283,6 +283,7 @@ typedef struct dq_claimed {
     int64_t now_ms;          /* server time of the claim */
     int64_t next_due_ms;     /* earliest due time still scheduled; -1 if the set is empty */
     size_t to_failed;        /* due members moved to failed instead (undecodable, expired) */
+    int now_us;              /* dq_claim_settle: microseconds of the claim's TIME past now_ms */
     bool paused;             /* the queue is paused (dq_pause): nothing was claimed */
     int64_t paused_until_ms; /* when paused: the pause's end, server ms; 0: until resumed */
 } dq_claimed;
@@ -375,6 +376,35 @@ typedef struct dq_result {
                            frees it. NULL: none. See dq_trace_capture(). */
 } dq_result;
 
+/* One result settled inside a claim (dq_claim_settle). */
+typedef struct dq_settle {
+    const dq_task *task; /* borrowed: a task claimed by this caller */
+    dq_outcome outcome;  /* DQ_DONE (ack), DQ_RETRY, DQ_FAILED or DQ_RELEASE */
+    const char *message; /* retry, failed: what went wrong; NULL: "" */
+    const char *trace;   /* failed: stack trace text; NULL: "" */
+    /* set by dq_claim_settle when it returns DQ_OK */
+    int rc;               /* DQ_OK, or DQ_ELEASE / DQ_EPROTO for this task alone */
+    dq_err err;           /* rc's message */
+    int64_t retry_due_ms; /* retry: when it runs again; -1: attempts exhausted (failed) */
+} dq_settle;
+
+/**
+ * In one script call: settles @n results (0..DQ_CALL_MAX) exactly as dq_ack(),
+ * dq_retry(), dq_fail() and dq_release() would, each checked against its own lease,
+ * then claims up to @batch (0..DQ_CALL_MAX; 0: settle only) tasks as dq_claim() does.
+ * With @ahead_ms > 0 (at most 1000) it also claims tasks due up to @ahead_ms after the
+ * claim's server time: such a task has due_ms > out->now_ms, and its handler must not
+ * start before (due_ms - now_ms) ms - now_us us have passed on a monotonic clock read
+ * after this call returned (then it never starts before its due time by the server's clock:
+ * docs/PROTOCOL.md 10.2). @who names the failures in their records (NULL: @worker).
+ * On DQ_OK every result's rc is set; a lost lease is that result's DQ_ELEASE, not the
+ * call's. On any other return nothing is known of the results (a timeout may still
+ * have applied them; they are safe to send again, the fence refuses what is done).
+ */
+int dq_claim_settle(dq_client *c, const char *queue, dq_settle *results, size_t n, unsigned batch,
+                    int64_t lease_ms, int64_t ahead_ms, const char *worker, const char *who,
+                    dq_claimed *out, dq_err *err);
+
 /*
  * Runs one task. Called on one of the worker's handler threads; @task is borrowed for
  * the call. Handlers of one worker run concurrently (opts.concurrency).
@@ -399,11 +429,14 @@ typedef struct dq_worker_opts {
     const char *name;     /* worker name in leases and logs; NULL: user@host:pid */
     dq_log_fn log;        /* NULL: no logging */
     void *log_arg;
-    int log_level;       /* DQ_LOG_*; events above it are not formatted */
-    const char *command; /* what the worker runs, shown in the worker registry (delayq work
-                            sets its command line); NULL: none. Borrowed until dq_worker_new
-                            returns (it is copied, cut at DQ_WORKER_COMMAND_MAX bytes) */
-    int64_t beat_ms;     /* heartbeat interval (10 ms..1 h); 0: 30 s. See dq_workers_get() */
+    int log_level;          /* DQ_LOG_*; events above it are not formatted */
+    const char *command;    /* what the worker runs, shown in the worker registry (delayq
+                               work sets its command line); NULL: none. Borrowed until
+                               dq_worker_new returns (copied, cut at DQ_WORKER_COMMAND_MAX) */
+    int64_t beat_ms;        /* heartbeat interval (10 ms..1 h); 0: 30 s. See dq_workers_get() */
+    int64_t claim_ahead_ms; /* claim tasks due this soon and start each at its due time,
+                               never before it by the server's clock (docs/PROTOCOL.md
+                               10.2); 0: 5 ms; -1: off; at most 1000 */
 } dq_worker_opts;
 
 typedef struct dq_worker dq_worker; /* opaque */

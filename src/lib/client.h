@@ -42,6 +42,7 @@ struct dq_client {
     int64_t retry_at_ms;        /* monotonic: no connect attempt before this */
     int backoff_ms;             /* next backoff step; 0 after a success */
     struct dq_names registered; /* queues this client added to the registry (registry.c) */
+    int scripts_path;           /* scripts.c: how this server runs the scripts; 0 unknown */
 };
 
 /* Whether @set holds @name. */

@@ -5,12 +5,14 @@
  * with the parser of its reply (reply.c); tasks are built in task.c. No reply is read
  * here.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
 #include "delayq.h"
+#include "env_build.h"
 #include "err.h"
 #include "registry.h"
 #include "reply.h"
@@ -60,34 +62,106 @@ dq_config_set(dq_client *c, const char *queue, const dq_config *cfg, dq_err *err
 
 /* ---- producing: enqueue -------------------------------------------------------- */
 
-/* What the library checks of one task before sending it. */
+/* Limits only the library checks (PROTOCOL.md 5.2): out of range they harm no one but
+ * the producer, so the script does not spend time on them. */
+#define DQ_DEADLINE_MAX_MS  315360000000LL /* 10 years */
+#define DQ_MAX_ATTEMPTS_MAX 1000000
+
+/*
+ * What the library checks of one task before sending it: everything that needs no
+ * server state (PROTOCOL.md 5.2 says which of these the script repeats).
+ */
 static int
-enqueue_check(const dq_enqueue_opts *o, dq_err *err)
+enqueue_check(const dq_enqueue_opts *o, size_t payload_len, dq_err *err)
 {
-    if (o->id != NULL && (o->id[0] == '\0' || strlen(o->id) > DQ_ID_MAX))
-        return dq_err_set(err, DQ_EINVAL, "id: must be 1..%d bytes (got %zu)", DQ_ID_MAX,
-                          strlen(o->id));
-    if (o->delay_ms < 0)
+    if (o->id != NULL) {
+        size_t n = strlen(o->id), digits = strspn(o->id, "0123456789");
+        if (n == 0 || n > DQ_ID_MAX)
+            return dq_err_set(err, DQ_EINVAL, "id: must be 1..%d bytes (got %zu)", DQ_ID_MAX, n);
+        for (size_t i = 0; i < n; i++) {
+            unsigned char ch = (unsigned char)o->id[i];
+            if (ch < 0x20 || ch == 0x7f)
+                return dq_err_set(err, DQ_EINVAL, "id: byte %zu is a control character", i + 1);
+        }
+        if (digits == n)
+            return dq_err_set(err, DQ_EINVAL,
+                              "id: \"%.40s\" is all digits; those are the generated ids (add a "
+                              "prefix)",
+                              o->id);
+    }
+    if (o->at_ms < 0)
+        return dq_err_set(err, DQ_EINVAL, "at: %lld ms is before the epoch", (long long)o->at_ms);
+    if (o->at_ms == 0 && o->delay_ms < 0)
         return dq_err_set(err, DQ_EINVAL, "delay: %lld ms is negative", (long long)o->delay_ms);
-    if (o->deadline_ms < 0)
-        return dq_err_set(err, DQ_EINVAL, "deadline: %lld ms is negative",
-                          (long long)o->deadline_ms);
+    if (o->deadline_ms < 0 || o->deadline_ms > DQ_DEADLINE_MAX_MS)
+        return dq_err_set(err, DQ_EINVAL,
+                          "deadline: %lld ms is not in 0..%lld (10 years; 0 = none)",
+                          (long long)o->deadline_ms, (long long)DQ_DEADLINE_MAX_MS);
+    if (o->max_attempts > DQ_MAX_ATTEMPTS_MAX)
+        return dq_err_set(err, DQ_EINVAL,
+                          "max_attempts: %lld is over the limit of %d (-1 = unlimited)",
+                          (long long)o->max_attempts, DQ_MAX_ATTEMPTS_MAX);
+    if (payload_len > UINT32_MAX)
+        return dq_err_set(err, DQ_EINVAL, "payload: %zu bytes is over 4 GiB", payload_len);
     return DQ_OK;
 }
 
-/* Appends one task's 6 arguments (lua/enqueue.lua) to @a. */
+/* One task's envelope template and due time, as lua/enqueue.lua takes them. */
+struct enq_slot {
+    size_t env_at, env_len, time_at, time_len;
+};
+
+/* Appends task @o's template and time text to @b and notes where they are in @s. */
 static void
-enqueue_args(struct dq_args *a, const dq_enqueue_opts *o, const void *payload, size_t len)
+enqueue_build(struct dq_buf *b, struct enq_slot *s, const dq_enqueue_opts *o, const void *payload,
+              size_t len)
 {
-    dq_args_bytes(a, len ? payload : "", len);
-    dq_args_str(a, o->at_ms > 0 ? "a" : "d");
-    dq_args_i64(a, o->at_ms > 0 ? o->at_ms : o->delay_ms);
-    dq_args_str(a, o->id ? o->id : "");
-    if (o->max_attempts == 0)
-        dq_args_str(a, "");
-    else
-        dq_args_i64(a, o->max_attempts < 0 ? 0 : o->max_attempts);
-    dq_args_i64(a, o->deadline_ms);
+    /* max_attempts: 0 is the queue's default (nil in the template), -1 unlimited (0) */
+    int64_t maxa = o->max_attempts == 0 ? -1 : o->max_attempts < 0 ? 0 : o->max_attempts;
+
+    s->env_at = b->len;
+    dq_env_template(b, o->id, o->id ? strlen(o->id) : 0, maxa, o->deadline_ms, payload, len);
+    s->env_len = b->len - s->env_at;
+    s->time_at = b->len;
+    dq_buf_printf(b, "%c%lld", o->at_ms > 0 ? 'a' : 'd',
+                  (long long)(o->at_ms > 0 ? o->at_ms : o->delay_ms));
+    s->time_len = b->len - s->time_at;
+}
+
+/* Runs enqueue.lua on @count tasks. */
+static int
+enqueue_call(dq_client *c, const char *queue, const dq_enqueue_opts *const *opts,
+             const void *const *payloads, const size_t *lens, size_t count,
+             struct dq_enqueue_reply *o, dq_err *err)
+{
+    struct dq_buf b = DQ_BUF_INIT;
+    struct enq_slot one, *slots = count == 1 ? &one : calloc(count, sizeof *slots);
+    struct dq_args a;
+    int rc;
+
+    if (slots == NULL)
+        return dq_err_set(err, DQ_ENOMEM, "out of memory building %zu tasks", count);
+    for (size_t i = 0; i < count; i++)
+        enqueue_build(&b, &slots[i], opts[i], payloads[i], lens[i]);
+    dq_args_init(&a);
+    if (b.failed) {
+        rc = dq_err_set(err, DQ_ENOMEM, "out of memory building %zu tasks", count);
+        goto out;
+    }
+    /* the buffer is complete: pointers into it stay put from here on */
+    dq_args_i64(&a, (int64_t)count);
+    for (size_t i = 0; i < count; i++) {
+        dq_args_bytes(&a, b.data + slots[i].env_at, slots[i].env_len);
+        dq_args_bytes(&a, b.data + slots[i].time_at, slots[i].time_len);
+        dq_args_str(&a, opts[i]->id ? opts[i]->id : "");
+    }
+    rc = dq_scripts_run(c, DQ_SCRIPT_ENQUEUE, queue, &a, dq_reply_enqueue, o, err);
+out:
+    dq_args_free(&a);
+    dq_buf_free(&b);
+    if (slots != &one)
+        free(slots);
+    return rc;
 }
 
 int
@@ -96,20 +170,15 @@ dq_enqueue(dq_client *c, const char *queue, const dq_enqueue_opts *opts, const v
 {
     static const dq_enqueue_opts none;
     struct dq_enqueue_reply o = {out, 1};
-    struct dq_args a;
     int rc;
 
     if (opts == NULL)
         opts = &none;
     memset(out, 0, sizeof *out);
-    rc = enqueue_check(opts, err);
+    rc = enqueue_check(opts, payload_len, err);
     if (rc != DQ_OK)
         return rc;
-    dq_args_init(&a);
-    dq_args_str(&a, "1");
-    enqueue_args(&a, opts, payload, payload_len);
-    rc = dq_scripts_run(c, DQ_SCRIPT_ENQUEUE, queue, &a, dq_reply_enqueue, &o, err);
-    dq_args_free(&a);
+    rc = enqueue_call(c, queue, &opts, &payload, &payload_len, 1, &o, err);
     if (rc == DQ_OK)
         dq_registry_note(c, queue); /* producers make a queue discoverable */
     else
@@ -144,7 +213,9 @@ int
 dq_enqueue_batch(dq_client *c, const char *queue, const dq_enqueue_item *items, size_t n,
                  dq_enqueued *out, dq_err *err)
 {
-    struct dq_args a;
+    const dq_enqueue_opts *opts[DQ_ENQUEUE_CHUNK];
+    const void *payloads[DQ_ENQUEUE_CHUNK];
+    size_t lens[DQ_ENQUEUE_CHUNK];
     int rc = DQ_OK;
 
     if (n == 0)
@@ -152,7 +223,7 @@ dq_enqueue_batch(dq_client *c, const char *queue, const dq_enqueue_item *items, 
     memset(out, 0, n * sizeof *out);
     for (size_t i = 0; i < n; i++) {
         dq_err e1;
-        rc = enqueue_check(&items[i].opts, &e1);
+        rc = enqueue_check(&items[i].opts, items[i].payload_len, &e1);
         if (rc != DQ_OK)
             return dq_err_set(err, rc, "items[%zu]: %.200s (nothing added)", i, e1.msg);
     }
@@ -160,12 +231,12 @@ dq_enqueue_batch(dq_client *c, const char *queue, const dq_enqueue_item *items, 
         size_t count = n - base < DQ_ENQUEUE_CHUNK ? n - base : DQ_ENQUEUE_CHUNK;
         struct dq_enqueue_reply o = {out + base, count};
 
-        dq_args_init(&a);
-        dq_args_i64(&a, (int64_t)count);
-        for (size_t i = base; i < base + count; i++)
-            enqueue_args(&a, &items[i].opts, items[i].payload, items[i].payload_len);
-        rc = dq_scripts_run(c, DQ_SCRIPT_ENQUEUE, queue, &a, dq_reply_enqueue, &o, err);
-        dq_args_free(&a);
+        for (size_t i = 0; i < count; i++) {
+            opts[i] = &items[base + i].opts;
+            payloads[i] = items[base + i].payload;
+            lens[i] = items[base + i].payload_len;
+        }
+        rc = enqueue_call(c, queue, opts, payloads, lens, count, &o, err);
         if (rc == DQ_OK) {
             dq_registry_note(c, queue); /* once per client: later chunks find it noted */
         } else {
@@ -201,6 +272,68 @@ dq_claim(dq_client *c, const char *queue, unsigned batch, int64_t lease_ms, cons
         out->next_due_ms = -1;
     }
     /* Claimed tasks' lease is now + lease; fill it in for the caller. */
+    for (size_t i = 0; i < out->n; i++)
+        out->tasks[i].lease_ms = out->now_ms + lease_ms;
+    return rc;
+}
+
+int
+dq_claim_settle(dq_client *c, const char *queue, dq_settle *results, size_t n, unsigned batch,
+                int64_t lease_ms, int64_t ahead_ms, const char *worker, const char *who,
+                dq_claimed *out, dq_err *err)
+{
+    static const char codes[] = {
+        [DQ_DONE] = 'a', [DQ_RETRY] = 'r', [DQ_FAILED] = 'f', [DQ_RELEASE] = 'l'};
+    char(*tk)[DQ_TASK_KEY_MAX + 1] = NULL;
+    struct dq_claim_settle_reply cs = {out, results, n};
+    struct dq_args a;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    out->next_due_ms = -1;
+    if (n > DQ_CALL_MAX || batch > DQ_CALL_MAX)
+        return dq_err_set(err, DQ_EINVAL, "claim: %zu results and batch %u; each at most %d", n,
+                          batch, DQ_CALL_MAX);
+    for (size_t i = 0; i < n; i++) {
+        const dq_task *t = results[i].task;
+        if (t == NULL || t->id == NULL || t->undecodable)
+            return dq_err_set(err, DQ_EINVAL, "results[%zu]: not a claimed task", i);
+        if ((unsigned)results[i].outcome > DQ_RELEASE)
+            return dq_err_set(err, DQ_EINVAL, "results[%zu]: outcome %d is not a dq_outcome", i,
+                              (int)results[i].outcome);
+    }
+    if (n > 0 && (tk = malloc(n * sizeof *tk)) == NULL)
+        return dq_err_set(err, DQ_ENOMEM, "out of memory building %zu results", n);
+    if (worker == NULL)
+        worker = dq_client_who(c);
+    dq_args_init(&a);
+    dq_args_i64(&a, batch);
+    dq_args_i64(&a, lease_ms);
+    dq_args_str(&a, worker);
+    dq_args_i64(&a, ahead_ms);
+    dq_args_str(&a, who ? who : worker);
+    for (size_t i = 0; i < n; i++) {
+        const dq_settle *r = &results[i];
+        dq_task_key(r->task, tk[i], sizeof tk[i]);
+        dq_args_bytes(&a, &codes[r->outcome], 1);
+        dq_args_str(&a, tk[i]);
+        dq_args_i64(&a, r->task->attempt);
+        dq_args_i64(&a, r->task->claimed_ms); /* with the attempt: the lease's fence */
+        dq_args_str(&a, r->outcome == DQ_RETRY || r->outcome == DQ_FAILED
+                            ? (r->message ? r->message : "")
+                            : "");
+        dq_args_str(&a, r->outcome == DQ_FAILED && r->trace ? r->trace : "");
+    }
+    rc = dq_scripts_run(c, DQ_SCRIPT_CLAIM, queue, &a, dq_reply_claim_settle, &cs, err);
+    dq_args_free(&a);
+    free(tk);
+    if (rc == DQ_OK) {
+        if (batch > 0)
+            dq_registry_note(c, queue); /* workers make a queue discoverable */
+    } else {
+        dq_claimed_free(out);
+        out->next_due_ms = -1;
+    }
     for (size_t i = 0; i < out->n; i++)
         out->tasks[i].lease_ms = out->now_ms + lease_ms;
     return rc;

@@ -216,27 +216,33 @@ dq_reply_enqueue(const redisReply *r, void *out, dq_err *err)
 
 enum { CLAIM_NOW, CLAIM_NEXT_DUE, CLAIM_MOVED, CLAIM_HEAD };
 enum { CLAIM_ENVELOPE, CLAIM_DUE, CLAIM_TASK_FIELDS };
+/* while paused, right after the head: the string "paused" and the pause's end */
+enum { CLAIM_PAUSE_MARK, CLAIM_PAUSE_UNTIL, CLAIM_PAUSE_FIELDS };
 
-int
-dq_reply_claim(const redisReply *r, void *out, dq_err *err)
+/* The claim part of a reply whose last @trailing elements are something else. */
+static int
+claim_tasks(const redisReply *r, size_t trailing, dq_claimed *cl, dq_err *err)
 {
-    dq_claimed *cl = out;
     int64_t moved;
     size_t n;
     int rc;
 
+    size_t head = CLAIM_HEAD;
     if (dq_reply_claim_paused(r, cl))
-        return DQ_OK;
-    if (!is_array(r, CLAIM_HEAD) || (r->elements - CLAIM_HEAD) % CLAIM_TASK_FIELDS != 0)
-        return bad_shape(err, "claim", r, "an array of 3, then 2 per task (envelope, due)");
+        head += CLAIM_PAUSE_FIELDS; /* the pause, then only the settled results */
+    if (!is_array(r, head + trailing) || (r->elements - head - trailing) % CLAIM_TASK_FIELDS != 0)
+        return bad_shape(err, "claim", r, "an array of 3, then 2 per task (envelope, due)%s",
+                         trailing ? ", then one per result" : "");
     if ((rc = get_int(r, CLAIM_NOW, "claim", "now", &cl->now_ms, err)) != DQ_OK ||
         (rc = get_int(r, CLAIM_NEXT_DUE, "claim", "next due", &cl->next_due_ms, err)) != DQ_OK ||
         (rc = get_int(r, CLAIM_MOVED, "claim", "moved to failed", &moved, err)) != DQ_OK)
         return rc;
     cl->to_failed = (size_t)moved;
-    n = (r->elements - CLAIM_HEAD) / CLAIM_TASK_FIELDS;
+    n = (r->elements - head - trailing) / CLAIM_TASK_FIELDS;
     if (n == 0)
         return DQ_OK;
+    if (cl->paused)
+        return bad_shape(err, "claim", r, "no task while paused");
     cl->tasks = calloc(n, sizeof *cl->tasks);
     if (cl->tasks == NULL)
         return oom(err);
@@ -257,6 +263,50 @@ dq_reply_claim(const redisReply *r, void *out, dq_err *err)
             return oom(err);
         t->state = DQ_STATE_INFLIGHT;
         t->claimed_ms = cl->now_ms;
+    }
+    return DQ_OK;
+}
+
+int
+dq_reply_claim(const redisReply *r, void *out, dq_err *err)
+{
+    return claim_tasks(r, 0, out, err);
+}
+
+int
+dq_reply_claim_settle(const redisReply *r, void *out, dq_err *err)
+{
+    struct dq_claim_settle_reply *cs = out;
+    int rc = claim_tasks(r, cs->n + 1, cs->cl, err);
+    int64_t us;
+
+    if (rc != DQ_OK)
+        return rc;
+    /* last: the microseconds of the claim's TIME past now */
+    if (!as_int(r->element[r->elements - 1], &us) || us < 0 || us > 999)
+        return bad_element(err, "claim", r->elements - 1, r->element[r->elements - 1],
+                           "an integer 0..999", "now us");
+    cs->cl->now_us = (int)us;
+    for (size_t i = 0; i < cs->n; i++) {
+        size_t at = r->elements - 1 - cs->n + i;
+        const redisReply *e = r->element[at];
+        dq_settle *s = &cs->res[i];
+        int64_t v;
+
+        memset(&s->err, 0, sizeof s->err);
+        s->retry_due_ms = -1;
+        if (is_str(e)) {
+            s->rc = dq_err_from_reply(&s->err, "claim", e->str, e->len);
+        } else if (as_int(e, &v) && (s->outcome == DQ_RETRY ? v >= -1 : v == 1)) {
+            s->rc = DQ_OK;
+            if (s->outcome == DQ_RETRY)
+                s->retry_due_ms = v;
+        } else {
+            return bad_element(err, "claim", at, e,
+                               s->outcome == DQ_RETRY ? "a due time, -1 or an error text"
+                                                      : "1 or an error text",
+                               "result %zu", i + 1);
+        }
     }
     return DQ_OK;
 }
@@ -819,24 +869,20 @@ get_str_dup(const redisReply *r, size_t pos, const char *what, const char *name,
     return *out == NULL ? oom(err) : DQ_OK;
 }
 
-enum { CLAIM_PAUSED_UNTIL = CLAIM_HEAD, CLAIM_PAUSED_FIELDS };
-
 bool
 dq_reply_claim_paused(const redisReply *r, dq_claimed *cl)
 {
-    int64_t v[CLAIM_PAUSED_FIELDS];
+    const redisReply *mark;
+    int64_t until;
 
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != CLAIM_PAUSED_FIELDS)
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < CLAIM_HEAD + CLAIM_PAUSE_FIELDS)
         return false;
-    for (size_t i = 0; i < CLAIM_PAUSED_FIELDS; i++) {
-        if (!as_int(r->element[i], &v[i]))
-            return false; /* then it is the malformed reply dq_reply_claim names */
-    }
-    cl->now_ms = v[CLAIM_NOW];
-    cl->next_due_ms = v[CLAIM_NEXT_DUE];
-    cl->to_failed = 0;
+    mark = r->element[CLAIM_HEAD + CLAIM_PAUSE_MARK];
+    if (!is_str(mark) || mark->len != 6 || memcmp(mark->str, "paused", 6) != 0 ||
+        !as_int(r->element[CLAIM_HEAD + CLAIM_PAUSE_UNTIL], &until))
+        return false; /* then it is a plain reply, or the malformed one claim_tasks names */
     cl->paused = true;
-    cl->paused_until_ms = v[CLAIM_PAUSED_UNTIL] < 0 ? 0 : v[CLAIM_PAUSED_UNTIL];
+    cl->paused_until_ms = until < 0 ? 0 : until;
     return true;
 }
 

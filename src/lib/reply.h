@@ -46,6 +46,17 @@ int dq_reply_enqueue(const struct redisReply *r, void *out, dq_err *err);
 /* claim: @out is a dq_claimed (the lease deadlines are left to the caller). */
 int dq_reply_claim(const struct redisReply *r, void *out, dq_err *err);
 
+/* claim with results to settle (and the claim-ahead argument, so the reply ends with the
+ * microseconds of its TIME): @out is a struct dq_claim_settle_reply; the claim goes to
+ * cl, each result's rc, err and retry_due_ms to res (whose outcomes say what each
+ * result's reply must be). */
+struct dq_claim_settle_reply {
+    dq_claimed *cl;
+    dq_settle *res;
+    size_t n;
+};
+int dq_reply_claim_settle(const struct redisReply *r, void *out, dq_err *err);
+
 /* ack of several tasks: @out is a struct dq_ack_reply; rcs (and errs, if not NULL) have
  * n entries. */
 struct dq_ack_reply {
@@ -109,8 +120,9 @@ int dq_reply_extend(const struct redisReply *r, void *out, dq_err *err);
 
 /* ---- workers and pause (PROTOCOL.md 5.20-5.22) ---------------------------------------- */
 
-/* A paused claim's reply (exactly {now, next due, 0, paused until}): fills @cl and
- * returns true; false for any other reply, which dq_reply_claim then reads. */
+/* Whether a claim reply says the queue is paused ({now, next due, 0, "paused", until,
+ * results...}): sets cl->paused and paused_until_ms and returns true; false for any
+ * other reply. dq_reply_claim reads the rest either way. */
 bool dq_reply_claim_paused(const struct redisReply *r, dq_claimed *cl);
 
 /* The pause fields after the @n counts of a stats reply (absent from older scripts:

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * scripts.c: EVALSHA with transparent reload on NOSCRIPT, the queue key layout, and
- * script error replies mapped to codes. No reply leaves this file except through a
- * parse callback that copies what it needs.
+ * scripts.c: the scripts run as Redis functions (FCALL, FCALL_RO) with the library
+ * loaded again on "Function not found", or, where a server refuses FUNCTION or FCALL
+ * (Redis 6, an ACL), as EVALSHA / EVALSHA_RO with reload on NOSCRIPT: the same code
+ * either way (lua/embed.py). Also the queue key layout and script error replies mapped
+ * to codes. No reply leaves this file except through a parse callback that copies what
+ * it needs.
  */
 #include "scripts.h"
 
@@ -117,10 +120,32 @@ dq_args_i64(struct dq_args *a, int64_t v)
     dq_args_str(a, s);
 }
 
+/* The values of dq_client.scripts_path. */
+enum { PATH_UNKNOWN = 0, PATH_FUNCTIONS, PATH_EVALSHA };
+
 static bool
-is_noscript(const redisReply *r)
+error_starts(const redisReply *r, const char *prefix)
 {
-    return r->type == REDIS_REPLY_ERROR && r->len >= 8 && memcmp(r->str, "NOSCRIPT", 8) == 0;
+    size_t n = strlen(prefix);
+    return r->type == REDIS_REPLY_ERROR && r->len >= n && memcmp(r->str, prefix, n) == 0;
+}
+
+/* NOPERM that names the command itself, not a key or channel the call touches: an ACL
+ * user may be denied FUNCTION, FCALL or EVALSHA_RO and still run the other path. */
+static bool
+command_refused(const redisReply *r)
+{
+    return error_starts(r, "ERR unknown command") || error_starts(r, "ERR unknown subcommand") ||
+           (error_starts(r, "NOPERM") && strstr(r->str, "permissions to run") != NULL);
+}
+
+/* Which path a new client starts on: FCALL, unless DELAYQ_SCRIPTS=evalsha forces the
+ * fallback (the integration suites run both paths; PROTOCOL.md section 6). */
+static int
+first_path(void)
+{
+    const char *v = getenv("DELAYQ_SCRIPTS");
+    return v != NULL && strcmp(v, "evalsha") == 0 ? PATH_EVALSHA : PATH_FUNCTIONS;
 }
 
 static int
@@ -138,6 +163,95 @@ load_script(dq_client *c, const struct dq_script_src *src, dq_err *err)
     else if (r->type != REDIS_REPLY_STRING || r->len != 40 || memcmp(r->str, src->sha1, 40) != 0)
         rc = dq_err_set(err, DQ_EPROTO, "SCRIPT LOAD of %s returned an unexpected SHA1", src->name);
     freeReplyObject(r);
+    return rc;
+}
+
+/* FUNCTION LOAD REPLACE of the library. *refused is set when the server will not run
+ * FUNCTION at all (Redis 6, an ACL without it): the caller then falls back. REPLACE
+ * makes two clients loading at once both succeed. */
+static int
+load_library(dq_client *c, bool *refused, dq_err *err)
+{
+    const char *argv_r[4] = {"FUNCTION", "LOAD", "REPLACE", dq_library_text};
+    size_t lens_r[4] = {8, 4, 7, dq_library_len};
+    redisReply *r = NULL;
+    int rc = dq_conn_command(c, 4, argv_r, lens_r, &r, err);
+
+    *refused = false;
+    if (rc != DQ_OK)
+        return rc;
+    if (r->type == REDIS_REPLY_ERROR) {
+        *refused = command_refused(r);
+        rc = dq_err_from_reply(err, "the function library", r->str, r->len);
+    } else if (r->type != REDIS_REPLY_STRING || strcmp(r->str, dq_library_name) != 0) {
+        rc = dq_err_set(err, DQ_EPROTO, "FUNCTION LOAD returned an unexpected library name");
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
+/* One call on the function path; *fallback is set when this server refuses it. */
+static int
+run_function(dq_client *c, const struct dq_script_src *src, int argc, const char **argv,
+             size_t *lens, redisReply **out, bool *fallback, dq_err *err)
+{
+    redisReply *r = NULL;
+    int rc;
+
+    argv[0] = src->no_writes ? "FCALL_RO" : "FCALL";
+    lens[0] = strlen(argv[0]);
+    argv[1] = src->function;
+    lens[1] = strlen(src->function);
+    *fallback = false;
+    rc = dq_conn_command(c, argc, argv, lens, &r, err);
+    if (rc == DQ_OK && error_starts(r, "ERR Function not found")) {
+        /* a restart, FUNCTION FLUSH, a promoted replica that never had it */
+        freeReplyObject(r);
+        r = NULL;
+        rc = load_library(c, fallback, err);
+        if (rc == DQ_OK)
+            rc = dq_conn_command(c, argc, argv, lens, &r, err);
+    } else if (rc == DQ_OK && command_refused(r)) {
+        *fallback = true;
+    }
+    if (*fallback) {
+        freeReplyObject(r);
+        return DQ_OK;
+    }
+    *out = r;
+    return rc;
+}
+
+/* One call on the EVALSHA path (EVALSHA_RO for the read-only scripts where the server
+ * has it). */
+static int
+run_evalsha(dq_client *c, const struct dq_script_src *src, int argc, const char **argv,
+            size_t *lens, redisReply **out, dq_err *err)
+{
+    redisReply *r = NULL;
+    int rc;
+
+    argv[0] = src->no_writes ? "EVALSHA_RO" : "EVALSHA";
+    for (int pass = 0; pass < 2; pass++) {
+        lens[0] = strlen(argv[0]);
+        argv[1] = src->sha1;
+        lens[1] = 40;
+        rc = dq_conn_command(c, argc, argv, lens, &r, err);
+        if (rc == DQ_OK && error_starts(r, "NOSCRIPT")) {
+            freeReplyObject(r);
+            r = NULL;
+            rc = load_script(c, src, err);
+            if (rc == DQ_OK)
+                rc = dq_conn_command(c, argc, argv, lens, &r, err);
+        }
+        if (rc != DQ_OK || !src->no_writes || !command_refused(r))
+            break;
+        /* Redis 6 has no EVALSHA_RO: the script does not write either way */
+        freeReplyObject(r);
+        r = NULL;
+        argv[0] = "EVALSHA";
+    }
+    *out = r;
     return rc;
 }
 
@@ -164,10 +278,7 @@ dq_scripts_run(dq_client *c, enum dq_script_id id, const char *queue, const stru
         rc = dq_err_set(err, DQ_ENOMEM, "out of memory building arguments of %s", src->name);
         goto out;
     }
-    argv[0] = "EVALSHA";
-    lens[0] = 7;
-    argv[1] = src->sha1;
-    lens[1] = 40;
+    /* argv[0] and argv[1] (command, function name or SHA1) are set by the path */
     argv[2] = "11";
     lens[2] = 2;
     for (int i = 0; i < DQ_QUEUE_KEYS; i++) {
@@ -179,14 +290,16 @@ dq_scripts_run(dq_client *c, enum dq_script_id id, const char *queue, const stru
         lens[3 + DQ_QUEUE_KEYS + i] = args->len[i];
     }
 
-    rc = dq_conn_command(c, (int)argc, argv, lens, &r, err);
-    if (rc == DQ_OK && is_noscript(r)) {
-        freeReplyObject(r);
-        r = NULL;
-        rc = load_script(c, src, err);
-        if (rc == DQ_OK)
-            rc = dq_conn_command(c, (int)argc, argv, lens, &r, err);
+    if (c->scripts_path == PATH_UNKNOWN)
+        c->scripts_path = first_path();
+    if (c->scripts_path == PATH_FUNCTIONS) {
+        bool fallback;
+        rc = run_function(c, src, (int)argc, argv, lens, &r, &fallback, err);
+        if (rc == DQ_OK && fallback)
+            c->scripts_path = PATH_EVALSHA; /* for the life of this client */
     }
+    if (c->scripts_path == PATH_EVALSHA)
+        rc = run_evalsha(c, src, (int)argc, argv, lens, &r, err);
     if (rc != DQ_OK)
         goto out;
     if (r->type == REDIS_REPLY_ERROR) {

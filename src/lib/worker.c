@@ -14,15 +14,22 @@
  * Each pass of the coordinator's loop, in dq_worker_run's order:
  *   note_stop        a stop request becomes a grace deadline (earlier on a second stop)
  *   abandon_at_stop  stopping: unstarted jobs, and past the deadline running ones, go back
- *   settle_jobs      write finished jobs' results, then hand back abandoned jobs
+ *   count_jobs       what is owned: busy, results unwritten, hand-backs unwritten
  *   stop_done        stopping: leave once nothing is owned (or Redis stayed away)
  *   extend_leases    time out overrun handlers, renew leases past half their length
+ *                    (one call for all of them)
  *   reap_leases      return any worker's expired leases to the queue
  *   heartbeat_step   register, beat, and (idle) look at the queue in the beat (see below)
  *   resubscribe      reopen the wake-up subscription when it was lost
- *   claim_due        claim into free slots when something may be due (not while paused)
+ *   settle_and_claim one claim call that first writes finished jobs' results and hands
+ *                    back abandoned jobs, then claims into free slots when something
+ *                    may be due (or due within the claim-ahead window; not while the
+ *                    queue is paused)
  *   next_wait, wait_for_wakeup  sleep until the earliest of the times above
- * Results go first because they free slots and end leases before the next claim.
+ * Results go first (inside the claim script) because they free slots and end leases
+ * before the claim. A task claimed ahead waits on its handler thread until its due time
+ * has passed by the server's clock (take_claimed).
+
  *
  * The worker registry (issue 12, PROTOCOL.md 10.9): a beat every beat_ms moves the
  * worker's last-beat time (3 commands in Redis; its record is rewritten only when a field
@@ -63,6 +70,7 @@ struct job {
     dq_result result;
     enum job_state state;
     int64_t started_mono, finished_mono;
+    int64_t start_ns;  /* monotonic ns: a task claimed ahead does not start before this */
     int64_t lease_srv; /* lease deadline, server ms */
     bool timed_out;    /* lease renewal stopped: the handler overran opts.timeout_ms */
     bool lost;         /* Redis said the lease is gone: renewal stopped */
@@ -220,6 +228,11 @@ dq_worker_new(const char *url, const dq_client_opts *copts, const char *queue,
         w->o.grace_ms = 30000;
     if (w->o.max_idle_ms == 0)
         w->o.max_idle_ms = 60000;
+    if (w->o.claim_ahead_ms < -1 || w->o.claim_ahead_ms > 1000) {
+        rc = dq_err_set(err, DQ_EINVAL, "claim ahead: %lld ms is not in 0..1000 (-1 = off)",
+                        (long long)w->o.claim_ahead_ms);
+        goto out;
+    }
     if (w->o.concurrency > 1000 || w->o.batch > 1000) {
         rc = dq_err_set(err, DQ_EINVAL, "concurrency and batch: at most 1000 (got %u, %u)",
                         w->o.concurrency, w->o.batch);
@@ -372,6 +385,25 @@ dq_worker_stop(dq_worker *w, bool now)
 
 /* ---- handler threads ----------------------------------------------------------------- */
 
+static int64_t
+mono_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Sleeps until the monotonic clock reads @ns or later (at once if it does). */
+static void
+wait_until_ns(int64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
+
+    while (mono_ns() < ns && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+    }
+}
+
 static void *
 handler_thread(void *arg)
 {
@@ -390,11 +422,19 @@ handler_thread(void *arg)
         w->q_head = (w->q_head + 1) % w->q_cap;
         w->q_len--;
         j->state = JOB_RUNNING;
+        j->started_mono = dq_mono_ms(); /* set again below; the timeout check reads it */
+        pthread_mutex_unlock(&w->mu);
+
+        /* claimed ahead: not before its due time (PROTOCOL.md 10.2) */
+        wait_until_ns(j->start_ns);
+        pthread_mutex_lock(&w->mu);
+        bool run = !j->abandoned; /* a stop may have handed it back while we waited */
         j->started_mono = dq_mono_ms();
         pthread_mutex_unlock(&w->mu);
 
         memset(&j->result, 0, sizeof j->result);
-        w->fn(&j->task, &j->result, w->arg);
+        if (run)
+            w->fn(&j->task, &j->result, w->arg);
 
         pthread_mutex_lock(&w->mu);
         j->state = JOB_FINISHED;
@@ -501,87 +541,6 @@ result_written(struct dq_worker *w, struct job *j, int rc, const char *msg, bool
     job_free(j);
 }
 
-/* Writes the result of a finished job and frees it. Returns false on a transient
- * failure: the job stays owned and is written after the backoff. */
-static bool
-write_result(struct dq_worker *w, struct job *j)
-{
-    dq_err err = {0};
-    dq_retried rt = {0};
-    int rc;
-
-    j->result.message[sizeof j->result.message - 1] = '\0';
-    switch (j->result.outcome) {
-    case DQ_DONE:
-        rc = dq_ack(w->c, w->queue, &j->task, &err);
-        break;
-    case DQ_RELEASE:
-        rc = dq_release(w->c, w->queue, &j->task, &err);
-        break;
-    case DQ_RETRY:
-        rc = dq_retry(w->c, w->queue, &j->task, j->result.message, &rt, &err);
-        break;
-    default:
-        rc = dq_fail(w->c, w->queue, &j->task, j->result.message,
-                     j->result.trace ? j->result.trace : "", &err);
-        break;
-    }
-    if (!reached(w, rc, &err))
-        return false;
-    result_written(w, j, rc, err.msg, rt.exhausted);
-    return true;
-}
-
-#define ACK_BATCH 256
-
-/* Acks every finished "done" job in one call (up to ACK_BATCH): one round trip for a
- * burst of results instead of one each. Jobs it could not write stay for
- * write_result(). */
-static void
-ack_finished(struct dq_worker *w)
-{
-    const dq_task *tasks[ACK_BATCH];
-    struct job *jobs[ACK_BATCH];
-    int rcs[ACK_BATCH];
-    dq_err *errs, err = {0};
-    size_t n = 0;
-
-    pthread_mutex_lock(&w->mu);
-    for (struct job *j = w->owned; j != NULL && n < ACK_BATCH; j = j->next) {
-        if (j->state == JOB_FINISHED && !j->abandoned && j->result.outcome == DQ_DONE) {
-            tasks[n] = &j->task;
-            jobs[n++] = j;
-        }
-    }
-    pthread_mutex_unlock(&w->mu);
-    if (n == 0 || !may_call(w))
-        return;
-    if ((errs = calloc(n, sizeof *errs)) == NULL)
-        return; /* written one by one instead */
-    int rc = dq_ack_many(w->c, w->queue, tasks, n, rcs, errs, &err);
-    if (!reached(w, rc, &err) || rc != DQ_OK) {
-        free(errs);
-        return;
-    }
-    for (size_t i = 0; i < n; i++)
-        result_written(w, jobs[i], rcs[i], errs[i].msg, false);
-    free(errs);
-}
-
-/* Hands back a job that will not be written (not started, or abandoned at shutdown).
- * Returns false on a transient failure. */
-static bool
-release_job(struct dq_worker *w, struct job *j)
-{
-    dq_err err = {0};
-    int rc = dq_release(w->c, w->queue, &j->task, &err);
-
-    if (!reached(w, rc, &err))
-        return false;
-    wlog(w, DQ_LOG_INFO, "task.released", j, 1, "result", rc == DQ_OK ? "ok" : err.msg);
-    return true;
-}
-
 /*
  * Marks overrun handlers timed out and renews the leases that are past half their
  * length (one call per 1000). Returns the milliseconds until the next renewal or
@@ -653,56 +612,47 @@ enqueue_job(struct dq_worker *w, struct job *j)
     pthread_mutex_unlock(&w->mu);
 }
 
-static void note_pause(struct dq_worker *w, int64_t paused_until);
-
-/* Claims up to @want tasks. Returns how many, or -1 when Redis did not answer; fills
- * *next_due_srv with the claim's next due time (-1: nothing scheduled). */
+/*
+ * Takes in the tasks of a claim whose reply arrived at monotonic @arrival_ns. A task
+ * claimed ahead (due after the claim's server time now_ms + now_us) starts that many
+ * microseconds later, plus 1 ns per us for the rate at which two clocks may drift
+ * apart (1000 ppm): the reply was written at that server time or later and arrived
+ * later still, so the start is never before the due time on the server's clock
+ * (PROTOCOL.md 10.2).
+ */
 static int
-claim(struct dq_worker *w, unsigned want, int64_t *next_due_srv)
+take_claimed(struct dq_worker *w, dq_claimed *cl, int64_t arrival_ns)
 {
-    dq_claimed cl;
-    dq_err err = {0};
-    int rc = dq_claim(w->c, w->queue, want, w->o.lease_ms, w->name, &cl, &err);
-
-    if (!reached(w, rc, &err))
-        return -1;
-    if (rc != DQ_OK) { /* a final error (bad options): say so, once per backoff */
-        wlog(w, DQ_LOG_ERROR, "claim.failed", NULL, 1, "error", err.msg);
-        reached(w, DQ_EREDIS, &err);
-        return -1;
-    }
-    w->offset_ms = cl.now_ms - dq_mono_ms();
-    *next_due_srv = cl.next_due_ms;
-    note_pause(w, cl.paused ? cl.paused_until_ms : -1);
-    if (cl.to_failed > 0) {
+    w->offset_ms = cl->now_ms - arrival_ns / 1000000;
+    if (cl->to_failed > 0) {
         char n[24];
-        snprintf(n, sizeof n, "%zu", cl.to_failed);
+        snprintf(n, sizeof n, "%zu", cl->to_failed);
         wlog(w, DQ_LOG_WARN, "claim.to_failed", NULL, 2, "count", n, "reason",
              "undecodable or expired");
     }
-    for (size_t i = 0; i < cl.n; i++) {
+    for (size_t i = 0; i < cl->n; i++) {
         struct job *j = calloc(1, sizeof *j);
         if (j == NULL) {
             /* Hand it back rather than hold a lease we cannot serve. */
-            dq_release(w->c, w->queue, &cl.tasks[i], NULL);
+            dq_release(w->c, w->queue, &cl->tasks[i], NULL);
             continue;
         }
-        j->task = cl.tasks[i];
-        memset(&cl.tasks[i], 0, sizeof cl.tasks[i]);
-        j->lease_srv = cl.now_ms + w->o.lease_ms;
+        j->task = cl->tasks[i];
+        memset(&cl->tasks[i], 0, sizeof cl->tasks[i]);
+        j->lease_srv = cl->now_ms + w->o.lease_ms;
+        int64_t ahead_us = (j->task.due_ms - cl->now_ms) * 1000 - cl->now_us;
+        j->start_ns = ahead_us > 0 ? arrival_ns + ahead_us * 1000 + ahead_us : 0;
         j->state = JOB_QUEUED;
         j->next = w->owned;
         w->owned = j;
         if (w->o.log_level >= DQ_LOG_DEBUG) {
             char late[24];
-            snprintf(late, sizeof late, "%lld", (long long)(cl.now_ms - j->task.due_ms));
+            snprintf(late, sizeof late, "%lld", (long long)(cl->now_ms - j->task.due_ms));
             wlog(w, DQ_LOG_DEBUG, "task.claimed", j, 1, "late_ms", late);
         }
         enqueue_job(w, j);
     }
-    int got = (int)cl.n;
-    dq_claimed_free(&cl);
-    return got;
+    return (int)cl->n;
 }
 
 static void
@@ -758,7 +708,7 @@ struct loop {
     bool more_due; /* the last claim filled up, or wake-ups may have been missed */
 };
 
-/* The jobs settle_jobs left owned, by why they are still here. */
+/* The jobs owned, by why they are still here (count_jobs). */
 struct unsettled {
     unsigned busy;       /* queued or running, not abandoned */
     unsigned unwritten;  /* finished; the result waits for Redis */
@@ -836,38 +786,31 @@ abandon_at_stop(struct dq_worker *w, const struct loop *lp, int64_t nowm)
     pthread_mutex_unlock(&w->mu);
 }
 
-/* Writes what finished jobs returned and hands back abandoned ones, freeing each job
- * Redis answered for. Results first: they free slots and end leases. Returns what is
- * left. */
+/* Counts the owned jobs by what they wait for, and frees those handed back whose handler
+ * has returned. */
 static struct unsettled
-settle_jobs(struct dq_worker *w)
+count_jobs(struct dq_worker *w)
 {
     struct unsettled left = {0};
 
-    ack_finished(w);
     for (struct job *j = w->owned, *next; j != NULL; j = next) {
         enum job_state st;
         next = j->next;
         pthread_mutex_lock(&w->mu);
         st = j->state;
         pthread_mutex_unlock(&w->mu);
-        if (st == JOB_FINISHED && !j->abandoned) {
-            if (may_call(w) && write_result(w, j))
-                continue; /* written and freed */
-            left.unwritten++;
-            continue;
-        }
-        if (j->abandoned && !j->released && may_call(w))
-            j->released = release_job(w, j);
-        if (j->abandoned && j->released && st == JOB_FINISHED) {
-            unlink_job(w, j);
-            job_free(j);
-            continue;
-        }
-        if (j->abandoned && !j->released)
+        if (j->abandoned && j->released) {
+            if (st == JOB_FINISHED) {
+                unlink_job(w, j);
+                job_free(j);
+            }
+        } else if (j->abandoned) {
             left.unreleased++;
-        if (!j->abandoned)
+        } else if (st == JOB_FINISHED) {
+            left.unwritten++;
+        } else {
             left.busy++;
+        }
     }
     return left;
 }
@@ -912,34 +855,133 @@ reap_leases(struct dq_worker *w, struct loop *lp)
 
 static bool paused_now(const struct dq_worker *w);
 
-/* Claims into @free_slots when something may be due: the last claim filled up, its
- * next due time has come, the idle timer ran out, or no wake-ups arrive. Returns how
- * many jobs were claimed. */
-static int
-claim_due(struct dq_worker *w, struct loop *lp, unsigned free_slots, int64_t nowm)
+/* The claim-ahead window (opts.claim_ahead_ms; 0 is the default, -1 off). */
+static int64_t
+ahead_ms(const struct dq_worker *w)
 {
-    if (lp->stopping || free_slots == 0 || !may_call(w))
+    return w->o.claim_ahead_ms < 0 ? 0 : w->o.claim_ahead_ms == 0 ? 5 : w->o.claim_ahead_ms;
+}
+
+/* How many tasks to claim into @free_slots: some when something may be due (the last
+ * claim filled up, its next due time is within the claim-ahead window, the idle timer
+ * ran out, or no wake-ups arrive), else 0. */
+static unsigned
+claim_wanted(const struct dq_worker *w, const struct loop *lp, unsigned free_slots, int64_t nowm)
+{
+    if (lp->stopping || free_slots == 0)
         return 0;
     if (paused_now(w) && !lp->more_due)
         return 0; /* only a wake-up (a resume) or the pause's end makes it claim */
-    if (!(lp->more_due || (lp->next_due >= 0 && srv_now(w) >= lp->next_due) ||
+    if (!(lp->more_due || (lp->next_due >= 0 && srv_now(w) >= lp->next_due - ahead_ms(w)) ||
           nowm - lp->last_claim_mono >= w->o.max_idle_ms || w->sub == NULL))
         return 0;
-    unsigned want = free_slots < w->o.batch ? free_slots : w->o.batch;
-    int got = claim(w, want, &lp->next_due);
-    lp->last_claim_mono = dq_mono_ms();
-    /* A claim that timed out may still run when a stalled Redis catches up, leasing us
-     * tasks we never see. Nothing else would reap them before the idle timer: look again
-     * once such a lease can have run out. */
-    if (got < 0)
-        lp->next_reap = min64(lp->next_reap, srv_now(w) + w->o.lease_ms + 1);
-    lp->more_due = got == (int)want;
-    if (got >= 0 && got < (int)want && lp->next_due >= 0 && lp->next_due <= srv_now(w))
-        /* nothing claimable yet: our estimate of the server clock runs up to a
-         * millisecond ahead (server time is whole ms). Look again shortly, not at once
-         * (no spin), and not 10 ms later (that was W3's worst lateness). */
-        lp->next_due = srv_now(w) + 2;
-    return got > 0 ? got : 0;
+    return free_slots < w->o.batch ? free_slots : w->o.batch;
+}
+
+/* Whether job @j has something to write: a result, or a hand-back. */
+static bool
+to_settle(const struct job *j)
+{
+    return j->abandoned ? !j->released : j->state == JOB_FINISHED;
+}
+
+/*
+ * One script call for everything the coordinator has to write and to claim: the
+ * results of finished jobs and the hand-backs of abandoned ones (up to DQ_CALL_MAX),
+ * then a claim into @free_slots when claim_wanted says so. Returns how many jobs it
+ * settled or claimed: 0 when there was nothing to do or Redis did not answer (results
+ * stay owned and go again after the backoff; the fence makes that safe).
+ */
+static void note_pause(struct dq_worker *w, int64_t paused_until);
+
+static int
+settle_and_claim(struct dq_worker *w, struct loop *lp, unsigned free_slots, int64_t nowm)
+{
+    unsigned want = claim_wanted(w, lp, free_slots, nowm);
+    dq_settle *res = NULL;
+    struct job **jobs = NULL;
+    dq_claimed cl;
+    dq_err err = {0};
+    size_t n = 0;
+    int got = 0;
+
+    if (!may_call(w))
+        return 0;
+    pthread_mutex_lock(&w->mu);
+    for (struct job *j = w->owned; j != NULL && n < DQ_CALL_MAX; j = j->next)
+        n += to_settle(j);
+    pthread_mutex_unlock(&w->mu);
+    if (n == 0 && want == 0)
+        return 0;
+    if (n > 0) {
+        res = calloc(n, sizeof *res);
+        jobs = calloc(n, sizeof *jobs);
+        if (res == NULL || jobs == NULL)
+            n = 0; /* claim only; the results go next time */
+    }
+    size_t k = 0;
+    pthread_mutex_lock(&w->mu);
+    for (struct job *j = w->owned; j != NULL && k < n; j = j->next) {
+        if (!to_settle(j))
+            continue;
+        jobs[k] = j;
+        res[k].task = &j->task;
+        res[k].outcome = j->abandoned ? DQ_RELEASE : j->result.outcome;
+        j->result.message[sizeof j->result.message - 1] = '\0';
+        res[k].message = j->result.message;
+        res[k].trace = j->result.trace;
+        k++;
+    }
+    pthread_mutex_unlock(&w->mu);
+    n = k;
+
+    int rc = dq_claim_settle(w->c, w->queue, res, n, want, w->o.lease_ms, ahead_ms(w), w->name,
+                             dq_client_who(w->c), &cl, &err);
+    int64_t arrival_ns = mono_ns();
+    if (want > 0)
+        lp->last_claim_mono = arrival_ns / 1000000;
+    bool answered = reached(w, rc, &err);
+    if (!answered || rc != DQ_OK) {
+        if (answered) { /* a final error (bad options): say so, once per backoff */
+            wlog(w, DQ_LOG_ERROR, "claim.failed", NULL, 1, "error", err.msg);
+            reached(w, DQ_EREDIS, &err);
+        }
+        /* A claim that timed out may still run when a stalled Redis catches up, leasing
+         * us tasks we never see. Nothing else would reap them before the idle timer:
+         * look again once such a lease can have run out. */
+        if (want > 0)
+            lp->next_reap = min64(lp->next_reap, srv_now(w) + w->o.lease_ms + 1);
+        free(res);
+        free(jobs);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct job *j = jobs[i];
+        if (j->abandoned) {
+            j->released = true; /* freed by count_jobs once its handler is out */
+            wlog(w, DQ_LOG_INFO, "task.released", j, 1, "result",
+                 res[i].rc == DQ_OK ? "ok" : res[i].err.msg);
+        } else {
+            result_written(w, j, res[i].rc, res[i].err.msg,
+                           res[i].outcome == DQ_RETRY && res[i].rc == DQ_OK &&
+                               res[i].retry_due_ms < 0);
+        }
+    }
+    free(res);
+    free(jobs);
+    if (want > 0) {
+        note_pause(w, cl.paused ? cl.paused_until_ms : -1);
+        lp->next_due = cl.next_due_ms;
+        got = take_claimed(w, &cl, arrival_ns);
+        lp->more_due = got == (int)want;
+        if (got < (int)want && lp->next_due >= 0 && lp->next_due - ahead_ms(w) <= srv_now(w))
+            /* nothing claimable yet: our estimate of the server clock runs up to a
+             * millisecond ahead (server time is whole ms). Look again shortly, not at
+             * once (no spin), and not 10 ms later (that was W3's worst lateness). */
+            lp->next_due = srv_now(w) + ahead_ms(w) + 2;
+    }
+    dq_claimed_free(&cl);
+    return (int)n + got;
 }
 
 static int64_t pause_left(const struct dq_worker *w, int64_t now_srv);
@@ -958,7 +1000,7 @@ next_wait(const struct dq_worker *w, const struct loop *lp, unsigned free_slots,
             wait = min64(wait, pause_left(w, now_srv)); /* no due times, no polling */
         } else {
             if (lp->next_due >= 0)
-                wait = min64(wait, lp->next_due - now_srv);
+                wait = min64(wait, lp->next_due - ahead_ms(w) - now_srv);
             if (w->sub == NULL)
                 wait = min64(wait, 1000); /* no wake-ups: look more often */
         }
@@ -1046,7 +1088,7 @@ dq_worker_run(dq_worker *w, dq_err *err)
 
         note_stop(w, &lp, nowm);
         abandon_at_stop(w, &lp, nowm);
-        struct unsettled left = settle_jobs(w);
+        struct unsettled left = count_jobs(w);
         if (stop_done(&lp, &left, nowm))
             break;
         int64_t wait = extend_leases(w);
@@ -1056,8 +1098,8 @@ dq_worker_run(dq_worker *w, dq_err *err)
         if (resubscribe(w, lp.channel))
             lp.more_due = true; /* wake-ups may have been missed while unsubscribed */
         unsigned free_slots = w->o.concurrency > left.busy ? w->o.concurrency - left.busy : 0;
-        if (claim_due(w, &lp, free_slots, nowm) > 0)
-            continue; /* count the new jobs as busy before deciding to sleep */
+        if (settle_and_claim(w, &lp, free_slots, nowm) > 0)
+            continue; /* count what changed (freed, new jobs busy) before deciding to sleep */
         wait_for_wakeup(w, &lp, next_wait(w, &lp, free_slots, wait));
     }
 

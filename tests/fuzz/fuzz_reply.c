@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_reply.c: the reply parsers of src/lib/reply.c for the claim, page, find, search,
- * audit, stats, heartbeat, workers and pause scripts, which turn whatever Redis answers into tasks.
- * The input is RESP bytes, read by hiredis's own reader as the client would read them; each reply
- * is handed to every parser. The parsers are linked from the library (reply.h), as the queue
- * operations call them.
+ * fuzz_reply.c: the reply parsers of src/lib/reply.c for the claim (with and without
+ * results settled in it, paused or not), page, find, search, audit, stats, heartbeat,
+ * workers and pause scripts, which turn whatever Redis answers into tasks. The input is
+ * RESP bytes, read by hiredis's own reader as the client would read them; each reply is
+ * handed to every parser. The parsers are linked from the library (reply.h), as the
+ * queue operations call them.
  *
  * Invariants: a parser either succeeds or fails with DQ_EPROTO (DQ_ENOMEM aside); what
  * it returns is freed by the result's own free function with nothing left over (the
@@ -50,6 +51,35 @@ try_claim(const redisReply *r)
     if (rc == DQ_OK) {
         FUZZ_CHECK(cl.n == (r->elements - 3) / 2);
         check_tasks(cl.tasks, cl.n, DQ_STATE_INFLIGHT);
+    }
+    dq_claimed_free(&cl);
+}
+
+/* A claim that settled @n results (then the microseconds of its TIME): their outcomes
+ * cycle through ack, retry, fail and release, so each result shape is read where the
+ * parser expects it. */
+static void
+try_claim_settle(const redisReply *r, size_t n)
+{
+    dq_settle res[4];
+    dq_claimed cl;
+    struct dq_claim_settle_reply cs = {&cl, res, n};
+    dq_err err = {0};
+
+    memset(&cl, 0, sizeof cl);
+    memset(res, 0, sizeof res);
+    for (size_t i = 0; i < n; i++)
+        res[i].outcome = (dq_outcome)(i % 4);
+    int rc = dq_reply_claim_settle(r, &cs, &err);
+    check_rc(rc, &err);
+    if (rc == DQ_OK) {
+        FUZZ_CHECK(cl.n == (r->elements - 4 - n) / 2);
+        FUZZ_CHECK(cl.now_us >= 0 && cl.now_us <= 999);
+        check_tasks(cl.tasks, cl.n, DQ_STATE_INFLIGHT);
+        for (size_t i = 0; i < n; i++) {
+            FUZZ_CHECK(res[i].rc == DQ_OK || res[i].rc == res[i].err.code);
+            FUZZ_CHECK(res[i].outcome == DQ_RETRY || res[i].retry_due_ms == -1);
+        }
     }
     dq_claimed_free(&cl);
 }
@@ -215,6 +245,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const redisReply *r = reply;
 
         try_claim(r);
+        for (size_t n = 1; n <= 4; n++)
+            try_claim_settle(r, n);
         for (int v = DQ_VIEW_DUE; v <= DQ_VIEW_FAILED; v++) {
             try_page(r, (dq_view)v);
             try_search(r, (dq_view)v);

@@ -7,6 +7,11 @@
  */
 #include "harness/fixture.h"
 
+#include "buf.h"
+#include "dq_scripts.h"
+#include "env.h"
+#include "env_build.h"
+
 static void
 enqueue_claim_ack(void **state)
 {
@@ -742,6 +747,197 @@ batch_enqueue_invalid_item_rejects_its_chunk(void **state)
     fixture_close(&f);
 }
 
+/* Runs enqueue.lua directly, as a producer in another language would (EVAL of the
+ * embedded text), with one task: @env, @time, @id. */
+static redisReply *
+raw_enqueue(struct fixture *f, const void *env, size_t env_len, const char *time, const char *id)
+{
+    static const char *const names[] = {"sched", "ids", "inflight", "running", "failed", "failidx",
+                                        "stats", "seq", "config",   "audit",   "wake"};
+    const struct dq_script_src *src = &dq_script_table[DQ_SCRIPT_ENQUEUE];
+    char keys[11][160];
+    const char *argv[3 + 11 + 4];
+    size_t lens[3 + 11 + 4];
+    int n = 0;
+
+    argv[n] = "EVAL", lens[n++] = 4;
+    argv[n] = src->text, lens[n++] = src->len;
+    argv[n] = "11", lens[n++] = 2;
+    for (int i = 0; i < 11; i++) {
+        snprintf(keys[i], sizeof keys[i], "dq:{%s}:%s", f->queue, names[i]);
+        argv[n] = keys[i], lens[n++] = strlen(keys[i]);
+    }
+    argv[n] = "1", lens[n++] = 1;
+    argv[n] = env, lens[n++] = env_len;
+    argv[n] = time, lens[n++] = strlen(time);
+    argv[n] = id, lens[n++] = strlen(id);
+    redisContext *ctx = redisConnect("127.0.0.1", f->redis->port);
+    assert_non_null(ctx);
+    redisReply *r = redisCommandArgv(ctx, n, argv, lens);
+    redisFree(ctx);
+    assert_non_null(r);
+    return r;
+}
+
+static void
+expect_refused(struct fixture *f, const void *env, size_t len, const char *time, const char *id,
+               const char *words)
+{
+    redisReply *r = raw_enqueue(f, env, len, time, id);
+    if (r->type != REDIS_REPLY_ERROR || strstr(r->str, words) == NULL)
+        fail_msg("expected an error with \"%s\", got type %d: %s", words, r->type,
+                 r->str ? r->str : "");
+    freeReplyObject(r);
+}
+
+/* The script fills in seq, enqueued, the default max attempts and the deadline, and
+ * refuses what a producer that skipped the library's checks could break the queue with:
+ * a template of the wrong layout, an id that is all digits, or one the envelope does
+ * not carry; the server's own limits too. */
+static void
+script_fills_and_checks_templates(void **state)
+{
+    struct fixture f;
+    struct dq_buf b = DQ_BUF_INIT;
+    dq_page p;
+    struct dq_env e;
+    dq_config cfg = {.max_payload = 100};
+
+    fixture_open(&f, state, "template");
+    dq_env_template(&b, "job-1", 5, -1, 5000, "hello", 5);
+    redisReply *r = raw_enqueue(&f, b.data, b.len, "d1000", "job-1");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(r->element[1]->integer, 0);
+    int64_t due = r->element[2]->integer;
+    freeReplyObject(r);
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_FUTURE, 0, 10, &p, &f.err));
+    assert_int_equal(p.n, 1);
+    /* the stored member is exactly as large as the template: the fields were filled in place */
+    assert_int_equal(p.tasks[0].raw_len, b.len);
+    ASSERT_OK(&f, dq_env_decode(p.tasks[0].raw, p.tasks[0].raw_len, &e, &f.err));
+    assert_int_equal(e.seq, 1);
+    assert_int_equal(e.max_attempts, 25); /* the queue's default */
+    assert_int_equal(e.deadline_ms, due + 5000);
+    assert_true(e.enqueued_ms > 1600000000000 && e.enqueued_ms <= due - 1000);
+    assert_int_equal(e.payload.len, 5);
+    dq_page_free(&p);
+
+    expect_refused(&f, b.data, b.len, "d0", "job-2", "envelope: id field");
+    expect_refused(&f, b.data, b.len - 1, "d0", "job-1", "envelope: payload length");
+    expect_refused(&f, b.data, b.len, "x5", "job-1", "time:");
+    b.data[11 + 6] = 1; /* attempt, after the 11-byte head and the 6-byte id */
+    expect_refused(&f, b.data, b.len, "d0", "job-1", "envelope: attempt");
+    dq_buf_reset(&b);
+    dq_env_template(&b, "123", 3, -1, 0, "x", 1);
+    expect_refused(&f, b.data, b.len, "d0", "123", "all digits");
+    dq_buf_reset(&b);
+    dq_env_template(&b, NULL, 0, 3, 0, "x", 1);
+    expect_refused(&f, b.data, b.len, "d700000000000", "", "max_delay_ms");
+    ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
+    dq_buf_reset(&b);
+    char big[101] = {0};
+    dq_env_template(&b, NULL, 0, 3, 0, big, sizeof big);
+    expect_refused(&f, b.data, b.len, "d0", "", "max_payload");
+    dq_buf_free(&b);
+    fixture_close(&f);
+}
+
+/* One claim call settles a worker's results (each on its own fence, as its own script
+ * would) and then claims: a released task can be claimed again at once. */
+static void
+claim_settles_results_then_claims(void **state)
+{
+    struct fixture f;
+    dq_claimed cl, cl2;
+    dq_stats st;
+
+    fixture_open(&f, state, "settle");
+    for (int i = 0; i < 4; i++)
+        enqueue_str(&f, "s", 0, NULL, NULL);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 4, 30000, "w1", &cl, &f.err));
+    assert_int_equal(cl.n, 4);
+    dq_task stale = cl.tasks[0];
+    stale.attempt = 7; /* a fence that does not hold */
+    dq_settle res[5] = {
+        {.task = &cl.tasks[0], .outcome = DQ_DONE},
+        {.task = &cl.tasks[1], .outcome = DQ_RETRY, .message = "again"},
+        {.task = &cl.tasks[2], .outcome = DQ_FAILED, .message = "broken", .trace = "at x"},
+        {.task = &cl.tasks[3], .outcome = DQ_RELEASE},
+        {.task = &stale, .outcome = DQ_DONE},
+    };
+    ASSERT_OK(&f, dq_claim_settle(f.c, f.queue, res, 5, 10, 30000, 0, "w1", NULL, &cl2, &f.err));
+    assert_int_equal(res[0].rc, DQ_OK);
+    assert_int_equal(res[1].rc, DQ_OK);
+    assert_true(res[1].retry_due_ms > cl2.now_ms);
+    assert_int_equal(res[2].rc, DQ_OK);
+    assert_int_equal(res[3].rc, DQ_OK);
+    assert_int_equal(res[4].rc, DQ_ELEASE);
+    /* the released task is due now: claimed again in the same call, same attempt */
+    assert_int_equal(cl2.n, 1);
+    assert_string_equal(cl2.tasks[0].id, cl.tasks[3].id);
+    assert_int_equal(cl2.tasks[0].attempt, 0);
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &st, &f.err));
+    assert_int_equal(st.done, 1);
+    assert_int_equal(st.retried, 1);
+    assert_int_equal(st.failed, 1);
+    assert_int_equal(st.inflight, 1);
+    /* settle only (batch 0) */
+    dq_settle last = {.task = &cl2.tasks[0], .outcome = DQ_DONE};
+    dq_claimed cl3;
+    ASSERT_OK(&f, dq_claim_settle(f.c, f.queue, &last, 1, 0, 30000, 0, "w1", NULL, &cl3, &f.err));
+    assert_int_equal(last.rc, DQ_OK);
+    assert_int_equal(cl3.n, 0);
+    dq_claimed_free(&cl3);
+    dq_claimed_free(&cl2);
+    dq_claimed_free(&cl);
+    fixture_close(&f);
+}
+
+struct reaped {
+    struct fixture *f;
+    size_t returned;
+};
+
+static bool
+reaped_one(void *arg)
+{
+    struct reaped *r = arg;
+    dq_reaped rp;
+    if (dq_reap(r->f->c, r->f->queue, 10, &rp, &r->f->err) != DQ_OK)
+        return false;
+    r->returned += rp.returned;
+    return r->returned > 0;
+}
+
+/* A task claimed ahead of its due time by a worker that then dies comes back after its
+ * lease, like any other. */
+static void
+claimed_ahead_task_of_a_dead_worker_comes_back(void **state)
+{
+    struct fixture f;
+    dq_claimed cl;
+
+    fixture_open(&f, state, "ahead-dead");
+    enqueue_str(&f, "soon", 400, NULL, NULL);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 1, 200, "w1", &cl, &f.err));
+    assert_int_equal(cl.n, 0); /* not due, and no window: not claimable */
+    dq_claimed_free(&cl);
+    ASSERT_OK(&f, dq_claim_settle(f.c, f.queue, NULL, 0, 1, 200, 1000, "w1", NULL, &cl, &f.err));
+    assert_int_equal(cl.n, 1);
+    assert_true(cl.tasks[0].due_ms > cl.now_ms); /* claimed ahead */
+    int64_t t0 = test_mono_ms();
+    dq_claimed_free(&cl);
+    /* w1 dies here: no result, no renewal */
+    struct reaped r = {.f = &f};
+    assert_true(wait_until(reaped_one, &r, 5000, "the lease of the claimed-ahead task reaped"));
+    assert_true(test_mono_ms() - t0 >= 150);
+    claim_one(&f, &cl);
+    assert_int_equal(cl.tasks[0].attempt, 1); /* the lost lease counted as an attempt */
+    assert_memory_equal(cl.tasks[0].payload, "soon", 4);
+    dq_claimed_free(&cl);
+    fixture_close(&f);
+}
+
 int
 main(void)
 {
@@ -764,6 +960,9 @@ main(void)
         cmocka_unit_test(batch_enqueue_crosses_chunks),
         cmocka_unit_test(batch_enqueue_duplicates),
         cmocka_unit_test(batch_enqueue_invalid_item_rejects_its_chunk),
+        cmocka_unit_test(script_fills_and_checks_templates),
+        cmocka_unit_test(claim_settles_results_then_claims),
+        cmocka_unit_test(claimed_ahead_task_of_a_dead_worker_comes_back),
     };
 
     return cmocka_run_group_tests_name("integ/queue", tests, fixture_group_setup,

@@ -88,6 +88,189 @@ script_flush_is_survived(void **state)
     fixture_close(&f);
 }
 
+/* Calls of @cmd ("fcall", "evalsha", ...) the server has counted so far. */
+static long long
+calls(struct test_redis *r, const char *cmd)
+{
+    const char *argv[] = {"INFO", "commandstats"};
+    redisReply *rep = test_redis_cmd(r, 2, argv);
+    char key[64];
+    long long n = 0;
+
+    assert_non_null(rep);
+    snprintf(key, sizeof key, "cmdstat_%s:calls=", cmd);
+    const char *p = strstr(rep->str, key);
+    if (p != NULL)
+        n = atoll(p + strlen(key));
+    freeReplyObject(rep);
+    return n;
+}
+
+static bool
+forced_evalsha(void)
+{
+    const char *v = getenv("DELAYQ_SCRIPTS");
+    return v != NULL && strcmp(v, "evalsha") == 0;
+}
+
+static void
+redis_ok(struct test_redis *r, int argc, const char **argv)
+{
+    redisReply *rep = test_redis_cmd(r, argc, argv);
+    assert_non_null(rep);
+    if (rep->type == REDIS_REPLY_ERROR)
+        fail_msg("%s %s: %s", argv[0], argc > 1 ? argv[1] : "", rep->str);
+    freeReplyObject(rep);
+}
+
+static void
+library_registers_every_script_with_its_flags(void **state)
+{
+    struct test_redis *r = *state;
+    const char *load[] = {"FUNCTION", "LOAD", "REPLACE", dq_library_text};
+    const char *list[] = {"FUNCTION", "LIST", "LIBRARYNAME", dq_library_name};
+    redisReply *rep = test_redis_cmd(r, 4, load);
+
+    assert_non_null(rep);
+    if (rep->type != REDIS_REPLY_STRING || strcmp(rep->str, dq_library_name) != 0)
+        fail_msg("FUNCTION LOAD: %s", rep->str ? rep->str : "(no string)");
+    freeReplyObject(rep);
+    rep = test_redis_cmd(r, 4, list);
+    assert_non_null(rep);
+    assert_int_equal(rep->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(rep->elements, 1);
+    /* {library_name, L, engine, LUA, functions, {{name, N, description, D, flags, F}...}} */
+    const redisReply *lib = rep->element[0], *fns = NULL;
+    for (size_t i = 0; i + 1 < lib->elements; i += 2) {
+        if (strcmp(lib->element[i]->str, "functions") == 0)
+            fns = lib->element[i + 1];
+    }
+    assert_non_null(fns);
+    assert_int_equal(fns->elements, DQ_SCRIPT_COUNT);
+    for (int i = 0; i < DQ_SCRIPT_COUNT; i++) {
+        const struct dq_script_src *s = &dq_script_table[i];
+        bool found = false;
+        for (size_t j = 0; j < fns->elements; j++) {
+            const redisReply *fn = fns->element[j];
+            if (strcmp(fn->element[1]->str, s->function) != 0)
+                continue;
+            found = true;
+            const redisReply *flags = fn->element[5];
+            bool ro = flags->elements == 1 && strcmp(flags->element[0]->str, "no-writes") == 0;
+            if (ro != s->no_writes)
+                fail_msg("function %s: no-writes flag is %d, expected %d", s->function, ro,
+                         s->no_writes);
+        }
+        if (!found)
+            fail_msg("function %s is not in the library", s->function);
+    }
+    freeReplyObject(rep);
+}
+
+static void
+function_flush_is_survived(void **state)
+{
+    struct fixture f;
+    dq_stats s;
+    const char *flush[] = {"FUNCTION", "FLUSH"};
+
+    fixture_open(&f, state, "fflush");
+    enqueue_str(&f, "a", 0, NULL, NULL);
+    long long fc = calls(f.redis, "fcall"), ev = calls(f.redis, "evalsha");
+    redis_ok(f.redis, 2, flush);
+    enqueue_str(&f, "b", 0, NULL, NULL);
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.due, 2);
+    if (!forced_evalsha()) { /* reloaded and still on FCALL, not fallen back */
+        assert_true(calls(f.redis, "fcall") > fc);
+        assert_int_equal(calls(f.redis, "evalsha"), ev);
+    }
+    fixture_close(&f);
+}
+
+/* Opens a client as ACL user @user (password "pw") made with @rules. */
+static dq_client *
+open_as(struct test_redis *r, const char *user, const char *const *rules, int nrules)
+{
+    const char *argv[16] = {"ACL", "SETUSER", user, "reset", "on", ">pw", "~*", "&*"};
+    char url[400];
+    dq_client *c = NULL;
+    dq_err err;
+
+    for (int i = 0; i < nrules; i++)
+        argv[8 + i] = rules[i];
+    redis_ok(r, 8 + nrules, argv);
+    snprintf(url, sizeof url, "redis://%s:pw@127.0.0.1:%d", user, r->port);
+    if (dq_client_open(url, NULL, &c, &err) != DQ_OK)
+        fail_msg("open as %s: %s", user, err.msg);
+    return c;
+}
+
+/* A user who may not run FUNCTION, against a server without the library (a managed
+ * service, say), and one who may not run FCALL: both fall back to EVALSHA and do the
+ * whole task life there. */
+static void
+acl_without_function_or_fcall_falls_back(void **state)
+{
+    struct test_redis *r = *state;
+    const char *flush[] = {"FUNCTION", "FLUSH"};
+    const char *nofn[] = {"+@all", "-function"};
+    const char *nofcall[] = {"+@all", "-fcall", "-fcall_ro"};
+    const char *const *rules[] = {nofn, nofcall};
+    char queue[96];
+
+    for (int u = 0; u < 2; u++) {
+        redis_ok(r, 2, flush);
+        dq_client *c = open_as(r, u == 0 ? "nofn" : "nofcall", rules[u], u == 0 ? 2 : 3);
+        long long ev = calls(r, "evalsha");
+        dq_enqueued e;
+        dq_claimed cl;
+        dq_stats st;
+        dq_err err;
+        test_queue_name(queue, sizeof queue, u == 0 ? "nofn" : "nofcall");
+        if (dq_enqueue(c, queue, NULL, "x", 1, &e, &err) != DQ_OK)
+            fail_msg("enqueue: %s", err.msg);
+        assert_int_equal(dq_claim(c, queue, 10, 30000, "w", &cl, &err), DQ_OK);
+        assert_int_equal(cl.n, 1);
+        assert_int_equal(dq_ack(c, queue, &cl.tasks[0], &err), DQ_OK);
+        dq_claimed_free(&cl);
+        assert_int_equal(dq_stats_get(c, queue, &st, &err), DQ_OK);
+        assert_int_equal(st.done, 1);
+        assert_true(calls(r, "evalsha") >= ev + 3);
+        dq_client_free(c);
+    }
+}
+
+/* A viewer who may not write reads through FCALL_RO (no-writes functions) and is
+ * refused any change. */
+static void
+read_only_user_reads_with_fcall_ro(void **state)
+{
+    struct test_redis *r = *state;
+    const char *load[] = {"FUNCTION", "LOAD", "REPLACE", dq_library_text};
+    const char *viewer[] = {"+@all", "-@write", "-fcall", "-eval", "-evalsha", "-function"};
+    struct fixture f;
+    dq_stats st;
+    dq_page p;
+    dq_enqueued e;
+
+    fixture_open(&f, state, "viewer");
+    enqueue_str(&f, "seen", 0, NULL, NULL);
+    redis_ok(r, 4, load);
+    dq_client *c = open_as(r, "viewer", viewer, 6);
+    long long ro = calls(r, forced_evalsha() ? "evalsha_ro" : "fcall_ro");
+    assert_int_equal(dq_stats_get(c, f.queue, &st, &f.err), DQ_OK);
+    assert_int_equal(st.due, 1);
+    assert_int_equal(dq_page_get(c, f.queue, DQ_VIEW_DUE, 0, 10, &p, &f.err), DQ_OK);
+    assert_int_equal(p.n, 1);
+    dq_page_free(&p);
+    assert_true(calls(r, forced_evalsha() ? "evalsha_ro" : "fcall_ro") >= ro + 2);
+    assert_int_not_equal(dq_enqueue(c, f.queue, NULL, "x", 1, &e, &f.err), DQ_OK);
+    assert_non_null(strstr(f.err.msg, "NOPERM"));
+    dq_client_free(c);
+    fixture_close(&f);
+}
+
 struct stats_ok {
     struct fixture *f;
     dq_stats s;
@@ -221,6 +404,10 @@ main(void)
         cmocka_unit_test(wrong_type_key_is_a_clear_error),
         cmocka_unit_test(wrong_type_mid_script_loses_nothing),
         cmocka_unit_test(script_flush_is_survived),
+        cmocka_unit_test(library_registers_every_script_with_its_flags),
+        cmocka_unit_test(function_flush_is_survived),
+        cmocka_unit_test(acl_without_function_or_fcall_falls_back),
+        cmocka_unit_test(read_only_user_reads_with_fcall_ro),
         cmocka_unit_test(restart_under_a_client),
         cmocka_unit_test(unreachable_is_fast_and_classified),
         cmocka_unit_test(stalled_server_times_out_and_recovers),

@@ -10,13 +10,69 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#define MAXSEQ 4096
+#define MAXSEQ 32768
+
+/*
+ * Server TIME read inside handlers, over connections of their own (a pool, one per
+ * handler running at once, kept for the run): "early" is judged by the server's clock
+ * at the handler's start, not by anything the worker reports.
+ */
+static pthread_mutex_t time_mu = PTHREAD_MUTEX_INITIALIZER;
+static redisContext *time_pool[64];
+static int time_n, time_port;
+
+/* Server time in us, or -1 when it could not be read. */
+static int64_t
+server_time_us(void)
+{
+    struct timeval tv = {1, 0};
+    redisContext *c = NULL;
+    redisReply *r = NULL;
+    int64_t us = -1;
+
+    pthread_mutex_lock(&time_mu);
+    if (time_n > 0)
+        c = time_pool[--time_n];
+    pthread_mutex_unlock(&time_mu);
+    if (c == NULL && (c = redisConnectWithTimeout("127.0.0.1", time_port, tv)) != NULL)
+        redisSetTimeout(c, tv);
+    if (c != NULL && c->err == 0)
+        r = redisCommand(c, "TIME");
+    if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
+        us = atoll(r->element[0]->str) * 1000000 + atoll(r->element[1]->str);
+    freeReplyObject(r);
+    pthread_mutex_lock(&time_mu);
+    if (us >= 0 && time_n < 64)
+        time_pool[time_n++] = c;
+    else
+        redisFree(c);
+    pthread_mutex_unlock(&time_mu);
+    return us;
+}
+
+static int
+group_setup(void **state)
+{
+    int rc = fixture_group_setup(state);
+    time_port = rc == 0 ? ((struct test_redis *)*state)->port : 0;
+    return rc;
+}
+
+static int
+group_teardown(void **state)
+{
+    while (time_n > 0)
+        redisFree(time_pool[--time_n]);
+    return fixture_group_teardown(state);
+}
 
 /* What handlers saw; shared with the test thread. */
 struct seen {
     pthread_mutex_t mu;
-    int runs[MAXSEQ]; /* by seq */
-    int early;        /* claimed before due (server time) */
+    int runs[MAXSEQ];        /* by seq */
+    int early;               /* started before due: server TIME at the start < due */
+    int unknown;             /* starts whose server TIME could not be read */
+    int64_t late_us[MAXSEQ]; /* server TIME at the start - due, by seq */
     int64_t start_mono[MAXSEQ];
     atomic_int running;
     atomic_int started;
@@ -30,14 +86,19 @@ handler(const dq_task *t, dq_result *res, void *arg)
 {
     struct seen *s = arg;
 
+    int64_t now_us = server_time_us();
+
     atomic_fetch_add(&s->running, 1);
     atomic_fetch_add(&s->started, 1);
     pthread_mutex_lock(&s->mu);
     if (t->seq < MAXSEQ) {
         s->runs[t->seq]++;
         s->start_mono[t->seq] = test_mono_ms();
+        s->late_us[t->seq] = now_us - t->due_ms * 1000;
     }
-    if (t->claimed_ms < t->due_ms)
+    if (now_us < 0)
+        s->unknown++;
+    else if (now_us < t->due_ms * 1000)
         s->early++;
     pthread_mutex_unlock(&s->mu);
 
@@ -150,6 +211,67 @@ every_task_once_never_early(void **state)
     assert_int_equal(s.early, 0);
     assert_int_equal(u.s.inflight, 0);
     assert_int_equal(u.s.done, n);
+    fixture_close(&f);
+}
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Claim-ahead (PROTOCOL.md 10.2): 20 000 tasks due over 10 s under four workers, each
+ * claiming up to 20 ms ahead; every handler start is checked against the server's TIME,
+ * read inside the handler on its own connection. */
+static void
+claim_ahead_never_starts_early(void **state)
+{
+    enum { N = 20000, WORKERS = 4 };
+    struct fixture f;
+    struct seen *s = calloc(1, sizeof *s);
+    struct runner r[WORKERS];
+    dq_worker_opts o = {.concurrency = 8, .claim_ahead_ms = 20, .max_idle_ms = 60000};
+    dq_enqueue_item *it = calloc(N, sizeof *it);
+    dq_enqueued *out = calloc(N, sizeof *out);
+
+    fixture_open(&f, state, "ahead");
+    seen_init(s, "ok");
+    /* due 1 s from now over 10 s, spread evenly, so many fall inside a claim's window */
+    for (int i = 0; i < N; i++) {
+        it[i].opts.delay_ms = 1000 + (int64_t)i * 10000 / N;
+        it[i].payload = "a";
+        it[i].payload_len = 1;
+    }
+    ASSERT_OK(&f, dq_enqueue_batch(f.c, f.queue, it, N, out, &f.err));
+    for (int i = 0; i < WORKERS; i++)
+        start_worker(&f, &r[i], s, &o);
+    struct until_stats u = {.f = &f, .done = N};
+    assert_true(wait_until(done_reached, &u, 60000 * test_slowdown(), "all 20 000 tasks done"));
+    for (int i = 0; i < WORKERS; i++)
+        stop_worker(&r[i], false);
+    int twice = 0, never = 0;
+    int64_t *late = calloc(N, sizeof *late);
+    for (int i = 1; i <= N; i++) {
+        twice += s->runs[i] > 1;
+        never += s->runs[i] == 0;
+        late[i - 1] = s->late_us[i];
+    }
+    qsort(late, N, sizeof *late, cmp_i64);
+    printf("# claim-ahead 20 ms, 4 workers: %d early, %d unknown; lateness by server TIME "
+           "min %lld us, p50 %lld, p90 %lld, p99 %lld, max %lld\n",
+           s->early, s->unknown, (long long)late[0], (long long)late[N / 2],
+           (long long)late[N * 9 / 10], (long long)late[N * 99 / 100], (long long)late[N - 1]);
+    for (int i = 1; i <= N && getenv("DQ_TEST_VERBOSE"); i += 500)
+        printf("#   seq %d late %lld us\n", i, (long long)s->late_us[i]);
+    assert_int_equal(s->unknown, 0);
+    assert_int_equal(s->early, 0);
+    assert_int_equal(twice, 0);
+    assert_int_equal(never, 0);
+    free(late);
+    free(it);
+    free(out);
+    free(s);
     fixture_close(&f);
 }
 
@@ -550,6 +672,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_task_once_never_early),
+        cmocka_unit_test(claim_ahead_never_starts_early),
         cmocka_unit_test(retry_then_done_and_failures_keep_traces),
         cmocka_unit_test(slow_handler_keeps_its_lease),
         cmocka_unit_test(idle_worker_wakes_for_an_earlier_task),
@@ -561,6 +684,5 @@ main(void)
         cmocka_unit_test(stop_now_with_a_stuck_handler_then_free),
     };
 
-    return cmocka_run_group_tests_name("integ/worker", tests, fixture_group_setup,
-                                       fixture_group_teardown);
+    return cmocka_run_group_tests_name("integ/worker", tests, group_setup, group_teardown);
 }

@@ -4,10 +4,14 @@
  * SCRIPT LOAD returns exactly that SHA1). */
 #include "harness/check.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "buf.h"
 #include "dq_scripts.h"
+#include "env.h"
+#include "env_build.h"
 
 static void
 every_script_has_its_header(void **state)
@@ -52,6 +56,72 @@ names_match_ids(void **state)
     assert_string_equal(dq_script_table[DQ_SCRIPT_AUDIT].name, "audit");
 }
 
+/* The function library (lua/embed.py): named with the protocol version, one
+ * registration per script under the table's name, no-writes exactly on the readers. */
+static void
+library_registers_every_script(void **state)
+{
+    static const char *const readers[] = {"stats", "page", "find", "search", "audit", "workers"};
+    char want[200];
+
+    assert_int_equal(strlen(dq_library_text), dq_library_len);
+    assert_int_equal(strncmp(dq_library_name, "delayq_v1_", 10), 0);
+    snprintf(want, sizeof want, "#!lua name=%s\n", dq_library_name);
+    assert_int_equal(strncmp(dq_library_text, want, strlen(want)), 0);
+    for (int i = 0; i < DQ_SCRIPT_COUNT; i++) {
+        const struct dq_script_src *s = &dq_script_table[i];
+        bool reader = false;
+        for (size_t r = 0; r < sizeof readers / sizeof readers[0]; r++)
+            reader |= strcmp(s->name, readers[r]) == 0;
+        if (reader != s->no_writes)
+            fail_msg("script %s: no_writes is %d", s->name, s->no_writes);
+        snprintf(want, sizeof want, "function_name = '%s', callback = f_%s%s}", s->function,
+                 s->name, s->no_writes ? ", flags = {'no-writes'}" : "");
+        if (strstr(dq_library_text, want) == NULL)
+            fail_msg("library does not register %s as: %s", s->name, want);
+    }
+    /* the prelude is defined once at library scope, not per function */
+    const char *first = strstr(dq_library_text, "local function now_ms()");
+    assert_non_null(first);
+    assert_null(strstr(first + 1, "local function now_ms()"));
+}
+
+/* An envelope template (env_build.c) with its placeholders filled the way enqueue.lua
+ * fills them decodes as the envelope of PROTOCOL.md 4.1, for every width of id, max
+ * attempts and payload. */
+static void
+template_filled_in_place_decodes(void **state)
+{
+    static const size_t id_lens[] = {0, 1, 31, 32, 200};
+    static const size_t pay_lens[] = {0, 255, 256, 65535, 65536};
+    static const int64_t maxes[] = {0, 127, 128, 65536, 1000000};
+    static char id[201], pay[65536];
+
+    memset(id, 'i', sizeof id - 1);
+    for (size_t k = 0; k < 5; k++) {
+        struct dq_buf b = DQ_BUF_INIT;
+        struct dq_env e;
+        dq_err err;
+        size_t il = id_lens[k], idf = il == 0 ? 1 : il < 32 ? 1 + il : 2 + il;
+
+        dq_env_template(&b, il ? id : NULL, il, maxes[k], 0, pay, pay_lens[k]);
+        assert_false(b.failed);
+        unsigned char *m = (unsigned char *)b.data;
+        m[10] = 7;                  /* seq 7 */
+        m[11 + idf + 1 + 8] = 0x42; /* enqueued: low byte */
+        m[11 + idf + 1 + 3] = 0x01; /* enqueued: over 2^32 */
+        assert_int_equal(dq_env_decode(m, b.len, &e, &err), DQ_OK);
+        assert_int_equal(e.seq, 7);
+        assert_int_equal(e.id.len, il);
+        assert_int_equal(e.attempt, 0);
+        assert_int_equal(e.enqueued_ms, (1LL << 40) + 0x42);
+        assert_int_equal(e.max_attempts, maxes[k]);
+        assert_int_equal(e.deadline_ms, -1);
+        assert_int_equal(e.payload.len, pay_lens[k]);
+        dq_buf_free(&b);
+    }
+}
+
 int
 main(void)
 {
@@ -59,6 +129,8 @@ main(void)
         cmocka_unit_test(every_script_has_its_header),
         cmocka_unit_test(sha1s_are_hex_and_distinct),
         cmocka_unit_test(names_match_ids),
+        cmocka_unit_test(library_registers_every_script),
+        cmocka_unit_test(template_filled_in_place_decodes),
     };
 
     return cmocka_run_group_tests_name("unit/scripts", tests, NULL, NULL);
