@@ -15,7 +15,13 @@ struct verdict {
     int n;
 };
 
-/* Adds one problem; problems are added worst first, so the first one leads. */
+static void problem(struct verdict *v, enum dq_health_level level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Adds one problem, after the ones before it ("; " between them). */
 static void
 problem(struct verdict *v, enum dq_health_level level, const char *fmt, ...)
 {

@@ -30,6 +30,12 @@ job_reset(struct job *j)
     memset(j, 0, sizeof *j);
 }
 
+static void job_status(struct job *j, bool error, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
 static void
 job_status(struct job *j, bool error, const char *fmt, ...)
 {

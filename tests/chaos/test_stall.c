@@ -318,7 +318,7 @@ debug_sleep_freezes_the_server(void **state)
 {
     struct stall s;
     struct sleeper z = {.secs = stall_ms() / 1000};
-    int64_t due[DUE_IN_STALL], elapsed;
+    int64_t due[DUE_IN_STALL], elapsed = 0;
 
     stall_open(&s, "sleep");
     enqueue_spread(&s, "q", DUE_IN_STALL, stall_ms(), due);
