@@ -388,7 +388,8 @@ handle_input(struct top *t, int key)
         int rows, cols;
         term_size(&rows, &cols);
         grid_init(&t->grid, rows, cols);
-        relayout(t); /* the new layout's rows per pane */
+        term_invalidate(); /* repaint all: a cell the terminal kept would show stale text */
+        relayout(t);       /* the new layout's rows per pane */
         if (app_clamp(ui, &t->model))
             t->fetch_now = true;
         return;
