@@ -910,7 +910,8 @@ input_key(struct ui *ui, int key)
             app_status(ui, true, "not paused: \"%s\" is not a duration (30s, 10m, 2h)", ui->input);
             return APP_REDRAW;
         }
-        snprintf(ui->pause_for, sizeof ui->pause_for, "%s", ui->input);
+        /* a duration that parsed is short; a long one is cut, never overrun */
+        snprintf(ui->pause_for, sizeof ui->pause_for, "%.31s", ui->input);
         snprintf(ui->prompt, sizeof ui->prompt,
                  "why (shown in the header and the audit log; Enter: no reason): ");
         return prompt(ui, ACT_PAUSE_REASON);
