@@ -451,7 +451,7 @@ cmd_work(struct cli *g, int argc, char **argv)
 {
     dq_worker_opts o = {.log = log_line, .log_level = DQ_LOG_INFO};
     struct work wk = {0};
-    dq_client_opts co = {0};
+    dq_client_opts co;
     const char *val;
     long long n;
     bool grace_given = false;
@@ -521,12 +521,7 @@ cmd_work(struct cli *g, int argc, char **argv)
         o.grace_ms = 30000;
     wk.cmd = argv + i;
     wk.queue = g->queue;
-    co.connect_timeout_ms = g->timeout_ms;
-    co.command_timeout_ms = g->timeout_ms;
-    co.password = getenv("DELAYQ_PASSWORD");
-    if (co.password != NULL && co.password[0] == '\0')
-        co.password = NULL;
-    co.who = g->who;
+    cli_client_opts(g, &co);
     if (dq_worker_new(g->url, &co, g->queue, &o, run_command, &wk, &the_worker, &err) != DQ_OK)
         return cli_error(g, &err);
 
