@@ -47,8 +47,14 @@ static int
 io_error(dq_client *c, const char *what, int timeout_ms, int code, const char *why, dq_err *err)
 {
     char msg[200];
+    /* In TLS 1.3 the client's handshake is over before the server has looked at our
+     * certificate; a server that wants one and got none closes the connection, often
+     * with a reset that discards its alert. Say what that most likely means. */
+    bool hint = c->tls != NULL && !c->answered && code == DQ_ECONN && !dq_tls_has_cert(c->tls) &&
+                strcmp(what, "connect") != 0;
 
-    snprintf(msg, sizeof msg, "%s", why);
+    snprintf(msg, sizeof msg, "%s%s", why,
+             hint ? " (does the server require a client certificate? see --tls-cert)" : "");
     drop(c);
     if (code == DQ_ETIMEOUT) {
         if (strncmp(msg, "tls:", 4) == 0)
@@ -84,8 +90,10 @@ roundtrip(dq_client *c, int argc, const char **argv, const size_t *lens, redisRe
             snprintf(why, sizeof why, "protocol error: %s", c->reader->errstr);
             return io_error(c, argv[0], c->command_timeout_ms, DQ_ECONN, why, err);
         }
-        if (reply != NULL)
+        if (reply != NULL) {
+            c->answered = true;
             break;
+        }
         n = dq_net_read(&c->net, buf, sizeof buf, c->command_timeout_ms, why, sizeof why);
         if (n < 0)
             return io_error(c, argv[0], c->command_timeout_ms, (int)n, why, err);
@@ -131,6 +139,7 @@ connect_now(dq_client *c, dq_err *err)
                         c->tls, c->connect_timeout_ms, why, sizeof why);
     if (rc != DQ_OK)
         return io_error(c, "connect", c->connect_timeout_ms, rc, why, err);
+    c->answered = false;
     c->reader = redisReaderCreate();
     if (c->reader == NULL) {
         drop(c);

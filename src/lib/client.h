@@ -24,6 +24,7 @@ struct dq_client {
     struct dq_net net;   /* net.fd is -1 while disconnected */
     redisReader *reader; /* replies on this connection; NULL while disconnected */
     struct dq_tls *tls;  /* rediss://: owned (a reference); NULL otherwise */
+    bool answered;       /* the server has sent a reply on this connection */
     struct dq_url url;
     char endpoint[300];
     char who[160];

@@ -40,6 +40,7 @@ struct dq_tls {
     SSL_CTX *ctx; /* one reference, shared through SSL_CTX_up_ref */
     char name[256];
     bool verify;
+    bool has_cert;
 };
 
 /* ---- TLS settings --------------------------------------------------------------------- */
@@ -155,6 +156,7 @@ dq_tls_new(const dq_client_opts *o, const char *host, struct dq_tls **out, dq_er
                             o->tls_cert);
             goto out;
         }
+        t->has_cert = true;
     }
 out:
     if (rc != DQ_OK) {
@@ -175,6 +177,12 @@ dq_tls_ref(const struct dq_tls *t)
     *c = *t;
     SSL_CTX_up_ref(c->ctx);
     return c;
+}
+
+bool
+dq_tls_has_cert(const struct dq_tls *t)
+{
+    return t->has_cert;
 }
 
 void

@@ -40,6 +40,9 @@ int dq_tls_new(const dq_client_opts *o, const char *host, struct dq_tls **out, d
 /* Another reference to @t's settings (for a second connection); NULL on OOM. */
 struct dq_tls *dq_tls_ref(const struct dq_tls *t);
 
+/* True when @t presents a client certificate. */
+bool dq_tls_has_cert(const struct dq_tls *t);
+
 /* Releases one reference. Accepts NULL. */
 void dq_tls_free(struct dq_tls *t);
 
