@@ -501,6 +501,11 @@ dq_net_read(struct dq_net *n, void *buf, size_t cap, int idle_ms, char *why, siz
 {
     int64_t deadline = dq_mono_ms() + idle_ms;
 
+    /* a reply is rarely there the moment its command went out: wait first rather than
+     * pay a read that says EAGAIN (bytes OpenSSL already decrypted do not show in poll) */
+    if (idle_ms > 0 && (n->ssl == NULL || SSL_pending(n->ssl) == 0) &&
+        wait_fd(n->fd, POLLIN, deadline) == 0)
+        return DQ_ETIMEOUT;
     for (;;) {
         short ev = POLLIN;
 

@@ -186,6 +186,12 @@ right_ca_round_trip(void **state)
     o.tls_server_name = "localhost";
     ASSERT_OK(&f, open_tls(tls_redis.url, &o, &f.c, &f.err));
     fixture_close(&f);
+    /* a URL by name: that name is sent as SNI and checked */
+    o.tls_server_name = NULL;
+    snprintf(url, sizeof url, "rediss://localhost:%d", tls_redis.port);
+    ASSERT_OK(&f, open_tls(url, &o, &f.c, &f.err));
+    fixture_close(&f);
+    o.tls_server_name = "localhost";
     /* a big reply (many TLS records) arrives whole */
     snprintf(url, sizeof url, "%s/0", tls_redis.url);
     ASSERT_OK(&f, open_tls(url, &o, &f.c, &f.err));
