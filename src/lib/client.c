@@ -50,15 +50,23 @@ io_error(dq_client *c, const char *what, int timeout_ms, int code, const char *w
     /* In TLS 1.3 the client's handshake is over before the server has looked at our
      * certificate; a server that wants one and got none closes the connection, often
      * with a reset that discards its alert. Say what that most likely means. */
-    bool hint = c->tls != NULL && !c->answered && code == DQ_ECONN && !dq_tls_has_cert(c->tls) &&
-                strcmp(what, "connect") != 0;
+    bool first = !c->answered && code == DQ_ECONN && strcmp(what, "connect") != 0;
+    const char *hint = "";
 
-    snprintf(msg, sizeof msg, "%s%s", why,
-             hint ? " (does the server require a client certificate? see --tls-cert)" : "");
+    if (first && c->tls != NULL && !dq_tls_has_cert(c->tls))
+        hint = " (does the server require a client certificate? see --tls-cert)";
+    /* a TLS port resets a plain client as soon as its first command arrives */
+    else if (first && c->tls == NULL && c->url.kind == DQ_URL_TCP)
+        hint = " (if that is a TLS port, use rediss://)";
+    snprintf(msg, sizeof msg, "%s%s", why, hint);
     drop(c);
     if (code == DQ_ETIMEOUT) {
+        /* a plain Redis port takes a ClientHello for an unfinished command and waits */
         if (strncmp(msg, "tls:", 4) == 0)
-            what = "the TLS handshake";
+            return dq_err_set(err, code,
+                              "redis at %s did not answer the TLS handshake within %d ms (is it "
+                              "a TLS port?)",
+                              c->endpoint, timeout_ms);
         return dq_err_set(err, code, "redis at %s did not answer %s within %d ms", c->endpoint,
                           what, timeout_ms);
     }

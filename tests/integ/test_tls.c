@@ -321,6 +321,39 @@ silent_listener_times_out(void **state)
     close(fd);
 }
 
+/* rediss:// to a plain port and redis:// to a TLS port: an error that says so, in time */
+static void
+wrong_scheme_for_the_port(void **state)
+{
+    struct test_redis plain;
+    dq_client *c = NULL;
+    dq_client_opts o = {.tls_ca = tls_redis.ca, .connect_timeout_ms = 300};
+    dq_err err = {0};
+    char url[64];
+
+    (void)state;
+    assert_int_equal(test_redis_start(&plain, NULL), 0);
+    snprintf(url, sizeof url, "rediss://127.0.0.1:%d", plain.port);
+    int64_t t0 = test_mono_ms();
+    int rc = open_tls(url, &o, &c, &err);
+    int64_t took = test_mono_ms() - t0;
+    /* Redis reads the ClientHello as the start of a command and waits for the rest (or,
+     * when its bytes happen to end one, answers with an error: not TLS either) */
+    printf("# rediss:// to a plain port: %s after %lld ms: %s\n", dq_strerror(rc), (long long)took,
+           err.msg);
+    assert_true(rc == DQ_ETIMEOUT || rc == DQ_ECONN);
+    assert_true(took < 300 + 1000 * test_slowdown());
+    if (rc == DQ_ETIMEOUT)
+        assert_non_null(strstr(err.msg, "is it a TLS port?"));
+    test_redis_stop(&plain);
+
+    dq_client_opts none = {0};
+    snprintf(url, sizeof url, "redis://127.0.0.1:%d", tls_redis.port);
+    assert_int_equal(open_tls(url, &none, &c, &err), DQ_ECONN);
+    printf("# redis:// to a TLS port: %s\n", err.msg);
+    assert_non_null(strstr(err.msg, "use rediss://"));
+}
+
 static void
 wake_up_subscription_over_tls(void **state)
 {
@@ -556,6 +589,7 @@ main(void)
         cmocka_unit_test(wrong_ca_and_name_are_refused),
         cmocka_unit_test(options_are_checked),
         cmocka_unit_test(silent_listener_times_out),
+        cmocka_unit_test(wrong_scheme_for_the_port),
         cmocka_unit_test(wake_up_subscription_over_tls),
         cmocka_unit_test(cli_right_and_wrong_ca),
         cmocka_unit_test(cli_insecure_connects_and_warns),
