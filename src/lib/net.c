@@ -339,74 +339,6 @@ tls_failure(const struct dq_net *n, const struct dq_tls *tls, int ssl_error, cha
     }
 }
 
-static int
-handshake(struct dq_net *n, const struct dq_tls *tls, int64_t deadline, char *why, size_t why_size)
-{
-    SSL *ssl = SSL_new(tls->ctx);
-
-    if (ssl == NULL || SSL_set_fd(ssl, n->fd) != 1) {
-        SSL_free(ssl);
-        ssl_reason(why, why_size, "out of memory");
-        return DQ_ECONN;
-    }
-    n->ssl = ssl;
-    /* SNI carries names only (RFC 6066); an address is checked as an address */
-    if (!is_ip(tls->name))
-        SSL_set_tlsext_host_name(ssl, tls->name);
-    if (tls->verify) {
-        int ok = is_ip(tls->name) ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), tls->name)
-                                  : SSL_set1_host(ssl, tls->name);
-        if (ok != 1) {
-            ssl_reason(why, why_size, "cannot set the name to check");
-            return DQ_ECONN;
-        }
-        SSL_set_hostflags(ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
-    }
-    for (;;) {
-        int r, e;
-
-        ERR_clear_error();
-        errno = 0;
-        r = SSL_connect(ssl);
-        if (r == 1)
-            return DQ_OK;
-        e = SSL_get_error(ssl, r);
-        if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
-            tls_failure(n, tls, e, why, why_size);
-            return DQ_ECONN;
-        }
-        if (wait_fd(n->fd, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline) == 0) {
-            snprintf(why, why_size, "tls: no handshake");
-            return DQ_ETIMEOUT;
-        }
-    }
-}
-
-int
-dq_net_connect(struct dq_net *n, const char *host, int port, const char *path,
-               const struct dq_tls *tls, int timeout_ms, char *why, size_t why_size)
-{
-    int64_t deadline = dq_mono_ms() + timeout_ms;
-    int rc;
-
-    *n = DQ_NET_CLOSED;
-    why[0] = '\0';
-    rc = host == NULL ? connect_unix(n, path, why, why_size)
-                      : connect_tcp(n, host, port, deadline, why, why_size);
-    if (rc == DQ_OK && tls != NULL)
-        rc = handshake(n, tls, deadline, why, why_size);
-    if (rc != DQ_OK) {
-        if (n->ssl != NULL)
-            SSL_free(n->ssl);
-        if (n->fd >= 0)
-            close(n->fd);
-        *n = DQ_NET_CLOSED;
-    }
-    return rc;
-}
-
-/* ---- I/O -------------------------------------------------------------------------------- */
-
 /* SIGPIPE held back for this thread around an OpenSSL call that may write. */
 struct pipe_guard {
     sigset_t old;
@@ -442,6 +374,78 @@ pipe_restore(struct pipe_guard *g)
     }
     pthread_sigmask(SIG_SETMASK, &g->old, NULL);
 }
+
+static int
+handshake(struct dq_net *n, const struct dq_tls *tls, int64_t deadline, char *why, size_t why_size)
+{
+    SSL *ssl = SSL_new(tls->ctx);
+
+    if (ssl == NULL || SSL_set_fd(ssl, n->fd) != 1) {
+        SSL_free(ssl);
+        ssl_reason(why, why_size, "out of memory");
+        return DQ_ECONN;
+    }
+    n->ssl = ssl;
+    /* SNI carries names only (RFC 6066); an address is checked as an address */
+    if (!is_ip(tls->name))
+        SSL_set_tlsext_host_name(ssl, tls->name);
+    if (tls->verify) {
+        int ok = is_ip(tls->name) ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), tls->name)
+                                  : SSL_set1_host(ssl, tls->name);
+        if (ok != 1) {
+            ssl_reason(why, why_size, "cannot set the name to check");
+            return DQ_ECONN;
+        }
+        SSL_set_hostflags(ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+    }
+    for (;;) {
+        struct pipe_guard g;
+        int r, e;
+
+        ERR_clear_error();
+        errno = 0;
+        pipe_block(&g);
+        r = SSL_connect(ssl);
+        e = r == 1 ? SSL_ERROR_NONE : SSL_get_error(ssl, r);
+        pipe_restore(&g);
+        if (r == 1)
+            return DQ_OK;
+        if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
+            n->failed = true;
+            tls_failure(n, tls, e, why, why_size);
+            return DQ_ECONN;
+        }
+        if (wait_fd(n->fd, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline) == 0) {
+            snprintf(why, why_size, "tls: no handshake");
+            return DQ_ETIMEOUT;
+        }
+    }
+}
+
+int
+dq_net_connect(struct dq_net *n, const char *host, int port, const char *path,
+               const struct dq_tls *tls, int timeout_ms, char *why, size_t why_size)
+{
+    int64_t deadline = dq_mono_ms() + timeout_ms;
+    int rc;
+
+    *n = DQ_NET_CLOSED;
+    why[0] = '\0';
+    rc = host == NULL ? connect_unix(n, path, why, why_size)
+                      : connect_tcp(n, host, port, deadline, why, why_size);
+    if (rc == DQ_OK && tls != NULL)
+        rc = handshake(n, tls, deadline, why, why_size);
+    if (rc != DQ_OK) {
+        if (n->ssl != NULL)
+            SSL_free(n->ssl);
+        if (n->fd >= 0)
+            close(n->fd);
+        *n = DQ_NET_CLOSED;
+    }
+    return rc;
+}
+
+/* ---- I/O -------------------------------------------------------------------------------- */
 
 int
 dq_net_write(struct dq_net *n, const void *buf, size_t len, int idle_ms, char *why, size_t why_size)
