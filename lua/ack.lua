@@ -10,8 +10,9 @@
 --   or claimed again by another worker at a higher attempt); DQ_EINVAL for a bad count.
 -- Complexity: O(k log N) for k tasks and N in flight.
 local k = #ARGV / 3
-if k < 1 or k > 1000 or k ~= math.floor(k) then
-  return err('DQ_EINVAL', 'ack: %d arguments; expected 3 per task, 1..1000 tasks', #ARGV)
+if k < 1 or k > DQ_CALL_MAX or k ~= math.floor(k) then
+  return err('DQ_EINVAL', 'ack: %d arguments; expected 3 per task, 1..%d tasks', #ARGV,
+    DQ_CALL_MAX)
 end
 local out, done = {}, 0
 for i = 0, k - 1 do

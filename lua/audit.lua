@@ -5,7 +5,7 @@
 --   fields who, action, detail, result.
 -- Complexity: O(count).
 local n = tonumber(ARGV[1])
-if not n or n < 1 or n > 1000 or n ~= math.floor(n) then
-  return err('DQ_EINVAL', 'limit: %q is not in 1..1000', ARGV[1])
+if not n or n < 1 or n > DQ_CALL_MAX or n ~= math.floor(n) then
+  return err('DQ_EINVAL', 'limit: %q is not in 1..%d', ARGV[1], DQ_CALL_MAX)
 end
 return redis.call('XREVRANGE', K_AUDIT, '+', '-', 'COUNT', n)

@@ -12,8 +12,8 @@
 local cfg = config()
 local now = now_ms()
 local batch, lease, worker = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
-if not batch or batch < 1 or batch > 1000 or batch ~= math.floor(batch) then
-  return err('DQ_EINVAL', 'batch: %q is not in 1..1000', ARGV[1])
+if not batch or batch < 1 or batch > DQ_CALL_MAX or batch ~= math.floor(batch) then
+  return err('DQ_EINVAL', 'batch: %q is not in 1..%d', ARGV[1], DQ_CALL_MAX)
 end
 if not lease or lease < 1 or lease > 86400000 or lease ~= math.floor(lease) then
   return err('DQ_EINVAL', 'lease: %q ms is not in 1..86400000', ARGV[2])

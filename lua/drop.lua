@@ -19,9 +19,9 @@ local mode, who = ARGV[1], ARGV[2]
 
 if mode == 'ids' then
   local n = (#ARGV - 2) / 2
-  if n < 1 or n > 1000 or n ~= math.floor(n) then
-    return err('DQ_EINVAL', 'ids: %d arguments; expected 1..1000 (id, envelope) pairs',
-      #ARGV - 2)
+  if n < 1 or n > DQ_CALL_MAX or n ~= math.floor(n) then
+    return err('DQ_EINVAL', 'ids: %d arguments; expected 1..%d (id, envelope) pairs',
+      #ARGV - 2, DQ_CALL_MAX)
   end
   local missing, running, plan, names, seen = {}, {}, {}, {}, {}
   for i = 3, #ARGV, 2 do
@@ -84,12 +84,13 @@ if mode == 'ids' then
   return {dropped}
 elseif mode == 'all' then
   local until_ms = tonumber(ARGV[3]) or now
-  local tks = redis.call('ZRANGEBYSCORE', K_FAILIDX, '-inf', dec(until_ms), 'LIMIT', 0, 1000)
+  local tks = redis.call('ZRANGEBYSCORE', K_FAILIDX, '-inf', dec(until_ms), 'LIMIT', 0,
+    DQ_STEP_MAX)
   for _, tk in ipairs(tks) do
     redis.call('HDEL', K_FAILED, tk)
     redis.call('ZREM', K_FAILIDX, tk)
   end
-  local finished = #tks < 1000 and 1 or 0
+  local finished = #tks < DQ_STEP_MAX and 1 or 0
   if #tks > 0 then redis.call('HINCRBY', K_STATS, 'dropped', #tks) end
   if #tks > 0 or finished == 1 then
     audit(cfg, who, 'drop-all', 'failed until ' .. dec(until_ms),

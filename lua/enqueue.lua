@@ -14,9 +14,9 @@
 local cfg = config()
 local now = now_ms()
 local n = tonumber(ARGV[1])
-if not n or n < 1 or n > 1000 or n ~= math.floor(n) or #ARGV ~= 1 + 6 * n then
-  return err('DQ_EINVAL', 'enqueue: %s tasks with %d arguments; expected 1..1000 tasks of 6',
-    tostring(ARGV[1]), #ARGV - 1)
+if not n or n < 1 or n > DQ_CALL_MAX or n ~= math.floor(n) or #ARGV ~= 1 + 6 * n then
+  return err('DQ_EINVAL', 'enqueue: %s tasks with %d arguments; expected 1..%d tasks of 6',
+    tostring(ARGV[1]), #ARGV - 1, DQ_CALL_MAX)
 end
 
 local tasks = {}
@@ -47,8 +47,9 @@ for i = 0, n - 1 do
     return err('DQ_EINVAL', where .. 'delay: %s ms is over the limit of %s ms (max_delay_ms)',
       dec(due - now), dec(cfg.max_delay_ms))
   end
-  if #id > 200 or string.find(id, '[%z\1-\31\127]') then
-    return err('DQ_EINVAL', where .. 'id: must be 1..200 bytes without control characters')
+  if #id > DQ_ID_MAX or string.find(id, '[%z\1-\31\127]') then
+    return err('DQ_EINVAL', where .. 'id: must be 1..%d bytes without control characters',
+      DQ_ID_MAX)
   end
   if string.match(id, '^%d+$') then
     return err('DQ_EINVAL', where ..

@@ -12,9 +12,9 @@ if not lease or lease < 1 or lease > 86400000 or lease ~= math.floor(lease) then
   return err('DQ_EINVAL', 'lease: %q ms is not in 1..86400000', ARGV[1])
 end
 local n = (#ARGV - 1) / 3
-if n < 1 or n > 1000 or n ~= math.floor(n) then
-  return err('DQ_EINVAL', 'extend: %d arguments; expected 1..1000 (task key, attempt, ' ..
-    'claim time) triples', #ARGV - 1)
+if n < 1 or n > DQ_CALL_MAX or n ~= math.floor(n) then
+  return err('DQ_EINVAL', 'extend: %d arguments; expected 1..%d (task key, attempt, ' ..
+    'claim time) triples', #ARGV - 1, DQ_CALL_MAX)
 end
 local out = {}
 for i = 2, #ARGV, 3 do

@@ -41,11 +41,11 @@ if last ~= '' then
     start = redis.call('ZCOUNT', K_SCHED, '-inf', '(' .. last_score)
   end
 end
-local items = redis.call('ZRANGE', K_SCHED, start, start + 999, 'WITHSCORES')
+local items = redis.call('ZRANGE', K_SCHED, start, start + DQ_STEP_MAX - 1, 'WITHSCORES')
 for i = 1, #items, 2 do
   if string.sub(items[i], 1, #prefix) == prefix then
     return {'scheduled', items[i], tonumber(items[i + 1])}
   end
 end
-if #items < 2000 then return {'none'} end
+if #items < 2 * DQ_STEP_MAX then return {'none'} end
 return {'more', items[#items - 1], items[#items]}

@@ -21,6 +21,13 @@ local K_SCHED, K_IDS, K_INFLIGHT, K_RUNNING = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local K_FAILED, K_FAILIDX, K_STATS, K_SEQ = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local K_CONFIG, K_AUDIT, K_WAKE = KEYS[9], KEYS[10], KEYS[11]
 
+-- Protocol limits (docs/PROTOCOL.md 8.2). src/delayq.h has the same names and numbers;
+-- tests/unit/test_limits.c checks that they agree.
+local DQ_ID_MAX = 200     -- bytes of a caller-chosen id
+local DQ_CALL_MAX = 1000  -- tasks, ids or entries one script call takes or returns
+local DQ_STEP_MAX = 1000  -- entries one bounded step looks at (bulk steps, find, search, trim)
+local DQ_NEEDLE_MAX = 200 -- bytes of a search needle
+
 -- The one clock: Redis server time in integer milliseconds.
 local function now_ms()
   local t = redis.call('TIME')
@@ -230,11 +237,12 @@ local function undecodable_key(m)
 end
 
 -- Keeps exactly cfg.failed_retention failures: the oldest beyond it are removed and
--- counted as trimmed. At most 1000 per call (a lowered limit catches up over calls).
+-- counted as trimmed. At most DQ_STEP_MAX per call (a lowered limit catches up over
+-- calls).
 local function trim_failed(cfg)
   local excess = redis.call('ZCARD', K_FAILIDX) - cfg.failed_retention
   if excess <= 0 then return 0 end
-  if excess > 1000 then excess = 1000 end
+  if excess > DQ_STEP_MAX then excess = DQ_STEP_MAX end
   local old = redis.call('ZPOPMIN', K_FAILIDX, excess)
   for i = 1, #old, 2 do
     redis.call('HDEL', K_FAILED, old[i])

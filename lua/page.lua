@@ -12,8 +12,8 @@ local view, offset, limit = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 if not offset or offset < 0 or offset ~= math.floor(offset) then
   return err('DQ_EINVAL', 'offset: %q is not a whole number >= 0', ARGV[2])
 end
-if not limit or limit < 1 or limit > 1000 or limit ~= math.floor(limit) then
-  return err('DQ_EINVAL', 'limit: %q is not in 1..1000', ARGV[3])
+if not limit or limit < 1 or limit > DQ_CALL_MAX or limit ~= math.floor(limit) then
+  return err('DQ_EINVAL', 'limit: %q is not in 1..%d', ARGV[3], DQ_CALL_MAX)
 end
 local out = {now, 0}
 local function add_scored(items, data)

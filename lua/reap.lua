@@ -9,8 +9,8 @@
 local cfg = config()
 local now = now_ms()
 local limit = tonumber(ARGV[1])
-if not limit or limit < 1 or limit > 1000 or limit ~= math.floor(limit) then
-  return err('DQ_EINVAL', 'limit: %q is not in 1..1000', ARGV[1])
+if not limit or limit < 1 or limit > DQ_CALL_MAX or limit ~= math.floor(limit) then
+  return err('DQ_EINVAL', 'limit: %q is not in 1..%d', ARGV[1], DQ_CALL_MAX)
 end
 local expired = redis.call('ZRANGEBYSCORE', K_INFLIGHT, '-inf', '(' .. dec(now), 'LIMIT', 0,
   limit)

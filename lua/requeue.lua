@@ -40,8 +40,8 @@ end
 
 if mode == 'ids' then
   local n = #ARGV - 3
-  if n < 1 or n > 1000 then
-    return err('DQ_EINVAL', 'ids: %d given; 1..1000 per call', n)
+  if n < 1 or n > DQ_CALL_MAX then
+    return err('DQ_EINVAL', 'ids: %d given; 1..%d per call', n, DQ_CALL_MAX)
   end
   local missing, bad, found, seen = {}, {}, {}, {}
   for i = 4, #ARGV do
@@ -93,8 +93,8 @@ elseif mode == 'all' then
       start = redis.call('ZCOUNT', K_FAILIDX, '-inf', '(' .. dec(last_ms))
     end
   end
-  local page = redis.call('ZRANGE', K_FAILIDX, start, start + 999, 'WITHSCORES')
-  local tks, finished = {}, #page < 2000
+  local page = redis.call('ZRANGE', K_FAILIDX, start, start + DQ_STEP_MAX - 1, 'WITHSCORES')
+  local tks, finished = {}, #page < 2 * DQ_STEP_MAX
   for i = 1, #page, 2 do
     if tonumber(page[i + 1]) > until_ms then
       finished = true

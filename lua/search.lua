@@ -14,12 +14,13 @@
 -- Complexity: O(log N + chunk).
 local view, needle, cursor = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local chunk, most = tonumber(ARGV[4]), tonumber(ARGV[5])
-if #needle < 1 or #needle > 200 then
-  return err('DQ_EINVAL', 'needle: %d bytes; 1..200', #needle)
+if #needle < 1 or #needle > DQ_NEEDLE_MAX then
+  return err('DQ_EINVAL', 'needle: %d bytes; 1..%d', #needle, DQ_NEEDLE_MAX)
 end
-if not cursor or cursor < 0 or not chunk or chunk < 1 or chunk > 1000 or not most or
-    most < 1 or most > 1000 then
-  return err('DQ_EINVAL', 'search: cursor >= 0, chunk 1..1000 and matches 1..1000')
+if not cursor or cursor < 0 or not chunk or chunk < 1 or chunk > DQ_STEP_MAX or not most
+    or most < 1 or most > DQ_CALL_MAX then
+  return err('DQ_EINVAL', 'search: cursor >= 0, chunk 1..%d and matches 1..%d', DQ_STEP_MAX,
+    DQ_CALL_MAX)
 end
 local total, items, recs
 if view == 'failed' or view == 'inflight' then

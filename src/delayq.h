@@ -42,6 +42,24 @@ enum {
     DQ_ELEASE = -8,    /* the caller no longer holds the task's lease */
 };
 
+/*
+ * Limits of the protocol (docs/PROTOCOL.md 8.2). The scripts enforce the same numbers
+ * (lua/lib.lua; a unit test checks they agree); the library checks them before it
+ * sends anything. Lengths are in bytes without the NUL: a buffer for one needs +1.
+ */
+/* Queue name: 1..DQ_QUEUE_NAME_MAX bytes (checked client-side); a buffer needs +1. */
+#define DQ_QUEUE_NAME_MAX 100
+/* Task id: caller-chosen ids and the ids find, requeue and drop take; a buffer needs +1. */
+#define DQ_ID_MAX 200
+/* Task key ("c:" + an id; section "Task ids and task keys"); a buffer needs +1. */
+#define DQ_TASK_KEY_MAX (DQ_ID_MAX + 2)
+/* Tasks, ids or entries one script call takes or returns (a count, no NUL). */
+#define DQ_CALL_MAX 1000
+/* Entries one bounded step looks at: bulk requeue / drop, find's scan, search, trim. */
+#define DQ_STEP_MAX 1000
+/* Search text: 1..DQ_NEEDLE_MAX bytes; a buffer needs +1. */
+#define DQ_NEEDLE_MAX 200
+
 typedef struct dq_err {
     int code;      /* a DQ_E* value, 0 when nothing failed */
     char msg[256]; /* one line: what failed, which field, which limit */
@@ -121,8 +139,10 @@ int dq_server_info_get(dq_client *c, dq_server_info *out, dq_err *err);
 /*
  * The queues of a server, for pickers and listings. Every client adds a queue to the
  * registry set `dq:queues` the first time it enqueues to it, claims from it or
- * configures it, so queues are found without KEYS or SCAN. A registered queue stays
- * registered when it empties (dq_queue_forget() removes it).
+ * configures it, so queues are found without KEYS or SCAN. A client remembers the
+ * first 1024 queues it registered and sends no SADD for them again; calls for queues
+ * beyond those send one each time. A registered queue stays registered when it
+ * empties (dq_queue_forget() removes it).
  */
 typedef struct dq_queues {
     char **names;  /* owned, sorted; see dq_queues_free() */
@@ -132,7 +152,7 @@ typedef struct dq_queues {
 
 /**
  * Reads the registry: its size (one SCARD) and, when @most > 0, up to @most names in
- * byte order (SSCAN in steps of 1000, so a huge registry never blocks Redis).
+ * byte order (SSCAN in steps of DQ_STEP_MAX, so a huge registry never blocks Redis).
  */
 int dq_queues_get(dq_client *c, size_t most, dq_queues *out, dq_err *err);
 
@@ -220,16 +240,17 @@ int dq_config_set(dq_client *c, const char *queue, const dq_config *cfg, dq_err 
 typedef struct dq_enqueue_opts {
     int64_t delay_ms;     /* run this long after now (server time); ignored if at_ms > 0 */
     int64_t at_ms;        /* run at this absolute time; 0: use delay_ms */
-    const char *id;       /* caller-chosen id (1..200 bytes, no control bytes); NULL: generated */
+    const char *id;       /* caller-chosen id (1..DQ_ID_MAX bytes, no control bytes); NULL:
+                             generated */
     int64_t max_attempts; /* 0: the queue's default; -1: unlimited */
     int64_t deadline_ms;  /* if > 0, the task expires when not started by due + deadline_ms */
 } dq_enqueue_opts;
 
 typedef struct dq_enqueued {
-    char id[208];   /* the task id */
-    bool duplicate; /* a task with this id already exists; nothing was added */
-    dq_state where; /* for a duplicate: where the existing task is */
-    int64_t due_ms; /* the due time (of the existing task for a duplicate, if scheduled) */
+    char id[DQ_ID_MAX + 1]; /* the task id */
+    bool duplicate;         /* a task with this id already exists; nothing was added */
+    dq_state where;         /* for a duplicate: where the existing task is */
+    int64_t due_ms;         /* the due time (of the existing task for a duplicate, if scheduled) */
 } dq_enqueued;
 
 /**
@@ -250,7 +271,7 @@ typedef struct dq_enqueue_item {
 } dq_enqueue_item;
 
 /* Tasks per script call of dq_enqueue_batch(): its unit of atomicity. */
-#define DQ_ENQUEUE_CHUNK 1000
+#define DQ_ENQUEUE_CHUNK DQ_CALL_MAX
 
 /**
  * Schedules @n tasks (n >= 1) with the same rules as dq_enqueue(), in script calls of
@@ -282,7 +303,7 @@ typedef struct dq_claimed {
 } dq_claimed;
 
 /**
- * Moves up to @batch (1..1000) due tasks to in-flight with a lease of @lease_ms
+ * Moves up to @batch (1..DQ_CALL_MAX) due tasks to in-flight with a lease of @lease_ms
  * (1 ms..1 day), held by @worker (NULL: the client's name). Due members that cannot be
  * decoded, or whose deadline passed, go to failed instead and are counted in
  * to_failed. Tasks due in the same millisecond come out in enqueue order.
@@ -302,7 +323,7 @@ void dq_claimed_free(dq_claimed *out);
 int dq_ack(dq_client *c, const char *queue, const dq_task *t, dq_err *err);
 
 /**
- * Acks @n claimed tasks (1..1000) in one call, as dq_ack() would one by one: each task's
+ * Acks @n claimed tasks (1..DQ_CALL_MAX) in one call, as dq_ack() would one by one: each task's
  * lease is checked on its own. On DQ_OK, @rcs[i] is DQ_OK or the task's own DQ_ELEASE /
  * DQ_EPROTO, with its message in @errs[i] when @errs is not NULL. Any other return (the
  * call did not get through) means nothing is known to be acked.
@@ -337,12 +358,12 @@ typedef struct dq_reaped {
     int64_t next_lease_ms; /* earliest lease still running; -1 if none */
 } dq_reaped;
 
-/** Returns up to @limit (1..1000) in-flight tasks whose lease passed to scheduled,
+/** Returns up to @limit (1..DQ_CALL_MAX) in-flight tasks whose lease passed to scheduled,
  * due now, with attempt + 1. */
 int dq_reap(dq_client *c, const char *queue, unsigned limit, dq_reaped *out, dq_err *err);
 
 /**
- * Renews the leases of @n (1..1000) tasks this caller claimed to now + @lease_ms, in one
+ * Renews the leases of @n (1..DQ_CALL_MAX) tasks this caller claimed to now + @lease_ms, in one
  * call. lost (may be NULL; n entries) is set true for a task whose lease was lost
  * (reaped, or claimed again by another worker): its result must not be written.
  */
@@ -381,8 +402,8 @@ enum { DQ_LOG_ERROR = 0, DQ_LOG_WARN = 1, DQ_LOG_INFO = 2, DQ_LOG_DEBUG = 3 };
 typedef void (*dq_log_fn)(int level, const char *line, void *arg);
 
 typedef struct dq_worker_opts {
-    unsigned concurrency; /* handlers running at once; 0: 1 */
-    unsigned batch;       /* tasks per claim (1..1000); 0: concurrency */
+    unsigned concurrency; /* handlers running at once (1..DQ_CALL_MAX); 0: 1 */
+    unsigned batch;       /* tasks per claim (1..DQ_CALL_MAX); 0: concurrency */
     int64_t lease_ms;     /* lease per claim, renewed while a handler runs; 0: 30 s */
     int64_t timeout_ms;   /* a handler running longer stops having its lease renewed: once
                              the lease runs out, reap returns the task (an attempt), and a
@@ -436,7 +457,7 @@ char *dq_trace_capture(void);
 /* ---- operating ------------------------------------------------------------------- */
 
 /**
- * Moves the failed tasks @ids (1..1000 of them) back to scheduled, due after @delay_ms,
+ * Moves the failed tasks @ids (1..DQ_CALL_MAX of them) back to scheduled, due after @delay_ms,
  * with attempt reset to 0 and the deadline cleared. All or nothing: if any id is not in
  * the failed set (someone else requeued or dropped it), nothing moves and DQ_ENOTFOUND
  * names it. Recorded in the audit log. *moved receives the count.
@@ -464,12 +485,12 @@ typedef struct dq_bulk {
     size_t done_n;    /* tasks moved so far */
     size_t skipped;   /* undecodable failures a requeue left in place */
     bool done;
-    char cursor_key[240]; /* where the next step resumes (internal) */
+    char cursor_key[DQ_TASK_KEY_MAX + 1]; /* where the next step resumes (internal) */
     int64_t cursor_ms;
 } dq_bulk;
 
 /**
- * One bounded step (at most 1000 tasks) of "requeue all failed": due after @delay_ms,
+ * One bounded step (at most DQ_STEP_MAX tasks) of "requeue all failed": due after @delay_ms,
  * spread evenly over @spread_ms (0: all at once). Call until @cur->done.
  */
 int dq_requeue_all_step(dq_client *c, const char *queue, int64_t delay_ms, int64_t spread_ms,
@@ -483,7 +504,7 @@ int dq_requeue_all_step(dq_client *c, const char *queue, int64_t delay_ms, int64
 int dq_drop(dq_client *c, const char *queue, const char *const *ids, size_t n, size_t *dropped,
             dq_err *err);
 
-/** One bounded step (at most 1000 tasks) of "drop all failed". Call until @cur->done. */
+/** One bounded step (at most DQ_STEP_MAX tasks) of "drop all failed". Call until @cur->done. */
 int dq_drop_all_step(dq_client *c, const char *queue, dq_bulk *cur, dq_err *err);
 
 /* ---- inspecting ------------------------------------------------------------------ */
@@ -517,7 +538,7 @@ typedef struct dq_page {
 
 /**
  * One page of a view: due and future in due order, in-flight by lease deadline, failed
- * newest first. @limit is 1..1000. Members that cannot be decoded are returned with
+ * newest first. @limit is 1..DQ_CALL_MAX. Members that cannot be decoded are returned with
  * undecodable set and their raw bytes, never dropped from the listing.
  */
 int dq_page_get(dq_client *c, const char *queue, dq_view view, size_t offset, size_t limit,
@@ -535,8 +556,8 @@ typedef struct dq_search {
 } dq_search;
 
 /**
- * One bounded step (1000 tasks looked at, at most @most matches) of a search of @view for
- * @needle (1..200 bytes, plain, case-sensitive): in ids and payload bytes, and for failed
+ * One bounded step (DQ_STEP_MAX tasks looked at, at most @most matches) of a search of @view for
+ * @needle (1..DQ_NEEDLE_MAX bytes, plain, case-sensitive): in ids and payload bytes, and for failed
  * tasks also in errors and stack traces (in-flight: also the worker). Failed is searched
  * newest first, the others in their listing order. Matches are appended to @found (a page
  * the caller owns and frees with dq_page_free; its total counts the matches). Call until
@@ -548,7 +569,7 @@ int dq_search_step(dq_client *c, const char *queue, dq_view view, const char *ne
 /**
  * Finds one task by id wherever it is (in flight, failed or scheduled). Generated ids
  * of scheduled tasks have no index (it would cost memory on every task), so for them
- * this walks the scheduled set in bounded steps of 1000 members; each step is one
+ * this walks the scheduled set in bounded steps of DQ_STEP_MAX members; each step is one
  * short script call. DQ_ENOTFOUND when it is nowhere.
  */
 int dq_find(dq_client *c, const char *queue, const char *id, dq_task *out, dq_err *err);
@@ -563,13 +584,14 @@ typedef struct dq_audit {
     size_t n;
 } dq_audit;
 
-/** Reads the newest @limit (1..1000) entries of the queue's operator-action log. */
+/** Reads the newest @limit (1..DQ_CALL_MAX) entries of the queue's operator-action log. */
 int dq_audit_get(dq_client *c, const char *queue, size_t limit, dq_audit *out, dq_err *err);
 
 /** Frees @a's entries and empties it. Accepts NULL. */
 void dq_audit_free(dq_audit *a);
 
-/** Checks a queue name: 1..100 bytes of [A-Za-z0-9._:-]. DQ_EINVAL names the problem. */
+/** Checks a queue name: 1..DQ_QUEUE_NAME_MAX bytes of [A-Za-z0-9._:-]. DQ_EINVAL names the problem.
+ */
 int dq_queue_name_check(const char *queue, dq_err *err);
 
 #ifdef __cplusplus

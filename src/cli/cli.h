@@ -15,6 +15,13 @@
 #include "delayq.h"
 #include "lib/buf.h"
 
+/* Limits of delayq.h as text, for help ("1.." CLI_CALL_MAX_TEXT). */
+#define CLI_STR_(x)       #x
+#define CLI_STR(x)        CLI_STR_(x)
+#define CLI_CALL_MAX_TEXT CLI_STR(DQ_CALL_MAX)
+#define CLI_STEP_MAX_TEXT CLI_STR(DQ_STEP_MAX)
+#define CLI_ID_MAX_TEXT   CLI_STR(DQ_ID_MAX)
+
 enum {
     DQ_EXIT_OK = 0,
     DQ_EXIT_FAILED = 1, /* the operation failed (not found, refused, check failed) */

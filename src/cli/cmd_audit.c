@@ -13,7 +13,7 @@ static const char help[] =
     "who, what, which ids or how many, and the result. Written by the scripts\n"
     "themselves, in the same call as the action; capped at the queue's\n"
     "audit_retention entries.\n\n"
-    "  --limit N   entries (1..1000, default 50)\n"
+    "  --limit N   entries (1.." CLI_CALL_MAX_TEXT ", default 50)\n"
     "  --json      one JSON object per line\n\n";
 
 int
@@ -35,7 +35,7 @@ cmd_audit(struct cli *g, int argc, char **argv)
         if (strcmp(argv[i], "--json") == 0) {
             json = true;
         } else if ((m = cli_opt(argc, argv, &i, "--limit", "-n", &val)) != 0) {
-            if (m < 0 || cli_parse_uint(g, "--limit", val, 1, 1000, &limit) != 0)
+            if (m < 0 || cli_parse_uint(g, "--limit", val, 1, DQ_CALL_MAX, &limit) != 0)
                 return m < 0 ? cli_usage_error(g, "--limit needs a value") : DQ_EXIT_USAGE;
         } else {
             return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);

@@ -17,7 +17,8 @@ static const char help[] =
     "  --delay DUR        run after DUR: 250ms, 30s, 5m, 2h, 7d, 1h30m (default 0)\n"
     "  --at TIME          run at TIME: epoch milliseconds or RFC 3339\n"
     "                     (2026-12-01T09:00:00Z); a past time means now\n"
-    "  --id ID            caller-chosen id (1..200 bytes); a task with this id that\n"
+    "  --id ID            caller-chosen id (1.." CLI_ID_MAX_TEXT
+    " bytes); a task with this id that\n"
     "                     already exists is not added again (reported on stderr, exit 0)\n"
     "  --max-attempts N   attempts before the task fails for good (0 = unlimited;\n"
     "                     default: the queue's, 25)\n"
@@ -89,8 +90,8 @@ cmd_enqueue(struct cli *g, int argc, char **argv)
         return cli_usage_error(g, "give the payload exactly once: --json TEXT, --file PATH or -");
     if (have_delay && o.at_ms > 0)
         return cli_usage_error(g, "--delay and --at cannot be used together");
-    if (o.id != NULL && (o.id[0] == '\0' || strlen(o.id) > 200))
-        return cli_usage_error(g, "--id: must be 1..200 bytes (got %zu)", strlen(o.id));
+    if (o.id != NULL && (o.id[0] == '\0' || strlen(o.id) > DQ_ID_MAX))
+        return cli_usage_error(g, "--id: must be 1..%d bytes (got %zu)", DQ_ID_MAX, strlen(o.id));
 
     /* Payloads are read whole; the queue's max_payload (checked in the script, default
      * 1 MiB) is the real limit, 512 MiB only guards this process. */

@@ -11,7 +11,7 @@ static const char help[] =
     "                 [--json]\n\n"
     "One page of a view: due and future in due order, in-flight by lease deadline,\n"
     "failed newest first.\n\n"
-    "  --limit N    rows (1..1000, default 20)\n"
+    "  --limit N    rows (1.." CLI_CALL_MAX_TEXT ", default 20)\n"
     "  --offset N   rows to skip (default 0)\n"
     "  --json       one JSON object per line; payloads decoded from msgpack to JSON where\n"
     "               possible (binary as {\"$base64\": ...}; bytes that are not msgpack as\n"
@@ -37,7 +37,7 @@ cmd_ls(struct cli *g, int argc, char **argv)
         if (strcmp(argv[i], "--json") == 0) {
             json = true;
         } else if ((m = cli_opt(argc, argv, &i, "--limit", "-n", &val)) != 0) {
-            if (m < 0 || cli_parse_uint(g, "--limit", val, 1, 1000, &limit) != 0)
+            if (m < 0 || cli_parse_uint(g, "--limit", val, 1, DQ_CALL_MAX, &limit) != 0)
                 return m < 0 ? cli_usage_error(g, "--limit needs a value") : DQ_EXIT_USAGE;
         } else if ((m = cli_opt(argc, argv, &i, "--offset", NULL, &val)) != 0) {
             if (m < 0 || cli_parse_uint(g, "--offset", val, 0, 1LL << 40, &offset) != 0)

@@ -16,7 +16,7 @@ static const char requeue_help[] =
     "cleared, and prints how many moved. With ids it is all or nothing: an id that is\n"
     "not in the failed set (someone requeued or dropped it first) is exit 1, names the\n"
     "id, and nothing moves.\n\n"
-    "  --all          every task that failed before now, in steps of 1000\n"
+    "  --all          every task that failed before now, in steps of " CLI_STEP_MAX_TEXT "\n"
     "  --delay DUR    due DUR from now (default 0)\n"
     "  --spread DUR   with --all: spread due times evenly over DUR after the delay\n\n";
 
@@ -25,9 +25,9 @@ static const char drop_help[] =
     "Deletes failed or scheduled tasks for good, and prints how many. All or nothing:\n"
     "an unknown id is exit 1, names the id, and nothing is dropped. A task in flight\n"
     "cannot be dropped while it runs.\n\n"
-    "  --all-failed   every task that failed before now, in steps of 1000\n\n";
+    "  --all-failed   every task that failed before now, in steps of " CLI_STEP_MAX_TEXT "\n\n";
 
-#define MAX_IDS 1000
+#define MAX_IDS DQ_CALL_MAX /* one requeue or drop call: all or nothing */
 
 struct ops_args {
     const char *ids[MAX_IDS];

@@ -6,10 +6,15 @@
 #include "cli.h"
 #include "fmt/taskfmt.h"
 
+/* Queues listed (a screenful for a person; the registry itself is unbounded). */
+#define QUEUES_LISTED      1000
+#define QUEUES_LISTED_TEXT CLI_STR(QUEUES_LISTED)
+
 static const char help[] =
     "usage: delayq queues [--json] [--forget QUEUE]\n\n"
     "The queues of the server, by name, with their due, future, in-flight and failed\n"
-    "counts (up to 1000 queues). A queue is listed once a producer, worker or operator\n"
+    "counts (up to " QUEUES_LISTED_TEXT
+    " queues). A queue is listed once a producer, worker or operator\n"
     "has used it; it stays listed when it empties.\n\n"
     "  --json           one JSON object per line\n"
     "  --forget QUEUE   remove QUEUE from the list (its tasks are not touched; the next\n"
@@ -50,7 +55,7 @@ cmd_queues(struct cli *g, int argc, char **argv)
             printf("forgot queue %s (its tasks, if any, are untouched)\n", forget);
         return DQ_EXIT_OK;
     }
-    if (dq_queues_get(g->client, 1000, &q, &err) != DQ_OK)
+    if (dq_queues_get(g->client, QUEUES_LISTED, &q, &err) != DQ_OK)
         return cli_error(g, &err);
     if (!json && q.n > 0)
         printf("%-32s %10s %10s %10s %10s\n", "QUEUE", "DUE", "FUTURE", "IN-FLIGHT", "FAILED");

@@ -69,7 +69,7 @@ static int64_t grace_ms;
 
 /* Process groups of running commands, so none outlives the worker. */
 static pthread_mutex_t children_mu = PTHREAD_MUTEX_INITIALIZER;
-static pid_t children[1000];
+static pid_t children[DQ_CALL_MAX]; /* one per handler; concurrency is at most DQ_CALL_MAX */
 
 static void
 children_set(pid_t old, pid_t new_)
@@ -479,11 +479,11 @@ cmd_work(struct cli *g, int argc, char **argv)
         } else if (strcmp(argv[i], "--quiet") == 0) {
             o.log_level = DQ_LOG_WARN;
         } else if ((m = cli_opt(argc, argv, &i, "--concurrency", "-c", &val)) != 0) {
-            if (m < 0 || cli_parse_uint(g, "--concurrency", val, 1, 1000, &n) != 0)
+            if (m < 0 || cli_parse_uint(g, "--concurrency", val, 1, DQ_CALL_MAX, &n) != 0)
                 return m < 0 ? cli_usage_error(g, "--concurrency needs a value") : DQ_EXIT_USAGE;
             o.concurrency = (unsigned)n;
         } else if ((m = cli_opt(argc, argv, &i, "--batch", NULL, &val)) != 0) {
-            if (m < 0 || cli_parse_uint(g, "--batch", val, 1, 1000, &n) != 0)
+            if (m < 0 || cli_parse_uint(g, "--batch", val, 1, DQ_CALL_MAX, &n) != 0)
                 return m < 0 ? cli_usage_error(g, "--batch needs a value") : DQ_EXIT_USAGE;
             o.batch = (unsigned)n;
         } else if ((m = cli_opt(argc, argv, &i, "--lease", NULL, &val)) != 0) {

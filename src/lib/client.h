@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * client.h: the connection behind a dq_client. The only place (with scripts.c)
- * that talks to hiredis, and only to its reply reader and command formatter: the
- * bytes travel through net.c (TCP, unix socket or TLS). One reused connection; on an
- * I/O error or a timeout it is dropped (its state is unknown) and the next call
- * reconnects, with capped exponential backoff between attempts.
+ * client.h: the connection behind a dq_client. The only place (with scripts.c and
+ * registry.c) that sends commands through hiredis, and it uses only hiredis's reply
+ * reader and command formatter: the bytes travel through net.c (TCP, unix socket or
+ * TLS). One reused connection; on an I/O error or a timeout it is dropped (its state is
+ * unknown) and the next call reconnects, with capped exponential backoff between
+ * attempts.
  */
 #ifndef DQ_LIB_CLIENT_H
 #define DQ_LIB_CLIENT_H
@@ -20,6 +21,20 @@
 #include "net.h"
 #include "url.h"
 
+/*
+ * A set of names, kept sorted so a lookup is a binary search (a few strcmp for the
+ * hundreds of queues a busy client may use). Bounded by DQ_NAMES_MAX so a client that
+ * walks through ever-new queue names cannot grow it without end. A full set takes no
+ * more names rather than evicting old ones: a client cycling through more queues than
+ * the bound would then miss on every call, where this way the first DQ_NAMES_MAX keep
+ * hitting and only the rest pay a round trip.
+ */
+#define DQ_NAMES_MAX 1024
+struct dq_names {
+    char **v; /* owned, each owned, in strcmp order */
+    size_t n, cap;
+};
+
 struct dq_client {
     struct dq_net net;   /* net.fd is -1 while disconnected */
     redisReader *reader; /* replies on this connection; NULL while disconnected */
@@ -30,14 +45,25 @@ struct dq_client {
     char who[160];
     int connect_timeout_ms;
     int command_timeout_ms;
-    int64_t retry_at_ms; /* monotonic: no connect attempt before this */
-    int backoff_ms;      /* next backoff step; 0 after a success */
-    /* queues this client added to the registry (a few, most recent first) */
-    char registered[4][101];
+    int64_t retry_at_ms;        /* monotonic: no connect attempt before this */
+    int backoff_ms;             /* next backoff step; 0 after a success */
+    struct dq_names registered; /* queues this client added to the registry (registry.c) */
 };
 
-/* Adds @queue to the registry (dq:queues) unless this client already did. */
-void dq_registry_note(dq_client *c, const char *queue);
+/* Whether @set holds @name. */
+bool dq_names_has(const struct dq_names *set, const char *name);
+
+/*
+ * Adds a copy of @name to @set. Returns false, leaving @set as it was, when @set already
+ * holds DQ_NAMES_MAX names or on OOM: the caller then simply does not remember it.
+ */
+bool dq_names_add(struct dq_names *set, const char *name);
+
+/* Removes @name from @set if it is there. */
+void dq_names_remove(struct dq_names *set, const char *name);
+
+/* Frees every name and empties @set. */
+void dq_names_free(struct dq_names *set);
 
 /* A pseudo-random value in [0, max], to spread retries (not for anything else). */
 int64_t dq_jitter(int64_t max);

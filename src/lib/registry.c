@@ -12,30 +12,33 @@
 #include "client.h"
 #include "delayq.h"
 #include "err.h"
+#include "registry.h"
 #include "scripts.h"
 
 #define REGISTRY_KEY "dq:queues"
+
+/* DQ_STEP_MAX as the text of a command argument. */
+#define STR_(x) #x
+#define STR(x)  STR_(x)
 
 void
 dq_registry_note(dq_client *c, const char *queue)
 {
     const char *argv[3] = {"SADD", REGISTRY_KEY, queue};
     size_t lens[3] = {4, sizeof REGISTRY_KEY - 1, strlen(queue)};
-    int n = (int)(sizeof c->registered / sizeof c->registered[0]);
     redisReply *r = NULL;
     dq_err err = {0};
 
-    for (int i = 0; i < n; i++)
-        if (strcmp(c->registered[i], queue) == 0)
-            return;
+    if (dq_names_has(&c->registered, queue))
+        return;
     /* Best effort: the caller's operation already succeeded, and a failed SADD is
-     * retried by this client's next call for the queue, since it is not remembered. */
+     * retried by this client's next call for the queue, since it is not remembered.
+     * Past DQ_NAMES_MAX remembered queues, further ones are not remembered either: each
+     * call for them sends its (harmless, idempotent) SADD again. */
     if (dq_conn_command(c, 3, argv, lens, &r, &err) != DQ_OK)
         return;
-    if (r->type == REDIS_REPLY_INTEGER) {
-        memmove(c->registered[1], c->registered[0], (size_t)(n - 1) * sizeof c->registered[0]);
-        snprintf(c->registered[0], sizeof c->registered[0], "%s", queue);
-    }
+    if (r->type == REDIS_REPLY_INTEGER)
+        (void)dq_names_add(&c->registered, queue);
     freeReplyObject(r);
 }
 
@@ -112,8 +115,8 @@ dq_queues_get(dq_client *c, size_t most, dq_queues *out, dq_err *err)
     freeReplyObject(r);
     while (most > 0 && out->n < most) {
         char cur[32];
-        const char *argv[5] = {"SSCAN", REGISTRY_KEY, cur, "COUNT", "1000"};
-        size_t lens[5] = {5, sizeof REGISTRY_KEY - 1, 0, 5, 4};
+        const char *argv[5] = {"SSCAN", REGISTRY_KEY, cur, "COUNT", STR(DQ_STEP_MAX)};
+        size_t lens[5] = {5, sizeof REGISTRY_KEY - 1, 0, 5, sizeof STR(DQ_STEP_MAX) - 1};
         lens[2] = (size_t)snprintf(cur, sizeof cur, "%lld", cursor);
         rc = dq_conn_command(c, 5, argv, lens, &r, err);
         if (rc != DQ_OK)
@@ -139,7 +142,6 @@ dq_queue_forget(dq_client *c, const char *queue, dq_err *err)
 {
     const char *argv[3] = {"SREM", REGISTRY_KEY, queue};
     size_t lens[3] = {4, sizeof REGISTRY_KEY - 1, 0};
-    int n = (int)(sizeof c->registered / sizeof c->registered[0]);
     redisReply *r = NULL;
     int rc = dq_queue_name_check(queue, err);
 
@@ -152,8 +154,6 @@ dq_queue_forget(dq_client *c, const char *queue, dq_err *err)
     if (r->type == REDIS_REPLY_ERROR)
         rc = dq_err_from_reply(err, "queues", r->str, r->len);
     freeReplyObject(r);
-    for (int i = 0; i < n; i++)
-        if (strcmp(c->registered[i], queue) == 0)
-            c->registered[i][0] = '\0'; /* a later call registers it again */
+    dq_names_remove(&c->registered, queue); /* a later call registers it again */
     return rc;
 }

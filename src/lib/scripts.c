@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hiredis/hiredis.h>
+
 #include "client.h"
 #include "err.h"
 
@@ -144,7 +146,7 @@ dq_scripts_run(dq_client *c, enum dq_script_id id, const char *queue, const stru
                dq_parse_fn parse, void *out, dq_err *err)
 {
     const struct dq_script_src *src = &dq_script_table[id];
-    char keys[DQ_QUEUE_KEYS][128];
+    char keys[DQ_QUEUE_KEYS][DQ_QUEUE_NAME_MAX + 32]; /* "dq:{" name "}:" key name */
     const char **argv = NULL;
     size_t *lens = NULL;
     redisReply *r = NULL;
@@ -193,9 +195,6 @@ dq_scripts_run(dq_client *c, enum dq_script_id id, const char *queue, const stru
     }
     if (parse != NULL)
         rc = parse(r, out, err);
-    /* producers and workers make a queue discoverable (dq_queues_get) */
-    if (rc == DQ_OK && (id == DQ_SCRIPT_ENQUEUE || id == DQ_SCRIPT_CLAIM))
-        dq_registry_note(c, queue);
 out:
     freeReplyObject(r);
     free(argv);
@@ -208,8 +207,9 @@ dq_queue_name_check(const char *queue, dq_err *err)
 {
     size_t len = queue ? strlen(queue) : 0;
 
-    if (len == 0 || len > 100)
-        return dq_err_set(err, DQ_EINVAL, "queue: name must be 1..100 bytes (got %zu)", len);
+    if (len == 0 || len > DQ_QUEUE_NAME_MAX)
+        return dq_err_set(err, DQ_EINVAL, "queue: name must be 1..%d bytes (got %zu)",
+                          DQ_QUEUE_NAME_MAX, len);
     for (size_t i = 0; i < len; i++) {
         char ch = queue[i];
         if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||

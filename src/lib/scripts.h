@@ -11,8 +11,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <hiredis/hiredis.h>
-
 #include "delayq.h"
 #include "dq_scripts.h"
 
@@ -39,13 +37,18 @@ void dq_args_bytes(struct dq_args *a, const void *p, size_t len);
 void dq_args_str(struct dq_args *a, const char *s);
 void dq_args_i64(struct dq_args *a, int64_t v);
 
-/* Copies what it needs out of @r (a non-error reply) into @out. */
-typedef int (*dq_parse_fn)(const redisReply *r, void *out, dq_err *err);
+/* Copies what it needs out of @r (a non-error reply) into @out. Declared, not included,
+ * so that the callers of dq_scripts_run (queue.c) never see hiredis. */
+struct redisReply;
+typedef int (*dq_parse_fn)(const struct redisReply *r, void *out, dq_err *err);
 
 /*
  * Runs script @id on the keys of @queue with @args. An error reply from the script
  * becomes its DQ_E* code and message; other replies go to @parse (which may be NULL
- * when the reply does not matter). The reply is freed before returning.
+ * when the reply does not matter). The reply is freed before returning. It knows nothing
+ * of the queue registry: the operations that make a queue (enqueue, claim, config set)
+ * register it themselves (dq_registry_note), so registry.c depends on this file and not
+ * the other way round.
  */
 int dq_scripts_run(dq_client *c, enum dq_script_id id, const char *queue,
                    const struct dq_args *args, dq_parse_fn parse, void *out, dq_err *err);

@@ -37,7 +37,7 @@ app_clear_marks(struct ui *ui, int pane)
     ui->nmarks[pane] = 0;
 }
 
-/* Marks @id in @pane, or unmarks it when it was marked. At most 1000 (one call). */
+/* Marks @id in @pane, or unmarks it when it was marked. At most DQ_CALL_MAX (one call). */
 static void
 toggle_mark(struct ui *ui, int pane, const char *id)
 {
@@ -48,7 +48,7 @@ toggle_mark(struct ui *ui, int pane, const char *id)
             return;
         }
     }
-    if (ui->nmarks[pane] == 1000)
+    if (ui->nmarks[pane] == DQ_CALL_MAX)
         return;
     char **m = realloc(ui->marks[pane], (ui->nmarks[pane] + 1) * sizeof *m);
     if (m == NULL)
@@ -250,6 +250,7 @@ struct binding {
     int arg;            /* for fn: a move, a pane, an action */
     const char *help;   /* what help says it does */
     const char *refuse; /* on another pane: what it is for and where to go */
+    const char *hint;   /* the status line's word for it ("requeue"), or NULL */
 };
 
 static int
@@ -497,275 +498,100 @@ do_pick_open(struct ui *ui, const struct model *m, const struct binding *b, int 
 /* clang-format off: one binding per row reads as the reference card it is */
 static const struct binding bindings[] = {
     /* the main screen: looking */
-    {BIND_MAIN, {'?', 'h'}, "? h", PANES_ALL, 0, do_help, 0, "this help", NULL},
-    {BIND_MAIN, {'q'}, "q", PANES_ALL, 0, do_quit, 0, "quit", NULL},
-    {BIND_MAIN, {KEY_APP_TAB}, "Tab", PANES_ALL, 0, do_focus, 1, "next pane", NULL},
-    {BIND_MAIN, {KEY_APP_BTAB}, "S-Tab", PANES_ALL, 0, do_focus, -1, "previous pane", NULL},
-    {BIND_MAIN,
-     {'1', '2', '3', '4'},
-     "1 2 3 4",
-     PANES_ALL,
-     0,
-     do_focus,
-     0,
-     "Due, Future, In-flight, Failed",
-     NULL},
-    {BIND_MAIN, {'j', KEY_APP_DOWN}, "j Down", PANES_ALL, 0, do_move, 1, "move down", NULL},
-    {BIND_MAIN, {'k', KEY_APP_UP}, "k Up", PANES_ALL, 0, do_move, -1, "move up", NULL},
-    {BIND_MAIN,
-     {KEY_APP_PGDN, KEY_APP_PGUP},
-     "PgDn PgUp",
-     PANES_ALL,
-     0,
-     do_move,
-     0,
-     "a page",
-     NULL},
-    {BIND_MAIN,
-     {'g', KEY_APP_HOME},
-     "g Home",
-     PANES_ALL,
-     0,
-     do_move,
-     MOVE_FIRST,
-     "first task",
-     NULL},
-    {BIND_MAIN, {'G', KEY_APP_END}, "G End", PANES_ALL, 0, do_move, MOVE_LAST, "last task", NULL},
-    {BIND_MAIN,
-     {KEY_APP_WHEEL_DOWN, KEY_APP_WHEEL_UP},
-     "mouse",
-     PANES_ALL,
-     0,
-     do_move,
-     0,
-     "click: a pane and a row; wheel: scroll (--no-mouse: off)",
-     NULL},
-    {BIND_MAIN,
-     {KEY_APP_ENTER},
-     "Enter",
-     PANES_ALL,
-     KB_SELECTED,
-     do_request,
-     ACT_DETAILS,
-     "details: every field, the payload, the error, the stack trace",
-     NULL},
-    {BIND_MAIN, {'Z'}, "Z", PANES_ALL, 0, do_pause, 0, "pause / resume refresh", NULL},
-    {BIND_MAIN,
-     {KEY_APP_REDRAW},
-     "Ctrl-L",
-     PANES_ALL,
-     0,
-     do_redraw,
-     0,
-     "redraw and refresh now",
-     NULL},
-    {BIND_MAIN,
-     {'Q'},
-     "Q",
-     PANES_ALL,
-     0,
-     do_request,
-     ACT_QUEUES,
-     "the server's queues with their counts; Enter switches to one",
-     NULL},
-    {BIND_MAIN,
-     {'L'},
-     "L",
-     PANES_ALL,
-     0,
-     do_request,
-     ACT_AUDIT,
-     "the audit log of operator actions",
-     NULL},
-    {BIND_MAIN,
-     {'/'},
-     "/",
-     PANES_ALL,
-     0,
-     do_search,
-     0,
-     "search the pane on the server (ids, payloads; on Failed also errors and traces), "
-     "in bounded steps, so millions of tasks are fine; Esc clears it",
-     NULL},
-    {BIND_MAIN,
-     {' '},
-     "space",
-     PANES_ALL,
-     KB_SELECTED,
-     do_mark,
-     0,
-     "mark / unmark; r and d then act on all marked tasks of the pane at once (all or "
-     "nothing)",
-     NULL},
-    {BIND_MAIN,
-     {KEY_APP_ESC},
-     "Esc",
-     PANES_ALL,
-     0,
-     do_escape,
-     0,
-     "clear the marks, then the search",
-     NULL},
-    {BIND_MAIN,
-     {'y'},
-     "y",
-     PANES_ALL,
-     KB_SELECTED,
-     do_request,
-     ACT_COPY,
-     "copy the payload (in details of a failed task: its stack trace) with OSC 52, also "
-     "over ssh and in tmux",
-     NULL},
+    {BIND_MAIN, {'?', 'h'}, "? h", PANES_ALL, 0, do_help, 0, "this help", NULL, "help"},
+    {BIND_MAIN, {'q'}, "q", PANES_ALL, 0, do_quit, 0, "quit", NULL, "quit"},
+    {BIND_MAIN, {KEY_APP_TAB}, "Tab", PANES_ALL, 0, do_focus, 1, "next pane", NULL, "panes"},
+    {BIND_MAIN, {KEY_APP_BTAB}, "S-Tab", PANES_ALL, 0, do_focus, -1, "previous pane", NULL,
+        NULL},
+    {BIND_MAIN, {'1', '2', '3', '4'}, "1 2 3 4", PANES_ALL, 0, do_focus, 0,
+        "Due, Future, In-flight, Failed", NULL, NULL},
+    {BIND_MAIN, {'j', KEY_APP_DOWN}, "j Down", PANES_ALL, 0, do_move, 1, "move down", NULL, NULL},
+    {BIND_MAIN, {'k', KEY_APP_UP}, "k Up", PANES_ALL, 0, do_move, -1, "move up", NULL, NULL},
+    {BIND_MAIN, {KEY_APP_PGDN, KEY_APP_PGUP}, "PgDn PgUp", PANES_ALL, 0, do_move, 0, "a page",
+        NULL, NULL},
+    {BIND_MAIN, {'g', KEY_APP_HOME}, "g Home", PANES_ALL, 0, do_move, MOVE_FIRST, "first task",
+        NULL, NULL},
+    {BIND_MAIN, {'G', KEY_APP_END}, "G End", PANES_ALL, 0, do_move, MOVE_LAST, "last task",
+        NULL, NULL},
+    {BIND_MAIN, {KEY_APP_WHEEL_DOWN, KEY_APP_WHEEL_UP}, "mouse", PANES_ALL, 0, do_move, 0,
+        "click: a pane and a row; wheel: scroll (--no-mouse: off)", NULL, NULL},
+    {BIND_MAIN, {KEY_APP_ENTER}, "Enter", PANES_ALL, KB_SELECTED, do_request, ACT_DETAILS,
+        "details: every field, the payload, the error, the stack trace", NULL, "details"},
+    {BIND_MAIN, {'Z'}, "Z", PANES_ALL, 0, do_pause, 0, "pause / resume refresh", NULL, NULL},
+    {BIND_MAIN, {KEY_APP_REDRAW}, "Ctrl-L", PANES_ALL, 0, do_redraw, 0, "redraw and refresh now",
+        NULL, NULL},
+    {BIND_MAIN, {'Q'}, "Q", PANES_ALL, 0, do_request, ACT_QUEUES,
+        "the server's queues with their counts; Enter switches to one", NULL, "queues"},
+    {BIND_MAIN, {'L'}, "L", PANES_ALL, 0, do_request, ACT_AUDIT,
+        "the audit log of operator actions", NULL, "audit"},
+    {BIND_MAIN, {'/'}, "/", PANES_ALL, 0, do_search, 0,
+        "search the pane on the server (ids, payloads; on Failed also errors and traces), "
+        "in bounded steps, so millions of tasks are fine; Esc clears it", NULL, "search"},
+    {BIND_MAIN, {' '}, "space", PANES_ALL, KB_SELECTED, do_mark, 0,
+        "mark / unmark; r and d then act on all marked tasks of the pane at once (all or "
+        "nothing)", NULL, "mark"},
+    {BIND_MAIN, {KEY_APP_ESC}, "Esc", PANES_ALL, 0, do_escape, 0,
+        "clear the marks, then the search", NULL, NULL},
+    {BIND_MAIN, {'y'}, "y", PANES_ALL, KB_SELECTED, do_request, ACT_COPY,
+        "copy the payload (in details of a failed task: its stack trace) with OSC 52, also "
+        "over ssh and in tmux", NULL, "copy"},
 
     /* the main screen: actions, through the same scripts as the workers */
-    {BIND_MAIN,
-     {'r'},
-     "r",
-     F,
-     KB_WRITE | KB_SELECTED | KB_MARKS,
-     do_confirm,
-     ACT_REQUEUE,
-     "Failed: requeue the selected task now (asks y/N)",
-     "r requeues a failed task: go to Failed (4)"},
-    {BIND_MAIN,
-     {'R'},
-     "R",
-     F,
-     KB_WRITE | KB_SELECTED,
-     do_requeue_after,
-     0,
-     "Failed: requeue the selected task after a delay you type",
-     "r requeues a failed task: go to Failed (4)"},
-    {BIND_MAIN,
-     {'A'},
-     "A",
-     PANES_ALL,
-     KB_WRITE,
-     do_bulk,
-     ACT_REQUEUE_ALL,
-     "Failed: requeue all, spread evenly over a window you type",
-     NULL},
-    {BIND_MAIN,
-     {'X'},
-     "X",
-     PANES_ALL,
-     KB_WRITE,
-     do_bulk,
-     ACT_DROP_ALL,
-     "Failed: drop all (type the queue name to confirm)",
-     NULL},
-    {BIND_MAIN,
-     {'d'},
-     "d",
-     F | U,
-     KB_WRITE | KB_SELECTED | KB_MARKS,
-     do_confirm,
-     ACT_DROP,
-     "Failed or Future: drop the selected task (asks y/N)",
-     "d drops a failed or future task: go to Future (2) or Failed (4)"},
-    {BIND_MAIN,
-     {'p'},
-     "p",
-     U,
-     KB_WRITE | KB_SELECTED,
-     do_confirm,
-     ACT_RUN_NOW,
-     "Future: run the selected task now (asks y/N)",
-     "p runs a future task now: go to Future (2)"},
-    {BIND_MAIN,
-     {'x'},
-     "x",
-     I,
-     KB_WRITE,
-     do_request,
-     ACT_REAP,
-     "In-flight: return expired leases now (reap)",
-     "x recovers expired leases: go to In-flight (3)"},
+    {BIND_MAIN, {'r'}, "r", F, KB_WRITE | KB_SELECTED | KB_MARKS, do_confirm, ACT_REQUEUE,
+        "Failed: requeue the selected task now (asks y/N)",
+        "r requeues a failed task: go to Failed (4)", "requeue"},
+    {BIND_MAIN, {'R'}, "R", F, KB_WRITE | KB_SELECTED, do_requeue_after, 0,
+        "Failed: requeue the selected task after a delay you type",
+        "r requeues a failed task: go to Failed (4)", "later"},
+    {BIND_MAIN, {'A'}, "A", F, KB_WRITE, do_bulk, ACT_REQUEUE_ALL,
+        "Failed: requeue all, spread evenly over a window you type",
+        "A requeues all failed tasks: go to Failed (4)", "requeue all"},
+    {BIND_MAIN, {'X'}, "X", F, KB_WRITE, do_bulk, ACT_DROP_ALL,
+        "Failed: drop all (type the queue name to confirm)",
+        "X drops all failed tasks: go to Failed (4)", "drop all"},
+    {BIND_MAIN, {'d'}, "d", F | U, KB_WRITE | KB_SELECTED | KB_MARKS, do_confirm, ACT_DROP,
+        "Failed or Future: drop the selected task (asks y/N)",
+        "d drops a failed or future task: go to Future (2) or Failed (4)", "drop"},
+    {BIND_MAIN, {'p'}, "p", U, KB_WRITE | KB_SELECTED, do_confirm, ACT_RUN_NOW,
+        "Future: run the selected task now (asks y/N)",
+        "p runs a future task now: go to Future (2)", "run now"},
+    {BIND_MAIN, {'x'}, "x", I, KB_WRITE, do_request, ACT_REAP,
+        "In-flight: return expired leases now (reap)",
+        "x recovers expired leases: go to In-flight (3)", "reap"},
 
     /* text views: details, help, the audit log */
-    {BIND_VIEW, {'j', KEY_APP_DOWN}, "j Down", PANES_ALL, 0, do_scroll, 1, "scroll down", NULL},
-    {BIND_VIEW, {'k', KEY_APP_UP}, "k Up", PANES_ALL, 0, do_scroll, -1, "scroll up", NULL},
-    {BIND_VIEW,
-     {KEY_APP_PGDN, ' '},
-     "PgDn space",
-     PANES_ALL,
-     0,
-     do_scroll,
-     MOVE_PAGE_DOWN,
-     "a page down",
-     NULL},
-    {BIND_VIEW, {KEY_APP_PGUP}, "PgUp", PANES_ALL, 0, do_scroll, MOVE_PAGE_UP, "a page up", NULL},
-    {BIND_VIEW,
-     {KEY_APP_WHEEL_DOWN, KEY_APP_WHEEL_UP},
-     "mouse",
-     PANES_ALL,
-     0,
-     do_scroll,
-     3,
-     "the wheel scrolls",
-     NULL},
-    {BIND_VIEW, {'g'}, "g", PANES_ALL, 0, do_scroll, MOVE_FIRST, "the top", NULL},
-    {BIND_VIEW,
-     {'y'},
-     "y",
-     PANES_ALL,
-     0,
-     do_view_copy,
-     0,
-     "copy (details: the stack trace, or the payload)",
-     NULL},
-    {BIND_VIEW, {KEY_APP_REDRAW}, "Ctrl-L", PANES_ALL, 0, do_redraw, 0, "redraw", NULL},
-    {BIND_VIEW,
-     {'q', KEY_APP_ESC, KEY_APP_ENTER},
-     "q Esc Enter",
-     PANES_ALL,
-     0,
-     do_back,
-     0,
-     "back",
-     NULL},
+    {BIND_VIEW, {'j', KEY_APP_DOWN}, "j Down", PANES_ALL, 0, do_scroll, 1, "scroll down", NULL,
+        NULL},
+    {BIND_VIEW, {'k', KEY_APP_UP}, "k Up", PANES_ALL, 0, do_scroll, -1, "scroll up", NULL, NULL},
+    {BIND_VIEW, {KEY_APP_PGDN, ' '}, "PgDn space", PANES_ALL, 0, do_scroll, MOVE_PAGE_DOWN,
+        "a page down", NULL, NULL},
+    {BIND_VIEW, {KEY_APP_PGUP}, "PgUp", PANES_ALL, 0, do_scroll, MOVE_PAGE_UP, "a page up",
+        NULL, NULL},
+    {BIND_VIEW, {KEY_APP_WHEEL_DOWN, KEY_APP_WHEEL_UP}, "mouse", PANES_ALL, 0, do_scroll, 3,
+        "the wheel scrolls", NULL, NULL},
+    {BIND_VIEW, {'g'}, "g", PANES_ALL, 0, do_scroll, MOVE_FIRST, "the top", NULL, NULL},
+    {BIND_VIEW, {'y'}, "y", PANES_ALL, 0, do_view_copy, 0,
+        "copy (details: the stack trace, or the payload)", NULL, NULL},
+    {BIND_VIEW, {KEY_APP_REDRAW}, "Ctrl-L", PANES_ALL, 0, do_redraw, 0, "redraw", NULL, NULL},
+    {BIND_VIEW, {'q', KEY_APP_ESC, KEY_APP_ENTER}, "q Esc Enter", PANES_ALL, 0, do_back, 0,
+        "back", NULL, NULL},
 
     /* the queue picker */
-    {BIND_PICK, {'j', KEY_APP_DOWN}, "j Down", PANES_ALL, 0, do_pick_move, 1, "next queue", NULL},
-    {BIND_PICK, {'k', KEY_APP_UP}, "k Up", PANES_ALL, 0, do_pick_move, -1, "previous queue", NULL},
-    {BIND_PICK,
-     {KEY_APP_WHEEL_DOWN, KEY_APP_WHEEL_UP},
-     "mouse",
-     PANES_ALL,
-     0,
-     do_pick_move,
-     0,
-     "the wheel moves",
-     NULL},
-    {BIND_PICK,
-     {KEY_APP_PGDN, KEY_APP_PGUP},
-     "PgDn PgUp",
-     PANES_ALL,
-     0,
-     do_pick_move,
-     0,
-     "a page",
-     NULL},
-    {BIND_PICK,
-     {'g', KEY_APP_HOME},
-     "g Home",
-     PANES_ALL,
-     0,
-     do_pick_move,
-     MOVE_FIRST,
-     "first queue",
-     NULL},
-    {BIND_PICK,
-     {'G', KEY_APP_END},
-     "G End",
-     PANES_ALL,
-     0,
-     do_pick_move,
-     MOVE_LAST,
-     "last queue",
-     NULL},
-    {BIND_PICK, {KEY_APP_ENTER}, "Enter", PANES_ALL, 0, do_pick_open, 0, "show that queue", NULL},
-    {BIND_PICK, {'q', KEY_APP_ESC}, "q Esc", PANES_ALL, 0, do_back, 0, "back", NULL},
+    {BIND_PICK, {'j', KEY_APP_DOWN}, "j Down", PANES_ALL, 0, do_pick_move, 1, "next queue",
+        NULL, NULL},
+    {BIND_PICK, {'k', KEY_APP_UP}, "k Up", PANES_ALL, 0, do_pick_move, -1, "previous queue",
+        NULL, NULL},
+    {BIND_PICK, {KEY_APP_WHEEL_DOWN, KEY_APP_WHEEL_UP}, "mouse", PANES_ALL, 0, do_pick_move, 0,
+        "the wheel moves", NULL, NULL},
+    {BIND_PICK, {KEY_APP_PGDN, KEY_APP_PGUP}, "PgDn PgUp", PANES_ALL, 0, do_pick_move, 0,
+        "a page", NULL, NULL},
+    {BIND_PICK, {'g', KEY_APP_HOME}, "g Home", PANES_ALL, 0, do_pick_move, MOVE_FIRST,
+        "first queue", NULL, NULL},
+    {BIND_PICK, {'G', KEY_APP_END}, "G End", PANES_ALL, 0, do_pick_move, MOVE_LAST,
+        "last queue", NULL, NULL},
+    {BIND_PICK, {KEY_APP_ENTER}, "Enter", PANES_ALL, 0, do_pick_open, 0, "show that queue",
+        NULL, NULL},
+    {BIND_PICK, {'q', KEY_APP_ESC}, "q Esc", PANES_ALL, 0, do_back, 0, "back", NULL, NULL},
 };
 /* clang-format on */
 
@@ -968,6 +794,35 @@ app_help_line(size_t i, char *buf, size_t size)
     help_walk(pick_line, &p);
 }
 
+size_t
+app_hints(const struct ui *ui, int cols, char *buf, size_t size)
+{
+    size_t len = 0;
+
+    buf[0] = '\0';
+    /* help first, then the focused pane's own actions, then the rest in table order */
+    for (int pass = 0; pass < 3; pass++) {
+        for (size_t i = 0; i < NBINDINGS; i++) {
+            const struct binding *b = &bindings[i];
+            bool own = b->panes != PANES_ALL && (b->panes & PANE_BIT(ui->focus));
+            bool help = b->fn == do_help;
+            if (!(b->where & BIND_MAIN) || b->hint == NULL || help != (pass == 0) ||
+                (!help && own != (pass == 1)) || (b->panes != PANES_ALL && !own) ||
+                ((b->flags & KB_WRITE) && ui->read_only))
+                continue;
+            char item[48];
+            const char *key = b->label;
+            int n = snprintf(item, sizeof item, "%s%.*s %s", len > 0 ? "  " : " ",
+                             (int)strcspn(key, " "), key, b->hint);
+            if (n < 0 || len + (size_t)n + 1 > (size_t)cols || len + (size_t)n >= size)
+                return len; /* the rest does not fit: the most useful are shown */
+            memcpy(buf + len, item, (size_t)n + 1);
+            len += (size_t)n;
+        }
+    }
+    return len;
+}
+
 bool
 app_key_bound(int key)
 {
@@ -1137,6 +992,12 @@ app_refreshed(struct ui *ui, bool counts_moved)
         ui->refresh_ms = ui->refresh_ms / 2 < 250 ? 250 : ui->refresh_ms / 2;
     else
         ui->refresh_ms = ui->refresh_ms * 2 > 5000 ? 5000 : ui->refresh_ms * 2;
+}
+
+void
+app_refresh_start(struct ui *ui, int64_t ms)
+{
+    ui->refresh_ms = ms;
 }
 
 void

@@ -69,20 +69,20 @@ struct ui {
     int64_t refresh_ms;
     int64_t retry_in_ms; /* while disconnected: until the next attempt */
     enum action action, confirm_action;
-    char action_id[240];
+    char action_id[DQ_ID_MAX + 1];
     char **detail; /* details view lines (owned) */
     size_t ndetail;
     char detail_title[64];
     char *detail_copy;        /* what y copies in the details view (owned; may be NULL) */
     char **marks[PANE_COUNT]; /* ids marked with space, per pane (owned) */
     size_t nmarks[PANE_COUNT];
-    char filter[120]; /* pane filter_pane shows search matches for this ("": off) */
+    char filter[DQ_NEEDLE_MAX + 1]; /* pane filter_pane shows search matches for this ("": off) */
     int filter_pane;
     int64_t search_scanned, search_total;
     bool search_done;
-    char prompt[200];         /* MODE_INPUT: the question */
-    char input[120];          /* MODE_INPUT: what was typed */
-    enum action input_action; /* MODE_INPUT: what Enter does */
+    char prompt[200];              /* MODE_INPUT: the question */
+    char input[DQ_NEEDLE_MAX + 1]; /* MODE_INPUT: what was typed */
+    enum action input_action;      /* MODE_INPUT: what Enter does */
     /* MODE_PICK: the server's queues with their due, future, in-flight, failed counts */
     char **pick_names; /* owned */
     int64_t (*pick_counts)[4];
@@ -102,6 +102,10 @@ int app_key(struct ui *ui, const struct model *m, int key);
 size_t app_help_lines(void);
 void app_help_line(size_t i, char *buf, size_t size);
 
+/* The key hints for the status line, fitted to @cols: the focused pane's actions
+ * first, then the general keys (no actions when read-only). Returns the length. */
+size_t app_hints(const struct ui *ui, int cols, char *buf, size_t size);
+
 /* Whether @key is bound anywhere, and every bound key code with the label that help
  * shows for it (up to @max of them; returns how many there are). */
 bool app_key_bound(int key);
@@ -118,7 +122,7 @@ const char *app_selected_id(const struct ui *ui, const struct model *m);
 
 /* The selected task's id in each pane ("" when none), to follow it across a refresh. */
 struct selection {
-    char id[PANE_COUNT][240];
+    char id[PANE_COUNT][DQ_ID_MAX + 1];
 };
 void app_selection_save(const struct ui *ui, const struct model *m, struct selection *s);
 
@@ -176,6 +180,9 @@ void app_search_progress(struct ui *ui, int64_t scanned, int64_t total, bool don
 /* A refresh arrived: faster (down to 250 ms) while counts move, slower (up to 5 s)
  * while nothing does. */
 void app_refreshed(struct ui *ui, bool counts_moved);
+
+/* The first refresh interval (--refresh), before it adapts. */
+void app_refresh_start(struct ui *ui, int64_t ms);
 
 /* While disconnected: @ms until the next attempt, for the banner's countdown. */
 void app_set_retry(struct ui *ui, int64_t ms);

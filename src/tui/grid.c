@@ -106,6 +106,24 @@ grid_put(struct grid *g, int row, int col, int width, uint16_t attr, const char 
 }
 
 int
+grid_text_cols(const char *s, size_t len)
+{
+    struct dq_buf b = DQ_BUF_INIT;
+    int cols = 0;
+
+    dq_esc_text(&b, s, len, 0);
+    for (size_t i = 0; i < b.len;) {
+        uint32_t cp;
+        size_t n = dq_utf8_decode(b.data + i, b.len - i, &cp);
+        n = n == 0 ? 1 : n;
+        cols += (int)dq_esc_width(b.data + i, n);
+        i += n;
+    }
+    dq_buf_free(&b);
+    return cols;
+}
+
+int
 grid_puts(struct grid *g, int row, int col, int width, uint16_t attr, const char *s)
 {
     return grid_put(g, row, col, width, attr, s, strlen(s));

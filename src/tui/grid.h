@@ -51,6 +51,8 @@ void grid_clear(struct grid *g);
  * columns; a cut string ends with "…". Returns the columns used.
  */
 int grid_put(struct grid *g, int row, int col, int width, uint16_t attr, const char *s, size_t len);
+/* The columns grid_put would use for @s with room enough (escaped, wide glyphs 2). */
+int grid_text_cols(const char *s, size_t len);
 /* grid_put of a NUL-terminated string. */
 int grid_puts(struct grid *g, int row, int col, int width, uint16_t attr, const char *s);
 /* printf-style grid_puts. */

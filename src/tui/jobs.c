@@ -72,7 +72,7 @@ job_audit(dq_client *c, struct job *j)
     dq_err err = {0};
     struct dq_buf b = DQ_BUF_INIT;
 
-    if (dq_audit_get(c, j->queue, 1000, &a, &err) != DQ_OK) {
+    if (dq_audit_get(c, j->queue, DQ_CALL_MAX, &a, &err) != DQ_OK) {
         job_status(j, true, "audit: %s", err.msg);
         return;
     }
@@ -169,7 +169,7 @@ job_run(dq_client *c, void *arg)
     }
     case ACT_REAP: {
         dq_reaped rp;
-        if (dq_reap(c, j->queue, 1000, &rp, &err) == DQ_OK)
+        if (dq_reap(c, j->queue, DQ_CALL_MAX, &rp, &err) == DQ_OK)
             job_status(j, false, "recovered %zu expired leases (%zu ran out of attempts)",
                        rp.returned + rp.exhausted, rp.exhausted);
         else

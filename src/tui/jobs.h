@@ -19,9 +19,9 @@
 /* An operator's action: what the keyboard thread copied for it, and what it found. */
 struct job {
     enum action act;
-    char queue[101];
-    char id[240];
-    char input[120];
+    char queue[DQ_QUEUE_NAME_MAX + 1];
+    char id[DQ_ID_MAX + 1];
+    char input[DQ_NEEDLE_MAX + 1];
     char **ids; /* the marked set (owned copies), or NULL for the selected task */
     size_t nids;
     dq_task task; /* run now: the selected task's id and bytes (owned copies) */
@@ -40,9 +40,9 @@ const char *job_name(enum action act);
 /* One bounded search step; the keyboard thread owns the cursor between steps, and
  * gen tells a step of an older search (ended or replaced meanwhile) apart. */
 struct search_step {
-    char queue[101];
+    char queue[DQ_QUEUE_NAME_MAX + 1];
     int view;
-    char needle[120];
+    char needle[DQ_NEEDLE_MAX + 1];
     unsigned gen;
     dq_search cur;
     dq_page found; /* owned until taken */
@@ -55,7 +55,7 @@ void search_run(dq_client *c, void *arg);
 
 /* One refresh: a page of each pane from the offsets, for the queue named. */
 struct fetch {
-    char queue[101];
+    char queue[DQ_QUEUE_NAME_MAX + 1];
     int keep;
     size_t offsets[PANE_COUNT], limits[PANE_COUNT];
     struct snapshot snap;

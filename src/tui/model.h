@@ -21,7 +21,7 @@ struct model {
     bool connected;  /* the last fetch succeeded */
     char error[256]; /* why the last fetch failed */
     char endpoint[300];
-    char queue[101];
+    char queue[DQ_QUEUE_NAME_MAX + 1];
     dq_server_info info;
     dq_stats stats;
     dq_page pages[PANE_COUNT]; /* owned; each starts at offsets[i] */

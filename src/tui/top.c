@@ -428,7 +428,7 @@ tui_run(dq_client *c, const struct tui_options *o)
         return TUI_ETHREAD;
     }
     ui_init(&t.ui, o->read_only, !o->color);
-    t.ui.refresh_ms = o->refresh_ms;
+    app_refresh_start(&t.ui, o->refresh_ms);
     if (term_start(o->color, o->mouse) != 0) {
         io_stop(t.io);
         model_free(&t.model);

@@ -6,15 +6,26 @@
  */
 #include "view.h"
 
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "fmt/health.h"
 #include "fmt/mptext.h"
 #include "fmt/taskfmt.h"
 #include "lib/buf.h"
 #include "lib/dur.h"
 
 static const char *const pane_names[PANE_COUNT] = {"Due", "Future", "In-flight", "Failed"};
+
+/* An in-flight task running longer than this is flagged on its row. */
+#define LONG_RUNNING_MS (5 * 60 * 1000)
+
+/* The verdict's thresholds, as `delayq stats --check` has them by default. */
+#define VERDICT_OLDEST_DUE_MS (5 * 60 * 1000)
+#define VERDICT_FAR_FUTURE    100000
+#define VERDICT_MEMORY_PCT    90
 
 static uint16_t
 color(const struct ui *ui, int c)
@@ -36,11 +47,77 @@ human_bytes(char *buf, size_t size, int64_t n)
     snprintf(buf, size, u == 0 ? "%.0f%c" : "%.1f%c", v, units[u]);
 }
 
+/*
+ * The header block: three lines laid out by priority, so what an on-call engineer must
+ * see survives at 80 columns (queue, badges, due and its oldest age, failed, the
+ * verdict) and the rest is added as the width allows. A segment of priority 0 is never
+ * dropped; among the others the least important go first, later ones before earlier.
+ */
+struct seg {
+    char text[200];
+    uint16_t attr;
+    int prio;
+    bool untrusted; /* holds bytes from Redis: escaped, measured escaped */
+};
+
+#define SEGS_MAX 16
+
+static void seg_add(struct seg *s, int *n, int prio, uint16_t attr, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+
 static void
-render_header(const struct model *m, const struct ui *ui, struct grid *g)
+seg_add(struct seg *s, int *n, int prio, uint16_t attr, const char *fmt, ...)
 {
-    char now[40], used[16], max[16], state[64];
+    va_list ap;
+
+    if (*n >= SEGS_MAX)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(s[*n].text, sizeof s[*n].text, fmt, ap);
+    va_end(ap);
+    s[*n].attr = attr;
+    s[*n].prio = prio;
+    (*n)++;
+}
+
+/* Lays @n segments from @col within @width, dropping the least important to fit. */
+static int
+render_segs(struct grid *g, int row, int col, int width, const struct seg *s, int n)
+{
+    bool keep[SEGS_MAX];
+    int total = 0;
+
+    for (int i = 0; i < n; i++) {
+        keep[i] = true;
+        total += grid_text_cols(s[i].text, strlen(s[i].text));
+    }
+    while (total > width) {
+        int drop = -1;
+        for (int i = 0; i < n; i++)
+            if (keep[i] && s[i].prio > 0 && (drop < 0 || s[i].prio >= s[drop].prio))
+                drop = i;
+        if (drop < 0)
+            break; /* only what must stay: grid_put clips the end */
+        keep[drop] = false;
+        total -= grid_text_cols(s[drop].text, strlen(s[drop].text));
+    }
+    int c = col;
+    for (int i = 0; i < n; i++)
+        if (keep[i])
+            c += grid_puts(g, row, c, col + width - c, s[i].attr, s[i].text);
+    return c - col;
+}
+
+static void
+render_title(const struct model *m, const struct ui *ui, struct grid *g)
+{
+    struct seg s[SEGS_MAX];
+    char now[40], used[16], max[16];
     uint16_t bar = GRID_REVERSE;
+    int n = 0, badges = 0;
 
     dq_time_format(now, sizeof now, m->stats.now_ms);
     human_bytes(used, sizeof used, m->info.used_memory);
@@ -48,68 +125,96 @@ render_header(const struct model *m, const struct ui *ui, struct grid *g)
         human_bytes(max, sizeof max, m->info.maxmemory);
     else
         snprintf(max, sizeof max, "nolimit");
-    if (!m->connected)
-        snprintf(state, sizeof state, "DISCONNECTED");
-    else if (ui->paused)
-        snprintf(state, sizeof state, "PAUSED");
-    else
-        snprintf(state, sizeof state, "every %lldms", (long long)ui->refresh_ms);
     grid_attr(g, 0, 0, g->cols, bar);
-    int c = grid_printf(g, 0, 0, g->cols, bar | GRID_BOLD, " delayq top ");
-    c += grid_printf(g, 0, c, g->cols - c, bar, "| queue %s ", m->queue);
+    /* badges at the right end first: they are never cut */
+    if (ui->read_only)
+        badges += grid_text_cols(" READ-ONLY ", 11);
+    if (ui->read_only && g->cols > badges)
+        grid_puts(g, 0, g->cols - badges, badges, bar | GRID_BOLD | color(ui, GRID_YELLOW),
+                  " READ-ONLY ");
+    seg_add(s, &n, 0, bar | GRID_BOLD, " delayq top ");
+    seg_add(s, &n, 0, bar, "| queue %s ", m->queue);
     if (m->nqueues > 1)
-        c += grid_printf(g, 0, c, g->cols - c, bar, "(Q: %lld queues) ", (long long)m->nqueues);
-    c += grid_printf(g, 0, c, g->cols - c, bar,
-                     "| %s redis %s %s | mem %s/%s | %lld clients | %s | %s", m->endpoint,
-                     m->info.version, m->info.role, used, max, (long long)m->info.connected_clients,
-                     m->have_data ? now : "-", state);
-    if (ui->read_only && g->cols > 12)
-        grid_puts(g, 0, g->cols - 11, 11, bar | GRID_BOLD | color(ui, GRID_YELLOW), " READ-ONLY ");
+        seg_add(s, &n, 2, bar, "(Q: %lld queues) ", (long long)m->nqueues);
+    if (!m->connected)
+        seg_add(s, &n, 0, bar | GRID_BOLD | color(ui, GRID_RED), "| DISCONNECTED ");
+    else if (ui->paused)
+        seg_add(s, &n, 1, bar | GRID_BOLD, "| REFRESH PAUSED (Z) ");
+    else
+        seg_add(s, &n, 3, bar, "| every %lldms ", (long long)ui->refresh_ms);
+    seg_add(s, &n, 4, bar, "| %s ", m->endpoint);
+    seg_add(s, &n, 4, bar, "redis %s %s ", m->info.version, m->info.role);
+    seg_add(s, &n, 5, bar, "| mem %s/%s ", used, max);
+    seg_add(s, &n, 6, bar, "| %lld clients ", (long long)m->info.connected_clients);
+    seg_add(s, &n, 3, bar, "| %s ", m->have_data ? now : "-");
+    render_segs(g, 0, 0, g->cols - badges - (badges > 0), s, n);
 }
 
 static void
-render_counters(const struct model *m, const struct ui *ui, struct grid *g)
+render_counts(const struct model *m, const struct ui *ui, struct grid *g)
 {
     const dq_stats *s = &m->stats;
+    struct seg sg[SEGS_MAX];
     char age[32], next[32];
-    int c = 0;
+    int n = 0;
 
     dq_dur_format(age, sizeof age, s->oldest_due_age_ms);
-    if (s->next_due_ms >= 0)
-        dq_dur_format(next, sizeof next, s->next_due_ms - s->now_ms);
-    else
-        snprintf(next, sizeof next, "-");
-    c += grid_printf(g, 1, c, g->cols - c, GRID_BOLD, " due %lld", (long long)s->due);
-    c += grid_printf(g, 1, c, g->cols - c, 0, "  future %lld  far %lld", (long long)s->future,
-                     (long long)s->far_future);
-    c += grid_printf(g, 1, c, g->cols - c, 0, "  in-flight %lld", (long long)s->inflight);
+    seg_add(sg, &n, 0, GRID_BOLD, " due %lld", (long long)s->due);
+    if (s->oldest_due_age_ms > 0)
+        seg_add(sg, &n, 0, 0, " (oldest %s)", age);
+    seg_add(sg, &n, 0, s->failed > 0 ? color(ui, GRID_RED) | GRID_BOLD : 0, "  failed %lld",
+            (long long)s->failed);
+    seg_add(sg, &n, 1, 0, "  in-flight %lld", (long long)s->inflight);
     if (s->expired_leases > 0)
-        c += grid_printf(g, 1, c, g->cols - c, color(ui, GRID_RED), " (%lld expired)",
-                         (long long)s->expired_leases);
-    c += grid_printf(g, 1, c, g->cols - c, s->failed > 0 ? color(ui, GRID_RED) | GRID_BOLD : 0,
-                     "  failed %lld", (long long)s->failed);
-    grid_printf(g, 1, c, g->cols - c, 0,
-                "  | enq %.1f/s done %.1f/s fail %.1f/s | oldest due %s | next in %s", m->enq_rate,
-                m->done_rate, m->fail_rate, s->oldest_due_age_ms > 0 ? age : "-", next);
+        seg_add(sg, &n, 1, color(ui, GRID_RED), " (%lld expired)", (long long)s->expired_leases);
+    seg_add(sg, &n, 1, 0, "  future %lld", (long long)s->future);
+    seg_add(sg, &n, 4, 0, "  far %lld", (long long)s->far_future);
+    seg_add(sg, &n, 2, 0, "  | enq %.1f/s done %.1f/s fail %.1f/s", m->enq_rate, m->done_rate,
+            m->fail_rate);
+    if (s->next_due_ms >= 0) {
+        dq_dur_format(next, sizeof next, s->next_due_ms - s->now_ms);
+        seg_add(sg, &n, 3, 0, "  | next in %s", next);
+    }
+    if (s->trimmed > 0)
+        seg_add(sg, &n, 1, color(ui, GRID_YELLOW) | GRID_BOLD,
+                "  | failed-set retention has removed %lld tasks", (long long)s->trimmed);
+    render_segs(g, 1, 0, g->cols, sg, n);
 }
 
-/* A sparkline of the due backlog over the last fetches. */
+/* The verdict, then the due backlog's sparkline where there is room. */
 static void
-render_spark(const struct model *m, const struct ui *ui, struct grid *g)
+render_verdict(const struct model *m, const struct ui *ui, struct grid *g)
 {
     static const char *const bars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+    static const char *const marks[] = {"ok", "!", "!!"};
+    static const int colors[] = {GRID_GREEN, GRID_YELLOW, GRID_RED};
+    struct dq_health_facts f = {.stats = &m->stats,
+                                .max_oldest_due_ms = VERDICT_OLDEST_DUE_MS,
+                                .max_far_future = VERDICT_FAR_FUTURE,
+                                .used_memory = m->info.used_memory,
+                                .maxmemory = m->info.maxmemory,
+                                .memory_warn_pct = VERDICT_MEMORY_PCT,
+                                .fail_rate = m->have_data ? m->fail_rate : -1};
+    char text[512];
+    enum dq_health_level level = dq_health_verdict(&f, text, sizeof text);
+    uint16_t attr = (level > DQ_HEALTH_OK ? GRID_BOLD : 0) | color(ui, colors[level]);
     int64_t max = 1;
-    int c = grid_puts(g, 2, 0, g->cols, GRID_DIM, " due backlog ");
 
+    if (!m->have_data)
+        return;
+    int c = grid_printf(g, 2, 0, g->cols, attr, " %s %s", marks[level], text);
+    if (g->cols - c < 26 || m->nspark == 0)
+        return;
+    /* the sparkline takes what is left, right-aligned, two blanks after the verdict */
+    int len = m->nspark < g->cols - c - 16 ? m->nspark : g->cols - c - 16;
+    int at = g->cols - len - 1;
+    grid_puts(g, 2, at - 13, 13, GRID_DIM, "due backlog ");
     for (int i = 0; i < m->nspark; i++)
         max = m->spark[i] > max ? m->spark[i] : max;
-    for (int i = 0; i < m->nspark && c < g->cols; i++) {
-        int level = (int)(m->spark[i] * 7 / max);
-        grid_puts(g, 2, c++, 1, color(ui, GRID_CYAN), bars[level]);
+    for (int i = m->nspark - len; i < m->nspark; i++) {
+        int level7 = (int)(m->spark[i] * 7 / max);
+        grid_puts(g, 2, at++, 1, color(ui, GRID_CYAN), bars[level7]);
     }
-    if (m->stats.trimmed > 0 && c + 2 < g->cols)
-        grid_printf(g, 2, c + 2, g->cols - c - 2, color(ui, GRID_YELLOW) | GRID_BOLD,
-                    "failed-set retention has removed %lld tasks", (long long)m->stats.trimmed);
 }
 
 static void
@@ -127,22 +232,21 @@ render_row(const struct model *m, const struct ui *ui, struct grid *g, int pane,
     struct dq_buf rest = DQ_BUF_INIT;
     char when[32] = "-", att[24];
     int64_t now = m->stats.now_ms;
-    uint16_t attr = selected ? GRID_REVERSE : 0, when_attr = attr;
+    uint16_t attr = selected ? GRID_REVERSE : 0, when_attr = attr, rest_attr = 0;
     int idw = width >= 60 ? 22 : 14, ww = 10, aw = 6;
 
     switch (pane) {
-    case PANE_DUE:
+    case PANE_DUE: /* how long it has waited */
         dq_dur_format(when, sizeof when, now - t->due_ms);
         break;
     case PANE_FUTURE:
         dq_dur_format(when, sizeof when, t->due_ms - now);
         break;
-    case PANE_INFLIGHT:
-        if (t->lease_ms < now) {
-            snprintf(when, sizeof when, "EXPIRED");
-            when_attr = attr | color(ui, GRID_RED) | GRID_BOLD;
-        } else {
-            dq_dur_format(when, sizeof when, t->lease_ms - now);
+    case PANE_INFLIGHT: /* how long it has been running, flagged past the threshold */
+        if (t->claimed_ms >= 0) {
+            dq_dur_format(when, sizeof when, now - t->claimed_ms);
+            if (now - t->claimed_ms > LONG_RUNNING_MS)
+                when_attr = attr | color(ui, GRID_YELLOW) | GRID_BOLD;
         }
         break;
     default:
@@ -155,10 +259,25 @@ render_row(const struct model *m, const struct ui *ui, struct grid *g, int pane,
         dq_buf_puts(&rest, ": ");
         first_line(&rest, t->error);
     } else if (pane == PANE_INFLIGHT) {
+        /* the lease (renewed while it runs) says whether its worker is still there */
+        char left[32];
+        if (t->lease_ms < now) {
+            dq_buf_puts(&rest, "EXPIRED ");
+            rest_attr = color(ui, GRID_RED) | GRID_BOLD;
+        } else {
+            dq_dur_format(left, sizeof left, t->lease_ms - now);
+            dq_buf_printf(&rest, "lease %s ", left);
+        }
         dq_buf_puts(&rest, t->worker ? t->worker : "?");
     } else if (t->undecodable) {
         dq_buf_puts(&rest, "UNDECODABLE ");
         dq_mp_summary(&rest, t->raw, t->raw_len, 200);
+        rest_attr = color(ui, GRID_MAGENTA);
+    } else if (pane == PANE_FUTURE && t->attempt > 0 && t->last_error != NULL) {
+        /* waiting to retry: why it failed matters more than what it carries */
+        dq_buf_puts(&rest, "retry: ");
+        first_line(&rest, t->last_error);
+        rest_attr = color(ui, GRID_YELLOW);
     } else {
         dq_mp_summary(&rest, t->payload, t->payload_len, 400);
     }
@@ -172,9 +291,8 @@ render_row(const struct model *m, const struct ui *ui, struct grid *g, int pane,
     grid_puts(g, row, col + idw + 1, ww, when_attr, when);
     grid_puts(g, row, col + idw + ww + 2, aw, attr, att);
     if (width > idw + ww + aw + 3)
-        grid_put(g, row, col + idw + ww + aw + 3, width - (idw + ww + aw + 3),
-                 attr | (t->undecodable ? color(ui, GRID_MAGENTA) : 0), rest.data ? rest.data : "",
-                 rest.len);
+        grid_put(g, row, col + idw + ww + aw + 3, width - (idw + ww + aw + 3), attr | rest_attr,
+                 rest.data ? rest.data : "", rest.len);
     dq_buf_free(&rest);
 }
 
@@ -183,8 +301,9 @@ render_pane(const struct model *m, const struct ui *ui, struct grid *g, int pane
             const struct pane_box *box)
 {
     int row = box->row, col = box->col, height = box->height, width = box->width;
-    static const char *const when_names[] = {"OVERDUE", "DUE IN", "LEASE", "FAILED"};
-    static const char *const rest_names[] = {"PAYLOAD", "PAYLOAD", "WORKER", "REASON: ERROR"};
+    static const char *const when_names[] = {"WAITING", "DUE IN", "RUNNING", "FAILED"};
+    static const char *const rest_names[] = {"PAYLOAD", "PAYLOAD OR LAST ERROR", "LEASE, WORKER",
+                                             "REASON: ERROR"};
     bool focused = ui->focus == pane;
     const dq_page *p = &m->pages[pane];
     uint16_t title = focused ? GRID_BOLD | GRID_UNDERLINE | color(ui, GRID_CYAN) : GRID_BOLD;
@@ -273,10 +392,9 @@ render_status(const struct model *m, const struct ui *ui, struct grid *g)
                     " %s", ui->status);
         return;
     }
-    grid_puts(g, row, 0, g->cols, GRID_DIM,
-              ui->read_only ? " ? help  q quit  Tab/1-4 panes  j/k move  Enter details  Z pause"
-                            : " ? help  q quit  Tab/1-4 panes  j/k move  Enter details  r/R/A"
-                              " requeue  d/X drop  p run now  x reap  L audit  y copy");
+    char hints[512];
+    app_hints(ui, g->cols, hints, sizeof hints);
+    grid_puts(g, row, 0, g->cols, GRID_DIM, hints);
 }
 
 /* Line @i of a text view into @buf (snprintf semantics). */
@@ -404,9 +522,9 @@ view_render(const struct model *m, const struct ui *ui, struct grid *g)
         render_picker(m, ui, &l, g);
         return;
     }
-    render_header(m, ui, g);
-    render_counters(m, ui, g);
-    render_spark(m, ui, g);
+    render_title(m, ui, g);
+    render_counts(m, ui, g);
+    render_verdict(m, ui, g);
     render_panes(m, ui, &l, g, 3, g->rows - 1);
     if (ui->mode == MODE_CONFIRM) {
         char q[300];

@@ -1,20 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_reply.c: the reply parsers of src/lib/queue.c for the claim, page, find, search,
+ * fuzz_reply.c: the reply parsers of src/lib/reply.c for the claim, page, find, search,
  * audit and stats scripts, which turn whatever Redis answers into tasks. The input is
  * RESP bytes, read by hiredis's own reader as the client would read them; each reply is
- * handed to every parser. queue.c is compiled into this file so its static parsers can
- * be reached without exporting them (the static library's copy of queue.c is then never
- * linked in, as every symbol it defines is already here).
+ * handed to every parser. The parsers are linked from the library (reply.h), as the
+ * queue operations call them.
  *
  * Invariants: a parser either succeeds or fails with DQ_EPROTO (DQ_ENOMEM aside); what
  * it returns is freed by the result's own free function with nothing left over (the
  * leak checker runs after every input); every task returned has an id and the state of
  * its view; task counts follow the reply's length.
  */
-#include "lib/queue.c"
+#include <string.h>
 
+#include <hiredis/hiredis.h>
+
+#include "delayq.h"
 #include "fuzz.h"
+#include "lib/buf.h"
+#include "lib/reply.h"
 
 static void
 check_rc(int rc, const dq_err *err)
@@ -40,7 +44,7 @@ try_claim(const redisReply *r)
     dq_err err = {0};
 
     memset(&cl, 0, sizeof cl);
-    int rc = parse_claim(r, &cl, &err);
+    int rc = dq_reply_claim(r, &cl, &err);
     check_rc(rc, &err);
     if (rc == DQ_OK) {
         FUZZ_CHECK(cl.n == (r->elements - 3) / 2);
@@ -55,11 +59,11 @@ try_page(const redisReply *r, dq_view view)
     static const dq_state states[] = {DQ_STATE_SCHEDULED, DQ_STATE_SCHEDULED, DQ_STATE_INFLIGHT,
                                       DQ_STATE_FAILED};
     dq_page p;
-    struct page_state ps = {&p, view};
+    struct dq_page_reply ps = {&p, view};
     dq_err err = {0};
 
     memset(&p, 0, sizeof p);
-    int rc = parse_page(r, &ps, &err);
+    int rc = dq_reply_page(r, &ps, &err);
     check_rc(rc, &err);
     if (rc == DQ_OK) {
         FUZZ_CHECK(p.n == (r->elements - 2) / 3);
@@ -73,11 +77,11 @@ try_search(const redisReply *r, dq_view view)
 {
     dq_search cur = {0};
     dq_page found;
-    struct search_state ss = {&cur, &found, view};
+    struct dq_search_reply ss = {&cur, &found, view};
     dq_err err = {0};
 
     memset(&found, 0, sizeof found);
-    int rc = parse_search(r, &ss, &err);
+    int rc = dq_reply_search(r, &ss, &err);
     check_rc(rc, &err);
     if (rc == DQ_OK)
         FUZZ_CHECK(cur.scanned >= 0 && (cur.done || cur.cursor >= 0));
@@ -88,11 +92,11 @@ static void
 try_find(const redisReply *r)
 {
     dq_task t;
-    struct find_state fs = {.out = &t, .cursor = DQ_BUF_INIT};
+    struct dq_find_reply fs = {.out = &t, .cursor = DQ_BUF_INIT};
     dq_err err = {0};
 
     memset(&t, 0, sizeof t);
-    int rc = parse_find(r, &fs, &err);
+    int rc = dq_reply_find(r, &fs, &err);
     check_rc(rc, &err);
     if (rc == DQ_OK && fs.found)
         FUZZ_CHECK(t.id != NULL && t.raw != NULL);
@@ -109,7 +113,7 @@ try_audit(const redisReply *r)
     dq_err err = {0};
 
     memset(&au, 0, sizeof au);
-    int rc = parse_audit(r, &au, &err);
+    int rc = dq_reply_audit(r, &au, &err);
     check_rc(rc, &err);
     if (rc == DQ_OK) {
         FUZZ_CHECK(au.n == r->elements);
@@ -128,7 +132,7 @@ try_stats(const redisReply *r)
     dq_err err = {0};
 
     memset(&s, 0, sizeof s);
-    check_rc(parse_stats(r, &s, &err), &err);
+    check_rc(dq_reply_stats(r, &s, &err), &err);
 }
 
 /*

@@ -573,6 +573,160 @@ queues_registry_of_the_wrong_type(void **state)
     fixture_close(&f);
 }
 
+/* Enqueues one task to @queue on @c and claims it back (then acks it). */
+static void
+enqueue_and_claim(struct fixture *f, dq_client *c, const char *queue)
+{
+    dq_enqueued e;
+    dq_claimed cl;
+
+    ASSERT_OK(f, dq_enqueue(c, queue, NULL, "x", 1, &e, &f->err));
+    ASSERT_OK(f, dq_claim(c, queue, 1, 60000, "w", &cl, &f->err));
+    assert_int_equal(cl.n, 1);
+    ASSERT_OK(f, dq_ack(c, queue, &cl.tasks[0], &f->err));
+    dq_claimed_free(&cl);
+}
+
+static void
+registry_cache_holds_many_queues(void **state)
+{
+    enum { NQ = 10, ROUNDS = 4 };
+    struct fixture f;
+    char names[NQ][96];
+
+    fixture_open(&f, state, "cycle");
+    for (int i = 0; i < NQ; i++) {
+        char tag[32];
+        snprintf(tag, sizeof tag, "cycle-%d", i);
+        test_queue_name(names[i], sizeof names[i], tag);
+    }
+    /* first round: one SADD per queue, at its first call (the enqueue); none for claim */
+    for (int i = 0; i < NQ; i++) {
+        long long before = sadd_calls(&f);
+        enqueue_and_claim(&f, f.c, names[i]);
+        assert_int_equal(sadd_calls(&f), before + 1);
+    }
+    /* later rounds, enqueue, batch enqueue and claim on every queue: no SADD at all */
+    long long settled = sadd_calls(&f);
+    for (int round = 1; round < ROUNDS; round++) {
+        for (int i = 0; i < NQ; i++) {
+            dq_enqueue_item items[2] = {{.payload = "a", .payload_len = 1},
+                                        {.payload = "b", .payload_len = 1}};
+            dq_enqueued out[2];
+            dq_claimed cl;
+            enqueue_and_claim(&f, f.c, names[i]);
+            ASSERT_OK(&f, dq_enqueue_batch(f.c, names[i], items, 2, out, &f.err));
+            ASSERT_OK(&f, dq_claim(f.c, names[i], 2, 60000, "w", &cl, &f.err));
+            assert_int_equal(cl.n, 2);
+            dq_claimed_free(&cl);
+        }
+    }
+    assert_int_equal(sadd_calls(&f), settled);
+    for (int i = 0; i < NQ; i++)
+        assert_true(listed(f.c, names[i], NULL));
+
+    /* forgetting one queue forgets it in the cache too: its next use registers again */
+    ASSERT_OK(&f, dq_queue_forget(f.c, names[3], &f.err));
+    enqueue_and_claim(&f, f.c, names[3]);
+    assert_int_equal(sadd_calls(&f), settled + 1);
+    assert_true(listed(f.c, names[3], NULL));
+    fixture_close(&f);
+}
+
+/*
+ * Past the cache's bound (1024 names, client.h) the queues already remembered stay
+ * remembered and the further ones are not: each call for them sends its SADD again.
+ */
+static void
+registry_cache_past_its_bound(void **state)
+{
+    enum { NQ = 1024 + 3 };
+    struct fixture f;
+    char name[96];
+
+    fixture_open(&f, state, "bound");
+    for (int i = 0; i < NQ; i++) {
+        char tag[32];
+        dq_enqueued e;
+        snprintf(tag, sizeof tag, "bound-%04d", i);
+        test_queue_name(name, sizeof name, tag);
+        ASSERT_OK(&f, dq_enqueue(f.c, name, NULL, "x", 1, &e, &f.err));
+    }
+    long long before = sadd_calls(&f);
+    for (int i = 0; i < NQ; i++) {
+        char tag[32];
+        dq_enqueued e;
+        snprintf(tag, sizeof tag, "bound-%04d", i);
+        test_queue_name(name, sizeof name, tag);
+        ASSERT_OK(&f, dq_enqueue(f.c, name, NULL, "x", 1, &e, &f.err));
+    }
+    assert_int_equal(sadd_calls(&f), before + (NQ - 1024));
+    assert_true(listed(f.c, name, NULL));
+    fixture_close(&f);
+}
+
+/* A SADD that fails (dq:queues of the wrong type) is not remembered: a later call for
+ * the queue registers it once the registry is usable again. */
+static void
+failed_registration_is_retried(void **state)
+{
+    struct fixture f;
+    char queue[96];
+    const char *save[] = {"RENAME", "dq:queues", "dq:queues:saved"};
+    const char *set[] = {"SET", "dq:queues", "not a set"};
+    const char *undo[] = {"DEL", "dq:queues"};
+    const char *back[] = {"RENAME", "dq:queues:saved", "dq:queues"};
+    dq_enqueued e;
+
+    fixture_open(&f, state, "retry-reg");
+    enqueue_str(&f, "{}", 0, NULL, NULL); /* so dq:queues exists to be renamed */
+    test_queue_name(queue, sizeof queue, "retry-reg-2");
+    freeReplyObject(test_redis_cmd(f.redis, 3, save));
+    freeReplyObject(test_redis_cmd(f.redis, 3, set));
+    ASSERT_OK(&f, dq_enqueue(f.c, queue, NULL, "x", 1, &e, &f.err));
+    freeReplyObject(test_redis_cmd(f.redis, 2, undo));
+    freeReplyObject(test_redis_cmd(f.redis, 3, back));
+    assert_false(listed(f.c, queue, NULL));
+    ASSERT_OK(&f, dq_enqueue(f.c, queue, NULL, "y", 1, &e, &f.err));
+    assert_true(listed(f.c, queue, NULL));
+    fixture_close(&f);
+}
+
+/* One id limit everywhere (DQ_ID_MAX, what enqueue.lua enforces): an id that long is
+ * enqueued, found and dropped; one byte more is refused by every call that takes ids. */
+static void
+ids_are_limited_to_dq_id_max(void **state)
+{
+    struct fixture f;
+    char id[DQ_ID_MAX + 2];
+    const char *ids[1] = {id};
+    size_t n = 0;
+    dq_enqueued e;
+    dq_task t;
+
+    fixture_open(&f, state, "idmax");
+    memset(id, 'k', DQ_ID_MAX + 1);
+    id[DQ_ID_MAX + 1] = '\0';
+    dq_enqueue_opts o = {.id = id};
+    assert_int_equal(dq_enqueue(f.c, f.queue, &o, "x", 1, &e, &f.err), DQ_EINVAL);
+    assert_string_equal(f.err.msg, "id: must be 1..200 bytes (got 201)");
+    assert_int_equal(dq_find(f.c, f.queue, id, &t, &f.err), DQ_EINVAL);
+    assert_int_equal(dq_requeue(f.c, f.queue, ids, 1, 0, &n, &f.err), DQ_EINVAL);
+    assert_int_equal(dq_drop(f.c, f.queue, ids, 1, &n, &f.err), DQ_EINVAL);
+    assert_non_null(strstr(f.err.msg, "longer than 200 bytes"));
+
+    id[DQ_ID_MAX] = '\0';
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "x", 1, &e, &f.err));
+    assert_string_equal(e.id, id);
+    ASSERT_OK(&f, dq_find(f.c, f.queue, id, &t, &f.err));
+    assert_string_equal(t.id, id);
+    assert_int_equal(t.state, DQ_STATE_SCHEDULED);
+    dq_task_clear(&t);
+    ASSERT_OK(&f, dq_drop(f.c, f.queue, ids, 1, &n, &f.err));
+    assert_int_equal(n, 1);
+    fixture_close(&f);
+}
+
 int
 main(void)
 {
@@ -590,6 +744,10 @@ main(void)
         cmocka_unit_test(search_failed_in_bounded_steps),
         cmocka_unit_test(queues_are_registered_by_use),
         cmocka_unit_test(queues_registry_of_the_wrong_type),
+        cmocka_unit_test(registry_cache_holds_many_queues),
+        cmocka_unit_test(registry_cache_past_its_bound),
+        cmocka_unit_test(failed_registration_is_retried),
+        cmocka_unit_test(ids_are_limited_to_dq_id_max),
     };
 
     return cmocka_run_group_tests_name("integ/ops", tests, fixture_group_setup,

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt/taskfmt.h"
 #include "tui/app.h"
 #include "tui/grid.h"
 #include "tui/model.h"
@@ -389,6 +390,257 @@ selection_follows_its_task_across_a_refresh(void **state)
     ui_free(&ui);
 }
 
+/* At 80 columns the header keeps what on-call needs; the rest comes with the width. */
+static void
+header_keeps_what_matters_at_80_columns(void **state)
+{
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    m.nqueues = 12;
+    snprintf(m.queue, sizeof m.queue, "payments-settlement-eu");
+    ui_init(&ui, true, false);
+    char *text = render(&m, &ui, 24, 80);
+    char *nl = strchr(text, '\n');
+    assert_non_null(nl);
+    *nl = '\0'; /* the title line alone */
+    assert_has(text, "queue payments-settlement-eu");
+    assert_has(text, "READ-ONLY");
+    assert_null(strstr(text, "clients")); /* dropped at this width */
+    *nl = '\n';
+    assert_has(text, " due 2 (oldest 4s)  failed 1");
+    assert_has(text, "1 lease expired: workers died holding tasks (x recovers)");
+    free(text);
+    m.spark[0] = 5;
+    m.nspark = 1;
+    text = render(&m, &ui, 40, 200);
+    assert_has(text, "0 clients");
+    assert_has(text, "READ-ONLY");
+    assert_has(text, "due backlog");
+    free(text);
+    model_free(&m);
+    ui_free(&ui);
+}
+
+/* In-flight rows say how long they run; retrying tasks say why they wait. */
+static void
+rows_say_since_when_and_why(void **state)
+{
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    dq_task *inf = &m.pages[PANE_INFLIGHT].tasks[0];
+    inf->claimed_ms = m.stats.now_ms - 400000;
+    inf->lease_ms = m.stats.now_ms + 27000;
+    dq_task *fut = &m.pages[PANE_FUTURE].tasks[0];
+    fut->attempt = 6;
+    fut->last_error = dup_str("upstream 503 from payments-api");
+    ui_init(&ui, false, false);
+    char *text = render(&m, &ui, 40, 140);
+    assert_has(text, "6m40s"); /* running since the claim */
+    assert_has(text, "lease 27s w@host:1");
+    assert_has(text, "retry: upstream 503 from pa"); /* cut to the pane, not dropped */
+    assert_null(strstr(text, "raw: \\xc1"));         /* its payload is in details, not the row */
+    free(text);
+    model_free(&m);
+    ui_free(&ui);
+}
+
+/* The key hints follow the focused pane and leave out actions when read-only. */
+static void
+hints_follow_the_pane(void **state)
+{
+    struct ui ui;
+    char h[512];
+
+    ui_init(&ui, false, false);
+    ui.focus = PANE_INFLIGHT;
+    app_hints(&ui, 80, h, sizeof h);
+    assert_non_null(strstr(h, "? help  x reap"));
+    assert_null(strstr(h, "r requeue"));
+    ui.focus = PANE_FUTURE;
+    app_hints(&ui, 80, h, sizeof h);
+    assert_non_null(strstr(h, "p run now"));
+    assert_true(strlen(h) < 80);
+    ui.read_only = true;
+    app_hints(&ui, 80, h, sizeof h);
+    assert_null(strstr(h, "run now"));
+    assert_non_null(strstr(h, "Enter details"));
+    app_hints(&ui, 20, h, sizeof h);
+    assert_true(strlen(h) < 20);
+    ui_free(&ui);
+}
+
+/*
+ * Golden screens: whole rendered screens compared with the files in tests/unit/golden/, so any
+ * change of layout shows up as a diff to review. After a change made on purpose,
+ * `meson compile -C build update-golden` rewrites them (DQ_GOLDEN_UPDATE=1).
+ */
+static char *
+read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *text = NULL;
+    long n;
+
+    if (f == NULL)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
+        text = malloc((size_t)n + 1);
+        if (text != NULL && fread(text, 1, (size_t)n, f) == (size_t)n) {
+            text[n] = '\0';
+        } else {
+            free(text);
+            text = NULL;
+        }
+    }
+    fclose(f);
+    return text;
+}
+
+static void
+golden_check(const char *name, const char *got)
+{
+    const char *root = getenv("DQ_SOURCE_ROOT");
+    char path[1024];
+
+    assert_non_null(root);
+    snprintf(path, sizeof path, "%s/tests/unit/golden/%s.txt", root, name);
+    if (getenv("DQ_GOLDEN_UPDATE") != NULL) {
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(got, 1, strlen(got), f), strlen(got));
+        assert_int_equal(fclose(f), 0);
+        return;
+    }
+    char *want = read_file(path);
+    if (want == NULL)
+        fail_msg("no golden screen %s (meson compile -C build update-golden makes it)", path);
+    /* the first line that differs, both sides, as a reviewer wants to see it */
+    const char *a = want, *b = got;
+    for (int line = 1; *a != '\0' || *b != '\0'; line++) {
+        size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n");
+        if (la != lb || memcmp(a, b, la) != 0) {
+            char msg[1024];
+            snprintf(msg, sizeof msg, "%s line %d differs:\n  want |%.*s|\n  got  |%.*s|", name,
+                     line, (int)(la > 400 ? 400 : la), a, (int)(lb > 400 ? 400 : lb), b);
+            free(want);
+            fail_msg("%s", msg);
+        }
+        a += la + (a[la] == '\n');
+        b += lb + (b[lb] == '\n');
+    }
+    free(want);
+}
+
+static const int golden_sizes[][2] = {{24, 80}, {40, 120}, {50, 200}};
+
+/* Renders @ui over @m at every golden size and checks each against screen_RxC. */
+static void
+golden_screens(struct model *m, struct ui *ui, const char *screen)
+{
+    for (size_t i = 0; i < sizeof golden_sizes / sizeof golden_sizes[0]; i++) {
+        char name[64];
+        int rows = golden_sizes[i][0], cols = golden_sizes[i][1];
+        snprintf(name, sizeof name, "%s_%dx%d", screen, cols, rows);
+        char *text = render(m, ui, rows, cols);
+        golden_check(name, text);
+        free(text);
+    }
+}
+
+static void
+golden_main(void **state)
+{
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    m.nqueues = 3;
+    for (int i = 0; i < SPARK_LEN; i++) /* a backlog that grew, then drained */
+        m.spark[i] = i < 30 ? i * 3 : (SPARK_LEN - i) * 2;
+    m.nspark = SPARK_LEN;
+    m.enq_rate = 12.5;
+    m.done_rate = 11;
+    ui_init(&ui, false, false);
+    ui.focus = PANE_FAILED;
+    golden_screens(&m, &ui, "main");
+    model_free(&m);
+    ui_free(&ui);
+}
+
+static void
+golden_details(void **state)
+{
+    struct model m;
+    struct ui ui;
+    struct dq_buf b = DQ_BUF_INIT;
+    static char trace[] = "panic: runtime error: index out of range [3] with length 3\n\n"
+                          "goroutine 1 [running]:\nmain.renderInvoice(...)\n"
+                          "\t/src/invoice/render.go:57 +0x1d\n";
+
+    make_model(&m);
+    ui_init(&ui, false, false);
+    dq_task *f = &m.pages[PANE_FAILED].tasks[0];
+    f->trace = strdup(trace);
+    f->failed_by = strdup("worker@host:4242");
+    f->state = DQ_STATE_FAILED;
+    f->seq = 30;
+    f->attempt = 3;
+    f->enqueued_ms = m.stats.now_ms - 90000;
+    f->deadline_ms = -1;
+    f->lease_ms = f->claimed_ms = -1;
+    dq_fmt_task_details(&b, f, m.stats.now_ms);
+    dq_buf_putc(&b, '\0');
+    app_set_detail(&ui, b.data);
+    snprintf(ui.detail_title, sizeof ui.detail_title, "task details");
+    ui.mode = MODE_DETAILS;
+    golden_screens(&m, &ui, "details");
+    dq_buf_free(&b);
+    model_free(&m);
+    ui_free(&ui);
+}
+
+static void
+golden_help(void **state)
+{
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    ui_init(&ui, false, false);
+    ui.mode = MODE_HELP;
+    golden_screens(&m, &ui, "help");
+    model_free(&m);
+    ui_free(&ui);
+}
+
+static void
+golden_picker(void **state)
+{
+    struct model m;
+    struct ui ui;
+    const char *names[] = {"billing", "emails", "orders", "webhooks"};
+    char **owned = calloc(4, sizeof *owned);
+    int64_t(*counts)[4] = calloc(4, sizeof *counts);
+
+    make_model(&m);
+    ui_init(&ui, false, false);
+    for (int i = 0; i < 4; i++) {
+        owned[i] = dup_str(names[i]);
+        counts[i][0] = 3 * i;
+        counts[i][1] = 100 * i;
+        counts[i][2] = i;
+        counts[i][3] = i == 3 ? 42 : 0;
+    }
+    app_set_picker(&ui, owned, counts, 4, 4, "orders");
+    golden_screens(&m, &ui, "picker");
+    model_free(&m);
+    ui_free(&ui);
+}
+
 int
 main(void)
 {
@@ -402,6 +654,13 @@ main(void)
         cmocka_unit_test(click_focuses_and_selects),
         cmocka_unit_test(queue_picker_lists_moves_and_switches),
         cmocka_unit_test(selection_follows_its_task_across_a_refresh),
+        cmocka_unit_test(header_keeps_what_matters_at_80_columns),
+        cmocka_unit_test(rows_say_since_when_and_why),
+        cmocka_unit_test(hints_follow_the_pane),
+        cmocka_unit_test(golden_main),
+        cmocka_unit_test(golden_details),
+        cmocka_unit_test(golden_help),
+        cmocka_unit_test(golden_picker),
     };
 
     return cmocka_run_group_tests_name("unit/view", tests, NULL, NULL);

@@ -1,0 +1,785 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reply.c: the scripts' replies read into result structs. Each reply shape has its
+ * positions named below, in the order docs/PROTOCOL.md section 5 lists them, and every
+ * refusal names the element, what it is and what was expected, so a protocol mismatch
+ * (another client's scripts, a proxy, a bug) is found from the message alone.
+ */
+#include "reply.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+#include "err.h"
+#include "task.h"
+
+/* ---- reading elements ---------------------------------------------------------------- */
+
+/* An integer reply, or a string holding a decimal integer (Lua numbers may arrive as
+ * either; a fraction after the point is dropped). */
+static bool
+as_int(const redisReply *e, int64_t *v)
+{
+    if (e->type == REDIS_REPLY_INTEGER) {
+        *v = e->integer;
+        return true;
+    }
+    if (e->type == REDIS_REPLY_STRING && e->len > 0 && e->len < 24) {
+        char tmp[24], *end;
+        memcpy(tmp, e->str, e->len);
+        tmp[e->len] = '\0';
+        long long x = strtoll(tmp, &end, 10);
+        if (*end == '\0' || *end == '.') {
+            *v = x;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool
+is_array(const redisReply *r, size_t min)
+{
+    return r->type == REDIS_REPLY_ARRAY && r->elements >= min;
+}
+
+static bool
+is_str(const redisReply *e)
+{
+    return e->type == REDIS_REPLY_STRING;
+}
+
+static bool
+is_word(const redisReply *e, const char *word)
+{
+    size_t n = strlen(word);
+    return e->len == n && memcmp(e->str, word, n) == 0;
+}
+
+/* What @e is, for messages: "an integer", "an array of 3", ... */
+static const char *
+kind(const redisReply *e, char *buf, size_t size)
+{
+    switch (e->type) {
+    case REDIS_REPLY_STRING:
+        return "a string";
+    case REDIS_REPLY_INTEGER:
+        return "an integer";
+    case REDIS_REPLY_ARRAY:
+        snprintf(buf, size, "an array of %zu", e->elements);
+        return buf;
+    case REDIS_REPLY_NIL:
+        return "nil";
+    case REDIS_REPLY_STATUS:
+        return "a status";
+    case REDIS_REPLY_ERROR:
+        return "an error";
+    default:
+        return "of an unknown type";
+    }
+}
+
+/* "<what> reply: <kind of r>, expected <want>". */
+static int DQ_PRINTF(4, 5)
+    bad_shape(dq_err *err, const char *what, const redisReply *r, const char *want_fmt, ...)
+{
+    char want[96], k[32];
+    va_list ap;
+
+    va_start(ap, want_fmt);
+    vsnprintf(want, sizeof want, want_fmt, ap);
+    va_end(ap);
+    return dq_err_set(err, DQ_EPROTO, "%s reply: %s, expected %s", what, kind(r, k, sizeof k),
+                      want);
+}
+
+/* "<what> reply: element <pos + 1> (<name>) is <kind of e>, expected <want>". */
+static int DQ_PRINTF(6, 7)
+    bad_element(dq_err *err, const char *what, size_t pos, const redisReply *e, const char *want,
+                const char *name_fmt, ...)
+{
+    char name[64], k[32];
+    va_list ap;
+
+    va_start(ap, name_fmt);
+    vsnprintf(name, sizeof name, name_fmt, ap);
+    va_end(ap);
+    return dq_err_set(err, DQ_EPROTO, "%s reply: element %zu (%s) is %s, expected %s", what,
+                      pos + 1, name, kind(e, k, sizeof k), want);
+}
+
+/* Element @pos of array @r as an integer into *v. */
+static int
+get_int(const redisReply *r, size_t pos, const char *what, const char *name, int64_t *v,
+        dq_err *err)
+{
+    if (!as_int(r->element[pos], v))
+        return bad_element(err, what, pos, r->element[pos], "an integer", "%s", name);
+    return DQ_OK;
+}
+
+static int
+oom(dq_err *err)
+{
+    return dq_err_set(err, DQ_ENOMEM, "out of memory");
+}
+
+/* ---- config (5.16): field, value pairs --------------------------------------------- */
+
+enum { CONFIG_FIELD, CONFIG_VALUE, CONFIG_PAIR };
+
+const char *const dq_config_fields[DQ_CONFIG_FIELDS] = {
+    "max_delay_ms", "max_payload",      "backoff_base_ms", "backoff_cap_ms",
+    "max_attempts", "failed_retention", "audit_retention", "far_future_ms",
+};
+
+int64_t *
+dq_config_slot(dq_config *c, size_t i)
+{
+    int64_t *slots[DQ_CONFIG_FIELDS] = {&c->max_delay_ms,    &c->max_payload,  &c->backoff_base_ms,
+                                        &c->backoff_cap_ms,  &c->max_attempts, &c->failed_retention,
+                                        &c->audit_retention, &c->far_future_ms};
+    return slots[i];
+}
+
+int
+dq_reply_config(const redisReply *r, void *out, dq_err *err)
+{
+    dq_config *c = out;
+
+    if (!is_array(r, CONFIG_PAIR * DQ_CONFIG_FIELDS))
+        return bad_shape(err, "config", r, "an array of %d (field, value pairs)",
+                         CONFIG_PAIR * DQ_CONFIG_FIELDS);
+    for (size_t i = 0; i < DQ_CONFIG_FIELDS; i++) {
+        int rc = get_int(r, CONFIG_PAIR * i + CONFIG_VALUE, "config", dq_config_fields[i],
+                         dq_config_slot(c, i), err);
+        if (rc != DQ_OK)
+            return rc;
+    }
+    return DQ_OK;
+}
+
+/* ---- enqueue (5.2): per task id, status, due ----------------------------------------- */
+
+enum { ENQUEUE_ID, ENQUEUE_STATUS, ENQUEUE_DUE, ENQUEUE_FIELDS };
+
+/* Status codes of the enqueue reply. */
+enum { ENQUEUE_ADDED, ENQUEUE_DUP_SCHEDULED, ENQUEUE_DUP_INFLIGHT };
+
+int
+dq_reply_enqueue(const redisReply *r, void *out, dq_err *err)
+{
+    struct dq_enqueue_reply *o = out;
+
+    if (!is_array(r, ENQUEUE_FIELDS * o->n) || r->elements != ENQUEUE_FIELDS * o->n)
+        return bad_shape(err, "enqueue", r, "an array of %zu (id, status, due per task)",
+                         ENQUEUE_FIELDS * o->n);
+    for (size_t i = 0; i < o->n; i++) {
+        size_t at = ENQUEUE_FIELDS * i;
+        const redisReply *id = r->element[at + ENQUEUE_ID];
+        dq_enqueued *e = &o->e[i];
+        int64_t status, due;
+
+        if (!is_str(id))
+            return bad_element(err, "enqueue", at + ENQUEUE_ID, id, "a string", "id of task %zu",
+                               i + 1);
+        if (id->len == 0 || id->len >= sizeof e->id)
+            return dq_err_set(err, DQ_EPROTO,
+                              "enqueue reply: element %zu (id of task %zu) is %zu bytes, "
+                              "expected 1..%zu",
+                              at + ENQUEUE_ID + 1, i + 1, id->len, sizeof e->id - 1);
+        if (!as_int(r->element[at + ENQUEUE_STATUS], &status))
+            return bad_element(err, "enqueue", at + ENQUEUE_STATUS, r->element[at + ENQUEUE_STATUS],
+                               "an integer", "status of task %zu", i + 1);
+        if (!as_int(r->element[at + ENQUEUE_DUE], &due))
+            return bad_element(err, "enqueue", at + ENQUEUE_DUE, r->element[at + ENQUEUE_DUE],
+                               "an integer", "due of task %zu", i + 1);
+        memcpy(e->id, id->str, id->len);
+        e->id[id->len] = '\0';
+        e->duplicate = status != ENQUEUE_ADDED;
+        e->where = status == ENQUEUE_ADDED || status == ENQUEUE_DUP_SCHEDULED ? DQ_STATE_SCHEDULED
+                   : status == ENQUEUE_DUP_INFLIGHT                           ? DQ_STATE_INFLIGHT
+                                                                              : DQ_STATE_FAILED;
+        e->due_ms = due;
+    }
+    return DQ_OK;
+}
+
+/* ---- claim (5.3): now, next due, moved to failed, then per task envelope, due ---------- */
+
+enum { CLAIM_NOW, CLAIM_NEXT_DUE, CLAIM_MOVED, CLAIM_HEAD };
+enum { CLAIM_ENVELOPE, CLAIM_DUE, CLAIM_TASK_FIELDS };
+
+int
+dq_reply_claim(const redisReply *r, void *out, dq_err *err)
+{
+    dq_claimed *cl = out;
+    int64_t moved;
+    size_t n;
+    int rc;
+
+    if (!is_array(r, CLAIM_HEAD) || (r->elements - CLAIM_HEAD) % CLAIM_TASK_FIELDS != 0)
+        return bad_shape(err, "claim", r, "an array of 3, then 2 per task (envelope, due)");
+    if ((rc = get_int(r, CLAIM_NOW, "claim", "now", &cl->now_ms, err)) != DQ_OK ||
+        (rc = get_int(r, CLAIM_NEXT_DUE, "claim", "next due", &cl->next_due_ms, err)) != DQ_OK ||
+        (rc = get_int(r, CLAIM_MOVED, "claim", "moved to failed", &moved, err)) != DQ_OK)
+        return rc;
+    cl->to_failed = (size_t)moved;
+    n = (r->elements - CLAIM_HEAD) / CLAIM_TASK_FIELDS;
+    if (n == 0)
+        return DQ_OK;
+    cl->tasks = calloc(n, sizeof *cl->tasks);
+    if (cl->tasks == NULL)
+        return oom(err);
+    for (size_t i = 0; i < n; i++) {
+        size_t at = CLAIM_HEAD + CLAIM_TASK_FIELDS * i;
+        const redisReply *m = r->element[at + CLAIM_ENVELOPE];
+        dq_task *t = &cl->tasks[i];
+
+        dq_task_init(t);
+        cl->n = i + 1;
+        if (!is_str(m))
+            return bad_element(err, "claim", at + CLAIM_ENVELOPE, m, "a string",
+                               "envelope of task %zu", i + 1);
+        if (!as_int(r->element[at + CLAIM_DUE], &t->due_ms))
+            return bad_element(err, "claim", at + CLAIM_DUE, r->element[at + CLAIM_DUE],
+                               "an integer", "due of task %zu", i + 1);
+        if (dq_task_from_env(t, m->str, m->len, "?") != DQ_OK)
+            return oom(err);
+        t->state = DQ_STATE_INFLIGHT;
+        t->claimed_ms = cl->now_ms;
+    }
+    return DQ_OK;
+}
+
+/* ---- ack (5.5), several tasks: per task 1 or its error text ------------------------- */
+
+int
+dq_reply_ack_many(const redisReply *r, void *out, dq_err *err)
+{
+    struct dq_ack_reply *am = out;
+
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != am->n)
+        return bad_shape(err, "ack", r, "an array of %zu (one result per task)", am->n);
+    for (size_t i = 0; i < am->n; i++) {
+        const redisReply *e = r->element[i];
+        dq_err one = {0};
+        if (e->type == REDIS_REPLY_INTEGER && e->integer == 1)
+            am->rcs[i] = DQ_OK;
+        else if (is_str(e))
+            am->rcs[i] = dq_err_from_reply(&one, "ack", e->str, e->len);
+        else
+            return bad_element(err, "ack", i, e, "1 or an error text", "result of task %zu", i + 1);
+        if (am->errs != NULL)
+            am->errs[i] = one;
+    }
+    return DQ_OK;
+}
+
+/* ---- retry (5.6): exhausted, due ---------------------------------------------------- */
+
+enum { RETRY_EXHAUSTED, RETRY_DUE, RETRY_FIELDS };
+
+int
+dq_reply_retry(const redisReply *r, void *out, dq_err *err)
+{
+    dq_retried *rt = out;
+    int64_t ex;
+    int rc;
+
+    if (!is_array(r, RETRY_FIELDS))
+        return bad_shape(err, "retry", r, "an array of 2 (exhausted, due)");
+    if ((rc = get_int(r, RETRY_EXHAUSTED, "retry", "exhausted", &ex, err)) != DQ_OK ||
+        (rc = get_int(r, RETRY_DUE, "retry", "due", &rt->due_ms, err)) != DQ_OK)
+        return rc;
+    rt->exhausted = ex != 0;
+    return DQ_OK;
+}
+
+/* ---- reap (5.8): returned, exhausted, next lease ----------------------------------- */
+
+enum { REAP_RETURNED, REAP_EXHAUSTED, REAP_NEXT_LEASE, REAP_FIELDS };
+
+int
+dq_reply_reap(const redisReply *r, void *out, dq_err *err)
+{
+    dq_reaped *rp = out;
+    int64_t returned, exhausted;
+    int rc;
+
+    if (!is_array(r, REAP_FIELDS))
+        return bad_shape(err, "reap", r, "an array of 3 (returned, exhausted, next lease)");
+    if ((rc = get_int(r, REAP_RETURNED, "reap", "returned", &returned, err)) != DQ_OK ||
+        (rc = get_int(r, REAP_EXHAUSTED, "reap", "exhausted", &exhausted, err)) != DQ_OK ||
+        (rc = get_int(r, REAP_NEXT_LEASE, "reap", "next lease", &rp->next_lease_ms, err)) != DQ_OK)
+        return rc;
+    rp->returned = (size_t)returned;
+    rp->exhausted = (size_t)exhausted;
+    return DQ_OK;
+}
+
+/* ---- requeue and drop by ids (5.11, 5.12): {count} ---------------------------------- */
+
+enum { IDS_COUNT, IDS_FIELDS };
+
+static int
+ids_count(const redisReply *r, const char *what, const char *name, size_t *out, dq_err *err)
+{
+    int64_t v;
+    int rc;
+
+    if (!is_array(r, IDS_FIELDS))
+        return bad_shape(err, what, r, "an array of 1 (%s)", name);
+    if ((rc = get_int(r, IDS_COUNT, what, name, &v, err)) != DQ_OK)
+        return rc;
+    *out = (size_t)v;
+    return DQ_OK;
+}
+
+int
+dq_reply_requeue_ids(const redisReply *r, void *out, dq_err *err)
+{
+    return ids_count(r, "requeue", "moved", out, err);
+}
+
+int
+dq_reply_drop_ids(const redisReply *r, void *out, dq_err *err)
+{
+    return ids_count(r, "drop", "dropped", out, err);
+}
+
+/* ---- requeue all (5.11): one step ------------------------------------------------- */
+
+enum {
+    REQUEUE_MOVED,
+    REQUEUE_UNTIL,
+    REQUEUE_TOTAL,
+    REQUEUE_DONE,
+    REQUEUE_SKIPPED,
+    REQUEUE_FINISHED,
+    REQUEUE_CURSOR_KEY,
+    REQUEUE_CURSOR_MS,
+    REQUEUE_FIELDS
+};
+
+int
+dq_reply_requeue_all(const redisReply *r, void *out, dq_err *err)
+{
+    static const char *const names[REQUEUE_FIELDS] = {
+        "moved", "until", "total", "done", "skipped", "finished", "cursor key", "cursor ms"};
+    dq_bulk *b = out;
+    const redisReply *key;
+    int64_t v[REQUEUE_FIELDS];
+
+    if (!is_array(r, REQUEUE_FIELDS))
+        return bad_shape(err, "requeue", r,
+                         "an array of 8 (moved, until, total, done, skipped, finished, "
+                         "cursor key, cursor ms)");
+    key = r->element[REQUEUE_CURSOR_KEY];
+    if (!is_str(key))
+        return bad_element(err, "requeue", REQUEUE_CURSOR_KEY, key, "a string", "cursor key");
+    if (key->len >= sizeof b->cursor_key)
+        return dq_err_set(err, DQ_EPROTO,
+                          "requeue reply: element %d (cursor key) is %zu bytes, expected at "
+                          "most %zu",
+                          REQUEUE_CURSOR_KEY + 1, key->len, sizeof b->cursor_key - 1);
+    for (size_t i = 0; i < REQUEUE_FIELDS; i++) {
+        int rc;
+        if (i != REQUEUE_CURSOR_KEY &&
+            (rc = get_int(r, i, "requeue", names[i], &v[i], err)) != DQ_OK)
+            return rc;
+    }
+    memcpy(b->cursor_key, key->str, key->len);
+    b->cursor_key[key->len] = '\0';
+    b->cursor_ms = v[REQUEUE_CURSOR_MS];
+    b->until_ms = v[REQUEUE_UNTIL];
+    b->total = (size_t)v[REQUEUE_TOTAL];
+    b->done_n = (size_t)v[REQUEUE_DONE];
+    b->skipped = (size_t)v[REQUEUE_SKIPPED];
+    b->done = v[REQUEUE_FINISHED] != 0;
+    return DQ_OK;
+}
+
+/* ---- drop all (5.12): one step ---------------------------------------------------- */
+
+enum { DROP_DROPPED, DROP_UNTIL, DROP_FINISHED, DROP_FIELDS };
+
+int
+dq_reply_drop_all(const redisReply *r, void *out, dq_err *err)
+{
+    dq_bulk *b = out;
+    int64_t n, until, fin;
+    int rc;
+
+    if (!is_array(r, DROP_FIELDS))
+        return bad_shape(err, "drop", r, "an array of 3 (dropped, until, finished)");
+    if ((rc = get_int(r, DROP_DROPPED, "drop", "dropped", &n, err)) != DQ_OK ||
+        (rc = get_int(r, DROP_UNTIL, "drop", "until", &until, err)) != DQ_OK ||
+        (rc = get_int(r, DROP_FINISHED, "drop", "finished", &fin, err)) != DQ_OK)
+        return rc;
+    b->done_n += (size_t)n;
+    b->until_ms = until;
+    b->done = fin != 0;
+    return DQ_OK;
+}
+
+/* ---- find (5.14): a kind word, then what that kind carries -------------------------- */
+
+enum {
+    FIND_KIND = 0,
+    /* {"more", cursor member, cursor score} */
+    FIND_CURSOR_MEMBER = 1,
+    FIND_CURSOR_SCORE = 2,
+    FIND_MORE_FIELDS = 3,
+    /* {"scheduled", envelope, due} */
+    FIND_ENVELOPE = 1,
+    FIND_DUE = 2,
+    FIND_SCHEDULED_FIELDS = 3,
+    /* {"inflight" | "failed", task key, lease deadline | failed time, record} */
+    FIND_TASK_KEY = 1,
+    FIND_SCORE = 2,
+    FIND_RECORD = 3,
+    FIND_TASK_FIELDS = 4,
+};
+
+static int
+find_more(const redisReply *r, struct dq_find_reply *fs, dq_err *err)
+{
+    const redisReply *member, *score;
+
+    if (!is_array(r, FIND_MORE_FIELDS))
+        return bad_shape(err, "find", r, "an array of 3 (\"more\", cursor member, cursor score)");
+    member = r->element[FIND_CURSOR_MEMBER];
+    score = r->element[FIND_CURSOR_SCORE];
+    if (!is_str(member))
+        return bad_element(err, "find", FIND_CURSOR_MEMBER, member, "a string", "cursor member");
+    if (!is_str(score) || score->len >= sizeof fs->cursor_score)
+        return bad_element(err, "find", FIND_CURSOR_SCORE, score, "a string of at most 31 bytes",
+                           "cursor score");
+    dq_buf_reset(&fs->cursor);
+    dq_buf_append(&fs->cursor, member->str, member->len);
+    if (fs->cursor.failed)
+        return oom(err);
+    memcpy(fs->cursor_score, score->str, score->len);
+    fs->cursor_score[score->len] = '\0';
+    fs->more = true;
+    return DQ_OK;
+}
+
+static int
+find_scheduled(const redisReply *r, struct dq_find_reply *fs, dq_err *err)
+{
+    const redisReply *m;
+    int64_t due;
+
+    if (!is_array(r, FIND_SCHEDULED_FIELDS))
+        return bad_shape(err, "find", r, "an array of 3 (\"scheduled\", envelope, due)");
+    m = r->element[FIND_ENVELOPE];
+    if (!is_str(m))
+        return bad_element(err, "find", FIND_ENVELOPE, m, "a string", "envelope");
+    if (!as_int(r->element[FIND_DUE], &due))
+        return bad_element(err, "find", FIND_DUE, r->element[FIND_DUE], "an integer", "due");
+    dq_task_init(fs->out);
+    fs->found = true;
+    if (dq_task_from_scheduled(fs->out, m->str, m->len, due, "?") != DQ_OK)
+        return oom(err);
+    return DQ_OK;
+}
+
+static int
+find_task(const redisReply *r, bool inflight, struct dq_find_reply *fs, dq_err *err)
+{
+    const char *score_name = inflight ? "lease deadline" : "failed time";
+    const redisReply *key, *rec;
+    char tk[DQ_TASK_KEY_MAX + 1];
+    int64_t score;
+    int rc;
+
+    if (!is_array(r, FIND_TASK_FIELDS))
+        return bad_shape(err, "find", r, "an array of 4 (\"%s\", task key, %s, record)",
+                         inflight ? "inflight" : "failed", score_name);
+    key = r->element[FIND_TASK_KEY];
+    rec = r->element[FIND_RECORD];
+    if (!is_str(key) || key->len >= sizeof tk)
+        return bad_element(err, "find", FIND_TASK_KEY, key, "a task key string", "task key");
+    if (!as_int(r->element[FIND_SCORE], &score))
+        return bad_element(err, "find", FIND_SCORE, r->element[FIND_SCORE], "an integer", "%s",
+                           score_name);
+    if (!is_str(rec))
+        return bad_element(err, "find", FIND_RECORD, rec, "a string", "%s record",
+                           inflight ? "running" : "failure");
+    memcpy(tk, key->str, key->len);
+    tk[key->len] = '\0';
+    dq_task_init(fs->out);
+    fs->found = true;
+    if (inflight)
+        rc = dq_task_from_running(fs->out, tk, score, rec->str, rec->len);
+    else
+        rc = dq_task_from_failed(fs->out, tk, rec->str, rec->len);
+    return rc == DQ_OK ? DQ_OK : oom(err);
+}
+
+int
+dq_reply_find(const redisReply *r, void *out, dq_err *err)
+{
+    struct dq_find_reply *fs = out;
+    const redisReply *k;
+
+    if (!is_array(r, FIND_KIND + 1))
+        return bad_shape(err, "find", r, "an array starting with a kind word");
+    k = r->element[FIND_KIND];
+    if (!is_str(k))
+        return bad_element(err, "find", FIND_KIND, k, "a string", "kind");
+    if (is_word(k, "none"))
+        return DQ_OK;
+    if (is_word(k, "more"))
+        return find_more(r, fs, err);
+    if (is_word(k, "scheduled"))
+        return find_scheduled(r, fs, err);
+    if (is_word(k, "inflight") || is_word(k, "failed"))
+        return find_task(r, is_word(k, "inflight"), fs, err);
+    return dq_err_set(err, DQ_EPROTO,
+                      "find reply: element 1 (kind) is \"%.*s\", expected inflight, failed, "
+                      "scheduled, more or none",
+                      (int)(k->len < 32 ? k->len : 32), k->str);
+}
+
+/* ---- stats (5.15): 19 integers ----------------------------------------------------- */
+
+int
+dq_reply_stats(const redisReply *r, void *out, dq_err *err)
+{
+    dq_stats *s = out;
+    const struct {
+        const char *name;
+        int64_t *v;
+    } f[] = {
+        {"now", &s->now_ms},
+        {"due", &s->due},
+        {"future", &s->future},
+        {"far future", &s->far_future},
+        {"in flight", &s->inflight},
+        {"failed", &s->failed},
+        {"expired leases", &s->expired_leases},
+        {"next due", &s->next_due_ms},
+        {"oldest due age", &s->oldest_due_age_ms},
+        {"far_future_ms", &s->far_future_ms},
+        {"enqueued", &s->enqueued},
+        {"done", &s->done},
+        {"retried", &s->retried},
+        {"failed total", &s->failed_total},
+        {"expired", &s->expired},
+        {"trimmed", &s->trimmed},
+        {"reaped", &s->reaped},
+        {"requeued", &s->requeued},
+        {"dropped", &s->dropped},
+    };
+    const size_t n = sizeof f / sizeof f[0];
+
+    if (!is_array(r, n))
+        return bad_shape(err, "stats", r, "an array of %zu integers", n);
+    for (size_t i = 0; i < n; i++) {
+        int rc = get_int(r, i, "stats", f[i].name, f[i].v, err);
+        if (rc != DQ_OK)
+            return rc;
+    }
+    return DQ_OK;
+}
+
+/* ---- page (5.13) and search (5.19): a head, then items of 3 ------------------------- */
+
+enum { PAGE_NOW, PAGE_TOTAL, PAGE_HEAD };
+enum { SEARCH_NEXT, SEARCH_TOTAL, SEARCH_HEAD };
+enum { ITEM_KEY, ITEM_SCORE, ITEM_RECORD, ITEM_FIELDS };
+
+/* What the three fields of an item are in each view (PROTOCOL.md 5.13). */
+static const char *const item_names[][ITEM_FIELDS] = {
+    [DQ_VIEW_DUE] = {"envelope", "due", "third field"},
+    [DQ_VIEW_FUTURE] = {"envelope", "due", "third field"},
+    [DQ_VIEW_INFLIGHT] = {"task key", "lease deadline", "running record"},
+    [DQ_VIEW_FAILED] = {"task key", "failed time", "failure record"},
+};
+
+/* Appends the items of a page or search reply, from r->element[first] on, to @p as
+ * tasks of @view. */
+static int
+append_items(const redisReply *r, size_t first, const char *what, dq_view view, dq_page *p,
+             dq_err *err)
+{
+    size_t n = (r->elements - first) / ITEM_FIELDS;
+
+    if (n == 0)
+        return DQ_OK;
+    dq_task *grown = realloc(p->tasks, (p->n + n) * sizeof *grown);
+    if (grown == NULL)
+        return oom(err);
+    p->tasks = grown;
+    for (size_t i = 0; i < n; i++) {
+        size_t at = first + ITEM_FIELDS * i;
+        const redisReply *k = r->element[at + ITEM_KEY], *d = r->element[at + ITEM_RECORD];
+        dq_task *t = &p->tasks[p->n];
+        int64_t score;
+        char tk[DQ_TASK_KEY_MAX + 1];
+        int rc;
+
+        dq_task_init(t);
+        p->n++;
+        if (!is_str(k))
+            return bad_element(err, what, at + ITEM_KEY, k, "a string", "%s of item %zu",
+                               item_names[view][ITEM_KEY], i + 1);
+        if (!as_int(r->element[at + ITEM_SCORE], &score))
+            return bad_element(err, what, at + ITEM_SCORE, r->element[at + ITEM_SCORE],
+                               "an integer", "%s of item %zu", item_names[view][ITEM_SCORE], i + 1);
+        if (!is_str(d))
+            return bad_element(err, what, at + ITEM_RECORD, d, "a string", "%s of item %zu",
+                               item_names[view][ITEM_RECORD], i + 1);
+        if (view == DQ_VIEW_DUE || view == DQ_VIEW_FUTURE) {
+            /* An undecodable member is named the way claim will when it moves it to
+             * failed. */
+            rc = dq_task_from_scheduled(t, k->str, k->len, score, "undecodable");
+        } else {
+            snprintf(tk, sizeof tk, "%.*s", (int)k->len, k->str);
+            if (view == DQ_VIEW_INFLIGHT)
+                rc = dq_task_from_running(t, tk, score, d->str, d->len);
+            else
+                rc = dq_task_from_failed(t, tk, d->str, d->len);
+            if (view == DQ_VIEW_FAILED && t->failed_ms < 0)
+                t->failed_ms = score;
+        }
+        if (rc != DQ_OK || t->id == NULL)
+            return oom(err);
+    }
+    return DQ_OK;
+}
+
+int
+dq_reply_page(const redisReply *r, void *out, dq_err *err)
+{
+    struct dq_page_reply *ps = out;
+    dq_page *p = ps->page;
+    int rc;
+
+    if (!is_array(r, PAGE_HEAD) || (r->elements - PAGE_HEAD) % ITEM_FIELDS != 0)
+        return bad_shape(err, "page", r, "an array of 2 (now, total), then 3 per item");
+    if ((rc = get_int(r, PAGE_NOW, "page", "now", &p->now_ms, err)) != DQ_OK ||
+        (rc = get_int(r, PAGE_TOTAL, "page", "total", &p->total, err)) != DQ_OK)
+        return rc;
+    return append_items(r, PAGE_HEAD, "page", ps->view, p, err);
+}
+
+int
+dq_reply_search(const redisReply *r, void *out, dq_err *err)
+{
+    struct dq_search_reply *ss = out;
+    int64_t next, total;
+    int rc;
+
+    if (!is_array(r, SEARCH_HEAD) || (r->elements - SEARCH_HEAD) % ITEM_FIELDS != 0)
+        return bad_shape(err, "search", r, "an array of 2 (next cursor, total), then 3 per match");
+    if ((rc = get_int(r, SEARCH_NEXT, "search", "next cursor", &next, err)) != DQ_OK ||
+        (rc = get_int(r, SEARCH_TOTAL, "search", "total", &total, err)) != DQ_OK)
+        return rc;
+    rc = append_items(r, SEARCH_HEAD, "search", ss->view, ss->found, err);
+    ss->found->total = (int64_t)ss->found->n;
+    if (rc != DQ_OK)
+        return rc;
+    ss->cur->scanned += next < 0 ? total - ss->cur->cursor : next - ss->cur->cursor;
+    if (ss->cur->scanned < 0)
+        ss->cur->scanned = 0;
+    ss->cur->total = total;
+    ss->cur->done = next < 0;
+    if (next >= 0)
+        ss->cur->cursor = next;
+    return DQ_OK;
+}
+
+/* ---- audit (5.18): entries of {stream id, {field, value, ...}} ----------------------- */
+
+enum { AUDIT_STREAM_ID, AUDIT_FIELDS, AUDIT_ENTRY_FIELDS };
+
+/* Copies the who / action / detail / result values of one entry's field list. */
+static int
+audit_fields(const redisReply *f, dq_audit_entry *ae, dq_err *err)
+{
+    for (size_t j = 0; j + 1 < f->elements; j += 2) {
+        const redisReply *k = f->element[j], *v = f->element[j + 1];
+        char **slot = NULL;
+        if (!is_str(k) || !is_str(v))
+            continue; /* a field this client does not know of is not an error */
+        if (is_word(k, "who"))
+            slot = &ae->who;
+        else if (is_word(k, "action"))
+            slot = &ae->action;
+        else if (is_word(k, "detail"))
+            slot = &ae->detail;
+        else if (is_word(k, "result"))
+            slot = &ae->result;
+        if (slot != NULL && *slot == NULL)
+            *slot = dq_dup_bytes(v->str, v->len);
+    }
+    char **all[] = {&ae->who, &ae->action, &ae->detail, &ae->result};
+    for (size_t j = 0; j < sizeof all / sizeof all[0]; j++) {
+        if (*all[j] == NULL)
+            *all[j] = dq_dup_bytes("", 0);
+        if (*all[j] == NULL)
+            return oom(err);
+    }
+    return DQ_OK;
+}
+
+int
+dq_reply_audit(const redisReply *r, void *out, dq_err *err)
+{
+    dq_audit *au = out;
+
+    if (r->type != REDIS_REPLY_ARRAY)
+        return bad_shape(err, "audit", r, "an array of entries");
+    if (r->elements == 0)
+        return DQ_OK;
+    au->entries = calloc(r->elements, sizeof *au->entries);
+    if (au->entries == NULL)
+        return oom(err);
+    for (size_t i = 0; i < r->elements; i++) {
+        const redisReply *e = r->element[i];
+        dq_audit_entry *ae = &au->entries[au->n++];
+        int rc;
+
+        if (!is_array(e, AUDIT_ENTRY_FIELDS))
+            return bad_element(err, "audit", i, e, "an array of 2 (stream id, fields)", "entry %zu",
+                               i + 1);
+        if (!is_str(e->element[AUDIT_STREAM_ID]))
+            return bad_element(err, "audit", i, e->element[AUDIT_STREAM_ID], "a string",
+                               "entry %zu's stream id", i + 1);
+        if (e->element[AUDIT_FIELDS]->type != REDIS_REPLY_ARRAY)
+            return bad_element(err, "audit", i, e->element[AUDIT_FIELDS], "an array",
+                               "entry %zu's fields", i + 1);
+        ae->at_ms = strtoll(e->element[AUDIT_STREAM_ID]->str, NULL, 10); /* "<ms>-<n>" */
+        if ((rc = audit_fields(e->element[AUDIT_FIELDS], ae, err)) != DQ_OK)
+            return rc;
+    }
+    return DQ_OK;
+}
+
+/* ---- extend (5.9): per task the new lease deadline, or -1 ---------------------------- */
+
+int
+dq_reply_extend(const redisReply *r, void *out, dq_err *err)
+{
+    struct dq_extend_reply *es = out;
+    int64_t v;
+
+    if (!is_array(r, es->n))
+        return bad_shape(err, "extend", r, "an array of %zu (one lease deadline per task)", es->n);
+    for (size_t i = 0; i < es->n; i++) {
+        if (!as_int(r->element[i], &v))
+            return bad_element(err, "extend", i, r->element[i], "an integer",
+                               "lease deadline of task %zu", i + 1);
+        if (es->lost != NULL)
+            es->lost[i] = v < 0;
+    }
+    return DQ_OK;
+}

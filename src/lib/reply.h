@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reply.h: the parsers of the scripts' replies (docs/PROTOCOL.md section 5), one per
+ * reply shape, each a dq_parse_fn for dq_scripts_run. A parser copies what it needs
+ * into its result (the reply is freed after it returns), fails with DQ_EPROTO naming
+ * the element and what was expected ("claim reply: element 2 (next due) is a string,
+ * expected an integer"; elements count from 1, as redis-cli and Lua count them), or
+ * with DQ_ENOMEM. What a failed parser leaves in its result is freed by the result's
+ * own free function. The only file besides client.c, scripts.c and registry.c that
+ * reads a redisReply.
+ */
+#ifndef DQ_LIB_REPLY_H
+#define DQ_LIB_REPLY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "delayq.h"
+
+struct redisReply;
+
+/* The fields of dq_config in the order of the config reply and PROTOCOL.md 8.1. */
+#define DQ_CONFIG_FIELDS 8
+extern const char *const dq_config_fields[DQ_CONFIG_FIELDS];
+/* Field @i of @c (i < DQ_CONFIG_FIELDS). */
+int64_t *dq_config_slot(dq_config *c, size_t i);
+/* The index of max_attempts, which the struct spells -1 for "unlimited" and Redis 0. */
+#define DQ_CONFIG_MAX_ATTEMPTS 4
+
+/* config: @out is a dq_config. */
+int dq_reply_config(const struct redisReply *r, void *out, dq_err *err);
+
+/* enqueue: @out is a struct dq_enqueue_reply, n entries to fill in task order. */
+struct dq_enqueue_reply {
+    dq_enqueued *e;
+    size_t n;
+};
+int dq_reply_enqueue(const struct redisReply *r, void *out, dq_err *err);
+
+/* claim: @out is a dq_claimed (the lease deadlines are left to the caller). */
+int dq_reply_claim(const struct redisReply *r, void *out, dq_err *err);
+
+/* ack of several tasks: @out is a struct dq_ack_reply; rcs (and errs, if not NULL) have
+ * n entries. */
+struct dq_ack_reply {
+    size_t n;
+    int *rcs;
+    dq_err *errs;
+};
+int dq_reply_ack_many(const struct redisReply *r, void *out, dq_err *err);
+
+/* retry: @out is a dq_retried. */
+int dq_reply_retry(const struct redisReply *r, void *out, dq_err *err);
+
+/* reap: @out is a dq_reaped. */
+int dq_reply_reap(const struct redisReply *r, void *out, dq_err *err);
+
+/* requeue and drop by ids: @out is a size_t, the count moved or dropped. */
+int dq_reply_requeue_ids(const struct redisReply *r, void *out, dq_err *err);
+int dq_reply_drop_ids(const struct redisReply *r, void *out, dq_err *err);
+
+/* One step of requeue all / drop all: @out is the caller's dq_bulk cursor. */
+int dq_reply_requeue_all(const struct redisReply *r, void *out, dq_err *err);
+int dq_reply_drop_all(const struct redisReply *r, void *out, dq_err *err);
+
+/* find: @out is a struct dq_find_reply. On a "more" reply the cursor is kept for the
+ * next step; on a hit *out is filled and found set. */
+struct dq_find_reply {
+    dq_task *out;
+    bool found, more;
+    struct dq_buf cursor; /* the scan cursor: the last member looked at */
+    char cursor_score[32];
+};
+int dq_reply_find(const struct redisReply *r, void *out, dq_err *err);
+
+/* stats: @out is a dq_stats. */
+int dq_reply_stats(const struct redisReply *r, void *out, dq_err *err);
+
+/* page: @out is a struct dq_page_reply; tasks are of @view. */
+struct dq_page_reply {
+    dq_page *page;
+    dq_view view;
+};
+int dq_reply_page(const struct redisReply *r, void *out, dq_err *err);
+
+/* search: @out is a struct dq_search_reply; matches are appended to found. */
+struct dq_search_reply {
+    dq_search *cur;
+    dq_page *found;
+    dq_view view;
+};
+int dq_reply_search(const struct redisReply *r, void *out, dq_err *err);
+
+/* audit: @out is a dq_audit. */
+int dq_reply_audit(const struct redisReply *r, void *out, dq_err *err);
+
+/* extend: @out is a struct dq_extend_reply; lost (if not NULL) has n entries. */
+struct dq_extend_reply {
+    bool *lost;
+    size_t n;
+};
+int dq_reply_extend(const struct redisReply *r, void *out, dq_err *err);
+
+#endif /* DQ_LIB_REPLY_H */

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * task.c: task records. Turns stored envelopes and records into dq_task values, names
+ * a task's key, and frees every result struct that holds tasks (or audit entries).
+ */
+#include "task.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "env.h"
+
+char *
+dq_dup_bytes(const void *p, size_t len)
+{
+    char *s = malloc(len + 1);
+    if (s != NULL) {
+        if (len > 0)
+            memcpy(s, p, len);
+        s[len] = '\0';
+    }
+    return s;
+}
+
+void
+dq_task_clear(dq_task *t)
+{
+    if (t == NULL)
+        return;
+    free(t->id);
+    free(t->payload);
+    free(t->last_error);
+    free(t->worker);
+    free(t->reason);
+    free(t->error);
+    free(t->trace);
+    free(t->failed_by);
+    free(t->raw);
+    memset(t, 0, sizeof *t);
+}
+
+void
+dq_task_init(dq_task *t)
+{
+    memset(t, 0, sizeof *t);
+    t->deadline_ms = t->due_ms = t->enqueued_ms = -1;
+    t->lease_ms = t->claimed_ms = t->failed_ms = -1;
+}
+
+int
+dq_task_from_env(dq_task *t, const void *m, size_t len, const char *fallback_id)
+{
+    struct dq_env e;
+
+    t->raw = (unsigned char *)dq_dup_bytes(m, len);
+    t->raw_len = len;
+    if (t->raw == NULL)
+        return DQ_ENOMEM;
+    if (dq_env_decode(m, len, &e, NULL) != DQ_OK) {
+        t->undecodable = true;
+        t->id = dq_dup_bytes(fallback_id, strlen(fallback_id));
+        return t->id ? DQ_OK : DQ_ENOMEM;
+    }
+    if (e.id.ptr != NULL) {
+        t->id = dq_dup_bytes(e.id.ptr, e.id.len);
+        t->custom_id = true;
+    } else {
+        char buf[24];
+        snprintf(buf, sizeof buf, "%llu", (unsigned long long)e.seq);
+        t->id = dq_dup_bytes(buf, strlen(buf));
+    }
+    t->seq = e.seq;
+    t->attempt = e.attempt;
+    t->max_attempts = e.max_attempts;
+    t->enqueued_ms = e.enqueued_ms;
+    t->deadline_ms = e.deadline_ms;
+    t->payload = (unsigned char *)dq_dup_bytes(e.payload.ptr, e.payload.len);
+    t->payload_len = e.payload.len;
+    if (e.last_error.ptr != NULL)
+        t->last_error = dq_dup_bytes(e.last_error.ptr, e.last_error.len);
+    if (t->id == NULL || t->payload == NULL || (e.last_error.ptr && t->last_error == NULL))
+        return DQ_ENOMEM;
+    return DQ_OK;
+}
+
+int
+dq_task_from_scheduled(dq_task *t, const void *m, size_t len, int64_t due_ms,
+                       const char *fallback_id)
+{
+    int rc = dq_task_from_env(t, m, len, fallback_id);
+
+    t->state = DQ_STATE_SCHEDULED;
+    t->due_ms = due_ms;
+    return rc;
+}
+
+size_t
+dq_task_key(const dq_task *t, char *buf, size_t size)
+{
+    int n = snprintf(buf, size, "%s%s", t->custom_id ? "c:" : "", t->id);
+    return n < 0 ? 0 : (size_t)n;
+}
+
+/* The user-facing id of task key @tk ("c:x" -> "x"): dq_task_key read backwards. */
+static const char *
+tkey_id(const char *tk)
+{
+    return strncmp(tk, "c:", 2) == 0 ? tk + 2 : tk;
+}
+
+int
+dq_task_from_running(dq_task *t, const char *tk, int64_t lease_ms, const void *rec, size_t len)
+{
+    struct dq_run_rec rr;
+    int rc;
+
+    t->state = DQ_STATE_INFLIGHT;
+    t->lease_ms = lease_ms;
+    if (dq_run_rec_decode(rec, len, &rr, NULL) != DQ_OK) {
+        rc = dq_task_from_env(t, rec, len, tkey_id(tk));
+        t->undecodable = true;
+        return rc;
+    }
+    rc = dq_task_from_env(t, rr.envelope.ptr, rr.envelope.len, tkey_id(tk));
+    if (rc != DQ_OK)
+        return rc;
+    t->claimed_ms = rr.claimed_ms;
+    t->due_ms = rr.due_ms;
+    t->worker = dq_dup_bytes(rr.worker.ptr, rr.worker.len);
+    return t->worker ? DQ_OK : DQ_ENOMEM;
+}
+
+int
+dq_task_from_failed(dq_task *t, const char *tk, const void *rec, size_t len)
+{
+    struct dq_fail_rec fr;
+    int rc;
+
+    t->state = DQ_STATE_FAILED;
+    if (dq_fail_rec_decode(rec, len, &fr, NULL) != DQ_OK) {
+        rc = dq_task_from_env(t, rec, len, tkey_id(tk));
+        t->undecodable = true;
+        return rc;
+    }
+    rc = dq_task_from_env(t, fr.raw.ptr, fr.raw.len, tkey_id(tk));
+    if (rc != DQ_OK)
+        return rc;
+    /* Undecodable bytes are named by their task key, whatever they look like. */
+    if (fr.undecodable) {
+        free(t->id);
+        t->id = dq_dup_bytes(tk, strlen(tk));
+        t->undecodable = true;
+    }
+    t->failed_ms = fr.failed_ms;
+    t->reason = dq_dup_bytes(fr.reason.ptr, fr.reason.len);
+    t->error = dq_dup_bytes(fr.error.ptr, fr.error.len);
+    t->trace = dq_dup_bytes(fr.trace.ptr, fr.trace.len);
+    t->failed_by = dq_dup_bytes(fr.who.ptr, fr.who.len);
+    if (!t->id || !t->reason || !t->error || !t->trace || !t->failed_by)
+        return DQ_ENOMEM;
+    return DQ_OK;
+}
+
+/* ---- result structs that own tasks ---------------------------------------------- */
+
+void
+dq_claimed_free(dq_claimed *out)
+{
+    if (out == NULL)
+        return;
+    for (size_t i = 0; i < out->n; i++)
+        dq_task_clear(&out->tasks[i]);
+    free(out->tasks);
+    memset(out, 0, sizeof *out);
+}
+
+void
+dq_page_free(dq_page *p)
+{
+    if (p == NULL)
+        return;
+    for (size_t i = 0; i < p->n; i++)
+        dq_task_clear(&p->tasks[i]);
+    free(p->tasks);
+    memset(p, 0, sizeof *p);
+}
+
+void
+dq_audit_free(dq_audit *au)
+{
+    if (au == NULL)
+        return;
+    for (size_t i = 0; i < au->n; i++) {
+        free(au->entries[i].who);
+        free(au->entries[i].action);
+        free(au->entries[i].detail);
+        free(au->entries[i].result);
+    }
+    free(au->entries);
+    memset(au, 0, sizeof *au);
+}

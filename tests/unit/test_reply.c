@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_reply.c: the reply parsers (src/lib/reply.c) refuse a malformed reply with a
+ * message naming the element, what it is and what was expected. Replies are RESP bytes
+ * read by hiredis's own reader, as the client reads them from Redis.
+ */
+#include "harness/check.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+#include "delayq.h"
+#include "lib/reply.h"
+
+/* The one reply in RESP text @resp; the caller frees it with freeReplyObject. */
+static redisReply *
+read_reply(const char *resp)
+{
+    redisReader *rd = redisReaderCreate();
+    void *reply = NULL;
+
+    assert_non_null(rd);
+    assert_int_equal(redisReaderFeed(rd, resp, strlen(resp)), REDIS_OK);
+    assert_int_equal(redisReaderGetReply(rd, &reply), REDIS_OK);
+    assert_non_null(reply);
+    redisReaderFree(rd);
+    return reply;
+}
+
+typedef int (*parser)(const redisReply *r, void *out, dq_err *err);
+
+/* Runs @parse on @resp and asserts it fails with DQ_EPROTO and exactly @msg. */
+static void
+expect_refusal(parser parse, void *out, const char *resp, const char *msg)
+{
+    redisReply *r = read_reply(resp);
+    dq_err err = {0};
+
+    assert_int_equal(parse(r, out, &err), DQ_EPROTO);
+    assert_int_equal(err.code, DQ_EPROTO);
+    assert_string_equal(err.msg, msg);
+    freeReplyObject(r);
+}
+
+static void
+claim_names_the_element(void **state)
+{
+    dq_claimed cl;
+    redisReply *r;
+    dq_err err = {0};
+
+    memset(&cl, 0, sizeof cl);
+    expect_refusal(dq_reply_claim, &cl, "*3\r\n:1\r\n$3\r\nabc\r\n:0\r\n",
+                   "claim reply: element 2 (next due) is a string, expected an integer");
+    dq_claimed_free(&cl);
+    expect_refusal(dq_reply_claim, &cl, "*3\r\n:1\r\n:2\r\n$-1\r\n",
+                   "claim reply: element 3 (moved to failed) is nil, expected an integer");
+    dq_claimed_free(&cl);
+    expect_refusal(dq_reply_claim, &cl, "*4\r\n:1\r\n:2\r\n:0\r\n$1\r\nx\r\n",
+                   "claim reply: an array of 4, expected an array of 3, then 2 per task "
+                   "(envelope, due)");
+    dq_claimed_free(&cl);
+    expect_refusal(dq_reply_claim, &cl, ":7\r\n",
+                   "claim reply: an integer, expected an array of 3, then 2 per task "
+                   "(envelope, due)");
+    dq_claimed_free(&cl);
+    expect_refusal(dq_reply_claim, &cl, "*7\r\n:1\r\n:2\r\n:0\r\n$1\r\nx\r\n:5\r\n:6\r\n:7\r\n",
+                   "claim reply: element 6 (envelope of task 2) is an integer, expected a "
+                   "string");
+    dq_claimed_free(&cl);
+    expect_refusal(dq_reply_claim, &cl, "*5\r\n:1\r\n:2\r\n:0\r\n$1\r\nx\r\n*0\r\n",
+                   "claim reply: element 5 (due of task 1) is an array of 0, expected an "
+                   "integer");
+    dq_claimed_free(&cl);
+
+    /* and a well-formed reply still parses, numbers as strings included */
+    r = read_reply("*3\r\n:1700000000000\r\n$2\r\n-1\r\n:0\r\n");
+    assert_int_equal(dq_reply_claim(r, &cl, &err), DQ_OK);
+    assert_int_equal(cl.now_ms, 1700000000000);
+    assert_int_equal(cl.next_due_ms, -1);
+    assert_int_equal(cl.n, 0);
+    dq_claimed_free(&cl);
+    freeReplyObject(r);
+}
+
+static void
+enqueue_names_the_task(void **state)
+{
+    dq_enqueued e[2];
+    struct dq_enqueue_reply o = {e, 2};
+
+    expect_refusal(dq_reply_enqueue, &o, "*6\r\n$1\r\na\r\n:0\r\n:5\r\n:9\r\n:0\r\n:5\r\n",
+                   "enqueue reply: element 4 (id of task 2) is an integer, expected a string");
+    expect_refusal(dq_reply_enqueue, &o,
+                   "*6\r\n$1\r\na\r\n:0\r\n:5\r\n$1\r\nb\r\n$2\r\nno\r\n:5\r\n",
+                   "enqueue reply: element 5 (status of task 2) is a string, expected an "
+                   "integer");
+    expect_refusal(dq_reply_enqueue, &o, "*6\r\n$0\r\n\r\n:0\r\n:5\r\n$1\r\nb\r\n:0\r\n:5\r\n",
+                   "enqueue reply: element 1 (id of task 1) is 0 bytes, expected 1..200");
+    expect_refusal(dq_reply_enqueue, &o, "*3\r\n$1\r\na\r\n:0\r\n:5\r\n",
+                   "enqueue reply: an array of 3, expected an array of 6 (id, status, due per "
+                   "task)");
+}
+
+static void
+stats_and_config_name_their_fields(void **state)
+{
+    dq_stats s;
+    dq_config c;
+    char resp[512];
+    size_t n = 0;
+
+    n += (size_t)snprintf(resp + n, sizeof resp - n, "*19\r\n");
+    for (int i = 0; i < 19; i++)
+        n += (size_t)snprintf(resp + n, sizeof resp - n, i == 7 ? "$-1\r\n" : ":%d\r\n", i);
+    expect_refusal(dq_reply_stats, &s, resp,
+                   "stats reply: element 8 (next due) is nil, expected an integer");
+    expect_refusal(dq_reply_stats, &s, "*2\r\n:1\r\n:2\r\n",
+                   "stats reply: an array of 2, expected an array of 19 integers");
+
+    n = 0;
+    n += (size_t)snprintf(resp + n, sizeof resp - n, "*16\r\n");
+    for (int i = 0; i < 8; i++)
+        n += (size_t)snprintf(resp + n, sizeof resp - n, "$1\r\nf\r\n%s",
+                              i == 0 ? "$3\r\nabc\r\n" : ":1\r\n");
+    expect_refusal(dq_reply_config, &c, resp,
+                   "config reply: element 2 (max_delay_ms) is a string, expected an integer");
+}
+
+static void
+page_and_search_name_the_item(void **state)
+{
+    dq_page p;
+    struct dq_page_reply inflight = {&p, DQ_VIEW_INFLIGHT}, failed = {&p, DQ_VIEW_FAILED};
+    dq_search cur = {0};
+    struct dq_search_reply ss = {&cur, &p, DQ_VIEW_DUE};
+
+    memset(&p, 0, sizeof p);
+    expect_refusal(dq_reply_page, &inflight, "*5\r\n:1\r\n:1\r\n$3\r\nc:x\r\n*0\r\n$0\r\n\r\n",
+                   "page reply: element 4 (lease deadline of item 1) is an array of 0, "
+                   "expected an integer");
+    dq_page_free(&p);
+    expect_refusal(dq_reply_page, &failed, "*5\r\n:1\r\n:1\r\n$3\r\nc:x\r\n:5\r\n:0\r\n",
+                   "page reply: element 5 (failure record of item 1) is an integer, expected "
+                   "a string");
+    dq_page_free(&p);
+    expect_refusal(dq_reply_page, &failed, "*4\r\n:1\r\n:1\r\n$3\r\nc:x\r\n:5\r\n",
+                   "page reply: an array of 4, expected an array of 2 (now, total), then 3 "
+                   "per item");
+    dq_page_free(&p);
+    expect_refusal(dq_reply_search, &ss, "*2\r\n$1\r\nx\r\n:10\r\n",
+                   "search reply: element 1 (next cursor) is a string, expected an integer");
+    dq_page_free(&p);
+    expect_refusal(dq_reply_search, &ss, "*5\r\n:-1\r\n:10\r\n:3\r\n:5\r\n$0\r\n\r\n",
+                   "search reply: element 3 (envelope of item 1) is an integer, expected a "
+                   "string");
+    dq_page_free(&p);
+}
+
+static void
+find_bulk_audit_and_the_rest(void **state)
+{
+    dq_task t;
+    struct dq_find_reply fs = {.out = &t, .cursor = DQ_BUF_INIT};
+    dq_bulk b;
+    dq_audit au;
+    dq_retried rt;
+    dq_reaped rp;
+    size_t count;
+    bool lost[2];
+    struct dq_extend_reply es = {lost, 2};
+    int rcs[2];
+    struct dq_ack_reply am = {2, rcs, NULL};
+
+    memset(&t, 0, sizeof t);
+    expect_refusal(dq_reply_find, &fs, "*1\r\n$3\r\nxyz\r\n",
+                   "find reply: element 1 (kind) is \"xyz\", expected inflight, failed, "
+                   "scheduled, more or none");
+    expect_refusal(dq_reply_find, &fs,
+                   "*4\r\n$8\r\ninflight\r\n$3\r\nc:x\r\n$2\r\nno\r\n$0\r\n\r\n",
+                   "find reply: element 3 (lease deadline) is a string, expected an integer");
+    dq_task_clear(&t);
+    expect_refusal(dq_reply_find, &fs, "*3\r\n$9\r\nscheduled\r\n$1\r\nx\r\n$-1\r\n",
+                   "find reply: element 3 (due) is nil, expected an integer");
+    dq_task_clear(&t);
+    expect_refusal(dq_reply_find, &fs, "*2\r\n$6\r\nfailed\r\n$3\r\nc:x\r\n",
+                   "find reply: an array of 2, expected an array of 4 (\"failed\", task key, "
+                   "failed time, record)");
+    dq_task_clear(&t);
+    dq_buf_free(&fs.cursor);
+
+    memset(&b, 0, sizeof b);
+    expect_refusal(dq_reply_requeue_all, &b,
+                   "*8\r\n:0\r\n:1\r\n:2\r\n:3\r\n:4\r\n:0\r\n:9\r\n:0\r\n",
+                   "requeue reply: element 7 (cursor key) is an integer, expected a string");
+    expect_refusal(dq_reply_requeue_all, &b,
+                   "*8\r\n:0\r\n:1\r\n:2\r\n$1\r\nx\r\n:4\r\n:0\r\n$0\r\n\r\n:0\r\n",
+                   "requeue reply: element 4 (done) is a string, expected an integer");
+    expect_refusal(dq_reply_drop_all, &b, "*3\r\n:0\r\n:1\r\n$-1\r\n",
+                   "drop reply: element 3 (finished) is nil, expected an integer");
+    expect_refusal(dq_reply_requeue_ids, &count, "*0\r\n",
+                   "requeue reply: an array of 0, expected an array of 1 (moved)");
+    expect_refusal(dq_reply_drop_ids, &count, "*1\r\n$1\r\nx\r\n",
+                   "drop reply: element 1 (dropped) is a string, expected an integer");
+    expect_refusal(dq_reply_retry, &rt, "*2\r\n:0\r\n*1\r\n:1\r\n",
+                   "retry reply: element 2 (due) is an array of 1, expected an integer");
+    expect_refusal(dq_reply_reap, &rp, "*3\r\n:0\r\n:0\r\n+OK\r\n",
+                   "reap reply: element 3 (next lease) is a status, expected an integer");
+    expect_refusal(dq_reply_extend, &es, "*2\r\n:5\r\n$1\r\nx\r\n",
+                   "extend reply: element 2 (lease deadline of task 2) is a string, expected "
+                   "an integer");
+    expect_refusal(dq_reply_ack_many, &am, "*2\r\n:1\r\n:0\r\n",
+                   "ack reply: element 2 (result of task 2) is an integer, expected 1 or an "
+                   "error text");
+
+    memset(&au, 0, sizeof au);
+    expect_refusal(dq_reply_audit, &au, "*1\r\n:5\r\n",
+                   "audit reply: element 1 (entry 1) is an integer, expected an array of 2 "
+                   "(stream id, fields)");
+    dq_audit_free(&au);
+    expect_refusal(dq_reply_audit, &au, "*1\r\n*2\r\n$3\r\n1-0\r\n$1\r\nx\r\n",
+                   "audit reply: element 1 (entry 1's fields) is a string, expected an array");
+    dq_audit_free(&au);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(claim_names_the_element),
+        cmocka_unit_test(enqueue_names_the_task),
+        cmocka_unit_test(stats_and_config_name_their_fields),
+        cmocka_unit_test(page_and_search_name_the_item),
+        cmocka_unit_test(find_bulk_audit_and_the_rest),
+    };
+
+    return cmocka_run_group_tests_name("unit/reply", tests, NULL, NULL);
+}
