@@ -386,9 +386,13 @@ handshake(struct dq_net *n, const struct dq_tls *tls, int64_t deadline, char *wh
         return DQ_ECONN;
     }
     n->ssl = ssl;
-    /* SNI carries names only (RFC 6066); an address is checked as an address */
-    if (!is_ip(tls->name))
-        SSL_set_tlsext_host_name(ssl, tls->name);
+    /* SNI carries names only (RFC 6066); an address is checked as an address. The
+     * macro casts its argument to void *: give it a copy that is not const. */
+    if (!is_ip(tls->name)) {
+        char sni[sizeof tls->name];
+        memcpy(sni, tls->name, sizeof sni);
+        SSL_set_tlsext_host_name(ssl, sni);
+    }
     if (tls->verify) {
         int ok = is_ip(tls->name) ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), tls->name)
                                   : SSL_set1_host(ssl, tls->name);
