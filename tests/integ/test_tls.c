@@ -25,6 +25,8 @@
 
 static struct test_redis tls_redis;
 static char tmpdir[200];
+/* the `delayq work` a test started: a failed assertion must not leave it running */
+static pid_t worker_pid;
 
 static int
 group_setup(void **state)
@@ -55,6 +57,10 @@ group_teardown(void **state)
     char cmd[300];
 
     (void)state;
+    if (worker_pid > 0) {
+        kill(worker_pid, SIGKILL);
+        waitpid(worker_pid, NULL, 0);
+    }
     test_redis_stop(&tls_redis);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     return system(cmd) == 0 ? 0 : -1;
@@ -531,6 +537,7 @@ worker_survives_a_restart(void **state)
 
     pid = fork();
     assert_true(pid >= 0);
+    worker_pid = pid;
     if (pid == 0) {
         const char *bin = getenv("DELAYQ_BIN");
         int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -576,6 +583,7 @@ worker_survives_a_restart(void **state)
         }
         test_nap_ms(10);
     }
+    worker_pid = 0;
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     fixture_close(&f);
     test_redis_stop(&own);
