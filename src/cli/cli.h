@@ -84,7 +84,8 @@ int cli_common_opt(struct cli *g, int argc, char **argv, int *i, const char *hel
 
 /* The connection options of @g (flags, else $DELAYQ_PASSWORD and $DELAYQ_TLS_*) into
  * @o, which borrows @g's strings and the environment. Prints the --tls-insecure
- * warning to stderr when verification is off: every command that connects says so. */
+ * warning to stderr when verification is off, once per run: every command that
+ * connects says so. */
 void cli_client_opts(const struct cli *g, dq_client_opts *o);
 
 /* Connects (once); returns DQ_EXIT_OK or the exit status after printing the error. */
@@ -123,5 +124,6 @@ int cmd_config(struct cli *g, int argc, char **argv);
 int cmd_demo(struct cli *g, int argc, char **argv);
 int cmd_work(struct cli *g, int argc, char **argv);
 int cmd_top(struct cli *g, int argc, char **argv);
+int cmd_metrics(struct cli *g, int argc, char **argv);
 
 #endif /* DQ_CLI_CLI_H */

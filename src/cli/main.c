@@ -19,6 +19,7 @@ static const struct cmd commands[] = {
     {"audit", "the log of operator actions", cmd_audit},
     {"config", "read or change a queue's limits", cmd_config},
     {"queues", "the queues of the server, with their counts", cmd_queues},
+    {"metrics", "serve the queues' metrics to Prometheus, or write them to a file", cmd_metrics},
     {"top", "the queue inspector (ncurses)", cmd_top},
     {"work", "run a command once per due task", cmd_work},
     {"demo", "a private Redis with a realistic queue to look at", cmd_demo},

@@ -203,6 +203,7 @@ flag_or_env(const char *flag, const char *name)
 void
 cli_client_opts(const struct cli *g, dq_client_opts *o)
 {
+    static bool warned; /* once per run, not once per reconnect or scrape */
     const char *insecure = getenv("DELAYQ_TLS_INSECURE");
 
     memset(o, 0, sizeof *o);
@@ -218,12 +219,14 @@ cli_client_opts(const struct cli *g, dq_client_opts *o)
     o->tls_insecure = g->tls_insecure || (insecure != NULL && (strcmp(insecure, "1") == 0 ||
                                                                strcmp(insecure, "yes") == 0 ||
                                                                strcmp(insecure, "true") == 0));
-    if (o->tls_insecure)
+    if (o->tls_insecure && !warned) {
+        warned = true;
         fprintf(stderr,
                 "%s: warning: --tls-insecure: the server's certificate and name are NOT "
                 "checked; anyone on the network path can read and change this "
                 "connection\n",
                 g->prog);
+    }
 }
 
 int

@@ -421,6 +421,16 @@ cli_right_and_wrong_ca(void **state)
                           "other.example", NULL};
     run(NULL, name, &r);
     ASSERT_RUN(&r, 3, "hostname mismatch");
+    /* delayq metrics builds its client by itself: the same options reach it */
+    const char *metrics[] = {"metrics",    "--url", tls_redis.url, "--tls-ca", tls_redis.ca,
+                             "--textfile", "-",     "-q",          "clitls",   NULL};
+    run(NULL, metrics, &r);
+    ASSERT_RUN(&r, 0, "delayq_up 1");
+    const char *metrics_bad[] = {"metrics",          "--url",      tls_redis.url, "--tls-ca",
+                                 tls_redis.other_ca, "--textfile", "-",           "-q",
+                                 "clitls",           NULL};
+    run(NULL, metrics_bad, &r);
+    ASSERT_RUN(&r, 3, "delayq_up 0");
     const char *plain[] = {"stats", "--url", "redis://127.0.0.1:1", "--tls-ca", tls_redis.ca, NULL};
     run(NULL, plain, &r);
     ASSERT_RUN(&r, 2, "need a rediss:// URL");

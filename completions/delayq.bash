@@ -1,0 +1,125 @@
+# bash completion for delayq. Commands and options come from `delayq --help` and
+# `delayq CMD --help` (no Redis, so they can never drift from the program); queue
+# names from `delayq queues --json` with a 1 s timeout, against the --url on the line
+# or $DELAYQ_URL. Installed as "delayq" in bash-completion's completionsdir.
+
+# the subcommands of delayq --help
+_delayq_commands()
+{
+    "$1" --help 2>/dev/null | awk '/^Commands:/ { c = 1; next } c && /^$/ { exit }
+        c && /^  [a-z]/ { print $1 }'
+}
+
+# every -x / --long option that delayq CMD --help prints
+_delayq_options()
+{
+    "$1" "$2" --help 2>/dev/null | grep -oE '(^|[^A-Za-z0-9_-])--?[A-Za-z][A-Za-z0-9-]*' |
+        sed 's/^[^-]*//' | sort -u
+}
+
+# the registered queues; nothing when Redis does not answer within a second
+_delayq_queues()
+{
+    local prog=$1 url=$2
+    "$prog" queues --json --timeout 1s ${url:+--url "$url"} 2>/dev/null |
+        sed -n 's/^{"queue":"\([^"]*\)".*/\1/p'
+}
+
+_delayq()
+{
+    # Words from the line itself, split at blanks: COMP_WORDS also splits at ":" and
+    # "=", which would cut URLs and queue names such as app:emails in pieces.
+    local line=${COMP_LINE:0:COMP_POINT} prog=${COMP_WORDS[0]}
+    local -a words
+    local cur prev cmd="" url="" i w dashdash=0 n
+    read -ra words <<<"$line"
+    [[ $line == *[[:blank:]] || ${#words[@]} -eq 0 ]] && words+=("")
+    n=$((${#words[@]} - 1))
+    cur=${words[n]}
+    prev=${words[n - 1]}
+    COMPREPLY=()
+    # "--opt=value" completes the value
+    if [[ $cur == --*=* ]]; then
+        prev=${cur%%=*}
+        cur=${cur#*=}
+    fi
+
+    # the subcommand: the first word that is neither an option nor an option's value
+    for ((i = 1; i < n; i++)); do
+        w=${words[i]}
+        case $w in
+        --url | --who | --timeout | -q | --queue)
+            [[ $w == --url ]] && url=${words[i + 1]}
+            ((i++))
+            ;;
+        --url=*) url=${w#--url=} ;;
+        --) [[ -n $cmd ]] && { dashdash=$i; break; } ;;
+        -*) ;;
+        *) [[ -z $cmd ]] && cmd=$w ;;
+        esac
+    done
+    [[ -z $url ]] && url=${DELAYQ_URL:-}
+
+    if [[ $dashdash -gt 0 ]]; then
+        # delayq work ... -- CMD ARGS: a command, then files
+        if [[ $((n - dashdash)) -eq 1 ]]; then
+            mapfile -t COMPREPLY < <(compgen -c -- "$cur")
+        else
+            mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+        fi
+        return 0
+    fi
+
+    case $prev in
+    -q | --queue | --forget)
+        mapfile -t COMPREPLY < <(compgen -W "$(_delayq_queues "$prog" "$url")" -- "$cur")
+        # bash replaces only what follows the last ":" of the word
+        if [[ $cur == *:* ]]; then
+            local keep=${cur%"${cur##*:}"}
+            COMPREPLY=("${COMPREPLY[@]#"$keep"}")
+        fi
+        return 0
+        ;;
+    --file | --textfile)
+        mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+        return 0
+        ;;
+    --log-level)
+        mapfile -t COMPREPLY < <(compgen -W "error warn info debug" -- "$cur")
+        return 0
+        ;;
+    --url | --who | --timeout | --delay | --at | --id | --max-attempts | --deadline | \
+        --json | --limit | --offset | --spread | --concurrency | --batch | --lease | \
+        --grace | --max-idle | --name | --refresh | --listen | --max-far-future | \
+        --max-oldest-due)
+        return 0 # a value only the user knows
+        ;;
+    esac
+
+    if [[ -z $cmd ]]; then
+        if [[ $cur == -* ]]; then
+            mapfile -t COMPREPLY < <(compgen -W "--help --version --url --queue --who --timeout" -- "$cur")
+        else
+            mapfile -t COMPREPLY < <(compgen -W "$(_delayq_commands "$prog")" -- "$cur")
+        fi
+        return 0
+    fi
+    if [[ $cur == -* ]]; then
+        mapfile -t COMPREPLY < <(compgen -W "$(_delayq_options "$prog" "$cmd")" -- "$cur")
+        return 0
+    fi
+    case $cmd in
+    ls)
+        mapfile -t COMPREPLY < <(compgen -W "due future inflight failed" -- "$cur")
+        ;;
+    config)
+        # FIELD=VALUE: the fields config --help lists
+        local fields
+        fields=$("$prog" config --help 2>/dev/null | awk '/^  [a-z_]+ / { print $1 "=" }')
+        compopt -o nospace 2>/dev/null
+        mapfile -t COMPREPLY < <(compgen -W "$fields" -- "$cur")
+        ;;
+    esac
+    return 0
+}
+complete -F _delayq delayq

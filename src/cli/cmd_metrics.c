@@ -1,0 +1,508 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_metrics.c: delayq metrics: every queue's counts and counters in the Prometheus
+ * text exposition format (version 0.0.4), served on /metrics by libmicrohttpd or written
+ * atomically to a file for node_exporter's textfile collector.
+ *
+ * One scrape costs one SCARD plus one SSCAN per 1000 registered queues (none with -q),
+ * then one stats script call (EVALSHA, O(log n)) per queue. libmicrohttpd runs every
+ * request on its one internal thread, so the single dq_client is never shared between
+ * threads. Redis being down is reported as delayq_up 0 with HTTP 200, never a crash.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "cli.h"
+#include "fmt/esc.h"
+
+enum { METRICS_MAX_QUEUES = 1000 };
+
+static const char help[] =
+    "usage: delayq metrics [-q QUEUE]... [--listen HOST:PORT | --textfile PATH]\n\n"
+    "The queues' counts and counters for Prometheus: served on http://HOST:PORT/metrics\n"
+    "until SIGINT or SIGTERM, or written once to PATH (atomically: a temporary file in\n"
+    "the same directory, then rename) for node_exporter's textfile collector.\n"
+    "Every queue of the registry is exported (up to 1000), or only the -q queues.\n"
+    "A scrape makes one SCARD and one SSCAN per 1000 registered queues (none with -q),\n"
+    "then one stats script call per queue. When Redis is unreachable the reply is\n"
+    "still HTTP 200, with delayq_up 0 and delayq_scrape_errors_total counting.\n\n"
+    "  -q, --queue NAME      export NAME (repeatable; default: every registered queue)\n"
+    "  --listen HOST:PORT    address to serve on (default 127.0.0.1:9187; numeric IPv4,\n"
+    "                        or [IPv6]:PORT; port 0 picks a free port, which is logged)\n"
+    "  --textfile PATH       write one scrape to PATH and exit (\"-\": standard output);\n"
+    "                        exit status 3 when Redis was unreachable (the file still\n"
+    "                        says delayq_up 0)\n\n";
+
+struct metrics {
+    struct cli *g;
+    const char **queues; /* the -q names, borrowed from argv; n_queues 0: the registry */
+    size_t n_queues;
+    long long scrape_errors; /* failed Redis calls since this process started */
+    bool had_errors;         /* the previous scrape failed somewhere (log on change) */
+    struct dq_buf out;       /* the last exposition; reused between scrapes */
+};
+
+/* Appends @s as a label value: UTF-8 with \\, \" and \n escaped as the exposition
+ * format requires. Queue names are untrusted bytes (the library checks them today, but
+ * the format must not depend on it), so other control bytes and invalid UTF-8 become
+ * the visible text \xHH: a Prometheus parser rejects invalid UTF-8. */
+static void
+put_label(struct dq_buf *b, const char *s)
+{
+    size_t len = strlen(s), i = 0;
+
+    while (i < len) {
+        unsigned char ch = (unsigned char)s[i];
+        uint32_t cp;
+        size_t n = dq_utf8_decode(s + i, len - i, &cp);
+        if (ch == '\\') {
+            dq_buf_puts(b, "\\\\");
+        } else if (ch == '"') {
+            dq_buf_puts(b, "\\\"");
+        } else if (ch == '\n') {
+            dq_buf_puts(b, "\\n");
+        } else if (n == 0 || ch < 0x20 || ch == 0x7f) {
+            dq_buf_printf(b, "\\\\x%02x", ch);
+            n = 1;
+        } else {
+            dq_buf_append(b, s + i, n);
+        }
+        i += n > 0 ? n : 1;
+    }
+}
+
+static void
+family(struct dq_buf *b, const char *name, const char *type, const char *what)
+{
+    dq_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, what, name, type);
+}
+
+/* name{queue="Q"[,LABEL="VALUE"]} */
+static void
+sample_start(struct dq_buf *b, const char *name, const char *queue, const char *label,
+             const char *value)
+{
+    dq_buf_printf(b, "%s{queue=\"", name);
+    put_label(b, queue);
+    if (label != NULL)
+        dq_buf_printf(b, "\",%s=\"%s", label, value);
+    dq_buf_puts(b, "\"} ");
+}
+
+static bool
+is_conn_error(int code)
+{
+    return code == DQ_ECONN || code == DQ_ETIMEOUT;
+}
+
+/* Opens the client on first use, so the exporter starts (and says delayq_up 0) while
+ * Redis is down; once open, the client reconnects by itself. Same options as
+ * cli_connect(), which would print on every failed scrape. */
+static int
+open_client(struct cli *g, dq_err *err)
+{
+    dq_client_opts o;
+
+    if (g->client != NULL)
+        return DQ_OK;
+    cli_client_opts(g, &o);
+    return dq_client_open(g->url, &o, &g->client, err);
+}
+
+/* The per-queue families: @got queues named @names with their stats @st. */
+static void
+put_queues(struct dq_buf *b, const char *const *names, const dq_stats *st, size_t got)
+{
+    static const char *const states[] = {"due", "future", "far_future", "inflight", "failed"};
+    static const char *const events[] = {"enqueued", "done",   "retried",  "failed", "expired",
+                                         "trimmed",  "reaped", "requeued", "dropped"};
+    family(b, "delayq_tasks", "gauge",
+           "Tasks by state: due (waiting for a worker), future (not due yet; includes "
+           "far_future), far_future (due after the queue's far_future_ms), inflight "
+           "(claimed, under a lease), failed (parked).");
+    for (size_t i = 0; i < got; i++) {
+        const dq_stats *s = &st[i];
+        const int64_t v[] = {s->due, s->future, s->far_future, s->inflight, s->failed};
+        for (size_t k = 0; k < sizeof states / sizeof states[0]; k++) {
+            sample_start(b, "delayq_tasks", names[i], "state", states[k]);
+            dq_buf_printf(b, "%lld\n", (long long)v[k]);
+        }
+    }
+    family(b, "delayq_expired_leases", "gauge",
+           "In-flight tasks whose lease has expired (their worker is gone or stuck).");
+    for (size_t i = 0; i < got; i++) {
+        sample_start(b, "delayq_expired_leases", names[i], NULL, NULL);
+        dq_buf_printf(b, "%lld\n", (long long)st[i].expired_leases);
+    }
+    family(b, "delayq_oldest_due_seconds", "gauge",
+           "How long the oldest due task has waited for a worker (0 when none is due).");
+    for (size_t i = 0; i < got; i++) {
+        sample_start(b, "delayq_oldest_due_seconds", names[i], NULL, NULL);
+        dq_buf_printf(b, "%.3f\n", (double)st[i].oldest_due_age_ms / 1000.0);
+    }
+    family(b, "delayq_next_due_seconds", "gauge",
+           "Seconds until the next future task is due (no sample when none is in the "
+           "future).");
+    for (size_t i = 0; i < got; i++) {
+        if (st[i].next_due_ms < 0)
+            continue;
+        sample_start(b, "delayq_next_due_seconds", names[i], NULL, NULL);
+        dq_buf_printf(b, "%.3f\n", (double)(st[i].next_due_ms - st[i].now_ms) / 1000.0);
+    }
+    family(b, "delayq_events_total", "counter",
+           "Events counted by the queue's scripts since the queue was created.");
+    for (size_t i = 0; i < got; i++) {
+        const dq_stats *s = &st[i];
+        const int64_t v[] = {s->enqueued, s->done,   s->retried,  s->failed_total, s->expired,
+                             s->trimmed,  s->reaped, s->requeued, s->dropped};
+        for (size_t k = 0; k < sizeof events / sizeof events[0]; k++) {
+            sample_start(b, "delayq_events_total", names[i], "event", events[k]);
+            dq_buf_printf(b, "%lld\n", (long long)v[k]);
+        }
+    }
+}
+
+/*
+ * One scrape into m->out. Returns true when Redis was reachable. Families are written
+ * whole, one after another, as the format requires, so every queue is read first.
+ * A queue whose read fails is left out of this scrape; a connection error ends it.
+ */
+static bool
+scrape(struct metrics *m)
+{
+    struct dq_buf *b = &m->out;
+    dq_queues reg = {0};
+    const char *const *names = m->queues;
+    size_t n = m->n_queues, got = 0;
+    dq_stats *st = NULL;
+    const char **ok_names = NULL;
+    dq_err err = {0}, first = {0};
+    long long errors = 0;
+    bool up = true, reg_read = false;
+    int rc;
+
+    dq_buf_reset(b);
+    rc = open_client(m->g, &err);
+    if (rc == DQ_OK && n == 0) {
+        rc = dq_queues_get(m->g->client, METRICS_MAX_QUEUES, &reg, &err);
+        reg_read = rc == DQ_OK;
+        names = (const char *const *)reg.names;
+        n = reg.n;
+    }
+    if (rc != DQ_OK) {
+        errors++;
+        first = err;
+        up = !is_conn_error(rc);
+        n = 0;
+    }
+    if (n > 0) {
+        st = calloc(n, sizeof *st);
+        ok_names = calloc(n, sizeof *ok_names);
+        if (st == NULL || ok_names == NULL) {
+            fprintf(stderr, "delayq: out of memory\n");
+            exit(DQ_EXIT_FAILED);
+        }
+    }
+    for (size_t i = 0; i < n && up; i++) {
+        rc = dq_stats_get(m->g->client, names[i], &st[got], &err);
+        if (rc == DQ_OK) {
+            ok_names[got++] = names[i];
+            continue;
+        }
+        if (errors++ == 0)
+            first = err;
+        if (is_conn_error(rc))
+            up = false;
+    }
+    m->scrape_errors += errors;
+
+    family(b, "delayq_up", "gauge",
+           "1 when this scrape reached Redis, 0 when Redis was unreachable or timed out.");
+    dq_buf_printf(b, "delayq_up %d\n", up ? 1 : 0);
+    family(b, "delayq_scrape_errors_total", "counter",
+           "Redis calls that failed during scrapes since this exporter started.");
+    dq_buf_printf(b, "delayq_scrape_errors_total %lld\n", m->scrape_errors);
+    if (reg_read) {
+        family(b, "delayq_registry_queues", "gauge",
+               "Queues in the registry (at most 1000 are exported).");
+        dq_buf_printf(b, "delayq_registry_queues %lld\n", (long long)reg.total);
+    }
+    if (got > 0)
+        put_queues(b, ok_names, st, got);
+    if (b->failed) {
+        fprintf(stderr, "delayq: out of memory\n");
+        exit(DQ_EXIT_FAILED);
+    }
+    /* log when the scrapes start or stop failing, not on every scrape */
+    if (errors > 0 && !m->had_errors) {
+        fprintf(stderr, "%s: scrape failed (%lld errors): ", m->g->prog, errors);
+        cli_put_safe(stderr, first.msg, strlen(first.msg));
+        fputc('\n', stderr);
+    } else if (errors == 0 && m->had_errors) {
+        fprintf(stderr, "%s: scrapes succeed again\n", m->g->prog);
+    }
+    m->had_errors = errors > 0;
+    free(st);
+    free(ok_names);
+    dq_queues_free(&reg);
+    return up;
+}
+
+static enum MHD_Result
+answer(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+       const char *version, const char *upload_data, size_t *upload_data_size, void **con_cls)
+{
+    static const char index_page[] = "delayq metrics: see /metrics\n";
+    static const char not_found[] = "not found: delayq metrics serves /metrics\n";
+    struct metrics *m = cls;
+    struct MHD_Response *resp;
+    unsigned status = MHD_HTTP_OK;
+    enum MHD_Result ret;
+
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
+        resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+        if (resp == NULL)
+            return MHD_NO;
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+        status = MHD_HTTP_METHOD_NOT_ALLOWED;
+    } else if (strcmp(url, "/metrics") == 0) {
+        scrape(m);
+        resp = MHD_create_response_from_buffer(m->out.len, m->out.data, MHD_RESPMEM_MUST_COPY);
+        if (resp == NULL)
+            return MHD_NO;
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                "text/plain; version=0.0.4; charset=utf-8");
+    } else {
+        bool index = strcmp(url, "/") == 0;
+        const char *body = index ? index_page : not_found;
+        resp = MHD_create_response_from_buffer(strlen(body), (void *)(uintptr_t)body,
+                                               MHD_RESPMEM_PERSISTENT);
+        if (resp == NULL)
+            return MHD_NO;
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+        status = index ? MHD_HTTP_OK : MHD_HTTP_NOT_FOUND;
+    }
+    ret = MHD_queue_response(conn, status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+/* "A.B.C.D:PORT" or "[IPV6]:PORT", numeric only (no DNS at startup). */
+static int
+parse_listen(const struct cli *g, const char *s, struct sockaddr_storage *ss, socklen_t *len)
+{
+    char host[64];
+    const char *colon = strrchr(s, ':');
+    const char *h = s;
+    size_t hlen;
+    struct addrinfo hints = {0}, *ai = NULL;
+
+    if (colon == NULL || colon[1] == '\0')
+        return cli_usage_error(g, "--listen needs HOST:PORT (got \"%s\")", s);
+    hlen = (size_t)(colon - s);
+    if (hlen >= 2 && s[0] == '[' && s[hlen - 1] == ']') {
+        h = s + 1;
+        hlen -= 2;
+    }
+    if (hlen == 0 || hlen >= sizeof host)
+        return cli_usage_error(g, "--listen needs a numeric host before the port (got \"%s\")", s);
+    memcpy(host, h, hlen);
+    host[hlen] = '\0';
+    hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
+    hints.ai_socktype = SOCK_STREAM;
+    if (getaddrinfo(host, colon + 1, &hints, &ai) != 0 || ai == NULL ||
+        ai->ai_addrlen > sizeof *ss) {
+        if (ai != NULL)
+            freeaddrinfo(ai);
+        return cli_usage_error(g,
+                               "--listen: \"%s\" is not a numeric IPv4 or [IPv6] address "
+                               "and port",
+                               s);
+    }
+    memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+    *len = ai->ai_addrlen;
+    freeaddrinfo(ai);
+    return DQ_EXIT_OK;
+}
+
+static int
+serve(struct metrics *m, const char *listen)
+{
+    struct sockaddr_storage ss;
+    socklen_t sslen = 0;
+    struct MHD_Daemon *d;
+    const union MHD_DaemonInfo *info;
+    sigset_t set;
+    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
+    int rc, sig = 0;
+
+    if ((rc = parse_listen(m->g, listen, &ss, &sslen)) != DQ_EXIT_OK)
+        return rc;
+    if (ss.ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    /* Block the stop signals before MHD starts its thread (which inherits the mask), so
+     * only sigwait() below receives them. */
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    d = MHD_start_daemon(flags, 0, NULL, NULL, answer, m, MHD_OPTION_SOCK_ADDR,
+                         (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, 32u,
+                         MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
+    if (d == NULL) {
+        fprintf(stderr, "%s: cannot listen on ", m->g->prog);
+        cli_put_safe(stderr, listen, strlen(listen));
+        fprintf(stderr, ": %s\n", strerror(errno));
+        return DQ_EXIT_FAILED;
+    }
+    info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    fprintf(stderr, "%s: serving /metrics on %s port %u (%s)\n", m->g->prog, listen,
+            info != NULL ? (unsigned)info->port : 0u,
+            m->n_queues > 0 ? "the -q queues" : "every registered queue");
+    while (sigwait(&set, &sig) != 0 || (sig != SIGINT && sig != SIGTERM))
+        ;
+    /* waits for a scrape in progress, which the command timeout bounds */
+    MHD_stop_daemon(d);
+    fprintf(stderr, "%s: stopped by signal %d\n", m->g->prog, sig);
+    return DQ_EXIT_OK;
+}
+
+/* Writes to a temporary file next to @path and renames it over @path, so a reader sees
+ * the old exposition or the new one, never half of one. */
+static int
+write_textfile(const struct metrics *m, const char *path)
+{
+    size_t plen = strlen(path), off = 0;
+    char *tmp = malloc(plen + 8);
+    const char *what = "create a temporary file for";
+    int fd = -1, rc = DQ_EXIT_FAILED, e = 0;
+    bool made = false;
+
+    if (tmp == NULL) {
+        fprintf(stderr, "delayq: out of memory\n");
+        exit(DQ_EXIT_FAILED);
+    }
+    /* not ending in .prom, so the textfile collector never reads it half-written */
+    memcpy(tmp, path, plen);
+    memcpy(tmp + plen, ".XXXXXX", 8);
+    fd = mkstemp(tmp);
+    if (fd < 0)
+        goto out;
+    made = true;
+    what = "write";
+    while (off < m->out.len) {
+        ssize_t w = write(fd, m->out.data + off, m->out.len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            goto out;
+        off += (size_t)w;
+    }
+    /* mkstemp makes it 0600; node_exporter usually runs as another user */
+    if (fchmod(fd, 0644) != 0 || fsync(fd) != 0)
+        goto out;
+    e = close(fd);
+    fd = -1;
+    if (e != 0)
+        goto out;
+    what = "rename a temporary file to";
+    if (rename(tmp, path) != 0)
+        goto out;
+    made = false;
+    rc = DQ_EXIT_OK;
+out:
+    if (rc != DQ_EXIT_OK) {
+        e = errno;
+        fprintf(stderr, "%s: cannot %s ", m->g->prog, what);
+        cli_put_safe(stderr, path, plen);
+        fprintf(stderr, ": %s\n", strerror(e));
+    }
+    if (fd >= 0)
+        close(fd);
+    if (made)
+        unlink(tmp);
+    free(tmp);
+    return rc;
+}
+
+int
+cmd_metrics(struct cli *g, int argc, char **argv)
+{
+    struct metrics m = {.g = g, .out = DQ_BUF_INIT};
+    const char *listen = "127.0.0.1:9187", *textfile = NULL, *val;
+    dq_err err = {0};
+    int rc, k;
+
+    m.queues = calloc((size_t)argc + 1, sizeof *m.queues);
+    if (m.queues == NULL) {
+        fprintf(stderr, "delayq: out of memory\n");
+        return DQ_EXIT_FAILED;
+    }
+    for (int i = 0; i < argc; i++) {
+        /* -q is repeatable here, so it is taken before the global option sees it */
+        if ((k = cli_opt(argc, argv, &i, "--queue", "-q", &val)) != 0) {
+            if (k < 0) {
+                free(m.queues);
+                return cli_usage_error(g, "--queue needs a name");
+            }
+            if (dq_queue_name_check(val, &err) != DQ_OK) {
+                free(m.queues);
+                return cli_error(g, &err);
+            }
+            m.queues[m.n_queues++] = val;
+            continue;
+        }
+        if ((k = cli_common_opt(g, argc, argv, &i, help)) != CLI_NEXT) {
+            if (k == CLI_CONSUMED)
+                continue;
+            free(m.queues);
+            return k == CLI_HELP ? DQ_EXIT_OK : DQ_EXIT_USAGE;
+        }
+        if ((k = cli_opt(argc, argv, &i, "--listen", NULL, &val)) != 0) {
+            if (k < 0) {
+                free(m.queues);
+                return cli_usage_error(g, "--listen needs HOST:PORT");
+            }
+            listen = val;
+        } else if ((k = cli_opt(argc, argv, &i, "--textfile", NULL, &val)) != 0) {
+            if (k < 0 || val[0] == '\0') {
+                free(m.queues);
+                return cli_usage_error(g, "--textfile needs a path");
+            }
+            textfile = val;
+        } else {
+            free(m.queues);
+            return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
+        }
+    }
+    /* a Redis that dies mid-write must fail the call, not kill the exporter */
+    signal(SIGPIPE, SIG_IGN);
+    if (textfile != NULL) {
+        bool up = scrape(&m);
+        if (strcmp(textfile, "-") == 0) {
+            fwrite(m.out.data, 1, m.out.len, stdout);
+            rc = fflush(stdout) == 0 ? DQ_EXIT_OK : DQ_EXIT_FAILED;
+        } else {
+            rc = write_textfile(&m, textfile);
+        }
+        if (rc == DQ_EXIT_OK && !up)
+            rc = DQ_EXIT_REDIS;
+    } else {
+        rc = serve(&m, listen);
+    }
+    dq_buf_free(&m.out);
+    free(m.queues);
+    return rc;
+}

@@ -1,0 +1,148 @@
+#!/bin/sh
+# metrics.sh: delayq metrics against a private redis-server: the exposition passes
+# promtool check metrics and holds the queue's real counts; --textfile writes
+# atomically; the HTTP server answers /metrics, 404 and 405, survives Redis going away
+# (delayq_up 0, errors counted, HTTP 200) and coming back, and stops on SIGTERM/SIGINT.
+set -u
+. "$(dirname "$0")/lib.sh"
+need promtool curl redis-cli python3
+redis_start
+q=t-metrics-$$
+f=t-metrics-failed-$$
+i=t-metrics-inflight-$$
+
+# the queue: 3 due, 2 future of which 1 far (default far_future_ms 1h)
+t_enq=$(mono_ms)
+for n in 1 2 3; do "$bin" enqueue -q "$q" --json "{\"n\":$n}" >/dev/null; done
+"$bin" enqueue -q "$q" --delay 30m --json '{}' >/dev/null
+"$bin" enqueue -q "$q" --delay 3h --json '{}' >/dev/null
+# 2 failed for good, by a worker whose command fails
+for n in 1 2; do "$bin" enqueue -q "$f" --max-attempts 1 --json '{}' >/dev/null; done
+qstat() { "$bin" stats -q "$1" --json | grep -o "\"$2\":[0-9-]*" | head -1 | cut -d: -f2; }
+is() { [ "$(qstat "$1" "$2")" = "$3" ]; }
+spawn "$bin" work -q "$f" --quiet -- sh -c "exit 1" 2>>"$work/work.log"
+wpid=$spawned
+wait_for 10000 "2 failed tasks" is "$f" failed 2 || bad "worker failed the tasks"
+stop_pid "$wpid"
+# 1 in flight: a worker holds it in a long command while we scrape
+"$bin" enqueue -q "$i" --json '{}' >/dev/null
+spawn "$bin" work -q "$i" --quiet --grace 100ms -- sleep 60 2>>"$work/work.log"
+ipid=$spawned
+wait_for 10000 "1 task in flight" is "$i" inflight 1 || bad "worker claimed the task"
+
+# val FILE SERIES: the value of SERIES (name{labels} as printed) in FILE
+val() { awk -v s="$2" '$1 == s { print $2; exit }' "$1"; }
+has() { [ "$(val "$1" "$2")" = "$3" ]; }
+
+"$bin" metrics --textfile - >"$work/m.txt" 2>"$work/m.err"
+check "textfile - exits 0" [ $? -eq 0 ]
+check "promtool check metrics accepts the exposition" sh -c "promtool check metrics <'$work/m.txt'"
+check "delayq_up 1" has "$work/m.txt" delayq_up 1
+check "due 3" has "$work/m.txt" "delayq_tasks{queue=\"$q\",state=\"due\"}" 3
+check "future 2" has "$work/m.txt" "delayq_tasks{queue=\"$q\",state=\"future\"}" 2
+check "far_future 1" has "$work/m.txt" "delayq_tasks{queue=\"$q\",state=\"far_future\"}" 1
+check "failed 2" has "$work/m.txt" "delayq_tasks{queue=\"$f\",state=\"failed\"}" 2
+check "inflight 1" has "$work/m.txt" "delayq_tasks{queue=\"$i\",state=\"inflight\"}" 1
+check "events enqueued 5" has "$work/m.txt" "delayq_events_total{queue=\"$q\",event=\"enqueued\"}" 5
+check "events failed 2" has "$work/m.txt" "delayq_events_total{queue=\"$f\",event=\"failed\"}" 2
+check "registry has 3 queues" has "$work/m.txt" delayq_registry_queues 3
+for fam in delayq_up delayq_scrape_errors_total delayq_tasks delayq_oldest_due_seconds \
+    delayq_next_due_seconds delayq_events_total; do
+  check "HELP and TYPE for $fam" sh -c "grep -q '^# HELP $fam ' '$work/m.txt' && grep -q '^# TYPE $fam ' '$work/m.txt'"
+done
+# the oldest due task waited a little; the next due is about 30 minutes away
+# 1800 s at the enqueue, less the time since; the oldest due task waited at most that
+el=$((($(mono_ms) - t_enq) / 1000 + 1))
+next=$(val "$work/m.txt" "delayq_next_due_seconds{queue=\"$q\"}")
+check "next due in [1800 - $el, 1800] s (got $next)" \
+  awk -v v="$next" -v e="$el" 'BEGIN { exit !(v >= 1800 - e && v <= 1800) }'
+old=$(val "$work/m.txt" "delayq_oldest_due_seconds{queue=\"$q\"}")
+check "oldest due in (0, $el] s (got $old)" awk -v v="$old" -v e="$el" 'BEGIN { exit !(v > 0 && v <= e) }'
+check "no next due sample for a queue with nothing in the future" \
+  sh -c "! grep -qF 'delayq_next_due_seconds{queue=\"$f\"}' '$work/m.txt'"
+stop_pid "$ipid"
+
+# -q, repeatable: only those queues
+"$bin" metrics -q "$q" --queue="$f" --textfile - >"$work/q.txt"
+check "-q twice: two queues" [ "$(grep -c '^delayq_tasks{.*state="due"' "$work/q.txt")" = 2 ]
+check "-q: the inflight queue is left out" sh -c "! grep -qF '$i' '$work/q.txt'"
+check "-q: no registry gauge" sh -c "! grep -q '^delayq_registry_queues' '$work/q.txt'"
+"$bin" metrics -q 'bad name' --textfile - >/dev/null 2>&1
+check "-q with an invalid name: exit 2" [ $? -eq 2 ]
+"$bin" metrics --bogus >/dev/null 2>&1
+check "unknown option: exit 2" [ $? -eq 2 ]
+"$bin" metrics --listen nonsense --textfile - >/dev/null 2>&1
+"$bin" metrics --listen nonsense >/dev/null 2>&1
+check "--listen without a port: exit 2" [ $? -eq 2 ]
+
+# hostile registry entries (a quote, a newline, invalid UTF-8) never break the format
+redis-cli -p "$redis_port" sadd dq:queues "$(printf 'x"y\nz\377')" >/dev/null
+"$bin" metrics --textfile - >"$work/h.txt"
+check "a hostile registry entry: still valid" sh -c "promtool check metrics <'$work/h.txt'"
+
+# --textfile PATH: atomic replace, readable by another user, no temporary file left
+mkdir "$work/tf"
+echo old >"$work/tf/delayq.prom"
+"$bin" metrics --textfile "$work/tf/delayq.prom"
+check "textfile: exit 0" [ $? -eq 0 ]
+check "textfile: same exposition" sh -c "grep -F 'state=\"due\"' '$work/tf/delayq.prom' | grep -qF '$q'"
+check "textfile: mode 644" [ "$(stat -c %a "$work/tf/delayq.prom")" = 644 ]
+check "textfile: only the one file left" [ "$(ls "$work/tf" | wc -l)" = 1 ]
+"$bin" metrics --textfile "$work/nodir/x.prom" 2>"$work/tf.err"
+check "textfile in a missing directory: exit 1 with a message" \
+  sh -c "[ $? -eq 1 ] && grep -q 'cannot create' '$work/tf.err'"
+
+# the HTTP server, on a port the kernel picks (logged)
+spawn "$bin" metrics --listen 127.0.0.1:0 2>"$work/srv.log"
+spid=$spawned
+port_logged() { grep -q 'port [1-9]' "$work/srv.log"; }
+wait_for 5000 "the server's port in its log" port_logged || { bad "server started"; cat "$work/srv.log"; }
+mport=$(sed -n 's/.* port \([0-9]*\) .*/\1/p' "$work/srv.log" | head -1)
+base="http://127.0.0.1:$mport"
+code() { curl -s -o "$work/body" -w '%{http_code}' "$@"; }
+check "GET /metrics: 200" [ "$(code "$base/metrics")" = 200 ]
+check "GET /metrics: the counts" has "$work/body" "delayq_tasks{queue=\"$q\",state=\"due\"}" 3
+ctype=$(curl -s -o /dev/null -w '%{content_type}' "$base/metrics")
+check "content type text/plain; version=0.0.4" [ "$ctype" = "text/plain; version=0.0.4; charset=utf-8" ]
+check "GET /: 200" [ "$(code "$base/")" = 200 ]
+check "GET /nope: 404" [ "$(code "$base/nope")" = 404 ]
+check "POST /metrics: 405" [ "$(code -X POST "$base/metrics")" = 405 ]
+
+# Redis goes away: still 200, delayq_up 0, the error counter grows at each scrape
+redis_stop
+check "Redis down: 200" [ "$(code "$base/metrics")" = 200 ]
+check "Redis down: delayq_up 0" has "$work/body" delayq_up 0
+check "Redis down: still valid" sh -c "promtool check metrics <'$work/body'"
+e1=$(val "$work/body" delayq_scrape_errors_total)
+code "$base/metrics" >/dev/null
+e2=$(val "$work/body" delayq_scrape_errors_total)
+check "Redis down: errors counted ($e1 then $e2)" [ "$e1" -ge 1 ] && [ "$e2" -gt "$e1" ]
+check "Redis down: no queue samples" sh -c "! grep -q '^delayq_tasks' '$work/body'"
+check "Redis down: logged once" [ "$(grep -c 'scrape failed' "$work/srv.log")" = 1 ]
+# and comes back on the same port (an empty server: no persistence)
+redis_start "$redis_port"
+"$bin" enqueue -q "$q" --json '{}' >/dev/null
+up_again() { code "$base/metrics" >/dev/null && has "$work/body" delayq_up 1; }
+check "Redis back: delayq_up 1 again" wait_for 10000 "delayq_up 1" up_again
+check "Redis back: the new count" has "$work/body" "delayq_tasks{queue=\"$q\",state=\"due\"}" 1
+
+# --textfile with Redis down: exit 3, the file says delayq_up 0
+redis_stop
+"$bin" metrics --textfile "$work/tf/delayq.prom" 2>/dev/null
+check "textfile, Redis down: exit 3" [ $? -eq 3 ]
+check "textfile, Redis down: delayq_up 0" has "$work/tf/delayq.prom" delayq_up 0
+
+# SIGTERM and SIGINT stop the server with status 0
+kill -TERM "$spid"
+wait_for 5000 "metrics to exit on SIGTERM" dead "$spid"
+wait "$spid"
+check "SIGTERM: exit 0" [ $? -eq 0 ]
+spawn "$bin" metrics --listen 127.0.0.1:0 2>"$work/srv2.log"
+spid=$spawned
+port_logged2() { grep -q 'port [1-9]' "$work/srv2.log"; }
+wait_for 5000 "the second server" port_logged2
+kill -INT "$spid"
+wait_for 5000 "metrics to exit on SIGINT" dead "$spid"
+wait "$spid"
+check "SIGINT: exit 0" [ $? -eq 0 ]
+finish
