@@ -327,6 +327,50 @@ silent_listener_times_out(void **state)
     close(fd);
 }
 
+/* AUTH and SELECT travel inside TLS, and a wrong password is refused as over TCP */
+static void
+password_and_db_over_tls(void **state)
+{
+    struct test_redis own;
+    const char *setpass[] = {"CONFIG", "SET", "requirepass", "s3cret"};
+    dq_client *c = NULL;
+    dq_client_opts o = {0};
+    dq_err err = {0};
+    dq_enqueued e;
+    char url[400];
+
+    (void)state;
+    assert_int_equal(test_redis_start_tls(&own, NULL), 0);
+    o.tls_ca = own.ca;
+    redisReply *r = test_redis_cmd(&own, 4, setpass);
+    assert_non_null(r);
+    freeReplyObject(r);
+    assert_int_equal(open_tls(own.url, &o, &c, &err), DQ_ECONN);
+    assert_non_null(strstr(err.msg, "NOAUTH"));
+    snprintf(url, sizeof url, "rediss://:wrong@127.0.0.1:%d", own.port);
+    assert_int_equal(open_tls(url, &o, &c, &err), DQ_ECONN);
+    assert_null(strstr(err.msg, "wrong"));
+    snprintf(url, sizeof url, "rediss://:s3cret@127.0.0.1:%d/5", own.port);
+    if (open_tls(url, &o, &c, &err) != DQ_OK)
+        fail_msg("password over TLS: %s", err.msg);
+    assert_int_equal(dq_enqueue(c, "dbq", NULL, "x", 1, &e, &err), DQ_OK);
+    dq_client_free(c);
+    /* the task went to db 5 (the password now from the options, as $DELAYQ_PASSWORD) */
+    o.password = "s3cret";
+    snprintf(url, sizeof url, "rediss://127.0.0.1:%d/5", own.port);
+    assert_int_equal(open_tls(url, &o, &c, &err), DQ_OK);
+    dq_stats s;
+    assert_int_equal(dq_stats_get(c, "dbq", &s, &err), DQ_OK);
+    assert_int_equal(s.due, 1);
+    dq_client_free(c);
+    snprintf(url, sizeof url, "rediss://127.0.0.1:%d/0", own.port);
+    assert_int_equal(open_tls(url, &o, &c, &err), DQ_OK);
+    assert_int_equal(dq_stats_get(c, "dbq", &s, &err), DQ_OK);
+    assert_int_equal(s.due, 0);
+    dq_client_free(c);
+    test_redis_stop(&own);
+}
+
 /* rediss:// to a plain port and redis:// to a TLS port: an error that says so, in time */
 static void
 wrong_scheme_for_the_port(void **state)
@@ -607,6 +651,7 @@ main(void)
         cmocka_unit_test(wrong_ca_and_name_are_refused),
         cmocka_unit_test(options_are_checked),
         cmocka_unit_test(silent_listener_times_out),
+        cmocka_unit_test(password_and_db_over_tls),
         cmocka_unit_test(wrong_scheme_for_the_port),
         cmocka_unit_test(wake_up_subscription_over_tls),
         cmocka_unit_test(cli_right_and_wrong_ca),
