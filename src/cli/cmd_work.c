@@ -5,6 +5,10 @@
  * status decides the result; the tail of its stderr becomes the stack trace of a
  * failure. Each command runs in its own process group, so a timeout or a shutdown can
  * kill everything it started.
+ *
+ * run_command, the handler, per task: encode_stdin (payload as JSON or raw),
+ * start_command (pipes and fork), supervise (feed stdin, keep the stderr tail, kill at
+ * the timeout or shutdown, until it exits), exit_to_result.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -271,134 +275,184 @@ cloexec_pipe(int fds[2])
     return true;
 }
 
-static void
-run_command(const dq_task *t, dq_result *res, void *arg)
-{
-    const struct work *wk = arg;
-    struct dq_buf in = DQ_BUF_INIT;
-    struct tail *tail = calloc(1, sizeof *tail);
-    int inp[2] = {-1, -1}, errp[2] = {-1, -1}, status = 0;
-    size_t written = 0;
-    bool timed_out = false, killed = false;
+/* One command run for one task, as run_command's steps share it. */
+struct command {
+    const struct work *wk;
+    struct dq_buf in;    /* what goes to its stdin */
+    size_t written;      /* bytes of @in written so far */
+    struct tail *tail;   /* the end of its stderr */
+    int inp[2], errp[2]; /* its stdin and stderr pipes; -1 once closed */
     pid_t pid;
-    char *env_own[NTASK_VARS] = {NULL};
-    char **envp = NULL;
+    int status; /* from waitpid, once it exited */
+    bool exited, killed, timed_out;
+};
 
-    if (wk->raw)
-        dq_buf_append(&in, t->payload, t->payload_len);
+static void
+encode_stdin(struct command *c, const dq_task *t)
+{
+    if (c->wk->raw)
+        dq_buf_append(&c->in, t->payload, t->payload_len);
     else
-        dq_fmt_payload_json(&in, t->payload, t->payload_len);
+        dq_fmt_payload_json(&c->in, t->payload, t->payload_len);
+}
+
+/*
+ * Forks the command with @envp, its stdin and stderr on pipes, in its own process group.
+ * On failure fills @res (retry: not the task's fault) and returns false.
+ */
+static bool
+start_command(struct command *c, char **envp, dq_result *res)
+{
     /* A command started by another handler thread must not inherit this command's pipes
      * (it would hold our stderr open): they are close-on-exec, and made and forked under
      * one lock so no fork falls between pipe() and the flag (pipe2 needs _GNU_SOURCE). */
-    envp = task_env(wk, t, env_own);
     pthread_mutex_lock(&fork_mu);
-    if (tail == NULL || envp == NULL || !cloexec_pipe(inp) || !cloexec_pipe(errp)) {
+    if (c->tail == NULL || envp == NULL || !cloexec_pipe(c->inp) || !cloexec_pipe(c->errp)) {
         pthread_mutex_unlock(&fork_mu);
         res->outcome = DQ_RETRY;
         snprintf(res->message, sizeof res->message, "cannot start the handler: %s",
                  strerror(errno));
-        goto out;
+        return false;
     }
     pid_t parent = getpid();
-    pid = fork();
+    c->pid = fork();
     pthread_mutex_unlock(&fork_mu);
-    if (pid < 0) {
+    if (c->pid < 0) {
         res->outcome = DQ_RETRY;
         snprintf(res->message, sizeof res->message, "fork: %s", strerror(errno));
-        goto out;
+        return false;
     }
-    if (pid == 0) {
-        close(inp[1]);
-        close(errp[0]);
-        child_exec(wk, envp, inp[0], errp[1], parent);
+    if (c->pid == 0) {
+        close(c->inp[1]);
+        close(c->errp[0]);
+        child_exec(c->wk, envp, c->inp[0], c->errp[1], parent);
     }
-    setpgid(pid, pid); /* also in the child: whichever runs first wins the race */
-    children_set(0, pid);
-    close(inp[0]);
-    close(errp[1]);
-    inp[0] = errp[1] = -1;
-    fcntl(inp[1], F_SETFL, O_NONBLOCK);
-    fcntl(errp[0], F_SETFL, O_NONBLOCK);
-    if (in.len == 0) {
-        close(inp[1]);
-        inp[1] = -1;
+    setpgid(c->pid, c->pid); /* also in the child: whichever runs first wins the race */
+    children_set(0, c->pid);
+    close(c->inp[0]);
+    close(c->errp[1]);
+    c->inp[0] = c->errp[1] = -1;
+    fcntl(c->inp[1], F_SETFL, O_NONBLOCK);
+    fcntl(c->errp[0], F_SETFL, O_NONBLOCK);
+    if (c->in.len == 0) {
+        close(c->inp[1]);
+        c->inp[1] = -1;
     }
+    return true;
+}
 
-    int64_t deadline = wk->timeout_ms > 0 ? dq_mono_ms() + wk->timeout_ms : -1;
-    bool exited = false;
+/* Kills the command's process group, once, at @deadline (-1: none) or at shutdown.
+ * Returns @wait, shortened so that poll() wakes at the deadline. */
+static int
+kill_if_due(struct command *c, int64_t deadline, int wait)
+{
+    if (deadline >= 0) {
+        int64_t left = deadline - dq_mono_ms();
+        if (left <= 0 && !c->killed) {
+            c->timed_out = c->killed = true;
+            kill(-c->pid, SIGKILL);
+        }
+        if (left > 0 && left < wait)
+            wait = (int)left;
+    }
+    if (kill_children && !c->killed) {
+        c->killed = true;
+        kill(-c->pid, SIGKILL);
+    }
+    return wait;
+}
+
+/* Writes what the pipe takes of the payload; closes stdin when it is all written or
+ * the command stopped reading. */
+static void
+feed_stdin(struct command *c)
+{
+    ssize_t n = write(c->inp[1], c->in.data + c->written, c->in.len - c->written);
+
+    if (n > 0)
+        c->written += (size_t)n;
+    if (n < 0 && errno != EAGAIN) /* EPIPE: it did not read it all; fine */
+        c->written = c->in.len;
+    if (c->written == c->in.len) {
+        close(c->inp[1]);
+        c->inp[1] = -1;
+    }
+}
+
+/* Adds what its stderr has to the tail: one read while it runs; after the exit, all
+ * that is left in the pipe, without waiting for EOF (a background process the command
+ * started may hold its stderr open). */
+static void
+read_stderr(struct command *c, short revents)
+{
+    while (c->errp[0] >= 0 && (c->exited || (revents & (POLLIN | POLLHUP | POLLERR)))) {
+        char buf[4096];
+        ssize_t n = read(c->errp[0], buf, sizeof buf);
+        if (n > 0) {
+            tail_add(c->tail, buf, (size_t)n);
+            if (!c->exited)
+                break;
+        } else {
+            if (n == 0 || errno != EAGAIN) {
+                close(c->errp[0]);
+                c->errp[0] = -1;
+            }
+            break;
+        }
+    }
+}
+
+/* Runs the command to its exit: feeds stdin, keeps the tail of stderr, and kills it at
+ * its timeout or at shutdown. */
+static void
+supervise(struct command *c)
+{
+    int64_t deadline = c->wk->timeout_ms > 0 ? dq_mono_ms() + c->wk->timeout_ms : -1;
     int idle_wait = 1;
-    while (!exited) {
+
+    while (!c->exited) {
         /* poll() ignores a negative fd: stderr may close before the command exits */
-        struct pollfd pfd[2] = {{errp[0], POLLIN, 0}, {inp[1], POLLOUT, 0}};
+        struct pollfd pfd[2] = {{c->errp[0], POLLIN, 0}, {c->inp[1], POLLOUT, 0}};
         int wait = 100; /* also re-checks the shutdown flag */
-        if (errp[0] < 0 && inp[1] < 0) {
+        if (c->errp[0] < 0 && c->inp[1] < 0) {
             /* Nothing left to poll: stderr closed as the command exits, a moment before
              * waitpid can see it (or the command closed it and runs on). Look again
              * soon, backing off to 100 ms, rather than a full 100 ms per command. */
             wait = idle_wait;
             idle_wait = idle_wait * 2 > 100 ? 100 : idle_wait * 2;
         }
-        if (deadline >= 0) {
-            int64_t left = deadline - dq_mono_ms();
-            if (left <= 0 && !killed) {
-                timed_out = killed = true;
-                kill(-pid, SIGKILL);
-            }
-            if (left > 0 && left < wait)
-                wait = (int)left;
-        }
-        if (kill_children && !killed) {
-            killed = true;
-            kill(-pid, SIGKILL);
-        }
-        if (poll(pfd, inp[1] >= 0 ? 2 : 1, wait) < 0 && errno != EINTR)
+        wait = kill_if_due(c, deadline, wait);
+        if (poll(pfd, c->inp[1] >= 0 ? 2 : 1, wait) < 0 && errno != EINTR)
             break;
-        exited = waitpid(pid, &status, WNOHANG) == pid;
-        if (inp[1] >= 0 && (pfd[1].revents & (POLLOUT | POLLERR | POLLHUP))) {
-            ssize_t n = write(inp[1], in.data + written, in.len - written);
-            if (n > 0)
-                written += (size_t)n;
-            if (n < 0 && errno != EAGAIN) /* EPIPE: it did not read it all; fine */
-                written = in.len;
-            if (written == in.len) {
-                close(inp[1]);
-                inp[1] = -1;
-            }
-        }
-        /* after the exit, read what is left in the pipe, without waiting for EOF: a
-         * background process the command started may hold its stderr open */
-        while (errp[0] >= 0 && (exited || (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))) {
-            char buf[4096];
-            ssize_t n = read(errp[0], buf, sizeof buf);
-            if (n > 0) {
-                tail_add(tail, buf, (size_t)n);
-                if (!exited)
-                    break;
-            } else {
-                if (n == 0 || errno != EAGAIN) {
-                    close(errp[0]);
-                    errp[0] = -1;
-                }
-                break;
-            }
+        c->exited = waitpid(c->pid, &c->status, WNOHANG) == c->pid;
+        if (c->inp[1] >= 0 && (pfd[1].revents & (POLLOUT | POLLERR | POLLHUP)))
+            feed_stdin(c);
+        read_stderr(c, pfd[0].revents);
+    }
+    if (!c->exited) {
+        while (waitpid(c->pid, &c->status, 0) < 0 && errno == EINTR) {
         }
     }
-    if (!exited) {
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-        }
-    }
-    children_set(pid, 0);
+    children_set(c->pid, 0);
+}
+
+/* The exit status as a result: 0 done, 75 retry, a kill of ours retry (timeout) or
+ * hand back (shutdown), anything else failed with the stderr tail as its trace. */
+static void
+exit_to_result(const struct command *c, dq_result *res)
+{
+    int status = c->status;
     char last[320];
-    tail_last_line(tail, last, sizeof last);
+
+    tail_last_line(c->tail, last, sizeof last);
     /* killed: only when our SIGKILL is what ended it (it may have exited just before) */
-    bool by_us = killed && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
-    if (timed_out && by_us) {
+    bool by_us = c->killed && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+    if (c->timed_out && by_us) {
         res->outcome = DQ_RETRY;
         snprintf(res->message, sizeof res->message,
                  "timed out after %lld ms; process group "
                  "killed",
-                 (long long)wk->timeout_ms);
+                 (long long)c->wk->timeout_ms);
     } else if (by_us) {
         res->outcome = DQ_RELEASE; /* shutdown, not the task's fault: hand it back */
         snprintf(res->message, sizeof res->message, "killed at worker shutdown");
@@ -416,21 +470,43 @@ run_command(const dq_task *t, dq_result *res, void *arg)
         else
             snprintf(res->message, sizeof res->message, "exit %d%s%s", WEXITSTATUS(status),
                      last[0] ? ": " : "", last);
-        res->trace = malloc(tail->len + 1);
+        res->trace = malloc(c->tail->len + 1);
         if (res->trace != NULL) {
-            memcpy(res->trace, tail->buf, tail->len);
-            res->trace[tail->len] = '\0';
+            memcpy(res->trace, c->tail->buf, c->tail->len);
+            res->trace[c->tail->len] = '\0';
         }
     }
-out:
+}
+
+static void
+command_close(struct command *c)
+{
     for (int i = 0; i < 2; i++) {
-        if (inp[i] >= 0)
-            close(inp[i]);
-        if (errp[i] >= 0)
-            close(errp[i]);
+        if (c->inp[i] >= 0)
+            close(c->inp[i]);
+        if (c->errp[i] >= 0)
+            close(c->errp[i]);
     }
-    dq_buf_free(&in);
-    free(tail);
+    dq_buf_free(&c->in);
+    free(c->tail);
+}
+
+/* The handler: one command per task, from its stdin payload to its exit status. */
+static void
+run_command(const dq_task *t, dq_result *res, void *arg)
+{
+    struct command c = {.wk = arg, .in = DQ_BUF_INIT, .inp = {-1, -1}, .errp = {-1, -1}};
+    char *env_own[NTASK_VARS] = {NULL};
+    char **envp;
+
+    c.tail = calloc(1, sizeof *c.tail);
+    encode_stdin(&c, t);
+    envp = task_env(c.wk, t, env_own);
+    if (start_command(&c, envp, res)) {
+        supervise(&c);
+        exit_to_result(&c, res);
+    }
+    command_close(&c);
     free(envp);
     for (size_t i = 0; i < NTASK_VARS; i++)
         free(env_own[i]);

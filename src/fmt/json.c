@@ -1,14 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * json.c: JSON to msgpack. Pure: no I/O, independent of the process locale.
+ * json.c: JSON to msgpack, on yajl (the lexer and grammar) and msgpack-c (the writer).
+ * Pure: no I/O, independent of the process locale.
  *
- * msgpack writes a container's element count before its elements, and the output must
- * use the smallest header, so the text is parsed twice by the same code. The first
- * pass (out == NULL) checks everything and records, for each container in the order
- * it opens, its element count and whether it is a reserved {"$base64": ...}-style
- * object. The second pass writes, reading those records in the same order. Both passes
- * are O(n) and the records cost 8 bytes per container. Recursion is bounded by
- * DQ_JSON_MAX_DEPTH.
+ * yajl's SAX callbacks keep key order and duplicate keys and hand numbers over as text,
+ * so exact 64-bit integers are decided here. msgpack writes a container's count before
+ * its elements and the output must use the smallest header, so yajl reads the text
+ * twice with the same callbacks: the first pass checks everything and records, for each
+ * container in the order it opens, its element count and whether it is a reserved
+ * {"$base64": ...}-style object; the second pass writes, reading those records in the
+ * same order (8 bytes per container).
+ *
+ * Checked here because yajl 2.1 does not: a lone surrogate escape (yajl writes '?' for
+ * a lone high half and the invalid bytes ED B0 80.. for a lone low half) and UTF-8 that
+ * is not shortest-form or encodes a surrogate (yajl checks only the byte pattern), so
+ * each string token is scanned in the text once (check_string).
  */
 #include "fmt/json.h"
 
@@ -22,10 +28,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <msgpack.h>
+#include <yajl/yajl_parse.h>
+
 #include "fmt/b64.h"
 #include "fmt/esc.h"
-#include "fmt/mp.h"
 #include "lib/err.h"
+#include "lib/mp.h"
 
 /* What a container turns into. */
 enum kind {
@@ -50,6 +59,14 @@ struct slot {
     uint32_t kind;  /* enum kind */
 };
 
+struct frame {
+    size_t slot;    /* index into slots */
+    uint64_t count; /* first pass: elements (pairs) so far */
+    unsigned keys;  /* first pass: KEY_* bits of the keys so far */
+    bool map;
+    size_t open; /* offset of the brace: one past the depth limit must be reserved */
+};
+
 struct num {
     enum { NUM_UINT, NUM_INT, NUM_FLOAT } type;
     uint64_t u;
@@ -58,25 +75,35 @@ struct num {
 };
 
 struct parser {
-    const unsigned char *text, *p, *end;
-    struct dq_buf *out; /* NULL during the first pass */
+    const unsigned char *text;
+    size_t len;
+    yajl_handle h;
+    size_t base;     /* offset of the chunk yajl reads: 0, or len in yajl_complete_parse */
+    size_t prev_end; /* where the token before the current one ended */
     dq_err *err;
+    int rc;             /* our own error, set before a callback cancels the parse */
+    struct dq_buf *out; /* NULL during the first pass */
+    msgpack_packer pk;  /* second pass: writes to out */
     struct slot *slots; /* one per container, in opening order */
     size_t nslots, cap;
-    size_t next;       /* second pass: the next slot to use */
-    struct dq_buf str; /* the last string decoded */
-    struct dq_buf bin; /* the last base64 decoded */
+    size_t next; /* second pass: the next slot to use */
+    struct frame stack[DQ_JSON_MAX_DEPTH + 1];
+    int depth;
+    /* second pass, inside a reserved object */
+    enum kind reserved; /* KIND_PLAIN when not inside one */
+    unsigned key;       /* the reserved key whose value comes next */
+    int64_t ext_type;
+    double f;
+    struct dq_buf bin; /* the decoded base64 */
     struct dq_buf num; /* a number's text, NUL-terminated for strtod */
     locale_t c_locale; /* created on the first fractional number */
 };
 
-static int parse_value(struct parser *ps, int depth);
-static int fail_at(struct parser *ps, const unsigned char *at, const char *fmt, ...)
-    DQ_PRINTF(3, 4);
+static int fail_at(struct parser *ps, size_t at, const char *fmt, ...) DQ_PRINTF(3, 4);
 
-/* Fills the error with the line and column (in characters) of @at. */
+/* Fills the error with the line and column (in characters) of offset @at. */
 static int
-fail_at(struct parser *ps, const unsigned char *at, const char *fmt, ...)
+fail_at(struct parser *ps, size_t at, const char *fmt, ...)
 {
     char what[160];
     va_list ap;
@@ -85,39 +112,52 @@ fail_at(struct parser *ps, const unsigned char *at, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    for (const unsigned char *q = ps->text; q < at; q++) {
-        if (*q == '\n') {
+    for (size_t i = 0; i < at && i < ps->len; i++) {
+        if (ps->text[i] == '\n') {
             line++;
             col = 1;
-        } else if ((*q & 0xc0u) != 0x80) {
+        } else if ((ps->text[i] & 0xc0u) != 0x80) {
             col++;
         }
     }
-    return dq_err_set(ps->err, DQ_EINVAL, "json: %s at line %zu column %zu", what, line, col);
+    ps->rc = dq_err_set(ps->err, DQ_EINVAL, "json: %s at line %zu column %zu", what, line, col);
+    return ps->rc;
 }
 
 static int
 fail_oom(struct parser *ps)
 {
-    return dq_err_set(ps->err, DQ_ENOMEM, "json: out of memory");
+    ps->rc = dq_err_set(ps->err, DQ_ENOMEM, "json: out of memory");
+    return ps->rc;
 }
 
-/* Names the byte at @at for an error message. */
+/* Where yajl stands in the text: just past the token it reported. */
+static size_t
+here(const struct parser *ps)
+{
+    size_t at = ps->base + yajl_get_bytes_consumed(ps->h);
+
+    return at < ps->len ? at : ps->len;
+}
+
+/* Where the current token starts: only whitespace, ',' and ':' (which have no
+ * callbacks) lie between the previous token and this one. */
+static size_t
+token_start(const struct parser *ps)
+{
+    size_t i = ps->prev_end;
+
+    while (i < ps->len && strchr(" \t\r\n,:", ps->text[i]) != NULL && ps->text[i] != '\0')
+        i++;
+    return i;
+}
+
+/* Every callback ends through here: 1 goes on, 0 cancels the parse (ps->rc says why). */
 static int
-fail_unexpected(struct parser *ps, const unsigned char *at)
+done(struct parser *ps, int rc)
 {
-    if (at >= ps->end)
-        return fail_at(ps, at, "unexpected end of input");
-    if (*at >= 0x21 && *at < 0x7f)
-        return fail_at(ps, at, "unexpected character '%c'", *at);
-    return fail_at(ps, at, "unexpected byte 0x%02x", *at);
-}
-
-static void
-skip_ws(struct parser *ps)
-{
-    while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
-        ps->p++;
+    ps->prev_end = here(ps);
+    return rc == DQ_OK ? 1 : 0;
 }
 
 static int
@@ -140,140 +180,64 @@ hex4(const unsigned char *p, uint32_t *v)
     return 0;
 }
 
-static void
-put_utf8(struct dq_buf *b, uint32_t cp)
-{
-    unsigned char u[4];
-    size_t n;
-
-    if (cp < 0x80) {
-        u[0] = (unsigned char)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        u[0] = (unsigned char)(0xc0 | (cp >> 6));
-        u[1] = (unsigned char)(0x80 | (cp & 0x3f));
-        n = 2;
-    } else if (cp < 0x10000) {
-        u[0] = (unsigned char)(0xe0 | (cp >> 12));
-        u[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
-        u[2] = (unsigned char)(0x80 | (cp & 0x3f));
-        n = 3;
-    } else {
-        u[0] = (unsigned char)(0xf0 | (cp >> 18));
-        u[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3f));
-        u[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
-        u[3] = (unsigned char)(0x80 | (cp & 0x3f));
-        n = 4;
-    }
-    dq_buf_append(b, u, n);
-}
-
-/* One \uXXXX escape (and its low half when it is a high surrogate); @p at the 'u'. */
+/*
+ * The string token yajl just accepted, read in the text: every \u escape of a
+ * surrogate must be a high half followed by a low half, and every non-ASCII byte must
+ * start a shortest-form UTF-8 encoding of a scalar value. yajl has checked the rest
+ * (escape letters, hex digits, control characters, the closing quote).
+ */
 static int
-parse_u_escape(struct parser *ps, const unsigned char *bs)
+check_string(struct parser *ps, const unsigned char *s, size_t len)
 {
+    const unsigned char *t = ps->text;
     uint32_t cp, lo;
 
-    if (ps->end - ps->p < 5 || hex4(ps->p + 1, &cp) != 0)
-        return fail_at(ps, bs, "bad \\u escape (want 4 hex digits)");
-    ps->p += 5;
-    if (cp >= 0xdc00 && cp <= 0xdfff)
-        return fail_at(ps, bs, "lone surrogate \\u%04" PRIx32, cp);
-    if (cp >= 0xd800 && cp <= 0xdbff) {
-        if (ps->end - ps->p < 6 || ps->p[0] != '\\' || ps->p[1] != 'u' ||
-            hex4(ps->p + 2, &lo) != 0 || lo < 0xdc00 || lo > 0xdfff)
-            return fail_at(ps, bs, "lone surrogate \\u%04" PRIx32, cp);
-        ps->p += 6;
-        cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-    }
-    put_utf8(&ps->str, cp);
-    return DQ_OK;
-}
-
-/* Decodes the string at ps->p (on its opening quote) into ps->str. */
-static int
-parse_string(struct parser *ps)
-{
-    const unsigned char *open = ps->p;
-    uint32_t cp;
-
-    dq_buf_reset(&ps->str);
-    dq_buf_append(&ps->str, "", 0);
-    ps->p++;
-    for (;;) {
-        const unsigned char *run = ps->p;
-        while (ps->p < ps->end && *ps->p >= 0x20 && *ps->p < 0x80 && *ps->p != '"' &&
-               *ps->p != '\\')
-            ps->p++;
-        dq_buf_append(&ps->str, run, (size_t)(ps->p - run));
-        if (ps->p >= ps->end)
-            return fail_at(ps, open, "unterminated string");
-        unsigned char c = *ps->p;
-        if (c == '"') {
-            ps->p++;
-            break;
-        }
-        if (c < 0x20)
-            return fail_at(ps, ps->p, "control character 0x%02x in string (write it as \\u%04x)", c,
-                           c);
-        if (c >= 0x80) {
-            size_t n = dq_utf8_decode(ps->p, (size_t)(ps->end - ps->p), &cp);
+    /* The second pass reads the text the first one checked. And yajl copies non-ASCII
+     * bytes through and writes '?' or a non-ASCII byte for a lone surrogate, so a
+     * decoded string of ASCII without '?' came from a clean token. */
+    if (ps->out != NULL)
+        return DQ_OK;
+    size_t k = 0;
+    while (k < len && s[k] < 0x80 && s[k] != '?')
+        k++;
+    if (k == len)
+        return DQ_OK;
+    size_t i = token_start(ps), end = here(ps);
+    if (i >= end || t[i] != '"')
+        return DQ_OK; /* not found where expected: yajl decoded it, trust that */
+    for (i++; i < end && t[i] != '"';) {
+        if (t[i] == '\\') {
+            if (i + 1 < end && t[i + 1] == 'u' && end - i >= 6 && hex4(t + i + 2, &cp) == 0) {
+                if (cp >= 0xdc00 && cp <= 0xdfff)
+                    return fail_at(ps, i, "lone surrogate \\u%04" PRIx32, cp);
+                if (cp >= 0xd800 && cp <= 0xdbff) {
+                    if (end - i < 12 || t[i + 6] != '\\' || t[i + 7] != 'u' ||
+                        hex4(t + i + 8, &lo) != 0 || lo < 0xdc00 || lo > 0xdfff)
+                        return fail_at(ps, i, "lone surrogate \\u%04" PRIx32, cp);
+                    i += 6;
+                }
+                i += 6;
+            } else {
+                i += 2;
+            }
+        } else if (t[i] >= 0x80) {
+            size_t n = dq_utf8_decode(t + i, end - i, &cp);
             if (n == 0)
-                return fail_at(ps, ps->p, "invalid UTF-8 byte 0x%02x in string", c);
-            dq_buf_append(&ps->str, ps->p, n);
-            ps->p += n;
-            continue;
+                return fail_at(ps, i, "invalid UTF-8 byte 0x%02x in string", t[i]);
+            i += n;
+        } else {
+            i++;
         }
-        /* A backslash. */
-        const unsigned char *bs = ps->p++;
-        if (ps->p >= ps->end)
-            return fail_at(ps, open, "unterminated string");
-        char e;
-        switch (*ps->p) {
-        case '"':
-        case '\\':
-        case '/':
-            e = (char)*ps->p;
-            break;
-        case 'b':
-            e = '\b';
-            break;
-        case 'f':
-            e = '\f';
-            break;
-        case 'n':
-            e = '\n';
-            break;
-        case 'r':
-            e = '\r';
-            break;
-        case 't':
-            e = '\t';
-            break;
-        case 'u': {
-            int rc = parse_u_escape(ps, bs);
-            if (rc != DQ_OK)
-                return rc;
-            continue;
-        }
-        default:
-            return fail_at(ps, bs, "bad escape \\%c",
-                           *ps->p >= 0x21 && *ps->p < 0x7f ? *ps->p : '?');
-        }
-        dq_buf_putc(&ps->str, e);
-        ps->p++;
     }
-    if (ps->str.failed)
-        return fail_oom(ps);
     return DQ_OK;
 }
 
 /* strtod() in the C locale, whatever setlocale() the host program made. */
 static int
-to_double(struct parser *ps, const unsigned char *start, double *v)
+to_double(struct parser *ps, const char *s, size_t len, double *v)
 {
     dq_buf_reset(&ps->num);
-    dq_buf_append(&ps->num, start, (size_t)(ps->p - start));
+    dq_buf_append(&ps->num, s, len);
     if (ps->num.failed)
         return fail_oom(ps);
     if (ps->c_locale == (locale_t)0) {
@@ -285,108 +249,49 @@ to_double(struct parser *ps, const unsigned char *start, double *v)
     *v = strtod(ps->num.data, NULL);
     uselocale(old);
     if (isinf(*v))
-        return fail_at(ps, start, "number %.*s is too large for a double",
-                       (int)(ps->p - start < 40 ? ps->p - start : 40), (const char *)start);
+        return fail_at(ps, token_start(ps), "number %.*s is too large for a double",
+                       (int)(len < 40 ? len : 40), s);
     return DQ_OK;
 }
 
-static bool
-is_digit(const struct parser *ps)
-{
-    return ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9';
-}
-
+/* A number as yajl lexed it (valid JSON number syntax): exact when it is an integer
+ * that fits 64 bits, a double otherwise. */
 static int
-parse_number(struct parser *ps, struct num *n)
+to_num(struct parser *ps, const char *s, size_t len, struct num *n)
 {
-    const unsigned char *start = ps->p;
-    bool neg = false, integral = true;
+    size_t i = 0;
+    bool neg = false, overflow = false;
     uint64_t mag = 0;
-    bool overflow = false;
 
-    if (*ps->p == '-') {
+    if (i < len && s[i] == '-') {
         neg = true;
-        ps->p++;
+        i++;
     }
-    if (!is_digit(ps))
-        return fail_at(ps, start, "bad number (a digit must follow '-')");
-    if (*ps->p == '0') {
-        ps->p++;
-        if (is_digit(ps))
-            return fail_at(ps, start, "bad number (leading zero)");
-    } else {
-        while (is_digit(ps)) {
-            unsigned d = (unsigned)(*ps->p - '0');
-            if (mag > (UINT64_MAX - d) / 10)
-                overflow = true;
-            else
-                mag = mag * 10 + d;
-            ps->p++;
-        }
+    for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+        unsigned d = (unsigned)(s[i] - '0');
+        if (mag > (UINT64_MAX - d) / 10)
+            overflow = true;
+        else
+            mag = mag * 10 + d;
     }
-    if (ps->p < ps->end && *ps->p == '.') {
-        integral = false;
-        ps->p++;
-        if (!is_digit(ps))
-            return fail_at(ps, start, "bad number (a digit must follow '.')");
-        while (is_digit(ps))
-            ps->p++;
-    }
-    if (ps->p < ps->end && (*ps->p == 'e' || *ps->p == 'E')) {
-        integral = false;
-        ps->p++;
-        if (ps->p < ps->end && (*ps->p == '+' || *ps->p == '-'))
-            ps->p++;
-        if (!is_digit(ps))
-            return fail_at(ps, start, "bad number (a digit must follow the exponent)");
-        while (is_digit(ps))
-            ps->p++;
-    }
-    if (integral && !overflow) {
+    if (i == len && !overflow) {
         if (!neg) {
             n->type = NUM_UINT;
             n->u = mag;
             return DQ_OK;
         }
-        if (mag <= (uint64_t)INT64_MAX) {
+        if (mag <= (uint64_t)INT64_MAX + 1) {
             n->type = NUM_INT;
-            n->i = -(int64_t)mag;
-            return DQ_OK;
-        }
-        if (mag == (uint64_t)INT64_MAX + 1) {
-            n->type = NUM_INT;
-            n->i = INT64_MIN;
+            n->i = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag;
             return DQ_OK;
         }
     }
     n->type = NUM_FLOAT;
-    return to_double(ps, start, &n->f);
-}
-
-static void
-put_num(struct dq_buf *out, const struct num *n)
-{
-    if (n->type == NUM_UINT)
-        dq_mp_put_uint(out, n->u);
-    else if (n->type == NUM_INT)
-        dq_mp_put_int(out, n->i);
-    else
-        dq_mp_put_double(out, n->f);
-}
-
-static int
-parse_literal(struct parser *ps, const char *word)
-{
-    size_t n = strlen(word);
-
-    if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, word, n) != 0)
-        return fail_unexpected(ps, ps->p);
-    ps->p += n;
-    return DQ_OK;
+    return to_double(ps, s, len, &n->f);
 }
 
 static unsigned
-key_bit(const struct dq_buf *key)
+key_bit(const unsigned char *s, size_t len)
 {
     static const struct {
         const char *name;
@@ -399,7 +304,7 @@ key_bit(const struct dq_buf *key)
     };
 
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        if (key->len == strlen(names[i].name) && memcmp(key->data, names[i].name, key->len) == 0)
+        if (len == strlen(names[i].name) && memcmp(s, names[i].name, len) == 0)
             return names[i].bit;
     }
     return KEY_OTHER;
@@ -419,12 +324,229 @@ kind_of(uint64_t count, unsigned keys)
     return KIND_PLAIN;
 }
 
-/* First pass: reserves the next slot. Second pass: takes it. Returns its index. */
-static int
-open_slot(struct parser *ps, size_t *idx)
+/* First pass: one more element in the innermost array (a map counts its keys). */
+static void
+count_value(struct parser *ps)
 {
+    if (ps->out == NULL && ps->depth > 0 && !ps->stack[ps->depth - 1].map)
+        ps->stack[ps->depth - 1].count++;
+}
+
+/* The object past the depth limit turned out not to be reserved: refused at its brace. */
+static int
+too_deep(struct parser *ps)
+{
+    return fail_at(ps, ps->stack[DQ_JSON_MAX_DEPTH].open, "nesting deeper than %d",
+                   DQ_JSON_MAX_DEPTH);
+}
+
+/* ---- reserved objects (second pass) ------------------------------------------------ */
+
+static const char *
+reserved_name(unsigned key)
+{
+    return key == KEY_EXT     ? "$ext"
+           : key == KEY_FLOAT ? "$float"
+           : key == KEY_B64   ? "$base64"
+                              : "$str_base64";
+}
+
+/* A value inside a reserved object that is not what its key needs. */
+static int
+reserved_wrong(struct parser *ps, size_t at)
+{
+    if (ps->key == KEY_EXT)
+        return fail_at(ps, at, "\"$ext\" must be an integer -128..127");
+    return fail_at(ps, at, "\"%s\" must be a string", reserved_name(ps->key));
+}
+
+static int
+reserved_number(struct parser *ps, const char *s, size_t len)
+{
+    size_t at = token_start(ps);
+    struct num n;
+
+    if (ps->key != KEY_EXT)
+        return reserved_wrong(ps, at);
+    int rc = to_num(ps, s, len, &n);
+    if (rc != DQ_OK)
+        return rc;
+    if (n.type == NUM_FLOAT || (n.type == NUM_UINT && n.u > 127) ||
+        (n.type == NUM_INT && n.i < -128))
+        return reserved_wrong(ps, at);
+    ps->ext_type = n.type == NUM_UINT ? (int64_t)n.u : n.i;
+    return DQ_OK;
+}
+
+static int
+reserved_string(struct parser *ps, const unsigned char *s, size_t len)
+{
+    size_t at = token_start(ps);
+
+    if (ps->key == KEY_EXT)
+        return reserved_wrong(ps, at);
+    if (ps->key == KEY_FLOAT) {
+        if (len == 3 && memcmp(s, "nan", 3) == 0)
+            ps->f = NAN;
+        else if (len == 3 && memcmp(s, "inf", 3) == 0)
+            ps->f = INFINITY;
+        else if (len == 4 && memcmp(s, "-inf", 4) == 0)
+            ps->f = -INFINITY;
+        else
+            return fail_at(ps, at, "\"$float\" must be \"nan\", \"inf\" or \"-inf\"");
+        return DQ_OK;
+    }
+    dq_buf_reset(&ps->bin);
+    dq_buf_append(&ps->bin, "", 0);
+    if (dq_b64_decode(&ps->bin, (const char *)s, len) != 0)
+        return fail_at(ps, at, "\"%s\" is not valid base64", reserved_name(ps->key));
+    if (ps->bin.failed)
+        return fail_oom(ps);
+    return DQ_OK;
+}
+
+/* The closing brace of a reserved object: writes its one bin/str/ext/float. */
+static void
+reserved_write(struct parser *ps)
+{
+    switch (ps->reserved) {
+    case KIND_BIN:
+        msgpack_pack_bin_with_body(&ps->pk, ps->bin.data, ps->bin.len);
+        break;
+    case KIND_STR:
+        msgpack_pack_str_with_body(&ps->pk, ps->bin.data, ps->bin.len);
+        break;
+    case KIND_EXT:
+        msgpack_pack_ext_with_body(&ps->pk, ps->bin.data, ps->bin.len, (int8_t)ps->ext_type);
+        break;
+    case KIND_FLOAT:
+        msgpack_pack_double(&ps->pk, ps->f);
+        break;
+    case KIND_PLAIN:
+        break;
+    }
+    ps->reserved = KIND_PLAIN;
+}
+
+/* ---- yajl callbacks --------------------------------------------------------------- */
+
+static int
+on_null(void *ctx)
+{
+    struct parser *ps = ctx;
+
+    if (ps->reserved != KIND_PLAIN)
+        return done(ps, reserved_wrong(ps, token_start(ps)));
+    count_value(ps);
+    if (ps->out != NULL)
+        msgpack_pack_nil(&ps->pk);
+    return done(ps, DQ_OK);
+}
+
+static int
+on_bool(void *ctx, int v)
+{
+    struct parser *ps = ctx;
+
+    if (ps->reserved != KIND_PLAIN)
+        return done(ps, reserved_wrong(ps, token_start(ps)));
+    count_value(ps);
     if (ps->out != NULL) {
-        *idx = ps->next++;
+        if (v)
+            msgpack_pack_true(&ps->pk);
+        else
+            msgpack_pack_false(&ps->pk);
+    }
+    return done(ps, DQ_OK);
+}
+
+static int
+on_number(void *ctx, const char *s, size_t len)
+{
+    struct parser *ps = ctx;
+    struct num n;
+
+    if (ps->reserved != KIND_PLAIN)
+        return done(ps, reserved_number(ps, s, len));
+    count_value(ps);
+    int rc = to_num(ps, s, len, &n);
+    if (rc == DQ_OK && ps->out != NULL) {
+        if (n.type == NUM_UINT)
+            msgpack_pack_uint64(&ps->pk, n.u);
+        else if (n.type == NUM_INT)
+            msgpack_pack_int64(&ps->pk, n.i);
+        else
+            msgpack_pack_double(&ps->pk, n.f);
+    }
+    return done(ps, rc);
+}
+
+static int
+on_string(void *ctx, const unsigned char *s, size_t len)
+{
+    struct parser *ps = ctx;
+
+    int rc = check_string(ps, s, len);
+    if (rc != DQ_OK)
+        return done(ps, rc);
+    if (ps->reserved != KIND_PLAIN)
+        return done(ps, reserved_string(ps, s, len));
+    count_value(ps);
+    if (ps->out != NULL)
+        msgpack_pack_str_with_body(&ps->pk, s, len);
+    return done(ps, DQ_OK);
+}
+
+static int
+on_key(void *ctx, const unsigned char *s, size_t len)
+{
+    struct parser *ps = ctx;
+    struct frame *f = &ps->stack[ps->depth - 1];
+
+    int rc = check_string(ps, s, len);
+    if (rc != DQ_OK)
+        return done(ps, rc);
+    if (ps->reserved != KIND_PLAIN) {
+        ps->key = key_bit(s, len);
+    } else if (ps->out != NULL) {
+        msgpack_pack_str_with_body(&ps->pk, s, len);
+    } else {
+        f->count++;
+        f->keys |= key_bit(s, len);
+        if (ps->depth > DQ_JSON_MAX_DEPTH && (f->keys & KEY_OTHER) != 0)
+            return done(ps, too_deep(ps));
+    }
+    return done(ps, DQ_OK);
+}
+
+/* '{' or '[': the depth limit, then the container's slot. */
+static int
+open_container(struct parser *ps, bool map)
+{
+    size_t at = here(ps) - 1; /* yajl has consumed the bracket */
+
+    if (ps->reserved != KIND_PLAIN)
+        return reserved_wrong(ps, at);
+    /* A reserved object stands for a scalar, so one may open at the depth limit:
+     * dq_mp_to_json() writes a bin inside 64 arrays as 64 arrays around a {"$base64"}. */
+    if (ps->depth > DQ_JSON_MAX_DEPTH)
+        return too_deep(ps);
+    if (ps->depth == DQ_JSON_MAX_DEPTH && !map)
+        return fail_at(ps, at, "nesting deeper than %d", DQ_JSON_MAX_DEPTH);
+    count_value(ps);
+    struct frame *f = &ps->stack[ps->depth++];
+    *f = (struct frame){0, 0, 0, map, at};
+    if (ps->out != NULL) {
+        f->slot = ps->next++;
+        const struct slot *s = &ps->slots[f->slot];
+        if (map && s->kind != KIND_PLAIN) {
+            ps->reserved = s->kind;
+            ps->key = 0;
+        } else if (map) {
+            msgpack_pack_map(&ps->pk, s->count);
+        } else {
+            msgpack_pack_array(&ps->pk, s->count);
+        }
         return DQ_OK;
     }
     if (ps->nslots == ps->cap) {
@@ -435,263 +557,117 @@ open_slot(struct parser *ps, size_t *idx)
         ps->slots = s;
         ps->cap = cap;
     }
-    *idx = ps->nslots++;
-    ps->slots[*idx] = (struct slot){0, KIND_PLAIN};
+    f->slot = ps->nslots++;
+    ps->slots[f->slot] = (struct slot){0, KIND_PLAIN};
     return DQ_OK;
 }
 
 static int
-close_slot(struct parser *ps, size_t idx, uint64_t count, const unsigned char *open, unsigned keys)
+close_container(struct parser *ps)
 {
-    if (ps->out != NULL)
-        return DQ_OK;
-    if (count > UINT32_MAX)
-        return fail_at(ps, open, "container with more than %" PRIu32 " elements", UINT32_MAX);
-    ps->slots[idx].count = (uint32_t)count;
-    ps->slots[idx].kind = keys != 0 ? kind_of(count, keys) : KIND_PLAIN;
-    return DQ_OK;
-}
+    struct frame *f = &ps->stack[--ps->depth];
 
-/* Second pass over a reserved object: checks the values and writes one bin/str/ext/float. */
-static int
-write_reserved(struct parser *ps, enum kind kind)
-{
-    int64_t ext_type = 0;
-    double f = 0;
-
-    ps->p++; /* '{' */
-    dq_buf_reset(&ps->bin);
-    dq_buf_append(&ps->bin, "", 0);
-    for (;;) {
-        skip_ws(ps);
-        int rc = parse_string(ps);
-        if (rc != DQ_OK)
-            return rc;
-        unsigned key = key_bit(&ps->str);
-        skip_ws(ps);
-        ps->p++; /* ':' */
-        skip_ws(ps);
-        const unsigned char *at = ps->p;
-        if (key == KEY_EXT) {
-            struct num n;
-            if (*at != '-' && !(*at >= '0' && *at <= '9'))
-                return fail_at(ps, at, "\"$ext\" must be an integer -128..127");
-            rc = parse_number(ps, &n);
-            if (rc != DQ_OK)
-                return rc;
-            if (n.type == NUM_FLOAT || (n.type == NUM_UINT && n.u > 127) ||
-                (n.type == NUM_INT && n.i < -128))
-                return fail_at(ps, at, "\"$ext\" must be an integer -128..127");
-            ext_type = n.type == NUM_UINT ? (int64_t)n.u : n.i;
-        } else {
-            const char *name = key == KEY_FLOAT ? "$float"
-                               : key == KEY_B64 ? "$base64"
-                                                : "$str_base64";
-            if (*at != '"')
-                return fail_at(ps, at, "\"%s\" must be a string", name);
-            rc = parse_string(ps);
-            if (rc != DQ_OK)
-                return rc;
-            if (key == KEY_FLOAT) {
-                if (ps->str.len == 3 && memcmp(ps->str.data, "nan", 3) == 0)
-                    f = NAN;
-                else if (ps->str.len == 3 && memcmp(ps->str.data, "inf", 3) == 0)
-                    f = INFINITY;
-                else if (ps->str.len == 4 && memcmp(ps->str.data, "-inf", 4) == 0)
-                    f = -INFINITY;
-                else
-                    return fail_at(ps, at, "\"$float\" must be \"nan\", \"inf\" or \"-inf\"");
-            } else if (dq_b64_decode(&ps->bin, ps->str.data, ps->str.len) != 0) {
-                return fail_at(ps, at, "\"%s\" is not valid base64", name);
-            }
-        }
-        skip_ws(ps);
-        if (*ps->p++ == '}')
-            break;
-    }
-    if (ps->bin.failed)
-        return fail_oom(ps);
-    switch (kind) {
-    case KIND_BIN:
-        dq_mp_put_bin(ps->out, ps->bin.data, ps->bin.len);
-        break;
-    case KIND_STR:
-        dq_mp_put_str(ps->out, ps->bin.data, ps->bin.len);
-        break;
-    case KIND_EXT:
-        dq_mp_put_ext(ps->out, (int8_t)ext_type, ps->bin.data, ps->bin.len);
-        break;
-    case KIND_FLOAT:
-        dq_mp_put_double(ps->out, f);
-        break;
-    case KIND_PLAIN:
-        break;
-    }
-    return DQ_OK;
-}
-
-static int
-parse_array(struct parser *ps, int depth)
-{
-    const unsigned char *open = ps->p;
-    uint64_t count = 0;
-    size_t idx = 0;
-    int rc;
-
-    if (depth >= DQ_JSON_MAX_DEPTH)
-        return fail_at(ps, open, "nesting deeper than %d", DQ_JSON_MAX_DEPTH);
-    rc = open_slot(ps, &idx);
-    if (rc != DQ_OK)
-        return rc;
-    if (ps->out != NULL)
-        dq_mp_put_array(ps->out, ps->slots[idx].count);
-    ps->p++;
-    skip_ws(ps);
-    if (ps->p < ps->end && *ps->p == ']') {
-        ps->p++;
-        return close_slot(ps, idx, 0, open, 0);
-    }
-    for (;;) {
-        rc = parse_value(ps, depth + 1);
-        if (rc != DQ_OK)
-            return rc;
-        count++;
-        skip_ws(ps);
-        if (ps->p < ps->end && *ps->p == ',') {
-            ps->p++;
-            continue;
-        }
-        if (ps->p < ps->end && *ps->p == ']') {
-            ps->p++;
-            break;
-        }
-        if (ps->p >= ps->end)
-            return fail_at(ps, open, "unterminated array");
-        return fail_at(ps, ps->p, "expected ',' or ']' after an array element");
-    }
-    return close_slot(ps, idx, count, open, 0);
-}
-
-static int
-parse_object(struct parser *ps, int depth)
-{
-    const unsigned char *open = ps->p;
-    uint64_t count = 0;
-    unsigned keys = 0;
-    size_t idx = 0;
-    int rc;
-
-    if (depth >= DQ_JSON_MAX_DEPTH)
-        return fail_at(ps, open, "nesting deeper than %d", DQ_JSON_MAX_DEPTH);
-    rc = open_slot(ps, &idx);
-    if (rc != DQ_OK)
-        return rc;
     if (ps->out != NULL) {
-        if (ps->slots[idx].kind != KIND_PLAIN)
-            return write_reserved(ps, ps->slots[idx].kind);
-        dq_mp_put_map(ps->out, ps->slots[idx].count);
+        if (ps->reserved != KIND_PLAIN)
+            reserved_write(ps);
+        return DQ_OK;
     }
-    ps->p++;
-    skip_ws(ps);
-    if (ps->p < ps->end && *ps->p == '}') {
-        ps->p++;
-        return close_slot(ps, idx, 0, open, 0);
-    }
-    for (;;) {
-        skip_ws(ps);
-        if (ps->p >= ps->end)
-            return fail_at(ps, open, "unterminated object");
-        if (*ps->p != '"')
-            return fail_at(ps, ps->p, "expected a string key");
-        rc = parse_string(ps);
-        if (rc != DQ_OK)
-            return rc;
-        if (ps->out != NULL)
-            dq_mp_put_str(ps->out, ps->str.data, ps->str.len);
-        else
-            keys |= key_bit(&ps->str);
-        skip_ws(ps);
-        if (ps->p >= ps->end)
-            return fail_at(ps, open, "unterminated object");
-        if (*ps->p != ':')
-            return fail_at(ps, ps->p, "expected ':' after an object key");
-        ps->p++;
-        rc = parse_value(ps, depth + 1);
-        if (rc != DQ_OK)
-            return rc;
-        count++;
-        skip_ws(ps);
-        if (ps->p < ps->end && *ps->p == ',') {
-            ps->p++;
-            continue;
-        }
-        if (ps->p < ps->end && *ps->p == '}') {
-            ps->p++;
-            break;
-        }
-        if (ps->p >= ps->end)
-            return fail_at(ps, open, "unterminated object");
-        return fail_at(ps, ps->p, "expected ',' or '}' after an object member");
-    }
-    return close_slot(ps, idx, count, open, keys);
-}
-
-static int
-parse_value(struct parser *ps, int depth)
-{
-    struct num n;
-    int rc;
-
-    skip_ws(ps);
-    if (ps->p >= ps->end)
-        return fail_unexpected(ps, ps->p);
-    switch (*ps->p) {
-    case '{':
-        return parse_object(ps, depth);
-    case '[':
-        return parse_array(ps, depth);
-    case '"':
-        rc = parse_string(ps);
-        if (rc == DQ_OK && ps->out != NULL)
-            dq_mp_put_str(ps->out, ps->str.data, ps->str.len);
-        return rc;
-    case 't':
-        rc = parse_literal(ps, "true");
-        if (rc == DQ_OK && ps->out != NULL)
-            dq_mp_put_bool(ps->out, true);
-        return rc;
-    case 'f':
-        rc = parse_literal(ps, "false");
-        if (rc == DQ_OK && ps->out != NULL)
-            dq_mp_put_bool(ps->out, false);
-        return rc;
-    case 'n':
-        rc = parse_literal(ps, "null");
-        if (rc == DQ_OK && ps->out != NULL)
-            dq_mp_put_nil(ps->out);
-        return rc;
-    default:
-        if (*ps->p != '-' && !(*ps->p >= '0' && *ps->p <= '9'))
-            return fail_unexpected(ps, ps->p);
-        rc = parse_number(ps, &n);
-        if (rc == DQ_OK && ps->out != NULL)
-            put_num(ps->out, &n);
-        return rc;
-    }
-}
-
-static int
-parse_document(struct parser *ps)
-{
-    ps->p = ps->text;
-    ps->next = 0;
-    int rc = parse_value(ps, 0);
-    if (rc != DQ_OK)
-        return rc;
-    skip_ws(ps);
-    if (ps->p < ps->end)
-        return fail_at(ps, ps->p, "trailing characters after the value");
+    if (f->count > UINT32_MAX)
+        return fail_at(ps, here(ps) - 1, "container with more than %" PRIu32 " elements",
+                       UINT32_MAX);
+    ps->slots[f->slot].count = (uint32_t)f->count;
+    ps->slots[f->slot].kind = f->map ? kind_of(f->count, f->keys) : KIND_PLAIN;
+    if (ps->depth == DQ_JSON_MAX_DEPTH && ps->slots[f->slot].kind == KIND_PLAIN)
+        return too_deep(ps);
     return DQ_OK;
+}
+
+static int
+on_start_map(void *ctx)
+{
+    return done(ctx, open_container(ctx, true));
+}
+
+static int
+on_start_array(void *ctx)
+{
+    return done(ctx, open_container(ctx, false));
+}
+
+static int
+on_end(void *ctx)
+{
+    return done(ctx, close_container(ctx));
+}
+
+static const yajl_callbacks callbacks = {
+    .yajl_null = on_null,
+    .yajl_boolean = on_bool,
+    .yajl_number = on_number, /* raw text: yajl_integer and yajl_double are never called */
+    .yajl_string = on_string,
+    .yajl_start_map = on_start_map,
+    .yajl_map_key = on_key,
+    .yajl_end_map = on_end,
+    .yajl_start_array = on_start_array,
+    .yajl_end_array = on_end,
+};
+
+/* yajl's own error, as "json: <what> at line L column C" at the place it stopped. */
+static int
+fail_yajl(struct parser *ps)
+{
+    unsigned char *msg = yajl_get_error(ps->h, 0, NULL, 0);
+    const char *what = msg != NULL ? (const char *)msg : "syntax error";
+    const char *colon = strstr(what, ": ");
+    bool lexical = strncmp(what, "lexical", 7) == 0;
+    char text[160];
+
+    if (colon != NULL)
+        what = colon + 2;
+    snprintf(text, sizeof text, "%s", what);
+    size_t n = strlen(text);
+    while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == ' ' || text[n - 1] == '.'))
+        text[--n] = '\0';
+    if (msg != NULL)
+        yajl_free_error(ps->h, msg);
+    /* yajl stops just past the token it refuses, but on the byte it refuses inside a
+     * string; an early end is at the end. */
+    size_t at = here(ps);
+    if (strcmp(text, "premature EOF") == 0)
+        at = ps->len;
+    else if (!(lexical && strstr(text, " string") != NULL && strstr(text, "json text") == NULL) &&
+             at > 0)
+        at--;
+    return fail_at(ps, at, "%s", text);
+}
+
+/* One yajl pass over the whole text. */
+static int
+run_pass(struct parser *ps)
+{
+    ps->h = yajl_alloc(&callbacks, NULL, ps);
+    if (ps->h == NULL)
+        return fail_oom(ps);
+    /* check_string() holds strings to the stricter UTF-8 rule itself */
+    yajl_config(ps->h, yajl_dont_validate_strings, 1);
+    ps->base = 0;
+    ps->prev_end = 0;
+    ps->depth = 0;
+    ps->next = 0;
+    ps->reserved = KIND_PLAIN;
+    yajl_status st = yajl_parse(ps->h, ps->len > 0 ? ps->text : (const unsigned char *)"", ps->len);
+    if (st == yajl_status_ok) {
+        ps->base = ps->len; /* yajl_complete_parse reads a chunk of its own */
+        st = yajl_complete_parse(ps->h);
+    }
+    int rc = DQ_OK;
+    if (st == yajl_status_client_canceled)
+        rc = ps->rc;
+    else if (st != yajl_status_ok)
+        rc = fail_yajl(ps);
+    yajl_free(ps->h);
+    ps->h = NULL;
+    return rc;
 }
 
 int
@@ -699,9 +675,8 @@ dq_json_to_mp(struct dq_buf *out, const char *text, size_t len, dq_err *err)
 {
     struct parser ps = {
         .text = (const unsigned char *)text,
-        .end = (const unsigned char *)text + (text != NULL ? len : 0),
+        .len = text != NULL ? len : 0,
         .err = err,
-        .str = DQ_BUF_INIT,
         .bin = DQ_BUF_INIT,
         .num = DQ_BUF_INIT,
         .c_locale = (locale_t)0,
@@ -709,10 +684,11 @@ dq_json_to_mp(struct dq_buf *out, const char *text, size_t len, dq_err *err)
     size_t base = out->len;
     bool was_failed = out->failed;
 
-    int rc = parse_document(&ps);
+    int rc = run_pass(&ps);
     if (rc == DQ_OK) {
         ps.out = out;
-        rc = parse_document(&ps);
+        dq_mp_packer_init(&ps.pk, out);
+        rc = run_pass(&ps);
     }
     if (rc == DQ_OK && out->failed)
         rc = fail_oom(&ps);
@@ -722,7 +698,6 @@ dq_json_to_mp(struct dq_buf *out, const char *text, size_t len, dq_err *err)
         out->failed = was_failed;
     }
     free(ps.slots);
-    dq_buf_free(&ps.str);
     dq_buf_free(&ps.bin);
     dq_buf_free(&ps.num);
     if (ps.c_locale != (locale_t)0)

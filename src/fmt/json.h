@@ -33,7 +33,10 @@
  *
  * Nesting deeper than DQ_JSON_MAX_DEPTH is an error. Errors are DQ_EINVAL with
  * "json: <what> at line L column C" (both 1-based; columns count characters), or
- * DQ_ENOMEM. On error @out is left as it was.
+ * DQ_ENOMEM. A syntax error is yajl's own words at the token yajl refused; the checks
+ * above (surrogates, UTF-8, numbers, depth, reserved objects) point at the offending
+ * escape, byte or token. On error @out is left as it was. The text is read with yajl
+ * (see json.c), which does not survive an allocation failure inside it.
  */
 int dq_json_to_mp(struct dq_buf *out, const char *text, size_t len, dq_err *err);
 

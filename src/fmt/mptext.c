@@ -2,12 +2,18 @@
 /*
  * mptext.c: msgpack to JSON, to an indented tree, to a one-line summary. Pure: no I/O.
  *
- * Both converters walk the value recursively, but the recursion is bounded by
- * DQ_MPTEXT_MAX_DEPTH, and every array or map header is checked against the bytes
- * left before its elements are visited (each element needs at least one byte), so a
- * hostile header costs nothing. The summary gives the JSON walker a stop mark: once
- * the output passes it, the walk unwinds (WALK_CUT) instead of rendering a megabyte
- * that the list pane would cut to 80 columns anyway.
+ * msgpack-c decodes the value (dq_mp_unpack: the bounds and depth pre-check first, so a
+ * hostile header costs nothing), and both converters walk the msgpack_object tree
+ * recursively, which the depth limit bounds. The summary gives the JSON walker a stop
+ * mark: once the output passes it, the walk unwinds (WALK_CUT) instead of rendering a
+ * megabyte that the list pane would cut to 80 columns anyway.
+ *
+ * The JSON text is written here, not with yajl_gen (yajl is the JSON parser, json.c),
+ * because yajl_gen cannot keep mptext.h's guarantees: yajl_gen_string leaves DEL, C1
+ * controls (U+009B is a terminal's CSI), U+2028/U+2029 and bidi controls unescaped,
+ * yajl_gen_double prints "%.20g" (0.1 becomes 0.10000000000000000555, not the shortest
+ * form that reads back), and yajl_gen_integer takes a long long, so no uint64 above
+ * INT64_MAX. What would be left to it is the punctuation.
  */
 #include "fmt/mptext.h"
 
@@ -19,10 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <msgpack.h>
+
 #include "fmt/b64.h"
 #include "fmt/esc.h"
-#include "fmt/mp.h"
 #include "lib/err.h"
+#include "lib/mp.h"
 
 /* Internal, positive: the output reached the stop mark; unwind without error. */
 #define WALK_CUT 1
@@ -38,18 +46,13 @@
 #define KEY_NEST_MAX 4
 
 struct walk {
-    struct dq_mp_reader r;
-    const unsigned char *start; /* for byte offsets in messages */
+    const unsigned char *data; /* the input, for byte offsets in messages */
+    size_t len;
     dq_err *err;
     size_t stop_at; /* stop once the output is this long (SIZE_MAX: never) */
     int key_nest;   /* non-string map keys being rendered around this point */
+    size_t index;   /* pre-order number of the next object visited, keys included */
 };
-
-static size_t
-offset(const struct walk *w)
-{
-    return (size_t)(w->r.p - w->start);
-}
 
 static bool
 reached_stop(const struct walk *w, const struct dq_buf *out)
@@ -57,29 +60,39 @@ reached_stop(const struct walk *w, const struct dq_buf *out)
     return out->len >= w->stop_at;
 }
 
-/* Reads one item header, checking depth and that a container's count can fit. */
+/* Decodes exactly one value with msgpack-c into @o (allocated from @z). */
 static int
-read_item(struct walk *w, struct dq_mp_item *it, int depth)
+decode(struct walk *w, msgpack_zone *z, msgpack_object *o)
 {
-    size_t at = offset(w);
+    struct dq_mp_scan s;
+    size_t off = 0;
 
-    if (!dq_mp_read(&w->r, it)) {
-        if (w->r.p != NULL && w->r.p < w->r.end && *w->r.p == 0xc1)
-            return dq_err_set(w->err, DQ_EPROTO, "msgpack: reserved byte 0xc1 at byte %zu", at);
-        return dq_err_set(w->err, DQ_EPROTO, "msgpack: truncated at byte %zu", at);
-    }
-    if (it->type != DQ_MP_ARRAY && it->type != DQ_MP_MAP)
-        return DQ_OK;
-    bool map = it->type == DQ_MP_MAP;
-    if (depth >= DQ_MPTEXT_MAX_DEPTH)
+    int rc = dq_mp_unpack(w->data, w->len, &off, DQ_MPTEXT_MAX_DEPTH, z, o, &s);
+    if (rc == DQ_ENOMEM)
+        return dq_err_set(w->err, DQ_ENOMEM, "msgpack: out of memory decoding");
+    switch (rc == DQ_OK ? DQ_MP_FAULT_NONE : s.fault) {
+    case DQ_MP_FAULT_NONE:
+        break;
+    case DQ_MP_FAULT_RESERVED:
+        return dq_err_set(w->err, DQ_EPROTO, "msgpack: reserved byte 0xc1 at byte %zu", s.at);
+    case DQ_MP_FAULT_DEEP:
         return dq_err_set(w->err, DQ_EPROTO, "msgpack: nesting deeper than %d at byte %zu",
-                          DQ_MPTEXT_MAX_DEPTH, at);
-    uint64_t need = map ? (uint64_t)it->len * 2 : it->len;
-    size_t left = (size_t)(w->r.end - w->r.p);
-    if (need > left)
+                          DQ_MPTEXT_MAX_DEPTH, s.at);
+    case DQ_MP_FAULT_CLAIM:
         return dq_err_set(w->err, DQ_EPROTO,
                           "msgpack: %s at byte %zu claims %" PRIu32 " %s but only %zu bytes follow",
-                          map ? "map" : "array", at, it->len, map ? "pairs" : "elements", left);
+                          s.map ? "map" : "array", s.at, s.n, s.map ? "pairs" : "elements", s.left);
+    case DQ_MP_FAULT_TRUNCATED:
+    default:
+        return dq_err_set(w->err, DQ_EPROTO, "msgpack: truncated at byte %zu", s.at);
+    }
+    if (rc != DQ_OK)
+        return dq_err_set(w->err, DQ_EPROTO, "msgpack: undecodable at byte 0");
+    if (off != w->len)
+        return dq_err_set(w->err, DQ_EPROTO,
+                          "msgpack: trailing bytes at byte %zu (the value ends there; "
+                          "input is %zu bytes)",
+                          off, w->len);
     return DQ_OK;
 }
 
@@ -110,6 +123,14 @@ format_double(char *dst, size_t cap, double v)
     }
     if (strpbrk(dst, ".e") == NULL && strlen(dst) + 2 < cap)
         strcat(dst, ".0");
+}
+
+/* msgpack-c leaves the pointer of an empty str/bin/ext body NULL; the text helpers do
+ * pointer arithmetic on it, so they get a real (empty) one. */
+static const unsigned char *
+body(const char *p)
+{
+    return (const unsigned char *)(p != NULL ? p : "");
 }
 
 /* NULL for a finite @v, else "nan", "inf" or "-inf". */
@@ -211,30 +232,31 @@ json_b64(struct walk *w, struct dq_buf *out, const unsigned char *s, size_t len)
     return rc;
 }
 
-static int json_value(struct walk *w, struct dq_buf *out, int depth);
+static int json_value(struct walk *w, struct dq_buf *out, const msgpack_object *o);
 
 /* Counts one more level of non-string key rendering, refusing past KEY_NEST_MAX. */
 static int
 enter_key(struct walk *w)
 {
-    if (w->key_nest >= KEY_NEST_MAX)
+    if (w->key_nest >= KEY_NEST_MAX) {
+        /* Rare: only then is the key's byte offset worth a second walk to find. */
+        size_t at = dq_mp_item_offset(w->data, w->len, 0, w->index);
         return dq_err_set(w->err, DQ_EPROTO,
                           "msgpack: map key at byte %zu nests non-string keys more than %d deep",
-                          offset(w), KEY_NEST_MAX);
+                          at, KEY_NEST_MAX);
+    }
     w->key_nest++;
     return DQ_OK;
 }
 
 /* A map key: a valid UTF-8 str as itself, anything else as its JSON text. */
 static int
-json_key(struct walk *w, struct dq_buf *out, int depth)
+json_key(struct walk *w, struct dq_buf *out, const msgpack_object *k)
 {
-    struct dq_mp_reader save = w->r;
-    struct dq_mp_item it;
-
-    if (dq_mp_read(&w->r, &it) && it.type == DQ_MP_STR && dq_utf8_valid(it.ptr, it.len))
-        return json_string(w, out, it.ptr, it.len);
-    w->r = save;
+    if (k->type == MSGPACK_OBJECT_STR && dq_utf8_valid(body(k->via.str.ptr), k->via.str.size)) {
+        w->index++;
+        return json_string(w, out, body(k->via.str.ptr), k->via.str.size);
+    }
     int rc = enter_key(w);
     if (rc != DQ_OK)
         return rc;
@@ -244,7 +266,7 @@ json_key(struct walk *w, struct dq_buf *out, int depth)
     size_t stop = w->stop_at;
     if (stop != SIZE_MAX)
         w->stop_at = out->len < stop ? stop - out->len : 0;
-    rc = json_value(w, &key, depth);
+    rc = json_value(w, &key, k);
     w->stop_at = stop;
     w->key_nest--;
     if (rc == DQ_OK || rc == WALK_CUT) {
@@ -259,79 +281,81 @@ json_key(struct walk *w, struct dq_buf *out, int depth)
     return rc;
 }
 
+/* {"<name>":"<base64>"} and the ext form, the reserved objects of json.h. */
 static int
-json_value(struct walk *w, struct dq_buf *out, int depth)
+json_wrapped(struct walk *w, struct dq_buf *out, const char *head, const void *s, size_t len)
 {
-    struct dq_mp_item it;
+    dq_buf_puts(out, head);
+    int rc = json_b64(w, out, s, len);
+    dq_buf_putc(out, '}');
+    return rc;
+}
+
+static int
+json_value(struct walk *w, struct dq_buf *out, const msgpack_object *o)
+{
     const char *name;
     int rc;
 
     if (reached_stop(w, out))
         return WALK_CUT;
-    rc = read_item(w, &it, depth);
-    if (rc != DQ_OK)
-        return rc;
-    switch (it.type) {
-    case DQ_MP_NIL:
+    w->index++;
+    switch (o->type) {
+    case MSGPACK_OBJECT_NIL:
         dq_buf_puts(out, "null");
         break;
-    case DQ_MP_BOOL:
-        dq_buf_puts(out, it.v.b ? "true" : "false");
+    case MSGPACK_OBJECT_BOOLEAN:
+        dq_buf_puts(out, o->via.boolean ? "true" : "false");
         break;
-    case DQ_MP_UINT:
-        dq_buf_printf(out, "%" PRIu64, it.v.u);
+    case MSGPACK_OBJECT_POSITIVE_INTEGER:
+        dq_buf_printf(out, "%" PRIu64, o->via.u64);
         break;
-    case DQ_MP_INT:
-        dq_buf_printf(out, "%" PRId64, it.v.i);
+    case MSGPACK_OBJECT_NEGATIVE_INTEGER:
+        dq_buf_printf(out, "%" PRId64, o->via.i64);
         break;
-    case DQ_MP_FLOAT:
-        name = nonfinite_name(it.v.f);
+    case MSGPACK_OBJECT_FLOAT32:
+    case MSGPACK_OBJECT_FLOAT64:
+        name = nonfinite_name(o->via.f64);
         if (name != NULL) {
             dq_buf_printf(out, "{\"$float\":\"%s\"}", name);
         } else {
             char tmp[40];
-            format_double(tmp, sizeof tmp, it.v.f);
+            format_double(tmp, sizeof tmp, o->via.f64);
             dq_buf_puts(out, tmp);
         }
         break;
-    case DQ_MP_STR:
-        if (dq_utf8_valid(it.ptr, it.len))
-            return json_string(w, out, it.ptr, it.len);
-        dq_buf_puts(out, "{\"$str_base64\":");
-        rc = json_b64(w, out, it.ptr, it.len);
-        dq_buf_putc(out, '}');
-        return rc;
-    case DQ_MP_BIN:
-        dq_buf_puts(out, "{\"$base64\":");
-        rc = json_b64(w, out, it.ptr, it.len);
-        dq_buf_putc(out, '}');
-        return rc;
-    case DQ_MP_EXT:
-        dq_buf_printf(out, "{\"$ext\":%d,\"$base64\":", it.ext_type);
-        rc = json_b64(w, out, it.ptr, it.len);
-        dq_buf_putc(out, '}');
-        return rc;
-    case DQ_MP_ARRAY:
+    case MSGPACK_OBJECT_STR:
+        if (dq_utf8_valid(body(o->via.str.ptr), o->via.str.size))
+            return json_string(w, out, body(o->via.str.ptr), o->via.str.size);
+        return json_wrapped(w, out, "{\"$str_base64\":", body(o->via.str.ptr), o->via.str.size);
+    case MSGPACK_OBJECT_BIN:
+        return json_wrapped(w, out, "{\"$base64\":", body(o->via.bin.ptr), o->via.bin.size);
+    case MSGPACK_OBJECT_EXT: {
+        char head[32];
+        snprintf(head, sizeof head, "{\"$ext\":%d,\"$base64\":", o->via.ext.type);
+        return json_wrapped(w, out, head, body(o->via.ext.ptr), o->via.ext.size);
+    }
+    case MSGPACK_OBJECT_ARRAY:
         dq_buf_putc(out, '[');
-        for (uint32_t i = 0; i < it.len; i++) {
+        for (uint32_t i = 0; i < o->via.array.size; i++) {
             if (i > 0)
                 dq_buf_putc(out, ',');
-            rc = json_value(w, out, depth + 1);
+            rc = json_value(w, out, &o->via.array.ptr[i]);
             if (rc != DQ_OK)
                 return rc;
         }
         dq_buf_putc(out, ']');
         break;
-    case DQ_MP_MAP:
+    case MSGPACK_OBJECT_MAP:
         dq_buf_putc(out, '{');
-        for (uint32_t i = 0; i < it.len; i++) {
+        for (uint32_t i = 0; i < o->via.map.size; i++) {
             if (i > 0)
                 dq_buf_putc(out, ',');
-            rc = json_key(w, out, depth + 1);
+            rc = json_key(w, out, &o->via.map.ptr[i].key);
             if (rc != DQ_OK)
                 return rc;
             dq_buf_putc(out, ':');
-            rc = json_value(w, out, depth + 1);
+            rc = json_value(w, out, &o->via.map.ptr[i].val);
             if (rc != DQ_OK)
                 return rc;
         }
@@ -341,29 +365,36 @@ json_value(struct walk *w, struct dq_buf *out, int depth)
     return DQ_OK;
 }
 
+static void
+walk_init(struct walk *w, const void *data, size_t len, size_t stop_at, dq_err *err)
+{
+    w->data = data;
+    w->len = data != NULL ? len : 0;
+    w->err = err;
+    w->stop_at = stop_at;
+    w->key_nest = 0;
+    w->index = 0;
+}
+
 /* Renders one whole value; WALK_CUT only when @stop_at is not SIZE_MAX. */
 static int
 json_render(struct dq_buf *out, const void *data, size_t len, size_t stop_at, dq_err *err)
 {
     struct walk w;
+    msgpack_zone zone;
+    msgpack_object o;
 
-    dq_mp_reader_init(&w.r, data, len);
-    w.start = w.r.p;
-    w.err = err;
-    w.stop_at = stop_at;
-    w.key_nest = 0;
+    walk_init(&w, data, len, stop_at, err);
     dq_buf_append(out, "", 0);
-    int rc = json_value(&w, out, 0);
-    if (rc != DQ_OK)
-        return rc;
-    if (!dq_mp_at_end(&w.r))
-        return dq_err_set(err, DQ_EPROTO,
-                          "msgpack: trailing bytes at byte %zu (the value ends there; "
-                          "input is %zu bytes)",
-                          offset(&w), len);
-    if (out->failed)
-        return dq_err_set(err, DQ_ENOMEM, "msgpack: out of memory rendering JSON");
-    return DQ_OK;
+    if (!msgpack_zone_init(&zone, MSGPACK_ZONE_CHUNK_SIZE))
+        return dq_err_set(err, DQ_ENOMEM, "msgpack: out of memory decoding");
+    int rc = decode(&w, &zone, &o);
+    if (rc == DQ_OK)
+        rc = json_value(&w, out, &o);
+    msgpack_zone_destroy(&zone);
+    if (rc == DQ_OK && out->failed)
+        rc = dq_err_set(err, DQ_ENOMEM, "msgpack: out of memory rendering JSON");
+    return rc;
 }
 
 int
@@ -387,22 +418,19 @@ put_indent(struct dq_buf *out, int n)
 }
 
 static int
-tree_key(struct walk *w, struct dq_buf *out, int depth)
+tree_key(struct walk *w, struct dq_buf *out, const msgpack_object *k)
 {
-    struct dq_mp_reader save = w->r;
-    struct dq_mp_item it;
-
-    if (dq_mp_read(&w->r, &it) && it.type == DQ_MP_STR) {
-        dq_esc_text(out, it.ptr, it.len, 0);
+    if (k->type == MSGPACK_OBJECT_STR) {
+        w->index++;
+        dq_esc_text(out, body(k->via.str.ptr), k->via.str.size, 0);
         return DQ_OK;
     }
-    w->r = save;
     int rc = enter_key(w);
     if (rc != DQ_OK)
         return rc;
 
     struct dq_buf key = DQ_BUF_INIT;
-    rc = json_value(w, &key, depth);
+    rc = json_value(w, &key, k);
     w->key_nest--;
     if (rc == DQ_OK) {
         if (key.failed)
@@ -414,34 +442,44 @@ tree_key(struct walk *w, struct dq_buf *out, int depth)
     return rc;
 }
 
+/* bin and ext: a heading line, then the bytes as a hex dump. */
+static void
+tree_bytes(struct dq_buf *out, const char *head, const void *s, size_t len, int pad)
+{
+    dq_buf_puts(out, head);
+    dq_hexdump(out, s, len, pad + 2);
+}
+
 /*
- * Writes the value at the reader. A top value starts its own line at @pad; a nested one
- * continues its parent's "key:" or "-" line, whose indentation is @pad.
+ * Writes @o. A top value starts its own line at @pad; a nested one continues its
+ * parent's "key:" or "-" line, whose indentation is @pad.
  */
 static int
-tree_value(struct walk *w, struct dq_buf *out, int pad, int depth, bool top)
+tree_value(struct walk *w, struct dq_buf *out, const msgpack_object *o, int pad, bool top)
 {
-    struct dq_mp_item it;
     const char *name;
-    int rc = read_item(w, &it, depth);
+    char head[64];
+    int rc;
 
-    if (rc != DQ_OK)
-        return rc;
-    if ((it.type == DQ_MP_ARRAY || it.type == DQ_MP_MAP) && it.len > 0) {
+    w->index++;
+    bool array = o->type == MSGPACK_OBJECT_ARRAY;
+    uint32_t n = array ? o->via.array.size : o->type == MSGPACK_OBJECT_MAP ? o->via.map.size : 0;
+    if (n > 0) {
         int inner = top ? pad : pad + 2;
         if (!top)
             dq_buf_putc(out, '\n');
-        for (uint32_t i = 0; i < it.len; i++) {
+        for (uint32_t i = 0; i < n; i++) {
             put_indent(out, inner);
-            if (it.type == DQ_MP_ARRAY) {
+            if (array) {
                 dq_buf_putc(out, '-');
+                rc = tree_value(w, out, &o->via.array.ptr[i], inner, false);
             } else {
-                rc = tree_key(w, out, depth + 1);
+                rc = tree_key(w, out, &o->via.map.ptr[i].key);
                 if (rc != DQ_OK)
                     return rc;
                 dq_buf_putc(out, ':');
+                rc = tree_value(w, out, &o->via.map.ptr[i].val, inner, false);
             }
-            rc = tree_value(w, out, inner, depth + 1, false);
             if (rc != DQ_OK)
                 return rc;
         }
@@ -451,46 +489,48 @@ tree_value(struct walk *w, struct dq_buf *out, int pad, int depth, bool top)
         put_indent(out, pad);
     else
         dq_buf_putc(out, ' ');
-    switch (it.type) {
-    case DQ_MP_NIL:
+    switch (o->type) {
+    case MSGPACK_OBJECT_NIL:
         dq_buf_puts(out, "nil");
         break;
-    case DQ_MP_BOOL:
-        dq_buf_puts(out, it.v.b ? "true" : "false");
+    case MSGPACK_OBJECT_BOOLEAN:
+        dq_buf_puts(out, o->via.boolean ? "true" : "false");
         break;
-    case DQ_MP_UINT:
-        dq_buf_printf(out, "%" PRIu64, it.v.u);
+    case MSGPACK_OBJECT_POSITIVE_INTEGER:
+        dq_buf_printf(out, "%" PRIu64, o->via.u64);
         break;
-    case DQ_MP_INT:
-        dq_buf_printf(out, "%" PRId64, it.v.i);
+    case MSGPACK_OBJECT_NEGATIVE_INTEGER:
+        dq_buf_printf(out, "%" PRId64, o->via.i64);
         break;
-    case DQ_MP_FLOAT:
-        name = nonfinite_name(it.v.f);
+    case MSGPACK_OBJECT_FLOAT32:
+    case MSGPACK_OBJECT_FLOAT64:
+        name = nonfinite_name(o->via.f64);
         if (name != NULL) {
             dq_buf_puts(out, name);
         } else {
             char tmp[40];
-            format_double(tmp, sizeof tmp, it.v.f);
+            format_double(tmp, sizeof tmp, o->via.f64);
             dq_buf_puts(out, tmp);
         }
         break;
-    case DQ_MP_STR:
+    case MSGPACK_OBJECT_STR:
         dq_buf_putc(out, '"');
-        dq_esc_text(out, it.ptr, it.len, 0);
+        dq_esc_text(out, body(o->via.str.ptr), o->via.str.size, 0);
         dq_buf_putc(out, '"');
         break;
-    case DQ_MP_BIN:
-        dq_buf_printf(out, "bin (%" PRIu32 " bytes)\n", it.len);
-        dq_hexdump(out, it.ptr, it.len, pad + 2);
+    case MSGPACK_OBJECT_BIN:
+        snprintf(head, sizeof head, "bin (%" PRIu32 " bytes)\n", o->via.bin.size);
+        tree_bytes(out, head, body(o->via.bin.ptr), o->via.bin.size, pad);
         return DQ_OK;
-    case DQ_MP_EXT:
-        dq_buf_printf(out, "ext type %d (%" PRIu32 " bytes)\n", it.ext_type, it.len);
-        dq_hexdump(out, it.ptr, it.len, pad + 2);
+    case MSGPACK_OBJECT_EXT:
+        snprintf(head, sizeof head, "ext type %d (%" PRIu32 " bytes)\n", o->via.ext.type,
+                 o->via.ext.size);
+        tree_bytes(out, head, body(o->via.ext.ptr), o->via.ext.size, pad);
         return DQ_OK;
-    case DQ_MP_ARRAY:
+    case MSGPACK_OBJECT_ARRAY:
         dq_buf_puts(out, "[]");
         break;
-    case DQ_MP_MAP:
+    case MSGPACK_OBJECT_MAP:
         dq_buf_puts(out, "{}");
         break;
     }
@@ -502,24 +542,20 @@ int
 dq_mp_to_tree(struct dq_buf *out, const void *data, size_t len, int indent, dq_err *err)
 {
     struct walk w;
+    msgpack_zone zone;
+    msgpack_object o;
 
-    dq_mp_reader_init(&w.r, data, len);
-    w.start = w.r.p;
-    w.err = err;
-    w.stop_at = SIZE_MAX;
-    w.key_nest = 0;
+    walk_init(&w, data, len, SIZE_MAX, err);
     dq_buf_append(out, "", 0);
-    int rc = tree_value(&w, out, indent > 0 ? indent : 0, 0, true);
-    if (rc != DQ_OK)
-        return rc;
-    if (!dq_mp_at_end(&w.r))
-        return dq_err_set(err, DQ_EPROTO,
-                          "msgpack: trailing bytes at byte %zu (the value ends there; "
-                          "input is %zu bytes)",
-                          offset(&w), len);
-    if (out->failed)
-        return dq_err_set(err, DQ_ENOMEM, "msgpack: out of memory rendering a tree");
-    return DQ_OK;
+    if (!msgpack_zone_init(&zone, MSGPACK_ZONE_CHUNK_SIZE))
+        return dq_err_set(err, DQ_ENOMEM, "msgpack: out of memory decoding");
+    int rc = decode(&w, &zone, &o);
+    if (rc == DQ_OK)
+        rc = tree_value(&w, out, &o, indent > 0 ? indent : 0, true);
+    msgpack_zone_destroy(&zone);
+    if (rc == DQ_OK && out->failed)
+        rc = dq_err_set(err, DQ_ENOMEM, "msgpack: out of memory rendering a tree");
+    return rc;
 }
 
 /* ---- summary and hex dump ----------------------------------------------------------- */
@@ -528,17 +564,11 @@ void
 dq_mp_summary(struct dq_buf *out, const void *data, size_t len, size_t max_bytes)
 {
     struct dq_buf json = DQ_BUF_INIT, text = DQ_BUF_INIT;
-    struct dq_mp_reader r;
     /* Rendering a little past max_bytes is enough: escaping never shortens text. */
     size_t slack = max_bytes < SIZE_MAX - 16 ? max_bytes + 16 : SIZE_MAX;
 
-    dq_mp_reader_init(&r, data, len);
-    bool ok = dq_mp_skip(&r, DQ_MPTEXT_MAX_DEPTH) && dq_mp_at_end(&r);
-    if (ok) {
-        int rc = json_render(&json, data, len, slack, NULL);
-        ok = rc == DQ_OK || rc == WALK_CUT;
-    }
-    if (ok) {
+    int rc = json_render(&json, data, len, slack, NULL);
+    if (rc == DQ_OK || rc == WALK_CUT) {
         dq_esc_text(&text, json.data, json.len, 0);
     } else {
         dq_buf_puts(&text, "raw: ");

@@ -110,3 +110,12 @@ dq_buf_steal(struct dq_buf *b, size_t *len)
     *b = (struct dq_buf)DQ_BUF_INIT;
     return p;
 }
+
+int
+dq_buf_write(void *buf, const char *p, size_t len)
+{
+    struct dq_buf *b = buf;
+
+    dq_buf_append(b, p, len);
+    return b->failed ? -1 : 0;
+}

@@ -36,5 +36,8 @@ void dq_buf_free(struct dq_buf *b);
 /* Hands the bytes to the caller (free() them); the buffer is DQ_BUF_INIT again.
  * Returns NULL if an append failed. */
 char *dq_buf_steal(struct dq_buf *b, size_t *len);
+/* Appends @len bytes at @p to the dq_buf @buf, in the shape of msgpack-c's
+ * msgpack_packer_write callback. Returns 0, or -1 once the buffer has failed. */
+int dq_buf_write(void *buf, const char *p, size_t len);
 
 #endif /* DQ_LIB_BUF_H */

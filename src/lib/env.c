@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * env.c: decoders for the envelope, running and failure records. Pure. They accept
- * exactly the forms the Lua prelude (lua/lib.lua) writes, so the C and Lua sides
- * agree on what "undecodable" means.
+ * env.c: decoders for the envelope, running and failure records, on msgpack-c (through
+ * lib/mp.h). Pure. They accept exactly the forms the Lua prelude (lua/lib.lua) writes,
+ * so the C and Lua sides agree on what "undecodable" means.
  */
 #include "env.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include <msgpack.h>
+
 #include "err.h"
-#include "fmt/mp.h"
+#include "mp.h"
 
 enum field_kind { F_UINT, F_BYTES, F_OPT_UINT, F_OPT_BYTES, F_BOOL };
 
@@ -26,55 +28,111 @@ struct value {
     struct dq_bytes bytes;
 };
 
+/* The message for a field of the wrong type. */
+static int
+wrong_type(dq_err *err, const char *what, const struct field *f)
+{
+    static const char *const want[] = {
+        [F_UINT] = "an unsigned integer", [F_OPT_UINT] = "an unsigned integer",
+        [F_BYTES] = "a string",           [F_OPT_BYTES] = "a string",
+        [F_BOOL] = "a boolean",
+    };
+
+    return dq_err_set(err, DQ_EPROTO, "%s: %s is not %s", what, f->name, want[f->kind]);
+}
+
+/* Decodes field @f from the msgpack-c object @o; @body_end is where its bytes end. */
+static int
+take_field(const msgpack_object *o, const unsigned char *body_end, const char *what,
+           const struct field *f, struct value *v, dq_err *err)
+{
+    switch (f->kind) {
+    case F_UINT:
+    case F_OPT_UINT:
+        if (o->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+            return wrong_type(err, what, f);
+        v->u = o->via.u64;
+        break;
+    case F_BYTES:
+    case F_OPT_BYTES:
+        if (o->type == MSGPACK_OBJECT_STR) {
+            v->bytes.ptr = (const unsigned char *)o->via.str.ptr;
+            v->bytes.len = o->via.str.size;
+        } else if (o->type == MSGPACK_OBJECT_BIN) {
+            v->bytes.ptr = (const unsigned char *)o->via.bin.ptr;
+            v->bytes.len = o->via.bin.size;
+        } else {
+            return wrong_type(err, what, f);
+        }
+        /* An empty body is present, not absent: point it at the input, not at NULL. */
+        if (v->bytes.len == 0)
+            v->bytes.ptr = body_end;
+        break;
+    case F_BOOL:
+        if (o->type != MSGPACK_OBJECT_BOOLEAN)
+            return wrong_type(err, what, f);
+        v->b = o->via.boolean;
+        break;
+    }
+    v->present = true;
+    return DQ_OK;
+}
+
+/*
+ * Records are a fixarray, the only array form Lua's reader (lua/lib.lua rd) knows, so
+ * the header is that one byte. Each field is then decoded by msgpack-c on its own, so a
+ * failure names the field.
+ */
 static int
 read_record(const void *data, size_t len, const char *what, const struct field *fields, uint32_t n,
             struct value *out, dq_err *err)
 {
-    struct dq_mp_reader r;
-    struct dq_mp_item it;
+    const unsigned char *p = data;
+    struct dq_mp_scan scan;
+    msgpack_zone zone;
+    msgpack_object o;
+    size_t off = 1;
+    int rc = DQ_OK;
 
-    dq_mp_reader_init(&r, data, len);
-    if (!dq_mp_read(&r, &it) || it.type != DQ_MP_ARRAY || it.len != n)
+    if (p == NULL || len == 0 || p[0] != (0x90 | n))
         return dq_err_set(err, DQ_EPROTO, "%s: not an array of %u fields", what, (unsigned)n);
+    if (!msgpack_zone_init(&zone, 256))
+        return dq_err_set(err, DQ_ENOMEM, "%s: out of memory", what);
     for (uint32_t i = 0; i < n; i++) {
         const struct field *f = &fields[i];
         struct value *v = &out[i];
 
         memset(v, 0, sizeof *v);
-        /* Lua's reader (lua/lib.lua rd) knows only the unsigned forms; the signed ones
-         * (0xd0..0xd3) are rejected here too, so both sides agree on "undecodable". */
-        if (r.p < r.end && *r.p >= 0xd0 && *r.p <= 0xd3)
-            return dq_err_set(err, DQ_EPROTO, "%s: %s uses a signed integer form", what, f->name);
-        if (!dq_mp_read(&r, &it))
-            return dq_err_set(err, DQ_EPROTO, "%s: %s is truncated", what, f->name);
-        if (it.type == DQ_MP_NIL && (f->kind == F_OPT_UINT || f->kind == F_OPT_BYTES))
-            continue;
-        switch (f->kind) {
-        case F_UINT:
-        case F_OPT_UINT:
-            if (it.type != DQ_MP_UINT)
-                return dq_err_set(err, DQ_EPROTO, "%s: %s is not an unsigned integer", what,
-                                  f->name);
-            v->u = it.v.u;
-            break;
-        case F_BYTES:
-        case F_OPT_BYTES:
-            if (it.type != DQ_MP_STR && it.type != DQ_MP_BIN)
-                return dq_err_set(err, DQ_EPROTO, "%s: %s is not a string", what, f->name);
-            v->bytes.ptr = it.ptr;
-            v->bytes.len = it.len;
-            break;
-        case F_BOOL:
-            if (it.type != DQ_MP_BOOL)
-                return dq_err_set(err, DQ_EPROTO, "%s: %s is not a boolean", what, f->name);
-            v->b = it.v.b;
-            break;
+        /* Lua's reader knows only the unsigned forms; the signed ones (0xd0..0xd3) are
+         * rejected here too, so both sides agree on "undecodable". */
+        if (off < len && p[off] >= 0xd0 && p[off] <= 0xd3) {
+            rc = dq_err_set(err, DQ_EPROTO, "%s: %s uses a signed integer form", what, f->name);
+            goto out;
         }
-        v->present = true;
+        /* Depth 0: a field is never a container, so msgpack-c allocates nothing. */
+        rc = dq_mp_unpack(data, len, &off, 0, &zone, &o, &scan);
+        if (rc == DQ_ENOMEM) {
+            rc = dq_err_set(err, DQ_ENOMEM, "%s: out of memory", what);
+            goto out;
+        }
+        if (rc != DQ_OK) {
+            if (scan.fault == DQ_MP_FAULT_DEEP || scan.fault == DQ_MP_FAULT_CLAIM)
+                rc = wrong_type(err, what, f);
+            else
+                rc = dq_err_set(err, DQ_EPROTO, "%s: %s is truncated", what, f->name);
+            goto out;
+        }
+        if (o.type == MSGPACK_OBJECT_NIL && (f->kind == F_OPT_UINT || f->kind == F_OPT_BYTES))
+            continue;
+        rc = take_field(&o, p + off, what, f, v, err);
+        if (rc != DQ_OK)
+            goto out;
     }
-    if (!dq_mp_at_end(&r))
-        return dq_err_set(err, DQ_EPROTO, "%s: trailing bytes", what);
-    return DQ_OK;
+    if (off != len)
+        rc = dq_err_set(err, DQ_EPROTO, "%s: trailing bytes", what);
+out:
+    msgpack_zone_destroy(&zone);
+    return rc;
 }
 
 /* Times and counters must fit the int64/uint32 fields they land in. */

@@ -44,7 +44,7 @@ struct dq_fail_rec {
 };
 
 /* Each returns DQ_OK, or DQ_EPROTO (with a message naming the field) when @data is
- * not exactly one well-formed record of that kind. */
+ * not exactly one well-formed record of that kind, or DQ_ENOMEM. */
 int dq_env_decode(const void *data, size_t len, struct dq_env *out, dq_err *err);
 int dq_run_rec_decode(const void *data, size_t len, struct dq_run_rec *out, dq_err *err);
 int dq_fail_rec_decode(const void *data, size_t len, struct dq_fail_rec *out, dq_err *err);

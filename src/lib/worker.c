@@ -11,6 +11,18 @@
  * blocking command's timeout, wakes it at a due time: Redis checks those on its hz
  * clock, up to 100 ms late.
  *
+ * Each pass of the coordinator's loop, in dq_worker_run's order:
+ *   note_stop        a stop request becomes a grace deadline (earlier on a second stop)
+ *   abandon_at_stop  stopping: unstarted jobs, and past the deadline running ones, go back
+ *   settle_jobs      write finished jobs' results, then hand back abandoned jobs
+ *   stop_done        stopping: leave once nothing is owned (or Redis stayed away)
+ *   extend_leases    time out overrun handlers, renew leases past half their length
+ *   reap_leases      return any worker's expired leases to the queue
+ *   resubscribe      reopen the wake-up subscription when it was lost
+ *   claim_due        claim into free slots when something may be due
+ *   next_wait, wait_for_wakeup  sleep until the earliest of the times above
+ * Results go first because they free slots and end leases before the next claim.
+ *
  * A job is owned from its claim until its result is written (or the task is handed
  * back). A result that cannot be written because Redis is unreachable stays queued and
  * is written after the reconnect; Redis decides, by the lease's fencing token (attempt
@@ -689,21 +701,30 @@ min64(int64_t a, int64_t b)
     return a < b ? a : b;
 }
 
-int
-dq_worker_run(dq_worker *w, dq_err *err)
-{
-    int64_t next_due = -1, next_reap = 0, last_claim_mono = 0;
-    int64_t stop_deadline = INT64_MAX, giveup = INT64_MAX;
-    bool stopping = false, more_due = true;
-    int rc = DQ_OK;
-    char channel[160];
+/* What dq_worker_run's loop carries from one pass to the next. */
+struct loop {
+    char channel[160];       /* the queue's wake-up channel */
+    int64_t next_due;        /* server ms of the next due task, from the last claim; -1: none */
+    int64_t next_reap;       /* server ms: look for expired leases then */
+    int64_t last_claim_mono; /* the idle timer runs from here */
+    int64_t stop_deadline;   /* monotonic: running handlers are abandoned then */
+    int64_t giveup;          /* monotonic: stop even with hand-backs unwritten */
+    bool stopping;
+    bool more_due; /* the last claim filled up, or wake-ups may have been missed */
+};
 
-    snprintf(channel, sizeof channel, "dq:{%s}:wake", w->queue);
-    if (!w->who_set)
-        w->copts.who = w->name;
-    rc = dq_client_open(w->url, &w->copts, &w->c, err);
-    if (rc != DQ_OK)
-        return rc;
+/* The jobs settle_jobs left owned, by why they are still here. */
+struct unsettled {
+    unsigned busy;       /* queued or running, not abandoned */
+    unsigned unwritten;  /* finished; the result waits for Redis */
+    unsigned unreleased; /* abandoned; the hand-back waits for Redis */
+};
+
+/* Starts the handler threads. On failure the ones started are stopped by
+ * stop_handlers like any others. */
+static int
+start_handlers(struct dq_worker *w, dq_err *err)
+{
     for (unsigned i = 0; i < w->o.concurrency; i++) {
         pthread_mutex_lock(&w->mu);
         w->live++;
@@ -712,178 +733,225 @@ dq_worker_run(dq_worker *w, dq_err *err)
             pthread_mutex_lock(&w->mu);
             w->live--;
             pthread_mutex_unlock(&w->mu);
-            rc = dq_err_set(err, DQ_ENOMEM, "cannot start handler thread %u", i + 1);
-            break;
+            return dq_err_set(err, DQ_ENOMEM, "cannot start handler thread %u", i + 1);
         }
         w->nthreads++;
     }
-    {
-        char conc[16], lease[24];
-        snprintf(conc, sizeof conc, "%u", w->o.concurrency);
-        snprintf(lease, sizeof lease, "%lld", (long long)w->o.lease_ms);
-        wlog(w, DQ_LOG_INFO, "worker.start", NULL, 4, "worker", w->name, "redis",
-             dq_client_endpoint(w->c), "concurrency", conc, "lease_ms", lease);
+    return DQ_OK;
+}
+
+static void
+log_start(struct dq_worker *w)
+{
+    char conc[16], lease[24];
+
+    snprintf(conc, sizeof conc, "%u", w->o.concurrency);
+    snprintf(lease, sizeof lease, "%lld", (long long)w->o.lease_ms);
+    wlog(w, DQ_LOG_INFO, "worker.start", NULL, 4, "worker", w->name, "redis",
+         dq_client_endpoint(w->c), "concurrency", conc, "lease_ms", lease);
+}
+
+/* Turns a dq_worker_stop into deadlines. They are set once and only ever move earlier
+ * (a second stop, "now"). */
+static void
+note_stop(struct dq_worker *w, struct loop *lp, int64_t nowm)
+{
+    if (atomic_load(&w->stop) && !lp->stopping) {
+        lp->stopping = true;
+        lp->stop_deadline = nowm + (atomic_load(&w->stop_now) ? 0 : w->o.grace_ms);
+        lp->giveup = lp->stop_deadline + 5000;
+        wlog(w, DQ_LOG_INFO, "worker.stopping", NULL, 1, "grace",
+             atomic_load(&w->stop_now) ? "none" : "yes");
     }
+    if (lp->stopping && atomic_load(&w->stop_now) && nowm < lp->stop_deadline) {
+        lp->stop_deadline = nowm;
+        lp->giveup = nowm + 5000;
+    }
+}
 
-    while (rc == DQ_OK) {
-        int64_t nowm = dq_mono_ms();
-        unsigned busy = 0, unwritten = 0, unreleased = 0;
+/* Stopping: claimed jobs no handler has started go back; past the deadline, running
+ * ones are abandoned (handed back; what their handler returns is ignored). */
+static void
+abandon_at_stop(struct dq_worker *w, const struct loop *lp, int64_t nowm)
+{
+    if (!lp->stopping)
+        return;
+    pthread_mutex_lock(&w->mu);
+    while (w->q_len > 0) {
+        struct job *j = w->queued[w->q_head];
+        w->q_head = (w->q_head + 1) % w->q_cap;
+        w->q_len--;
+        j->state = JOB_FINISHED;
+        j->abandoned = true;
+    }
+    for (struct job *j = w->owned; j != NULL; j = j->next) {
+        if (nowm >= lp->stop_deadline && j->state == JOB_RUNNING)
+            j->abandoned = true;
+    }
+    pthread_mutex_unlock(&w->mu);
+}
 
-        /* The stop deadline is set once and only ever moves earlier (a second stop). */
-        if (atomic_load(&w->stop) && !stopping) {
-            stopping = true;
-            stop_deadline = nowm + (atomic_load(&w->stop_now) ? 0 : w->o.grace_ms);
-            giveup = stop_deadline + 5000;
-            wlog(w, DQ_LOG_INFO, "worker.stopping", NULL, 1, "grace",
-                 atomic_load(&w->stop_now) ? "none" : "yes");
-        }
-        if (stopping && atomic_load(&w->stop_now) && nowm < stop_deadline) {
-            stop_deadline = nowm;
-            giveup = nowm + 5000;
-        }
+/* Writes what finished jobs returned and hands back abandoned ones, freeing each job
+ * Redis answered for. Results first: they free slots and end leases. Returns what is
+ * left. */
+static struct unsettled
+settle_jobs(struct dq_worker *w)
+{
+    struct unsettled left = {0};
 
-        /* Stopping: claimed jobs no handler has started go back; past the deadline,
-         * running ones are abandoned (handed back; what their handler returns is
-         * ignored). */
+    ack_finished(w);
+    for (struct job *j = w->owned, *next; j != NULL; j = next) {
+        enum job_state st;
+        next = j->next;
         pthread_mutex_lock(&w->mu);
-        if (stopping) {
-            while (w->q_len > 0) {
-                struct job *j = w->queued[w->q_head];
-                w->q_head = (w->q_head + 1) % w->q_cap;
-                w->q_len--;
-                j->state = JOB_FINISHED;
-                j->abandoned = true;
-            }
-        }
-        for (struct job *j = w->owned; j != NULL; j = j->next) {
-            if (stopping && nowm >= stop_deadline && j->state == JOB_RUNNING)
-                j->abandoned = true;
-        }
+        st = j->state;
         pthread_mutex_unlock(&w->mu);
-
-        /* Results first: they free slots and end leases. Then hand-backs. */
-        ack_finished(w);
-        for (struct job *j = w->owned, *next; j != NULL; j = next) {
-            enum job_state st;
-            next = j->next;
-            pthread_mutex_lock(&w->mu);
-            st = j->state;
-            pthread_mutex_unlock(&w->mu);
-            if (st == JOB_FINISHED && !j->abandoned) {
-                if (may_call(w) && write_result(w, j))
-                    continue; /* written and freed */
-                unwritten++;
-                continue;
-            }
-            if (j->abandoned && !j->released && may_call(w))
-                j->released = release_job(w, j);
-            if (j->abandoned && j->released && st == JOB_FINISHED) {
-                unlink_job(w, j);
-                job_free(j);
-                continue;
-            }
-            if (j->abandoned && !j->released)
-                unreleased++;
-            if (!j->abandoned)
-                busy++;
+        if (st == JOB_FINISHED && !j->abandoned) {
+            if (may_call(w) && write_result(w, j))
+                continue; /* written and freed */
+            left.unwritten++;
+            continue;
         }
-        if (stopping && busy == 0 && unwritten == 0 && (unreleased == 0 || nowm >= giveup))
-            break;
-        if (stopping && nowm >= giveup)
-            break; /* unreachable too long: leases will return what is left */
-
-        int64_t wait = extend_leases(w);
-
-        if (!stopping && may_call(w) && srv_now(w) >= next_reap) {
-            dq_reaped rp;
-            dq_err e2 = {0};
-            int r2 = dq_reap(w->c, w->queue, 100, &rp, &e2);
-            if (reached(w, r2, &e2)) {
-                if (r2 == DQ_OK && rp.returned + rp.exhausted > 0) {
-                    char n1[24], n2[24];
-                    snprintf(n1, sizeof n1, "%zu", rp.returned);
-                    snprintf(n2, sizeof n2, "%zu", rp.exhausted);
-                    wlog(w, DQ_LOG_INFO, "lease.reaped", NULL, 2, "returned", n1, "exhausted", n2);
-                }
-                next_reap = r2 != DQ_OK                         ? srv_now(w) + w->o.max_idle_ms
-                            : rp.returned + rp.exhausted == 100 ? 0
-                            : rp.next_lease_ms < 0              ? srv_now(w) + w->o.max_idle_ms
-                                                                : rp.next_lease_ms + 1;
-            }
+        if (j->abandoned && !j->released && may_call(w))
+            j->released = release_job(w, j);
+        if (j->abandoned && j->released && st == JOB_FINISHED) {
+            unlink_job(w, j);
+            job_free(j);
+            continue;
         }
+        if (j->abandoned && !j->released)
+            left.unreleased++;
+        if (!j->abandoned)
+            left.busy++;
+    }
+    return left;
+}
 
-        if (resubscribe(w, channel))
-            more_due = true; /* wake-ups may have been missed while unsubscribed */
+/* A stop is done when nothing is owned any more, or when Redis has been unreachable
+ * for too long (leases will return what is left). */
+static bool
+stop_done(const struct loop *lp, const struct unsettled *left, int64_t nowm)
+{
+    if (!lp->stopping)
+        return false;
+    return (left->busy == 0 && left->unwritten == 0 && left->unreleased == 0) || nowm >= lp->giveup;
+}
 
-        unsigned free_slots = w->o.concurrency > busy ? w->o.concurrency - busy : 0;
-        if (!stopping && free_slots > 0 && may_call(w) &&
-            (more_due || (next_due >= 0 && srv_now(w) >= next_due) ||
-             nowm - last_claim_mono >= w->o.max_idle_ms || w->sub == NULL)) {
-            unsigned want = free_slots < w->o.batch ? free_slots : w->o.batch;
-            int got = claim(w, want, &next_due);
-            last_claim_mono = dq_mono_ms();
-            /* A claim that timed out may still run when a stalled Redis catches up,
-             * leasing us tasks we never see. Nothing else would reap them before the
-             * idle timer: look again once such a lease can have run out. */
-            if (got < 0)
-                next_reap = min64(next_reap, srv_now(w) + w->o.lease_ms + 1);
-            more_due = got == (int)want;
-            if (got >= 0 && got < (int)want && next_due >= 0 && next_due <= srv_now(w))
-                /* nothing claimable yet: our estimate of the server clock runs up to a
-                 * millisecond ahead (server time is whole ms). Look again shortly, not at
-                 * once (no spin), and not 10 ms later (that was W3's worst lateness). */
-                next_due = srv_now(w) + 2;
-            if (got > 0)
-                continue; /* count the new jobs as busy before deciding to sleep */
-        }
+/* Returns the expired leases of any worker (ours included) to the queue, or fails
+ * their tasks when attempts are exhausted, 100 per call; plans the next look. */
+static void
+reap_leases(struct dq_worker *w, struct loop *lp)
+{
+    dq_reaped rp;
+    dq_err err = {0};
+    int rc;
 
-        /* Sleep until the earliest thing we know of; each term is in the future (or is
-         * handled above and then is), so this loop never spins. */
-        nowm = dq_mono_ms();
-        int64_t now_srv = srv_now(w);
-        if (!stopping && free_slots > 0) {
-            wait = min64(wait, w->o.max_idle_ms - (nowm - last_claim_mono));
-            if (next_due >= 0)
-                wait = min64(wait, next_due - now_srv);
-            if (w->sub == NULL)
-                wait = min64(wait, 1000); /* no wake-ups: look more often */
-        }
-        if (!stopping && !w->down)
-            wait = min64(wait, next_reap - now_srv);
-        if (stopping)
-            wait = min64(wait, nowm < stop_deadline ? stop_deadline - nowm : giveup - nowm);
-        if (w->down)
-            wait = w->retry_at - nowm > 10 ? w->retry_at - nowm : 10;
-        if (wait < 0)
-            wait = 0;
+    if (!may_call(w) || srv_now(w) < lp->next_reap)
+        return;
+    rc = dq_reap(w->c, w->queue, 100, &rp, &err);
+    if (!reached(w, rc, &err))
+        return;
+    if (rc == DQ_OK && rp.returned + rp.exhausted > 0) {
+        char n1[24], n2[24];
+        snprintf(n1, sizeof n1, "%zu", rp.returned);
+        snprintf(n2, sizeof n2, "%zu", rp.exhausted);
+        wlog(w, DQ_LOG_INFO, "lease.reaped", NULL, 2, "returned", n1, "exhausted", n2);
+    }
+    lp->next_reap = rc != DQ_OK                         ? srv_now(w) + w->o.max_idle_ms
+                    : rp.returned + rp.exhausted == 100 ? 0
+                    : rp.next_lease_ms < 0              ? srv_now(w) + w->o.max_idle_ms
+                                                        : rp.next_lease_ms + 1;
+}
 
-        struct pollfd pfd[2] = {{w->pipe_rd, POLLIN, 0}, {dq_sub_fd(w->sub), POLLIN, 0}};
-        int np = pfd[1].fd >= 0 ? 2 : 1;
-        int pr = poll(pfd, (nfds_t)np, (int)(wait > 3600000 ? 3600000 : wait));
-        if (pr > 0 && (pfd[0].revents & POLLIN))
-            drain_pipe(w);
-        if (pr > 0 && np == 2 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))) {
-            dq_err e4;
-            struct dq_wake wk;
-            if (dq_sub_drain(w->sub, &wk, &e4) < 0) {
-                dq_client_free(w->sub);
-                w->sub = NULL;
-                more_due = true; /* wake-ups may be lost while it reconnects */
-            } else {
-                /* another worker's lease is now the earliest: reap it if that worker dies */
-                if (wk.lease_ms >= 0)
-                    next_reap = min64(next_reap, wk.lease_ms + 1);
-                more_due = more_due || wk.due; /* something earlier was scheduled */
-            }
+/* Claims into @free_slots when something may be due: the last claim filled up, its
+ * next due time has come, the idle timer ran out, or no wake-ups arrive. Returns how
+ * many jobs were claimed. */
+static int
+claim_due(struct dq_worker *w, struct loop *lp, unsigned free_slots, int64_t nowm)
+{
+    if (lp->stopping || free_slots == 0 || !may_call(w))
+        return 0;
+    if (!(lp->more_due || (lp->next_due >= 0 && srv_now(w) >= lp->next_due) ||
+          nowm - lp->last_claim_mono >= w->o.max_idle_ms || w->sub == NULL))
+        return 0;
+    unsigned want = free_slots < w->o.batch ? free_slots : w->o.batch;
+    int got = claim(w, want, &lp->next_due);
+    lp->last_claim_mono = dq_mono_ms();
+    /* A claim that timed out may still run when a stalled Redis catches up, leasing us
+     * tasks we never see. Nothing else would reap them before the idle timer: look again
+     * once such a lease can have run out. */
+    if (got < 0)
+        lp->next_reap = min64(lp->next_reap, srv_now(w) + w->o.lease_ms + 1);
+    lp->more_due = got == (int)want;
+    if (got >= 0 && got < (int)want && lp->next_due >= 0 && lp->next_due <= srv_now(w))
+        /* nothing claimable yet: our estimate of the server clock runs up to a
+         * millisecond ahead (server time is whole ms). Look again shortly, not at once
+         * (no spin), and not 10 ms later (that was W3's worst lateness). */
+        lp->next_due = srv_now(w) + 2;
+    return got > 0 ? got : 0;
+}
+
+/* How long to sleep: until the earliest thing we know of, starting from @wait (the
+ * next lease renewal or handler timeout). Each term is in the future (or was handled
+ * by this pass and then is), so the loop never spins. */
+static int64_t
+next_wait(const struct dq_worker *w, const struct loop *lp, unsigned free_slots, int64_t wait)
+{
+    int64_t nowm = dq_mono_ms(), now_srv = srv_now(w);
+
+    if (!lp->stopping && free_slots > 0) {
+        wait = min64(wait, w->o.max_idle_ms - (nowm - lp->last_claim_mono));
+        if (lp->next_due >= 0)
+            wait = min64(wait, lp->next_due - now_srv);
+        if (w->sub == NULL)
+            wait = min64(wait, 1000); /* no wake-ups: look more often */
+    }
+    if (!lp->stopping && !w->down)
+        wait = min64(wait, lp->next_reap - now_srv);
+    if (lp->stopping)
+        wait = min64(wait, nowm < lp->stop_deadline ? lp->stop_deadline - nowm : lp->giveup - nowm);
+    if (w->down)
+        wait = w->retry_at - nowm > 10 ? w->retry_at - nowm : 10;
+    return wait < 0 ? 0 : wait;
+}
+
+/* Sleeps up to @wait ms in poll() on the self-pipe (a handler finished, a stop) and the
+ * wake-up subscription, and takes in what the wake-ups say. */
+static void
+wait_for_wakeup(struct dq_worker *w, struct loop *lp, int64_t wait)
+{
+    struct pollfd pfd[2] = {{w->pipe_rd, POLLIN, 0}, {dq_sub_fd(w->sub), POLLIN, 0}};
+    int np = pfd[1].fd >= 0 ? 2 : 1;
+    int pr = poll(pfd, (nfds_t)np, (int)(wait > 3600000 ? 3600000 : wait));
+
+    if (pr > 0 && (pfd[0].revents & POLLIN))
+        drain_pipe(w);
+    if (pr > 0 && np == 2 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+        dq_err err;
+        struct dq_wake wk;
+        if (dq_sub_drain(w->sub, &wk, &err) < 0) {
+            dq_client_free(w->sub);
+            w->sub = NULL;
+            lp->more_due = true; /* wake-ups may be lost while it reconnects */
+        } else {
+            /* another worker's lease is now the earliest: reap it if that worker dies */
+            if (wk.lease_ms >= 0)
+                lp->next_reap = min64(lp->next_reap, wk.lease_ms + 1);
+            lp->more_due = lp->more_due || wk.due; /* something earlier was scheduled */
         }
     }
+}
 
-    /* Let idle handler threads go; any still inside a handler are abandoned, and the
-     * last of them frees the worker if dq_worker_free comes first. */
+/* Lets idle handler threads go; any still inside a handler are abandoned, and the last
+ * of them frees the worker if dq_worker_free comes first. */
+static void
+stop_handlers(struct dq_worker *w)
+{
+    bool stuck = false;
+
     pthread_mutex_lock(&w->mu);
     w->quit = true;
     pthread_cond_broadcast(&w->cv);
-    bool stuck = false;
     for (struct job *j = w->owned; j != NULL; j = j->next)
         stuck |= j->state == JOB_RUNNING;
     pthread_mutex_unlock(&w->mu);
@@ -893,6 +961,44 @@ dq_worker_run(dq_worker *w, dq_err *err)
         else
             pthread_join(w->threads[i], NULL);
     }
+}
+
+int
+dq_worker_run(dq_worker *w, dq_err *err)
+{
+    struct loop lp = {
+        .next_due = -1, .stop_deadline = INT64_MAX, .giveup = INT64_MAX, .more_due = true};
+    int rc;
+
+    snprintf(lp.channel, sizeof lp.channel, "dq:{%s}:wake", w->queue);
+    if (!w->who_set)
+        w->copts.who = w->name;
+    rc = dq_client_open(w->url, &w->copts, &w->c, err);
+    if (rc != DQ_OK)
+        return rc;
+    rc = start_handlers(w, err);
+    log_start(w);
+
+    while (rc == DQ_OK) {
+        int64_t nowm = dq_mono_ms();
+
+        note_stop(w, &lp, nowm);
+        abandon_at_stop(w, &lp, nowm);
+        struct unsettled left = settle_jobs(w);
+        if (stop_done(&lp, &left, nowm))
+            break;
+        int64_t wait = extend_leases(w);
+        if (!lp.stopping)
+            reap_leases(w, &lp);
+        if (resubscribe(w, lp.channel))
+            lp.more_due = true; /* wake-ups may have been missed while unsubscribed */
+        unsigned free_slots = w->o.concurrency > left.busy ? w->o.concurrency - left.busy : 0;
+        if (claim_due(w, &lp, free_slots, nowm) > 0)
+            continue; /* count the new jobs as busy before deciding to sleep */
+        wait_for_wakeup(w, &lp, next_wait(w, &lp, free_slots, wait));
+    }
+
+    stop_handlers(w);
     wlog(w, DQ_LOG_INFO, "worker.stop", NULL, 0);
     return rc;
 }

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmt/mp.h"
 #include "fuzz.h"
 #include "lib/env.h"
+#include "lib/mp.h"
 
 static const uint8_t *in_lo, *in_hi;
 

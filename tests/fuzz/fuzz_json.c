@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "fmt/json.h"
-#include "fmt/mp.h"
 #include "fmt/mptext.h"
 #include "fuzz.h"
+#include "lib/mp.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -35,9 +35,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *v = mp.data + strlen(prefix);
     size_t vlen = mp.len - strlen(prefix);
 
-    struct dq_mp_reader r;
-    dq_mp_reader_init(&r, v, vlen);
-    FUZZ_CHECK(dq_mp_skip(&r, DQ_JSON_MAX_DEPTH + 1) && dq_mp_at_end(&r));
+    struct dq_mp_scan scan;
+    FUZZ_CHECK(dq_mp_scan(v, vlen, 0, DQ_JSON_MAX_DEPTH, &scan) && scan.end == vlen);
 
     FUZZ_CHECK(dq_mp_to_json(&text, v, vlen, NULL) == DQ_OK);
     FUZZ_CHECK(fuzz_text_safe(text.data, text.len, ""));

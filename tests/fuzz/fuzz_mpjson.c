@@ -12,14 +12,14 @@
 #include <string.h>
 
 #include "fmt/json.h"
-#include "fmt/mp.h"
 #include "fmt/mptext.h"
 #include "fuzz.h"
+#include "lib/mp.h"
 
 enum { K_B64 = 1, K_STR_B64 = 2, K_FLOAT = 4, K_EXT = 8, K_OTHER = 16 };
 
 static unsigned
-key_bit(const struct dq_mp_item *k)
+key_bit(const msgpack_object *k)
 {
     static const struct {
         const char *name;
@@ -28,40 +28,36 @@ key_bit(const struct dq_mp_item *k)
         {"$base64", K_B64}, {"$str_base64", K_STR_B64}, {"$float", K_FLOAT}, {"$ext", K_EXT}};
 
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        if (k->len == strlen(names[i].name) && memcmp(k->ptr, names[i].name, k->len) == 0)
+        if (k->via.str.size == strlen(names[i].name) &&
+            memcmp(k->via.str.ptr, names[i].name, k->via.str.size) == 0)
             return names[i].bit;
     }
     return K_OTHER;
 }
 
-/* Sets *@found if the (well-formed) value at @r holds a map shaped like a reserved
- * JSON object anywhere, keys included. */
+/* Sets *@found if @o holds a map shaped like a reserved JSON object anywhere, keys
+ * included. */
 static void
-scan_reserved(struct dq_mp_reader *r, bool *found)
+scan_reserved(const msgpack_object *o, bool *found)
 {
-    struct dq_mp_item it;
-
-    if (!dq_mp_read(r, &it))
-        return;
-    if (it.type == DQ_MP_ARRAY) {
-        for (uint32_t i = 0; i < it.len; i++)
-            scan_reserved(r, found);
-    } else if (it.type == DQ_MP_MAP) {
+    if (o->type == MSGPACK_OBJECT_ARRAY) {
+        for (uint32_t i = 0; i < o->via.array.size; i++)
+            scan_reserved(&o->via.array.ptr[i], found);
+    } else if (o->type == MSGPACK_OBJECT_MAP) {
         unsigned keys = 0;
-        for (uint32_t i = 0; i < it.len; i++) {
-            struct dq_mp_reader save = *r;
-            struct dq_mp_item k;
-            if (dq_mp_read(r, &k) && k.type == DQ_MP_STR) {
-                keys |= key_bit(&k);
+        for (uint32_t i = 0; i < o->via.map.size; i++) {
+            const msgpack_object *k = &o->via.map.ptr[i].key;
+            if (k->type == MSGPACK_OBJECT_STR) {
+                keys |= key_bit(k);
             } else {
-                *r = save;
-                scan_reserved(r, found);
+                scan_reserved(k, found);
                 keys |= K_OTHER;
             }
-            scan_reserved(r, found);
+            scan_reserved(&o->via.map.ptr[i].val, found);
         }
-        if ((it.len == 1 && (keys == K_B64 || keys == K_STR_B64 || keys == K_FLOAT)) ||
-            (it.len == 2 && keys == (K_EXT | K_B64)))
+        uint32_t n = o->via.map.size;
+        if ((n == 1 && (keys == K_B64 || keys == K_STR_B64 || keys == K_FLOAT)) ||
+            (n == 2 && keys == (K_EXT | K_B64)))
             *found = true;
     }
 }
@@ -81,13 +77,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     FUZZ_CHECK(!json.failed && json.len > 0);
     FUZZ_CHECK(fuzz_text_safe(json.data, json.len, ""));
-    struct dq_mp_reader r;
-    dq_mp_reader_init(&r, data, size);
-    FUZZ_CHECK(dq_mp_skip(&r, DQ_MPTEXT_MAX_DEPTH) && dq_mp_at_end(&r));
+    struct dq_mp_scan scan;
+    FUZZ_CHECK(dq_mp_scan(data, size, 0, DQ_MPTEXT_MAX_DEPTH, &scan) && scan.end == size);
 
     bool reserved = false;
-    dq_mp_reader_init(&r, data, size);
-    scan_reserved(&r, &reserved);
+    msgpack_zone zone;
+    msgpack_object o;
+    size_t off = 0;
+    FUZZ_CHECK(msgpack_zone_init(&zone, MSGPACK_ZONE_CHUNK_SIZE));
+    FUZZ_CHECK(dq_mp_unpack(data, size, &off, DQ_MPTEXT_MAX_DEPTH, &zone, &o, &scan) == DQ_OK);
+    scan_reserved(&o, &reserved);
+    msgpack_zone_destroy(&zone);
     rc = dq_json_to_mp(&mp, json.data, json.len, NULL);
     if (!reserved) {
         FUZZ_CHECK(rc == DQ_OK);

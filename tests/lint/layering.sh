@@ -1,10 +1,20 @@
 #!/bin/sh
 # layering.sh: dependencies point one way (STYLE.md §0.1). The library (src/lib,
 # src/fmt) never includes curses or prints to a terminal; only src/tui/term.c
-# includes curses.
+# includes curses. layering.py resolves quoted includes and checks that they point
+# down cli > tui > fmt > lib, that modules include no cycle, and that hiredis stays in
+# the files below.
 set -eu
+
+# The files that talk to hiredis: the only ones that may include it or name redisReply.
+HIREDIS_ALLOW="src/lib/client.c src/lib/client.h src/lib/scripts.c src/lib/scripts.h
+src/lib/registry.c src/lib/reply.c src/lib/reply.h"
+
 root=${DQ_SOURCE_ROOT:?}
 fail=0
+if ! HIREDIS_ALLOW=$HIREDIS_ALLOW "${PYTHON:-python3}" "$(dirname "$0")/layering.py" "$root" >&2; then
+  fail=1
+fi
 if grep -rlE '#include <n?curses' "$root/src/lib" "$root/src/fmt" "$root/src/cli" 2>/dev/null; then
   echo "layering: curses included outside src/tui/term.c" >&2
   fail=1

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "lib/env.h"
-#include "fmt/mp.h"
+#include "lib/mp.h"
 
 static void
 put_env(struct dq_buf *b, uint64_t seq, const char *id, uint32_t attempt, int64_t deadline,
@@ -219,6 +219,33 @@ tkey_keeps_every_id_byte(void **state)
     dq_buf_free(&b);
 }
 
+/* A record whose field is a 5-byte header claiming 2^30 elements or 1 GiB of bytes is
+ * refused at once (msgpack-c alone would first try to allocate for the claim). */
+static void
+gib_headers_fail_fast(void **state)
+{
+    static const unsigned char heads[][5] = {
+        {0xdd, 0x40, 0x00, 0x00, 0x00}, /* array32 of 2^30 */
+        {0xdf, 0x40, 0x00, 0x00, 0x00}, /* map32 of 2^30 */
+        {0xdb, 0x40, 0x00, 0x00, 0x00}, /* str32 of 1 GiB */
+        {0xc6, 0x40, 0x00, 0x00, 0x00}, /* bin32 of 1 GiB */
+    };
+    struct dq_run_rec r;
+    struct dq_fail_rec f;
+    struct dq_env e;
+    dq_err err;
+
+    for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++) {
+        unsigned char rec[6] = {0x94};
+        memcpy(rec + 1, heads[i], 5);
+        assert_int_equal(dq_run_rec_decode(rec, sizeof rec, &r, &err), DQ_EPROTO);
+        assert_non_null(strstr(err.msg, "envelope"));
+        assert_int_equal(dq_run_rec_decode(heads[i], 5, &r, NULL), DQ_EPROTO);
+        assert_int_equal(dq_fail_rec_decode(heads[i], 5, &f, NULL), DQ_EPROTO);
+        assert_int_equal(dq_env_decode(heads[i], 5, &e, NULL), DQ_EPROTO);
+    }
+}
+
 int
 main(void)
 {
@@ -228,6 +255,7 @@ main(void)
         cmocka_unit_test(every_truncation_is_rejected),
         cmocka_unit_test(trailing_bytes_and_bad_types_are_rejected),
         cmocka_unit_test(hostile_headers_are_rejected),
+        cmocka_unit_test(gib_headers_fail_fast),
         cmocka_unit_test(running_and_failure_records),
         cmocka_unit_test(tkey_keeps_every_id_byte),
     };

@@ -19,9 +19,9 @@
 
 #include "delayq.h"
 #include "fmt/esc.h"
-#include "fmt/mp.h"
 #include "fmt/mptext.h"
 #include "lib/buf.h"
+#include "lib/mp.h"
 
 /* Renders @mp as JSON, expecting success and exactly @want. */
 static void
@@ -284,6 +284,60 @@ test_json_errors(void **state)
                "msgpack: trailing bytes at byte 1 (the value ends there; input is 2 bytes)");
     json_fails("", 0, "msgpack: truncated at byte 0");
     json_fails(NULL, 0, "msgpack: truncated at byte 0");
+}
+
+/* Empty str/bin/ext bodies (msgpack-c gives them a NULL pointer) in every renderer;
+ * the fuzzer found the tree passing that NULL on (tests/fuzz/corpus/msgpack). */
+static void
+test_empty_bodies(void **state)
+{
+    struct dq_buf b = DQ_BUF_INIT, out = DQ_BUF_INIT;
+    dq_err err = {0};
+    (void)state;
+
+    dq_mp_put_array(&b, 4);
+    dq_mp_put_str(&b, "", 0);
+    dq_mp_put_bin(&b, "", 0);
+    dq_mp_put_ext(&b, 1, "", 0);
+    dq_mp_put_map(&b, 1);
+    dq_mp_put_str(&b, "", 0);
+    dq_mp_put_str(&b, "", 0);
+    json_is(&b, "[\"\",{\"$base64\":\"\"},{\"$ext\":1,\"$base64\":\"\"},{\"\":\"\"}]");
+    assert_int_equal(dq_mp_to_tree(&out, b.data, b.len, 0, &err), DQ_OK);
+    assert_string_equal(out.data, "- \"\"\n- bin (0 bytes)\n- ext type 1 (0 bytes)\n-\n  : \"\"\n");
+    dq_buf_reset(&out);
+    dq_mp_summary(&out, b.data, b.len, 80);
+    assert_string_equal(out.data,
+                        "[\"\",{\"$base64\":\"\"},{\"$ext\":1,\"$base64\":\"\"},{\"\":\"\"}]");
+    dq_buf_free(&out);
+    dq_buf_free(&b);
+}
+
+/* 5-byte headers claiming 2^30 elements or 1 GiB: refused at once, in every renderer,
+ * without msgpack-c's allocation for the claim (ASan would abort on that). */
+static void
+test_gib_headers(void **state)
+{
+    static const struct {
+        unsigned char head[5];
+        const char *msg;
+    } cases[] = {
+        {{0xdd, 0x40, 0x00, 0x00, 0x00},
+         "msgpack: array at byte 0 claims 1073741824 elements but only 0 bytes follow"},
+        {{0xdf, 0x40, 0x00, 0x00, 0x00},
+         "msgpack: map at byte 0 claims 1073741824 pairs but only 0 bytes follow"},
+        {{0xdb, 0x40, 0x00, 0x00, 0x00}, "msgpack: truncated at byte 0"},
+        {{0xc6, 0x40, 0x00, 0x00, 0x00}, "msgpack: truncated at byte 0"},
+    };
+    (void)state;
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct dq_buf out = DQ_BUF_INIT;
+        json_fails(cases[i].head, 5, cases[i].msg);
+        dq_mp_summary(&out, cases[i].head, 5, 80);
+        assert_int_equal(strncmp(out.data, "raw: ", 5), 0);
+        dq_buf_free(&out);
+    }
 }
 
 static unsigned char *
@@ -640,6 +694,8 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_scalars),
+        cmocka_unit_test(test_gib_headers),
+        cmocka_unit_test(test_empty_bodies),
         cmocka_unit_test(test_json_floats),
         cmocka_unit_test(test_json_floats_locale),
         cmocka_unit_test(test_json_strings),
