@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * main.c: delayq-bench [--quick] [--json FILE] [--delayq PATH]. Starts a private
- * redis-server (the test fixture's code: free loopback port, held by PID, stopped on
- * exit), runs W1..W6, each run of W1 and W2 right after a redis-benchmark ceiling run on
- * the same server, and prints a table and one JSON line per figure.
+ * main.c: delayq-bench [--quick] [--json FILE] [--delayq PATH] [--handler PATH]. Starts
+ * a private redis-server (the test fixture's code: free loopback port, held by PID,
+ * stopped on exit), runs W1..W6 (W2p with W2), each run of W1 and W2 right after a
+ * redis-benchmark ceiling run on the same server, and prints a table and one JSON line
+ * per figure.
  */
 #include "bench.h"
 
@@ -37,13 +38,15 @@ loadavg(void)
 }
 
 static const char usage[] =
-    "usage: delayq-bench [--quick] [--json FILE] [--delayq PATH]\n\n"
+    "usage: delayq-bench [--quick] [--json FILE] [--delayq PATH] [--handler PATH]\n\n"
     "Runs the workloads of issue 5 against a private redis-server (hz 10, no persistence)\n"
     "and compares them with redis-benchmark on the same server, in the same run.\n\n"
     "  --quick        about 10x smaller counts and shorter windows: a smoke run\n"
     "  --json FILE    also write the JSON lines to FILE\n"
     "  --delayq PATH  the delayq binary for W2 and W4 (default: $DELAYQ_BIN, else\n"
-    "                 ../src/delayq next to this program)\n";
+    "                 ../src/delayq next to this program)\n"
+    "  --handler PATH the persistent handler for W2p (default: examples/handler.py in\n"
+    "                 $DQ_SOURCE_ROOT, else above this program, as in a build tree)\n";
 
 /* The delayq binary: --delayq, $DELAYQ_BIN, or the build tree's src/delayq. */
 static void
@@ -244,6 +247,9 @@ main(int argc, char **argv)
             json = argv[++i];
         } else if (strcmp(argv[i], "--delayq") == 0 && i + 1 < argc) {
             delayq = argv[++i];
+        } else if (strcmp(argv[i], "--handler") == 0 && i + 1 < argc) {
+            /* W2p reads it from there (workloads.c), as the tests pass paths */
+            setenv("DQ_BENCH_HANDLER", argv[++i], 1);
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(usage, stdout);
             return 0;

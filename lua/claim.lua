@@ -8,6 +8,9 @@
 --   bytes kept); one whose deadline passed goes to failed as "expired".
 -- Publishes 'lease:<deadline ms>' on the wake channel when its lease is now the earliest
 -- (workers then know when to reap it, section 10 of docs/PROTOCOL.md).
+-- While the queue is paused (pause.lua) it claims nothing and moves nothing; the reply is
+--   then exactly four elements {now, next due, 0, paused until (0: until resumed, else
+--   server ms)}, so a worker knows how long to sleep. An unpaused reply never has four.
 -- Complexity: O(log N + batch log N).
 local cfg = config()
 local now = now_ms()
@@ -18,6 +21,8 @@ end
 if not lease or lease < 1 or lease > 86400000 or lease ~= math.floor(lease) then
   return err('DQ_EINVAL', 'lease: %q ms is not in 1..86400000', ARGV[2])
 end
+local paused = pause_get(now)
+if paused then return {now, next_due(), 0, paused.till} end
 
 local items = redis.call('ZRANGEBYSCORE', K_SCHED, '-inf', dec(now), 'WITHSCORES',
   'LIMIT', 0, batch)

@@ -17,6 +17,8 @@
 --   9 config   HASH   queue limits
 --  10 audit    STREAM operator actions
 --  11 wake     (a pub/sub channel name, not a key) idle workers subscribe to it
+-- Three more keys are not passed: they are derived from KEYS[1] at the end of this file
+-- (workers, beats, pause; docs/PROTOCOL.md section 2).
 local K_SCHED, K_IDS, K_INFLIGHT, K_RUNNING = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local K_FAILED, K_FAILIDX, K_STATS, K_SEQ = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local K_CONFIG, K_AUDIT, K_WAKE = KEYS[9], KEYS[10], KEYS[11]
@@ -45,10 +47,13 @@ end
 
 -- Queue configuration: defaults unless the config hash says otherwise.
 local CFG_FIELDS = {'max_delay_ms', 'max_payload', 'backoff_base_ms', 'backoff_cap_ms',
-  'max_attempts', 'failed_retention', 'audit_retention', 'far_future_ms'}
+  'max_attempts', 'failed_retention', 'audit_retention', 'far_future_ms', 'worker_lost_ms',
+  'worker_prune_ms'}
+-- worker_lost_ms 0: a worker is lost after three of its own beat intervals.
 local CFG_DEFAULT = {max_delay_ms = 7 * 86400000, max_payload = 1048576,
   backoff_base_ms = 1000, backoff_cap_ms = 300000, max_attempts = 25,
-  failed_retention = 100000, audit_retention = 10000, far_future_ms = 3600000}
+  failed_retention = 100000, audit_retention = 10000, far_future_ms = 3600000,
+  worker_lost_ms = 0, worker_prune_ms = 3600000}
 local function config()
   local v = redis.call('HMGET', K_CONFIG, unpack(CFG_FIELDS))
   local c = {}
@@ -354,4 +359,43 @@ end
 local function unrun(tk)
   redis.call('ZREM', K_INFLIGHT, tk)
   redis.call('HDEL', K_RUNNING, tk)
+end
+
+-- ---- worker registry and pause (issue 12) ----------------------------------------------
+-- These keys are not in KEYS: every script still takes the same eleven. They are named
+-- from KEYS[1] ("dq:{Q}:sched" -> "dq:{Q}:workers"), so they carry the queue's hash tag
+-- and live in its cluster slot like the others.
+local K_PREFIX = string.sub(K_SCHED, 1, #K_SCHED - 5)
+local K_WORKERS = K_PREFIX .. 'workers' -- HASH worker name -> worker record
+local K_BEATS = K_PREFIX .. 'beats'     -- ZSET worker name -> server ms of its last beat
+local K_PAUSE = K_PREFIX .. 'pause'     -- HASH by, since, until (0: until resumed), reason
+
+local PAUSE_REASON_MAX = 200     -- bytes of a pause reason (DQ_PAUSE_REASON_MAX in C)
+local WORKER_COMMAND_MAX = 1024 -- bytes of a worker command kept (DQ_WORKER_COMMAND_MAX in C)
+
+-- Worker record: fixarray(13) [1, host, pid, version, started ms, beat interval ms,
+-- concurrency, busy, done, retried, failed, command, draining bool].
+local function worker_encode(w)
+  return '\157\001' .. p_str(w.host) .. p_uint(w.pid) .. p_str(w.version) ..
+    p_uint(w.started) .. p_uint(w.beat) .. p_uint(w.conc) .. p_uint(w.busy) ..
+    p_uint(w.done) .. p_uint(w.retried) .. p_uint(w.failed) .. p_str(w.command) ..
+    (w.draining and '\195' or '\194')
+end
+local WORKER_KINDS = {'uint', 'bytes', 'uint', 'bytes', 'uint', 'uint', 'uint', 'uint', 'uint',
+  'uint', 'uint', 'bytes', 'bool'}
+local function worker_decode(r)
+  local t = r and rd_record(r, WORKER_KINDS)
+  if not t or t[1] ~= 1 then return nil end
+  return {host = t[2], pid = t[3], version = t[4], started = t[5], beat = t[6], conc = t[7],
+    busy = t[8], done = t[9], retried = t[10], failed = t[11], command = t[12],
+    draining = t[13]}
+end
+
+-- The queue's pause, or nil when it is not paused (never paused, resumed, or the pause's
+-- time ran out: an ended pause needs no write to end it). until is 0 for "until resumed".
+local function pause_get(now)
+  local p = redis.call('HMGET', K_PAUSE, 'by', 'since', 'until', 'reason')
+  local since, till = tonumber(p[2]), tonumber(p[3]) or 0
+  if not since or (till > 0 and till <= now) then return nil end
+  return {by = p[1] or '', since = since, till = till, reason = p[4] or ''}
 end

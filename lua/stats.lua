@@ -5,7 +5,9 @@
 -- Reply: {now, due, future, far future (due after now + far_future_ms), in flight,
 --   failed, expired leases, next due ms (the earliest due time after now; -1 if none),
 --   oldest due age ms (0 if nothing is due), far_future_ms, then the counters enqueued, done, retried, failed, expired,
---   trimmed, reaped, requeued, dropped}.
+--   trimmed, reaped, requeued, dropped, then the pause: paused (0|1), paused since ms (-1),
+--   paused until ms (-1 not paused, 0 until resumed), paused by, reason (strings, '' when
+--   not paused)}.
 -- Complexity: O(log N): ZCOUNT, ZCARD and HMGET only.
 local cfg = config()
 local now = now_ms()
@@ -26,5 +28,11 @@ local c = redis.call('HMGET', K_STATS, 'enqueued', 'done', 'retried', 'failed', 
   'trimmed', 'reaped', 'requeued', 'dropped')
 for i = 1, 9 do
   out[#out + 1] = tonumber(c[i]) or 0
+end
+local p = pause_get(now)
+local tail = {0, -1, -1, '', ''}
+if p then tail = {1, p.since, p.till, p.by, p.reason} end
+for i = 1, 5 do
+  out[#out + 1] = tail[i]
 end
 return out

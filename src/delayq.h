@@ -59,6 +59,10 @@ enum {
 #define DQ_STEP_MAX 1000
 /* Search text: 1..DQ_NEEDLE_MAX bytes; a buffer needs +1. */
 #define DQ_NEEDLE_MAX 200
+/* Reason given to dq_pause(): 0..DQ_PAUSE_REASON_MAX bytes; a buffer needs +1. */
+#define DQ_PAUSE_REASON_MAX 200
+/* A worker's command as kept in the worker registry (longer ones are cut). */
+#define DQ_WORKER_COMMAND_MAX 1024
 
 typedef struct dq_err {
     int code;      /* a DQ_E* value, 0 when nothing failed */
@@ -226,6 +230,9 @@ typedef struct dq_config {
     int64_t failed_retention; /* failed tasks kept, exactly; default 100 000 */
     int64_t audit_retention;  /* audit entries kept (approximately); default 10 000 */
     int64_t far_future_ms;    /* "far future" starts this far ahead; default 1 h */
+    int64_t worker_lost_ms;   /* a worker silent this long is shown as lost; default (0 in
+                                 Redis) three of its own beat intervals; set -1 for that */
+    int64_t worker_prune_ms;  /* a worker silent this long leaves the registry; default 1 h */
 } dq_config;
 
 /** Reads the queue's effective configuration (defaults filled in). */
@@ -297,9 +304,11 @@ int dq_enqueue_batch(dq_client *c, const char *queue, const dq_enqueue_item *ite
 typedef struct dq_claimed {
     dq_task *tasks; /* owned array of n tasks; see dq_claimed_free() */
     size_t n;
-    int64_t now_ms;      /* server time of the claim */
-    int64_t next_due_ms; /* earliest due time still scheduled; -1 if the set is empty */
-    size_t to_failed;    /* due members moved to failed instead (undecodable, expired) */
+    int64_t now_ms;          /* server time of the claim */
+    int64_t next_due_ms;     /* earliest due time still scheduled; -1 if the set is empty */
+    size_t to_failed;        /* due members moved to failed instead (undecodable, expired) */
+    bool paused;             /* the queue is paused (dq_pause): nothing was claimed */
+    int64_t paused_until_ms; /* when paused: the pause's end, server ms; 0: until resumed */
 } dq_claimed;
 
 /**
@@ -414,7 +423,11 @@ typedef struct dq_worker_opts {
     const char *name;     /* worker name in leases and logs; NULL: user@host:pid */
     dq_log_fn log;        /* NULL: no logging */
     void *log_arg;
-    int log_level; /* DQ_LOG_*; events above it are not formatted */
+    int log_level;       /* DQ_LOG_*; events above it are not formatted */
+    const char *command; /* what the worker runs, shown in the worker registry (delayq work
+                            sets its command line); NULL: none. Borrowed until dq_worker_new
+                            returns (it is copied, cut at DQ_WORKER_COMMAND_MAX bytes) */
+    int64_t beat_ms;     /* heartbeat interval (10 ms..1 h); 0: 30 s. See dq_workers_get() */
 } dq_worker_opts;
 
 typedef struct dq_worker dq_worker; /* opaque */
@@ -517,6 +530,12 @@ typedef struct dq_stats {
     int64_t far_future_ms;     /* the queue's far-future horizon */
     /* cumulative counters kept by the scripts */
     int64_t enqueued, done, retried, failed_total, expired, trimmed, reaped, requeued, dropped;
+    /* the pause (dq_pause); the other fields are -1 / "" when not paused */
+    bool paused;
+    int64_t paused_since_ms;
+    int64_t paused_until_ms; /* 0: until resumed */
+    char paused_by[DQ_ID_MAX + 1];
+    char pause_reason[DQ_PAUSE_REASON_MAX + 1];
 } dq_stats;
 
 /** Reads the queue's counts and counters in one bounded call (O(log n)). */
@@ -589,6 +608,112 @@ int dq_audit_get(dq_client *c, const char *queue, size_t limit, dq_audit *out, d
 
 /** Frees @a's entries and empties it. Accepts NULL. */
 void dq_audit_free(dq_audit *a);
+
+/* ---- workers and pause ------------------------------------------------------------ */
+
+/*
+ * The worker registry. Every dq_worker registers when it starts, sends a heartbeat every
+ * beat_ms (default 30 s) and removes its entry when it stops cleanly; an entry whose
+ * beats stop (a killed worker) is shown as lost after the queue's worker_lost_ms
+ * (default three beat intervals) and removed after worker_prune_ms (default 1 h). Other
+ * consumers can take part with dq_heartbeat(). See docs/PROTOCOL.md 5.20-5.22.
+ */
+
+/* A worker's record, as dq_heartbeat() sends it. Strings are borrowed for the call;
+ * NULL is "". */
+typedef struct dq_beat {
+    const char *host, *version, *command; /* command: cut at DQ_WORKER_COMMAND_MAX bytes */
+    int64_t pid;
+    int64_t started_ms;  /* server ms; 0: now (the first beat); keep the reply's started_ms */
+    int64_t interval_ms; /* how often it beats: 1 ms..1 day */
+    unsigned concurrency, busy;
+    int64_t done, retried, failed; /* tasks since it started */
+    bool draining;                 /* stopping: claims nothing more */
+} dq_beat;
+
+typedef enum dq_beat_mode {
+    DQ_BEAT = 0,   /* only the beat */
+    DQ_BEAT_CHECK, /* the beat, plus the next due time, earliest lease and pause; prunes */
+    DQ_BEAT_GONE,  /* removes the entry (a clean exit) */
+} dq_beat_mode;
+
+typedef struct dq_beat_reply {
+    int64_t now_ms;
+    bool registered;         /* false: the entry was missing (pruned) and no record was sent */
+    int64_t started_ms;      /* the record's start time; -1 when no record was sent */
+    int64_t next_due_ms;     /* DQ_BEAT_CHECK: earliest due time (-1: none); else -2 */
+    int64_t next_lease_ms;   /* DQ_BEAT_CHECK: earliest lease deadline (-1: none); else -2 */
+    int64_t paused_until_ms; /* DQ_BEAT_CHECK: -1 not paused, 0 until resumed, else the end;
+                                else -2 */
+    size_t pruned;           /* entries removed for silence (DQ_BEAT_CHECK) */
+} dq_beat_reply;
+
+/**
+ * One heartbeat of worker @name (1..DQ_ID_MAX bytes) in @queue's registry: with @rec,
+ * writes its record; with @rec NULL, only moves its last-beat time (an idle worker whose
+ * fields did not change), and out->registered says whether the entry still existed.
+ * The dq_worker calls this itself; it is here for consumers with their own loop.
+ */
+int dq_heartbeat(dq_client *c, const char *queue, const char *name, dq_beat_mode mode,
+                 const dq_beat *rec, dq_beat_reply *out, dq_err *err);
+
+/* A task a worker holds, from the in-flight set. */
+typedef struct dq_worker_task {
+    char id[DQ_ID_MAX + 1];
+    int64_t claimed_ms; /* when its lease began: "running for" is now - claimed */
+} dq_worker_task;
+
+/* One registered worker. Strings and tasks are owned by the dq_workers holding it. */
+typedef struct dq_worker_info {
+    char *name, *host, *version, *command; /* never NULL; "" when unknown */
+    int64_t pid;
+    int64_t started_ms, beat_interval_ms;
+    int64_t last_beat_ms, beat_age_ms; /* by server time */
+    bool lost;                         /* silent past the queue's worker_lost_ms */
+    bool draining;
+    int64_t concurrency, busy, done, retried, failed; /* as of its last beat */
+    size_t held;           /* tasks it holds among the in-flight tasks looked at */
+    dq_worker_task *tasks; /* the first ntasks of them (at most the tasks_per_worker asked) */
+    size_t ntasks;
+} dq_worker_info;
+
+typedef struct dq_workers {
+    int64_t now_ms;
+    int64_t registered;      /* entries in the registry */
+    int64_t live, lost;      /* among the DQ_STEP_MAX entries with the latest beats */
+    int64_t inflight;        /* tasks in flight in the queue */
+    int64_t inflight_looked; /* of those, looked at for their holders (earliest leases) */
+    int64_t lost_after_ms;   /* the queue's worker_lost_ms; 0: three beat intervals */
+    dq_worker_info *workers; /* owned, by name; see dq_workers_free() */
+    size_t n;
+} dq_workers;
+
+/**
+ * Reads the worker registry in one bounded, read-only call: up to @most (1..DQ_CALL_MAX)
+ * workers by name with their records, last beat age and lost flag, up to
+ * @tasks_per_worker (0..100) of the tasks each holds (looking at the DQ_STEP_MAX
+ * in-flight tasks with the earliest leases), and the live and lost counts.
+ */
+int dq_workers_get(dq_client *c, const char *queue, size_t most, size_t tasks_per_worker,
+                   dq_workers *out, dq_err *err);
+
+/** Frees everything in @w and empties it. Accepts NULL. */
+void dq_workers_free(dq_workers *w);
+
+/**
+ * Pauses @queue: claims hand out nothing until dq_resume(), or for @for_ms (> 0) by
+ * server time (0: until resumed). Enqueue, retries, reaping and operator actions go on;
+ * running tasks finish. @reason (NULL: none) is 0..DQ_PAUSE_REASON_MAX bytes. Pausing a
+ * paused queue replaces its pause. Recorded in the audit log with the client's who.
+ */
+int dq_pause(dq_client *c, const char *queue, int64_t for_ms, const char *reason, dq_err *err);
+
+/**
+ * Ends @queue's pause and wakes idle workers (a message on the wake channel), so due
+ * tasks start at once. *was_paused (may be NULL) says whether it was paused. Recorded
+ * in the audit log.
+ */
+int dq_resume(dq_client *c, const char *queue, bool *was_paused, dq_err *err);
 
 /** Checks a queue name: 1..DQ_QUEUE_NAME_MAX bytes of [A-Za-z0-9._:-]. DQ_EINVAL names the problem.
  */

@@ -125,5 +125,8 @@ int cmd_demo(struct cli *g, int argc, char **argv);
 int cmd_work(struct cli *g, int argc, char **argv);
 int cmd_top(struct cli *g, int argc, char **argv);
 int cmd_metrics(struct cli *g, int argc, char **argv);
+int cmd_workers(struct cli *g, int argc, char **argv);
+int cmd_pause(struct cli *g, int argc, char **argv);
+int cmd_resume(struct cli *g, int argc, char **argv);
 
 #endif /* DQ_CLI_CLI_H */

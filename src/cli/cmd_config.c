@@ -20,7 +20,10 @@ static const char help[] =
     "  failed_retention  failed tasks kept, exactly; older ones are trimmed and\n"
     "                    counted (default 100000)\n"
     "  audit_retention   audit entries kept, approximately (default 10000)\n"
-    "  far_future_ms     where \"far future\" begins (default 1h)\n\n";
+    "  far_future_ms     where \"far future\" begins (default 1h)\n"
+    "  worker_lost_ms    a worker silent this long is shown as lost; 0 = three of its\n"
+    "                    beat intervals (default 0)\n"
+    "  worker_prune_ms   a worker silent this long leaves the registry (default 1h)\n\n";
 
 static const struct {
     const char *name;
@@ -35,6 +38,8 @@ static const struct {
     {"failed_retention", false, offsetof(dq_config, failed_retention)},
     {"audit_retention", false, offsetof(dq_config, audit_retention)},
     {"far_future_ms", true, offsetof(dq_config, far_future_ms)},
+    {"worker_lost_ms", true, offsetof(dq_config, worker_lost_ms)},
+    {"worker_prune_ms", true, offsetof(dq_config, worker_prune_ms)},
 };
 #define NFIELDS (sizeof fields / sizeof fields[0])
 
@@ -77,9 +82,11 @@ cmd_config(struct cli *g, int argc, char **argv)
                 return DQ_EXIT_USAGE;
             *slot = v;
         }
-        /* 0 means "leave as is" in dq_config; max_attempts 0 (unlimited) is spelled -1. */
+        /* 0 means "leave as is" in dq_config; max_attempts 0 (unlimited) and
+         * worker_lost_ms 0 (three beat intervals) are spelled -1. */
         if (*slot == 0) {
-            if (strcmp(fields[k].name, "max_attempts") != 0)
+            if (strcmp(fields[k].name, "max_attempts") != 0 &&
+                strcmp(fields[k].name, "worker_lost_ms") != 0)
                 return cli_usage_error(g, "%s: must be more than 0", fields[k].name);
             *slot = -1;
         }

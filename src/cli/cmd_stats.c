@@ -4,28 +4,123 @@
 #include <string.h>
 
 #include "cli.h"
+#include "fmt/health.h"
 #include "fmt/taskfmt.h"
 #include "lib/dur.h"
 
 static const char help[] =
     "usage: delayq stats [-q QUEUE] [--json] [--check [--max-far-future N]\n"
-    "                    [--max-oldest-due DUR]]\n\n"
+    "                    [--max-oldest-due DUR] [--allow-paused]]\n\n"
     "Counts (due, future, far future, in flight, failed), the next due time, the age of\n"
-    "the oldest due task, and the queue's cumulative counters, in one bounded call.\n\n"
-    "  --json                 one JSON object\n"
-    "  --check                exit 1 with a one-line reason when the far-future backlog\n"
-    "                         passes --max-far-future (default 100000) or the oldest\n"
-    "                         due task is older than --max-oldest-due (default 5m)\n\n";
+    "the oldest due task, the queue's cumulative counters, the live and lost workers,\n"
+    "and the verdict the inspector shows (\"no live worker for 3m12s while 40 are due\",\n"
+    "\"all well\"), in three bounded calls.\n\n"
+    "  --json                 one JSON object (with \"verdict\": level and text)\n"
+    "  --check                exit 1 with the verdict as the reason when it is bad: no\n"
+    "                         live worker while tasks are due, the oldest due task older\n"
+    "                         than --max-oldest-due (default 5m), expired leases, more\n"
+    "                         than --max-far-future (default 100000) far ahead; or when\n"
+    "                         the queue is paused (delayq pause)\n"
+    "  --allow-paused         with --check: a paused queue passes (the other checks\n"
+    "                         still apply; the oldest due age grows while paused)\n\n";
+
+/* Worker records read for the latest beat (the counts cover all of them). */
+#define VERDICT_WORKERS 100
+
+/* What the verdict reads besides the stats: the worker registry and Redis memory. */
+struct verdict {
+    dq_workers workers;
+    dq_server_info info;
+    enum dq_health_level level;
+    char text[1024];
+};
+
+/* The queue's verdict in the same words as the inspector's (fmt/health.c). Two more
+ * bounded calls: the registry's counts and the server's memory. */
+static int
+make_verdict(struct cli *g, const dq_stats *s, int64_t max_age, long long max_far,
+             struct verdict *v, dq_err *err)
+{
+    int rc = dq_workers_get(g->client, g->queue, VERDICT_WORKERS, 0, &v->workers, err);
+
+    if (rc == DQ_OK)
+        rc = dq_server_info_get(g->client, &v->info, err);
+    if (rc != DQ_OK)
+        return rc;
+    struct dq_health_facts f = {.stats = s,
+                                .max_oldest_due_ms = max_age,
+                                .max_far_future = max_far,
+                                .used_memory = v->info.used_memory,
+                                .maxmemory = v->info.maxmemory,
+                                .memory_warn_pct = 90,
+                                .fail_rate = -1, /* one sample has no rate */
+                                .workers_registered = v->workers.registered,
+                                .workers_live = v->workers.live,
+                                .workers_lost = v->workers.lost,
+                                .last_beat_ms = -1,
+                                .retry_rate = -1, /* nor the tasks running or retrying */
+                                .max_running_ms = -1,
+                                .longest_running_ms = -1};
+    for (size_t i = 0; i < v->workers.n; i++)
+        if (v->workers.workers[i].last_beat_ms > f.last_beat_ms)
+            f.last_beat_ms = v->workers.workers[i].last_beat_ms;
+    v->level = dq_health_verdict(&f, v->text, sizeof v->text);
+    return DQ_OK;
+}
+
+/* The pause, the workers and the verdict, closing the object print_json opened. */
+static void
+print_json_pause(const dq_stats *s, const struct verdict *v)
+{
+    struct dq_buf b = DQ_BUF_INIT;
+
+    dq_buf_printf(&b, ",\"paused\":%s", s->paused ? "true" : "false");
+    if (s->paused) {
+        dq_buf_printf(&b, ",\"pause\":{\"since_ms\":%lld,\"until_ms\":%lld,\"by\":",
+                      (long long)s->paused_since_ms, (long long)s->paused_until_ms);
+        dq_fmt_json_str(&b, s->paused_by, strlen(s->paused_by));
+        dq_buf_puts(&b, ",\"reason\":");
+        dq_fmt_json_str(&b, s->pause_reason, strlen(s->pause_reason));
+        dq_buf_puts(&b, "}");
+    }
+    dq_buf_printf(&b, ",\"workers\":{\"registered\":%lld,\"live\":%lld,\"lost\":%lld}",
+                  (long long)v->workers.registered, (long long)v->workers.live,
+                  (long long)v->workers.lost);
+    dq_buf_printf(&b, ",\"verdict\":{\"level\":\"%s\",\"text\":", dq_health_level_name(v->level));
+    dq_fmt_json_str(&b, v->text, strlen(v->text));
+    dq_buf_puts(&b, "}}\n");
+    if (!b.failed)
+        fwrite(b.data, 1, b.len, stdout);
+    dq_buf_free(&b);
+}
+
+/* One line on the pause: "paused by W 5m ago until T: reason" (reason escaped). */
+static void
+put_pause(FILE *f, const dq_stats *s)
+{
+    char ago[32], until[80] = "resumed";
+
+    dq_dur_format(ago, sizeof ago, s->now_ms - s->paused_since_ms);
+    if (s->paused_until_ms > 0)
+        dq_fmt_time_rel(until, sizeof until, s->paused_until_ms, s->now_ms);
+    fputs("paused by ", f);
+    cli_put_safe(f, s->paused_by, strlen(s->paused_by));
+    fprintf(f, " %s ago, until %s", ago, until);
+    if (s->pause_reason[0] != '\0') {
+        fputs(": ", f);
+        cli_put_safe(f, s->pause_reason, strlen(s->pause_reason));
+    }
+}
 
 static void
-print_json(const struct cli *g, const dq_stats *s)
+print_json(const struct cli *g, const dq_stats *s, const struct verdict *v)
 {
     printf("{\"queue\":\"%s\",\"now_ms\":%lld,\"due\":%lld,\"future\":%lld,\"far_future\":%lld,"
            "\"far_future_after_ms\":%lld,\"inflight\":%lld,\"expired_leases\":%lld,"
            "\"failed\":%lld,\"next_due_ms\":%lld,\"oldest_due_age_ms\":%lld,"
            "\"counters\":{\"enqueued\":%lld,\"done\":%lld,\"retried\":%lld,\"failed\":%lld,"
            "\"expired\":%lld,\"trimmed\":%lld,\"reaped\":%lld,\"requeued\":%lld,"
-           "\"dropped\":%lld}}\n",
+           "\"dropped\":%lld}",
            g->queue, (long long)s->now_ms, (long long)s->due, (long long)s->future,
            (long long)s->far_future, (long long)s->far_future_ms, (long long)s->inflight,
            (long long)s->expired_leases, (long long)s->failed, (long long)s->next_due_ms,
@@ -33,15 +128,21 @@ print_json(const struct cli *g, const dq_stats *s)
            (long long)s->retried, (long long)s->failed_total, (long long)s->expired,
            (long long)s->trimmed, (long long)s->reaped, (long long)s->requeued,
            (long long)s->dropped);
+    print_json_pause(s, v);
 }
 
 static void
-print_human(const struct cli *g, const dq_stats *s)
+print_human(const struct cli *g, const dq_stats *s, const struct verdict *v)
 {
     char now[40], t[80], d[32];
 
     dq_time_format(now, sizeof now, s->now_ms);
     printf("queue        %s at %s, server time %s\n", g->queue, dq_client_endpoint(g->client), now);
+    if (s->paused) {
+        fputs("PAUSED       ", stdout);
+        put_pause(stdout, s);
+        fputc('\n', stdout);
+    }
     if (s->oldest_due_age_ms > 0) {
         dq_dur_format(d, sizeof d, s->oldest_due_age_ms);
         printf("due          %-10lld oldest waiting %s\n", (long long)s->due, d);
@@ -55,6 +156,11 @@ print_human(const struct cli *g, const dq_stats *s)
     printf("in flight    %-10lld %lld with expired leases\n", (long long)s->inflight,
            (long long)s->expired_leases);
     printf("failed       %lld\n", (long long)s->failed);
+    printf("workers      %lld live, %lld lost\n", (long long)v->workers.live,
+           (long long)v->workers.lost);
+    fputs("verdict      ", stdout);
+    cli_put_safe(stdout, v->text, strlen(v->text)); /* it quotes names from Redis */
+    fputc('\n', stdout);
     printf("counters     enqueued %lld, done %lld, retried %lld, failed %lld, expired %lld,\n"
            "             trimmed %lld, reaped %lld, requeued %lld, dropped %lld\n",
            (long long)s->enqueued, (long long)s->done, (long long)s->retried,
@@ -65,7 +171,7 @@ print_human(const struct cli *g, const dq_stats *s)
 int
 cmd_stats(struct cli *g, int argc, char **argv)
 {
-    bool json = false, check = false;
+    bool json = false, check = false, allow_paused = false;
     long long max_far = 100000;
     int64_t max_age = 5 * 60 * 1000;
     const char *val;
@@ -83,6 +189,8 @@ cmd_stats(struct cli *g, int argc, char **argv)
             json = true;
         } else if (strcmp(argv[i], "--check") == 0) {
             check = true;
+        } else if (strcmp(argv[i], "--allow-paused") == 0) {
+            allow_paused = true;
         } else if ((m = cli_opt(argc, argv, &i, "--max-far-future", NULL, &val)) != 0) {
             if (m < 0)
                 return cli_usage_error(g, "--max-far-future needs a value");
@@ -101,32 +209,25 @@ cmd_stats(struct cli *g, int argc, char **argv)
         return rc;
     if (dq_stats_get(g->client, g->queue, &s, &err) != DQ_OK)
         return cli_error(g, &err);
+    struct verdict v = {0};
+    if ((rc = make_verdict(g, &s, max_age, max_far, &v, &err)) != DQ_OK)
+        return cli_error(g, &err);
     if (json)
-        print_json(g, &s);
+        print_json(g, &s, &v);
     else if (!check)
-        print_human(g, &s);
-    if (check) {
-        char d1[32], d2[32];
-        if (s.far_future > max_far) {
-            dq_dur_format(d1, sizeof d1, s.far_future_ms);
-            fprintf(stderr,
-                    "%s: check failed: queue %s has %lld tasks due more than %s ahead "
-                    "(limit %lld)\n",
-                    g->prog, g->queue, (long long)s.far_future, d1, max_far);
-            return DQ_EXIT_FAILED;
-        }
-        if (s.oldest_due_age_ms > max_age) {
-            dq_dur_format(d1, sizeof d1, s.oldest_due_age_ms);
-            dq_dur_format(d2, sizeof d2, max_age);
-            fprintf(stderr,
-                    "%s: check failed: queue %s has a due task waiting for %s "
-                    "(limit %s)\n",
-                    g->prog, g->queue, d1, d2);
-            return DQ_EXIT_FAILED;
-        }
-        if (!json)
-            printf("ok: queue %s: %lld far-future tasks (limit %lld), oldest due %lld ms\n",
-                   g->queue, (long long)s.far_future, max_far, (long long)s.oldest_due_age_ms);
+        print_human(g, &s, &v);
+    bool pause_fails = s.paused && !allow_paused;
+    int status = DQ_EXIT_OK;
+    if (check && (v.level == DQ_HEALTH_BAD || pause_fails)) {
+        fprintf(stderr, "%s: check failed: queue %s: ", g->prog, g->queue);
+        cli_put_safe(stderr, v.text, strlen(v.text));
+        fputc('\n', stderr);
+        status = DQ_EXIT_FAILED;
+    } else if (check && !json) {
+        printf("ok: queue %s: ", g->queue);
+        cli_put_safe(stdout, v.text, strlen(v.text));
+        fputc('\n', stdout);
     }
-    return DQ_EXIT_OK;
+    dq_workers_free(&v.workers);
+    return status;
 }

@@ -7,7 +7,7 @@
  * kill everything it started.
  *
  * run_command, the handler, per task: encode_stdin (payload as JSON or raw),
- * start_command (pipes and fork), supervise (feed stdin, keep the stderr tail, kill at
+ * start_command (pipes and spawn_cmd), supervise (feed stdin, keep the stderr tail, kill at
  * the timeout or shutdown, until it exits), exit_to_result.
  */
 #include <errno.h>
@@ -18,8 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -29,12 +27,15 @@
 #include "fmt/taskfmt.h"
 #include "lib/clock.h"
 #include "lib/dur.h"
+#include "spawn.h"
+#include "work.h"
 
 static const char help[] =
     "usage: delayq work [-q QUEUE] [--concurrency N] [--batch N] [--lease DUR]\n"
-    "                   [--timeout DUR] [--grace DUR] [--max-idle DUR] [--raw]\n"
+    "                   [--timeout DUR] [--grace DUR] [--max-idle DUR] [--raw | --persistent]\n"
     "                   [--name NAME] [--log-level LEVEL | --quiet] -- CMD [ARGS...]\n\n"
-    "Runs CMD once per due task of the queue.\n\n"
+    "Runs CMD once per due task of the queue (--persistent: once per concurrency slot,\n"
+    "fed one task after another).\n\n"
     "  stdin        the payload as JSON (msgpack decoded; bytes that are not msgpack as\n"
     "               {\"$raw_base64\": ...}), or the raw bytes with --raw\n"
     "  environment  DELAYQ_TASK_ID, DELAYQ_QUEUE, DELAYQ_ATTEMPT (1 on the first run),\n"
@@ -44,6 +45,22 @@ static const char help[] =
     "  other exit   failed for good; the last 16 KiB of stderr is kept as the stack trace\n"
     "  or a signal\n"
     "  timeout      the command's process group is killed and the task retried\n\n"
+    "--persistent: CMD keeps running, with DELAYQ_QUEUE and DELAYQ_SLOT (1..N) set. Each\n"
+    "task is one line on its stdin (times in ms since the epoch; payload as above):\n"
+    "  {\"id\":\"...\",\"queue\":\"...\",\"attempt\":1,\"due_ms\":N,"
+    "\"enqueued_ms\":N,\"payload\":...}\n"
+    "It answers each with one line on stdout (flush it):\n"
+    "  {\"id\":\"<the task's id>\",\"result\":\"done\"|\"retry\"|\"fail\","
+    "\"error\":\"...\",\"trace\":\"...\"}\n"
+    "error and trace are optional, other members ignored. retry: after the queue's backoff;\n"
+    "fail: failed for good, with trace as the stack trace, else the stderr written since\n"
+    "its previous result (the last 16 KiB). A handler that exits, outlives --timeout, or\n"
+    "writes a line that is not such a result (not JSON, another task's id, an unknown\n"
+    "result, over 1 MiB) is killed with its process group and the task retried (an\n"
+    "attempt: the queue's max attempts still end it), with what it wrote as the error;\n"
+    "it is started again after 100 ms, doubling to 10 s while it keeps failing. At\n"
+    "shutdown, running tasks finish within --grace, then the handlers' stdin is closed\n"
+    "and they have what is left of --grace to exit.\n\n"
     "  --concurrency N  commands running at once (default 1)\n"
     "  --batch N        tasks per claim (default: concurrency)\n"
     "  --lease DUR      lease per claim, renewed while the command runs (default 30s)\n"
@@ -53,18 +70,10 @@ static const char help[] =
     "                   they are killed and their tasks handed back (default 30s); a\n"
     "                   second signal stops at once\n"
     "  --max-idle DUR   longest sleep with nothing due (default 60s)\n"
+    "  --persistent     one long-running CMD per slot, tasks and results as JSON lines\n"
     "  --name NAME      worker name in leases and logs (default user@host:pid)\n"
     "  --log-level L    error, warn, info (default) or debug; --quiet is warn\n\n"
     "Logs go to stderr, one logfmt line per event.\n\n";
-
-#define STDERR_KEEP 16384
-
-struct work {
-    char **cmd;
-    bool raw;
-    const char *queue;
-    int64_t timeout_ms;
-};
 
 static dq_worker *the_worker;
 static volatile sig_atomic_t signals_seen;
@@ -75,8 +84,8 @@ static int64_t grace_ms;
 static pthread_mutex_t children_mu = PTHREAD_MUTEX_INITIALIZER;
 static pid_t children[DQ_CALL_MAX]; /* one per handler; concurrency is at most DQ_CALL_MAX */
 
-static void
-children_set(pid_t old, pid_t new_)
+void
+cmd_work_child_set(pid_t old, pid_t new_)
 {
     pthread_mutex_lock(&children_mu);
     for (size_t i = 0; i < sizeof children / sizeof children[0]; i++) {
@@ -98,6 +107,12 @@ kill_all_children(void)
         if (pid > 0)
             kill(-pid, SIGKILL);
     }
+}
+
+bool
+cmd_work_killing(void)
+{
+    return kill_children != 0;
 }
 
 static void
@@ -136,42 +151,6 @@ log_line(int level, const char *line, void *arg)
     fprintf(stderr, "%s\n", line);
 }
 
-/* Keeps the last STDERR_KEEP bytes written by the command. */
-struct tail {
-    char buf[STDERR_KEEP];
-    size_t len;
-};
-
-static void
-tail_add(struct tail *t, const char *p, size_t n)
-{
-    if (n > STDERR_KEEP) {
-        p += n - STDERR_KEEP;
-        n = STDERR_KEEP;
-    }
-    if (t->len + n > STDERR_KEEP) {
-        size_t drop = t->len + n - STDERR_KEEP;
-        memmove(t->buf, t->buf + drop, t->len - drop);
-        t->len -= drop;
-    }
-    memcpy(t->buf + t->len, p, n);
-    t->len += n;
-}
-
-/* The last non-empty line of the tail, for the one-line error. */
-static void
-tail_last_line(const struct tail *t, char *out, size_t size)
-{
-    size_t end = t->len;
-
-    while (end > 0 && (t->buf[end - 1] == '\n' || t->buf[end - 1] == '\r'))
-        end--;
-    size_t start = end;
-    while (start > 0 && t->buf[start - 1] != '\n')
-        start--;
-    snprintf(out, size, "%.*s", (int)(end - start > 300 ? 300 : end - start), t->buf + start);
-}
-
 extern char **environ; /* <unistd.h> declares it only with _GNU_SOURCE */
 
 /* The names run_command sets for each task. */
@@ -181,7 +160,7 @@ static const char *const task_vars[] = {"DELAYQ_TASK_ID", "DELAYQ_QUEUE", "DELAY
 
 /*
  * The command's environment: this process's, with the task's DELAYQ_* variables. Built
- * before fork, because the child of a threaded process must not allocate (setenv there
+ * before the spawn, because the child of a threaded process must not allocate (setenv there
  * deadlocked when another thread held the allocator's lock at fork; seen with ASan's).
  * The array and the strings in @own are the caller's to free; NULL on OOM.
  */
@@ -228,43 +207,6 @@ task_env(const struct work *wk, const dq_task *t, char *own[NTASK_VARS])
     return envp;
 }
 
-/* In the child: only async-signal-safe calls from here to exec. */
-static void
-child_exec(const struct work *wk, char **envp, int in_fd, int err_fd, pid_t parent)
-{
-    long maxfd = sysconf(_SC_OPEN_MAX);
-
-    setpgid(0, 0);
-    /* a worker killed with SIGKILL takes its command with it: the task comes back after
-     * its lease and must not also finish here (and if it died before this line, go) */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
-        _exit(1);
-    dup2(in_fd, 0);
-    dup2(err_fd, 2);
-    /* nothing else of the worker's (Redis sockets opened by other threads) goes along:
-     * close_range is one call where the loop is one per possible fd (20 000 here, a
-     * millisecond or more per command) */
-#ifdef SYS_close_range
-    if (syscall(SYS_close_range, 3u, ~0u, 0u) != 0)
-#endif
-    {
-        if (maxfd < 0 || maxfd > 65536)
-            maxfd = 65536;
-        for (int fd = 3; fd < maxfd; fd++)
-            close(fd);
-    }
-    signal(SIGPIPE, SIG_DFL);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    environ = envp; /* execvp passes environ on */
-    execvp(wk->cmd[0], wk->cmd);
-    fprintf(stderr, "delayq work: cannot run %s: %s\n", wk->cmd[0], strerror(errno));
-    _exit(127);
-}
-
-static pthread_mutex_t fork_mu = PTHREAD_MUTEX_INITIALIZER;
-
 static bool
 cloexec_pipe(int fds[2])
 {
@@ -297,38 +239,35 @@ encode_stdin(struct command *c, const dq_task *t)
 }
 
 /*
- * Forks the command with @envp, its stdin and stderr on pipes, in its own process group.
- * On failure fills @res (retry: not the task's fault) and returns false.
+ * Starts the command with @envp, its stdin and stderr on pipes, in its own process
+ * group (spawn_cmd). On failure fills @res (retry: not the task's fault) and returns
+ * false.
  */
 static bool
 start_command(struct command *c, char **envp, dq_result *res)
 {
     /* A command started by another handler thread must not inherit this command's pipes
-     * (it would hold our stderr open): they are close-on-exec, and made and forked under
-     * one lock so no fork falls between pipe() and the flag (pipe2 needs _GNU_SOURCE). */
-    pthread_mutex_lock(&fork_mu);
+     * (it would hold our stderr open): they are close-on-exec, and made and spawned under
+     * one lock so no spawn falls between pipe() and the flag (pipe2 needs _GNU_SOURCE). */
+    spawn_lock();
     if (c->tail == NULL || envp == NULL || !cloexec_pipe(c->inp) || !cloexec_pipe(c->errp)) {
-        pthread_mutex_unlock(&fork_mu);
+        spawn_unlock();
         res->outcome = DQ_RETRY;
         snprintf(res->message, sizeof res->message, "cannot start the handler: %s",
                  strerror(errno));
         return false;
     }
-    pid_t parent = getpid();
-    c->pid = fork();
-    pthread_mutex_unlock(&fork_mu);
+    int fds[3] = {c->inp[0], -1, c->errp[1]};
+    c->pid = spawn_cmd(c->wk->path, c->wk->cmd, envp, fds);
+    int saved = errno;
+    spawn_unlock();
     if (c->pid < 0) {
         res->outcome = DQ_RETRY;
-        snprintf(res->message, sizeof res->message, "fork: %s", strerror(errno));
+        snprintf(res->message, sizeof res->message, "cannot start %.300s: %s", c->wk->path,
+                 strerror(saved));
         return false;
     }
-    if (c->pid == 0) {
-        close(c->inp[1]);
-        close(c->errp[0]);
-        child_exec(c->wk, envp, c->inp[0], c->errp[1], parent);
-    }
-    setpgid(c->pid, c->pid); /* also in the child: whichever runs first wins the race */
-    children_set(0, c->pid);
+    cmd_work_child_set(0, c->pid);
     close(c->inp[0]);
     close(c->errp[1]);
     c->inp[0] = c->errp[1] = -1;
@@ -433,7 +372,7 @@ supervise(struct command *c)
         while (waitpid(c->pid, &c->status, 0) < 0 && errno == EINTR) {
         }
     }
-    children_set(c->pid, 0);
+    cmd_work_child_set(c->pid, 0);
 }
 
 /* The exit status as a result: 0 done, 75 retry, a kill of ours retry (timeout) or
@@ -552,6 +491,8 @@ cmd_work(struct cli *g, int argc, char **argv)
         }
         if (strcmp(argv[i], "--raw") == 0) {
             wk.raw = true;
+        } else if (strcmp(argv[i], "--persistent") == 0) {
+            wk.persistent = true;
         } else if (strcmp(argv[i], "--quiet") == 0) {
             o.log_level = DQ_LOG_WARN;
         } else if ((m = cli_opt(argc, argv, &i, "--concurrency", "-c", &val)) != 0) {
@@ -591,15 +532,37 @@ cmd_work(struct cli *g, int argc, char **argv)
     }
     if (i >= argc)
         return cli_usage_error(g, "which command runs the tasks? give it after --");
+    if (wk.raw && wk.persistent)
+        return cli_usage_error(g, "--raw and --persistent do not mix: a JSON line cannot carry "
+                                  "raw bytes (they arrive as {\"$raw_base64\": ...})");
     if (grace_given && o.grace_ms == 0)
         o.grace_ms = 1; /* "--grace 0": hand back at once (0 in the options means 30 s) */
     else if (o.grace_ms == 0)
         o.grace_ms = 30000;
     wk.cmd = argv + i;
+    if (!spawn_resolve(wk.cmd[0], wk.path, sizeof wk.path))
+        return cli_usage_error(g, "cannot run \"%s\": no such executable%s", wk.cmd[0],
+                               strchr(wk.cmd[0], '/') ? "" : " on $PATH");
     wk.queue = g->queue;
+    /* the command line, for the worker registry (delayq workers, the inspector) */
+    struct dq_buf cmdline = DQ_BUF_INIT;
+    for (int k = i; k < argc; k++)
+        dq_buf_printf(&cmdline, "%s%s", k > i ? " " : "", argv[k]);
+    o.command = cmdline.failed ? NULL : cmdline.data;
     cli_client_opts(g, &co);
-    if (dq_worker_new(g->url, &co, g->queue, &o, run_command, &wk, &the_worker, &err) != DQ_OK)
+    wk.slots = o.concurrency > 0 ? o.concurrency : 1;
+    if (wk.persistent && persist_init(&wk, &err) != DQ_OK) {
+        dq_buf_free(&cmdline);
         return cli_error(g, &err);
+    }
+    rc = dq_worker_new(g->url, &co, g->queue, &o, wk.persistent ? persist_run : run_command, &wk,
+                       &the_worker, &err);
+    dq_buf_free(&cmdline); /* the worker keeps its own copy */
+    if (rc != DQ_OK) {
+        if (wk.persistent)
+            persist_close(0);
+        return cli_error(g, &err);
+    }
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -611,6 +574,10 @@ cmd_work(struct cli *g, int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     grace_ms = o.grace_ms;
     rc = dq_worker_run(the_worker, &err);
+    /* persistent handlers exit on EOF; the grace timer, if a signal armed it, still ends
+     * the wait early */
+    if (wk.persistent)
+        persist_close(grace_ms);
     /* no signal or timer may reach the worker once it is freed */
     arm_timer(0);
     sa.sa_handler = SIG_DFL;

@@ -1,5 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* spawn.c: start and stop a private redis-server by PID (see spawn.h). */
+/*
+ * spawn.c: handler commands of delayq work, and a private redis-server by PID (see
+ * spawn.h).
+ *
+ * spawn_cmd starts a command with vfork(): the child borrows the parent's memory until
+ * its execve, so nothing is copied, where fork() copies the page tables of a process
+ * with a dozen threads for a child that execs at once. What the child may do is
+ * therefore narrow: raw system calls on its own stack only (no allocation, no writes
+ * to the parent's variables; errno is the one exception and is restored), and no
+ * signal handler of the parent may run in it: all signals are blocked across vfork and
+ * the child resets the dispositions it inherited before unblocking.
+ *
+ * Measured against fork() and posix_spawn() (commit 970b62e has the switch): vfork ran
+ * `delayq work --concurrency 8 -- true` 1.9x as fast as fork, and a little faster than
+ * posix_spawn, which cannot set PR_SET_PDEATHSIG either.
+ */
 #include "spawn.h"
 
 #include <arpa/inet.h>
@@ -8,12 +23,15 @@
 #include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -160,4 +178,150 @@ spawn_redis_stop(struct spawned_redis *r)
         remove_dir(r->dir);
         r->dir[0] = '\0';
     }
+}
+
+/* ---- handler commands ------------------------------------------------------------ */
+
+bool
+spawn_resolve(const char *name, char *out, size_t size)
+{
+    const char *path = getenv("PATH");
+    struct stat st;
+
+    if (name[0] == '\0')
+        return false;
+    if (strchr(name, '/') != NULL) {
+        snprintf(out, size, "%s", name);
+        return access(out, X_OK) == 0;
+    }
+    if (path == NULL)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    for (const char *p = path;; p++) {
+        const char *end = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        /* an empty entry is the current directory, as for execvp */
+        int n = snprintf(out, size, "%.*s%s%s", (int)len, p, len ? "/" : "", name);
+        if (n > 0 && (size_t)n < size && stat(out, &st) == 0 && S_ISREG(st.st_mode) &&
+            access(out, X_OK) == 0)
+            return true;
+        if (end == NULL)
+            return false;
+        p = end;
+    }
+}
+
+static pthread_mutex_t spawn_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void
+spawn_lock(void)
+{
+    pthread_mutex_lock(&spawn_mu);
+}
+
+void
+spawn_unlock(void)
+{
+    pthread_mutex_unlock(&spawn_mu);
+}
+
+/* The signals cmd_work.c catches or ignores; the child gets them back at their defaults
+ * (exec would reset the caught ones, but not before the child unblocks them). */
+static const int reset_signals[] = {SIGPIPE, SIGINT, SIGTERM, SIGALRM};
+
+/* What the child needs, all prepared before vfork: the child only reads it. */
+struct child_args {
+    const char *path;
+    char *const *argv, *const *envp;
+    const int *fds;
+    char *const *sh_argv; /* "/bin/sh path args...": a file that is not an executable
+                             format runs as a shell script, as execvp would; may be NULL */
+    pid_t parent;
+    long maxfd;
+    sigset_t mask; /* the caller's signal mask, restored just before execve */
+};
+
+static char sh_path[] = "/bin/sh";
+
+/* In the child, between vfork and execve: system calls only. */
+static void __attribute__((noreturn)) child_start(const struct child_args *a)
+{
+    setpgid(0, 0);
+    /* a worker killed with SIGKILL takes its command with it: the task comes back after
+     * its lease and must not also finish here (and if it died before this line, go) */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != a->parent)
+        _exit(1);
+    for (int i = 0; i < 3; i++) {
+        if (a->fds[i] >= 0 && a->fds[i] != i)
+            dup2(a->fds[i], i);
+    }
+    /* nothing else of the worker's (Redis sockets opened by other threads) goes along:
+     * close_range is one call where the loop is one per possible fd (20 000 here, a
+     * millisecond or more per command) */
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, 3u, ~0u, 0u) != 0)
+#endif
+    {
+        for (int fd = 3; fd < a->maxfd; fd++)
+            close(fd);
+    }
+    for (size_t i = 0; i < sizeof reset_signals / sizeof reset_signals[0]; i++)
+        signal(reset_signals[i], SIG_DFL);
+    sigprocmask(SIG_SETMASK, &a->mask, NULL);
+    execve(a->path, a->argv, a->envp);
+    if (errno == ENOEXEC && a->sh_argv != NULL)
+        execve(sh_path, a->sh_argv, a->envp);
+    /* write(2) rather than stdio: the child must not take stdio's locks */
+    static const char what[] = "delayq work: cannot run ";
+    if (write(2, what, sizeof what - 1) < 0 || write(2, a->path, strlen(a->path)) < 0 ||
+        write(2, "\n", 1) < 0) {
+        /* nothing more to say */
+    }
+    _exit(127);
+}
+
+/* Nothing here may live in a register across vfork (-Wclobbered): only @a, read-only. */
+static pid_t
+start_child(const struct child_args *a)
+{
+    pid_t pid = vfork();
+
+    if (pid == 0)
+        child_start(a);
+    return pid;
+}
+
+pid_t
+spawn_cmd(const char *path, char *const argv[], char *const envp[], const int fds[3])
+{
+    struct child_args a = {.path = path, .argv = argv, .envp = envp, .fds = fds};
+    sigset_t all;
+    pid_t pid;
+    int saved;
+    size_t argc = 0;
+
+    while (argv[argc] != NULL)
+        argc++;
+    /* built here: the child must not allocate */
+    char **sh_argv = malloc((argc + 2) * sizeof *sh_argv), *path_copy = strdup(path);
+    if (sh_argv != NULL && path_copy != NULL) {
+        sh_argv[0] = sh_path;
+        sh_argv[1] = path_copy;
+        for (size_t i = 1; i <= argc; i++)
+            sh_argv[i + 1] = argv[i];
+        a.sh_argv = sh_argv;
+    }
+    a.parent = getpid();
+    a.maxfd = sysconf(_SC_OPEN_MAX);
+    if (a.maxfd < 0 || a.maxfd > 65536)
+        a.maxfd = 65536;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &a.mask);
+    pid = start_child(&a);
+    saved = errno;
+    pthread_sigmask(SIG_SETMASK, &a.mask, NULL);
+    free(sh_argv);
+    free(path_copy);
+    errno = saved;
+    return pid; /* vfork returns once the child has exec'd: its setpgid is done */
 }

@@ -1,12 +1,40 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * spawn.h: a private redis-server for delayq demo: temp dir, free loopback port, held
- * by PID (never daemonized), stopped on exit. Loopback only.
+ * spawn.h: starting child processes. spawn_cmd starts a handler command of delayq work
+ * in its own process group with its stdio on pipes; spawn_redis starts a private
+ * redis-server for delayq demo: temp dir, free loopback port, held by PID (never
+ * daemonized), stopped on exit. Loopback only.
  */
 #ifndef DQ_CLI_SPAWN_H
 #define DQ_CLI_SPAWN_H
 
+#include <stdbool.h>
 #include <sys/types.h>
+
+/*
+ * Resolves @name as execvp would find it (a name with a '/' as given, else the first
+ * executable file of that name on $PATH) into @out (@size bytes). Returns false when
+ * there is none. Done once up front: the child of spawn_cmd may not search (see there).
+ */
+bool spawn_resolve(const char *name, char *out, size_t size);
+
+/*
+ * Starts @path (a resolved path) with @argv and @envp (borrowed; built before the call:
+ * the child must not allocate) in a new process group whose id is the returned pid.
+ * fds[0..2] become the child's stdin, stdout and stderr (-1: inherit ours); every other
+ * descriptor is closed in the child, SIGPIPE, SIGINT and SIGTERM are back to their
+ * defaults, and the child gets SIGKILL if the calling thread dies (PR_SET_PDEATHSIG),
+ * so a worker killed with -9 takes its commands with it. Safe to call from several
+ * threads at once, with spawn_lock() held from before the pipes in @fds were made
+ * (they are close-on-exec only once pipe() has returned and fcntl has run: the lock keeps
+ * a child started by another thread from inheriting them in between). Returns the pid,
+ * or -1 with errno set.
+ */
+pid_t spawn_cmd(const char *path, char *const argv[], char *const envp[], const int fds[3]);
+
+/* Held from making the pipes to spawn_cmd's return (see there). */
+void spawn_lock(void);
+void spawn_unlock(void);
 
 struct spawned_redis {
     pid_t pid;

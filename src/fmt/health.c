@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "lib/dur.h"
 
@@ -37,6 +38,23 @@ problem(struct verdict *v, enum dq_health_level level, const char *fmt, ...)
     v->n++;
 }
 
+/* "paused by alice@ops 10m ago: deploy rollback, resumes 09:40:00Z" (or "until resumed"). */
+static void
+pause_problem(struct verdict *v, const dq_stats *s)
+{
+    char ago[32], until[64] = "until resumed", at[40];
+
+    dq_dur_format(ago, sizeof ago, s->now_ms - s->paused_since_ms);
+    if (s->paused_until_ms > 0) {
+        dq_time_format(at, sizeof at, s->paused_until_ms);
+        /* the time of day is what a person reads; the date only when it is not today */
+        snprintf(until, sizeof until, "resumes %s",
+                 s->paused_until_ms - s->now_ms < 86400000 ? at + 11 : at);
+    }
+    problem(v, DQ_HEALTH_WARN, "paused by %s %s ago%s%s, %s", s->paused_by, ago,
+            s->pause_reason[0] != '\0' ? ": " : "", s->pause_reason, until);
+}
+
 enum dq_health_level
 dq_health_verdict(const struct dq_health_facts *f, char *buf, size_t size)
 {
@@ -46,7 +64,21 @@ dq_health_verdict(const struct dq_health_facts *f, char *buf, size_t size)
 
     if (size > 0)
         buf[0] = '\0';
-    if (f->max_oldest_due_ms > 0 && s->oldest_due_age_ms > f->max_oldest_due_ms) {
+    /* a pause explains everything else on the screen: it goes first */
+    if (s->paused)
+        pause_problem(&v, s);
+    if (!s->paused && s->due > 0 && f->workers_registered >= 0 && f->workers_live == 0) {
+        if (f->last_beat_ms >= 0) {
+            dq_dur_format(d1, sizeof d1, s->now_ms - f->last_beat_ms);
+            problem(&v, DQ_HEALTH_BAD, "no live worker for %s while %lld are due", d1,
+                    (long long)s->due);
+        } else {
+            /* maybe workers of an older version, or none started yet: say it, softly */
+            problem(&v, DQ_HEALTH_WARN, "no worker registered while %lld are due",
+                    (long long)s->due);
+        }
+    }
+    if (f->max_oldest_due_ms >= 0 && s->oldest_due_age_ms > f->max_oldest_due_ms) {
         dq_dur_format(d1, sizeof d1, s->oldest_due_age_ms);
         dq_dur_format(d2, sizeof d2, f->max_oldest_due_ms);
         problem(&v, DQ_HEALTH_BAD, "oldest due has waited %s (limit %s)", d1, d2);
@@ -54,10 +86,30 @@ dq_health_verdict(const struct dq_health_facts *f, char *buf, size_t size)
     if (s->expired_leases > 0)
         problem(&v, DQ_HEALTH_BAD, "%lld lease%s expired: workers died holding tasks (x recovers)",
                 (long long)s->expired_leases, s->expired_leases == 1 ? "" : "s");
+    if (f->workers_lost > 0 && f->workers_live > 0)
+        problem(&v, DQ_HEALTH_WARN, "%lld worker%s lost", (long long)f->workers_lost,
+                f->workers_lost == 1 ? "" : "s");
+    if (f->max_running_ms >= 0 && f->long_running > 0) {
+        dq_dur_format(d1, sizeof d1, f->longest_running_ms);
+        dq_dur_format(d2, sizeof d2, f->max_running_ms);
+        if (f->long_running == 1)
+            problem(&v, DQ_HEALTH_WARN, "a task has run %s (over %s): a hung handler?", d1, d2);
+        else
+            problem(&v, DQ_HEALTH_WARN, "%lld tasks running over %s, the longest %s",
+                    (long long)f->long_running, d2, d1);
+    }
     if (f->fail_rate >= 1.0)
         problem(&v, DQ_HEALTH_WARN, "failing %.1f/s", f->fail_rate);
-    if (f->max_far_future > 0 && s->far_future > f->max_far_future)
-        problem(&v, DQ_HEALTH_WARN, "far-future backlog %lld over %lld", (long long)s->far_future,
+    if (f->retry_error != NULL && f->retry_rate >= 0.1) {
+        /* the first line only: a trace must not take over the verdict */
+        problem(&v, DQ_HEALTH_WARN, "retrying %.1f/s, last error: %.*s", f->retry_rate,
+                (int)strcspn(f->retry_error, "\n"), f->retry_error);
+    } else if (f->retry_error != NULL) {
+        problem(&v, DQ_HEALTH_WARN, "tasks waiting to retry, last error: %.*s",
+                (int)strcspn(f->retry_error, "\n"), f->retry_error);
+    }
+    if (f->max_far_future >= 0 && s->far_future > f->max_far_future)
+        problem(&v, DQ_HEALTH_BAD, "far-future backlog %lld (limit %lld)", (long long)s->far_future,
                 (long long)f->max_far_future);
     if (f->maxmemory > 0 && f->memory_warn_pct > 0 &&
         f->used_memory * 100 > f->maxmemory * f->memory_warn_pct)
@@ -66,4 +118,10 @@ dq_health_verdict(const struct dq_health_facts *f, char *buf, size_t size)
     if (v.n == 0)
         snprintf(buf, size, "all well");
     return v.level;
+}
+
+const char *
+dq_health_level_name(enum dq_health_level level)
+{
+    return level == DQ_HEALTH_OK ? "ok" : level == DQ_HEALTH_WARN ? "warn" : "bad";
 }

@@ -14,20 +14,35 @@
 
 enum dq_health_level { DQ_HEALTH_OK = 0, DQ_HEALTH_WARN, DQ_HEALTH_BAD };
 
-/* What the verdict is made of. Zero thresholds turn their check off. */
+/* What the verdict is made of. A negative threshold turns its check off. */
 struct dq_health_facts {
-    const dq_stats *stats;
+    const dq_stats *stats;          /* counts, and the pause */
     int64_t max_oldest_due_ms;      /* a due task waiting longer is a problem */
-    int64_t max_far_future;         /* more tasks due past the far-future horizon is a problem */
+    int64_t max_far_future;         /* more tasks past the far-future horizon is a problem */
     int64_t used_memory, maxmemory; /* Redis memory; maxmemory 0: no limit */
     int memory_warn_pct;            /* used over this share of maxmemory is a problem */
     double fail_rate;               /* failures per second lately; < 0: not known */
+    /* the worker registry (dq_workers_get); registered < 0: not known */
+    int64_t workers_registered, workers_live, workers_lost;
+    int64_t last_beat_ms;       /* the latest beat of any worker, server time; < 0: none */
+    double retry_rate;          /* retries per second lately; < 0: not known */
+    const char *retry_error;    /* the last error of a task waiting to retry (borrowed), or NULL */
+    int64_t max_running_ms;     /* a task running longer is a problem */
+    int64_t long_running;       /* tasks seen running longer than that */
+    int64_t longest_running_ms; /* the longest of them; < 0: not known */
 };
 
 /*
- * Writes the verdict into @buf (snprintf semantics): every problem found, worst first,
- * joined by "; ", or one short phrase when all is well. Returns the worst level.
+ * Writes the verdict into @buf (snprintf semantics): every problem found, joined by
+ * "; " (a pause first, as it explains the rest), or one short phrase when all is well.
+ * Returns the worst level. BAD: no live worker among registered ones while tasks are
+ * due, the oldest due over its limit, expired leases, the far-future backlog over its
+ * limit. WARN: paused, no worker registered, some workers lost, failing at 1/s or more,
+ * Redis memory over its share. `stats --check` fails on BAD (and on a pause).
  */
 enum dq_health_level dq_health_verdict(const struct dq_health_facts *f, char *buf, size_t size);
+
+/* "ok", "warn" or "bad" (stats --json). */
+const char *dq_health_level_name(enum dq_health_level level);
 
 #endif /* DQ_FMT_HEALTH_H */

@@ -46,8 +46,9 @@ dq_config_set(dq_client *c, const char *queue, const dq_config *cfg, dq_err *err
         int64_t v = *dq_config_slot(&in, i);
         if (v != 0) {
             dq_args_str(&a, dq_config_fields[i]);
-            /* max_attempts 0 means unlimited in Redis; the struct spells it -1. */
-            dq_args_i64(&a, v < 0 && i == DQ_CONFIG_MAX_ATTEMPTS ? 0 : v);
+            /* max_attempts 0 (unlimited) and worker_lost_ms 0 (three beats) are -1 here */
+            dq_args_i64(
+                &a, v < 0 && (i == DQ_CONFIG_MAX_ATTEMPTS || i == DQ_CONFIG_WORKER_LOST) ? 0 : v);
         }
     }
     rc = dq_scripts_run(c, DQ_SCRIPT_CONFIG, queue, &a, dq_reply_config, &got, err);
@@ -645,5 +646,113 @@ dq_audit_get(dq_client *c, const char *queue, size_t limit, dq_audit *out, dq_er
     dq_args_free(&a);
     if (rc != DQ_OK)
         dq_audit_free(out);
+    return rc;
+}
+
+/* ---- workers and pause: heartbeat, workers, pause ---------------------------------- */
+
+int
+dq_heartbeat(dq_client *c, const char *queue, const char *name, dq_beat_mode mode,
+             const dq_beat *rec, dq_beat_reply *out, dq_err *err)
+{
+    static const char *const modes[] = {"beat", "check", "gone"};
+    struct dq_args a;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    out->started_ms = -1;
+    out->next_due_ms = out->next_lease_ms = out->paused_until_ms = -2;
+    if ((unsigned)mode > DQ_BEAT_GONE)
+        return dq_err_set(err, DQ_EINVAL, "heartbeat: mode %d is not a dq_beat_mode", (int)mode);
+    if (name == NULL || name[0] == '\0' || strlen(name) > DQ_ID_MAX)
+        return dq_err_set(err, DQ_EINVAL, "worker name: must be 1..%d bytes (got %zu)", DQ_ID_MAX,
+                          name ? strlen(name) : 0);
+    dq_args_init(&a);
+    dq_args_str(&a, modes[mode]);
+    dq_args_str(&a, name);
+    if (rec != NULL && mode != DQ_BEAT_GONE) {
+        const char *cmd = rec->command ? rec->command : "";
+        dq_args_str(&a, rec->host ? rec->host : "");
+        dq_args_i64(&a, rec->pid);
+        dq_args_str(&a, rec->version ? rec->version : "");
+        if (rec->started_ms > 0)
+            dq_args_i64(&a, rec->started_ms);
+        else
+            dq_args_str(&a, ""); /* the script takes its own now */
+        dq_args_i64(&a, rec->interval_ms);
+        dq_args_i64(&a, rec->concurrency);
+        dq_args_i64(&a, rec->busy);
+        dq_args_i64(&a, rec->done);
+        dq_args_i64(&a, rec->retried);
+        dq_args_i64(&a, rec->failed);
+        dq_args_bytes(&a, cmd,
+                      strlen(cmd) > DQ_WORKER_COMMAND_MAX ? DQ_WORKER_COMMAND_MAX : strlen(cmd));
+        dq_args_str(&a, rec->draining ? "1" : "0");
+    }
+    rc = dq_scripts_run(c, DQ_SCRIPT_HEARTBEAT, queue, &a, dq_reply_heartbeat, out, err);
+    dq_args_free(&a);
+    return rc;
+}
+
+int
+dq_workers_get(dq_client *c, const char *queue, size_t most, size_t tasks_per_worker,
+               dq_workers *out, dq_err *err)
+{
+    struct dq_args a;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    if (most < 1 || most > DQ_CALL_MAX)
+        return dq_err_set(err, DQ_EINVAL, "workers: %zu is not in 1..%d", most, DQ_CALL_MAX);
+    if (tasks_per_worker > 100)
+        return dq_err_set(err, DQ_EINVAL, "tasks per worker: %zu is not in 0..100",
+                          tasks_per_worker);
+    dq_args_init(&a);
+    dq_args_i64(&a, (int64_t)most);
+    dq_args_i64(&a, (int64_t)tasks_per_worker);
+    dq_args_i64(&a, DQ_STEP_MAX);
+    rc = dq_scripts_run(c, DQ_SCRIPT_WORKERS, queue, &a, dq_reply_workers, out, err);
+    dq_args_free(&a);
+    if (rc != DQ_OK)
+        dq_workers_free(out);
+    return rc;
+}
+
+int
+dq_pause(dq_client *c, const char *queue, int64_t for_ms, const char *reason, dq_err *err)
+{
+    struct dq_pause_reply r;
+    struct dq_args a;
+    int rc;
+
+    if (for_ms < 0)
+        return dq_err_set(err, DQ_EINVAL, "for: %lld ms is negative", (long long)for_ms);
+    if (reason != NULL && strlen(reason) > DQ_PAUSE_REASON_MAX)
+        return dq_err_set(err, DQ_EINVAL, "reason: %zu bytes is over the limit of %d bytes",
+                          strlen(reason), DQ_PAUSE_REASON_MAX);
+    dq_args_init(&a);
+    dq_args_str(&a, "pause");
+    dq_args_str(&a, dq_client_who(c));
+    dq_args_i64(&a, for_ms);
+    dq_args_str(&a, reason ? reason : "");
+    rc = dq_scripts_run(c, DQ_SCRIPT_PAUSE, queue, &a, dq_reply_pause, &r, err);
+    dq_args_free(&a);
+    return rc;
+}
+
+int
+dq_resume(dq_client *c, const char *queue, bool *was_paused, dq_err *err)
+{
+    struct dq_pause_reply r = {0};
+    struct dq_args a;
+    int rc;
+
+    dq_args_init(&a);
+    dq_args_str(&a, "resume");
+    dq_args_str(&a, dq_client_who(c));
+    rc = dq_scripts_run(c, DQ_SCRIPT_PAUSE, queue, &a, dq_reply_pause, &r, err);
+    dq_args_free(&a);
+    if (was_paused != NULL)
+        *was_paused = rc == DQ_OK && r.was_paused;
     return rc;
 }

@@ -133,16 +133,17 @@ oom(dq_err *err)
 enum { CONFIG_FIELD, CONFIG_VALUE, CONFIG_PAIR };
 
 const char *const dq_config_fields[DQ_CONFIG_FIELDS] = {
-    "max_delay_ms", "max_payload",      "backoff_base_ms", "backoff_cap_ms",
-    "max_attempts", "failed_retention", "audit_retention", "far_future_ms",
+    "max_delay_ms",     "max_payload",     "backoff_base_ms", "backoff_cap_ms", "max_attempts",
+    "failed_retention", "audit_retention", "far_future_ms",   "worker_lost_ms", "worker_prune_ms",
 };
 
 int64_t *
 dq_config_slot(dq_config *c, size_t i)
 {
-    int64_t *slots[DQ_CONFIG_FIELDS] = {&c->max_delay_ms,    &c->max_payload,  &c->backoff_base_ms,
-                                        &c->backoff_cap_ms,  &c->max_attempts, &c->failed_retention,
-                                        &c->audit_retention, &c->far_future_ms};
+    int64_t *slots[DQ_CONFIG_FIELDS] = {
+        &c->max_delay_ms,   &c->max_payload,      &c->backoff_base_ms, &c->backoff_cap_ms,
+        &c->max_attempts,   &c->failed_retention, &c->audit_retention, &c->far_future_ms,
+        &c->worker_lost_ms, &c->worker_prune_ms};
     return slots[i];
 }
 
@@ -151,10 +152,12 @@ dq_reply_config(const redisReply *r, void *out, dq_err *err)
 {
     dq_config *c = out;
 
-    if (!is_array(r, CONFIG_PAIR * DQ_CONFIG_FIELDS))
+    if (!is_array(r, CONFIG_PAIR * DQ_CONFIG_FIELDS_OLD))
         return bad_shape(err, "config", r, "an array of %d (field, value pairs)",
                          CONFIG_PAIR * DQ_CONFIG_FIELDS);
-    for (size_t i = 0; i < DQ_CONFIG_FIELDS; i++) {
+    /* scripts older than the worker fields answer 8 pairs: those keep their defaults */
+    c->worker_prune_ms = 3600000;
+    for (size_t i = 0; i < DQ_CONFIG_FIELDS && CONFIG_PAIR * i + CONFIG_VALUE < r->elements; i++) {
         int rc = get_int(r, CONFIG_PAIR * i + CONFIG_VALUE, "config", dq_config_fields[i],
                          dq_config_slot(c, i), err);
         if (rc != DQ_OK)
@@ -222,6 +225,8 @@ dq_reply_claim(const redisReply *r, void *out, dq_err *err)
     size_t n;
     int rc;
 
+    if (dq_reply_claim_paused(r, cl))
+        return DQ_OK;
     if (!is_array(r, CLAIM_HEAD) || (r->elements - CLAIM_HEAD) % CLAIM_TASK_FIELDS != 0)
         return bad_shape(err, "claim", r, "an array of 3, then 2 per task (envelope, due)");
     if ((rc = get_int(r, CLAIM_NOW, "claim", "now", &cl->now_ms, err)) != DQ_OK ||
@@ -587,7 +592,7 @@ dq_reply_stats(const redisReply *r, void *out, dq_err *err)
         if (rc != DQ_OK)
             return rc;
     }
-    return DQ_OK;
+    return dq_reply_stats_pause(r, n, s, err);
 }
 
 /* ---- page (5.13) and search (5.19): a head, then items of 3 ------------------------- */
@@ -781,5 +786,284 @@ dq_reply_extend(const redisReply *r, void *out, dq_err *err)
         if (es->lost != NULL)
             es->lost[i] = v < 0;
     }
+    return DQ_OK;
+}
+
+/* ---- workers and pause (5.20-5.22) ---------------------------------------------------- */
+
+/* A string element @pos of @r copied into @buf (cut to fit: these are display fields). */
+static int
+get_str_buf(const redisReply *r, size_t pos, const char *what, const char *name, char *buf,
+            size_t size, dq_err *err)
+{
+    const redisReply *e = r->element[pos];
+
+    if (!is_str(e))
+        return bad_element(err, what, pos, e, "a string", "%s", name);
+    size_t n = e->len < size - 1 ? e->len : size - 1;
+    memcpy(buf, e->str, n);
+    buf[n] = '\0';
+    return DQ_OK;
+}
+
+/* A string element @pos of @r as a new NUL-terminated copy in *out. */
+static int
+get_str_dup(const redisReply *r, size_t pos, const char *what, const char *name, char **out,
+            dq_err *err)
+{
+    const redisReply *e = r->element[pos];
+
+    if (!is_str(e))
+        return bad_element(err, what, pos, e, "a string", "%s", name);
+    *out = dq_dup_bytes(e->str, e->len);
+    return *out == NULL ? oom(err) : DQ_OK;
+}
+
+enum { CLAIM_PAUSED_UNTIL = CLAIM_HEAD, CLAIM_PAUSED_FIELDS };
+
+bool
+dq_reply_claim_paused(const redisReply *r, dq_claimed *cl)
+{
+    int64_t v[CLAIM_PAUSED_FIELDS];
+
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != CLAIM_PAUSED_FIELDS)
+        return false;
+    for (size_t i = 0; i < CLAIM_PAUSED_FIELDS; i++) {
+        if (!as_int(r->element[i], &v[i]))
+            return false; /* then it is the malformed reply dq_reply_claim names */
+    }
+    cl->now_ms = v[CLAIM_NOW];
+    cl->next_due_ms = v[CLAIM_NEXT_DUE];
+    cl->to_failed = 0;
+    cl->paused = true;
+    cl->paused_until_ms = v[CLAIM_PAUSED_UNTIL] < 0 ? 0 : v[CLAIM_PAUSED_UNTIL];
+    return true;
+}
+
+enum {
+    STATS_PAUSED,
+    STATS_PAUSED_SINCE,
+    STATS_PAUSED_UNTIL,
+    STATS_PAUSED_BY,
+    STATS_REASON,
+    STATS_PAUSE_FIELDS
+};
+
+int
+dq_reply_stats_pause(const redisReply *r, size_t n, dq_stats *s, dq_err *err)
+{
+    int64_t paused;
+    int rc;
+
+    s->paused = false;
+    s->paused_since_ms = s->paused_until_ms = -1;
+    s->paused_by[0] = s->pause_reason[0] = '\0';
+    if (r->elements < n + STATS_PAUSE_FIELDS)
+        return DQ_OK;
+    if ((rc = get_int(r, n + STATS_PAUSED, "stats", "paused", &paused, err)) != DQ_OK ||
+        (rc = get_int(r, n + STATS_PAUSED_SINCE, "stats", "paused since", &s->paused_since_ms,
+                      err)) != DQ_OK ||
+        (rc = get_int(r, n + STATS_PAUSED_UNTIL, "stats", "paused until", &s->paused_until_ms,
+                      err)) != DQ_OK ||
+        (rc = get_str_buf(r, n + STATS_PAUSED_BY, "stats", "paused by", s->paused_by,
+                          sizeof s->paused_by, err)) != DQ_OK ||
+        (rc = get_str_buf(r, n + STATS_REASON, "stats", "pause reason", s->pause_reason,
+                          sizeof s->pause_reason, err)) != DQ_OK)
+        return rc;
+    s->paused = paused != 0;
+    return DQ_OK;
+}
+
+enum {
+    BEAT_NOW,
+    BEAT_REGISTERED,
+    BEAT_STARTED,
+    BEAT_NEXT_DUE,
+    BEAT_NEXT_LEASE,
+    BEAT_PAUSED,
+    BEAT_PRUNED,
+    BEAT_FIELDS
+};
+
+int
+dq_reply_heartbeat(const redisReply *r, void *out, dq_err *err)
+{
+    dq_beat_reply *b = out;
+    static const char *const names[BEAT_FIELDS] = {
+        "now", "registered", "started", "next due", "next lease", "paused until", "pruned"};
+    int64_t v[BEAT_FIELDS];
+
+    if (!is_array(r, BEAT_FIELDS))
+        return bad_shape(err, "heartbeat", r, "an array of %d integers", BEAT_FIELDS);
+    for (size_t i = 0; i < BEAT_FIELDS; i++) {
+        int rc = get_int(r, i, "heartbeat", names[i], &v[i], err);
+        if (rc != DQ_OK)
+            return rc;
+    }
+    b->now_ms = v[BEAT_NOW];
+    b->registered = v[BEAT_REGISTERED] != 0;
+    b->started_ms = v[BEAT_STARTED];
+    b->next_due_ms = v[BEAT_NEXT_DUE];
+    b->next_lease_ms = v[BEAT_NEXT_LEASE];
+    b->paused_until_ms = v[BEAT_PAUSED];
+    b->pruned = v[BEAT_PRUNED] > 0 ? (size_t)v[BEAT_PRUNED] : 0;
+    return DQ_OK;
+}
+
+enum {
+    WORKERS_NOW,
+    WORKERS_REGISTERED,
+    WORKERS_LIVE,
+    WORKERS_LOST,
+    WORKERS_INFLIGHT,
+    WORKERS_LOOKED,
+    WORKERS_LOST_AFTER,
+    WORKERS_N,
+    WORKERS_HEAD
+};
+enum {
+    W_NAME,
+    W_HOST,
+    W_PID,
+    W_VERSION,
+    W_STARTED,
+    W_BEAT,
+    W_LAST,
+    W_LOST,
+    W_CONC,
+    W_BUSY,
+    W_DONE,
+    W_RETRIED,
+    W_FAILED,
+    W_COMMAND,
+    W_DRAINING,
+    W_HELD,
+    W_NTASKS,
+    W_FIELDS
+};
+enum { WT_ID, WT_CLAIMED, WT_FIELDS };
+
+/* One worker's row at @at of @r into @w; *next receives where the next row starts. */
+static int
+worker_row(const redisReply *r, size_t at, size_t k, dq_worker_info *w, int64_t now, size_t *next,
+           dq_err *err)
+{
+    char name[64];
+    int64_t v[W_FIELDS] = {0};
+    int rc;
+
+    if (r->elements < at + W_FIELDS)
+        return bad_shape(err, "workers", r, "%zu more elements for worker %zu", (size_t)W_FIELDS,
+                         k + 1);
+    for (size_t i = 0; i < W_FIELDS; i++) {
+        char **slot = i == W_NAME      ? &w->name
+                      : i == W_HOST    ? &w->host
+                      : i == W_VERSION ? &w->version
+                      : i == W_COMMAND ? &w->command
+                                       : NULL;
+        snprintf(name, sizeof name, "field %zu of worker %zu", i + 1, k + 1);
+        if (slot != NULL)
+            rc = get_str_dup(r, at + i, "workers", name, slot, err);
+        else
+            rc = get_int(r, at + i, "workers", name, &v[i], err);
+        if (rc != DQ_OK)
+            return rc;
+    }
+    w->pid = v[W_PID];
+    w->started_ms = v[W_STARTED];
+    w->beat_interval_ms = v[W_BEAT];
+    w->last_beat_ms = v[W_LAST];
+    w->beat_age_ms = now - v[W_LAST];
+    w->lost = v[W_LOST] != 0;
+    w->concurrency = v[W_CONC];
+    w->busy = v[W_BUSY];
+    w->done = v[W_DONE];
+    w->retried = v[W_RETRIED];
+    w->failed = v[W_FAILED];
+    w->draining = v[W_DRAINING] != 0;
+    w->held = v[W_HELD] > 0 ? (size_t)v[W_HELD] : 0;
+    if (v[W_NTASKS] < 0 || v[W_NTASKS] > 100 ||
+        r->elements < at + W_FIELDS + WT_FIELDS * (size_t)v[W_NTASKS])
+        return bad_element(err, "workers", at + W_NTASKS, r->element[at + W_NTASKS],
+                           "a task count in 0..100 that the reply holds", "tasks of worker %zu",
+                           k + 1);
+    size_t nt = (size_t)v[W_NTASKS];
+    if (nt > 0 && (w->tasks = calloc(nt, sizeof *w->tasks)) == NULL)
+        return oom(err);
+    for (size_t j = 0; j < nt; j++) {
+        size_t p = at + W_FIELDS + WT_FIELDS * j;
+        snprintf(name, sizeof name, "task %zu of worker %zu", j + 1, k + 1);
+        if ((rc = get_str_buf(r, p + WT_ID, "workers", name, w->tasks[j].id, sizeof w->tasks[j].id,
+                              err)) != DQ_OK ||
+            (rc = get_int(r, p + WT_CLAIMED, "workers", name, &w->tasks[j].claimed_ms, err)) !=
+                DQ_OK)
+            return rc;
+        w->ntasks = j + 1;
+    }
+    *next = at + W_FIELDS + WT_FIELDS * nt;
+    return DQ_OK;
+}
+
+int
+dq_reply_workers(const redisReply *r, void *out, dq_err *err)
+{
+    dq_workers *ws = out;
+    static const char *const names[WORKERS_HEAD] = {
+        "now",       "registered",          "live",       "lost",
+        "in flight", "in flight looked at", "lost after", "workers"};
+    int64_t v[WORKERS_HEAD];
+    size_t at = WORKERS_HEAD;
+
+    if (!is_array(r, WORKERS_HEAD))
+        return bad_shape(err, "workers", r, "an array of %d, then the workers", WORKERS_HEAD);
+    for (size_t i = 0; i < WORKERS_HEAD; i++) {
+        int rc = get_int(r, i, "workers", names[i], &v[i], err);
+        if (rc != DQ_OK)
+            return rc;
+    }
+    ws->now_ms = v[WORKERS_NOW];
+    ws->registered = v[WORKERS_REGISTERED];
+    ws->live = v[WORKERS_LIVE];
+    ws->lost = v[WORKERS_LOST];
+    ws->inflight = v[WORKERS_INFLIGHT];
+    ws->inflight_looked = v[WORKERS_LOOKED];
+    ws->lost_after_ms = v[WORKERS_LOST_AFTER];
+    if (v[WORKERS_N] < 0 || v[WORKERS_N] > DQ_CALL_MAX ||
+        (size_t)v[WORKERS_N] * W_FIELDS > r->elements - WORKERS_HEAD)
+        return bad_element(err, "workers", WORKERS_N, r->element[WORKERS_N],
+                           "a count the reply holds", "workers");
+    size_t n = (size_t)v[WORKERS_N];
+    if (n == 0)
+        return DQ_OK;
+    if ((ws->workers = calloc(n, sizeof *ws->workers)) == NULL)
+        return oom(err);
+    for (size_t k = 0; k < n; k++) {
+        ws->n = k + 1;
+        int rc = worker_row(r, at, k, &ws->workers[k], ws->now_ms, &at, err);
+        if (rc != DQ_OK)
+            return rc;
+    }
+    if (at != r->elements)
+        return bad_shape(err, "workers", r, "an array of %zu (its rows end there)", at);
+    return DQ_OK;
+}
+
+enum { PAUSE_NOW, PAUSE_UNTIL, PAUSE_WAS, PAUSE_FIELDS };
+
+int
+dq_reply_pause(const redisReply *r, void *out, dq_err *err)
+{
+    struct dq_pause_reply *p = out;
+    int64_t was;
+    int rc;
+
+    if (!is_array(r, PAUSE_FIELDS))
+        return bad_shape(err, "pause", r, "an array of %d integers", PAUSE_FIELDS);
+    if ((rc = get_int(r, PAUSE_NOW, "pause", "now", &p->now_ms, err)) != DQ_OK ||
+        (rc = get_int(r, PAUSE_UNTIL, "pause", "paused until", &p->paused_until_ms, err)) !=
+            DQ_OK ||
+        (rc = get_int(r, PAUSE_WAS, "pause", "was paused", &was, err)) != DQ_OK)
+        return rc;
+    p->was_paused = was != 0;
     return DQ_OK;
 }

@@ -22,12 +22,16 @@
 struct redisReply;
 
 /* The fields of dq_config in the order of the config reply and PROTOCOL.md 8.1. */
-#define DQ_CONFIG_FIELDS 8
+#define DQ_CONFIG_FIELDS 10
+/* How many of them every config reply has (the last two came with the worker registry). */
+#define DQ_CONFIG_FIELDS_OLD 8
 extern const char *const dq_config_fields[DQ_CONFIG_FIELDS];
 /* Field @i of @c (i < DQ_CONFIG_FIELDS). */
 int64_t *dq_config_slot(dq_config *c, size_t i);
 /* The index of max_attempts, which the struct spells -1 for "unlimited" and Redis 0. */
 #define DQ_CONFIG_MAX_ATTEMPTS 4
+/* The index of worker_lost_ms, likewise -1 for Redis 0 ("three beat intervals"). */
+#define DQ_CONFIG_WORKER_LOST 8
 
 /* config: @out is a dq_config. */
 int dq_reply_config(const struct redisReply *r, void *out, dq_err *err);
@@ -102,5 +106,28 @@ struct dq_extend_reply {
     size_t n;
 };
 int dq_reply_extend(const struct redisReply *r, void *out, dq_err *err);
+
+/* ---- workers and pause (PROTOCOL.md 5.20-5.22) ---------------------------------------- */
+
+/* A paused claim's reply (exactly {now, next due, 0, paused until}): fills @cl and
+ * returns true; false for any other reply, which dq_reply_claim then reads. */
+bool dq_reply_claim_paused(const struct redisReply *r, dq_claimed *cl);
+
+/* The pause fields after the @n counts of a stats reply (absent from older scripts:
+ * not paused). */
+int dq_reply_stats_pause(const struct redisReply *r, size_t n, dq_stats *s, dq_err *err);
+
+/* heartbeat: @out is a dq_beat_reply. */
+int dq_reply_heartbeat(const struct redisReply *r, void *out, dq_err *err);
+
+/* workers: @out is a dq_workers. */
+int dq_reply_workers(const struct redisReply *r, void *out, dq_err *err);
+
+/* pause: @out is a struct dq_pause_reply. */
+struct dq_pause_reply {
+    int64_t now_ms, paused_until_ms;
+    bool was_paused;
+};
+int dq_reply_pause(const struct redisReply *r, void *out, dq_err *err);
 
 #endif /* DQ_LIB_REPLY_H */

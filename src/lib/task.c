@@ -200,3 +200,22 @@ dq_audit_free(dq_audit *au)
     free(au->entries);
     memset(au, 0, sizeof *au);
 }
+
+/* ---- the worker registry's result --------------------------------------------------- */
+
+void
+dq_workers_free(dq_workers *ws)
+{
+    if (ws == NULL)
+        return;
+    for (size_t i = 0; i < ws->n; i++) {
+        dq_worker_info *w = &ws->workers[i];
+        free(w->name);
+        free(w->host);
+        free(w->version);
+        free(w->command);
+        free(w->tasks);
+    }
+    free(ws->workers);
+    memset(ws, 0, sizeof *ws);
+}

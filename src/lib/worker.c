@@ -18,10 +18,19 @@
  *   stop_done        stopping: leave once nothing is owned (or Redis stayed away)
  *   extend_leases    time out overrun handlers, renew leases past half their length
  *   reap_leases      return any worker's expired leases to the queue
+ *   heartbeat_step   register, beat, and (idle) look at the queue in the beat (see below)
  *   resubscribe      reopen the wake-up subscription when it was lost
- *   claim_due        claim into free slots when something may be due
+ *   claim_due        claim into free slots when something may be due (not while paused)
  *   next_wait, wait_for_wakeup  sleep until the earliest of the times above
  * Results go first because they free slots and end leases before the next claim.
+ *
+ * The worker registry (issue 12, PROTOCOL.md 10.9): a beat every beat_ms moves the
+ * worker's last-beat time (3 commands in Redis; its record is rewritten only when a field
+ * changed). An idle worker's max_idle_ms look is a "check" beat instead of a claim and a
+ * reap: the beat's reply carries the next due time, the earliest lease and the pause, so
+ * an idle worker costs one call per beat and nothing else. A paused claim says until
+ * when; the worker then claims nothing until the pause ends by server time or a wake-up
+ * (a resume publishes one) arrives.
  *
  * A job is owned from its claim until its result is written (or the task is handed
  * back). A result that cannot be written because Redis is unreachable stays queued and
@@ -96,6 +105,19 @@ struct dq_worker {
     int64_t sub_retry_at; /* monotonic: next attempt to subscribe to wake-ups */
     int sub_backoff_ms;
     bool sub_failed_logged;
+
+    /* worker registry and pause (coordinator only; see heartbeat_step) */
+    char *command; /* owned copy of o.command */
+    char host[128];
+    int64_t beat_next;       /* monotonic: the next beat is due */
+    int64_t started_srv;     /* the registry's start time; 0 before the first beat */
+    bool registered;         /* our entry exists, as far as we know */
+    bool beat_dirty;         /* a field of the record changed since it was last sent */
+    bool beat_draining;      /* the record last sent said draining */
+    unsigned beat_busy;      /* busy slots the record last sent said */
+    bool beat_failed_logged; /* a refused beat is logged once */
+    int64_t paused_until;    /* -1: not paused; 0: paused until resumed; else server ms */
+    int64_t n_done, n_retried, n_failed; /* results written since the start */
 };
 
 /* ---- logging ------------------------------------------------------------------------- */
@@ -208,6 +230,13 @@ dq_worker_new(const char *url, const dq_client_opts *copts, const char *queue,
                         (long long)w->o.lease_ms);
         goto out;
     }
+    if (w->o.beat_ms == 0)
+        w->o.beat_ms = 30000;
+    if (w->o.beat_ms < 10 || w->o.beat_ms > 3600000) {
+        rc =
+            dq_err_set(err, DQ_EINVAL, "beat: %lld ms is not in 10ms..1h", (long long)w->o.beat_ms);
+        goto out;
+    }
     if (w->o.timeout_ms < 0 || w->o.grace_ms < 0 || w->o.max_idle_ms < 10) {
         rc = dq_err_set(err, DQ_EINVAL, "timeout, grace and max idle must be positive");
         goto out;
@@ -231,6 +260,14 @@ dq_worker_new(const char *url, const dq_client_opts *copts, const char *queue,
         snprintf(w->name, sizeof w->name, "%s:%ld", who, (long)getpid());
     }
     w->o.name = w->name;
+    w->paused_until = -1;
+    if (gethostname(w->host, sizeof w->host - 1) != 0)
+        snprintf(w->host, sizeof w->host, "unknown");
+    if (w->o.command != NULL) {
+        size_t n = strlen(w->o.command);
+        w->command = strndup(w->o.command, n > DQ_WORKER_COMMAND_MAX ? DQ_WORKER_COMMAND_MAX : n);
+    }
+    w->o.command = w->command;
     w->pipe_rd = w->pipe_wr = -1;
     if (pipe(fds) != 0) {
         rc = dq_err_set(err, DQ_ENOMEM, "pipe: %s", strerror(errno));
@@ -248,6 +285,7 @@ dq_worker_new(const char *url, const dq_client_opts *copts, const char *queue,
     w->queued = calloc(w->q_cap, sizeof *w->queued);
     w->threads = calloc(w->o.concurrency, sizeof *w->threads);
     if (w->url == NULL || w->queued == NULL || w->threads == NULL ||
+        (w->o.command == NULL && opts != NULL && opts->command != NULL) ||
         (w->copts.password && !w->password) || (w->copts.who && !w->who)) {
         rc = dq_err_set(err, DQ_ENOMEM, "out of memory");
         goto out;
@@ -295,6 +333,7 @@ worker_release(dq_worker *w)
         memset(w->password, 0, strlen(w->password));
     free(w->password);
     free(w->who);
+    free(w->command);
     free(w);
 }
 
@@ -435,6 +474,8 @@ unlink_job(struct dq_worker *w, struct job *j)
     }
 }
 
+static void count_result(struct dq_worker *w, const struct job *j, int rc, bool exhausted);
+
 /* Logs what became of a job whose result Redis answered (@rc, with @msg when it is not
  * DQ_OK; @exhausted for a retry) and frees it. */
 static void
@@ -455,6 +496,7 @@ result_written(struct dq_worker *w, struct job *j, int rc, const char *msg, bool
              j, 2, "duration_ms", dur, "error", j->result.message);
     else
         wlog(w, DQ_LOG_WARN, "task.failed", j, 2, "duration_ms", dur, "error", j->result.message);
+    count_result(w, j, rc, exhausted);
     unlink_job(w, j);
     job_free(j);
 }
@@ -611,6 +653,8 @@ enqueue_job(struct dq_worker *w, struct job *j)
     pthread_mutex_unlock(&w->mu);
 }
 
+static void note_pause(struct dq_worker *w, int64_t paused_until);
+
 /* Claims up to @want tasks. Returns how many, or -1 when Redis did not answer; fills
  * *next_due_srv with the claim's next due time (-1: nothing scheduled). */
 static int
@@ -629,6 +673,7 @@ claim(struct dq_worker *w, unsigned want, int64_t *next_due_srv)
     }
     w->offset_ms = cl.now_ms - dq_mono_ms();
     *next_due_srv = cl.next_due_ms;
+    note_pause(w, cl.paused ? cl.paused_until_ms : -1);
     if (cl.to_failed > 0) {
         char n[24];
         snprintf(n, sizeof n, "%zu", cl.to_failed);
@@ -857,11 +902,15 @@ reap_leases(struct dq_worker *w, struct loop *lp)
         snprintf(n2, sizeof n2, "%zu", rp.exhausted);
         wlog(w, DQ_LOG_INFO, "lease.reaped", NULL, 2, "returned", n1, "exhausted", n2);
     }
+    /* nothing in flight: the idle check beat (every max_idle_ms) reports new leases, so
+     * this timer is only its fallback */
     lp->next_reap = rc != DQ_OK                         ? srv_now(w) + w->o.max_idle_ms
                     : rp.returned + rp.exhausted == 100 ? 0
-                    : rp.next_lease_ms < 0              ? srv_now(w) + w->o.max_idle_ms
+                    : rp.next_lease_ms < 0              ? srv_now(w) + 2 * w->o.max_idle_ms
                                                         : rp.next_lease_ms + 1;
 }
+
+static bool paused_now(const struct dq_worker *w);
 
 /* Claims into @free_slots when something may be due: the last claim filled up, its
  * next due time has come, the idle timer ran out, or no wake-ups arrive. Returns how
@@ -871,6 +920,8 @@ claim_due(struct dq_worker *w, struct loop *lp, unsigned free_slots, int64_t now
 {
     if (lp->stopping || free_slots == 0 || !may_call(w))
         return 0;
+    if (paused_now(w) && !lp->more_due)
+        return 0; /* only a wake-up (a resume) or the pause's end makes it claim */
     if (!(lp->more_due || (lp->next_due >= 0 && srv_now(w) >= lp->next_due) ||
           nowm - lp->last_claim_mono >= w->o.max_idle_ms || w->sub == NULL))
         return 0;
@@ -891,6 +942,8 @@ claim_due(struct dq_worker *w, struct loop *lp, unsigned free_slots, int64_t now
     return got > 0 ? got : 0;
 }
 
+static int64_t pause_left(const struct dq_worker *w, int64_t now_srv);
+
 /* How long to sleep: until the earliest thing we know of, starting from @wait (the
  * next lease renewal or handler timeout). Each term is in the future (or was handled
  * by this pass and then is), so the loop never spins. */
@@ -901,11 +954,17 @@ next_wait(const struct dq_worker *w, const struct loop *lp, unsigned free_slots,
 
     if (!lp->stopping && free_slots > 0) {
         wait = min64(wait, w->o.max_idle_ms - (nowm - lp->last_claim_mono));
-        if (lp->next_due >= 0)
-            wait = min64(wait, lp->next_due - now_srv);
-        if (w->sub == NULL)
-            wait = min64(wait, 1000); /* no wake-ups: look more often */
+        if (paused_now(w)) {
+            wait = min64(wait, pause_left(w, now_srv)); /* no due times, no polling */
+        } else {
+            if (lp->next_due >= 0)
+                wait = min64(wait, lp->next_due - now_srv);
+            if (w->sub == NULL)
+                wait = min64(wait, 1000); /* no wake-ups: look more often */
+        }
     }
+    if (!w->down)
+        wait = min64(wait, w->beat_next - nowm);
     if (!lp->stopping && !w->down)
         wait = min64(wait, lp->next_reap - now_srv);
     if (lp->stopping)
@@ -963,6 +1022,9 @@ stop_handlers(struct dq_worker *w)
     }
 }
 
+static void heartbeat_step(struct dq_worker *w, struct loop *lp, unsigned busy, int64_t nowm);
+static void unregister(struct dq_worker *w);
+
 int
 dq_worker_run(dq_worker *w, dq_err *err)
 {
@@ -988,6 +1050,7 @@ dq_worker_run(dq_worker *w, dq_err *err)
         if (stop_done(&lp, &left, nowm))
             break;
         int64_t wait = extend_leases(w);
+        heartbeat_step(w, &lp, left.busy, nowm);
         if (!lp.stopping)
             reap_leases(w, &lp);
         if (resubscribe(w, lp.channel))
@@ -998,9 +1061,151 @@ dq_worker_run(dq_worker *w, dq_err *err)
         wait_for_wakeup(w, &lp, next_wait(w, &lp, free_slots, wait));
     }
 
+    unregister(w);
     stop_handlers(w);
     wlog(w, DQ_LOG_INFO, "worker.stop", NULL, 0);
     return rc;
+}
+
+/* ---- worker registry and pause --------------------------------------------------------- */
+
+/* Results Redis took, for the registry's done / retried / failed counts. */
+static void
+count_result(struct dq_worker *w, const struct job *j, int rc, bool exhausted)
+{
+    if (rc != DQ_OK)
+        return;
+    if (j->result.outcome == DQ_DONE)
+        w->n_done++;
+    else if (j->result.outcome == DQ_RETRY && !exhausted)
+        w->n_retried++;
+    else if (j->result.outcome != DQ_RELEASE)
+        w->n_failed++;
+    else
+        return;
+    w->beat_dirty = true;
+}
+
+static bool
+paused_now(const struct dq_worker *w)
+{
+    return w->paused_until == 0 || (w->paused_until > 0 && srv_now(w) < w->paused_until);
+}
+
+/* Milliseconds until the pause ends by itself (an hour when it has no end: a resume
+ * publishes a wake-up). */
+static int64_t
+pause_left(const struct dq_worker *w, int64_t now_srv)
+{
+    return w->paused_until == 0 ? 3600000 : w->paused_until - now_srv;
+}
+
+/* Takes in the pause a claim or a check beat reported (-1: none), logging changes. An
+ * end our clock estimate already passed is moved 2 ms on, so a claim a millisecond early
+ * (the server time is whole ms) does not make the loop spin. */
+static void
+note_pause(struct dq_worker *w, int64_t paused_until)
+{
+    bool was = w->paused_until >= 0;
+
+    if (paused_until > 0 && paused_until <= srv_now(w))
+        paused_until = srv_now(w) + 2;
+    w->paused_until = paused_until;
+    if (!was && paused_until >= 0) {
+        char until[24];
+        snprintf(until, sizeof until, "%lld", (long long)paused_until);
+        wlog(w, DQ_LOG_INFO, "queue.paused", NULL, 1, "until_ms", paused_until ? until : "resume");
+    } else if (was && paused_until < 0) {
+        wlog(w, DQ_LOG_INFO, "queue.resumed", NULL, 0);
+    }
+}
+
+/* Takes in what a check beat reported: it stands for the idle claim and the idle reap. */
+static void
+take_check(struct dq_worker *w, struct loop *lp, const dq_beat_reply *br, int64_t nowm)
+{
+    lp->last_claim_mono = nowm; /* a look at the queue: the idle timer starts again */
+    lp->next_due = br->next_due_ms;
+    lp->next_reap = br->next_lease_ms >= 0 ? min64(lp->next_reap, br->next_lease_ms + 1)
+                                           : srv_now(w) + 2 * w->o.max_idle_ms;
+    note_pause(w, br->paused_until_ms);
+    if (br->pruned > 0) {
+        char n[24];
+        snprintf(n, sizeof n, "%zu", br->pruned);
+        wlog(w, DQ_LOG_INFO, "workers.pruned", NULL, 1, "count", n);
+    }
+}
+
+/*
+ * Sends a beat when one is due, the draining flag changed, or (idle) max_idle_ms passed
+ * since the last look at the queue, which makes it a check beat. The record goes with it
+ * only when it changed (or the entry is new or was pruned), so an idle beat moves one
+ * score. A beat Redis refuses is logged once and tried again at the next interval; a
+ * transient failure waits for the backoff.
+ */
+static void
+heartbeat_step(struct dq_worker *w, struct loop *lp, unsigned busy, int64_t nowm)
+{
+    /* while Redis refuses beats, the idle claim and reap of before do the looking */
+    bool check =
+        !lp->stopping && !w->beat_failed_logged && nowm - lp->last_claim_mono >= w->o.max_idle_ms;
+    bool changed =
+        !w->registered || w->beat_dirty || busy != w->beat_busy || lp->stopping != w->beat_draining;
+    dq_beat rec = {.host = w->host,
+                   .version = DQ_VERSION,
+                   .command = w->command,
+                   .pid = (int64_t)getpid(),
+                   .started_ms = w->started_srv,
+                   .interval_ms = w->o.beat_ms,
+                   .concurrency = w->o.concurrency,
+                   .busy = busy,
+                   .done = w->n_done,
+                   .retried = w->n_retried,
+                   .failed = w->n_failed,
+                   .draining = lp->stopping};
+    dq_beat_reply br;
+    dq_err err = {0};
+
+    if (!may_call(w) || (!check && nowm < w->beat_next && lp->stopping == w->beat_draining))
+        return;
+    int rc = dq_heartbeat(w->c, w->queue, w->name, check ? DQ_BEAT_CHECK : DQ_BEAT,
+                          changed ? &rec : NULL, &br, &err);
+    if (!reached(w, rc, &err))
+        return;
+    w->beat_next = nowm + w->o.beat_ms;
+    if (rc != DQ_OK) {
+        if (!w->beat_failed_logged)
+            wlog(w, DQ_LOG_ERROR, "heartbeat.failed", NULL, 1, "error", err.msg);
+        w->beat_failed_logged = true;
+        return;
+    }
+    w->beat_failed_logged = false;
+    w->offset_ms = br.now_ms - dq_mono_ms();
+    if (changed) {
+        w->registered = true;
+        w->started_srv = br.started_ms;
+        w->beat_dirty = false;
+        w->beat_busy = busy;
+        w->beat_draining = lp->stopping;
+    } else if (!br.registered) {
+        w->registered = false; /* pruned while we were away: send the record at once */
+        w->beat_next = nowm;
+    }
+    if (check)
+        take_check(w, lp, &br, nowm);
+}
+
+/* A clean exit leaves the registry at once. When Redis is away the entry stays; it is
+ * shown as lost and pruned like a dead worker's. */
+static void
+unregister(struct dq_worker *w)
+{
+    dq_beat_reply br;
+    dq_err err;
+
+    if (w->registered && !w->down && w->c != NULL)
+        dq_heartbeat(w->c, w->queue, w->name, DQ_BEAT_GONE, NULL, &br, &err);
+    w->registered = false;
 }
 
 char *

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/dur.h"
+
 void
 ui_init(struct ui *ui, bool read_only, bool no_color)
 {
@@ -412,6 +414,22 @@ do_confirm(struct ui *ui, const struct model *m, const struct binding *b, int ke
     return APP_REDRAW;
 }
 
+/* P: resume a paused queue (asks y/N), else ask how long, then why, then y/N. */
+static int
+do_pause_queue(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    if (m->stats.paused) {
+        snprintf(ui->action_id, sizeof ui->action_id, "%s", m->queue);
+        ui->confirm_action = ACT_RESUME;
+        ui->mode = MODE_CONFIRM;
+        return APP_REDRAW;
+    }
+    snprintf(ui->prompt, sizeof ui->prompt,
+             "pause queue %.100s for (e.g. 30m; Enter: until resumed; Esc: cancel): ", m->queue);
+    snprintf(ui->action_id, sizeof ui->action_id, "%s", m->queue);
+    return prompt(ui, ACT_PAUSE_FOR);
+}
+
 static int
 do_requeue_after(struct ui *ui, const struct model *m, const struct binding *b, int key)
 {
@@ -495,7 +513,8 @@ do_pick_open(struct ui *ui, const struct model *m, const struct binding *b, int 
 #define U PANE_BIT(PANE_FUTURE)
 #define I PANE_BIT(PANE_INFLIGHT)
 
-/* clang-format off: one binding per row reads as the reference card it is */
+/* One binding per row reads as the reference card it is: */
+/* clang-format off */
 static const struct binding bindings[] = {
     /* the main screen: looking */
     {BIND_MAIN, {'?', 'h'}, "? h", PANES_ALL, 0, do_help, 0, "this help", NULL, "help"},
@@ -520,6 +539,8 @@ static const struct binding bindings[] = {
     {BIND_MAIN, {'Z'}, "Z", PANES_ALL, 0, do_pause, 0, "pause / resume refresh", NULL, NULL},
     {BIND_MAIN, {KEY_APP_REDRAW}, "Ctrl-L", PANES_ALL, 0, do_redraw, 0, "redraw and refresh now",
         NULL, NULL},
+    {BIND_MAIN, {'W'}, "W", PANES_ALL, 0, do_request, ACT_WORKERS,
+        "the workers: last beat, busy, done, failed, tasks held", NULL, "workers"},
     {BIND_MAIN, {'Q'}, "Q", PANES_ALL, 0, do_request, ACT_QUEUES,
         "the server's queues with their counts; Enter switches to one", NULL, "queues"},
     {BIND_MAIN, {'L'}, "L", PANES_ALL, 0, do_request, ACT_AUDIT,
@@ -558,8 +579,11 @@ static const struct binding bindings[] = {
     {BIND_MAIN, {'x'}, "x", I, KB_WRITE, do_request, ACT_REAP,
         "In-flight: return expired leases now (reap)",
         "x recovers expired leases: go to In-flight (3)", "reap"},
+    {BIND_MAIN, {'P'}, "P", PANES_ALL, KB_WRITE, do_pause_queue, 0,
+        "pause the queue: workers claim nothing (asks how long, why, then y/N); on a paused "
+        "queue: resume it", NULL, "pause"},
 
-    /* text views: details, help, the audit log */
+    /* text views: details, help, the audit log, the workers */
     {BIND_VIEW, {'j', KEY_APP_DOWN}, "j Down", PANES_ALL, 0, do_scroll, 1, "scroll down", NULL,
         NULL},
     {BIND_VIEW, {'k', KEY_APP_UP}, "k Up", PANES_ALL, 0, do_scroll, -1, "scroll up", NULL, NULL},
@@ -877,6 +901,23 @@ input_key(struct ui *ui, int key)
     if (key == KEY_APP_ESC) {
         ui->mode = MODE_MAIN;
         app_status(ui, false, "cancelled");
+        return APP_REDRAW;
+    }
+    if (key == KEY_APP_ENTER && ui->input_action == ACT_PAUSE_FOR) {
+        int64_t ms;
+        if (ui->input[0] != '\0' && dq_dur_parse(ui->input, "pause for", &ms, NULL) != DQ_OK) {
+            ui->mode = MODE_MAIN;
+            app_status(ui, true, "not paused: \"%s\" is not a duration (30s, 10m, 2h)", ui->input);
+            return APP_REDRAW;
+        }
+        snprintf(ui->pause_for, sizeof ui->pause_for, "%s", ui->input);
+        snprintf(ui->prompt, sizeof ui->prompt,
+                 "why (shown in the header and the audit log; Enter: no reason): ");
+        return prompt(ui, ACT_PAUSE_REASON);
+    }
+    if (key == KEY_APP_ENTER && ui->input_action == ACT_PAUSE_REASON) {
+        ui->confirm_action = ACT_PAUSE;
+        ui->mode = MODE_CONFIRM;
         return APP_REDRAW;
     }
     if (key == KEY_APP_ENTER) {

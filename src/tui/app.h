@@ -33,6 +33,11 @@ enum action {
     ACT_UNFILTER,      /* end the search */
     ACT_QUEUES,        /* load the server's queues for the picker */
     ACT_SWITCH,        /* picker: show the queue picked (pick_names[pick_sel]) */
+    ACT_WORKERS,       /* show the worker registry */
+    ACT_PAUSE_FOR,     /* pause: the duration was typed (input); ask the reason next */
+    ACT_PAUSE_REASON,  /* pause: the reason was typed (input); confirm next */
+    ACT_PAUSE,         /* pause the queue for pause_for, with the reason (input) */
+    ACT_RESUME,        /* end the queue's pause */
 };
 
 enum {
@@ -82,6 +87,7 @@ struct ui {
     bool search_done;
     char prompt[200];              /* MODE_INPUT: the question */
     char input[DQ_NEEDLE_MAX + 1]; /* MODE_INPUT: what was typed */
+    char pause_for[32];            /* pause: the duration typed first ("": until resumed) */
     enum action input_action;      /* MODE_INPUT: what Enter does */
     /* MODE_PICK: the server's queues with their due, future, in-flight, failed counts */
     char **pick_names; /* owned */

@@ -15,6 +15,9 @@
 #include "lib/buf.h"
 #include "lib/dur.h"
 
+/* Task ids the Workers view lists per worker. */
+#define WORKER_TASKS_SHOWN 5
+
 void
 job_reset(struct job *j)
 {
@@ -128,6 +131,52 @@ job_queues(dq_client *c, struct job *j)
         job_status(j, false, "no queues on this server yet");
 }
 
+/* The Workers view: one row per worker, then the tasks it holds. */
+static void
+job_workers(dq_client *c, struct job *j)
+{
+    dq_workers w;
+    dq_err err = {0};
+    struct dq_buf b = DQ_BUF_INIT;
+
+    if (dq_workers_get(c, j->queue, DQ_CALL_MAX, WORKER_TASKS_SHOWN, &w, &err) != DQ_OK) {
+        job_status(j, true, "workers: %s", err.msg);
+        return;
+    }
+    dq_buf_printf(&b, "%-32s %-6s %-9s %-9s %7s %7s %7s  %s\n", "WORKER", "STATE", "LAST BEAT",
+                  "BUSY", "DONE", "RETRIED", "FAILED", "COMMAND");
+    for (size_t i = 0; i < w.n; i++) {
+        const dq_worker_info *x = &w.workers[i];
+        char beat[32], busy[32];
+        dq_dur_format(beat, sizeof beat, x->beat_age_ms);
+        snprintf(busy, sizeof busy, "%lld/%lld", (long long)x->busy, (long long)x->concurrency);
+        dq_buf_printf(&b, "%-32s %-6s %-9s %-9s %7lld %7lld %7lld  %s\n", x->name,
+                      x->lost       ? "LOST"
+                      : x->draining ? "drain"
+                                    : "live",
+                      beat, busy, (long long)x->done, (long long)x->retried, (long long)x->failed,
+                      x->command[0] ? x->command : "-");
+        if (x->held > 0) {
+            dq_buf_printf(&b, "    holds %zu:", x->held);
+            for (size_t k = 0; k < x->ntasks; k++) {
+                char ran[32];
+                dq_dur_format(ran, sizeof ran, w.now_ms - x->tasks[k].claimed_ms);
+                dq_buf_printf(&b, " %s (%s)", x->tasks[k].id, ran);
+            }
+            dq_buf_puts(&b, x->held > x->ntasks ? " ...\n" : "\n");
+        }
+    }
+    if (w.n == 0)
+        dq_buf_puts(&b, "(no worker has registered on this queue)\n");
+    j->result.detail = b.failed ? NULL : dq_buf_steal(&b, NULL);
+    if (j->result.detail == NULL)
+        job_status(j, true, "workers: out of memory");
+    snprintf(j->result.title, sizeof j->result.title, "workers of %.30s: %lld live, %lld lost",
+             j->queue, (long long)w.live, (long long)w.lost);
+    dq_buf_free(&b);
+    dq_workers_free(&w);
+}
+
 /* Runs on the Redis thread: the library calls an action needs, results into @arg. */
 void
 job_run(dq_client *c, void *arg)
@@ -147,6 +196,31 @@ job_run(dq_client *c, void *arg)
     case ACT_QUEUES:
         job_queues(c, j);
         break;
+    case ACT_WORKERS:
+        job_workers(c, j);
+        break;
+    case ACT_PAUSE: {
+        int64_t for_ms = 0;
+        if (j->pause_for[0] != '\0' && dq_dur_parse(j->pause_for, "pause for", &for_ms, &err))
+            job_status(j, true, "%s", err.msg);
+        else if (dq_pause(c, j->queue, for_ms, j->input[0] ? j->input : NULL, &err) == DQ_OK)
+            job_status(j, false, "paused %s %s%s: workers claim nothing (P resumes)", j->queue,
+                       for_ms > 0 ? "for " : "until resumed", j->pause_for);
+        else
+            job_status(j, true, "pause: %s (nothing changed)", err.msg);
+        break;
+    }
+    case ACT_RESUME: {
+        bool was = false;
+        if (dq_resume(c, j->queue, &was, &err) == DQ_OK)
+            job_status(j, false,
+                       was ? "resumed %s: idle workers claim at once"
+                           : "%s was not paused (any more)",
+                       j->queue);
+        else
+            job_status(j, true, "resume: %s", err.msg);
+        break;
+    }
     case ACT_REQUEUE:
     case ACT_DROP: {
         /* the marked set when there is one (all or nothing), else the selection */
@@ -235,6 +309,12 @@ job_name(enum action a)
         return "loading the audit log";
     case ACT_QUEUES:
         return "loading the queues";
+    case ACT_WORKERS:
+        return "loading the workers";
+    case ACT_PAUSE:
+        return "pausing the queue";
+    case ACT_RESUME:
+        return "resuming the queue";
     case ACT_REQUEUE:
     case ACT_REQUEUE_DELAY:
         return "requeueing";

@@ -22,6 +22,7 @@ struct job {
     char queue[DQ_QUEUE_NAME_MAX + 1];
     char id[DQ_ID_MAX + 1];
     char input[DQ_NEEDLE_MAX + 1];
+    char pause_for[32];
     char **ids; /* the marked set (owned copies), or NULL for the selected task */
     size_t nids;
     dq_task task; /* run now: the selected task's id and bytes (owned copies) */

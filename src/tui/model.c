@@ -6,11 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Worker records a refresh reads for the last beat (the counts cover every worker). */
+#define WORKERS_LOOKED 100
+
 void
 model_init(struct model *m, const char *queue, const char *endpoint)
 {
     memset(m, 0, sizeof *m);
     m->keep = -1;
+    m->workers = (struct worker_summary){-1, 0, 0, -1}; /* not known before a fetch */
     snprintf(m->queue, sizeof m->queue, "%s", queue);
     snprintf(m->endpoint, sizeof m->endpoint, "%s", endpoint);
 }
@@ -44,6 +48,18 @@ model_snapshot(dq_client *c, const char *queue, int keep, const size_t offsets[P
         rc = dq_queues_get(c, 0, &q, &err);
         out->nqueues = q.total;
         dq_queues_free(&q);
+    }
+    if (rc == DQ_OK) {
+        /* counts and beats only: the Workers view (W) reads the records */
+        dq_workers w;
+        rc = dq_workers_get(c, queue, WORKERS_LOOKED, 0, &w, &err);
+        if (rc == DQ_OK) {
+            out->workers = (struct worker_summary){w.registered, w.live, w.lost, -1};
+            for (size_t i = 0; i < w.n; i++)
+                if (w.workers[i].last_beat_ms > out->workers.last_beat_ms)
+                    out->workers.last_beat_ms = w.workers[i].last_beat_ms;
+            dq_workers_free(&w);
+        }
     }
     for (int i = 0; i < PANE_COUNT && rc == DQ_OK; i++) {
         if (i == keep)
@@ -101,12 +117,14 @@ model_apply(struct model *m, struct snapshot *snap)
         m->done_rate = (double)(s->done - m->prev.done) / dt;
         m->fail_rate =
             (double)(s->failed_total + s->expired - m->prev.failed_total - m->prev.expired) / dt;
+        m->retry_rate = (double)(s->retried - m->prev.retried) / dt;
     }
     m->prev = *s;
     m->prev_ms = s->now_ms;
     m->stats = *s;
     m->info = snap->info;
     m->nqueues = snap->nqueues;
+    m->workers = snap->workers;
     if (m->nspark == SPARK_LEN) {
         memmove(m->spark, m->spark + 1, (SPARK_LEN - 1) * sizeof m->spark[0]);
         m->nspark--;

@@ -16,6 +16,12 @@ enum { PANE_DUE = 0, PANE_FUTURE, PANE_INFLIGHT, PANE_FAILED, PANE_COUNT };
 
 #define SPARK_LEN 60
 
+/* The worker registry as the header and the verdict need it. */
+struct worker_summary {
+    int64_t registered, live, lost;
+    int64_t last_beat_ms; /* the latest beat of any worker, server time; -1: none */
+};
+
 struct model {
     bool have_data;  /* at least one fetch succeeded */
     bool connected;  /* the last fetch succeeded */
@@ -27,7 +33,7 @@ struct model {
     dq_page pages[PANE_COUNT]; /* owned; each starts at offsets[i] */
     size_t offsets[PANE_COUNT];
     /* rates from the counter deltas of the last two fetches, per second */
-    double enq_rate, done_rate, fail_rate;
+    double enq_rate, done_rate, fail_rate, retry_rate;
     int64_t prev_ms;
     dq_stats prev;
     /* due backlog at each of the last SPARK_LEN fetches, oldest first */
@@ -35,6 +41,7 @@ struct model {
     int nspark;
     int keep;        /* the pane whose page holds search matches, or -1 */
     int64_t nqueues; /* queues registered on the server (dq_queues_get) */
+    struct worker_summary workers;
 };
 
 void model_init(struct model *m, const char *queue, const char *endpoint);
@@ -53,11 +60,13 @@ struct snapshot {
     bool got[PANE_COUNT];      /* pages[i] was fetched (the kept pane is not) */
     size_t offsets[PANE_COUNT];
     int64_t nqueues;
+    struct worker_summary workers;
 };
 
 /*
- * Fetches stats, server info, the number of queues and a page of each pane but @keep
- * (from @offsets, @limits rows) in 7 Redis calls, whatever the queue's size. Touches nothing but
+ * Fetches stats, server info, the number of queues, the worker registry's counts and a
+ * page of each pane but @keep (from @offsets, @limits rows) in 8 Redis calls, whatever
+ * the queue's size. Touches nothing but
  * @out, so it may run on another thread than the one that draws. Returns out->rc.
  */
 int model_snapshot(dq_client *c, const char *queue, int keep, const size_t offsets[PANE_COUNT],

@@ -152,6 +152,7 @@ job_prepare(struct top *t, enum action act)
     j->result.pane = ui->focus;
     snprintf(j->id, sizeof j->id, "%s", ui->action_id);
     snprintf(j->input, sizeof j->input, "%s", ui->input);
+    snprintf(j->pause_for, sizeof j->pause_for, "%s", ui->pause_for);
     if ((act == ACT_REQUEUE || act == ACT_DROP) && ui->nmarks[ui->focus] > 0) {
         j->ids = copy_ids(ui->marks[ui->focus], ui->nmarks[ui->focus]);
         if (j->ids == NULL) {

@@ -126,12 +126,18 @@ render_title(const struct model *m, const struct ui *ui, struct grid *g)
     else
         snprintf(max, sizeof max, "nolimit");
     grid_attr(g, 0, 0, g->cols, bar);
-    /* badges at the right end first: they are never cut */
+    /* badges at the right end first: they are never cut (the verdict says who paused) */
     if (ui->read_only)
-        badges += grid_text_cols(" READ-ONLY ", 11);
-    if (ui->read_only && g->cols > badges)
-        grid_puts(g, 0, g->cols - badges, badges, bar | GRID_BOLD | color(ui, GRID_YELLOW),
-                  " READ-ONLY ");
+        badges += 11;
+    if (m->stats.paused)
+        badges += 8;
+    if (badges > 0 && g->cols > badges) {
+        int at = g->cols - badges;
+        if (m->stats.paused)
+            at += grid_puts(g, 0, at, 8, bar | GRID_BOLD | color(ui, GRID_RED), " PAUSED ");
+        if (ui->read_only)
+            grid_puts(g, 0, at, 11, bar | GRID_BOLD | color(ui, GRID_YELLOW), " READ-ONLY ");
+    }
     seg_add(s, &n, 0, bar | GRID_BOLD, " delayq top ");
     seg_add(s, &n, 0, bar, "| queue %s ", m->queue);
     if (m->nqueues > 1)
@@ -164,6 +170,13 @@ render_counts(const struct model *m, const struct ui *ui, struct grid *g)
         seg_add(sg, &n, 0, 0, " (oldest %s)", age);
     seg_add(sg, &n, 0, s->failed > 0 ? color(ui, GRID_RED) | GRID_BOLD : 0, "  failed %lld",
             (long long)s->failed);
+    const struct worker_summary *w = &m->workers;
+    if (w->registered >= 0 && w->lost > 0)
+        seg_add(sg, &n, 0, w->live == 0 ? color(ui, GRID_RED) | GRID_BOLD : color(ui, GRID_YELLOW),
+                "  workers %lld (%lld lost)", (long long)w->live, (long long)w->lost);
+    else if (w->registered >= 0)
+        seg_add(sg, &n, 0, w->live == 0 && s->due > 0 ? color(ui, GRID_RED) | GRID_BOLD : 0,
+                "  workers %lld", (long long)w->live);
     seg_add(sg, &n, 1, 0, "  in-flight %lld", (long long)s->inflight);
     if (s->expired_leases > 0)
         seg_add(sg, &n, 1, color(ui, GRID_RED), " (%lld expired)", (long long)s->expired_leases);
@@ -194,7 +207,27 @@ render_verdict(const struct model *m, const struct ui *ui, struct grid *g)
                                 .used_memory = m->info.used_memory,
                                 .maxmemory = m->info.maxmemory,
                                 .memory_warn_pct = VERDICT_MEMORY_PCT,
-                                .fail_rate = m->have_data ? m->fail_rate : -1};
+                                .fail_rate = m->have_data ? m->fail_rate : -1,
+                                .workers_registered = m->workers.registered,
+                                .workers_live = m->workers.live,
+                                .workers_lost = m->workers.lost,
+                                .last_beat_ms = m->workers.last_beat_ms,
+                                .retry_rate = m->have_data ? m->retry_rate : -1,
+                                .max_running_ms = LONG_RUNNING_MS,
+                                .longest_running_ms = -1};
+    /* what the pages shown tell: a hung handler, why tasks wait to retry */
+    const dq_page *inf = &m->pages[PANE_INFLIGHT], *fut = &m->pages[PANE_FUTURE];
+    for (size_t i = 0; i < inf->n; i++) {
+        int64_t ran =
+            inf->tasks[i].claimed_ms >= 0 ? m->stats.now_ms - inf->tasks[i].claimed_ms : 0;
+        if (ran > LONG_RUNNING_MS) {
+            f.long_running++;
+            f.longest_running_ms = ran > f.longest_running_ms ? ran : f.longest_running_ms;
+        }
+    }
+    for (size_t i = 0; i < fut->n && f.retry_error == NULL; i++)
+        if (fut->tasks[i].attempt > 0 && fut->tasks[i].last_error != NULL)
+            f.retry_error = fut->tasks[i].last_error;
     char text[512];
     enum dq_health_level level = dq_health_verdict(&f, text, sizeof text);
     uint16_t attr = (level > DQ_HEALTH_OK ? GRID_BOLD : 0) | color(ui, colors[level]);
@@ -527,12 +560,19 @@ view_render(const struct model *m, const struct ui *ui, struct grid *g)
     render_verdict(m, ui, g);
     render_panes(m, ui, &l, g, 3, g->rows - 1);
     if (ui->mode == MODE_CONFIRM) {
-        char q[300];
+        char q[600];
         if (ui->confirm_action == ACT_REQUEUE)
             snprintf(q, sizeof q, "requeue %s%s now? y/N ",
                      ui->nmarks[ui->focus] > 0 ? "" : "task ", ui->action_id);
         else if (ui->confirm_action == ACT_RUN_NOW)
             snprintf(q, sizeof q, "run task %s now? y/N ", ui->action_id);
+        else if (ui->confirm_action == ACT_PAUSE)
+            snprintf(q, sizeof q, "pause queue %s %s%s%s%s? y/N ", ui->action_id,
+                     ui->pause_for[0] ? "for " : "until resumed", ui->pause_for,
+                     ui->input[0] ? ": " : "", ui->input);
+        else if (ui->confirm_action == ACT_RESUME)
+            snprintf(q, sizeof q, "resume queue %s (paused by %s)? y/N ", ui->action_id,
+                     m->stats.paused_by);
         else
             snprintf(q, sizeof q, "drop %s%s for good? y/N ",
                      ui->nmarks[ui->focus] > 0 ? "" : "task ", ui->action_id);

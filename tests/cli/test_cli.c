@@ -1182,8 +1182,16 @@ stats_check_oldest_due(void **state)
     assert_one_line(&r);
     ASSERT_HAS(r.err, q);
     ASSERT_HAS(r.err, "limit 1ms");
+    ASSERT_HAS(r.err, "oldest due has waited");
     RUN(&r, "stats", "-q", q, "--check", "--max-oldest-due", "1h");
     ASSERT_EXIT(&r, 0);
+    /* the verdict, in the inspector's words: a warning passes the check */
+    ASSERT_HAS(r.out, "no worker registered while 1 are due");
+    RUN(&r, "stats", "-q", q, "--json");
+    ASSERT_EXIT(&r, 0);
+    ASSERT_HAS(r.out, "\"verdict\":{\"level\":\"warn\",\"text\":\"no worker registered while 1 "
+                      "are due\"}");
+    ASSERT_HAS(r.out, "\"workers\":{\"registered\":0,\"live\":0,\"lost\":0}");
     RUN(&r, "stats", "-q", q, "--check"); /* default 5m */
     ASSERT_EXIT(&r, 0);
     RUN(&r, "stats", "-q", q, "--check", "--max-oldest-due", "soon");

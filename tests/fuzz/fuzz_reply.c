@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_reply.c: the reply parsers of src/lib/reply.c for the claim, page, find, search,
- * audit and stats scripts, which turn whatever Redis answers into tasks. The input is
- * RESP bytes, read by hiredis's own reader as the client would read them; each reply is
- * handed to every parser. The parsers are linked from the library (reply.h), as the
- * queue operations call them.
+ * audit, stats, heartbeat, workers and pause scripts, which turn whatever Redis answers into tasks.
+ * The input is RESP bytes, read by hiredis's own reader as the client would read them; each reply
+ * is handed to every parser. The parsers are linked from the library (reply.h), as the queue
+ * operations call them.
  *
  * Invariants: a parser either succeeds or fails with DQ_EPROTO (DQ_ENOMEM aside); what
  * it returns is freed by the result's own free function with nothing left over (the
  * leak checker runs after every input); every task returned has an id and the state of
- * its view; task counts follow the reply's length.
+ * its view; task counts follow the reply's length; every worker listed has its strings
+ * and no more tasks than the reply could hold; a paused claim holds no task.
  */
 #include <string.h>
 
@@ -135,6 +136,42 @@ try_stats(const redisReply *r)
     check_rc(dq_reply_stats(r, &s, &err), &err);
 }
 
+static void
+try_workers(const redisReply *r)
+{
+    dq_workers ws;
+    dq_err err = {0};
+
+    memset(&ws, 0, sizeof ws);
+    int rc = dq_reply_workers(r, &ws, &err);
+    check_rc(rc, &err);
+    if (rc == DQ_OK) {
+        FUZZ_CHECK(ws.n <= r->elements);
+        for (size_t i = 0; i < ws.n; i++) {
+            const dq_worker_info *w = &ws.workers[i];
+            FUZZ_CHECK(w->name && w->host && w->version && w->command);
+            FUZZ_CHECK(w->ntasks <= 100 && (w->ntasks == 0 || w->tasks != NULL));
+        }
+    }
+    dq_workers_free(&ws);
+}
+
+static void
+try_beat_and_pause(const redisReply *r)
+{
+    dq_beat_reply b;
+    struct dq_pause_reply p;
+    dq_claimed cl;
+    dq_err err = {0};
+
+    check_rc(dq_reply_heartbeat(r, &b, &err), &err);
+    memset(&err, 0, sizeof err);
+    check_rc(dq_reply_pause(r, &p, &err), &err);
+    memset(&cl, 0, sizeof cl);
+    if (dq_reply_claim_paused(r, &cl))
+        FUZZ_CHECK(cl.paused && cl.n == 0 && cl.tasks == NULL && cl.paused_until_ms >= 0);
+}
+
 /*
  * hiredis 0.14 allocates an array's element vector from its header, before any element
  * arrives, so "*400000000" asks for 3 GB whatever follows. That is the reader's limit,
@@ -185,6 +222,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         try_find(r);
         try_audit(r);
         try_stats(r);
+        try_workers(r);
+        try_beat_and_pause(r);
         freeReplyObject(reply);
         reply = NULL;
     }

@@ -526,6 +526,35 @@ short_commands_finish_without_poll_delay(void **state)
     fixture_close(&f);
 }
 
+/* A script with no #! line runs under /bin/sh, as execvp would run it (the worker
+ * execs a resolved path with execve, which would refuse it). */
+static void
+script_without_shebang_runs_under_sh(void **state)
+{
+    struct fixture f;
+    char path[320], runlog[320];
+
+    fixture_open(&f, state, "nosb");
+    snprintf(runlog, sizeof runlog, "%s/nosb.runs", tmpdir);
+    snprintf(path, sizeof path, "%s/nosb.sh", tmpdir);
+    FILE *file = fopen(path, "w");
+    assert_non_null(file);
+    fprintf(file, "cat >/dev/null\necho \"ran $DELAYQ_TASK_ID $0\" >> %s\n", runlog);
+    fclose(file);
+    chmod(path, 0755);
+    enqueue_str(&f, "x", 0, "plain", NULL);
+    pid_t pid = start_work(&f, "nosb", NULL, path);
+    struct counts c = {.f = &f, .done = 1};
+    assert_true(wait_until(counts_reached, &c, 15000, "the task done"));
+    assert_int_equal(stop_work(pid, SIGTERM), 0);
+    char *runs = slurp(runlog);
+    char want[400];
+    snprintf(want, sizeof want, "ran plain %s\n", path);
+    assert_string_equal(runs, want);
+    free(runs);
+    fixture_close(&f);
+}
+
 /* After each test: kill whatever worker it left running (only after a failure). */
 static int
 reap_workers(void **state)
@@ -684,6 +713,7 @@ main(void)
         cmocka_unit_test_teardown(short_commands_finish_without_poll_delay, reap_workers),
         cmocka_unit_test_teardown(busy_slots_and_outages_do_not_spin, reap_workers),
         cmocka_unit_test_teardown(redis_refusing_writes_is_backed_off_not_hammered, reap_workers),
+        cmocka_unit_test_teardown(script_without_shebang_runs_under_sh, reap_workers),
     };
 
     return cmocka_run_group_tests_name("integ/work", tests, setup, teardown);

@@ -2,6 +2,7 @@
 /* test_health.c: the queue's verdict line (fmt/health.c). Pure. */
 #include "harness/check.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "fmt/health.h"
@@ -10,7 +11,12 @@ static void
 all_well_in_one_phrase(void **state)
 {
     dq_stats s = {.due = 3, .oldest_due_age_ms = 2000};
-    struct dq_health_facts f = {.stats = &s, .max_oldest_due_ms = 60000, .fail_rate = 0};
+    struct dq_health_facts f = {.stats = &s,
+                                .max_oldest_due_ms = 60000,
+                                .max_far_future = -1,
+                                .fail_rate = 0,
+                                .workers_registered = 1,
+                                .workers_live = 1};
     char buf[256];
 
     assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_OK);
@@ -28,13 +34,14 @@ problems_worst_first(void **state)
                                 .used_memory = 91,
                                 .maxmemory = 100,
                                 .memory_warn_pct = 90,
-                                .fail_rate = 12};
+                                .fail_rate = 12,
+                                .workers_registered = -1};
     char buf[512];
 
     assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_BAD);
     assert_string_equal(buf, "oldest due has waited 5m00s (limit 1m00s); 3 leases expired: "
                              "workers died holding tasks (x recovers); failing 12.0/s; "
-                             "far-future backlog 120000 over 100000; Redis memory 91% of "
+                             "far-future backlog 120000 (limit 100000); Redis memory 91% of "
                              "maxmemory");
 }
 
@@ -42,17 +49,85 @@ static void
 warnings_alone_and_checks_off(void **state)
 {
     dq_stats s = {.far_future = 5};
-    struct dq_health_facts f = {.stats = &s, .max_far_future = 4, .fail_rate = -1};
+    struct dq_health_facts f = {.stats = &s,
+                                .max_oldest_due_ms = -1,
+                                .max_far_future = 4,
+                                .fail_rate = -1,
+                                .workers_registered = -1};
     char buf[64], tiny[12];
 
+    assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_BAD);
+    assert_string_equal(buf, "far-future backlog 5 (limit 4)");
+    f.max_far_future = 9;
+    f.fail_rate = 2.5; /* a warning alone */
     assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_WARN);
-    assert_string_equal(buf, "far-future backlog 5 over 4");
-    f.max_far_future = 0; /* a zero threshold is no check */
+    assert_string_equal(buf, "failing 2.5/s");
+    f.fail_rate = -1;
+    f.max_far_future = -1; /* a negative threshold is no check */
     assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_OK);
     /* a small buffer still ends in a NUL and keeps the worst level */
     s.expired_leases = 1;
     assert_int_equal(dq_health_verdict(&f, tiny, sizeof tiny), DQ_HEALTH_BAD);
     assert_int_equal(strlen(tiny), sizeof tiny - 1);
+}
+
+static void
+nobody_consuming_and_paused(void **state)
+{
+    dq_stats s = {.now_ms = 1000000, .due = 40, .oldest_due_age_ms = 33000};
+    struct dq_health_facts f = {.stats = &s,
+                                .max_oldest_due_ms = 300000,
+                                .max_far_future = -1,
+                                .fail_rate = -1,
+                                .workers_registered = 2,
+                                .workers_live = 0,
+                                .workers_lost = 2,
+                                .last_beat_ms = 1000000 - 192000};
+    char buf[256];
+
+    assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_BAD);
+    assert_string_equal(buf, "no live worker for 3m12s while 40 are due");
+    f.workers_registered = 0;
+    f.last_beat_ms = -1;
+    assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_WARN);
+    assert_string_equal(buf, "no worker registered while 40 are due");
+
+    /* paused on purpose: said first, and nobody consuming is not a problem then */
+    s.paused = true;
+    s.paused_since_ms = s.now_ms - 600000;
+    s.paused_until_ms = s.now_ms + 1200000;
+    snprintf(s.paused_by, sizeof s.paused_by, "alice@ops");
+    snprintf(s.pause_reason, sizeof s.pause_reason, "deploy rollback");
+    assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_WARN);
+    assert_string_equal(buf, "paused by alice@ops 10m00s ago: deploy rollback, resumes "
+                             "00:36:40.000Z");
+    assert_string_equal(dq_health_level_name(DQ_HEALTH_WARN), "warn");
+}
+
+static void
+hung_handler_and_retries(void **state)
+{
+    dq_stats s = {.now_ms = 1000000};
+    struct dq_health_facts f = {.stats = &s,
+                                .max_oldest_due_ms = -1,
+                                .max_far_future = -1,
+                                .fail_rate = -1,
+                                .workers_registered = -1,
+                                .max_running_ms = 300000,
+                                .long_running = 1,
+                                .longest_running_ms = 720000,
+                                .retry_rate = 4,
+                                .retry_error = "upstream 503 from payments-api\nat line 2"};
+    char buf[256];
+
+    assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_WARN);
+    assert_string_equal(buf, "a task has run 12m00s (over 5m00s): a hung handler?; retrying "
+                             "4.0/s, last error: upstream 503 from payments-api");
+    f.long_running = 3;
+    f.retry_rate = 0;
+    dq_health_verdict(&f, buf, sizeof buf);
+    assert_string_equal(buf, "3 tasks running over 5m00s, the longest 12m00s; tasks waiting to "
+                             "retry, last error: upstream 503 from payments-api");
 }
 
 int
@@ -62,6 +137,8 @@ main(void)
         cmocka_unit_test(all_well_in_one_phrase),
         cmocka_unit_test(problems_worst_first),
         cmocka_unit_test(warnings_alone_and_checks_off),
+        cmocka_unit_test(nobody_consuming_and_paused),
+        cmocka_unit_test(hung_handler_and_retries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

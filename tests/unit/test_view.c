@@ -473,6 +473,94 @@ hints_follow_the_pane(void **state)
     ui_free(&ui);
 }
 
+static void
+type(struct ui *ui, const struct model *m, const char *text)
+{
+    for (const char *p = text; *p; p++)
+        app_key(ui, m, *p);
+}
+
+/* P asks how long, then why, then y/N; on a paused queue it offers to resume. */
+static void
+pause_asks_how_long_why_and_confirms(void **state)
+{
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    ui_init(&ui, false, false);
+    assert_int_equal(app_key(&ui, &m, 'P'), APP_REDRAW);
+    assert_int_equal(ui.mode, MODE_INPUT);
+    assert_non_null(strstr(ui.prompt, "pause queue orders for"));
+    type(&ui, &m, "soon");
+    app_key(&ui, &m, KEY_APP_ENTER);
+    assert_int_equal(ui.mode, MODE_MAIN); /* not a duration: nothing happens */
+    assert_true(ui.status_error);
+    assert_non_null(strstr(ui.status, "not a duration"));
+
+    app_key(&ui, &m, 'P');
+    type(&ui, &m, "30m");
+    app_key(&ui, &m, KEY_APP_ENTER);
+    assert_int_equal(ui.mode, MODE_INPUT);
+    assert_non_null(strstr(ui.prompt, "why"));
+    type(&ui, &m, "deploy rollback");
+    app_key(&ui, &m, KEY_APP_ENTER);
+    assert_int_equal(ui.mode, MODE_CONFIRM);
+    char *text = render(&m, &ui, 24, 80);
+    assert_has(text, "pause queue orders for 30m: deploy rollback? y/N");
+    free(text);
+    assert_int_equal(app_key(&ui, &m, 'y'), APP_ACTION | APP_REDRAW);
+    assert_int_equal(app_take_action(&ui), ACT_PAUSE);
+    assert_string_equal(ui.pause_for, "30m");
+    assert_string_equal(ui.input, "deploy rollback");
+
+    /* paused by someone: the header says so, and P resumes after y */
+    m.stats.paused = true;
+    m.stats.paused_since_ms = m.stats.now_ms - 600000;
+    snprintf(m.stats.paused_by, sizeof m.stats.paused_by, "alice@ops");
+    snprintf(m.stats.pause_reason, sizeof m.stats.pause_reason, "deploy rollback");
+    text = render(&m, &ui, 24, 80);
+    assert_has(text, " PAUSED\n"); /* the badge, at the end of the title line */
+    assert_has(text, "paused by alice@ops 10m00s ago: deploy rollback, until resumed");
+    free(text);
+    app_key(&ui, &m, 'P');
+    assert_int_equal(ui.mode, MODE_CONFIRM);
+    assert_int_equal(ui.confirm_action, ACT_RESUME);
+    app_key(&ui, &m, 'y');
+    assert_int_equal(app_take_action(&ui), ACT_RESUME);
+
+    ui.read_only = true; /* refused before anything is asked */
+    app_key(&ui, &m, 'P');
+    assert_int_equal(ui.mode, MODE_MAIN);
+    assert_non_null(strstr(ui.status, "read-only"));
+    model_free(&m);
+    ui_free(&ui);
+}
+
+/* The header counts live workers and the verdict says when nobody consumes. */
+static void
+workers_in_the_header_and_the_verdict(void **state)
+{
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    ui_init(&ui, false, false);
+    m.workers = (struct worker_summary){3, 2, 1, m.stats.now_ms - 2000};
+    char *text = render(&m, &ui, 24, 80);
+    assert_has(text, "workers 2 (1 lost)");
+    free(text);
+    m.workers = (struct worker_summary){2, 0, 2, m.stats.now_ms - 192000};
+    text = render(&m, &ui, 24, 80);
+    assert_has(text, "workers 0 (2 lost)");
+    assert_has(text, "no live worker for 3m12s while 2 are due");
+    free(text);
+    assert_int_equal(app_key(&ui, &m, 'W'), APP_ACTION);
+    assert_int_equal(app_take_action(&ui), ACT_WORKERS);
+    model_free(&m);
+    ui_free(&ui);
+}
+
 /*
  * Golden screens: whole rendered screens compared with the files in tests/unit/golden/, so any
  * change of layout shows up as a diff to review. After a change made on purpose,
@@ -641,6 +729,95 @@ golden_picker(void **state)
     ui_free(&ui);
 }
 
+/*
+ * The on-call scenarios, each at 80x24, 100x30 and 160x50: what the first screen says
+ * when nobody consumes, a handler hangs, a downstream is out, someone paused the
+ * queue, or a killed worker left expired leases.
+ */
+static const int scenario_sizes[][2] = {{24, 80}, {30, 100}, {50, 160}};
+
+static void
+scenario_screens(struct model *m, struct ui *ui, const char *scenario)
+{
+    for (size_t i = 0; i < sizeof scenario_sizes / sizeof scenario_sizes[0]; i++) {
+        char name[64];
+        int rows = scenario_sizes[i][0], cols = scenario_sizes[i][1];
+        snprintf(name, sizeof name, "oncall_%s_%dx%d", scenario, cols, rows);
+        char *text = render(m, ui, rows, cols);
+        golden_check(name, text);
+        free(text);
+    }
+}
+
+static void
+scenario_model(struct model *m)
+{
+    make_model(m);
+    m->stats.expired_leases = 0;
+    m->pages[PANE_INFLIGHT].tasks[0].lease_ms = m->stats.now_ms + 27000;
+    m->pages[PANE_INFLIGHT].tasks[0].claimed_ms = m->stats.now_ms - 3000;
+    m->stats.trimmed = 0;
+    m->workers = (struct worker_summary){2, 2, 0, m->stats.now_ms - 4000};
+}
+
+static void
+golden_oncall(void **state)
+{
+    struct model m;
+    struct ui ui;
+    const int64_t now = 1795942260000;
+
+    /* nobody consuming: 40 due, both workers silent for 3m12s */
+    scenario_model(&m);
+    m.stats.due = 40;
+    m.pages[PANE_DUE].total = 40;
+    m.stats.oldest_due_age_ms = 33000;
+    m.workers = (struct worker_summary){2, 0, 2, now - 192000};
+    ui_init(&ui, false, false);
+    scenario_screens(&m, &ui, "noworker");
+    model_free(&m);
+
+    /* a hung handler: claimed 12 minutes ago, its lease kept renewed */
+    scenario_model(&m);
+    m.pages[PANE_INFLIGHT].tasks[0].claimed_ms = now - 720000;
+    m.pages[PANE_INFLIGHT].tasks[0].attempt = 0;
+    ui.focus = PANE_INFLIGHT;
+    scenario_screens(&m, &ui, "hung");
+    model_free(&m);
+
+    /* a downstream outage: the retrying task says why it waits */
+    scenario_model(&m);
+    dq_task *f = &m.pages[PANE_FUTURE].tasks[0];
+    f->attempt = 6;
+    f->last_error = dup_str("exit 75 (temporary failure): upstream 503 from payments-api");
+    m.fail_rate = 0;
+    ui.focus = PANE_FUTURE;
+    scenario_screens(&m, &ui, "outage");
+    model_free(&m);
+
+    /* paused by someone else, for 20 more minutes */
+    scenario_model(&m);
+    m.stats.paused = true;
+    m.stats.paused_since_ms = now - 600000;
+    m.stats.paused_until_ms = now + 1200000;
+    snprintf(m.stats.paused_by, sizeof m.stats.paused_by, "alice@ops");
+    snprintf(m.stats.pause_reason, sizeof m.stats.pause_reason, "deploy rollback");
+    ui.focus = PANE_DUE;
+    scenario_screens(&m, &ui, "paused");
+    model_free(&m);
+
+    /* a worker killed holding tasks: its lease ran out, one worker lost */
+    scenario_model(&m);
+    m.stats.expired_leases = 1;
+    m.pages[PANE_INFLIGHT].tasks[0].lease_ms = now - 5000;
+    m.pages[PANE_INFLIGHT].tasks[0].claimed_ms = now - 35000;
+    m.workers = (struct worker_summary){2, 1, 1, now - 2000};
+    ui.focus = PANE_INFLIGHT;
+    scenario_screens(&m, &ui, "expired");
+    model_free(&m);
+    ui_free(&ui);
+}
+
 int
 main(void)
 {
@@ -657,10 +834,13 @@ main(void)
         cmocka_unit_test(header_keeps_what_matters_at_80_columns),
         cmocka_unit_test(rows_say_since_when_and_why),
         cmocka_unit_test(hints_follow_the_pane),
+        cmocka_unit_test(pause_asks_how_long_why_and_confirms),
+        cmocka_unit_test(workers_in_the_header_and_the_verdict),
         cmocka_unit_test(golden_main),
         cmocka_unit_test(golden_details),
         cmocka_unit_test(golden_help),
         cmocka_unit_test(golden_picker),
+        cmocka_unit_test(golden_oncall),
     };
 
     return cmocka_run_group_tests_name("unit/view", tests, NULL, NULL);
