@@ -76,20 +76,44 @@ const char *dq_strerror(int code);
 
 typedef struct dq_client dq_client; /* opaque; one thread at a time */
 
+/*
+ * Options of a connection. Strings are borrowed and only read while dq_client_open()
+ * runs; dq_worker_new() copies password and who, but reads the tls_* paths again each
+ * time its worker connects, so they must outlive the worker.
+ *
+ * The tls_* fields apply to rediss:// URLs only; any of them with another scheme is
+ * DQ_EINVAL (a plain connection must never be mistaken for a protected one).
+ */
 typedef struct dq_client_opts {
-    int connect_timeout_ms; /* 0: 3000 */
+    int connect_timeout_ms; /* 0: 3000; covers the TCP connect and the TLS handshake */
     int command_timeout_ms; /* 0: 3000 */
     const char *password;   /* overrides the URL's password; NULL: none */
     const char *who;        /* caller name written to the audit log; NULL: user@host */
+    /* PEM file, or a directory in `openssl rehash` form, of the CAs that may sign the
+     * server's certificate; NULL: the system store (/etc/ssl/certs) */
+    const char *tls_ca;
+    /* PEM client certificate (chain) for a server that asks for one; NULL: none */
+    const char *tls_cert;
+    /* PEM private key of tls_cert, unencrypted; NULL: read from the tls_cert file */
+    const char *tls_key;
+    /* the name sent as SNI and that the server certificate must carry (a DNS name, or an
+     * IP address checked as an address); NULL: the URL's host */
+    const char *tls_server_name;
+    /* true: check neither the certificate chain nor the name (anyone on the path can
+     * read and change the traffic); for tests only. Callers should warn when it is set. */
+    bool tls_insecure;
 } dq_client_opts;
 
 /**
- * Connects to @url: redis://[user:password@]host[:port][/db] or
- * unix:///path/to/sock[?db=N]. Connects at once, so an unreachable server is
- * reported here (DQ_ECONN or DQ_ETIMEOUT) within the connect timeout. @opts may be
- * NULL. On DQ_OK *out holds a client to release with dq_client_free(). A client
- * that loses its connection reconnects on the next call, with capped backoff
- * between attempts. Returns DQ_EINVAL for a malformed URL.
+ * Connects to @url: redis://[user:password@]host[:port][/db],
+ * rediss://[user:password@]host[:port][/db] (TLS, certificate and name verified unless
+ * opts->tls_insecure) or unix:///path/to/sock[?db=N]. Connects at once, so an
+ * unreachable server is reported here (DQ_ECONN or DQ_ETIMEOUT) within the connect
+ * timeout; a failed TLS handshake is DQ_ECONN with the reason ("tls: certificate verify
+ * failed: ..."). @opts may be NULL. On DQ_OK *out holds a client to release with
+ * dq_client_free(). A client that loses its connection reconnects on the next call,
+ * with capped backoff between attempts. Returns DQ_EINVAL for a malformed URL or an
+ * unusable TLS file (named in the message).
  */
 int dq_client_open(const char *url, const dq_client_opts *opts, dq_client **out, dq_err *err);
 

@@ -37,6 +37,12 @@ struct cli {
     bool queue_chosen; /* -q or $DELAYQ_QUEUE named it (not the built-in default) */
     const char *who;   /* --who, else user@host */
     int timeout_ms;    /* --timeout */
+    /* --tls-*, else $DELAYQ_TLS_* (read by cli_client_opts); NULL / false: not given */
+    const char *tls_ca;
+    const char *tls_cert;
+    const char *tls_key;
+    const char *tls_server_name;
+    bool tls_insecure;
     dq_client *client;
 };
 
@@ -59,8 +65,8 @@ int cli_usage_error(const struct cli *g, const char *fmt, ...)
 #endif
     ;
 
-/* Handles a global option at argv[*i] (--url, -q/--queue, --who, --timeout, with
- * "--opt=value" or "--opt value"). Returns 1 if consumed (advancing *i), 0 if not a
+/* Handles a global option at argv[*i] (--url, -q/--queue, --who, --timeout, --tls-*,
+ * with "--opt=value" or "--opt value"). Returns 1 if consumed (advancing *i), 0 if not a
  * global option, or -1 after printing a usage error. */
 int cli_global_opt(struct cli *g, int argc, char **argv, int *i);
 
@@ -75,6 +81,12 @@ enum { CLI_NEXT = 0, CLI_CONSUMED, CLI_HELP, CLI_ERROR };
  * -h/--help (prints @help and the global options). Returns CLI_NEXT when argv[*i] is
  * neither, CLI_ERROR after printing a usage error. */
 int cli_common_opt(struct cli *g, int argc, char **argv, int *i, const char *help);
+
+/* The connection options of @g (flags, else $DELAYQ_PASSWORD and $DELAYQ_TLS_*) into
+ * @o, which borrows @g's strings and the environment. Prints the --tls-insecure
+ * warning to stderr when verification is off, once per run: every command that
+ * connects says so. */
+void cli_client_opts(const struct cli *g, dq_client_opts *o);
 
 /* Connects (once); returns DQ_EXIT_OK or the exit status after printing the error. */
 int cli_connect(struct cli *g);

@@ -113,16 +113,11 @@ is_conn_error(int code)
 static int
 open_client(struct cli *g, dq_err *err)
 {
-    dq_client_opts o = {0};
+    dq_client_opts o;
 
     if (g->client != NULL)
         return DQ_OK;
-    o.connect_timeout_ms = g->timeout_ms;
-    o.command_timeout_ms = g->timeout_ms;
-    o.password = getenv("DELAYQ_PASSWORD");
-    if (o.password != NULL && o.password[0] == '\0')
-        o.password = NULL;
-    o.who = g->who;
+    cli_client_opts(g, &o);
     return dq_client_open(g->url, &o, &g->client, err);
 }
 

@@ -466,7 +466,7 @@ cmd_work(struct cli *g, int argc, char **argv)
 {
     dq_worker_opts o = {.log = log_line, .log_level = DQ_LOG_INFO};
     struct work wk = {0};
-    dq_client_opts co = {0};
+    dq_client_opts co;
     const char *val;
     long long n;
     bool grace_given = false;
@@ -549,12 +549,7 @@ cmd_work(struct cli *g, int argc, char **argv)
     for (int k = i; k < argc; k++)
         dq_buf_printf(&cmdline, "%s%s", k > i ? " " : "", argv[k]);
     o.command = cmdline.failed ? NULL : cmdline.data;
-    co.connect_timeout_ms = g->timeout_ms;
-    co.command_timeout_ms = g->timeout_ms;
-    co.password = getenv("DELAYQ_PASSWORD");
-    if (co.password != NULL && co.password[0] == '\0')
-        co.password = NULL;
-    co.who = g->who;
+    cli_client_opts(g, &co);
     wk.slots = o.concurrency > 0 ? o.concurrency : 1;
     if (wk.persistent && persist_init(&wk, &err) != DQ_OK) {
         dq_buf_free(&cmdline);

@@ -14,14 +14,25 @@
 
 const char cli_global_help[] =
     "Global options:\n"
-    "  --url URL        redis://[user:password@]host[:port][/db] or unix:///path[?db=N]\n"
-    "                   (default: $DELAYQ_URL, else redis://127.0.0.1:6379;\n"
-    "                   password also from $DELAYQ_PASSWORD)\n"
+    "  --url URL        redis://[user:password@]host[:port][/db], rediss://... (TLS)\n"
+    "                   or unix:///path[?db=N] (default: $DELAYQ_URL, else\n"
+    "                   redis://127.0.0.1:6379; password also from $DELAYQ_PASSWORD)\n"
     "  -q, --queue NAME queue name (default: $DELAYQ_QUEUE, else \"default\")\n"
     "  --who NAME       name recorded in the audit log (default: user@host)\n"
     "  --timeout DUR    connect and command timeout (default 3s)\n"
     "  -h, --help       this help\n"
-    "Exit status: 0 ok, 1 operation failed, 2 usage or bad input, 3 Redis unreachable.\n";
+    "TLS options, for rediss:// URLs only (also $DELAYQ_TLS_CA, $DELAYQ_TLS_CERT,\n"
+    "$DELAYQ_TLS_KEY, $DELAYQ_TLS_SERVER_NAME, DELAYQ_TLS_INSECURE=1); the server's\n"
+    "certificate and name are always checked unless --tls-insecure:\n"
+    "  --tls-ca FILE|DIR       CAs that may sign the server's certificate\n"
+    "                          (default: the system store)\n"
+    "  --tls-cert FILE         client certificate, for servers that require one\n"
+    "  --tls-key FILE          its private key (default: in the --tls-cert file)\n"
+    "  --tls-server-name NAME  the name the certificate must carry, sent as SNI\n"
+    "                          (default: the URL's host)\n"
+    "  --tls-insecure          check nothing (tests only; warns every time)\n"
+    "Exit status: 0 ok, 1 operation failed, 2 usage or bad input, 3 Redis unreachable,\n"
+    "timed out or refused the connection (TLS included).\n";
 
 int
 cli_exit_status(int code)
@@ -100,9 +111,17 @@ cli_global_opt(struct cli *g, int argc, char **argv, int *i)
 {
     static const struct {
         const char *lname, *sname;
-    } opts[] = {{"--url", NULL}, {"--queue", "-q"}, {"--who", NULL}, {"--timeout", NULL}};
+    } opts[] = {{"--url", NULL},     {"--queue", "-q"},          {"--who", NULL},
+                {"--timeout", NULL}, {"--tls-ca", NULL},         {"--tls-cert", NULL},
+                {"--tls-key", NULL}, {"--tls-server-name", NULL}};
+    const char **tls_dst[] = {&g->tls_ca, &g->tls_cert, &g->tls_key, &g->tls_server_name};
     const char *val = NULL;
 
+    if (strcmp(argv[*i], "--tls-insecure") == 0) {
+        g->tls_insecure = true;
+        (*i)++;
+        return 1;
+    }
     for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
         int m = opt_value(argc, argv, i, opts[k].lname, opts[k].sname, &val);
         if (m < 0) {
@@ -123,6 +142,12 @@ cli_global_opt(struct cli *g, int argc, char **argv, int *i)
             g->queue_chosen = true;
         } else if (k == 2) {
             g->who = val;
+        } else if (k >= 4) {
+            if (val[0] == '\0') {
+                cli_usage_error(g, "%s needs a value", opts[k].lname);
+                return -1;
+            }
+            *tls_dst[k - 4] = val;
         } else {
             dq_err err;
             int64_t ms;
@@ -166,20 +191,53 @@ cli_opt(int argc, char **argv, int *i, const char *lname, const char *sname, con
     return opt_value(argc, argv, i, lname, sname, val);
 }
 
+/* @flag if given, else the variable @name unless it is empty. */
+static const char *
+flag_or_env(const char *flag, const char *name)
+{
+    const char *v = flag != NULL ? flag : getenv(name);
+
+    return v != NULL && v[0] != '\0' ? v : NULL;
+}
+
+void
+cli_client_opts(const struct cli *g, dq_client_opts *o)
+{
+    static bool warned; /* once per run, not once per reconnect or scrape */
+    const char *insecure = getenv("DELAYQ_TLS_INSECURE");
+
+    memset(o, 0, sizeof *o);
+    o->connect_timeout_ms = g->timeout_ms;
+    o->command_timeout_ms = g->timeout_ms;
+    o->password = flag_or_env(NULL, "DELAYQ_PASSWORD");
+    o->who = g->who;
+    o->tls_ca = flag_or_env(g->tls_ca, "DELAYQ_TLS_CA");
+    o->tls_cert = flag_or_env(g->tls_cert, "DELAYQ_TLS_CERT");
+    o->tls_key = flag_or_env(g->tls_key, "DELAYQ_TLS_KEY");
+    o->tls_server_name = flag_or_env(g->tls_server_name, "DELAYQ_TLS_SERVER_NAME");
+    /* only an explicit yes turns checking off; anything unclear keeps it on */
+    o->tls_insecure = g->tls_insecure || (insecure != NULL && (strcmp(insecure, "1") == 0 ||
+                                                               strcmp(insecure, "yes") == 0 ||
+                                                               strcmp(insecure, "true") == 0));
+    if (o->tls_insecure && !warned) {
+        warned = true;
+        fprintf(stderr,
+                "%s: warning: --tls-insecure: the server's certificate and name are NOT "
+                "checked; anyone on the network path can read and change this "
+                "connection\n",
+                g->prog);
+    }
+}
+
 int
 cli_connect(struct cli *g)
 {
-    dq_client_opts o = {0};
+    dq_client_opts o;
     dq_err err = {0};
 
     if (g->client != NULL)
         return DQ_EXIT_OK;
-    o.connect_timeout_ms = g->timeout_ms;
-    o.command_timeout_ms = g->timeout_ms;
-    o.password = getenv("DELAYQ_PASSWORD");
-    if (o.password != NULL && o.password[0] == '\0')
-        o.password = NULL;
-    o.who = g->who;
+    cli_client_opts(g, &o);
     if (dq_client_open(g->url, &o, &g->client, &err) != DQ_OK)
         return cli_error(g, &err);
     return DQ_EXIT_OK;

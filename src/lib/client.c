@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * client.c: connecting, authenticating, selecting the db, running one command with a
- * timeout, and reconnecting with capped backoff. hiredis 0.14 reports a timeout as
- * REDIS_ERR_IO with errno EAGAIN; that mapping lives here and nowhere else.
+ * timeout, and reconnecting with capped backoff. The bytes go through net.c; hiredis
+ * only formats commands (redisFormatCommandArgv) and parses replies (redisReader), one
+ * reader per connection, dropped with it. A connection is up exactly when its reader
+ * exists. Timeouts are idle timeouts, as they were with hiredis's socket timeouts:
+ * each wait for progress may last command_timeout_ms.
  */
 #include "client.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,47 +21,106 @@
 
 #define BACKOFF_FIRST_MS 100
 #define BACKOFF_CAP_MS   5000
+/* one TLS record; a larger read buys nothing */
+#define READ_CHUNK 16384
+/* reads per wake-up drain, so a flood of messages cannot hold the worker */
+#define DRAIN_READS 64
 
-static struct timeval
-tv_ms(int ms)
+static bool
+connected(const dq_client *c)
 {
-    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
-    return tv;
+    return c->reader != NULL;
 }
 
-/* Classifies a failed I/O on @c (dropping the connection): DQ_ETIMEOUT after
- * @timeout_ms without an answer, DQ_ECONN otherwise. */
-static int
-io_error(dq_client *c, const char *what, int timeout_ms, dq_err *err)
+static void
+drop(dq_client *c)
 {
-    int code = DQ_ECONN;
-    char msg[160];
+    dq_net_close(&c->net);
+    if (c->reader != NULL)
+        redisReaderFree(c->reader);
+    c->reader = NULL;
+}
 
-    if (c->ctx != NULL) {
-        if (c->ctx->err == REDIS_ERR_IO &&
-            (errno == EAGAIN || errno == EWOULDBLOCK || errno == ETIMEDOUT || errno == EINPROGRESS))
-            code = DQ_ETIMEOUT;
-        snprintf(msg, sizeof msg, "%s", c->ctx->errstr[0] ? c->ctx->errstr : strerror(errno));
-        redisFree(c->ctx);
-        c->ctx = NULL;
-    } else {
-        snprintf(msg, sizeof msg, "out of memory");
-    }
-    if (code == DQ_ETIMEOUT)
+/* Drops the connection after a failed @what and reports @code (DQ_ETIMEOUT after
+ * @timeout_ms without progress, else DQ_ECONN) with the transport's reason @why. */
+static int
+io_error(dq_client *c, const char *what, int timeout_ms, int code, const char *why, dq_err *err)
+{
+    char msg[200];
+    /* In TLS 1.3 the client's handshake is over before the server has looked at our
+     * certificate; a server that wants one and got none closes the connection, often
+     * with a reset that discards its alert. Say what that most likely means. */
+    bool first = !c->answered && code == DQ_ECONN && strcmp(what, "connect") != 0;
+    const char *hint = "";
+
+    if (first && c->tls != NULL && !dq_tls_has_cert(c->tls))
+        hint = " (does the server require a client certificate? see --tls-cert)";
+    /* a TLS port resets a plain client as soon as its first command arrives */
+    else if (first && c->tls == NULL && c->url.kind == DQ_URL_TCP)
+        hint = " (if that is a TLS port, use rediss://)";
+    snprintf(msg, sizeof msg, "%s%s", why, hint);
+    drop(c);
+    if (code == DQ_ETIMEOUT) {
+        /* a plain Redis port takes a ClientHello for an unfinished command and waits */
+        if (strncmp(msg, "tls:", 4) == 0)
+            return dq_err_set(err, code,
+                              "redis at %s did not answer the TLS handshake within %d ms (is it "
+                              "a TLS port?)",
+                              c->endpoint, timeout_ms);
         return dq_err_set(err, code, "redis at %s did not answer %s within %d ms", c->endpoint,
                           what, timeout_ms);
-    return dq_err_set(err, code, "redis at %s: %s: %s", c->endpoint, what, msg);
+    }
+    return dq_err_set(err, DQ_ECONN, "redis at %s: %s: %s", c->endpoint, what, msg);
+}
+
+/* Sends one command and reads one reply into *out (the caller frees it). */
+static int
+roundtrip(dq_client *c, int argc, const char **argv, const size_t *lens, redisReply **out,
+          dq_err *err)
+{
+    char *cmd = NULL, why[200] = "";
+    void *reply = NULL;
+    int len, rc;
+
+    *out = NULL;
+    len = redisFormatCommandArgv(&cmd, argc, argv, lens);
+    if (len < 0)
+        return dq_err_set(err, DQ_ENOMEM, "out of memory");
+    rc = dq_net_write(&c->net, cmd, (size_t)len, c->command_timeout_ms, why, sizeof why);
+    redisFreeCommand(cmd);
+    if (rc != DQ_OK)
+        return io_error(c, argv[0], c->command_timeout_ms, rc, why, err);
+    for (;;) {
+        char buf[READ_CHUNK];
+        ssize_t n;
+
+        if (redisReaderGetReply(c->reader, &reply) != REDIS_OK) {
+            snprintf(why, sizeof why, "protocol error: %s", c->reader->errstr);
+            return io_error(c, argv[0], c->command_timeout_ms, DQ_ECONN, why, err);
+        }
+        if (reply != NULL) {
+            c->answered = true;
+            break;
+        }
+        n = dq_net_read(&c->net, buf, sizeof buf, c->command_timeout_ms, why, sizeof why);
+        if (n < 0)
+            return io_error(c, argv[0], c->command_timeout_ms, (int)n, why, err);
+        if (redisReaderFeed(c->reader, buf, (size_t)n) != REDIS_OK)
+            return io_error(c, argv[0], c->command_timeout_ms, DQ_ECONN, "out of memory", err);
+    }
+    *out = reply;
+    return DQ_OK;
 }
 
 /* Runs a setup command (AUTH, SELECT) on a fresh connection. */
 static int
 setup_command(dq_client *c, int argc, const char **argv, dq_err *err)
 {
-    redisReply *r = redisCommandArgv(c->ctx, argc, argv, NULL);
-    int rc = DQ_OK;
+    redisReply *r = NULL;
+    int rc = roundtrip(c, argc, argv, NULL, &r, err);
 
-    if (r == NULL)
-        return io_error(c, argv[0], c->command_timeout_ms, err);
+    if (rc != DQ_OK)
+        return rc;
     if (r->type == REDIS_REPLY_ERROR) {
         if (r->len >= 6 && memcmp(r->str, "NOAUTH", 6) == 0)
             rc = dq_err_set(err, DQ_ECONN,
@@ -69,8 +130,7 @@ setup_command(dq_client *c, int argc, const char **argv, dq_err *err)
         else
             rc = dq_err_set(err, DQ_ECONN, "redis at %s refused %s: %.*s", c->endpoint, argv[0],
                             (int)r->len, r->str);
-        redisFree(c->ctx);
-        c->ctx = NULL;
+        drop(c);
     }
     freeReplyObject(r);
     return rc;
@@ -79,19 +139,20 @@ setup_command(dq_client *c, int argc, const char **argv, dq_err *err)
 static int
 connect_now(dq_client *c, dq_err *err)
 {
-    struct timeval ct = tv_ms(c->connect_timeout_ms);
+    bool un = c->url.kind == DQ_URL_UNIX;
+    char why[200];
     int rc;
 
-    if (c->url.kind == DQ_URL_UNIX)
-        c->ctx = redisConnectUnixWithTimeout(c->url.path, ct);
-    else
-        c->ctx = redisConnectWithTimeout(c->url.host, c->url.port, ct);
-    if (c->ctx == NULL || c->ctx->err)
-        return io_error(c, "connect", c->connect_timeout_ms, err);
-    if (redisSetTimeout(c->ctx, tv_ms(c->command_timeout_ms)) != REDIS_OK)
-        return io_error(c, "connect", c->connect_timeout_ms, err);
-    /* processes a worker starts must not inherit the connection */
-    fcntl(c->ctx->fd, F_SETFD, FD_CLOEXEC);
+    rc = dq_net_connect(&c->net, un ? NULL : c->url.host, c->url.port, un ? c->url.path : NULL,
+                        c->tls, c->connect_timeout_ms, why, sizeof why);
+    if (rc != DQ_OK)
+        return io_error(c, "connect", c->connect_timeout_ms, rc, why, err);
+    c->answered = false;
+    c->reader = redisReaderCreate();
+    if (c->reader == NULL) {
+        drop(c);
+        return dq_err_set(err, DQ_ENOMEM, "out of memory");
+    }
     if (c->url.has_password) {
         const char *auth[3] = {"AUTH", c->url.user, c->url.password};
         if (c->url.user[0] != '\0')
@@ -109,7 +170,9 @@ connect_now(dq_client *c, dq_err *err)
             return rc;
     }
     /* One round trip proves the server answers (and accepts us) before we report a
-     * connection: a listener that never replies is a timeout here, not later. */
+     * connection: a listener that never replies is a timeout here, not later. Over TLS
+     * it is also where a server that refused our certificate says so (in TLS 1.3 the
+     * client's handshake ends before the server has checked it). */
     return setup_command(c, 1, (const char *[]){"PING"}, err);
 }
 
@@ -132,7 +195,7 @@ int64_t
 dq_conn_retry_in_ms(const dq_client *c)
 {
     int64_t left = c->retry_at_ms - dq_mono_ms();
-    return c->ctx != NULL || left < 0 ? 0 : left;
+    return connected(c) || left < 0 ? 0 : left;
 }
 
 int
@@ -141,7 +204,7 @@ dq_conn_ensure(dq_client *c, dq_err *err)
     int rc;
     int64_t now;
 
-    if (c->ctx != NULL)
+    if (connected(c))
         return DQ_OK;
     now = dq_mono_ms();
     if (now < c->retry_at_ms)
@@ -170,11 +233,7 @@ dq_conn_command(dq_client *c, int argc, const char **argv, const size_t *lens, r
     *out = NULL;
     if (rc != DQ_OK)
         return rc;
-    redisReply *r = redisCommandArgv(c->ctx, argc, argv, lens);
-    if (r == NULL)
-        return io_error(c, argv[0], c->command_timeout_ms, err);
-    *out = r;
-    return DQ_OK;
+    return roundtrip(c, argc, argv, lens, out, err);
 }
 
 void
@@ -194,6 +253,37 @@ dq_default_who(char *buf, size_t size)
     snprintf(buf, size, "%s@%s", user ? user : "?", host);
 }
 
+static const char *
+opt_str(const char *s)
+{
+    return s != NULL && s[0] != '\0' ? s : NULL;
+}
+
+/* The TLS settings for a rediss:// URL; TLS options with any other URL are an error,
+ * so that a plain connection is never taken for a protected one. */
+static int
+tls_setup(dq_client *c, const dq_client_opts *opts, dq_err *err)
+{
+    dq_client_opts o = {0};
+
+    if (opts != NULL) {
+        o.tls_ca = opt_str(opts->tls_ca);
+        o.tls_cert = opt_str(opts->tls_cert);
+        o.tls_key = opt_str(opts->tls_key);
+        o.tls_server_name = opt_str(opts->tls_server_name);
+        o.tls_insecure = opts->tls_insecure;
+    }
+    if (!c->url.tls) {
+        if (o.tls_ca || o.tls_cert || o.tls_key || o.tls_server_name || o.tls_insecure)
+            return dq_err_set(err, DQ_EINVAL,
+                              "tls options need a rediss:// URL; %s is not one (refusing to "
+                              "connect without TLS)",
+                              c->endpoint);
+        return DQ_OK;
+    }
+    return dq_tls_new(&o, c->url.host, &c->tls, err);
+}
+
 int
 dq_client_open(const char *url, const dq_client_opts *opts, dq_client **out, dq_err *err)
 {
@@ -204,7 +294,12 @@ dq_client_open(const char *url, const dq_client_opts *opts, dq_client **out, dq_
     c = calloc(1, sizeof *c);
     if (c == NULL)
         return dq_err_set(err, DQ_ENOMEM, "out of memory");
+    c->net = DQ_NET_CLOSED;
     rc = dq_url_parse(url ? url : "redis://127.0.0.1:6379", &c->url, err);
+    if (rc != DQ_OK)
+        goto out;
+    dq_url_endpoint(&c->url, c->endpoint, sizeof c->endpoint);
+    rc = tls_setup(c, opts, err);
     if (rc != DQ_OK)
         goto out;
     if (opts != NULL && opts->password != NULL) {
@@ -216,7 +311,6 @@ dq_client_open(const char *url, const dq_client_opts *opts, dq_client **out, dq_
         snprintf(c->url.password, sizeof c->url.password, "%s", opts->password);
         c->url.has_password = true;
     }
-    dq_url_endpoint(&c->url, c->endpoint, sizeof c->endpoint);
     c->connect_timeout_ms = opts && opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms : 3000;
     c->command_timeout_ms = opts && opts->command_timeout_ms > 0 ? opts->command_timeout_ms : 3000;
     if (opts != NULL && opts->who != NULL && opts->who[0] != '\0')
@@ -238,7 +332,8 @@ dq_client_free(dq_client *c)
 {
     if (c == NULL)
         return;
-    redisFree(c->ctx);
+    drop(c);
+    dq_tls_free(c->tls);
     memset(c->url.password, 0, sizeof c->url.password);
     dq_names_free(&c->registered);
     free(c);
@@ -340,25 +435,29 @@ int
 dq_sub_open(const dq_client *c, const char *channel, dq_client **out, dq_err *err)
 {
     dq_client *s = malloc(sizeof *s);
-    redisReply *r;
+    redisReply *r = NULL;
     int rc;
 
     *out = NULL;
     if (s == NULL)
         return dq_err_set(err, DQ_ENOMEM, "out of memory");
     *s = *c;
-    s->ctx = NULL;
+    s->net = DQ_NET_CLOSED;
+    s->reader = NULL;
+    s->tls = NULL;
     memset(&s->registered, 0, sizeof s->registered); /* c's to free, and unused here */
     s->retry_at_ms = 0;
     s->backoff_ms = 0;
+    if (c->tls != NULL && (s->tls = dq_tls_ref(c->tls)) == NULL) {
+        rc = dq_err_set(err, DQ_ENOMEM, "out of memory");
+        goto out;
+    }
     rc = dq_conn_ensure(s, err);
     if (rc != DQ_OK)
         goto out;
-    r = redisCommand(s->ctx, "SUBSCRIBE %s", channel);
-    if (r == NULL) {
-        rc = io_error(s, "SUBSCRIBE", s->command_timeout_ms, err);
+    rc = roundtrip(s, 2, (const char *[]){"SUBSCRIBE", channel}, NULL, &r, err);
+    if (rc != DQ_OK)
         goto out;
-    }
     if (r->type != REDIS_REPLY_ARRAY)
         rc = dq_err_set(err, DQ_EREDIS, "redis at %s refused SUBSCRIBE", s->endpoint);
     freeReplyObject(r);
@@ -374,22 +473,41 @@ out:
 int
 dq_sub_fd(const dq_client *s)
 {
-    return s != NULL && s->ctx != NULL ? s->ctx->fd : -1;
+    return s != NULL && connected(s) ? s->net.fd : -1;
 }
 
 int
 dq_sub_drain(dq_client *s, struct dq_wake *w, dq_err *err)
 {
     void *r = NULL;
+    char why[200] = "";
     int n = 0;
 
     w->due = false;
     w->lease_ms = -1;
-    if (s->ctx == NULL)
+    if (!connected(s))
         return dq_err_set(err, DQ_ECONN, "wake-up connection is closed");
-    if (redisBufferRead(s->ctx) != REDIS_OK)
-        return io_error(s, "wake-up read", s->command_timeout_ms, err);
-    while (redisGetReplyFromReader(s->ctx, &r) == REDIS_OK && r != NULL) {
+    /* everything ready now, without waiting: over TLS a readable socket may hold only
+     * part of a record, and decrypted bytes left inside OpenSSL would not wake poll() */
+    for (int i = 0; i < DRAIN_READS; i++) {
+        char buf[READ_CHUNK];
+        ssize_t got = dq_net_read(&s->net, buf, sizeof buf, 0, why, sizeof why);
+
+        if (got < 0)
+            return io_error(s, "wake-up read", s->command_timeout_ms, (int)got, why, err);
+        if (got == 0)
+            break;
+        if (redisReaderFeed(s->reader, buf, (size_t)got) != REDIS_OK)
+            return io_error(s, "wake-up read", s->command_timeout_ms, DQ_ECONN, "out of memory",
+                            err);
+    }
+    for (;;) {
+        if (redisReaderGetReply(s->reader, &r) != REDIS_OK) {
+            snprintf(why, sizeof why, "protocol error: %s", s->reader->errstr);
+            return io_error(s, "wake-up read", s->command_timeout_ms, DQ_ECONN, why, err);
+        }
+        if (r == NULL)
+            break;
         const redisReply *m = r;
         /* {"message", channel, payload}: "lease:<ms>" or a due time; anything else
          * (a subscribe confirmation, an unknown form) counts as "look again" */
@@ -409,8 +527,6 @@ dq_sub_drain(dq_client *s, struct dq_wake *w, dq_err *err)
         r = NULL;
         n++;
     }
-    if (s->ctx->err)
-        return io_error(s, "wake-up read", s->command_timeout_ms, err);
     return n;
 }
 

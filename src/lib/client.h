@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * client.h: the connection behind a dq_client. The only place (with scripts.c and
- * registry.c) that sends commands through hiredis. One reused connection; on an I/O error or a
- * timeout it is dropped (its state is unknown) and the next call reconnects, with capped
- * exponential backoff between attempts.
+ * registry.c) that sends commands through hiredis, and it uses only hiredis's reply
+ * reader and command formatter: the bytes travel through net.c (TCP, unix socket or
+ * TLS). One reused connection; on an I/O error or a timeout it is dropped (its state is
+ * unknown) and the next call reconnects, with capped exponential backoff between
+ * attempts.
  */
 #ifndef DQ_LIB_CLIENT_H
 #define DQ_LIB_CLIENT_H
@@ -16,6 +18,7 @@
 
 #include "clock.h"
 #include "delayq.h"
+#include "net.h"
 #include "url.h"
 
 /*
@@ -33,7 +36,10 @@ struct dq_names {
 };
 
 struct dq_client {
-    redisContext *ctx; /* NULL while disconnected */
+    struct dq_net net;   /* net.fd is -1 while disconnected */
+    redisReader *reader; /* replies on this connection; NULL while disconnected */
+    struct dq_tls *tls;  /* rediss://: owned (a reference); NULL otherwise */
+    bool answered;       /* the server has sent a reply on this connection */
     struct dq_url url;
     char endpoint[300];
     char who[160];

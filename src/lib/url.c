@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * url.c: parses redis:// and unix:// URLs. Pure: no I/O, no name resolution.
+ * url.c: parses redis://, rediss:// and unix:// URLs. Pure: no I/O, no name resolution.
  *
  * The password must never reach a message. User info is located first (it ends at
  * the last '@', or the last "@/" for unix://) and no message quotes any text before
@@ -19,7 +19,7 @@
 /* Output characters of a quoted piece of input, before "..." marks a cut. */
 #define QUOTE_MAX 48
 
-#define SCHEME_HINT "(use redis://host:port or unix:///path)"
+#define SCHEME_HINT "(use redis://host:port, rediss://host:port or unix:///path)"
 
 struct span {
     const char *p;
@@ -424,15 +424,14 @@ url_parse(const char *s, struct dq_url *u, dq_err *err)
     }
     if (span_is(scheme, "redis"))
         return parse_tcp(sep + 3, u, err);
+    if (span_is(scheme, "rediss")) {
+        u->tls = true;
+        return parse_tcp(sep + 3, u, err);
+    }
     if (span_is(scheme, "unix"))
         return parse_unix(sep + 3, u, err);
-    if (span_is(scheme, "rediss"))
-        return dq_err_set(err, DQ_EINVAL,
-                          "url: scheme \"%s\" is not supported (TLS needs hiredis >= 1.0; this "
-                          "build has 0.14)",
-                          quote(q, sizeof q, scheme));
     return dq_err_set(err, DQ_EINVAL,
-                      "url: scheme \"%s\" is not supported (use redis:// or unix://)",
+                      "url: scheme \"%s\" is not supported (use redis://, rediss:// or unix://)",
                       quote(q, sizeof q, scheme));
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * url.h: the Redis URL parser (redis:// and unix://). Pure: no I/O, no name
+ * url.h: the Redis URL parser (redis://, rediss:// and unix://). Pure: no I/O, no name
  * resolution; client.c turns the result into a connection.
  */
 #ifndef DQ_LIB_URL_H
@@ -24,12 +24,14 @@ struct dq_url {
     char password[256]; /* percent-decoded; "" if none */
     bool has_password;  /* a non-empty password was given */
     int db;             /* 0..INT_MAX (the server decides how many exist); default 0 */
+    bool tls;           /* rediss://: TCP with TLS (kind is DQ_URL_TCP) */
 };
 
 /**
  * Parses @s into *@out:
  *
  *   redis://[[user][:password]@]host[:port][/db][?db=N]
+ *   rediss://... (the same, over TLS; the default port is 6379 too)
  *   unix://[[user][:password]@]/path/to/sock[?db=N]
  *
  * The scheme is case-insensitive. An IPv6 host goes in brackets ("redis://[::1]:6380/2").
@@ -40,7 +42,7 @@ struct dq_url {
  *
  * Returns DQ_OK, or DQ_EINVAL with a message that starts with "url: " and names the part
  * that is wrong; *@out is then zeroed. Messages never include the user info, so never
- * the password. "rediss" (TLS) is refused: hiredis 0.14 has no TLS.
+ * the password.
  */
 int dq_url_parse(const char *s, struct dq_url *out, dq_err *err);
 

@@ -32,7 +32,7 @@ put_encoded(struct dq_buf *b, const char *s)
 static void
 format_url(struct dq_buf *b, const struct dq_url *u, bool userinfo)
 {
-    dq_buf_puts(b, u->kind == DQ_URL_UNIX ? "unix://" : "redis://");
+    dq_buf_puts(b, u->kind == DQ_URL_UNIX ? "unix://" : u->tls ? "rediss://" : "redis://");
     if (userinfo && (u->user[0] != '\0' || u->has_password)) {
         put_encoded(b, u->user);
         if (u->has_password) {
@@ -68,7 +68,7 @@ same_url(const struct dq_url *a, const struct dq_url *b)
     return a->kind == b->kind && strcmp(a->host, b->host) == 0 && a->port == b->port &&
            strcmp(a->path, b->path) == 0 && strcmp(a->user, b->user) == 0 &&
            strcmp(a->password, b->password) == 0 && a->has_password == b->has_password &&
-           a->db == b->db;
+           a->db == b->db && a->tls == b->tls;
 }
 
 static void
@@ -103,6 +103,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(u.kind == DQ_URL_UNIX ? u.port == 0 && u.host[0] == '\0' && u.path[0] == '/'
                                      : u.port >= 1 && u.port <= 65535 && u.host[0] != '\0');
     FUZZ_CHECK(u.db >= 0);
+    FUZZ_CHECK(!u.tls || u.kind == DQ_URL_TCP);
     check_endpoint(&u);
 
     format_url(&text, &u, true);

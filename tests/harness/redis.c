@@ -8,7 +8,8 @@
  * free port comes from binding 127.0.0.1:0; someone else can take it before
  * redis-server binds it, so an early exit of the child means "try another port".
  * Readiness is PING + INFO's process_id, so we never mistake another test's
- * server on a recycled port for ours.
+ * server on a recycled port for ours. A TLS server has no plain TCP port, so the
+ * fixture itself talks to it through its unix socket (hiredis 0.14 has no TLS).
  */
 #include "redis.h"
 
@@ -180,11 +181,13 @@ dump_log_tail(const struct test_redis *r)
     fclose(f);
 }
 
+/* A plain connection to the fixture's server: TCP, or its unix socket when it is TLS. */
 static redisContext *
-connect_tcp(int port, int timeout_ms)
+connect_tcp(const struct test_redis *r, int timeout_ms)
 {
     struct timeval tv = {.tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
-    redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+    redisContext *c = r->tls ? redisConnectUnixWithTimeout(r->sock, tv)
+                             : redisConnectWithTimeout("127.0.0.1", r->port, tv);
 
     if (c == NULL || c->err != 0) {
         redisFree(c);
@@ -197,7 +200,7 @@ connect_tcp(int port, int timeout_ms)
 static bool
 is_ready(const struct test_redis *r)
 {
-    redisContext *c = connect_tcp(r->port, 100);
+    redisContext *c = connect_tcp(r, 100);
     redisReply *reply;
     bool ok = false;
 
@@ -279,7 +282,7 @@ static int
 spawn_and_wait(struct test_redis *r, const char *bin)
 {
     struct argv_buf *a;
-    char port[16], logfile[PATH_MAX];
+    char port[16], logfile[PATH_MAX], cert[PATH_MAX], key[PATH_MAX];
     long maxfd = sysconf(_SC_OPEN_MAX);
     pid_t parent = getpid();
     int64_t deadline;
@@ -291,15 +294,37 @@ spawn_and_wait(struct test_redis *r, const char *bin)
         return -1;
     snprintf(port, sizeof port, "%d", r->port);
     snprintf(logfile, sizeof logfile, "%s/%s", r->dir, LOG_NAME);
+    snprintf(cert, sizeof cert, "%s/server.crt", r->dir);
+    snprintf(key, sizeof key, "%s/server.key", r->dir);
     const char *const fixed[] = {
-        bin,     "--port",           port,  "--bind",       "127.0.0.1", "--dir",
-        r->dir,  "--save",           "",    "--appendonly", "no",        "--unixsocket",
-        r->sock, "--unixsocketperm", "700", "--logfile",    logfile,
+        bin,
+        "--port",
+        r->tls ? "0" : port,
+        "--bind",
+        "127.0.0.1",
+        "--dir",
+        r->dir,
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--unixsocket",
+        r->sock,
+        "--unixsocketperm",
+        "700",
+        "--logfile",
+        logfile,
+    };
+    const char *const tls[] = {
+        "--tls-port",         port,  "--tls-cert-file",    cert, "--tls-key-file", key,
+        "--tls-ca-cert-file", r->ca, "--tls-auth-clients", "no",
     };
 
     ok = true;
     for (size_t i = 0; ok && i < sizeof fixed / sizeof fixed[0]; i++)
         ok = argv_add(a, fixed[i]);
+    for (size_t i = 0; ok && r->tls && i < sizeof tls / sizeof tls[0]; i++)
+        ok = argv_add(a, tls[i]);
     for (int i = 0; ok && i < r->n_extra; i++)
         ok = argv_add(a, r->extra[i]);
     if (!ok) {
@@ -370,7 +395,7 @@ free_extra(struct test_redis *r)
 static void
 set_urls(struct test_redis *r)
 {
-    snprintf(r->url, sizeof r->url, "redis://127.0.0.1:%d", r->port);
+    snprintf(r->url, sizeof r->url, "%s://127.0.0.1:%d", r->tls ? "rediss" : "redis", r->port);
 }
 
 /* A private dir whose socket path fits in sun_path: $TMPDIR if short enough. */
@@ -394,8 +419,8 @@ make_dir(struct test_redis *r)
     return true;
 }
 
-int
-test_redis_start(struct test_redis *r, const char *const *extra)
+static int
+start(struct test_redis *r, const char *const *extra, bool tls)
 {
     char bin[PATH_MAX];
     const char *skip_env = getenv("DQ_TEST_ALLOW_SKIP");
@@ -403,6 +428,7 @@ test_redis_start(struct test_redis *r, const char *const *extra)
     int rc = -1;
 
     memset(r, 0, sizeof *r);
+    r->tls = tls;
     signal(SIGPIPE, SIG_IGN);
     if (!find_server(bin, sizeof bin)) {
         const char *env = getenv("DQ_REDIS_SERVER");
@@ -426,6 +452,14 @@ test_redis_start(struct test_redis *r, const char *const *extra)
     }
     if (!make_dir(r))
         goto out;
+    if (tls) {
+        snprintf(r->ca, sizeof r->ca, "%s/ca.crt", r->dir);
+        snprintf(r->other_ca, sizeof r->other_ca, "%s/other-ca.crt", r->dir);
+        snprintf(r->client_cert, sizeof r->client_cert, "%s/client.crt", r->dir);
+        snprintf(r->client_key, sizeof r->client_key, "%s/client.key", r->dir);
+        if (test_tls_make_certs(r->dir) != 0)
+            goto out;
+    }
 
     for (int attempt = 1; attempt <= PORT_ATTEMPTS; attempt++) {
         int spawned;
@@ -451,6 +485,150 @@ out:
     if (rc != 0)
         test_redis_stop(r);
     return rc;
+}
+
+int
+test_redis_start(struct test_redis *r, const char *const *extra)
+{
+    return start(r, extra, false);
+}
+
+int
+test_redis_start_tls(struct test_redis *r, const char *const *extra)
+{
+    return start(r, extra, true);
+}
+
+/* ---- certificates ------------------------------------------------------------------- */
+
+#define OPENSSL_DEADLINE_MS 20000
+
+static const char openssl_cnf[] = "[req]\n"
+                                  "distinguished_name = dn\n"
+                                  "prompt = no\n"
+                                  "[dn]\n"
+                                  "CN = delayq test\n"
+                                  "[ca]\n"
+                                  "basicConstraints = critical,CA:TRUE\n"
+                                  "keyUsage = critical,keyCertSign,cRLSign\n"
+                                  "subjectKeyIdentifier = hash\n"
+                                  "[server]\n"
+                                  "basicConstraints = critical,CA:FALSE\n"
+                                  "keyUsage = critical,digitalSignature\n"
+                                  "extendedKeyUsage = serverAuth,clientAuth\n"
+                                  "subjectAltName = IP:127.0.0.1,DNS:localhost\n"
+                                  "[client]\n"
+                                  "basicConstraints = critical,CA:FALSE\n"
+                                  "keyUsage = critical,digitalSignature\n"
+                                  "extendedKeyUsage = clientAuth\n";
+
+/* Runs `openssl ARGS...` in @dir with its output appended to dir/openssl.log, within
+ * the deadline. 0 when it exited 0. */
+static int
+run_openssl(const char *dir, const char *const *args, int64_t deadline)
+{
+    char log[PATH_MAX];
+    char *argv[40];
+    int n = 0, status, rc = -1;
+    pid_t pid;
+
+    /* execvp wants char *: copies made before fork, so the child never allocates */
+    argv[n++] = strdup("openssl");
+    for (int i = 0; args[i] != NULL && n < 39; i++)
+        argv[n++] = strdup(args[i]);
+    argv[n] = NULL;
+    for (int i = 0; i < n; i++) {
+        if (argv[i] == NULL)
+            goto out;
+    }
+    snprintf(log, sizeof log, "%s/openssl.log", dir);
+    pid = fork();
+    if (pid < 0)
+        goto out;
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+
+        if (fd < 0 || chdir(dir) != 0)
+            _exit(126);
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+        execvp("openssl", argv);
+        _exit(127);
+    }
+    for (;;) {
+        pid_t w = waitpid(pid, &status, WNOHANG);
+
+        if (w == pid) {
+            rc = WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+            break;
+        }
+        if (w < 0 && errno != EINTR)
+            break;
+        if (test_mono_ms() >= deadline) {
+            kill(pid, SIGKILL);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+            fprintf(stderr, "test_tls: openssl %s ran past its deadline\n", args[0]);
+            break;
+        }
+        test_nap_ms(POLL_MS);
+    }
+out:
+    for (int i = 0; i < n; i++)
+        free(argv[i]);
+    return rc;
+}
+
+int
+test_tls_make_certs(const char *dir)
+{
+#define EC "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"
+    static const char *const steps[][24] = {
+        {"req", "-x509", "-new", "-config", "openssl.cnf", "-extensions", "ca", EC, "-keyout",
+         "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=delayq test CA", NULL},
+        {"req", "-x509", "-new", "-config", "openssl.cnf", "-extensions", "ca", EC, "-keyout",
+         "other-ca.key", "-out", "other-ca.crt", "-days", "2", "-subj", "/CN=unrelated test CA",
+         NULL},
+        {"req", "-new", "-config", "openssl.cnf", EC, "-keyout", "server.key", "-out", "server.csr",
+         "-subj", "/CN=localhost", NULL},
+        {"x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-set_serial",
+         "2", "-days", "2", "-extfile", "openssl.cnf", "-extensions", "server", "-out",
+         "server.crt", NULL},
+        {"req", "-new", "-config", "openssl.cnf", EC, "-keyout", "client.key", "-out", "client.csr",
+         "-subj", "/CN=delayq test client", NULL},
+        {"x509", "-req", "-in", "client.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-set_serial",
+         "3", "-days", "2", "-extfile", "openssl.cnf", "-extensions", "client", "-out",
+         "client.crt", NULL},
+    };
+#undef EC
+    int64_t deadline = test_mono_ms() + OPENSSL_DEADLINE_MS;
+    char path[PATH_MAX];
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/openssl.cnf", dir);
+    f = fopen(path, "w");
+    if (f == NULL || fputs(openssl_cnf, f) == EOF || fclose(f) != 0) {
+        fprintf(stderr, "test_tls: cannot write %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        if (run_openssl(dir, steps[i], deadline) != 0) {
+            char cat[PATH_MAX + 16];
+
+            fprintf(stderr, "test_tls: openssl step %zu (%s ... %s) failed; its output:\n", i + 1,
+                    steps[i][0], steps[i][1]);
+            snprintf(cat, sizeof cat, "%s/openssl.log", dir);
+            f = fopen(cat, "r");
+            if (f != NULL) {
+                char line[512];
+                while (fgets(line, sizeof line, f) != NULL)
+                    fputs(line, stderr);
+                fclose(f);
+            }
+            return -1;
+        }
+    }
+    return 0;
 }
 
 void
@@ -511,7 +689,7 @@ test_redis_cmd(struct test_redis *r, int argc, const char **argv)
 
     if (r->port == 0)
         return NULL;
-    c = connect_tcp(r->port, 1000);
+    c = connect_tcp(r, 1000);
     if (c == NULL)
         return NULL;
     redisSetTimeout(c, (struct timeval){.tv_sec = 5, .tv_usec = 0});

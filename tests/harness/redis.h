@@ -8,6 +8,7 @@
 #ifndef DQ_HARNESS_REDIS_H
 #define DQ_HARNESS_REDIS_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 struct redisReply;
@@ -19,12 +20,18 @@ struct redisReply;
 #define TEST_REDIS_MAX_EXTRA 16
 
 struct test_redis {
-    pid_t pid; /* 0 when no server is running */
-    int port;
+    pid_t pid;          /* 0 when no server is running */
+    int port;           /* the TLS port when tls is set (the server then has no plain TCP port) */
+    bool tls;           /* started by test_redis_start_tls */
     char dir[256];      /* private temp dir (mkdtemp under $TMPDIR or /tmp) */
     char url[320];      /* "redis://127.0.0.1:PORT" */
     char sock[300];     /* unix socket path inside dir */
     char unix_url[330]; /* "unix://" + sock */
+    /* TLS only: files in dir made by test_tls_make_certs(); "" otherwise */
+    char ca[300];          /* the CA that signed the server and client certificates */
+    char other_ca[300];    /* an unrelated CA that signed nothing here */
+    char client_cert[300]; /* a client certificate the server accepts */
+    char client_key[300];
     /* private: extra arguments, owned (strdup'd), replayed by restart/start_again */
     char *extra[TEST_REDIS_MAX_EXTRA];
     int n_extra;
@@ -46,6 +53,25 @@ struct test_redis {
  * fails a hiredis call instead of killing the test.
  */
 int test_redis_start(struct test_redis *r, const char *const *extra);
+
+/*
+ * Makes test certificates with the `openssl` command in @dir (within 20 s): ca.crt +
+ * ca.key (a CA), server.crt + server.key (signed by it, serverAuth, subjectAltName
+ * IP:127.0.0.1 and DNS:localhost), client.crt + client.key (signed by it, clientAuth),
+ * other-ca.crt (an unrelated CA). EC P-256 keys, valid for two days. Returns 0, or -1
+ * with the reason and openssl's output on stderr.
+ */
+int test_tls_make_certs(const char *dir);
+
+/*
+ * Like test_redis_start(), for a TLS-only server: certificates from
+ * test_tls_make_certs() in its dir, then --port 0 --tls-port P --tls-cert-file
+ * --tls-key-file --tls-ca-cert-file --tls-auth-clients no before @extra (so
+ * {"--tls-auth-clients", "yes", NULL} requires client certificates). r->url is
+ * "rediss://127.0.0.1:P"; readiness, test_redis_cmd() and test_redis_int() use the
+ * unix socket. Restarts keep the port, the certificates and the arguments.
+ */
+int test_redis_start_tls(struct test_redis *r, const char *const *extra);
 
 /* Stops the server by PID (SIGTERM, waitpid with a 5 s deadline, then SIGKILL),
  * removes the dir with everything in it and frees the extra arguments. Idempotent;

@@ -17,7 +17,7 @@
 #include "delayq.h"
 #include "lib/url.h"
 
-#define SCHEME_HINT "(use redis://host:port or unix:///path)"
+#define SCHEME_HINT "(use redis://host:port, rediss://host:port or unix:///path)"
 
 /* Distinctive, so a leak shows up as a plain substring. */
 #define SECRET "S3cr3tPw"
@@ -242,6 +242,39 @@ test_unix(void **state)
 }
 
 static void
+test_tls(void **state)
+{
+    struct dq_url u;
+
+    (void)state;
+    u = url_ok("rediss://cache.example.com");
+    assert_int_equal(u.kind, DQ_URL_TCP);
+    assert_true(u.tls);
+    assert_string_equal(u.host, "cache.example.com");
+    assert_int_equal(u.port, 6379);
+    assert_int_equal(u.db, 0);
+
+    u = url_ok("RedisS://alice:" SECRET "@10.0.0.5:6380/4");
+    assert_true(u.tls);
+    assert_string_equal(u.user, "alice");
+    assert_string_equal(u.password, SECRET);
+    assert_true(u.has_password);
+    assert_string_equal(u.host, "10.0.0.5");
+    assert_int_equal(u.port, 6380);
+    assert_int_equal(u.db, 4);
+
+    u = url_ok("rediss://[::1]:6390?db=2");
+    assert_true(u.tls);
+    assert_string_equal(u.host, "::1");
+    assert_int_equal(u.db, 2);
+
+    /* only rediss is TLS */
+    assert_false(url_ok("redis://h").tls);
+    assert_false(url_ok("unix:///tmp/r.sock").tls);
+    endpoint_is("rediss://:" SECRET "@h:6380/1", "h:6380");
+}
+
+static void
 test_endpoint(void **state)
 {
     struct dq_url u;
@@ -275,11 +308,16 @@ test_err_scheme(void **state)
     url_bad("/tmp/redis.sock", "url: \"/tmp/redis.sock\" has no scheme " SCHEME_HINT);
     url_bad("://h", "url: \"://h\" has no scheme " SCHEME_HINT);
     url_bad("1redis://h", "url: \"1redis://h\" has no scheme " SCHEME_HINT);
-    url_bad("rediss://h:6380", "url: scheme \"rediss\" is not supported (TLS needs hiredis >= 1.0; "
-                               "this build has 0.14)");
-    url_bad("http://h", "url: scheme \"http\" is not supported (use redis:// or unix://)");
+    url_bad("http://h",
+            "url: scheme \"http\" is not supported (use redis://, rediss:// or unix://)");
     url_bad("redis+sentinel://h",
-            "url: scheme \"redis+sentinel\" is not supported (use redis:// or unix://)");
+            "url: scheme \"redis+sentinel\" is not supported (use redis://, rediss:// or unix://)");
+    url_bad("redisss://h",
+            "url: scheme \"redisss\" is not supported (use redis://, rediss:// or unix://)");
+    /* rediss:// has every error of redis:// */
+    url_bad("rediss://", "url: host is empty " SCHEME_HINT);
+    url_bad("rediss://h:0", "url: port \"0\" is out of range 1..65535");
+    url_bad("rediss://:" SECRET "@h/x", "url: db \"x\" in the path is not a number 0..2147483647");
 }
 
 static void
@@ -430,7 +468,9 @@ test_err_never_leaks_password(void **state)
         ":" SECRET "@h",
         "x:" SECRET "://y@h",
         "redis//:" SECRET "@h",
-        "rediss://:" SECRET "@h",
+        "rediss://:" SECRET "@h:0",
+        "rediss://:" SECRET "@",
+        "rediss://:" SECRET "%zz@h",
         "http://:" SECRET "@h",
         "redis://:" SECRET "@",
         "redis://:" SECRET "@h:99999",
@@ -481,21 +521,14 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tcp_basic),
-        cmocka_unit_test(test_tcp_query),
-        cmocka_unit_test(test_tcp_userinfo),
-        cmocka_unit_test(test_tcp_percent_decoding),
-        cmocka_unit_test(test_tcp_ipv6),
-        cmocka_unit_test(test_unix),
-        cmocka_unit_test(test_endpoint),
-        cmocka_unit_test(test_err_scheme),
-        cmocka_unit_test(test_err_host),
-        cmocka_unit_test(test_err_port),
-        cmocka_unit_test(test_err_db),
-        cmocka_unit_test(test_err_query),
-        cmocka_unit_test(test_err_userinfo),
-        cmocka_unit_test(test_err_unix),
-        cmocka_unit_test(test_err_never_leaks_password),
+        cmocka_unit_test(test_tcp_basic),    cmocka_unit_test(test_tcp_query),
+        cmocka_unit_test(test_tcp_userinfo), cmocka_unit_test(test_tcp_percent_decoding),
+        cmocka_unit_test(test_tcp_ipv6),     cmocka_unit_test(test_unix),
+        cmocka_unit_test(test_tls),          cmocka_unit_test(test_endpoint),
+        cmocka_unit_test(test_err_scheme),   cmocka_unit_test(test_err_host),
+        cmocka_unit_test(test_err_port),     cmocka_unit_test(test_err_db),
+        cmocka_unit_test(test_err_query),    cmocka_unit_test(test_err_userinfo),
+        cmocka_unit_test(test_err_unix),     cmocka_unit_test(test_err_never_leaks_password),
         cmocka_unit_test(test_err_null_err),
     };
 

@@ -1,0 +1,106 @@
+#!/bin/sh
+# top_tls.sh: delayq top over rediss://, in tmux, against a private TLS-only
+# redis-server on a free loopback port (certificates made here with openssl): it shows
+# the queue, carries on across a restart of Redis on the same port, and a wrong CA ends
+# it before the screen opens, with exit 3 and the reason. Every expectation is a
+# deadline poll, never a sleep.
+set -u
+bin=${DELAYQ_BIN:?}
+server=${DQ_REDIS_SERVER:-redis-server}
+work=$(mktemp -d)
+sock="dqtls$$"
+tm() { tmux -L "$sock" "$@"; }
+redis_pid=
+cleanup() {
+  tm kill-server 2>/dev/null
+  [ -n "$redis_pid" ] && kill "$redis_pid" 2>/dev/null && wait "$redis_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok - $1"; }
+bad() { failed=$((failed + 1)); echo "not ok - $1"; tm capture-pane -p -t top 2>/dev/null | sed 's/^/# /'; }
+wait_for() {
+  i=0
+  while [ $i -lt 100 ]; do
+    "$@" && return 0
+    i=$((i + 1))
+    sleep 0.05
+  done
+  return 1
+}
+screen_has() { tm capture-pane -p -t top | grep -qF -- "$1"; }
+
+# certificates: a CA, a server certificate for 127.0.0.1 signed by it, an unrelated CA
+cat >"$work/openssl.cnf" <<'EOF'
+[req]
+distinguished_name = dn
+prompt = no
+[dn]
+CN = delayq test
+[ca]
+basicConstraints = critical,CA:TRUE
+keyUsage = critical,keyCertSign,cRLSign
+[server]
+basicConstraints = critical,CA:FALSE
+extendedKeyUsage = serverAuth
+subjectAltName = IP:127.0.0.1,DNS:localhost
+EOF
+ec="-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes"
+(
+  cd "$work" &&
+    openssl req -x509 -new -config openssl.cnf -extensions ca $ec -keyout ca.key -out ca.crt \
+      -days 2 -subj "/CN=delayq test CA" &&
+    openssl req -x509 -new -config openssl.cnf -extensions ca $ec -keyout other.key \
+      -out other-ca.crt -days 2 -subj "/CN=unrelated CA" &&
+    openssl req -new -config openssl.cnf $ec -keyout server.key -out server.csr -subj /CN=localhost &&
+    openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -set_serial 2 -days 2 \
+      -extfile openssl.cnf -extensions server -out server.crt
+) >"$work/openssl.log" 2>&1 || { echo "not ok - openssl"; cat "$work/openssl.log"; exit 1; }
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+start_redis() {
+  "$server" --port 0 --tls-port "$port" --bind 127.0.0.1 --dir "$work" --save "" \
+    --appendonly yes --appendfsync always --unixsocket "$work/redis.sock" \
+    --unixsocketperm 700 --tls-cert-file "$work/server.crt" --tls-key-file "$work/server.key" \
+    --tls-ca-cert-file "$work/ca.crt" --tls-auth-clients no --logfile "$work/redis.log" &
+  redis_pid=$!
+}
+redis_up() { redis-cli -s "$work/redis.sock" ping 2>/dev/null | grep -q PONG; }
+start_redis
+wait_for redis_up || { echo "not ok - redis-server with TLS did not start"; cat "$work/redis.log"; exit 1; }
+
+export DELAYQ_URL="rediss://127.0.0.1:$port" DELAYQ_TLS_CA="$work/ca.crt" DELAYQ_QUEUE=tlsq
+for i in 1 2 3; do "$bin" enqueue --json "{\"n\":$i}" >/dev/null || bad "enqueue $i"; done
+
+tm -f /dev/null new-session -d -s top -x 120 -y 30 "$bin top --refresh 250ms; sleep 30"
+if wait_for screen_has "[1] Due (3)" && screen_has "127.0.0.1:$port"; then
+  ok "top over TLS shows the 3 due tasks"
+else bad "top over TLS"; fi
+
+# Redis restarted on the same TLS port under the open inspector
+kill "$redis_pid" && wait "$redis_pid" 2>/dev/null
+redis_pid=
+start_redis
+wait_for redis_up || bad "redis-server restart"
+for i in 4 5; do
+  enqueued() { "$bin" enqueue --json "{\"n\":$i}" >/dev/null 2>&1; }
+  wait_for enqueued || bad "enqueue $i after the restart"
+done
+if wait_for screen_has "[1] Due (5)"; then ok "top carries on across a Redis restart"
+else bad "top after the restart"; fi
+tm send-keys -t top q
+gone() { ! screen_has "[1] Due"; }
+if wait_for gone; then ok "q quits"; else bad "q"; fi
+tm kill-server 2>/dev/null
+
+# a wrong CA: exit 3 with the reason, before any screen
+out=$(DELAYQ_TLS_CA="$work/other-ca.crt" "$bin" top </dev/null 2>&1)
+rc=$?
+if [ $rc -eq 3 ] && echo "$out" | grep -q "tls: certificate verify failed"; then
+  ok "a wrong CA ends top with exit 3 and the reason"
+else bad "wrong CA: exit $rc: $out"; fi
+
+echo "# $passed passed, $failed failed"
+[ $failed -eq 0 ]
