@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd_metrics.c: delayq metrics: every queue's counts and counters in the Prometheus
- * text exposition format (version 0.0.4), served on /metrics by libmicrohttpd or written
- * atomically to a file for node_exporter's textfile collector.
+ * cmd_metrics.c: delayq metrics: every queue's counts, counters, workers and pause in
+ * the Prometheus text exposition format (version 0.0.4), served on /metrics by
+ * libmicrohttpd or written atomically to a file for node_exporter's textfile collector.
  *
  * One scrape costs one SCARD plus one SSCAN per 1000 registered queues (none with -q),
- * then one stats script call (EVALSHA, O(log n)) per queue. libmicrohttpd runs every
+ * then two script calls per queue (FCALL_RO, or EVALSHA_RO where functions are refused):
+ * the stats (O(log n)) and the worker registry's counts (one record asked, no tasks;
+ * O(log W) plus at most 1000 beats and 1000 leases read). libmicrohttpd runs every
  * request on its one internal thread, so the single dq_client is never shared between
  * threads. Redis being down is reported as delayq_up 0 with HTTP 200, never a crash.
  */
@@ -31,19 +33,29 @@ enum { METRICS_MAX_QUEUES = 1000 };
 
 static const char help[] =
     "usage: delayq metrics [-q QUEUE]... [--listen HOST:PORT | --textfile PATH]\n\n"
-    "The queues' counts and counters for Prometheus: served on http://HOST:PORT/metrics\n"
-    "until SIGINT or SIGTERM, or written once to PATH (atomically: a temporary file in\n"
-    "the same directory, then rename) for node_exporter's textfile collector.\n"
+    "The queues' counts, counters, workers and pause for Prometheus: served on\n"
+    "http://HOST:PORT/metrics until SIGINT or SIGTERM, or written once to PATH\n"
+    "(atomically: a temporary file in the same directory, then rename) for\n"
+    "node_exporter's textfile collector.\n"
     "Every queue of the registry is exported (up to 1000), or only the -q queues.\n"
     "A scrape makes one SCARD and one SSCAN per 1000 registered queues (none with -q),\n"
-    "then one stats script call per queue. When Redis is unreachable the reply is\n"
-    "still HTTP 200, with delayq_up 0 and delayq_scrape_errors_total counting.\n\n"
+    "then two script calls per queue: the stats and the worker registry's counts.\n"
+    "When Redis is unreachable the reply is still HTTP 200, with delayq_up 0 and\n"
+    "delayq_scrape_errors_total counting.\n\n"
     "  -q, --queue NAME      export NAME (repeatable; default: every registered queue)\n"
     "  --listen HOST:PORT    address to serve on (default 127.0.0.1:9187; numeric IPv4,\n"
     "                        or [IPv6]:PORT; port 0 picks a free port, which is logged)\n"
     "  --textfile PATH       write one scrape to PATH and exit (\"-\": standard output);\n"
     "                        exit status 3 when Redis was unreachable (the file still\n"
     "                        says delayq_up 0)\n\n";
+
+/* What one scrape read of one queue. */
+struct queue_read {
+    const char *name;
+    dq_stats st;
+    bool have_workers; /* the registry call succeeded: live and lost are set */
+    int64_t live, lost;
+};
 
 struct metrics {
     struct cli *g;
@@ -121,9 +133,9 @@ open_client(struct cli *g, dq_err *err)
     return dq_client_open(g->url, &o, &g->client, err);
 }
 
-/* The per-queue families: @got queues named @names with their stats @st. */
+/* The per-queue families: the @got queues read in @qr. */
 static void
-put_queues(struct dq_buf *b, const char *const *names, const dq_stats *st, size_t got)
+put_queues(struct dq_buf *b, const struct queue_read *qr, size_t got)
 {
     static const char *const states[] = {"due", "future", "far_future", "inflight", "failed"};
     static const char *const events[] = {"enqueued", "done",   "retried",  "failed", "expired",
@@ -133,51 +145,79 @@ put_queues(struct dq_buf *b, const char *const *names, const dq_stats *st, size_
            "far_future), far_future (due after the queue's far_future_ms), inflight "
            "(claimed, under a lease), failed (parked).");
     for (size_t i = 0; i < got; i++) {
-        const dq_stats *s = &st[i];
+        const dq_stats *s = &qr[i].st;
         const int64_t v[] = {s->due, s->future, s->far_future, s->inflight, s->failed};
         for (size_t k = 0; k < sizeof states / sizeof states[0]; k++) {
-            sample_start(b, "delayq_tasks", names[i], "state", states[k]);
+            sample_start(b, "delayq_tasks", qr[i].name, "state", states[k]);
             dq_buf_printf(b, "%lld\n", (long long)v[k]);
         }
     }
     family(b, "delayq_expired_leases", "gauge",
            "In-flight tasks whose lease has expired (their worker is gone or stuck).");
     for (size_t i = 0; i < got; i++) {
-        sample_start(b, "delayq_expired_leases", names[i], NULL, NULL);
-        dq_buf_printf(b, "%lld\n", (long long)st[i].expired_leases);
+        sample_start(b, "delayq_expired_leases", qr[i].name, NULL, NULL);
+        dq_buf_printf(b, "%lld\n", (long long)qr[i].st.expired_leases);
     }
     family(b, "delayq_oldest_due_seconds", "gauge",
            "How long the oldest due task has waited for a worker (0 when none is due).");
     for (size_t i = 0; i < got; i++) {
-        sample_start(b, "delayq_oldest_due_seconds", names[i], NULL, NULL);
-        dq_buf_printf(b, "%.3f\n", (double)st[i].oldest_due_age_ms / 1000.0);
+        sample_start(b, "delayq_oldest_due_seconds", qr[i].name, NULL, NULL);
+        dq_buf_printf(b, "%.3f\n", (double)qr[i].st.oldest_due_age_ms / 1000.0);
     }
     family(b, "delayq_next_due_seconds", "gauge",
            "Seconds until the next future task is due (no sample when none is in the "
            "future).");
     for (size_t i = 0; i < got; i++) {
-        if (st[i].next_due_ms < 0)
+        if (qr[i].st.next_due_ms < 0)
             continue;
-        sample_start(b, "delayq_next_due_seconds", names[i], NULL, NULL);
-        dq_buf_printf(b, "%.3f\n", (double)(st[i].next_due_ms - st[i].now_ms) / 1000.0);
+        sample_start(b, "delayq_next_due_seconds", qr[i].name, NULL, NULL);
+        dq_buf_printf(b, "%.3f\n", (double)(qr[i].st.next_due_ms - qr[i].st.now_ms) / 1000.0);
     }
     family(b, "delayq_events_total", "counter",
            "Events counted by the queue's scripts since the queue was created.");
     for (size_t i = 0; i < got; i++) {
-        const dq_stats *s = &st[i];
+        const dq_stats *s = &qr[i].st;
         const int64_t v[] = {s->enqueued, s->done,   s->retried,  s->failed_total, s->expired,
                              s->trimmed,  s->reaped, s->requeued, s->dropped};
         for (size_t k = 0; k < sizeof events / sizeof events[0]; k++) {
-            sample_start(b, "delayq_events_total", names[i], "event", events[k]);
+            sample_start(b, "delayq_events_total", qr[i].name, "event", events[k]);
             dq_buf_printf(b, "%lld\n", (long long)v[k]);
         }
+    }
+    family(b, "delayq_workers", "gauge",
+           "Registered workers by state: live (beating), lost (silent past the queue's "
+           "worker_lost_ms); counted among the 1000 with the latest beats.");
+    for (size_t i = 0; i < got; i++) {
+        if (!qr[i].have_workers)
+            continue;
+        sample_start(b, "delayq_workers", qr[i].name, "state", "live");
+        dq_buf_printf(b, "%lld\n", (long long)qr[i].live);
+        sample_start(b, "delayq_workers", qr[i].name, "state", "lost");
+        dq_buf_printf(b, "%lld\n", (long long)qr[i].lost);
+    }
+    family(b, "delayq_queue_paused", "gauge",
+           "1 when the queue is paused (claims hand out nothing), else 0.");
+    for (size_t i = 0; i < got; i++) {
+        sample_start(b, "delayq_queue_paused", qr[i].name, NULL, NULL);
+        dq_buf_printf(b, "%d\n", qr[i].st.paused ? 1 : 0);
+    }
+    family(b, "delayq_queue_paused_until_seconds", "gauge",
+           "When the pause ends, in Unix seconds (Redis time); no sample when the queue is "
+           "not paused or is paused until resumed.");
+    for (size_t i = 0; i < got; i++) {
+        if (!qr[i].st.paused || qr[i].st.paused_until_ms <= 0)
+            continue;
+        sample_start(b, "delayq_queue_paused_until_seconds", qr[i].name, NULL, NULL);
+        dq_buf_printf(b, "%.3f\n", (double)qr[i].st.paused_until_ms / 1000.0);
     }
 }
 
 /*
  * One scrape into m->out. Returns true when Redis was reachable. Families are written
  * whole, one after another, as the format requires, so every queue is read first.
- * A queue whose read fails is left out of this scrape; a connection error ends it.
+ * A queue whose stats read fails is left out of this scrape; one whose registry read
+ * fails keeps its other samples but has no delayq_workers ones; a connection error ends
+ * the scrape. Both count as errors.
  */
 static bool
 scrape(struct metrics *m)
@@ -186,8 +226,7 @@ scrape(struct metrics *m)
     dq_queues reg = {0};
     const char *const *names = m->queues;
     size_t n = m->n_queues, got = 0;
-    dq_stats *st = NULL;
-    const char **ok_names = NULL;
+    struct queue_read *qr = NULL;
     dq_err err = {0}, first = {0};
     long long errors = 0;
     bool up = true, reg_read = false;
@@ -208,18 +247,29 @@ scrape(struct metrics *m)
         n = 0;
     }
     if (n > 0) {
-        st = calloc(n, sizeof *st);
-        ok_names = calloc(n, sizeof *ok_names);
-        if (st == NULL || ok_names == NULL) {
+        qr = calloc(n, sizeof *qr);
+        if (qr == NULL) {
             fprintf(stderr, "delayq: out of memory\n");
             exit(DQ_EXIT_FAILED);
         }
     }
     for (size_t i = 0; i < n && up; i++) {
-        rc = dq_stats_get(m->g->client, names[i], &st[got], &err);
+        struct queue_read *r = &qr[got];
+        dq_workers w;
+
+        rc = dq_stats_get(m->g->client, names[i], &r->st, &err);
         if (rc == DQ_OK) {
-            ok_names[got++] = names[i];
-            continue;
+            r->name = names[i];
+            got++;
+            /* only the counts: one record (the least allowed), no tasks */
+            rc = dq_workers_get(m->g->client, names[i], 1, 0, &w, &err);
+            if (rc == DQ_OK) {
+                r->have_workers = true;
+                r->live = w.live;
+                r->lost = w.lost;
+                dq_workers_free(&w);
+                continue;
+            }
         }
         if (errors++ == 0)
             first = err;
@@ -240,7 +290,7 @@ scrape(struct metrics *m)
         dq_buf_printf(b, "delayq_registry_queues %lld\n", (long long)reg.total);
     }
     if (got > 0)
-        put_queues(b, ok_names, st, got);
+        put_queues(b, qr, got);
     if (b->failed) {
         fprintf(stderr, "delayq: out of memory\n");
         exit(DQ_EXIT_FAILED);
@@ -254,8 +304,7 @@ scrape(struct metrics *m)
         fprintf(stderr, "%s: scrapes succeed again\n", m->g->prog);
     }
     m->had_errors = errors > 0;
-    free(st);
-    free(ok_names);
+    free(qr);
     dq_queues_free(&reg);
     return up;
 }

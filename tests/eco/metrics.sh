@@ -1,6 +1,7 @@
 #!/bin/sh
 # metrics.sh: delayq metrics against a private redis-server: the exposition passes
-# promtool check metrics and holds the queue's real counts; --textfile writes
+# promtool check metrics and holds the queue's real counts, a real worker as live and
+# the pause (with and without an end, then resumed); --textfile writes
 # atomically; the HTTP server answers /metrics, 404 and 405, survives Redis going away
 # (delayq_up 0, errors counted, HTTP 200) and coming back, and stops on SIGTERM/SIGINT.
 set -u
@@ -29,6 +30,8 @@ stop_pid "$wpid"
 spawn "$bin" work -q "$i" --quiet --grace 100ms -- sleep 60 2>>"$work/work.log"
 ipid=$spawned
 wait_for 10000 "1 task in flight" is "$i" inflight 1 || bad "worker claimed the task"
+live_is() { "$bin" workers -q "$1" --json | grep -q "\"live\":$2,"; }
+wait_for 10000 "the worker in the registry" live_is "$i" 1 || bad "worker registered"
 
 # val FILE SERIES: the value of SERIES (name{labels} as printed) in FILE
 val() { awk -v s="$2" '$1 == s { print $2; exit }' "$1"; }
@@ -46,8 +49,14 @@ check "inflight 1" has "$work/m.txt" "delayq_tasks{queue=\"$i\",state=\"inflight
 check "events enqueued 5" has "$work/m.txt" "delayq_events_total{queue=\"$q\",event=\"enqueued\"}" 5
 check "events failed 2" has "$work/m.txt" "delayq_events_total{queue=\"$f\",event=\"failed\"}" 2
 check "registry has 3 queues" has "$work/m.txt" delayq_registry_queues 3
+check "workers: the running worker is live" has "$work/m.txt" "delayq_workers{queue=\"$i\",state=\"live\"}" 1
+check "workers: none lost" has "$work/m.txt" "delayq_workers{queue=\"$i\",state=\"lost\"}" 0
+check "workers: the stopped worker left the registry" has "$work/m.txt" "delayq_workers{queue=\"$f\",state=\"live\"}" 0
+check "not paused: delayq_queue_paused 0" has "$work/m.txt" "delayq_queue_paused{queue=\"$q\"}" 0
+check "not paused: no until sample" sh -c "! grep -q '^delayq_queue_paused_until_seconds{' '$work/m.txt'"
 for fam in delayq_up delayq_scrape_errors_total delayq_tasks delayq_oldest_due_seconds \
-    delayq_next_due_seconds delayq_events_total; do
+    delayq_next_due_seconds delayq_events_total delayq_workers delayq_queue_paused \
+    delayq_queue_paused_until_seconds; do
   check "HELP and TYPE for $fam" sh -c "grep -q '^# HELP $fam ' '$work/m.txt' && grep -q '^# TYPE $fam ' '$work/m.txt'"
 done
 # the oldest due task waited a little; the next due is about 30 minutes away
@@ -61,6 +70,31 @@ check "oldest due in (0, $el] s (got $old)" awk -v v="$old" -v e="$el" 'BEGIN { 
 check "no next due sample for a queue with nothing in the future" \
   sh -c "! grep -qF 'delayq_next_due_seconds{queue=\"$f\"}' '$work/m.txt'"
 stop_pid "$ipid"
+
+# the pause: for 1h (the until gauge: its end in Unix seconds), until resumed (no
+# until sample), resumed (0)
+t0=$(($(date +%s) - 1))
+"$bin" pause -q "$q" --for 1h >/dev/null
+t1=$(($(date +%s) + 1))
+"$bin" metrics --textfile - >"$work/p.txt"
+check "paused for 1h: promtool accepts it" sh -c "promtool check metrics <'$work/p.txt'"
+check "paused for 1h: delayq_queue_paused 1" has "$work/p.txt" "delayq_queue_paused{queue=\"$q\"}" 1
+check "paused for 1h: the other queues 0" has "$work/p.txt" "delayq_queue_paused{queue=\"$f\"}" 0
+until=$(val "$work/p.txt" "delayq_queue_paused_until_seconds{queue=\"$q\"}")
+check "paused for 1h: until in [$t0 + 3600, $t1 + 3600] (got $until)" \
+  awk -v v="$until" -v a="$t0" -v b="$t1" 'BEGIN { exit !(v != "" && v >= a + 3600 && v <= b + 3600) }'
+check "paused for 1h: only that queue has an until sample" \
+  [ "$(grep -c '^delayq_queue_paused_until_seconds{' "$work/p.txt")" = 1 ]
+check "the stopped worker: not live after stopping" has "$work/p.txt" "delayq_workers{queue=\"$i\",state=\"live\"}" 0
+"$bin" pause -q "$q" >/dev/null
+"$bin" metrics --textfile - >"$work/p.txt"
+check "paused until resumed: delayq_queue_paused 1" has "$work/p.txt" "delayq_queue_paused{queue=\"$q\"}" 1
+check "paused until resumed: no until sample" sh -c "! grep -q '^delayq_queue_paused_until_seconds{' '$work/p.txt'"
+"$bin" resume -q "$q" >/dev/null
+"$bin" metrics --textfile - >"$work/p.txt"
+check "resumed: delayq_queue_paused 0" has "$work/p.txt" "delayq_queue_paused{queue=\"$q\"}" 0
+check "resumed: no until sample" sh -c "! grep -q '^delayq_queue_paused_until_seconds{' '$work/p.txt'"
+check "resumed: promtool accepts it" sh -c "promtool check metrics <'$work/p.txt'"
 
 # -q, repeatable: only those queues
 "$bin" metrics -q "$q" --queue="$f" --textfile - >"$work/q.txt"

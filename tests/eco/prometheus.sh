@@ -1,7 +1,7 @@
 #!/bin/sh
 # prometheus.sh: a real Prometheus (private, 127.0.0.1, temp dir, stopped by PID)
 # scrapes delayq metrics every second; its HTTP API must return the counts of a queue
-# this test filled. The README's alert rules pass promtool check rules, load into that
+# this test filled, a running worker and a pause. The README's alert rules pass promtool check rules, load into that
 # Prometheus, and DelayqFailuresGrowing goes pending once tasks fail.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -76,6 +76,13 @@ next=$(query "delayq_next_due_seconds{queue=\"$q\"}")
 low=$((600 - ($(mono_ms) - t_enq) / 1000 - 1))
 check "next due in [$low, 600] s (got $next)" awk -v v="$next" -v l="$low" 'BEGIN { exit !(v >= l && v <= 600) }'
 
+# the pause shows at the next scrapes, and the resume
+check "not paused: 0" query_is "delayq_queue_paused{queue=\"$q\"}" 0
+"$bin" pause -q "$q" --for 1h >/dev/null
+check "paused: 1" wait_for 10000 "paused 1" query_is "delayq_queue_paused{queue=\"$q\"}" 1
+"$bin" resume -q "$q" >/dev/null
+check "resumed: 0" wait_for 10000 "paused 0" query_is "delayq_queue_paused{queue=\"$q\"}" 0
+
 # a new enqueue shows at the next scrapes
 "$bin" enqueue -q "$q" --json '{}' >/dev/null
 check "a new task shows: due 5" wait_for 10000 "due 5" query_is "delayq_tasks{queue=\"$q\",state=\"due\"}" 5
@@ -95,6 +102,8 @@ spawn "$bin" work -q "$f" --quiet -- sh -c 'exit 1' 2>>"$work/work.log"
 wpid=$spawned
 check "failed counter 1 in Prometheus" wait_for 15000 "failed 1" \
   query_is "delayq_events_total{queue=\"$f\",event=\"failed\"}" 1
+check "the worker is live in Prometheus" wait_for 10000 "live 1" \
+  query_is "delayq_workers{queue=\"$f\",state=\"live\"}" 1
 stop_pid "$wpid"
 alert_active() {
   curl -fs "http://127.0.0.1:$pport/api/v1/alerts" | python3 -c 'import json, sys
