@@ -66,12 +66,14 @@ end
 -- Queue configuration: defaults unless the config hash says otherwise.
 local CFG_FIELDS = {'max_delay_ms', 'max_payload', 'backoff_base_ms', 'backoff_cap_ms',
   'max_attempts', 'failed_retention', 'audit_retention', 'far_future_ms', 'worker_lost_ms',
-  'worker_prune_ms'}
+  'worker_prune_ms', 'alert_oldest_due_ms', 'alert_far_future', 'alert_running_ms',
+  'alert_memory_pct'}
 -- worker_lost_ms 0: a worker is lost after three of its own beat intervals.
 local CFG_DEFAULT = {max_delay_ms = 7 * 86400000, max_payload = 1048576,
   backoff_base_ms = 1000, backoff_cap_ms = 300000, max_attempts = 25,
   failed_retention = 100000, audit_retention = 10000, far_future_ms = 3600000,
-  worker_lost_ms = 0, worker_prune_ms = 3600000}
+  worker_lost_ms = 0, worker_prune_ms = 3600000, alert_oldest_due_ms = 300000,
+  alert_far_future = 100000, alert_running_ms = 300000, alert_memory_pct = 90}
 -- Only @fields (a hot path reads the few it needs).
 local function config_of(fields)
   local v = redis.call('HMGET', K_CONFIG, unpack(fields))

@@ -233,6 +233,12 @@ typedef struct dq_config {
     int64_t worker_lost_ms;   /* a worker silent this long is shown as lost; default (0 in
                                  Redis) three of its own beat intervals; set -1 for that */
     int64_t worker_prune_ms;  /* a worker silent this long leaves the registry; default 1 h */
+    /* The health verdict's thresholds (delayq top, delayq stats --check); no script
+       reads them. */
+    int64_t alert_oldest_due_ms; /* the oldest due task waits this long: bad; default 5 min */
+    int64_t alert_far_future;    /* this many tasks in the far future: bad; default 100 000 */
+    int64_t alert_running_ms;    /* a task in flight this long is long-running; default 5 min */
+    int64_t alert_memory_pct;    /* Redis memory at this % of maxmemory: bad; default 90 */
 } dq_config;
 
 /** Reads the queue's effective configuration (defaults filled in). */

@@ -23,7 +23,14 @@ static const char help[] =
     "  far_future_ms     where \"far future\" begins (default 1h)\n"
     "  worker_lost_ms    a worker silent this long is shown as lost; 0 = three of its\n"
     "                    beat intervals (default 0)\n"
-    "  worker_prune_ms   a worker silent this long leaves the registry (default 1h)\n\n";
+    "  worker_prune_ms   a worker silent this long leaves the registry (default 1h)\n\n"
+    "The health verdict's thresholds (delayq top, delayq stats --check):\n\n"
+    "  alert_oldest_due_ms  the oldest due task waiting longer is bad (default 5m)\n"
+    "  alert_far_future     more tasks than this in the far future is bad\n"
+    "                       (default 100000)\n"
+    "  alert_running_ms     a task in flight longer is long-running (default 5m)\n"
+    "  alert_memory_pct     Redis memory over this % of maxmemory warns, 1..100\n"
+    "                       (default 90)\n\n";
 
 static const struct {
     const char *name;
@@ -40,6 +47,10 @@ static const struct {
     {"far_future_ms", true, offsetof(dq_config, far_future_ms)},
     {"worker_lost_ms", true, offsetof(dq_config, worker_lost_ms)},
     {"worker_prune_ms", true, offsetof(dq_config, worker_prune_ms)},
+    {"alert_oldest_due_ms", true, offsetof(dq_config, alert_oldest_due_ms)},
+    {"alert_far_future", false, offsetof(dq_config, alert_far_future)},
+    {"alert_running_ms", true, offsetof(dq_config, alert_running_ms)},
+    {"alert_memory_pct", false, offsetof(dq_config, alert_memory_pct)},
 };
 #define NFIELDS (sizeof fields / sizeof fields[0])
 

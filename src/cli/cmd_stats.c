@@ -14,12 +14,14 @@ static const char help[] =
     "Counts (due, future, far future, in flight, failed), the next due time, the age of\n"
     "the oldest due task, the queue's cumulative counters, the live and lost workers,\n"
     "and the verdict the inspector shows (\"no live worker for 3m12s while 40 are due\",\n"
-    "\"all well\"), in three bounded calls.\n\n"
+    "\"all well\"), in four bounded calls. The verdict's thresholds are the queue's\n"
+    "alert_* config fields (delayq config); the flags below override two of them.\n\n"
     "  --json                 one JSON object (with \"verdict\": level and text)\n"
     "  --check                exit 1 with the verdict as the reason when it is bad: no\n"
     "                         live worker while tasks are due, the oldest due task older\n"
-    "                         than --max-oldest-due (default 5m), expired leases, more\n"
-    "                         than --max-far-future (default 100000) far ahead; or when\n"
+    "                         than --max-oldest-due (default: alert_oldest_due_ms, 5m),\n"
+    "                         expired leases, more than --max-far-future (default:\n"
+    "                         alert_far_future, 100000) far ahead; or when\n"
     "                         the queue is paused (delayq pause)\n"
     "  --allow-paused         with --check: a paused queue passes (the other checks\n"
     "                         still apply; the oldest due age grows while paused)\n\n";
@@ -35,24 +37,29 @@ struct verdict {
     char text[1024];
 };
 
-/* The queue's verdict in the same words as the inspector's (fmt/health.c). Two more
- * bounded calls: the registry's counts and the server's memory. */
+/* The queue's verdict in the same words as the inspector's (fmt/health.c). Three more
+ * bounded calls: the queue's thresholds (config), the registry's counts and the
+ * server's memory. @max_age and @max_far, when not negative, override the config. */
 static int
 make_verdict(struct cli *g, const dq_stats *s, int64_t max_age, long long max_far,
              struct verdict *v, dq_err *err)
 {
-    int rc = dq_workers_get(g->client, g->queue, VERDICT_WORKERS, 0, &v->workers, err);
+    dq_config cfg;
+    int rc = dq_config_get(g->client, g->queue, &cfg, err);
 
+    if (rc == DQ_OK)
+        rc = dq_workers_get(g->client, g->queue, VERDICT_WORKERS, 0, &v->workers, err);
     if (rc == DQ_OK)
         rc = dq_server_info_get(g->client, &v->info, err);
     if (rc != DQ_OK)
         return rc;
     struct dq_health_facts f = {.stats = s,
-                                .max_oldest_due_ms = max_age,
-                                .max_far_future = max_far,
+                                .max_oldest_due_ms =
+                                    max_age >= 0 ? max_age : cfg.alert_oldest_due_ms,
+                                .max_far_future = max_far >= 0 ? max_far : cfg.alert_far_future,
                                 .used_memory = v->info.used_memory,
                                 .maxmemory = v->info.maxmemory,
-                                .memory_warn_pct = 90,
+                                .memory_warn_pct = (int)cfg.alert_memory_pct,
                                 .fail_rate = -1, /* one sample has no rate */
                                 .workers_registered = v->workers.registered,
                                 .workers_live = v->workers.live,
@@ -172,8 +179,8 @@ int
 cmd_stats(struct cli *g, int argc, char **argv)
 {
     bool json = false, check = false, allow_paused = false;
-    long long max_far = 100000;
-    int64_t max_age = 5 * 60 * 1000;
+    long long max_far = -1; /* < 0: the queue's alert_far_future */
+    int64_t max_age = -1;   /* < 0: the queue's alert_oldest_due_ms */
     const char *val;
     dq_stats s;
     dq_err err = {0};

@@ -133,17 +133,20 @@ oom(dq_err *err)
 enum { CONFIG_FIELD, CONFIG_VALUE, CONFIG_PAIR };
 
 const char *const dq_config_fields[DQ_CONFIG_FIELDS] = {
-    "max_delay_ms",     "max_payload",     "backoff_base_ms", "backoff_cap_ms", "max_attempts",
-    "failed_retention", "audit_retention", "far_future_ms",   "worker_lost_ms", "worker_prune_ms",
+    "max_delay_ms",     "max_payload",      "backoff_base_ms",     "backoff_cap_ms",
+    "max_attempts",     "failed_retention", "audit_retention",     "far_future_ms",
+    "worker_lost_ms",   "worker_prune_ms",  "alert_oldest_due_ms", "alert_far_future",
+    "alert_running_ms", "alert_memory_pct",
 };
 
 int64_t *
 dq_config_slot(dq_config *c, size_t i)
 {
     int64_t *slots[DQ_CONFIG_FIELDS] = {
-        &c->max_delay_ms,   &c->max_payload,      &c->backoff_base_ms, &c->backoff_cap_ms,
-        &c->max_attempts,   &c->failed_retention, &c->audit_retention, &c->far_future_ms,
-        &c->worker_lost_ms, &c->worker_prune_ms};
+        &c->max_delay_ms,     &c->max_payload,      &c->backoff_base_ms,     &c->backoff_cap_ms,
+        &c->max_attempts,     &c->failed_retention, &c->audit_retention,     &c->far_future_ms,
+        &c->worker_lost_ms,   &c->worker_prune_ms,  &c->alert_oldest_due_ms, &c->alert_far_future,
+        &c->alert_running_ms, &c->alert_memory_pct};
     return slots[i];
 }
 
@@ -157,6 +160,11 @@ dq_reply_config(const redisReply *r, void *out, dq_err *err)
                          CONFIG_PAIR * DQ_CONFIG_FIELDS);
     /* scripts older than the worker fields answer 8 pairs: those keep their defaults */
     c->worker_prune_ms = 3600000;
+    /* and those older than the health thresholds answer 10: likewise */
+    c->alert_oldest_due_ms = 300000;
+    c->alert_far_future = 100000;
+    c->alert_running_ms = 300000;
+    c->alert_memory_pct = 90;
     for (size_t i = 0; i < DQ_CONFIG_FIELDS && CONFIG_PAIR * i + CONFIG_VALUE < r->elements; i++) {
         int rc = get_int(r, CONFIG_PAIR * i + CONFIG_VALUE, "config", dq_config_fields[i],
                          dq_config_slot(c, i), err);

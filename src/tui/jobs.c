@@ -354,5 +354,5 @@ fetch_run(dq_client *c, void *arg)
 {
     struct fetch *f = arg;
 
-    model_snapshot(c, f->queue, f->keep, f->offsets, f->limits, &f->snap);
+    model_snapshot(c, f->queue, f->keep, f->offsets, f->limits, f->config, &f->snap);
 }

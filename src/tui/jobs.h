@@ -59,6 +59,7 @@ struct fetch {
     char queue[DQ_QUEUE_NAME_MAX + 1];
     int keep;
     size_t offsets[PANE_COUNT], limits[PANE_COUNT];
+    bool config; /* read the queue's config too (model_wants_config) */
     struct snapshot snap;
 };
 

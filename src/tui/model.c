@@ -15,6 +15,12 @@ model_init(struct model *m, const char *queue, const char *endpoint)
     memset(m, 0, sizeof *m);
     m->keep = -1;
     m->workers = (struct worker_summary){-1, 0, 0, -1}; /* not known before a fetch */
+    /* the thresholds' defaults (lua/lib.lua CFG_DEFAULT) until the config is read */
+    m->config = (dq_config){.alert_oldest_due_ms = 5 * 60 * 1000,
+                            .alert_far_future = 100000,
+                            .alert_running_ms = 5 * 60 * 1000,
+                            .alert_memory_pct = 90};
+    m->config_ms = -1;
     snprintf(m->queue, sizeof m->queue, "%s", queue);
     snprintf(m->endpoint, sizeof m->endpoint, "%s", endpoint);
 }
@@ -32,9 +38,16 @@ model_pane_total(const struct model *m, int pane)
     return m->pages[pane].total;
 }
 
+bool
+model_wants_config(const struct model *m)
+{
+    return m->config_ms < 0 || m->stats.now_ms - m->config_ms >= MODEL_CONFIG_EVERY_MS ||
+           m->stats.now_ms < m->config_ms;
+}
+
 int
 model_snapshot(dq_client *c, const char *queue, int keep, const size_t offsets[PANE_COUNT],
-               const size_t limits[PANE_COUNT], struct snapshot *out)
+               const size_t limits[PANE_COUNT], bool config, struct snapshot *out)
 {
     dq_err err = {0};
     int rc;
@@ -60,6 +73,10 @@ model_snapshot(dq_client *c, const char *queue, int keep, const size_t offsets[P
                     out->workers.last_beat_ms = w.workers[i].last_beat_ms;
             dq_workers_free(&w);
         }
+    }
+    if (rc == DQ_OK && config) {
+        dq_err cerr = {0}; /* the thresholds keep their last values if this fails */
+        out->got_config = dq_config_get(c, queue, &out->config, &cerr) == DQ_OK;
     }
     for (int i = 0; i < PANE_COUNT && rc == DQ_OK; i++) {
         if (i == keep)
@@ -125,6 +142,10 @@ model_apply(struct model *m, struct snapshot *snap)
     m->info = snap->info;
     m->nqueues = snap->nqueues;
     m->workers = snap->workers;
+    if (snap->got_config) {
+        m->config = snap->config;
+        m->config_ms = s->now_ms;
+    }
     if (m->nspark == SPARK_LEN) {
         memmove(m->spark, m->spark + 1, (SPARK_LEN - 1) * sizeof m->spark[0]);
         m->nspark--;
@@ -141,7 +162,7 @@ model_fetch(struct model *m, dq_client *c, const size_t offsets[PANE_COUNT],
             const size_t limits[PANE_COUNT])
 {
     struct snapshot s;
-    int rc = model_snapshot(c, m->queue, m->keep, offsets, limits, &s);
+    int rc = model_snapshot(c, m->queue, m->keep, offsets, limits, model_wants_config(m), &s);
 
     model_apply(m, &s);
     return rc;

@@ -42,7 +42,15 @@ struct model {
     int keep;        /* the pane whose page holds search matches, or -1 */
     int64_t nqueues; /* queues registered on the server (dq_queues_get) */
     struct worker_summary workers;
+    /* the queue's configuration, for the verdict's alert_* thresholds: the defaults
+     * until read, then read again every MODEL_CONFIG_EVERY_MS (model_wants_config) */
+    dq_config config;
+    int64_t config_ms; /* server time of the refresh that read it; -1: not read yet */
 };
+
+/* How often a refresh also reads the queue's config (one more Redis call): the
+ * thresholds change rarely, and a change shows within this long. */
+#define MODEL_CONFIG_EVERY_MS 60000
 
 void model_init(struct model *m, const char *queue, const char *endpoint);
 void model_free(struct model *m);
@@ -61,16 +69,23 @@ struct snapshot {
     size_t offsets[PANE_COUNT];
     int64_t nqueues;
     struct worker_summary workers;
+    bool got_config; /* config was read (asked for, and the read succeeded) */
+    dq_config config;
 };
 
 /*
  * Fetches stats, server info, the number of queues, the worker registry's counts and a
  * page of each pane but @keep (from @offsets, @limits rows) in 8 Redis calls, whatever
- * the queue's size. Touches nothing but
- * @out, so it may run on another thread than the one that draws. Returns out->rc.
+ * the queue's size; with @config, a 9th reads the queue's config (a failure of that one
+ * only leaves got_config false). Touches nothing but @out, so it may run on another
+ * thread than the one that draws. Returns out->rc.
  */
 int model_snapshot(dq_client *c, const char *queue, int keep, const size_t offsets[PANE_COUNT],
-                   const size_t limits[PANE_COUNT], struct snapshot *out);
+                   const size_t limits[PANE_COUNT], bool config, struct snapshot *out);
+
+/* The next refresh should read the queue's config too: never read (at start, after a
+ * queue switch) or last read MODEL_CONFIG_EVERY_MS ago. */
+bool model_wants_config(const struct model *m);
 
 /*
  * Applies @s to @m (taking its pages, freeing the rest): rates, the sparkline, and the

@@ -324,6 +324,7 @@ submit_work(struct top *t)
             t->fetch.limits[i] = ui->rows_visible > 0 ? (size_t)ui->rows_visible : 1;
         }
         t->fetch.keep = t->model.keep;
+        t->fetch.config = model_wants_config(&t->model);
         snprintf(t->fetch.queue, sizeof t->fetch.queue, "%s", t->model.queue);
         t->before = t->model.stats;
         io_submit(t->io, IO_FETCH, fetch_run, &t->fetch);

@@ -19,13 +19,8 @@
 
 static const char *const pane_names[PANE_COUNT] = {"Due", "Future", "In-flight", "Failed"};
 
-/* An in-flight task running longer than this is flagged on its row. */
-#define LONG_RUNNING_MS (5 * 60 * 1000)
-
-/* The verdict's thresholds, as `delayq stats --check` has them by default. */
-#define VERDICT_OLDEST_DUE_MS (5 * 60 * 1000)
-#define VERDICT_FAR_FUTURE    100000
-#define VERDICT_MEMORY_PCT    90
+/* The verdict's thresholds, and the one that flags a long-running in-flight row, are
+ * the queue's alert_* config fields (m->config), as `delayq stats --check` has them. */
 
 static uint16_t
 color(const struct ui *ui, int c)
@@ -202,25 +197,25 @@ render_verdict(const struct model *m, const struct ui *ui, struct grid *g)
     static const char *const marks[] = {"ok", "!", "!!"};
     static const int colors[] = {GRID_GREEN, GRID_YELLOW, GRID_RED};
     struct dq_health_facts f = {.stats = &m->stats,
-                                .max_oldest_due_ms = VERDICT_OLDEST_DUE_MS,
-                                .max_far_future = VERDICT_FAR_FUTURE,
+                                .max_oldest_due_ms = m->config.alert_oldest_due_ms,
+                                .max_far_future = m->config.alert_far_future,
                                 .used_memory = m->info.used_memory,
                                 .maxmemory = m->info.maxmemory,
-                                .memory_warn_pct = VERDICT_MEMORY_PCT,
+                                .memory_warn_pct = (int)m->config.alert_memory_pct,
                                 .fail_rate = m->have_data ? m->fail_rate : -1,
                                 .workers_registered = m->workers.registered,
                                 .workers_live = m->workers.live,
                                 .workers_lost = m->workers.lost,
                                 .last_beat_ms = m->workers.last_beat_ms,
                                 .retry_rate = m->have_data ? m->retry_rate : -1,
-                                .max_running_ms = LONG_RUNNING_MS,
+                                .max_running_ms = m->config.alert_running_ms,
                                 .longest_running_ms = -1};
     /* what the pages shown tell: a hung handler, why tasks wait to retry */
     const dq_page *inf = &m->pages[PANE_INFLIGHT], *fut = &m->pages[PANE_FUTURE];
     for (size_t i = 0; i < inf->n; i++) {
         int64_t ran =
             inf->tasks[i].claimed_ms >= 0 ? m->stats.now_ms - inf->tasks[i].claimed_ms : 0;
-        if (ran > LONG_RUNNING_MS) {
+        if (ran > m->config.alert_running_ms) {
             f.long_running++;
             f.longest_running_ms = ran > f.longest_running_ms ? ran : f.longest_running_ms;
         }
@@ -278,7 +273,7 @@ render_row(const struct model *m, const struct ui *ui, struct grid *g, int pane,
     case PANE_INFLIGHT: /* how long it has been running, flagged past the threshold */
         if (t->claimed_ms >= 0) {
             dq_dur_format(when, sizeof when, now - t->claimed_ms);
-            if (now - t->claimed_ms > LONG_RUNNING_MS)
+            if (now - t->claimed_ms > m->config.alert_running_ms)
                 when_attr = attr | color(ui, GRID_YELLOW) | GRID_BOLD;
         }
         break;

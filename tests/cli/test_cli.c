@@ -1200,6 +1200,58 @@ stats_check_oldest_due(void **state)
     result_free(&r);
 }
 
+/* The check's thresholds are the queue's alert_* config fields; the flags override them. */
+static void
+stats_check_takes_the_queues_thresholds(void **state)
+{
+    struct result r = {0};
+    char q[96];
+    struct age_wait w;
+
+    (void)state;
+    test_queue_name(q, sizeof q, "check-cfg");
+    RUN(&r, "config", "-q", q);
+    ASSERT_EXIT(&r, 0);
+    ASSERT_HAS(r.out, "alert_oldest_due_ms 300000 (5m00s)\n");
+    ASSERT_HAS(r.out, "alert_far_future  100000\n");
+    ASSERT_HAS(r.out, "alert_running_ms  300000 (5m00s)\n");
+    ASSERT_HAS(r.out, "alert_memory_pct  90\n");
+    RUN(&r, "enqueue", "-q", q, "--json", "1");
+    ASSERT_EXIT(&r, 0);
+    w = (struct age_wait){.q = q, .min_age = 5};
+    assert_true(wait_until(oldest_due_older, &w, 5000, "the due task to be older than 5 ms"));
+    RUN(&r, "stats", "-q", q, "--check");
+    ASSERT_EXIT(&r, 0); /* the default 5m */
+
+    RUN(&r, "config", "-q", q, "alert_oldest_due_ms=1ms", "--who", "cfg-alert");
+    ASSERT_EXIT(&r, 0);
+    ASSERT_HAS(r.out, "alert_oldest_due_ms 1 (1ms)\n");
+    RUN(&r, "stats", "-q", q, "--check");
+    ASSERT_EXIT(&r, 1);
+    assert_one_line(&r);
+    ASSERT_HAS(r.err, "oldest due has waited");
+    ASSERT_HAS(r.err, "limit 1ms");
+    RUN(&r, "stats", "-q", q, "--check", "--max-oldest-due", "1h"); /* the flag overrides */
+    ASSERT_EXIT(&r, 0);
+    RUN(&r, "audit", "-q", q);
+    ASSERT_EXIT(&r, 0);
+    ASSERT_HAS(r.out, "alert_oldest_due_ms=1");
+    ASSERT_HAS(r.out, "cfg-alert");
+
+    /* validation names the field */
+    RUN(&r, "config", "-q", q, "alert_memory_pct=101");
+    assert_int_not_equal(r.status, 0);
+    ASSERT_HAS(r.err, "alert_memory_pct");
+    RUN(&r, "config", "-q", q, "alert_far_future=0");
+    ASSERT_EXIT(&r, 2);
+    ASSERT_HAS(r.err, "alert_far_future");
+    RUN(&r, "config", "-q", q, "--json");
+    ASSERT_EXIT(&r, 0);
+    ASSERT_HAS(r.out, "\"alert_oldest_due_ms\":1,\"alert_far_future\":100000,"
+                      "\"alert_running_ms\":300000,\"alert_memory_pct\":90}");
+    result_free(&r);
+}
+
 /* ---- ls ----------------------------------------------------------------------------- */
 
 /* Asserts the ids appear in @out in this order. */
@@ -2001,6 +2053,7 @@ main(void)
         cmocka_unit_test(stats_human_and_json),
         cmocka_unit_test(stats_check_far_future),
         cmocka_unit_test(stats_check_oldest_due),
+        cmocka_unit_test(stats_check_takes_the_queues_thresholds),
         cmocka_unit_test(ls_views_and_paging),
         cmocka_unit_test(show_tasks),
         cmocka_unit_test(requeue_drop_and_audit),

@@ -218,6 +218,69 @@ limits_are_enforced(void **state)
     fixture_close(&f);
 }
 
+/* The health verdict's thresholds are config fields: defaults, set and read back,
+ * bad values refused naming the field, nothing half-applied; and audited. */
+static void
+alert_thresholds_are_config_fields(void **state)
+{
+    struct fixture f;
+    dq_config cfg;
+
+    fixture_open(&f, state, "alerts");
+    ASSERT_OK(&f, dq_config_get(f.c, f.queue, &cfg, &f.err));
+    assert_int_equal(cfg.alert_oldest_due_ms, 300000);
+    assert_int_equal(cfg.alert_far_future, 100000);
+    assert_int_equal(cfg.alert_running_ms, 300000);
+    assert_int_equal(cfg.alert_memory_pct, 90);
+    assert_int_equal(cfg.worker_prune_ms, 3600000); /* the fields before them still read */
+
+    cfg = (dq_config){.alert_oldest_due_ms = 60000,
+                      .alert_far_future = 50,
+                      .alert_running_ms = 120000,
+                      .alert_memory_pct = 75};
+    ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
+    ASSERT_OK(&f, dq_config_get(f.c, f.queue, &cfg, &f.err));
+    assert_int_equal(cfg.alert_oldest_due_ms, 60000);
+    assert_int_equal(cfg.alert_far_future, 50);
+    assert_int_equal(cfg.alert_running_ms, 120000);
+    assert_int_equal(cfg.alert_memory_pct, 75);
+    assert_int_equal(cfg.max_attempts, 25); /* the others untouched */
+
+    /* out of range: refused naming the field and its range */
+    static const struct {
+        dq_config cfg;
+        const char *field, *range;
+    } bad[] = {
+        {{.alert_memory_pct = 101}, "alert_memory_pct", "1..100"},
+        {{.alert_memory_pct = -3}, "alert_memory_pct", "1..100"},
+        {{.alert_far_future = 1000000001}, "alert_far_future", "1..1000000000"},
+        {{.alert_oldest_due_ms = 315360000001}, "alert_oldest_due_ms", "1..315360000000"},
+        {{.alert_running_ms = -1}, "alert_running_ms", "1..315360000000"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(dq_config_set(f.c, f.queue, &bad[i].cfg, &f.err), DQ_EINVAL);
+        assert_non_null(strstr(f.err.msg, bad[i].field));
+        assert_non_null(strstr(f.err.msg, bad[i].range));
+    }
+    /* all or nothing: a good field beside a bad one is not set */
+    cfg = (dq_config){.alert_running_ms = 5000, .alert_memory_pct = 0x7fff};
+    assert_int_equal(dq_config_set(f.c, f.queue, &cfg, &f.err), DQ_EINVAL);
+    ASSERT_OK(&f, dq_config_get(f.c, f.queue, &cfg, &f.err));
+    assert_int_equal(cfg.alert_running_ms, 120000);
+    assert_int_equal(cfg.alert_memory_pct, 75);
+
+    /* audited like the others */
+    dq_audit a;
+    ASSERT_OK(&f, dq_audit_get(f.c, f.queue, 10, &a, &f.err));
+    bool seen = false;
+    for (size_t i = 0; i < a.n; i++)
+        if (a.entries[i].detail != NULL && strstr(a.entries[i].detail, "alert_memory_pct=75"))
+            seen = true;
+    assert_true(seen);
+    dq_audit_free(&a);
+    fixture_close(&f);
+}
+
 /* Claims one task, polling until it is due (up to 5 s). */
 static void
 claim_one(struct fixture *f, dq_claimed *cl)
@@ -947,6 +1010,7 @@ main(void)
         cmocka_unit_test(same_ms_in_enqueue_order),
         cmocka_unit_test(duplicate_ids_are_not_added),
         cmocka_unit_test(limits_are_enforced),
+        cmocka_unit_test(alert_thresholds_are_config_fields),
         cmocka_unit_test(retry_schedule_and_exhaustion),
         cmocka_unit_test(long_retry_message_is_bounded),
         cmocka_unit_test(fail_keeps_error_and_trace),

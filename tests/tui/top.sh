@@ -195,6 +195,33 @@ tm send-keys -t top Q
 wait_for screen_has " * other " && tm send-keys -t top g Enter
 wait_for screen_has "| queue demo (Q: 2 queues)" && ok "and back to demo" || bad "switch back"
 
+# 7c. W shows the worker view; Esc goes back
+tm send-keys -t top W
+if wait_for screen_has "workers of demo"; then ok "W shows the workers of the queue"
+else bad "worker view"; fi
+tm send-keys -t top Escape
+wait_for screen_has "[4] Failed" || bad "back from the worker view"
+
+# 7d. P pauses the queue (how long, why, y), the header says so; P y resumes it
+paused_is() { "$bin" stats --json | grep -qF "\"paused\":$1"; }
+tm send-keys -t top P
+wait_for screen_has "pause queue demo for" || bad "P prompt"
+tm send-keys -t top 1 0 m Enter
+wait_for screen_has "why (" || bad "P reason prompt"
+tm send-keys -t top d e p l o y Enter
+wait_for screen_has "? y/N" || bad "P confirm"
+tm send-keys -t top y
+# (the badge ends the header line, whose trailing blank capture-pane drops)
+if wait_for screen_has " PAUSED" && wait_for paused_is true; then
+  ok "P 10m deploy y pauses the queue (header and Redis)"
+else bad "pause"; fi
+tm send-keys -t top P
+wait_for screen_has "resume queue demo" || bad "resume confirm"
+tm send-keys -t top y
+if wait_for paused_is false && wait_for screen_lacks " PAUSED"; then
+  ok "P y resumes it (stats --json says \"paused\":false)"
+else bad "resume"; fi
+
 # 8. q quits cleanly
 tm send-keys -t top q
 gone() { ! tm has-session -t top 2>/dev/null; }

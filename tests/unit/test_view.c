@@ -423,6 +423,40 @@ header_keeps_what_matters_at_80_columns(void **state)
     ui_free(&ui);
 }
 
+/* The verdict's thresholds are the queue's alert_* config fields (model.config): a
+ * 2-minute task passes the default alert_running_ms (5m) and is flagged under 1m; a
+ * lowered alert_oldest_due_ms flags the 4 s old due task. */
+static void
+verdict_takes_the_queues_thresholds(void **state)
+{
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    m.stats.expired_leases = 0;
+    dq_task *inf = &m.pages[PANE_INFLIGHT].tasks[0];
+    inf->claimed_ms = m.stats.now_ms - 120000;
+    inf->lease_ms = m.stats.now_ms + 27000;
+    ui_init(&ui, false, false);
+    char *text = render(&m, &ui, 40, 140);
+    assert_null(strstr(text, "a task has run")); /* 2m is under the default 5m */
+    assert_null(strstr(text, "oldest due"));
+    free(text);
+
+    m.config.alert_running_ms = 60000;
+    text = render(&m, &ui, 40, 140);
+    assert_has(text, "a task has run 2m00s (over 1m00s): a hung handler?");
+    free(text);
+
+    m.config.alert_oldest_due_ms = 1000;
+    text = render(&m, &ui, 40, 140);
+    assert_has(text, "oldest due");
+    assert_has(text, "a task has run 2m00s");
+    free(text);
+    model_free(&m);
+    ui_free(&ui);
+}
+
 /* In-flight rows say how long they run; retrying tasks say why they wait. */
 static void
 rows_say_since_when_and_why(void **state)
@@ -823,6 +857,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(large_layout_shows_all_panes),
+        cmocka_unit_test(verdict_takes_the_queues_thresholds),
         cmocka_unit_test(hostile_bytes_are_escaped),
         cmocka_unit_test(small_layout_has_tabs_and_fits),
         cmocka_unit_test(keys_move_and_refuse_when_read_only),
