@@ -64,13 +64,10 @@ make_verdict(struct cli *g, const dq_stats *s, int64_t max_age, long long max_fa
                                 .workers_registered = v->workers.registered,
                                 .workers_live = v->workers.live,
                                 .workers_lost = v->workers.lost,
-                                .last_beat_ms = -1,
+                                .last_beat_ms = dq_health_last_beat(&v->workers),
                                 .retry_rate = -1, /* nor the tasks running or retrying */
                                 .max_running_ms = -1,
                                 .longest_running_ms = -1};
-    for (size_t i = 0; i < v->workers.n; i++)
-        if (v->workers.workers[i].last_beat_ms > f.last_beat_ms)
-            f.last_beat_ms = v->workers.workers[i].last_beat_ms;
     v->level = dq_health_verdict(&f, v->text, sizeof v->text);
     return DQ_OK;
 }

@@ -126,6 +126,17 @@ dq_health_verdict(const struct dq_health_facts *f, char *buf, size_t size)
     return v.level;
 }
 
+int64_t
+dq_health_last_beat(const dq_workers *w)
+{
+    int64_t last = -1;
+
+    for (size_t i = 0; i < w->n; i++)
+        if (w->workers[i].last_beat_ms > last)
+            last = w->workers[i].last_beat_ms;
+    return last;
+}
+
 const char *
 dq_health_level_name(enum dq_health_level level)
 {

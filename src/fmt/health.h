@@ -42,6 +42,10 @@ struct dq_health_facts {
  */
 enum dq_health_level dq_health_verdict(const struct dq_health_facts *f, char *buf, size_t size);
 
+/* The latest beat among the workers @w lists (server ms), or -1 when it lists none: the
+ * verdict's last_beat_ms, for "no live worker for 3m12s". */
+int64_t dq_health_last_beat(const dq_workers *w);
+
 /* "ok", "warn" or "bad" (stats --json). */
 const char *dq_health_level_name(enum dq_health_level level);
 

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt/health.h"
+
 /* Worker records a refresh reads for the last beat (the counts cover every worker). */
 #define WORKERS_LOOKED 100
 
@@ -67,10 +69,8 @@ model_snapshot(dq_client *c, const char *queue, int keep, const size_t offsets[P
         dq_workers w;
         rc = dq_workers_get(c, queue, WORKERS_LOOKED, 0, &w, &err);
         if (rc == DQ_OK) {
-            out->workers = (struct worker_summary){w.registered, w.live, w.lost, -1};
-            for (size_t i = 0; i < w.n; i++)
-                if (w.workers[i].last_beat_ms > out->workers.last_beat_ms)
-                    out->workers.last_beat_ms = w.workers[i].last_beat_ms;
+            out->workers =
+                (struct worker_summary){w.registered, w.live, w.lost, dq_health_last_beat(&w)};
             dq_workers_free(&w);
         }
     }
