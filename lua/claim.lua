@@ -27,6 +27,8 @@
 --   'paused' and the pause's end (0: until resumed, else server ms), so a worker knows
 --   how long to sleep (an envelope never equals 'paused': it starts with an array byte).
 -- Complexity: O(log N + (batch + results) log N).
+local gate = worker_gate()
+if gate then return gate end
 local cfg = config()
 local now, now_us = now_ms_us()
 local batch, lease, worker = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]

@@ -23,6 +23,10 @@ if #ARGV % 2 ~= 1 then
   return err('DQ_EINVAL', 'config: %d arguments after who; expected field/value pairs',
     #ARGV - 1)
 end
+if #ARGV > 1 then
+  local gate = operator_gate()
+  if gate then return gate end
+end
 local set, detail = {}, {}
 for i = 2, #ARGV, 2 do
   local f, v = ARGV[i], tonumber(ARGV[i + 1])

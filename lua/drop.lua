@@ -13,6 +13,8 @@
 -- Reply: ids: {dropped}. all: {dropped, until, finished (0|1)}.
 -- Errors: DQ_ENOTFOUND naming the missing ids; DQ_EINVAL for an in-flight id.
 -- Complexity: O(k log N) for k ids (k <= 1000).
+local gate = operator_gate()
+if gate then return gate end
 local cfg = config()
 local now = now_ms()
 local mode, who = ARGV[1], ARGV[2]

@@ -351,6 +351,26 @@ local function audit(cfg, who, action, detail, result)
     'who', who, 'action', action, 'detail', truncate(detail, 1024), 'result', result)
 end
 
+-- Role gates (docs/SECURITY.md). Redis checks a script's commands one at a time, so a
+-- user refused its third write would keep the first two: the scripts of a role ask
+-- first (redis.acl_check_cmd has no side effect) and refuse before writing anything.
+-- Operator actions are the scripts that write the audit log; a worker registers in the
+-- worker registry. Redis 6 has no acl_check_cmd: no gate there (its ACL still refuses
+-- the write itself).
+local function role_gate(role, cmd, key, what)
+  if redis.acl_check_cmd == nil or redis.acl_check_cmd(cmd, key, '*', 'gate', '1') then
+    return nil
+  end
+  return redis.error_reply(string.format('NOPERM this user may not run %s (%s: %s on %s); ' ..
+    'see the roles in docs/SECURITY.md', role, what, cmd, key))
+end
+local function operator_gate()
+  return role_gate('operator actions', 'XADD', K_AUDIT, 'they write the audit log')
+end
+local function worker_gate()
+  return role_gate('a worker', 'HSET', K_WORKERS, 'workers register')
+end
+
 -- Comma-joined list of ids for the audit log, bounded.
 local function id_list(ids, from)
   local s = table.concat(ids, ',', from)

@@ -21,6 +21,8 @@
 -- Errors: DQ_ENOTFOUND naming the missing ids; DQ_EINVAL for bad arguments or
 --   undecodable ids.
 -- Complexity: O(k log N) for k ids, or k <= 1000 per 'all' step.
+local gate = operator_gate()
+if gate then return gate end
 local cfg = config()
 local now = now_ms()
 local mode, delay, who = ARGV[1], tonumber(ARGV[2]), ARGV[3]

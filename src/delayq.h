@@ -78,8 +78,8 @@ typedef struct dq_client dq_client; /* opaque; one thread at a time */
 
 /*
  * Options of a connection. Strings are borrowed and only read while dq_client_open()
- * runs; dq_worker_new() copies password and who, but reads the tls_* paths again each
- * time its worker connects, so they must outlive the worker.
+ * runs; dq_worker_new() copies password and who, but reads the tls_* paths, user and
+ * client_name again each time its worker connects, so they must outlive the worker.
  *
  * The tls_* fields apply to rediss:// URLs only; any of them with another scheme is
  * DQ_EINVAL (a plain connection must never be mistaken for a protected one).
@@ -102,6 +102,14 @@ typedef struct dq_client_opts {
     /* true: check neither the certificate chain nor the name (anyone on the path can
      * read and change the traffic); for tests only. Callers should warn when it is set. */
     bool tls_insecure;
+    /* CLIENT SETNAME on every connection, so CLIENT LIST shows who is connected
+     * ("delayq:work:host:pid"); bytes Redis does not allow in a name (space, control,
+     * non-ASCII) become '_', cut at 100 bytes; NULL: "delayq:lib:host:pid". A server
+     * that refuses CLIENT SETNAME (an ACL without it) is used all the same. */
+    const char *client_name;
+    /* the ACL user for AUTH when the URL names none (with the URL's password, or
+     * password above); NULL: the URL's user, else the default user */
+    const char *user;
 } dq_client_opts;
 
 /**

@@ -15,6 +15,9 @@
 #include "delayq.h"
 #include "lib/buf.h"
 
+struct profile;
+struct profiles;
+
 /* Limits of delayq.h as text, for help ("1.." CLI_CALL_MAX_TEXT). */
 #define CLI_STR_(x)       #x
 #define CLI_STR(x)        CLI_STR_(x)
@@ -44,6 +47,15 @@ struct cli {
     const char *tls_server_name;
     bool tls_insecure;
     dq_client *client;
+    /* Connection profiles and names (cmd_profiles.c): --profile before the command,
+     * else $DELAYQ_PROFILE; flags and variables override what the profile says. */
+    const char *profile_name;
+    const struct profile *profile; /* borrowed from profiles; NULL: none in use */
+    struct profiles *profiles;     /* owned; freed by main */
+    char *url_owned;               /* --url, copied before its password was wiped from argv */
+    char client_name[160];         /* CLIENT SETNAME (cli_client_opts) */
+    char password[256];            /* the profile's password, once read */
+    int min_replicas;              /* --min-replicas, else the profile's; 0: none */
 };
 
 struct cmd {
@@ -82,11 +94,17 @@ enum { CLI_NEXT = 0, CLI_CONSUMED, CLI_HELP, CLI_ERROR };
  * neither, CLI_ERROR after printing a usage error. */
 int cli_common_opt(struct cli *g, int argc, char **argv, int *i, const char *help);
 
-/* The connection options of @g (flags, else $DELAYQ_PASSWORD and $DELAYQ_TLS_*) into
- * @o, which borrows @g's strings and the environment. Prints the --tls-insecure
- * warning to stderr when verification is off, once per run: every command that
- * connects says so. */
-void cli_client_opts(const struct cli *g, dq_client_opts *o);
+/* The connection options of @g (flags, else $DELAYQ_PASSWORD and $DELAYQ_TLS_*, else the
+ * profile) into @o, which borrows @g's strings and the environment: @g must outlive a
+ * worker made with them. Prints the --tls-insecure warning to stderr when verification
+ * is off, once per run: every command that connects says so. Returns DQ_EXIT_OK, or the
+ * exit status after printing why the profile's password could not be read. */
+int cli_client_opts(struct cli *g, dq_client_opts *o);
+
+/* Loads g->profile_name from the profiles file and applies what no variable overrides
+ * (url, queue, min-replicas); the rest is read by cli_client_opts. Returns DQ_EXIT_OK or
+ * the exit status after printing the error (cmd_profiles.c). */
+int cli_profile_use(struct cli *g);
 
 /* Connects (once); returns DQ_EXIT_OK or the exit status after printing the error. */
 int cli_connect(struct cli *g);
@@ -128,5 +146,6 @@ int cmd_metrics(struct cli *g, int argc, char **argv);
 int cmd_workers(struct cli *g, int argc, char **argv);
 int cmd_pause(struct cli *g, int argc, char **argv);
 int cmd_resume(struct cli *g, int argc, char **argv);
+int cmd_profiles(struct cli *g, int argc, char **argv);
 
 #endif /* DQ_CLI_CLI_H */

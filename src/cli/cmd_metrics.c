@@ -129,7 +129,11 @@ open_client(struct cli *g, dq_err *err)
 
     if (g->client != NULL)
         return DQ_OK;
-    cli_client_opts(g, &o);
+    if (cli_client_opts(g, &o) != DQ_EXIT_OK) {
+        err->code = DQ_EINVAL;
+        snprintf(err->msg, sizeof err->msg, "the profile's password could not be read");
+        return DQ_EINVAL;
+    }
     return dq_client_open(g->url, &o, &g->client, err);
 }
 

@@ -9,6 +9,8 @@
 
 #include "cli.h"
 #include "lib/dur.h"
+#include "lib/scripts.h"
+#include "profile.h"
 #include "tui/top.h"
 
 static const char help[] =
@@ -17,7 +19,9 @@ static const char help[] =
     "future, in-flight and failed tasks, with details (payload, error, stack trace) and\n"
     "actions (requeue, drop, recover expired leases) through the same scripts the\n"
     "workers use. Press ? inside for every key.\n\n"
-    "  --read-only    disable every action (a badge says so)\n"
+    "  --read-only    disable every action (a badge says so); also when the\n"
+    "                 profile says read-only, or when Redis (its ACL) would refuse\n"
+    "                 this user the queue's operator actions (the status line says)\n"
     "  --no-color     no colours (also when $NO_COLOR is set)\n"
     "  --no-mouse     leave the mouse to the terminal (else click selects, wheel scrolls)\n"
     "  --refresh DUR  first refresh interval (default 1s; it then adapts between 250ms\n"
@@ -60,9 +64,21 @@ cmd_top(struct cli *g, int argc, char **argv)
     if ((rc = cli_connect(g)) != DQ_EXIT_OK)
         return rc;
 
+    /* A user who may not write gets a read-only inspector, told why, rather than a
+     * refusal on the first key: asked of Redis without side effects (scripts.c). A
+     * probe that fails (Redis went away) decides nothing: the server still refuses. */
+    char why[400] = "";
+    if (g->profile != NULL && g->profile->read_only == 1 && !read_only) {
+        read_only = true;
+        snprintf(why, sizeof why, "profile %s says read-only", g->profile->name);
+    }
+    if (!read_only && dq_scripts_may_operate(g->client, g->queue, why, sizeof why, &err) == DQ_OK &&
+        why[0] != '\0')
+        read_only = true;
     struct tui_options o = {.queue = g->queue,
                             .queue_chosen = g->queue_chosen,
                             .read_only = read_only,
+                            .read_only_why = why[0] != '\0' ? why : NULL,
                             .color = !no_color,
                             .mouse = !no_mouse,
                             .refresh_ms = refresh};

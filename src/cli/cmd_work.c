@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "lib/scripts.h"
 #include "fmt/taskfmt.h"
 #include "lib/clock.h"
 #include "lib/dur.h"
@@ -549,7 +550,26 @@ cmd_work(struct cli *g, int argc, char **argv)
     for (int k = i; k < argc; k++)
         dq_buf_printf(&cmdline, "%s%s", k > i ? " " : "", argv[k]);
     o.command = cmdline.failed ? NULL : cmdline.data;
-    cli_client_opts(g, &co);
+    if ((rc = cli_client_opts(g, &co)) != DQ_EXIT_OK) {
+        dq_buf_free(&cmdline);
+        return rc;
+    }
+    /* A user whom the ACL will never let work is told so at once (exit 1), rather than
+     * retried for ever; a server that is down now is left to the worker's reconnects. */
+    dq_client *pc = NULL;
+    if (dq_client_open(g->url, &co, &pc, &err) == DQ_OK) {
+        char why[400] = "";
+        (void)dq_scripts_may_work(pc, g->queue, why, sizeof why, &err);
+        dq_client_free(pc);
+        if (why[0] != '\0') {
+            dq_buf_free(&cmdline);
+            fprintf(stderr, "%s: ", g->prog);
+            cli_put_safe(stderr, why, strlen(why));
+            fprintf(stderr, "; see the roles in docs/SECURITY.md\n");
+            return DQ_EXIT_FAILED;
+        }
+    }
+    err = (dq_err){0};
     wk.slots = o.concurrency > 0 ? o.concurrency : 1;
     if (wk.persistent && persist_init(&wk, &err) != DQ_OK) {
         dq_buf_free(&cmdline);

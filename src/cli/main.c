@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "profile.h"
 
 static const struct cmd commands[] = {
     {"enqueue", "schedule a task", cmd_enqueue},
@@ -26,6 +27,7 @@ static const struct cmd commands[] = {
     {"top", "the queue inspector (ncurses)", cmd_top},
     {"work", "run a command once per due task", cmd_work},
     {"demo", "a private Redis with a realistic queue to look at", cmd_demo},
+    {"profiles", "the connection profiles (never their secrets)", cmd_profiles},
 };
 
 void
@@ -44,12 +46,37 @@ usage(FILE *f)
     fprintf(f, "\nRun 'delayq COMMAND --help' for a command's options.\n\n%s", cli_global_help);
 }
 
+/* Runs command @c of @g, with the profile (if any) under the flags and variables. */
+static int
+run(struct cli *g, const struct cmd *c, int argc, char **argv)
+{
+    static char prog[64];
+    const char *name = g->profile_name != NULL ? g->profile_name : getenv("DELAYQ_PROFILE");
+    int rc = DQ_EXIT_OK;
+
+    snprintf(prog, sizeof prog, "delayq %s", c->name);
+    g->prog = prog;
+    if (name != NULL && name[0] != '\0') {
+        g->profile_name = name;
+        rc = cli_profile_use(g);
+    }
+    if (rc == DQ_EXIT_OK)
+        rc = c->run(g, argc, argv);
+    dq_client_free(g->client);
+    if (g->profiles != NULL) {
+        profile_free(g->profiles);
+        free(g->profiles);
+    }
+    memset(g->password, 0, sizeof g->password);
+    free(g->url_owned);
+    return rc;
+}
+
 int
 main(int argc, char **argv)
 {
     struct cli g = {0};
-    char prog[64];
-    int rc;
+    int first = 1;
 
     g.url = getenv("DELAYQ_URL");
     if (g.url != NULL && g.url[0] == '\0')
@@ -59,6 +86,25 @@ main(int argc, char **argv)
     if (!g.queue_chosen)
         g.queue = "default";
     g.prog = "delayq";
+    /* --profile NAME comes before the command, so it is known before the command's own
+     * flags (which override it) are read */
+    while (first < argc && strncmp(argv[first], "--profile", 9) == 0) {
+        if (argv[first][9] == '=') {
+            g.profile_name = argv[first] + 10;
+        } else if (argv[first][9] == '\0' && first + 1 < argc) {
+            g.profile_name = argv[++first];
+        } else {
+            fprintf(stderr, "delayq: --profile needs a name (see delayq --help)\n");
+            return DQ_EXIT_USAGE;
+        }
+        if (g.profile_name[0] == '\0') {
+            fprintf(stderr, "delayq: --profile needs a name (see delayq --help)\n");
+            return DQ_EXIT_USAGE;
+        }
+        first++;
+    }
+    argc -= first - 1;
+    argv += first - 1;
     if (argc < 2) {
         usage(stderr);
         return DQ_EXIT_USAGE;
@@ -73,13 +119,8 @@ main(int argc, char **argv)
         return DQ_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
-        if (strcmp(argv[1], commands[i].name) == 0) {
-            snprintf(prog, sizeof prog, "delayq %s", commands[i].name);
-            g.prog = prog;
-            rc = commands[i].run(&g, argc - 2, argv + 2);
-            dq_client_free(g.client);
-            return rc;
-        }
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return run(&g, &commands[i], argc - 2, argv + 2);
     }
     fprintf(stderr, "delayq: unknown command \"");
     cli_put_safe(stderr, argv[1], strlen(argv[1]));

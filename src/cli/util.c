@@ -3,14 +3,19 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
 #include "fmt/esc.h"
 #include "fmt/b64.h"
 #include "fmt/mptext.h"
 #include "lib/dur.h"
+#include "lib/url.h"
+#include "profile.h"
 
 const char cli_global_help[] =
     "Global options:\n"
@@ -20,6 +25,9 @@ const char cli_global_help[] =
     "  -q, --queue NAME queue name (default: $DELAYQ_QUEUE, else \"default\")\n"
     "  --who NAME       name recorded in the audit log (default: user@host)\n"
     "  --timeout DUR    connect and command timeout (default 3s)\n"
+    "  --profile NAME   before the command: the connection profile NAME of\n"
+    "                   $XDG_CONFIG_HOME/delayq/config (default: $DELAYQ_PROFILE; see\n"
+    "                   delayq profiles --help); flags and variables override it\n"
     "  -h, --help       this help\n"
     "TLS options, for rediss:// URLs only (also $DELAYQ_TLS_CA, $DELAYQ_TLS_CERT,\n"
     "$DELAYQ_TLS_KEY, $DELAYQ_TLS_SERVER_NAME, DELAYQ_TLS_INSECURE=1); the server's\n"
@@ -106,6 +114,52 @@ opt_value(int argc, char **argv, int *i, const char *lname, const char *sname, c
     return 0;
 }
 
+/* Whether @url (NULL: the default) carries a password of its own. */
+static bool
+url_has_password(const char *url)
+{
+    struct dq_url u;
+    bool has = url != NULL && dq_url_parse(url, &u, NULL) == DQ_OK && u.has_password;
+
+    if (url != NULL)
+        memset(u.password, 0, sizeof u.password);
+    return has;
+}
+
+/*
+ * A --url value (in argv) that holds a password: returns a copy for use, and overwrites
+ * the password's bytes in argv with '*', so ps and /proc/PID/cmdline no longer show it
+ * (they read the process's own argument memory), and warns, as redis-cli does. The
+ * password was visible until now: the warning says what to use instead.
+ */
+static const char *
+url_take(struct cli *g, char *val)
+{
+    bool unix_url = strncasecmp(val, "unix:", 5) == 0;
+    char *from = strstr(val, "://"), *at = NULL, *colon;
+
+    if (!url_has_password(val) || from == NULL)
+        return val;
+    free(g->url_owned);
+    if ((g->url_owned = strdup(val)) == NULL)
+        return val;
+    from += 3;
+    /* the user info ends at the last '@' (unix://: the last "@/"), as url.c reads it */
+    for (char *q = from; *q != '\0'; q++) {
+        if (*q == '@' && (!unix_url || q[1] == '/'))
+            at = q;
+    }
+    colon = at != NULL ? memchr(from, ':', (size_t)(at - from)) : NULL;
+    if (colon != NULL)
+        memset(colon + 1, '*', (size_t)(at - colon - 1));
+    fprintf(stderr,
+            "%s: warning: a password in --url can be read by other users of this machine "
+            "(ps, /proc) while delayq starts; it is now wiped from the command line. Use "
+            "DELAYQ_PASSWORD or a profile instead (delayq profiles --help)\n",
+            g->prog);
+    return g->url_owned;
+}
+
 int
 cli_global_opt(struct cli *g, int argc, char **argv, int *i)
 {
@@ -117,6 +171,11 @@ cli_global_opt(struct cli *g, int argc, char **argv, int *i)
     const char **tls_dst[] = {&g->tls_ca, &g->tls_cert, &g->tls_key, &g->tls_server_name};
     const char *val = NULL;
 
+    if (strcmp(argv[*i], "--profile") == 0 || strncmp(argv[*i], "--profile=", 10) == 0) {
+        cli_usage_error(g, "--profile goes before the command: delayq --profile NAME %s ...",
+                        strncmp(g->prog, "delayq ", 7) == 0 ? g->prog + 7 : "COMMAND");
+        return -1;
+    }
     if (strcmp(argv[*i], "--tls-insecure") == 0) {
         g->tls_insecure = true;
         (*i)++;
@@ -131,7 +190,7 @@ cli_global_opt(struct cli *g, int argc, char **argv, int *i)
         if (m == 0)
             continue;
         if (k == 0) {
-            g->url = val;
+            g->url = url_take(g, argv[*i] + (val - argv[*i])); /* val is in argv[*i] */
         } else if (k == 1) {
             dq_err err;
             if (dq_queue_name_check(val, &err) != DQ_OK) {
@@ -200,21 +259,83 @@ flag_or_env(const char *flag, const char *name)
     return v != NULL && v[0] != '\0' ? v : NULL;
 }
 
-void
-cli_client_opts(const struct cli *g, dq_client_opts *o)
+/* @v, else the profile's @pv. */
+static const char *
+or_profile(const char *v, const char *pv)
+{
+    return v != NULL ? v : pv;
+}
+
+/* "user@host" of this process (the connection name's tail). */
+static void
+user_host(char *buf, size_t size)
+{
+    struct passwd pwd, *pw = NULL;
+    char pwbuf[1024], host[64] = "?";
+    const char *user = getenv("USER");
+
+    if (getpwuid_r(getuid(), &pwd, pwbuf, sizeof pwbuf, &pw) == 0 && pw != NULL)
+        user = pw->pw_name;
+    (void)gethostname(host, sizeof host - 1);
+    snprintf(buf, size, "%s@%s", user != NULL ? user : "?", host);
+}
+
+/* The connection name: delayq:work:host:pid for a worker (one per process, like its
+ * registry name), delayq:top:user@host, delayq:cli:COMMAND:user@host for the rest. */
+static void
+client_name(struct cli *g)
+{
+    const char *cmd = strncmp(g->prog, "delayq ", 7) == 0 ? g->prog + 7 : g->prog;
+    char uh[128], host[64] = "?";
+
+    if (strcmp(cmd, "work") == 0) {
+        (void)gethostname(host, sizeof host - 1);
+        snprintf(g->client_name, sizeof g->client_name, "delayq:work:%s:%ld", host, (long)getpid());
+        return;
+    }
+    user_host(uh, sizeof uh);
+    if (strcmp(cmd, "top") == 0)
+        snprintf(g->client_name, sizeof g->client_name, "delayq:top:%s", uh);
+    else
+        snprintf(g->client_name, sizeof g->client_name, "delayq:cli:%s:%s", cmd, uh);
+}
+
+int
+cli_client_opts(struct cli *g, dq_client_opts *o)
 {
     static bool warned; /* once per run, not once per reconnect or scrape */
     const char *insecure = getenv("DELAYQ_TLS_INSECURE");
+    const struct profile *p = g->profile;
+    static const struct profile none = {.min_replicas = -1, .read_only = -1};
 
+    if (p == NULL)
+        p = &none;
     memset(o, 0, sizeof *o);
     o->connect_timeout_ms = g->timeout_ms;
     o->command_timeout_ms = g->timeout_ms;
     o->password = flag_or_env(NULL, "DELAYQ_PASSWORD");
+    /* the profile's password goes with its server: not to a --url that has its own */
+    if (o->password == NULL && g->profile != NULL && !url_has_password(g->url)) {
+        char why[400];
+        if (g->password[0] == '\0' &&
+            profile_password(p, g->password, sizeof g->password, why, sizeof why) < 0) {
+            fprintf(stderr, "%s: ", g->prog);
+            cli_put_safe(stderr, why, strlen(why));
+            fputc('\n', stderr);
+            return DQ_EXIT_USAGE;
+        }
+        o->password = g->password[0] != '\0' ? g->password : NULL;
+    }
+    o->user = p->user;
     o->who = g->who;
-    o->tls_ca = flag_or_env(g->tls_ca, "DELAYQ_TLS_CA");
-    o->tls_cert = flag_or_env(g->tls_cert, "DELAYQ_TLS_CERT");
-    o->tls_key = flag_or_env(g->tls_key, "DELAYQ_TLS_KEY");
-    o->tls_server_name = flag_or_env(g->tls_server_name, "DELAYQ_TLS_SERVER_NAME");
+    o->tls_ca = or_profile(flag_or_env(g->tls_ca, "DELAYQ_TLS_CA"), p->tls_ca);
+    o->tls_cert = or_profile(flag_or_env(g->tls_cert, "DELAYQ_TLS_CERT"), p->tls_cert);
+    o->tls_key = or_profile(flag_or_env(g->tls_key, "DELAYQ_TLS_KEY"), p->tls_key);
+    o->tls_server_name =
+        or_profile(flag_or_env(g->tls_server_name, "DELAYQ_TLS_SERVER_NAME"), p->tls_server_name);
+    if (g->client_name[0] == '\0')
+        client_name(g);
+    o->client_name = g->client_name;
     /* only an explicit yes turns checking off; anything unclear keeps it on */
     o->tls_insecure = g->tls_insecure || (insecure != NULL && (strcmp(insecure, "1") == 0 ||
                                                                strcmp(insecure, "yes") == 0 ||
@@ -227,6 +348,7 @@ cli_client_opts(const struct cli *g, dq_client_opts *o)
                 "connection\n",
                 g->prog);
     }
+    return DQ_EXIT_OK;
 }
 
 int
@@ -234,10 +356,12 @@ cli_connect(struct cli *g)
 {
     dq_client_opts o;
     dq_err err = {0};
+    int rc;
 
     if (g->client != NULL)
         return DQ_EXIT_OK;
-    cli_client_opts(g, &o);
+    if ((rc = cli_client_opts(g, &o)) != DQ_EXIT_OK)
+        return rc;
     if (dq_client_open(g->url, &o, &g->client, &err) != DQ_OK)
         return cli_error(g, &err);
     return DQ_EXIT_OK;

@@ -169,6 +169,15 @@ connect_now(dq_client *c, dq_err *err)
         if (rc != DQ_OK)
             return rc;
     }
+    /* Best effort: a user whose ACL lacks CLIENT SETNAME (docs/SECURITY.md grants it to
+     * every role) connects all the same; only a failed transport fails the connect. */
+    if (c->name[0] != '\0') {
+        redisReply *r = NULL;
+        rc = roundtrip(c, 3, (const char *[]){"CLIENT", "SETNAME", c->name}, NULL, &r, err);
+        if (rc != DQ_OK)
+            return rc;
+        freeReplyObject(r);
+    }
     /* One round trip proves the server answers (and accepts us) before we report a
      * connection: a listener that never replies is a timeout here, not later. Over TLS
      * it is also where a server that refused our certificate says so (in TLS 1.3 the
@@ -284,6 +293,26 @@ tls_setup(dq_client *c, const dq_client_opts *opts, dq_err *err)
     return dq_tls_new(&o, c->url.host, &c->tls, err);
 }
 
+/* The connection name: @name, else delayq:lib:host:pid, with every byte Redis refuses
+ * in a name (anything but '!'..'~') made '_'. */
+static void
+client_name(dq_client *c, const char *name)
+{
+    char host[64] = "";
+
+    if (name != NULL && name[0] != '\0') {
+        snprintf(c->name, sizeof c->name, "%s", name);
+    } else {
+        if (gethostname(host, sizeof host - 1) != 0)
+            snprintf(host, sizeof host, "?");
+        snprintf(c->name, sizeof c->name, "delayq:lib:%s:%ld", host, (long)getpid());
+    }
+    for (char *p = c->name; *p != '\0'; p++) {
+        if (*p < '!' || *p > '~')
+            *p = '_';
+    }
+}
+
 int
 dq_client_open(const char *url, const dq_client_opts *opts, dq_client **out, dq_err *err)
 {
@@ -311,12 +340,20 @@ dq_client_open(const char *url, const dq_client_opts *opts, dq_client **out, dq_
         snprintf(c->url.password, sizeof c->url.password, "%s", opts->password);
         c->url.has_password = true;
     }
+    if (opts != NULL && opts->user != NULL && opts->user[0] != '\0' && c->url.user[0] == '\0') {
+        if (strlen(opts->user) >= sizeof c->url.user) {
+            rc = dq_err_set(err, DQ_EINVAL, "user: longer than %zu bytes", sizeof c->url.user - 1);
+            goto out;
+        }
+        snprintf(c->url.user, sizeof c->url.user, "%s", opts->user);
+    }
     c->connect_timeout_ms = opts && opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms : 3000;
     c->command_timeout_ms = opts && opts->command_timeout_ms > 0 ? opts->command_timeout_ms : 3000;
     if (opts != NULL && opts->who != NULL && opts->who[0] != '\0')
         snprintf(c->who, sizeof c->who, "%s", opts->who);
     else
         dq_default_who(c->who, sizeof c->who);
+    client_name(c, opts != NULL ? opts->client_name : NULL);
     rc = dq_conn_ensure(c, err);
 out:
     if (rc != DQ_OK) {

@@ -43,6 +43,7 @@ struct dq_client {
     struct dq_url url;
     char endpoint[300];
     char who[160];
+    char name[104]; /* CLIENT SETNAME on each connection; legal bytes only */
     int connect_timeout_ms;
     int command_timeout_ms;
     int64_t retry_at_ms;        /* monotonic: no connect attempt before this */

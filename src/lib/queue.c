@@ -29,8 +29,8 @@ dq_config_get(dq_client *c, const char *queue, dq_config *out, dq_err *err)
 
     memset(out, 0, sizeof *out);
     dq_args_init(&a);
-    dq_args_str(&a, dq_client_who(c));
-    rc = dq_scripts_run(c, DQ_SCRIPT_CONFIG, queue, &a, dq_reply_config, out, err);
+    /* config_get, not config: a read-only (viewer) user may run it (FCALL_RO) */
+    rc = dq_scripts_run(c, DQ_SCRIPT_CONFIG_GET, queue, &a, dq_reply_config, out, err);
     dq_args_free(&a);
     return rc;
 }

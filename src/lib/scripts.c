@@ -158,7 +158,15 @@ load_script(dq_client *c, const struct dq_script_src *src, dq_err *err)
 
     if (rc != DQ_OK)
         return rc;
-    if (r->type == REDIS_REPLY_ERROR)
+    if (error_starts(r, "NOPERM")) {
+        /* a viewer (docs/SECURITY.md) changes nothing on the server, script cache
+         * included; try the function library again next time, someone may load it */
+        c->scripts_path = PATH_UNKNOWN;
+        rc = dq_err_set(err, DQ_EREDIS,
+                        "%s is not loaded on %s and this user may not load it (NOPERM); run "
+                        "one command of this delayq version as the operator (docs/SECURITY.md)",
+                        dq_library_name, c->endpoint);
+    } else if (r->type == REDIS_REPLY_ERROR)
         rc = dq_err_from_reply(err, src->name, r->str, r->len);
     else if (r->type != REDIS_REPLY_STRING || r->len != 40 || memcmp(r->str, src->sha1, 40) != 0)
         rc = dq_err_set(err, DQ_EPROTO, "SCRIPT LOAD of %s returned an unexpected SHA1", src->name);
@@ -331,4 +339,102 @@ dq_queue_name_check(const char *queue, dq_err *err)
                               "queue: byte %zu of the name is not one of [A-Za-z0-9._:-]", i + 1);
     }
     return DQ_OK;
+}
+
+/* One probe command; *denied is set (and @why filled) when Redis answered NOPERM. */
+static int
+probe(dq_client *c, int argc, const char **argv, bool *denied, bool *unknown, char *why,
+      size_t size, dq_err *err)
+{
+    redisReply *r = NULL;
+    int rc = dq_conn_command(c, argc, argv, NULL, &r, err);
+
+    *denied = *unknown = false;
+    if (rc != DQ_OK)
+        return rc;
+    if (error_starts(r, "NOPERM")) {
+        *denied = true;
+        snprintf(why, size, "%.*s", (int)r->len, r->str);
+    } else if (error_starts(r, "ERR unknown command")) {
+        *unknown = true;
+    }
+    freeReplyObject(r);
+    return DQ_OK;
+}
+
+/* Whether the user may call delayq's scripts on @queue's keys: "" in @why, or why not. */
+static int
+may_write(dq_client *c, const char *queue, char *why, size_t size, dq_err *err)
+{
+    char sched[DQ_QUEUE_NAME_MAX + 32], fn[160], fsays[200] = "", esays[200] = "";
+    bool fdenied, funknown, edenied = false, eunknown = false;
+    int rc;
+
+    why[0] = '\0';
+    dq_queue_key(queue, 0, sched, sizeof sched);
+    /* ACL is checked before a command runs: a function that does not exist (or a SHA1
+     * no script has) answers "not found" to a user who may run it on the queue's keys
+     * (FCALL declares them read-write) and NOPERM to one who may not; nothing runs */
+    snprintf(fn, sizeof fn, "%s_may_write_probe", dq_library_name);
+    rc = probe(c, 4, (const char *[]){"FCALL", fn, "1", sched}, &fdenied, &funknown, fsays,
+               sizeof fsays, err);
+    if (rc == DQ_OK && (fdenied || funknown))
+        rc = probe(
+            c, 4,
+            (const char *[]){"EVALSHA", "0000000000000000000000000000000000000000", "1", sched},
+            &edenied, &eunknown, esays, sizeof esays, err);
+    if (rc == DQ_OK && (fdenied || funknown) && (edenied || eunknown))
+        snprintf(why, size, "this user may not write to queue %s (redis: %s)", queue,
+                 fdenied ? fsays : esays);
+    return rc;
+}
+
+/* One side-effect-free probe of a role's gate (lua/lib.lua): @argv is refused with
+ * NOPERM, or fails after the ACL check without changing anything. */
+static int
+may_gate(dq_client *c, const char *queue, int argc, const char **argv, const char *role, char *why,
+         size_t size, dq_err *err)
+{
+    char says[200];
+    bool denied, unknown;
+    int rc = may_write(c, queue, why, size, err);
+
+    if (rc != DQ_OK || why[0] != '\0')
+        return rc;
+    rc = probe(c, argc, argv, &denied, &unknown, says, sizeof says, err);
+    if (rc == DQ_OK && denied)
+        snprintf(why, size, "this user may not run %s on queue %s (redis: %s)", role, queue, says);
+    return rc;
+}
+
+int
+dq_scripts_may_operate(dq_client *c, const char *queue, char *why, size_t size, dq_err *err)
+{
+    char audit[DQ_QUEUE_NAME_MAX + 32];
+    int rc = dq_queue_name_check(queue, err);
+
+    why[0] = '\0';
+    if (rc != DQ_OK)
+        return rc;
+    dq_queue_key(queue, 9, audit, sizeof audit);
+    /* operator actions write the audit log (operator_gate); ID 0-0 is refused after the
+     * ACL check and before anything is added */
+    return may_gate(c, queue, 6, (const char *[]){"XADD", audit, "NOMKSTREAM", "0-0", "gate", "1"},
+                    "operator actions", why, size, err);
+}
+
+int
+dq_scripts_may_work(dq_client *c, const char *queue, char *why, size_t size, dq_err *err)
+{
+    char workers[DQ_QUEUE_NAME_MAX + 32];
+    int rc = dq_queue_name_check(queue, err);
+
+    why[0] = '\0';
+    if (rc != DQ_OK)
+        return rc;
+    /* workers register in dq:{Q}:workers (worker_gate); an increment that is not a
+     * number is refused after the ACL check and before anything is written */
+    snprintf(workers, sizeof workers, "dq:{%s}:workers", queue);
+    return may_gate(c, queue, 4, (const char *[]){"HINCRBY", workers, "gate", "x"}, "a worker", why,
+                    size, err);
 }

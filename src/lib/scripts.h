@@ -56,6 +56,17 @@ typedef int (*dq_parse_fn)(const struct redisReply *r, void *out, dq_err *err);
 int dq_scripts_run(dq_client *c, enum dq_script_id id, const char *queue,
                    const struct dq_args *args, dq_parse_fn parse, void *out, dq_err *err);
 
+/*
+ * Whether the user of @c may run operator actions on @queue (requeue, drop, pause,
+ * config; docs/SECURITY.md), asked without side effects. DQ_OK with @why empty when it
+ * may; DQ_OK with @why saying what Redis refused when it may not; DQ_ECONN or
+ * DQ_ETIMEOUT when the server did not answer.
+ */
+int dq_scripts_may_operate(dq_client *c, const char *queue, char *why, size_t size, dq_err *err);
+
+/* The same for running a worker on @queue (claim, heartbeat). */
+int dq_scripts_may_work(dq_client *c, const char *queue, char *why, size_t size, dq_err *err);
+
 /* Key @i (0-based, see lua/lib.lua) of @queue into @buf; snprintf semantics. */
 size_t dq_queue_key(const char *queue, int i, char *buf, size_t size);
 

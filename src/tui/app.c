@@ -14,6 +14,7 @@ ui_init(struct ui *ui, bool read_only, bool no_color)
 {
     memset(ui, 0, sizeof *ui);
     ui->read_only = read_only;
+    snprintf(ui->read_only_why, sizeof ui->read_only_why, "started with --read-only");
     ui->no_color = no_color;
     ui->refresh_ms = 1000;
     ui->rows_visible = 10;
@@ -663,7 +664,7 @@ apply_binding(struct ui *ui, const struct model *m, const struct binding *b, int
 
     local.arg = signed_arg(b, key);
     if ((b->flags & KB_WRITE) && ui->read_only) {
-        app_status(ui, true, "read-only: actions are disabled (started with --read-only)");
+        app_status(ui, true, "read-only: actions are disabled (%s)", ui->read_only_why);
         return APP_REDRAW;
     }
     if (b->panes != PANES_ALL && !(b->panes & PANE_BIT(ui->focus))) {

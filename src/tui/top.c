@@ -431,6 +431,10 @@ tui_run(dq_client *c, const struct tui_options *o)
         return TUI_ETHREAD;
     }
     ui_init(&t.ui, o->read_only, !o->color);
+    if (o->read_only && o->read_only_why != NULL) {
+        snprintf(t.ui.read_only_why, sizeof t.ui.read_only_why, "%s", o->read_only_why);
+        app_status(&t.ui, false, "read-only: %s", o->read_only_why);
+    }
     app_refresh_start(&t.ui, o->refresh_ms);
     if (term_start(o->color, o->mouse) != 0) {
         io_stop(t.io);

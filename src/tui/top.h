@@ -15,6 +15,8 @@ struct tui_options {
     const char *queue; /* the queue shown first */
     bool queue_chosen; /* given with -q or $DELAYQ_QUEUE (else an unused one opens the picker) */
     bool read_only;    /* every action refused, with a badge */
+    /* why, when not --read-only (the user may not write: docs/SECURITY.md); NULL */
+    const char *read_only_why;
     bool color, mouse;
     int64_t refresh_ms; /* the first refresh interval; it then adapts */
 };

@@ -1,0 +1,15 @@
+-- config_get: reads a queue's limits, for read-only users (config.lua reads them too,
+-- but it may write, so FCALL_RO cannot run it).
+-- KEYS: the eleven queue keys (see lib.lua); reads config.
+-- ARGV: none.
+-- Reply: the effective configuration as pairs {field, value, ...} in the order of
+--   config.lua's reply (CFG_FIELDS).
+-- Flags: no-writes (FCALL_RO / EVALSHA_RO: runs on replicas and for read-only users).
+-- Complexity: O(1): one HMGET.
+local cfg = config()
+local out = {}
+for _, f in ipairs(CFG_FIELDS) do
+  out[#out + 1] = f
+  out[#out + 1] = cfg[f]
+end
+return out
