@@ -17,6 +17,12 @@ _delayq_options()
         sed 's/^[^-]*//' | sort -u
 }
 
+# the profile names `delayq profiles` lists (no Redis)
+_delayq_profiles()
+{
+    "$1" profiles 2>/dev/null | sed -n 's/^[* ] \([A-Za-z0-9._-]*\)  .*/\1/p'
+}
+
 # the registered queues; nothing when Redis does not answer within a second
 _delayq_queues()
 {
@@ -48,7 +54,7 @@ _delayq()
     for ((i = 1; i < n; i++)); do
         w=${words[i]}
         case $w in
-        --url | --who | --timeout | -q | --queue)
+        --url | --who | --timeout | -q | --queue | --profile)
             [[ $w == --url ]] && url=${words[i + 1]}
             ((i++))
             ;;
@@ -80,6 +86,10 @@ _delayq()
         fi
         return 0
         ;;
+    --profile)
+        mapfile -t COMPREPLY < <(compgen -W "$(_delayq_profiles "$prog")" -- "$cur")
+        return 0
+        ;;
     --file | --textfile)
         mapfile -t COMPREPLY < <(compgen -f -- "$cur")
         return 0
@@ -98,7 +108,7 @@ _delayq()
 
     if [[ -z $cmd ]]; then
         if [[ $cur == -* ]]; then
-            mapfile -t COMPREPLY < <(compgen -W "--help --version --url --queue --who --timeout" -- "$cur")
+            mapfile -t COMPREPLY < <(compgen -W "--help --version --profile" -- "$cur")
         else
             mapfile -t COMPREPLY < <(compgen -W "$(_delayq_commands "$prog")" -- "$cur")
         fi

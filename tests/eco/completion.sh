@@ -99,4 +99,14 @@ check "zsh -n _delayq" zsh -n "$work/zfunc/_delayq"
 zcomp=$(HOME="$work" zsh -fc "fpath=('$work/zfunc' \$fpath); autoload -Uz compinit;
   compinit -u -d '$work/zcompdump'; print -r -- \${_comps[delayq]}" 2>&1)
 check "zsh compinit maps delayq to _delayq ($zcomp)" [ "$zcomp" = _delayq ]
+# profiles: the names delayq profiles lists, and the command after --profile NAME
+mkdir -p "$work/xdg/delayq"
+printf '[prod]\nurl = redis://127.0.0.1:1\n[dev.2]\nqueue = emails\n' >"$work/xdg/delayq/config"
+chmod 600 "$work/xdg/delayq/config"
+export XDG_CONFIG_HOME="$work/xdg"
+check "delayq --profile <TAB> -> the profiles" comp_is "delayq --profile " dev.2 prod
+check "delayq --profile prod s<TAB> -> show stats" comp_is "delayq --profile prod s" show stats
+check "delayq --p<TAB> -> --profile" comp_is "delayq --p" --profile
+unset XDG_CONFIG_HOME
+
 finish
