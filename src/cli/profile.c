@@ -325,7 +325,8 @@ profile_load(const char *path, struct profiles *out, char *why, size_t size)
     int fd, rc;
 
     memset(out, 0, sizeof *out);
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    /* a symlink (dotfiles managers make them) is fine: fstat checks its target */
+    fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0 && errno == ENOENT)
         return 1;
     if (fd < 0)
