@@ -114,30 +114,31 @@ refused viewer "'evalsha'" drop "$id"
 refused viewer "'evalsha'" pause
 refused viewer "'evalsha'" config max_attempts=5
 refused viewer "'srem'" queues --forget emails
-# every command the viewer's connections sent (MONITOR shows the user's client address;
-# the viewer's are the ones that ran CLIENT SETNAME delayq:cli:...); the viewer's
-# refused writes are refused before they run, so MONITOR does not show them
 stop_pid "$mpid"
-python3 - "$work/monitor.log" >"$work/viewer_cmds" <<'PY'
+# reads_only LOG PREFIX NAME: every command that the connections named PREFIX* sent
+# (MONITOR hides AUTH but shows each connection's CLIENT SETNAME; nothing else connects
+# meanwhile), with the inner commands of the scripts they ran (shown as "lua"), must
+# be a read; refused commands never run, so MONITOR does not show them
+reads_only() {
+  python3 - "$1" "$2" >"$work/viewer_cmds" <<'PY'
 import re, sys
-# MONITOR hides AUTH but shows each connection's CLIENT SETNAME: the viewer's are the
-# delayq:cli:* ones (nothing else connects meanwhile); inner commands of the scripts
-# they ran show as "lua"
 lines = []
 for line in open(sys.argv[1], errors='replace'):
     m = re.match(r'^[\d.]+ \[\d+ ([^\]]+)\] "([^"]*)"(.*)$', line)
     if m:
         lines.append((m.group(1), m.group(2).lower(), m.group(3)))
-named = {a for a, c, rest in lines if c == 'client' and 'delayq:cli:' in rest}
+named = {a for a, c, rest in lines if c == 'client' and ('"' + sys.argv[2]) in rest}
 for a, c, rest in lines:
     if a in named or a == 'lua':
         print(c)
 PY
-sort -u "$work/viewer_cmds" | tr '\n' ' ' >"$work/viewer_set"
-writes=$(grep -oiwE 'fcall|evalsha|sadd|srem|function|script|xadd|zadd|hset|del|zrem|hdel|hincrby|incrby|publish' "$work/viewer_set" || true)
-if [ -s "$work/viewer_set" ] && [ -z "$writes" ]; then ok "the viewer sent only reads: $(cat "$work/viewer_set")"; else
-  bad "the viewer sent only reads: $(cat "$work/viewer_set") (writes: $writes)"
-fi
+  sort -u "$work/viewer_cmds" | tr '\n' ' ' >"$work/viewer_set"
+  writes=$(grep -oiwE 'fcall|evalsha|sadd|srem|function|script|xadd|zadd|hset|del|zrem|hdel|hincrby|incrby|publish|spublish' "$work/viewer_set" || true)
+  if [ -s "$work/viewer_set" ] && [ -z "$writes" ]; then ok "$3 sent only reads: $(cat "$work/viewer_set")"; else
+    bad "$3 sent only reads: $(cat "$work/viewer_set") (writes: $writes)"
+  fi
+}
+reads_only "$work/monitor.log" delayq:cli: "the viewer's commands"
 
 # ---- operator: requeue, drop, pause, resume, config; the worker may not --------------
 id2=$(r ZRANGE 'dq:{emails}:failidx' 1 1)
@@ -170,6 +171,10 @@ works viewer stats
 # ---- CLIENT SETNAME: every client is named ----------------------------------------
 tm() { tmux -L "dqroles$$" "$@"; }
 trap 'tm kill-server 2>/dev/null; cleanup' EXIT
+r MONITOR >"$work/monitor2.log" 2>&1 &
+mpid=$!
+pids="$pids $mpid"
+wait_for 5000 "MONITOR" sleep_until_monitor
 tm -f /dev/null new-session -d -s top -x 100 -y 30 \
   "DELAYQ_PASSWORD=role-secret-1 $bin top --url $(url viewer) -q emails; sleep 30"
 screen_has() { tm capture-pane -p -t top | grep -qF -- "$1"; }
@@ -184,8 +189,13 @@ tm send-keys -t top r
 if wait_for 5000 "refusal" screen_has "actions are disabled (this user may not write"; then
   ok "requeue in the viewer's top is refused with the reason"
 else bad "requeue in the viewer's top is refused: $(tm capture-pane -p -t top | tail -1)"; fi
+tm send-keys -t top 4
+tm send-keys -t top Enter # the details of a failed task: find
+tm send-keys -t top Escape
 tm send-keys -t top q
 tm kill-session -t top 2>/dev/null
+stop_pid "$mpid"
+reads_only "$work/monitor2.log" delayq:top: "the viewer's top"
 tm -f /dev/null new-session -d -s top -x 100 -y 30 \
   "DELAYQ_PASSWORD=role-secret-1 $bin top --url $(url worker) -q emails; sleep 30"
 if wait_for 15000 "worker top read-only" screen_has "read-only: this user may not run operator actions"; then
