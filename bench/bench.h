@@ -47,6 +47,7 @@ struct bench {
     int runs;            /* repeats of a short measurement; the median is reported */
     char only[64];       /* --only: comma-separated workloads to run; "" runs them all */
     unsigned w2_conc[8]; /* --w2-conc: W2's concurrency settings (0 ends the list) */
+    unsigned w2_workers; /* --w2-workers: in-process workers sharing W2's concurrency */
     /* every ceiling measurement of the run, requests/s (0: redis-benchmark missing) */
     double ceil_p1[64], ceil_p64[256];
     size_t n_p1, n_p64;

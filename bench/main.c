@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * main.c: delayq-bench [--quick] [--only LIST] [--runs N] [--w2-conc LIST] [--json FILE]
- * [--delayq PATH] [--handler PATH]. Starts
+ * main.c: delayq-bench [--quick] [--only LIST] [--runs N] [--w2-conc LIST]
+ * [--w2-workers N] [--json FILE] [--delayq PATH] [--handler PATH]. Starts
  * a private redis-server (the test fixture's code: free loopback port, held by PID,
  * stopped on exit), runs W1..W6 (W2p with W2), each run of W1 and W2 right after a
  * redis-benchmark ceiling run on the same server, and prints a table and one JSON line
@@ -59,8 +59,8 @@ parse_conc(struct bench *b, const char *list)
 }
 
 static const char usage[] =
-    "usage: delayq-bench [--quick] [--only LIST] [--runs N] [--w2-conc LIST] [--json FILE]\n"
-    "                    [--delayq PATH] [--handler PATH]\n\n"
+    "usage: delayq-bench [--quick] [--only LIST] [--runs N] [--w2-conc LIST] [--w2-workers N]\n"
+    "                    [--json FILE] [--delayq PATH] [--handler PATH]\n\n"
     "Runs the workloads of issue 5 against a private redis-server (hz 10, no persistence)\n"
     "and compares them with redis-benchmark on the same server, in the same run.\n\n"
     "  --quick        about 10x smaller counts and shorter windows: a smoke run\n"
@@ -69,6 +69,8 @@ static const char usage[] =
     "                 W6; for A/B runs of one change\n"
     "  --runs N       repeats of each short measurement (1..15; default 5, --quick 3)\n"
     "  --w2-conc LIST W2's concurrency settings, comma-separated (default 1,8,64,256)\n"
+    "  --w2-workers N W2 with N workers (coordinators, connections) sharing each\n"
+    "                 concurrency setting (1..8; default 1): a measurement, not the target's\n"
     "  --json FILE    also write the JSON lines to FILE\n"
     "  --delayq PATH  the delayq binary for W2 and W4 (default: $DELAYQ_BIN, else\n"
     "                 ../src/delayq next to this program)\n"
@@ -296,6 +298,13 @@ main(int argc, char **argv)
                         argv[i]);
                 return 2;
             }
+        } else if (strcmp(argv[i], "--w2-workers") == 0 && i + 1 < argc) {
+            int nw = atoi(argv[++i]);
+            if (nw < 1 || nw > 8) {
+                fprintf(stderr, "delayq-bench: --w2-workers: %s is not in 1..8\n", argv[i]);
+                return 2;
+            }
+            b->w2_workers = (unsigned)nw;
         } else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc) {
             json = argv[++i];
         } else if (strcmp(argv[i], "--delayq") == 0 && i + 1 < argc) {

@@ -356,8 +356,11 @@ w2_once(struct bench *b, dq_client *c, const dq_enqueue_item *it, size_t n, unsi
         double *cpu_us, double *calls)
 {
     struct w2_state st;
-    struct worker_thread wt;
-    dq_worker_opts o = {.concurrency = conc, .batch = conc};
+    struct worker_thread wt[8];
+    unsigned nw = b->w2_workers > 0 ? b->w2_workers : 1;
+    /* --w2-workers N: N workers (N coordinators and connections) share the concurrency */
+    dq_worker_opts o = {.concurrency = conc / nw ? conc / nw : 1,
+                        .batch = conc / nw ? conc / nw : 1};
     char q[64];
 
     flushall(b);
@@ -367,7 +370,8 @@ w2_once(struct bench *b, dq_client *c, const dq_enqueue_item *it, size_t n, unsi
     atomic_init(&st.first_claim_ms, INT64_MAX);
     bench_resetstat(b);
     int64_t cpu0 = bench_redis_cpu_us(b);
-    worker_start(b, &wt, q, &o, w2_handler, &st);
+    for (unsigned k = 0; k < nw; k++)
+        worker_start(b, &wt[k], q, &o, w2_handler, &st);
     int64_t deadline = bench_mono_us() + 600 * 1000000LL;
     while (atomic_load(&st.ran) < (long)n) {
         if (bench_mono_us() > deadline)
@@ -379,7 +383,8 @@ w2_once(struct bench *b, dq_client *c, const dq_enqueue_item *it, size_t n, unsi
     int64_t end = wait_done(c, q, n, 1, 60);
     *cpu_us = (double)(bench_redis_cpu_us(b) - cpu0) / (double)n;
     *calls = (double)bench_cmdstats(b).client / (double)n;
-    worker_stop(&wt);
+    for (unsigned k = 0; k < nw; k++)
+        worker_stop(&wt[k]);
     int64_t ms = end - atomic_load(&st.first_claim_ms);
     return (double)n * 1000.0 / (double)(ms > 0 ? ms : 1);
 }
