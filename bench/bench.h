@@ -37,13 +37,17 @@ struct row {
     enum target target;
     double threshold;
     char note[160];
+    double redis_cpu_us; /* Redis CPU per task during the measurement (schedstat); NAN: none */
 };
 
 struct bench {
     struct test_redis redis;
     char delayq_bin[4096];
     bool quick;
-    int runs; /* repeats of a short measurement; the median is reported */
+    int runs;            /* repeats of a short measurement; the median is reported */
+    char only[64];       /* --only: comma-separated workloads to run; "" runs them all */
+    unsigned w2_conc[8]; /* --w2-conc: W2's concurrency settings (0 ends the list) */
+    unsigned w2_workers; /* --w2-workers: in-process workers sharing W2's concurrency */
     /* every ceiling measurement of the run, requests/s (0: redis-benchmark missing) */
     double ceil_p1[64], ceil_p64[256];
     size_t n_p1, n_p64;
@@ -65,6 +69,9 @@ void bench_die(const char *fmt, ...)
 void bench_add(struct bench *b, const char *workload, const char *variant, const char *figure,
                const char *unit, double value, const char *ceiling_name, double ceiling,
                enum target t, double threshold, const char *note);
+
+/* Sets the Redis CPU per task (us) of the row added last. */
+void bench_set_redis_cpu(struct bench *b, double us_per_task);
 
 /* A fresh queue name "<prefix>-<n>". */
 void bench_queue(struct bench *b, const char *prefix, char *buf, size_t size);
@@ -108,6 +115,12 @@ void bench_stop_pid(pid_t pid);
 
 /* CPU time used so far by every thread of process @pid, in microseconds. */
 int64_t bench_cpu_us(pid_t pid);
+
+/* Whether --only names @workload (or was not given). */
+bool bench_wants(const struct bench *b, const char *workload);
+
+/* Redis CPU time so far (every thread of the server), in microseconds. */
+int64_t bench_redis_cpu_us(struct bench *b);
 
 /* ---- workloads.c ----------------------------------------------------------------- */
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * main.c: delayq-bench [--quick] [--json FILE] [--delayq PATH] [--handler PATH]. Starts
+ * main.c: delayq-bench [--quick] [--only LIST] [--runs N] [--w2-conc LIST]
+ * [--w2-workers N] [--json FILE] [--delayq PATH] [--handler PATH]. Starts
  * a private redis-server (the test fixture's code: free loopback port, held by PID,
  * stopped on exit), runs W1..W6 (W2p with W2), each run of W1 and W2 right after a
  * redis-benchmark ceiling run on the same server, and prints a table and one JSON line
@@ -37,11 +38,39 @@ loadavg(void)
     return load;
 }
 
+/* --w2-conc: up to 7 settings into b->w2_conc (0-terminated); -1 when malformed. */
+static int
+parse_conc(struct bench *b, const char *list)
+{
+    size_t k = 0;
+    const char *p = list;
+
+    memset(b->w2_conc, 0, sizeof b->w2_conc);
+    while (*p) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 1 || v > 1000 || k + 1 >= sizeof b->w2_conc / sizeof b->w2_conc[0] ||
+            (*end != ',' && *end != '\0'))
+            return -1;
+        b->w2_conc[k++] = (unsigned)v;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return k > 0 ? 0 : -1;
+}
+
 static const char usage[] =
-    "usage: delayq-bench [--quick] [--json FILE] [--delayq PATH] [--handler PATH]\n\n"
+    "usage: delayq-bench [--quick] [--only LIST] [--runs N] [--w2-conc LIST] [--w2-workers N]\n"
+    "                    [--json FILE] [--delayq PATH] [--handler PATH]\n\n"
     "Runs the workloads of issue 5 against a private redis-server (hz 10, no persistence)\n"
     "and compares them with redis-benchmark on the same server, in the same run.\n\n"
     "  --quick        about 10x smaller counts and shorter windows: a smoke run\n"
+    "  --only LIST    run only these workloads, comma-separated: W1 (with W5), W2 (the\n"
+    "                 in-process C handler), W2w (delayq work -- true, then W2p), W3, W4,\n"
+    "                 W6; for A/B runs of one change\n"
+    "  --runs N       repeats of each short measurement (1..15; default 5, --quick 3)\n"
+    "  --w2-conc LIST W2's concurrency settings, comma-separated (default 1,8,64,256)\n"
+    "  --w2-workers N W2 with N workers (coordinators, connections) sharing each\n"
+    "                 concurrency setting (1..8; default 1): a measurement, not the target's\n"
     "  --json FILE    also write the JSON lines to FILE\n"
     "  --delayq PATH  the delayq binary for W2 and W4 (default: $DELAYQ_BIN, else\n"
     "                 ../src/delayq next to this program)\n"
@@ -141,22 +170,26 @@ fmt_target(const struct row *r, char *buf, size_t size)
 static void
 print_table(const struct bench *b, FILE *f)
 {
-    fprintf(f, "%-4s  %-50s  %-26s  %12s  %12s  %7s  %-12s  %s\n", "", "variant", "figure", "value",
-            "ceiling", "ratio", "target", "met");
+    fprintf(f, "%-4s  %-50s  %-26s  %12s  %12s  %7s  %-12s  %-4s  %s\n", "", "variant", "figure",
+            "value", "ceiling", "ratio", "target", "met", "Redis CPU us/task");
     for (size_t k = 0; k < b->nrows; k++) {
         const struct row *r = &b->rows[row_at(b, k)];
-        char v[24], c[24], ra[24], t[40];
+        char v[24], c[24], ra[24], t[40], cpu[24];
         int met = row_met(r);
 
+        fmt_num(cpu, sizeof cpu, r->redis_cpu_us);
+        if (isnan(r->redis_cpu_us))
+            cpu[0] = '\0';
         fmt_num(v, sizeof v, r->value);
         fmt_num(c, sizeof c, r->ceiling_name[0] ? r->ceiling : NAN);
         fmt_num(ra, sizeof ra, row_ratio(r));
         fmt_target(r, t, sizeof t);
-        fprintf(f, "%-4s  %-50s  %-26s  %12s  %12s  %7s  %-12s  %s\n", r->workload, r->variant,
-                r->figure, v, c, ra, t,
+        fprintf(f, "%-4s  %-50s  %-26s  %12s  %12s  %7s  %-12s  %-4s  %s\n", r->workload,
+                r->variant, r->figure, v, c, ra, t,
                 met < 0 ? (r->target != T_NONE ? "n/a" : "")
                 : met   ? "yes"
-                        : "NO");
+                        : "NO",
+                cpu);
     }
 }
 
@@ -200,6 +233,11 @@ print_json(const struct bench *b, FILE *f)
         json_str(f, r->figure);
         fputc(':', f);
         json_num(f, r->value);
+        if (!isnan(r->redis_cpu_us)) {
+            /* next to the figure: what each task cost the server (all its threads) */
+            fputs(",\"redis_cpu_us_per_task\":", f);
+            json_num(f, r->redis_cpu_us);
+        }
         fputs("},\"unit\":", f);
         json_str(f, r->unit);
         fputs(",\"ceiling\":", f);
@@ -239,10 +277,34 @@ main(int argc, char **argv)
     struct bench *b = &g_bench;
     const char *json = NULL, *delayq = NULL;
     const char *const extra[] = {"--hz", "10", NULL};
+    int runs = 0;
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
             b->quick = true;
+        } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+            snprintf(b->only, sizeof b->only, "%s", argv[++i]);
+        } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
+            runs = atoi(argv[++i]);
+            if (runs < 1 || runs > 15) {
+                fprintf(stderr, "delayq-bench: --runs: %s is not in 1..15\n", argv[i]);
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--w2-conc") == 0 && i + 1 < argc) {
+            if (parse_conc(b, argv[++i]) != 0) {
+                fprintf(stderr,
+                        "delayq-bench: --w2-conc: '%s' is not 1 to 7 comma-separated numbers "
+                        "in 1..1000\n",
+                        argv[i]);
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--w2-workers") == 0 && i + 1 < argc) {
+            int nw = atoi(argv[++i]);
+            if (nw < 1 || nw > 8) {
+                fprintf(stderr, "delayq-bench: --w2-workers: %s is not in 1..8\n", argv[i]);
+                return 2;
+            }
+            b->w2_workers = (unsigned)nw;
         } else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc) {
             json = argv[++i];
         } else if (strcmp(argv[i], "--delayq") == 0 && i + 1 < argc) {
@@ -259,7 +321,11 @@ main(int argc, char **argv)
         }
     }
     find_delayq(b, delayq);
-    b->runs = b->quick ? 3 : 5;
+    b->runs = runs > 0 ? runs : b->quick ? 3 : 5;
+    if (b->w2_conc[0] == 0) {
+        static const unsigned settings[] = {1, 8, 64, 256};
+        memcpy(b->w2_conc, settings, sizeof settings);
+    }
     b->rng = 42;
     if (test_redis_start(&b->redis, extra) != 0)
         bench_die("cannot start redis-server (set DQ_REDIS_SERVER to its path)");
@@ -273,16 +339,26 @@ main(int argc, char **argv)
            "load %.2f at start; 64-byte payloads; figures are medians of %d runs unless the "
            "note says one run\n",
            b->quick ? " --quick" : "", b->redis.port, cpus, load, b->runs);
-    fprintf(stderr, "W1 enqueue, W5 memory...\n");
-    bench_w1_w5(b);
-    fprintf(stderr, "W2 process...\n");
-    bench_w2(b);
-    fprintf(stderr, "W3 lateness...\n");
-    bench_w3(b);
-    fprintf(stderr, "W4 idle...\n");
-    bench_w4(b);
-    fprintf(stderr, "W6 inspector refresh...\n");
-    bench_w6(b);
+    if (bench_wants(b, "W1")) {
+        fprintf(stderr, "W1 enqueue, W5 memory...\n");
+        bench_w1_w5(b);
+    }
+    if (bench_wants(b, "W2") || bench_wants(b, "W2w")) {
+        fprintf(stderr, "W2 process...\n");
+        bench_w2(b);
+    }
+    if (bench_wants(b, "W3")) {
+        fprintf(stderr, "W3 lateness...\n");
+        bench_w3(b);
+    }
+    if (bench_wants(b, "W4")) {
+        fprintf(stderr, "W4 idle...\n");
+        bench_w4(b);
+    }
+    if (bench_wants(b, "W6")) {
+        fprintf(stderr, "W6 inspector refresh...\n");
+        bench_w6(b);
+    }
     bench_ceiling_rows(b);
 
     print_table(b, stdout);

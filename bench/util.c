@@ -5,10 +5,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -58,6 +60,14 @@ bench_add(struct bench *b, const char *workload, const char *variant, const char
     r->ceiling = ceiling;
     r->target = t;
     r->threshold = threshold;
+    r->redis_cpu_us = NAN;
+}
+
+void
+bench_set_redis_cpu(struct bench *b, double us_per_task)
+{
+    if (b->nrows > 0)
+        b->rows[b->nrows - 1].redis_cpu_us = us_per_task;
 }
 
 void
@@ -341,4 +351,33 @@ bench_cpu_us(pid_t pid)
     }
     closedir(d);
     return ns / 1000;
+}
+
+bool
+bench_wants(const struct bench *b, const char *workload)
+{
+    size_t n = strlen(workload);
+
+    if (b->only[0] == '\0')
+        return true;
+    for (const char *p = b->only; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && strncasecmp(p, workload, n) == 0)
+            return true;
+        if (end == NULL)
+            break;
+        p = end + 1;
+    }
+    return false;
+}
+
+int64_t
+bench_redis_cpu_us(struct bench *b)
+{
+    int64_t v = bench_cpu_us(b->redis.pid);
+
+    if (v < 0)
+        bench_die("cannot read the CPU time of redis-server (pid %ld)", (long)b->redis.pid);
+    return v;
 }

@@ -165,6 +165,8 @@ bench_ceiling_rows(struct bench *b)
 {
     char variant[96];
 
+    if (b->n_p1 == 0 && b->n_p64 == 0)
+        return;
     snprintf(variant, sizeof variant, "-c 1 -P 1 ZADD, random members (%zu runs)", b->n_p1);
     bench_add(b, "ceil", variant, "requests/s", "1/s", bench_median(b->ceil_p1, b->n_p1), NULL, 0,
               T_NONE, 0, "redis-benchmark on the same server, just before each run it judges");
@@ -207,6 +209,7 @@ bench_w1_w5(struct bench *b)
     dq_enqueue_item *it = make_items(payloads, n);
     dq_client *c = bench_client(b);
     double a[16], bt[16], per_task[16], floor[16], us_a[16], us_b[16], c1[16], c64[16];
+    double cpu_a[16], cpu_b[16];
     char q[64], variant[96];
 
     for (size_t i = 0; i < n; i++)
@@ -219,11 +222,12 @@ bench_w1_w5(struct bench *b)
         bench_queue(b, "w1a", q, sizeof q);
         long long m0 = bench_info_num(b, "used_memory");
         bench_resetstat(b);
-        int64_t t0 = bench_mono_us();
+        int64_t cpu0 = bench_redis_cpu_us(b), t0 = bench_mono_us();
         for (size_t i = 0; i < n; i++)
             bench_ok(dq_enqueue(c, q, &it[i].opts, it[i].payload, PAYLOAD, &e, &err), &err,
                      "enqueue");
-        int64_t t1 = bench_mono_us();
+        int64_t t1 = bench_mono_us(), cpu1 = bench_redis_cpu_us(b);
+        cpu_a[r] = (double)(cpu1 - cpu0) / (double)n;
         us_a[r] = (double)bench_cmdstats(b).usec / (double)n;
         long long m1 = bench_info_num(b, "used_memory");
         bare_zset(b, it, n);
@@ -236,9 +240,12 @@ bench_w1_w5(struct bench *b)
         c64[r] = bench_ceiling_now(b, 64);
         bench_queue(b, "w1b", q, sizeof q);
         bench_resetstat(b);
+        cpu0 = bench_redis_cpu_us(b);
         t0 = bench_mono_us();
         enqueue_all(c, q, it, n);
         t1 = bench_mono_us();
+        cpu1 = bench_redis_cpu_us(b);
+        cpu_b[r] = (double)(cpu1 - cpu0) / (double)n;
         us_b[r] = (double)bench_cmdstats(b).usec / (double)n;
         bt[r] = (double)n * 1e6 / (double)(t1 - t0);
     }
@@ -250,9 +257,11 @@ bench_w1_w5(struct bench *b)
     snprintf(variant, sizeof variant, "(a) %zu tasks, dq_enqueue, one per call", n);
     bench_add(b, "W1", variant, "tasks/s", "1/s", bench_median(a, (size_t)b->runs), CEIL_P1,
               bench_median(c1, (size_t)b->runs), T_RATIO_GE, 0.9, NULL);
+    bench_set_redis_cpu(b, bench_median(cpu_a, (size_t)b->runs));
     snprintf(variant, sizeof variant, "(b) %zu tasks, dq_enqueue_batch (1000 per call)", n);
     bench_add(b, "W1", variant, "tasks/s", "1/s", bench_median(bt, (size_t)b->runs), CEIL_P64,
               bench_median(c64, (size_t)b->runs), T_RATIO_GE, 1.0, NULL);
+    bench_set_redis_cpu(b, bench_median(cpu_b, (size_t)b->runs));
     /* where the time goes: Redis time per task, against a ZADD's */
     bench_add(b, "W1", "(a) Redis time per task", "us/task", "us",
               bench_median(us_a, (size_t)b->runs), NULL, 0, T_NONE, 0,
@@ -340,13 +349,18 @@ wait_done(dq_client *c, const char *queue, size_t n, int poll_ms, int64_t timeou
     }
 }
 
-/* One run: @n tasks due now, one in-process worker; tasks/s from first claim to last ack. */
+/* One run: @n tasks due now, one in-process worker; tasks/s from first claim to last ack.
+ * *@cpu_us gets the Redis CPU per task from the worker's start to the last ack. */
 static double
-w2_once(struct bench *b, dq_client *c, const dq_enqueue_item *it, size_t n, unsigned conc)
+w2_once(struct bench *b, dq_client *c, const dq_enqueue_item *it, size_t n, unsigned conc,
+        double *cpu_us, double *calls)
 {
     struct w2_state st;
-    struct worker_thread wt;
-    dq_worker_opts o = {.concurrency = conc, .batch = conc};
+    struct worker_thread wt[8];
+    unsigned nw = b->w2_workers > 0 ? b->w2_workers : 1;
+    /* --w2-workers N: N workers (N coordinators and connections) share the concurrency */
+    dq_worker_opts o = {.concurrency = conc / nw ? conc / nw : 1,
+                        .batch = conc / nw ? conc / nw : 1};
     char q[64];
 
     flushall(b);
@@ -354,7 +368,10 @@ w2_once(struct bench *b, dq_client *c, const dq_enqueue_item *it, size_t n, unsi
     enqueue_all(c, q, it, n);
     atomic_init(&st.ran, 0);
     atomic_init(&st.first_claim_ms, INT64_MAX);
-    worker_start(b, &wt, q, &o, w2_handler, &st);
+    bench_resetstat(b);
+    int64_t cpu0 = bench_redis_cpu_us(b);
+    for (unsigned k = 0; k < nw; k++)
+        worker_start(b, &wt[k], q, &o, w2_handler, &st);
     int64_t deadline = bench_mono_us() + 600 * 1000000LL;
     while (atomic_load(&st.ran) < (long)n) {
         if (bench_mono_us() > deadline)
@@ -364,7 +381,10 @@ w2_once(struct bench *b, dq_client *c, const dq_enqueue_item *it, size_t n, unsi
     /* every handler returned; the last acks are on their way: poll for them now (no
      * polling during the run, so it does not compete with the worker) */
     int64_t end = wait_done(c, q, n, 1, 60);
-    worker_stop(&wt);
+    *cpu_us = (double)(bench_redis_cpu_us(b) - cpu0) / (double)n;
+    *calls = (double)bench_cmdstats(b).client / (double)n;
+    for (unsigned k = 0; k < nw; k++)
+        worker_stop(&wt[k]);
     int64_t ms = end - atomic_load(&st.first_claim_ms);
     return (double)n * 1000.0 / (double)(ms > 0 ? ms : 1);
 }
@@ -469,32 +489,45 @@ w2p(struct bench *b, dq_client *c, const dq_enqueue_item *it, size_t n, double p
 void
 bench_w2(struct bench *b)
 {
-    static const unsigned settings[] = {1, 8, 64, 256};
     size_t n = b->quick ? 5000 : 50000;
     unsigned char *payloads = make_payloads(b, n);
     dq_enqueue_item *it = make_items(payloads, n);
     dq_client *c = bench_client(b);
-    double best = 0, best_ceil = 0, v[16], cv[16];
+    double best = 0, best_ceil = 0, best_cpu = NAN, v[16], cv[16], cpu[16], calls[16];
     unsigned best_conc = 1;
-    char variant[96], q[64];
+    char variant[96], q[64], note[160];
 
-    for (size_t s = 0; s < sizeof settings / sizeof settings[0]; s++) {
+    for (size_t s = 0; bench_wants(b, "W2") && s < 8 && b->w2_conc[s] != 0; s++) {
+        unsigned conc = b->w2_conc[s];
         for (int r = 0; r < b->runs; r++) {
             cv[r] = bench_ceiling_now(b, 64);
-            v[r] = w2_once(b, c, it, n, settings[s]);
+            v[r] = w2_once(b, c, it, n, conc, &cpu[r], &calls[r]);
         }
         double med = bench_median(v, (size_t)b->runs), ceil = bench_median(cv, (size_t)b->runs);
-        snprintf(variant, sizeof variant, "%zu due, C handler, concurrency %u, batch %u", n,
-                 settings[s], settings[s]);
-        bench_add(b, "W2", variant, "tasks/s", "1/s", med, CEIL_P64, ceil, T_NONE, 0, NULL);
+        double mcpu = bench_median(cpu, (size_t)b->runs);
+        snprintf(variant, sizeof variant, "%zu due, C handler, concurrency %u, batch %u", n, conc,
+                 conc);
+        /* calls per task: how well the coordinator batches (the stats polls at the end
+         * are included; they are a few) */
+        snprintf(note, sizeof note, "%.3f client commands per task (median)",
+                 bench_median(calls, (size_t)b->runs));
+        bench_add(b, "W2", variant, "tasks/s", "1/s", med, CEIL_P64, ceil, T_NONE, 0, note);
+        bench_set_redis_cpu(b, mcpu);
         if (med > best) {
             best = med;
             best_ceil = ceil;
-            best_conc = settings[s];
+            best_cpu = mcpu;
+            best_conc = conc;
         }
     }
-    snprintf(variant, sizeof variant, "best: concurrency %u", best_conc);
-    bench_add(b, "W2", variant, "tasks/s", "1/s", best, CEIL_P64, best_ceil, T_RATIO_GE, 0.5, NULL);
+    if (best > 0) {
+        snprintf(variant, sizeof variant, "best: concurrency %u", best_conc);
+        bench_add(b, "W2", variant, "tasks/s", "1/s", best, CEIL_P64, best_ceil, T_RATIO_GE, 0.5,
+                  NULL);
+        bench_set_redis_cpu(b, best_cpu);
+    }
+    if (!bench_wants(b, "W2w"))
+        goto out;
 
     /* through delayq work -- true: a process per task; one run, it is long */
     static const char *const extra[] = {"--concurrency", "8", NULL};
@@ -511,6 +544,7 @@ bench_w2(struct bench *b)
     bench_add(b, "W2", variant, "tasks/s", "1/s", per_task, NULL, 0, T_NONE, 0,
               "one run; from process start to last ack (10 ms polls)");
     w2p(b, c, it, n, per_task);
+out:
     flushall(b);
     dq_client_free(c);
     free(it);

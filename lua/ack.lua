@@ -8,23 +8,21 @@
 --   acked all the same: each task's check stands alone).
 -- Errors: with one task, DQ_ELEASE when the caller no longer holds the lease (reaped,
 --   or claimed again by another worker at a higher attempt); DQ_EINVAL for a bad count.
--- Complexity: O(k log N) for k tasks and N in flight.
+-- Complexity: O(k log N) for k tasks and N in flight: one HMGET, ZREM and HDEL for all.
 local k = #ARGV / 3
 if k < 1 or k > DQ_CALL_MAX or k ~= math.floor(k) then
   return err('DQ_EINVAL', 'ack: %d arguments; expected 3 per task, 1..%d tasks', #ARGV,
     DQ_CALL_MAX)
 end
-local out, done = {}, 0
+local tks, atts, clms = {}, {}, {}
 for i = 0, k - 1 do
-  local ok, bad = settle_ack(ARGV[3 * i + 1], ARGV[3 * i + 2], ARGV[3 * i + 3])
-  if not ok then
-    if k == 1 then return bad end
-    out[#out + 1] = bad.err
-  else
-    done = done + 1
-    out[#out + 1] = 1
-  end
+  tks[i + 1], atts[i + 1], clms[i + 1] = ARGV[3 * i + 1], ARGV[3 * i + 2], ARGV[3 * i + 3]
 end
+local res, done = settle_acks(tks, atts, clms)
 if done > 0 then redis.call('HINCRBY', K_STATS, 'done', done) end
-if k == 1 then return 1 end
+if k == 1 then return res[1] end
+local out = {}
+for i = 1, k do
+  out[i] = res[i] == 1 and 1 or res[i].err
+end
 return out

@@ -60,12 +60,36 @@ end
 local results = {}
 if nres > 0 then
   local first, earliest, done = next_due(), -1, 0
+  -- Acks all at once (settle_acks), unless another result names one of their tasks:
+  -- then all go one by one, in order, as separate calls would.
+  local tks, atts, clms, at, acked, alone = {}, {}, {}, {}, {}, false
+  for i = 6, #ARGV, 6 do
+    if ARGV[i] == 'a' then
+      local j = #tks + 1
+      tks[j], atts[j], clms[j], at[j] = ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], i
+      acked[ARGV[i + 1]] = true
+    end
+  end
+  for i = 6, #ARGV, 6 do
+    if ARGV[i] ~= 'a' and acked[ARGV[i + 1]] then alone = true end
+  end
+  if not alone and #tks > 0 then
+    local res, n = settle_acks(tks, atts, clms)
+    done = n
+    for j, i in ipairs(at) do
+      results[(i - 6) / 6 + 1] = res[j] == 1 and 1 or res[j].err
+    end
+  end
   for i = 6, #ARGV, 6 do
     local what, tk, att, clm = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
     local r, bad
     if what == 'a' then
-      r, bad = settle_ack(tk, att, clm)
-      if r then done = done + 1 end
+      if alone then
+        r, bad = settle_ack(tk, att, clm)
+        if r then done = done + 1 end
+      else
+        r = results[(i - 6) / 6 + 1]
+      end
     elseif what == 'r' then
       r, bad = settle_retry(cfg, now, tk, att, clm, ARGV[i + 4], who, true)
       if r and r >= 0 and (earliest < 0 or r < earliest) then earliest = r end
@@ -75,7 +99,7 @@ if nres > 0 then
       r, bad = settle_release(now, tk, att, clm, true)
       if r and (earliest < 0 or now < earliest) then earliest = now end
     end
-    results[#results + 1] = r or bad.err
+    results[(i - 6) / 6 + 1] = r or bad.err
   end
   if done > 0 then redis.call('HINCRBY', K_STATS, 'done', done) end
   if earliest >= 0 and (first < 0 or earliest < first) then
@@ -105,18 +129,17 @@ local run, inflight, gone, gone_ids = {}, {}, {}, {}
 local mid, lease_at = p_str(worker) .. p_uint(now), dec(now + lease) -- the same for all
 for i = 1, #items, 2 do
   local m, due = items[i], tonumber(items[i + 1])
-  local e = env_decode(m)
-  if not e then
+  local tk, id, deadline = env_peek(m)
+  if not tk then
     to_failed(cfg, undecodable_key(m), m, 'undecodable',
       'scheduled member is not a delayq v1 envelope', '', now, worker, true)
     moved = moved + 1
-  elseif e.deadline and now > e.deadline then
-    to_failed(cfg, tkey(e), m, 'expired',
-      string.format('claimed %s ms after its deadline', dec(now - e.deadline)), '', now,
+  elseif deadline and now > deadline then
+    to_failed(cfg, tk, m, 'expired',
+      string.format('claimed %s ms after its deadline', dec(now - deadline)), '', now,
       worker, false, 'expired')
     moved = moved + 1
   else
-    local tk = tkey(e)
     run[#run + 1] = tk
     run[#run + 1] = run_encode(m, worker, now, due, mid)
     inflight[#inflight + 1] = lease_at
@@ -125,7 +148,7 @@ for i = 1, #items, 2 do
     out[#out + 1] = due
   end
   gone[#gone + 1] = m
-  if e and e.id then gone_ids[#gone_ids + 1] = e.id end
+  if id then gone_ids[#gone_ids + 1] = id end
 end
 local leased = #run > 0
 if leased then

@@ -207,6 +207,61 @@ local function env_decode(m)
     deadline = opt(t[7]), payload = t[8], last_error = opt(t[9])}
 end
 
+-- The position after the str or bin at @pos, without copying it (as rd reads it); nil
+-- when there is none there or it runs past the end.
+local function skip_bytes(s, pos)
+  local b, n = string.byte(s, pos), #s
+  local l, h
+  if not b then return nil end
+  if b >= 160 and b < 192 then l, h = b - 160, 1
+  elseif (b == 196 or b == 217) and pos + 1 <= n then l, h = string.byte(s, pos + 1), 2
+  elseif (b == 197 or b == 218) and pos + 2 <= n then l, h = struct.unpack('>I2', s, pos + 1), 3
+  elseif (b == 198 or b == 219) and pos + 4 <= n then l, h = struct.unpack('>I4', s, pos + 1), 5
+  else return nil end
+  if pos + h - 1 + l > n then return nil end
+  return pos + h + l
+end
+
+-- What claim needs of a due member, for every task it claims: the task key, the
+-- caller-chosen id (or nil) and the deadline (or nil). It accepts exactly what
+-- env_decode accepts (tests/integ/test_queue.c compares them), walking the fields in
+-- place: no tables, and the payload and last error are not copied. nil when @m is not
+-- a well-formed v1 envelope.
+local function env_peek(m)
+  if string.sub(m, 1, 3) ~= ENV_PREFIX then return nil end
+  local seq, p = rd(m, 3)
+  if not p then return nil end
+  local id, q, k = rd(m, p)
+  if k == 'nil' then
+    id = nil
+  elseif k ~= 'bytes' or #id == 0 then
+    return nil
+  end
+  local _, ka, kb, kc, dl
+  _, q, ka = rd(m, q) -- attempt
+  if ka ~= 'uint' then return nil end
+  _, q, kb = rd(m, q) -- enqueued
+  if kb ~= 'uint' then return nil end
+  _, q, kc = rd(m, q) -- max attempts
+  if kc ~= 'uint' then return nil end
+  dl, q, k = rd(m, q)
+  if k == 'nil' then
+    dl = nil
+  elseif k ~= 'uint' then
+    return nil
+  end
+  q = skip_bytes(m, q) -- payload
+  if not q then return nil end
+  if string.byte(m, q) == 192 then
+    q = q + 1
+  else
+    q = skip_bytes(m, q) -- last error
+  end
+  if q ~= #m + 1 then return nil end
+  if id then return 'c:' .. id, id, dl end
+  return dec(seq), nil, dl
+end
+
 -- An envelope template as enqueue.lua takes it (docs/PROTOCOL.md 5.2): a v1 envelope
 -- with seq and enqueued as cf + 8 placeholder bytes, attempt 0, max attempts nil (the
 -- queue's default) or a uint, deadline nil or cf + 8 bytes of ms after the due time,
@@ -527,6 +582,38 @@ local function settle_ack(tk, attempt, claimed)
   if not run then return nil, bad end
   unrun(tk)
   return 1
+end
+
+-- Many acks at once (ack.lua, claim's settling), @tks, @atts and @clms in step: one HMGET
+-- reads their running records, and one ZREM and one HDEL end the leases whose fence
+-- holds by fence_quick, instead of three commands per task. The rest (a lost lease, an
+-- odd layout) and a task key's second and later times go through settle_ack one by one
+-- after that, so each gets its precise error, as separate calls would. Returns one entry
+-- per ack, in order (1, or the error reply), and how many were acked.
+local function settle_acks(tks, atts, clms)
+  local out, gone, seen, later = {}, {}, {}, {}
+  if #tks == 0 then return out, 0 end
+  local recs = redis.call('HMGET', K_RUNNING, unpack(tks))
+  for i, tk in ipairs(tks) do
+    if not seen[tk] and recs[i] and fence_quick(recs[i], atts[i], clms[i]) then
+      gone[#gone + 1] = tk
+      out[i] = 1
+    else
+      later[#later + 1] = i
+    end
+    seen[tk] = true
+  end
+  if #gone > 0 then
+    redis.call('ZREM', K_INFLIGHT, unpack(gone))
+    redis.call('HDEL', K_RUNNING, unpack(gone))
+  end
+  local done = #gone
+  for _, i in ipairs(later) do
+    local r, bad = settle_ack(tks[i], atts[i], clms[i])
+    if r then done = done + 1 end
+    out[i] = r or bad
+  end
+  return out, done
 end
 
 -- retry: the next due ms, or -1 when attempts are exhausted (the task went to failed).

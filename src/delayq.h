@@ -475,6 +475,10 @@ typedef struct dq_worker_opts {
     int64_t claim_ahead_ms; /* claim tasks due this soon and start each at its due time,
                                never before it by the server's clock (docs/PROTOCOL.md
                                10.2); 0: 5 ms; -1: off; at most 1000 */
+    unsigned lanes;         /* coordinators, each with its own connection, sharing the
+                               concurrency and batch (1..8; 0: 1): while one waits for its
+                               claim reply the other's tasks run. Each lane registers as a
+                               worker of its own, named "<name>/<lane>" from the second on */
 } dq_worker_opts;
 
 typedef struct dq_worker dq_worker; /* opaque */

@@ -126,6 +126,11 @@ struct dq_worker {
     bool beat_failed_logged; /* a refused beat is logged once */
     int64_t paused_until;    /* -1: not paused; 0: paused until resumed; else server ms */
     int64_t n_done, n_retried, n_failed; /* results written since the start */
+
+    /* opts.lanes > 1: the other lanes, each a worker of its own (its own connection,
+     * coordinator and handler threads) that dq_worker_run runs on a thread of its own */
+    struct dq_worker *lanes[7];
+    unsigned nlanes;
 };
 
 /* ---- logging ------------------------------------------------------------------------- */
@@ -199,6 +204,8 @@ dup_or_null(const char *s)
     return s != NULL ? strdup(s) : NULL;
 }
 
+static int new_lanes(struct dq_worker *w, dq_handler_fn handler, void *arg, dq_err *err);
+
 int
 dq_worker_new(const char *url, const dq_client_opts *copts, const char *queue,
               const dq_worker_opts *opts, dq_handler_fn handler, void *arg, dq_worker **out,
@@ -216,6 +223,7 @@ dq_worker_new(const char *url, const dq_client_opts *copts, const char *queue,
     w = calloc(1, sizeof *w);
     if (w == NULL)
         return dq_err_set(err, DQ_ENOMEM, "out of memory");
+    w->pipe_rd = w->pipe_wr = -1; /* an early refusal must not close fd 0 in dq_worker_free */
     if (opts != NULL)
         w->o = *opts;
     if (w->o.concurrency == 0)
@@ -231,6 +239,13 @@ dq_worker_new(const char *url, const dq_client_opts *copts, const char *queue,
     if (w->o.claim_ahead_ms < -1 || w->o.claim_ahead_ms > 1000) {
         rc = dq_err_set(err, DQ_EINVAL, "claim ahead: %lld ms is not in 0..1000 (-1 = off)",
                         (long long)w->o.claim_ahead_ms);
+        goto out;
+    }
+    if (w->o.lanes == 0)
+        w->o.lanes = 1;
+    if (w->o.lanes > 8 || w->o.lanes > w->o.concurrency) {
+        rc = dq_err_set(err, DQ_EINVAL, "lanes: %u is not in 1..8 and at most the concurrency (%u)",
+                        w->o.lanes, w->o.concurrency);
         goto out;
     }
     if (w->o.concurrency > 1000 || w->o.batch > 1000) {
@@ -303,6 +318,8 @@ dq_worker_new(const char *url, const dq_client_opts *copts, const char *queue,
         rc = dq_err_set(err, DQ_ENOMEM, "out of memory");
         goto out;
     }
+    if (w->o.lanes > 1 && (rc = new_lanes(w, handler, arg, err)) != DQ_OK)
+        goto out;
     *out = w;
     return DQ_OK;
 out:
@@ -312,6 +329,45 @@ out:
     }
     dq_worker_free(w);
     return rc;
+}
+
+/*
+ * Splits @w into opts.lanes workers: @w keeps the first share of the concurrency and
+ * batch, and each other lane is a worker of its own with the rest, named "<name>/<k>".
+ * A lane is no more than a second worker in the same process: it has its own
+ * connection, so its claim call overlaps the others' (measured in README, Performance).
+ */
+/* Lane @k's share of @total over @n lanes: the first total % n lanes get one more. */
+static unsigned
+share(unsigned total, unsigned n, unsigned k)
+{
+    unsigned v = total / n + (k < total % n);
+    return v > 0 ? v : 1;
+}
+
+static int
+new_lanes(struct dq_worker *w, dq_handler_fn handler, void *arg, dq_err *err)
+{
+    unsigned n = w->o.lanes, conc = w->o.concurrency, batch = w->o.batch;
+
+    for (unsigned k = 1; k < n; k++) {
+        dq_worker_opts o = w->o;
+        char name[sizeof w->name + 16];
+        int rc;
+
+        snprintf(name, sizeof name, "%.190s/%u", w->name, k + 1);
+        o.name = name;
+        o.lanes = 1;
+        o.concurrency = share(conc, n, k);
+        o.batch = share(batch, n, k);
+        rc = dq_worker_new(w->url, &w->copts, w->queue, &o, handler, arg, &w->lanes[k - 1], err);
+        if (rc != DQ_OK)
+            return rc;
+        w->nlanes++;
+    }
+    w->o.concurrency = share(conc, n, 0);
+    w->o.batch = share(batch, n, 0);
+    return DQ_OK;
 }
 
 static void
@@ -355,6 +411,9 @@ dq_worker_free(dq_worker *w)
 {
     if (w == NULL)
         return;
+    for (unsigned k = 0; k < w->nlanes; k++)
+        dq_worker_free(w->lanes[k]);
+    w->nlanes = 0;
     if (w->pipe_rd >= 0) {
         /* A handler abandoned at shutdown may still run on a detached thread: it still
          * needs the worker (its job, the lock); the last such thread frees it. */
@@ -374,6 +433,8 @@ dq_worker_stop(dq_worker *w, bool now)
 {
     int saved = errno;
 
+    for (unsigned k = 0; k < w->nlanes; k++)
+        dq_worker_stop(w->lanes[k], now);
     if (now)
         atomic_store(&w->stop_now, 1);
     atomic_store(&w->stop, 1);
@@ -1067,8 +1128,61 @@ stop_handlers(struct dq_worker *w)
 static void heartbeat_step(struct dq_worker *w, struct loop *lp, unsigned busy, int64_t nowm);
 static void unregister(struct dq_worker *w);
 
+struct lane_run {
+    dq_worker *w;
+    pthread_t th;
+    bool started;
+    int rc;
+    dq_err err;
+};
+
+static void *
+lane_main(void *arg)
+{
+    struct lane_run *lr = arg;
+    lr->rc = dq_worker_run(lr->w, &lr->err);
+    return NULL;
+}
+
+static int run_lane(dq_worker *w, dq_err *err);
+
+/* Runs every lane (opts.lanes): the others on threads of their own, the first on this
+ * one. A lane that fails stops the others; the first failure is returned. */
 int
 dq_worker_run(dq_worker *w, dq_err *err)
+{
+    struct lane_run lr[7];
+    int rc = DQ_OK;
+
+    memset(lr, 0, sizeof lr);
+    for (unsigned k = 0; k < w->nlanes; k++) {
+        lr[k].w = w->lanes[k];
+        lr[k].started = pthread_create(&lr[k].th, NULL, lane_main, &lr[k]) == 0;
+        if (!lr[k].started) {
+            dq_worker_stop(w, true);
+            rc = dq_err_set(err, DQ_ENOMEM, "cannot start lane %u", k + 2);
+            break;
+        }
+    }
+    if (rc == DQ_OK)
+        rc = run_lane(w, err);
+    if (rc != DQ_OK)
+        dq_worker_stop(w, false);
+    for (unsigned k = 0; k < w->nlanes; k++) {
+        if (!lr[k].started)
+            continue;
+        pthread_join(lr[k].th, NULL);
+        if (lr[k].rc != DQ_OK && rc == DQ_OK) {
+            rc = lr[k].rc;
+            if (err != NULL)
+                *err = lr[k].err;
+        }
+    }
+    return rc;
+}
+
+static int
+run_lane(dq_worker *w, dq_err *err)
 {
     struct loop lp = {
         .next_due = -1, .stop_deadline = INT64_MAX, .giveup = INT64_MAX, .more_due = true};

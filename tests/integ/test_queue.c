@@ -956,6 +956,59 @@ claim_settles_results_then_claims(void **state)
     fixture_close(&f);
 }
 
+/* Acks are settled all at once (one HMGET, ZREM, HDEL): a task named twice is acked once
+ * and refused the second time, as two calls would; a task named by an ack and by another
+ * result is settled in order, the first result winning. */
+static void
+batched_acks_settle_like_separate_calls(void **state)
+{
+    struct fixture f;
+    dq_claimed cl, cl2, cl3;
+    dq_stats st;
+    int rcs[3];
+    dq_err errs[3];
+
+    fixture_open(&f, state, "acks");
+    for (int i = 0; i < 6; i++)
+        enqueue_str(&f, "a", 0, NULL, NULL);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 6, 30000, "w1", &cl, &f.err));
+    assert_int_equal(cl.n, 6);
+    const dq_task *twice[3] = {&cl.tasks[0], &cl.tasks[1], &cl.tasks[0]};
+    ASSERT_OK(&f, dq_ack_many(f.c, f.queue, twice, 3, rcs, errs, &f.err));
+    assert_int_equal(rcs[0], DQ_OK);
+    assert_int_equal(rcs[1], DQ_OK);
+    assert_int_equal(rcs[2], DQ_ELEASE);
+    dq_settle res[5] = {
+        {.task = &cl.tasks[2], .outcome = DQ_DONE},
+        {.task = &cl.tasks[2], .outcome = DQ_DONE},
+        {.task = &cl.tasks[3], .outcome = DQ_DONE},
+        {.task = &cl.tasks[0], .outcome = DQ_DONE}, /* acked above */
+        {.task = &cl.tasks[4], .outcome = DQ_DONE},
+    };
+    ASSERT_OK(&f, dq_claim_settle(f.c, f.queue, res, 5, 0, 30000, 0, "w1", NULL, &cl2, &f.err));
+    assert_int_equal(res[0].rc, DQ_OK);
+    assert_int_equal(res[1].rc, DQ_ELEASE);
+    assert_int_equal(res[2].rc, DQ_OK);
+    assert_int_equal(res[3].rc, DQ_ELEASE);
+    assert_int_equal(res[4].rc, DQ_OK);
+    dq_settle mixed[2] = {
+        {.task = &cl.tasks[5], .outcome = DQ_RETRY, .message = "first"},
+        {.task = &cl.tasks[5], .outcome = DQ_DONE},
+    };
+    ASSERT_OK(&f, dq_claim_settle(f.c, f.queue, mixed, 2, 0, 30000, 0, "w1", NULL, &cl3, &f.err));
+    assert_int_equal(mixed[0].rc, DQ_OK);
+    assert_true(mixed[0].retry_due_ms > 0);
+    assert_int_equal(mixed[1].rc, DQ_ELEASE);
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &st, &f.err));
+    assert_int_equal(st.done, 5);
+    assert_int_equal(st.retried, 1);
+    assert_int_equal(st.inflight, 0);
+    dq_claimed_free(&cl3);
+    dq_claimed_free(&cl2);
+    dq_claimed_free(&cl);
+    fixture_close(&f);
+}
+
 struct reaped {
     struct fixture *f;
     size_t returned;
@@ -1001,6 +1054,99 @@ claimed_ahead_task_of_a_dead_worker_comes_back(void **state)
     fixture_close(&f);
 }
 
+/* The Lua run by EVAL below: for envelopes (with and without an id, a deadline and a last
+ * error) and every mutation of them (each byte set to each of a set of values, every
+ * truncation, one byte appended), claim's env_peek must accept exactly what env_decode
+ * accepts, with the same task key, id and deadline. Replies {cases, mismatches, the
+ * first mismatch in hex}. */
+static const char peek_body[] =
+    "local base = {\n"
+    "  {seq = 7, attempt = 0, enq = 1700000000000, max = 25, payload = 'abc'},\n"
+    "  {seq = 4294967301, id = 'job-1', attempt = 3, enq = 1700000000001, max = 0,\n"
+    "   deadline = 1700000005000, payload = string.rep('x', 300), last_error = 'boom'},\n"
+    "  {seq = 1, id = string.rep('i', 40), attempt = 200, enq = 5, max = 70000,\n"
+    "   payload = '', last_error = string.rep('e', 40)},\n"
+    "}\n"
+    "local vals = {0, 1, 127, 128, 144, 153, 159, 160, 191, 192, 194, 195, 196, 197, 198,\n"
+    "  204, 205, 206, 207, 208, 217, 218, 219, 255}\n"
+    "local cases, bad, first = 0, 0, ''\n"
+    "local function same(a, b) return a == b end\n"
+    "local function check(m)\n"
+    "  cases = cases + 1\n"
+    "  local e = env_decode(m)\n"
+    "  local tk, id, dl = env_peek(m)\n"
+    "  local ok\n"
+    "  if e then ok = tk == tkey(e) and same(id, e.id) and same(dl, e.deadline)\n"
+    "  else ok = tk == nil end\n"
+    "  if not ok then\n"
+    "    bad = bad + 1\n"
+    "    if first == '' then first = (string.gsub(m, '.', function(c)\n"
+    "      return string.format('%02x', string.byte(c)) end)) end\n"
+    "  end\n"
+    "end\n"
+    "for _, e in ipairs(base) do\n"
+    "  local m = env_encode(e)\n"
+    "  check(m)\n"
+    "  check(m .. '\\0')\n"
+    "  for len = 0, #m - 1 do check(string.sub(m, 1, len)) end\n"
+    "  for i = 1, #m do\n"
+    "    for _, v in ipairs(vals) do\n"
+    "      check(string.sub(m, 1, i - 1) .. string.char(v) .. string.sub(m, i + 1))\n"
+    "    end\n"
+    "  end\n"
+    "end\n"
+    "return {cases, bad, first}\n";
+
+static void
+claim_envelope_check_matches_decode(void **state)
+{
+    struct test_redis *redis = *state;
+    const char *root = getenv("DQ_SOURCE_ROOT");
+    char path[4096];
+    struct dq_buf script = DQ_BUF_INIT;
+    FILE *fp;
+
+    if (root == NULL)
+        fail_msg("DQ_SOURCE_ROOT is not set (tests/meson.build sets it)");
+    snprintf(path, sizeof path, "%s/lua/lib.lua", root);
+    fp = fopen(path, "r");
+    assert_non_null(fp);
+    char chunk[4096];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof chunk, fp)) > 0)
+        dq_buf_append(&script, chunk, got);
+    fclose(fp);
+    dq_buf_puts(&script, peek_body);
+    assert_false(script.failed);
+    dq_buf_putc(&script, '\0');
+    const char *argv[] = {"EVAL",
+                          script.data,
+                          "11",
+                          "dq:{peek}:sched",
+                          "dq:{peek}:ids",
+                          "dq:{peek}:inflight",
+                          "dq:{peek}:running",
+                          "dq:{peek}:failed",
+                          "dq:{peek}:failidx",
+                          "dq:{peek}:stats",
+                          "dq:{peek}:seq",
+                          "dq:{peek}:config",
+                          "dq:{peek}:audit",
+                          "dq:{peek}:wake"};
+    redisReply *r = test_redis_cmd(redis, 14, argv);
+    assert_non_null(r);
+    if (r->type == REDIS_REPLY_ERROR)
+        fail_msg("EVAL: %s", r->str);
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(r->elements, 3);
+    assert_true(r->element[0]->integer > 5000);
+    if (r->element[1]->integer != 0)
+        fail_msg("env_peek and env_decode disagree on %lld of %lld members; first: %s",
+                 r->element[1]->integer, r->element[0]->integer, r->element[2]->str);
+    freeReplyObject(r);
+    dq_buf_free(&script);
+}
+
 int
 main(void)
 {
@@ -1027,6 +1173,8 @@ main(void)
         cmocka_unit_test(script_fills_and_checks_templates),
         cmocka_unit_test(claim_settles_results_then_claims),
         cmocka_unit_test(claimed_ahead_task_of_a_dead_worker_comes_back),
+        cmocka_unit_test(claim_envelope_check_matches_decode),
+        cmocka_unit_test(batched_acks_settle_like_separate_calls),
     };
 
     return cmocka_run_group_tests_name("integ/queue", tests, fixture_group_setup,

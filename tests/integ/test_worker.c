@@ -214,6 +214,69 @@ every_task_once_never_early(void **state)
     fixture_close(&f);
 }
 
+static bool
+two_registered(void *arg)
+{
+    struct fixture *f = arg;
+    dq_workers ws;
+    bool ok = false;
+
+    if (dq_workers_get(f->c, f->queue, 10, 0, &ws, &f->err) != DQ_OK)
+        return false;
+    ok = ws.n == 2 && ws.live == 2 && strcmp(ws.workers[0].name, "lanes-w") == 0 &&
+         strcmp(ws.workers[1].name, "lanes-w/2") == 0 && ws.workers[0].concurrency == 3 &&
+         ws.workers[1].concurrency == 2;
+    dq_workers_free(&ws);
+    return ok;
+}
+
+/* opts.lanes: two coordinators, each with its own connection, share the concurrency;
+ * every task runs once, none early, and each lane is a registered worker. */
+static void
+lanes_share_the_work(void **state)
+{
+    struct fixture f;
+    struct seen s;
+    struct runner r;
+    dq_worker_opts o = {.concurrency = 5, .lanes = 2, .name = "lanes-w"};
+    const int n = 400;
+
+    fixture_open(&f, state, "lanes");
+    seen_init(&s, "ok");
+    for (int i = 0; i < n; i++) {
+        dq_enqueue_opts eo = {.delay_ms = (i * 7) % 1000};
+        dq_enqueued e;
+        ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &eo, "t", 1, &e, &f.err));
+    }
+    start_worker(&f, &r, &s, &o);
+    assert_true(wait_until(two_registered, &f, 10000, "both lanes registered"));
+    struct until_stats u = {.f = &f, .done = n};
+    assert_true(wait_until(done_reached, &u, 30000, "all tasks done"));
+    stop_worker(&r, false);
+    int twice = 0, never = 0;
+    for (int i = 1; i <= n; i++) {
+        twice += s.runs[i] > 1;
+        never += s.runs[i] == 0;
+    }
+    assert_int_equal(twice, 0);
+    assert_int_equal(never, 0);
+    assert_int_equal(s.early, 0);
+    assert_int_equal(u.s.inflight, 0);
+    /* a clean stop takes both lanes out of the registry */
+    dq_workers ws;
+    ASSERT_OK(&f, dq_workers_get(f.c, f.queue, 10, 0, &ws, &f.err));
+    assert_int_equal(ws.n, 0);
+    dq_workers_free(&ws);
+    /* lanes past the concurrency are refused */
+    dq_worker *w = NULL;
+    dq_worker_opts bad = {.concurrency = 2, .lanes = 3};
+    assert_int_equal(dq_worker_new(f.redis->url, NULL, f.queue, &bad, handler, &s, &w, &f.err),
+                     DQ_EINVAL);
+    assert_non_null(strstr(f.err.msg, "lanes"));
+    assert_null(w);
+    fixture_close(&f);
+}
+
 static int
 cmp_i64(const void *a, const void *b)
 {
@@ -672,6 +735,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_task_once_never_early),
+        cmocka_unit_test(lanes_share_the_work),
         cmocka_unit_test(claim_ahead_never_starts_early),
         cmocka_unit_test(retry_then_done_and_failures_keep_traces),
         cmocka_unit_test(slow_handler_keeps_its_lease),
