@@ -43,6 +43,7 @@ struct cli {
     const char *tls_key;
     const char *tls_server_name;
     bool tls_insecure;
+    int min_replicas; /* --min-replicas, else $DELAYQ_MIN_REPLICAS; 0: not given (off) */
     dq_client *client;
 };
 
@@ -66,6 +67,7 @@ int cli_usage_error(const struct cli *g, const char *fmt, ...)
     ;
 
 /* Handles a global option at argv[*i] (--url, -q/--queue, --who, --timeout, --tls-*,
+ * --min-replicas,
  * with "--opt=value" or "--opt value"). Returns 1 if consumed (advancing *i), 0 if not a
  * global option, or -1 after printing a usage error. */
 int cli_global_opt(struct cli *g, int argc, char **argv, int *i);

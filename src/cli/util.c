@@ -16,10 +16,17 @@ const char cli_global_help[] =
     "Global options:\n"
     "  --url URL        redis://[user:password@]host[:port][/db], rediss://... (TLS)\n"
     "                   or unix:///path[?db=N] (default: $DELAYQ_URL, else\n"
-    "                   redis://127.0.0.1:6379; password also from $DELAYQ_PASSWORD)\n"
+    "                   redis://127.0.0.1:6379; password also from $DELAYQ_PASSWORD);\n"
+    "                   redis-sentinel://[user:password@]host[:port][,host[:port]...]\n"
+    "                   /MASTER[/db] asks those sentinels for MASTER and follows a\n"
+    "                   failover (rediss-sentinel:// with TLS; the sentinels' own\n"
+    "                   AUTH from $DELAYQ_SENTINEL_USER, $DELAYQ_SENTINEL_PASSWORD)\n"
     "  -q, --queue NAME queue name (default: $DELAYQ_QUEUE, else \"default\")\n"
     "  --who NAME       name recorded in the audit log (default: user@host)\n"
     "  --timeout DUR    connect and command timeout (default 3s)\n"
+    "  --min-replicas N after each write (enqueue, ack, every operator action) wait up\n"
+    "                   to --timeout until N replicas have it, else fail with exit 1\n"
+    "                   (default: $DELAYQ_MIN_REPLICAS, else 0: do not wait)\n"
     "  -h, --help       this help\n"
     "TLS options, for rediss:// URLs only (also $DELAYQ_TLS_CA, $DELAYQ_TLS_CERT,\n"
     "$DELAYQ_TLS_KEY, $DELAYQ_TLS_SERVER_NAME, DELAYQ_TLS_INSECURE=1); the server's\n"
@@ -117,6 +124,23 @@ cli_global_opt(struct cli *g, int argc, char **argv, int *i)
     const char **tls_dst[] = {&g->tls_ca, &g->tls_cert, &g->tls_key, &g->tls_server_name};
     const char *val = NULL;
 
+    {
+        const char *mr = NULL;
+        int m = opt_value(argc, argv, i, "--min-replicas", NULL, &mr);
+        long long n;
+
+        if (m < 0) {
+            cli_usage_error(g, "--min-replicas needs a value");
+            return -1;
+        }
+        if (m > 0) {
+            if (cli_parse_uint(g, "--min-replicas", mr, 0, 100, &n) != DQ_EXIT_OK)
+                return -1;
+            g->min_replicas = (int)n;
+            (*i)++;
+            return 1;
+        }
+    }
     if (strcmp(argv[*i], "--tls-insecure") == 0) {
         g->tls_insecure = true;
         (*i)++;
@@ -200,6 +224,21 @@ flag_or_env(const char *flag, const char *name)
     return v != NULL && v[0] != '\0' ? v : NULL;
 }
 
+/* $DELAYQ_MIN_REPLICAS: 0 when unset; -1 when not a number, which dq_client_open refuses
+ * (a typo must not silently turn the check off). */
+static int
+env_min_replicas(void)
+{
+    const char *v = flag_or_env(NULL, "DELAYQ_MIN_REPLICAS");
+    char *end;
+    long n;
+
+    if (v == NULL)
+        return 0;
+    n = strtol(v, &end, 10);
+    return *end == '\0' && n >= 0 && n <= 100 ? (int)n : -1;
+}
+
 void
 cli_client_opts(const struct cli *g, dq_client_opts *o)
 {
@@ -215,6 +254,9 @@ cli_client_opts(const struct cli *g, dq_client_opts *o)
     o->tls_cert = flag_or_env(g->tls_cert, "DELAYQ_TLS_CERT");
     o->tls_key = flag_or_env(g->tls_key, "DELAYQ_TLS_KEY");
     o->tls_server_name = flag_or_env(g->tls_server_name, "DELAYQ_TLS_SERVER_NAME");
+    o->sentinel_user = flag_or_env(NULL, "DELAYQ_SENTINEL_USER");
+    o->sentinel_password = flag_or_env(NULL, "DELAYQ_SENTINEL_PASSWORD");
+    o->min_replicas = g->min_replicas > 0 ? g->min_replicas : env_min_replicas();
     /* only an explicit yes turns checking off; anything unclear keeps it on */
     o->tls_insecure = g->tls_insecure || (insecure != NULL && (strcmp(insecure, "1") == 0 ||
                                                                strcmp(insecure, "yes") == 0 ||
