@@ -48,7 +48,7 @@ _delayq()
     for ((i = 1; i < n; i++)); do
         w=${words[i]}
         case $w in
-        --url | --who | --timeout | -q | --queue)
+        --url | --who | --timeout | --min-replicas | -q | --queue)
             [[ $w == --url ]] && url=${words[i + 1]}
             ((i++))
             ;;
@@ -91,14 +91,14 @@ _delayq()
     --url | --who | --timeout | --delay | --at | --id | --max-attempts | --deadline | \
         --json | --limit | --offset | --spread | --concurrency | --batch | --lease | \
         --grace | --max-idle | --name | --refresh | --listen | --max-far-future | \
-        --max-oldest-due)
+        --max-oldest-due | --min-replicas)
         return 0 # a value only the user knows
         ;;
     esac
 
     if [[ -z $cmd ]]; then
         if [[ $cur == -* ]]; then
-            mapfile -t COMPREPLY < <(compgen -W "--help --version --url --queue --who --timeout" -- "$cur")
+            mapfile -t COMPREPLY < <(compgen -W "--help --version --url --queue --who --timeout --min-replicas" -- "$cur")
         else
             mapfile -t COMPREPLY < <(compgen -W "$(_delayq_commands "$prog")" -- "$cur")
         fi
