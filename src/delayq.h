@@ -40,9 +40,10 @@ enum {
     DQ_ETIMEOUT = -6,  /* Redis did not answer within the timeout */
     DQ_ENOMEM = -7,    /* out of memory in this process */
     DQ_ELEASE = -8,    /* the caller no longer holds the task's lease */
-    /* the write was made on the master (its result is filled in as on DQ_OK) but fewer
-     * than dq_client_opts.min_replicas replicas confirmed it in time (WAIT); retryable:
-     * repeat it (an enqueue with the same caller-chosen id) or check the replicas */
+    /* the write was made on the master but fewer than dq_client_opts.min_replicas
+     * replicas confirmed it in time (WAIT); retryable: repeat it (an enqueue with the
+     * same caller-chosen id) or check the replicas. Enqueues fill in their ids as on
+     * DQ_OK (a batch stops after the chunk that fell short) */
     DQ_EREPLICAS = -9,
 };
 
