@@ -50,9 +50,8 @@ dq_sentinel_wipe(struct dq_sentinel *s)
     wipe(s, sizeof *s);
 }
 
-/* Copies the address in @r (the reply to get-master-addr-by-name) into @u. */
-static int
-take_addr(struct dq_url *u, const struct dq_url_node *n, const redisReply *r, dq_err *err)
+int
+dq_sentinel_addr(struct dq_url *u, const struct dq_url_node *n, const redisReply *r, dq_err *err)
 {
     char *end;
     long port;
@@ -92,7 +91,7 @@ dq_sentinel_resolve(struct dq_sentinel *s, struct dq_url *u, dq_sentinel_ask_fn 
 
         rc = ask(arg, &u->sentinels[i], 3, argv, &r, &last);
         if (rc == DQ_OK)
-            rc = take_addr(u, &u->sentinels[i], r, &last);
+            rc = dq_sentinel_addr(u, &u->sentinels[i], r, &last);
         freeReplyObject(r);
         if (rc == DQ_OK) {
             s->first = i;

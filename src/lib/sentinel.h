@@ -55,6 +55,12 @@ int dq_sentinel_resolve(struct dq_sentinel *s, struct dq_url *u, dq_sentinel_ask
 int dq_sentinel_role_ok(struct dq_sentinel *s, const struct dq_url *u, const char *endpoint,
                         const struct redisReply *r, dq_err *err);
 
+/* Reads @r, sentinel @n's reply to get-master-addr-by-name, into u->host and u->port:
+ * DQ_OK; DQ_ECONN when that sentinel does not know the master or refused; DQ_EPROTO for
+ * any other shape. (Public for the fuzz target; dq_sentinel_resolve calls it.) */
+int dq_sentinel_addr(struct dq_url *u, const struct dq_url_node *n, const struct redisReply *r,
+                     dq_err *err);
+
 /* Whether @r is a READONLY error: the node no longer takes writes (demoted). */
 bool dq_sentinel_readonly(const struct redisReply *r);
 
