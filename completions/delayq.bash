@@ -54,7 +54,7 @@ _delayq()
     for ((i = 1; i < n; i++)); do
         w=${words[i]}
         case $w in
-        --url | --who | --timeout | -q | --queue | --profile)
+        --url | --who | --timeout | --min-replicas | -q | --queue | --profile)
             [[ $w == --url ]] && url=${words[i + 1]}
             ((i++))
             ;;
@@ -101,7 +101,7 @@ _delayq()
     --url | --who | --timeout | --delay | --at | --id | --max-attempts | --deadline | \
         --json | --limit | --offset | --spread | --concurrency | --batch | --lease | \
         --grace | --max-idle | --name | --refresh | --listen | --max-far-future | \
-        --max-oldest-due)
+        --max-oldest-due | --min-replicas)
         return 0 # a value only the user knows
         ;;
     esac

@@ -40,6 +40,11 @@ enum {
     DQ_ETIMEOUT = -6,  /* Redis did not answer within the timeout */
     DQ_ENOMEM = -7,    /* out of memory in this process */
     DQ_ELEASE = -8,    /* the caller no longer holds the task's lease */
+    /* the write was made on the master but fewer than dq_client_opts.min_replicas
+     * replicas confirmed it in time (WAIT); retryable: repeat it (an enqueue with the
+     * same caller-chosen id) or check the replicas. Enqueues fill in their ids as on
+     * DQ_OK (a batch stops after the chunk that fell short) */
+    DQ_EREPLICAS = -9,
 };
 
 /*
@@ -110,6 +115,16 @@ typedef struct dq_client_opts {
     /* the ACL user for AUTH when the URL names none (with the URL's password, or
      * password above); NULL: the URL's user, else the default user */
     const char *user;
+    /* ---- Sentinel (redis-sentinel:// and rediss-sentinel:// URLs) ---- */
+    /* AUTH for the sentinels themselves (the URL's user info is the master's); NULL:
+     * none. Read on every connect, like the tls_* paths: they must outlive a worker. */
+    const char *sentinel_user;
+    const char *sentinel_password;
+    /* 0: off. Else after every write call but claims and lease upkeep (PROTOCOL.md,
+     * "Failover"), WAIT until this many replicas have it: DQ_EREPLICAS when fewer did
+     * within min_replicas_timeout_ms (0: the command timeout) */
+    int min_replicas;
+    int min_replicas_timeout_ms;
 } dq_client_opts;
 
 /**

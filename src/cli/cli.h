@@ -46,6 +46,7 @@ struct cli {
     const char *tls_key;
     const char *tls_server_name;
     bool tls_insecure;
+    int min_replicas; /* --min-replicas, else $DELAYQ_MIN_REPLICAS, else the profile's; 0: off */
     dq_client *client;
     /* Connection profiles and names (cmd_profiles.c): --profile before the command,
      * else $DELAYQ_PROFILE; flags and variables override what the profile says. */
@@ -55,7 +56,6 @@ struct cli {
     char *url_owned;               /* --url, copied before its password was wiped from argv */
     char client_name[160];         /* CLIENT SETNAME (cli_client_opts) */
     char password[256];            /* the profile's password, once read */
-    int min_replicas;              /* --min-replicas, else the profile's; 0: none */
 };
 
 struct cmd {
@@ -78,6 +78,7 @@ int cli_usage_error(const struct cli *g, const char *fmt, ...)
     ;
 
 /* Handles a global option at argv[*i] (--url, -q/--queue, --who, --timeout, --tls-*,
+ * --min-replicas,
  * with "--opt=value" or "--opt value"). Returns 1 if consumed (advancing *i), 0 if not a
  * global option, or -1 after printing a usage error. */
 int cli_global_opt(struct cli *g, int argc, char **argv, int *i);

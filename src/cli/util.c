@@ -21,13 +21,20 @@ const char cli_global_help[] =
     "Global options:\n"
     "  --url URL        redis://[user:password@]host[:port][/db], rediss://... (TLS)\n"
     "                   or unix:///path[?db=N] (default: $DELAYQ_URL, else\n"
-    "                   redis://127.0.0.1:6379; password also from $DELAYQ_PASSWORD)\n"
+    "                   redis://127.0.0.1:6379; password also from $DELAYQ_PASSWORD);\n"
+    "                   redis-sentinel://[user:password@]host[:port][,host[:port]...]\n"
+    "                   /MASTER[/db] asks those sentinels for MASTER and follows a\n"
+    "                   failover (rediss-sentinel:// with TLS; the sentinels' own\n"
+    "                   AUTH from $DELAYQ_SENTINEL_USER, $DELAYQ_SENTINEL_PASSWORD)\n"
     "  -q, --queue NAME queue name (default: $DELAYQ_QUEUE, else \"default\")\n"
     "  --who NAME       name recorded in the audit log (default: user@host)\n"
     "  --timeout DUR    connect and command timeout (default 3s)\n"
     "  --profile NAME   before the command: the connection profile NAME of\n"
     "                   $XDG_CONFIG_HOME/delayq/config (default: $DELAYQ_PROFILE; see\n"
     "                   delayq profiles --help); flags and variables override it\n"
+    "  --min-replicas N after each write (enqueue, ack, every operator action) wait up\n"
+    "                   to --timeout until N replicas have it, else fail with exit 1\n"
+    "                   (default: $DELAYQ_MIN_REPLICAS, else 0: do not wait)\n"
     "  -h, --help       this help\n"
     "TLS options, for rediss:// URLs only (also $DELAYQ_TLS_CA, $DELAYQ_TLS_CERT,\n"
     "$DELAYQ_TLS_KEY, $DELAYQ_TLS_SERVER_NAME, DELAYQ_TLS_INSECURE=1); the server's\n"
@@ -176,6 +183,23 @@ cli_global_opt(struct cli *g, int argc, char **argv, int *i)
                         strncmp(g->prog, "delayq ", 7) == 0 ? g->prog + 7 : "COMMAND");
         return -1;
     }
+    {
+        const char *mr = NULL;
+        int m = opt_value(argc, argv, i, "--min-replicas", NULL, &mr);
+        long long n;
+
+        if (m < 0) {
+            cli_usage_error(g, "--min-replicas needs a value");
+            return -1;
+        }
+        if (m > 0) {
+            if (cli_parse_uint(g, "--min-replicas", mr, 0, 100, &n) != DQ_EXIT_OK)
+                return -1;
+            g->min_replicas = (int)n;
+            (*i)++;
+            return 1;
+        }
+    }
     if (strcmp(argv[*i], "--tls-insecure") == 0) {
         g->tls_insecure = true;
         (*i)++;
@@ -300,6 +324,21 @@ client_name(struct cli *g)
         snprintf(g->client_name, sizeof g->client_name, "delayq:cli:%s:%s", cmd, uh);
 }
 
+/* $DELAYQ_MIN_REPLICAS: 0 when unset; -1 when not a number, which dq_client_open refuses
+ * (a typo must not silently turn the check off). */
+static int
+env_min_replicas(void)
+{
+    const char *v = flag_or_env(NULL, "DELAYQ_MIN_REPLICAS");
+    char *end;
+    long n;
+
+    if (v == NULL)
+        return 0;
+    n = strtol(v, &end, 10);
+    return *end == '\0' && n >= 0 && n <= 100 ? (int)n : -1;
+}
+
 int
 cli_client_opts(struct cli *g, dq_client_opts *o)
 {
@@ -336,6 +375,9 @@ cli_client_opts(struct cli *g, dq_client_opts *o)
     if (g->client_name[0] == '\0')
         client_name(g);
     o->client_name = g->client_name;
+    o->sentinel_user = flag_or_env(NULL, "DELAYQ_SENTINEL_USER");
+    o->sentinel_password = flag_or_env(NULL, "DELAYQ_SENTINEL_PASSWORD");
+    o->min_replicas = g->min_replicas > 0 ? g->min_replicas : env_min_replicas();
     /* only an explicit yes turns checking off; anything unclear keeps it on */
     o->tls_insecure = g->tls_insecure || (insecure != NULL && (strcmp(insecure, "1") == 0 ||
                                                                strcmp(insecure, "yes") == 0 ||

@@ -136,13 +136,61 @@ setup_command(dq_client *c, int argc, const char **argv, dq_err *err)
     return rc;
 }
 
+/* sentinel.c's dq_sentinel_ask_fn: one command to a sentinel over a short-lived plain
+ * dq_client of its own (so timeouts, TLS and AUTH are the master's code), with the
+ * sentinels' credentials and the connect timeout for every step. */
 static int
-connect_now(dq_client *c, dq_err *err)
+ask_sentinel(void *arg, const struct dq_url_node *n, int argc, const char **argv, redisReply **out,
+             dq_err *err)
+{
+    const dq_client *c = arg;
+    dq_client *s = calloc(1, sizeof *s);
+    int rc;
+
+    *out = NULL;
+    if (s == NULL)
+        return dq_err_set(err, DQ_ENOMEM, "out of memory");
+    s->net = DQ_NET_CLOSED;
+    s->url.kind = DQ_URL_TCP;
+    s->url.tls = c->url.tls;
+    snprintf(s->url.host, sizeof s->url.host, "%s", n->host);
+    s->url.port = n->port;
+    memcpy(s->url.user, c->sentinel.user, sizeof s->url.user);
+    memcpy(s->url.password, c->sentinel.password, sizeof s->url.password);
+    s->url.has_password = s->url.password[0] != '\0';
+    snprintf(s->endpoint, sizeof s->endpoint, "sentinel %s:%d", n->host, n->port);
+    snprintf(s->who, sizeof s->who, "%s", c->who);
+    s->connect_timeout_ms = c->connect_timeout_ms;
+    s->command_timeout_ms = c->connect_timeout_ms;
+    if (c->tls != NULL && (s->tls = dq_tls_ref_named(c->tls, n->host)) == NULL)
+        rc = dq_err_set(err, DQ_ENOMEM, "out of memory");
+    else
+        rc = dq_conn_command(s, argc, argv, NULL, out, err);
+    dq_client_free(s);
+    return rc;
+}
+
+static int
+connect_once(dq_client *c, bool *not_master, dq_err *err)
 {
     bool un = c->url.kind == DQ_URL_UNIX;
     char why[200];
     int rc;
 
+    if (c->url.sentinel) { /* sentinel.c: where the master is now, and its TLS name */
+        struct dq_tls *named;
+
+        rc = dq_sentinel_resolve(&c->sentinel, &c->url, ask_sentinel, c, err);
+        if (rc != DQ_OK)
+            return rc;
+        dq_url_endpoint(&c->url, c->endpoint, sizeof c->endpoint);
+        if (c->tls != NULL) {
+            if ((named = dq_tls_ref_named(c->tls, c->url.host)) == NULL)
+                return dq_err_set(err, DQ_ENOMEM, "out of memory");
+            dq_tls_free(c->tls);
+            c->tls = named;
+        }
+    }
     rc = dq_net_connect(&c->net, un ? NULL : c->url.host, c->url.port, un ? c->url.path : NULL,
                         c->tls, c->connect_timeout_ms, why, sizeof why);
     if (rc != DQ_OK)
@@ -182,7 +230,36 @@ connect_now(dq_client *c, dq_err *err)
      * connection: a listener that never replies is a timeout here, not later. Over TLS
      * it is also where a server that refused our certificate says so (in TLS 1.3 the
      * client's handshake ends before the server has checked it). */
-    return setup_command(c, 1, (const char *[]){"PING"}, err);
+    rc = setup_command(c, 1, (const char *[]){"PING"}, err);
+    if (rc == DQ_OK && c->url.sentinel) { /* a sentinel's answer may be stale */
+        redisReply *r = NULL;
+
+        rc = roundtrip(c, 1, (const char *[]){"ROLE"}, NULL, &r, err);
+        if (rc == DQ_OK &&
+            (rc = dq_sentinel_role_ok(&c->sentinel, &c->url, c->endpoint, r, err)) != DQ_OK) {
+            *not_master = true;
+            drop(c);
+        }
+        freeReplyObject(r);
+    }
+    return rc;
+}
+
+/* Sentinel: a node that is not (or no longer) the master makes us ask again, a few
+ * times at once (the next sentinel first), then through the reconnect backoff. */
+#define ROLE_TRIES 3
+
+static int
+connect_now(dq_client *c, dq_err *err)
+{
+    bool not_master = false;
+    int rc = connect_once(c, &not_master, err);
+
+    for (int i = 1; i < ROLE_TRIES && not_master; i++) {
+        not_master = false;
+        rc = connect_once(c, &not_master, err);
+    }
+    return rc;
 }
 
 /* A pseudo-random value in [0, max]: a per-process xorshift, seeded from the clock and
@@ -242,7 +319,18 @@ dq_conn_command(dq_client *c, int argc, const char **argv, const size_t *lens, r
     *out = NULL;
     if (rc != DQ_OK)
         return rc;
-    return roundtrip(c, argc, argv, lens, out, err);
+    rc = roundtrip(c, argc, argv, lens, out, err);
+    if (rc == DQ_OK && c->url.sentinel && dq_sentinel_readonly(*out)) {
+        /* demoted under us: the command did not run, so one more try on the master the
+         * sentinels name now is safe */
+        freeReplyObject(*out);
+        *out = NULL;
+        drop(c);
+        rc = dq_conn_ensure(c, err);
+        if (rc == DQ_OK)
+            rc = roundtrip(c, argc, argv, lens, out, err);
+    }
+    return rc;
 }
 
 void
@@ -290,7 +378,8 @@ tls_setup(dq_client *c, const dq_client_opts *opts, dq_err *err)
                               c->endpoint);
         return DQ_OK;
     }
-    return dq_tls_new(&o, c->url.host, &c->tls, err);
+    /* sentinel: the first sentinel's name for now; connect_once names each server */
+    return dq_tls_new(&o, c->url.sentinel ? c->url.sentinels[0].host : c->url.host, &c->tls, err);
 }
 
 /* The connection name: @name, else delayq:lib:host:pid, with every byte Redis refuses
@@ -347,8 +436,20 @@ dq_client_open(const char *url, const dq_client_opts *opts, dq_client **out, dq_
         }
         snprintf(c->url.user, sizeof c->url.user, "%s", opts->user);
     }
+    if (c->url.sentinel && (rc = dq_sentinel_init(&c->sentinel, opts, err)) != DQ_OK)
+        goto out;
+    if (opts != NULL && (opts->min_replicas < 0 || opts->min_replicas > 100)) {
+        rc = dq_err_set(err, DQ_EINVAL,
+                        "min-replicas: %d is not in 0..100 (--min-replicas, $DELAYQ_MIN_REPLICAS)",
+                        opts->min_replicas);
+        goto out;
+    }
+    c->min_replicas = opts != NULL ? opts->min_replicas : 0;
     c->connect_timeout_ms = opts && opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms : 3000;
     c->command_timeout_ms = opts && opts->command_timeout_ms > 0 ? opts->command_timeout_ms : 3000;
+    c->min_replicas_timeout_ms = opts && opts->min_replicas_timeout_ms > 0
+                                     ? opts->min_replicas_timeout_ms
+                                     : c->command_timeout_ms;
     if (opts != NULL && opts->who != NULL && opts->who[0] != '\0')
         snprintf(c->who, sizeof c->who, "%s", opts->who);
     else
@@ -372,6 +473,7 @@ dq_client_free(dq_client *c)
     drop(c);
     dq_tls_free(c->tls);
     memset(c->url.password, 0, sizeof c->url.password);
+    dq_sentinel_wipe(&c->sentinel);
     dq_names_free(&c->registered);
     free(c);
 }

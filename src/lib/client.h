@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "delayq.h"
 #include "net.h"
+#include "sentinel.h"
 #include "url.h"
 
 /*
@@ -46,10 +47,13 @@ struct dq_client {
     char name[104]; /* CLIENT SETNAME on each connection; legal bytes only */
     int connect_timeout_ms;
     int command_timeout_ms;
-    int64_t retry_at_ms;        /* monotonic: no connect attempt before this */
-    int backoff_ms;             /* next backoff step; 0 after a success */
-    struct dq_names registered; /* queues this client added to the registry (registry.c) */
-    int scripts_path;           /* scripts.c: how this server runs the scripts; 0 unknown */
+    int64_t retry_at_ms;         /* monotonic: no connect attempt before this */
+    int backoff_ms;              /* next backoff step; 0 after a success */
+    struct dq_names registered;  /* queues this client added to the registry (registry.c) */
+    int scripts_path;            /* scripts.c: how this server runs the scripts; 0 unknown */
+    struct dq_sentinel sentinel; /* redis-sentinel:// (url.sentinel): sentinel.c */
+    int min_replicas;            /* scripts.c: WAIT after writes when > 0 */
+    int min_replicas_timeout_ms;
 };
 
 /* Whether @set holds @name. */

@@ -12,7 +12,7 @@ static const struct {
 } err_words[] = {
     {"DQ_EINVAL", DQ_EINVAL}, {"DQ_ENOTFOUND", DQ_ENOTFOUND}, {"DQ_EPROTO", DQ_EPROTO},
     {"DQ_EREDIS", DQ_EREDIS}, {"DQ_ECONN", DQ_ECONN},         {"DQ_ETIMEOUT", DQ_ETIMEOUT},
-    {"DQ_ENOMEM", DQ_ENOMEM}, {"DQ_ELEASE", DQ_ELEASE},
+    {"DQ_ENOMEM", DQ_ENOMEM}, {"DQ_ELEASE", DQ_ELEASE},       {"DQ_EREPLICAS", DQ_EREPLICAS},
 };
 
 const char *

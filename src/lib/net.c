@@ -41,6 +41,7 @@ struct dq_tls {
     char name[256];
     bool verify;
     bool has_cert;
+    bool name_fixed; /* tls_server_name was given: dq_tls_ref_named keeps it */
 };
 
 /* ---- TLS settings --------------------------------------------------------------------- */
@@ -109,6 +110,7 @@ dq_tls_new(const dq_client_opts *o, const char *host, struct dq_tls **out, dq_er
     if (t == NULL)
         return dq_err_set(err, DQ_ENOMEM, "out of memory");
     snprintf(t->name, sizeof t->name, "%s", name);
+    t->name_fixed = name != host;
     t->verify = !o->tls_insecure;
     ERR_clear_error();
     t->ctx = SSL_CTX_new(TLS_client_method());
@@ -176,6 +178,18 @@ dq_tls_ref(const struct dq_tls *t)
         return NULL;
     *c = *t;
     SSL_CTX_up_ref(c->ctx);
+    return c;
+}
+
+struct dq_tls *
+dq_tls_ref_named(const struct dq_tls *t, const char *host)
+{
+    struct dq_tls *c;
+
+    if (strlen(host) >= sizeof t->name)
+        return NULL;
+    if ((c = dq_tls_ref(t)) != NULL && !c->name_fixed)
+        snprintf(c->name, sizeof c->name, "%s", host);
     return c;
 }
 

@@ -40,6 +40,10 @@ int dq_tls_new(const dq_client_opts *o, const char *host, struct dq_tls **out, d
 /* Another reference to @t's settings (for a second connection); NULL on OOM. */
 struct dq_tls *dq_tls_ref(const struct dq_tls *t);
 
+/* Another reference to @t's settings for a server named @host (a sentinel, or the master
+ * it named): the name to check is @host unless tls_server_name fixed it. NULL on OOM. */
+struct dq_tls *dq_tls_ref_named(const struct dq_tls *t, const char *host);
+
 /* True when @t presents a client certificate. */
 bool dq_tls_has_cert(const struct dq_tls *t);
 

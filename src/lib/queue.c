@@ -179,8 +179,8 @@ dq_enqueue(dq_client *c, const char *queue, const dq_enqueue_opts *opts, const v
     if (rc != DQ_OK)
         return rc;
     rc = enqueue_call(c, queue, &opts, &payload, &payload_len, 1, &o, err);
-    if (rc == DQ_OK)
-        dq_registry_note(c, queue); /* producers make a queue discoverable */
+    if (rc == DQ_OK || rc == DQ_EREPLICAS) /* made, only not confirmed: keep the id */
+        dq_registry_note(c, queue);        /* producers make a queue discoverable */
     else
         memset(out, 0, sizeof *out);
     return rc;
@@ -237,8 +237,8 @@ dq_enqueue_batch(dq_client *c, const char *queue, const dq_enqueue_item *items, 
             lens[i] = items[base + i].payload_len;
         }
         rc = enqueue_call(c, queue, opts, payloads, lens, count, &o, err);
-        if (rc == DQ_OK) {
-            dq_registry_note(c, queue); /* once per client: later chunks find it noted */
+        if (rc == DQ_OK || rc == DQ_EREPLICAS) { /* the latter ends the loop, ids kept */
+            dq_registry_note(c, queue);          /* once per client: later chunks find it noted */
         } else {
             memset(out + base, 0, count * sizeof *out);
             if (rc == DQ_EINVAL)

@@ -263,6 +263,60 @@ run_evalsha(dq_client *c, const struct dq_script_src *src, int argc, const char 
     return rc;
 }
 
+/* ---- --min-replicas: WAIT after writes (PROTOCOL.md, "Failover") ---- */
+
+/* Whether a successful call of @src waits for replicas. Every write does but those that
+ * only keep the worker going: a claim, a lease renewal, a reap or a heartbeat lost in a
+ * failover makes a task run again or a worker look late, never loses a task, and a WAIT
+ * there would add a replication round trip to every worker loop. (The worker's results
+ * ride on its claims, so they are not confirmed either: a lost ack is a second run.) */
+static bool
+waits_for_replicas(const struct dq_script_src *src)
+{
+    static const enum dq_script_id upkeep[] = {DQ_SCRIPT_CLAIM, DQ_SCRIPT_EXTEND, DQ_SCRIPT_REAP,
+                                               DQ_SCRIPT_HEARTBEAT};
+
+    if (src->no_writes)
+        return false;
+    for (size_t i = 0; i < sizeof upkeep / sizeof upkeep[0]; i++) {
+        if (src == &dq_script_table[upkeep[i]])
+            return false;
+    }
+    return true;
+}
+
+/* WAIT min_replicas timeout after a write @what: DQ_EREPLICAS when fewer confirmed it. */
+static int
+wait_replicas(dq_client *c, const char *what, dq_err *err)
+{
+    char n[16], ms[16];
+    redisReply *r = NULL;
+    int saved = c->command_timeout_ms, rc;
+
+    snprintf(n, sizeof n, "%d", c->min_replicas);
+    snprintf(ms, sizeof ms, "%d", c->min_replicas_timeout_ms);
+    /* the reply may take the whole WAIT timeout: the idle timeout must not fire first */
+    c->command_timeout_ms = saved + c->min_replicas_timeout_ms;
+    rc = dq_conn_command(c, 3, (const char *[]){"WAIT", n, ms}, NULL, &r, err);
+    c->command_timeout_ms = saved;
+    if (rc != DQ_OK)
+        return rc;
+    if (r->type == REDIS_REPLY_INTEGER && r->integer >= c->min_replicas)
+        rc = DQ_OK;
+    else if (r->type == REDIS_REPLY_INTEGER)
+        rc = dq_err_set(err, DQ_EREPLICAS,
+                        "%s: the write was made on the master at %s but not confirmed on %d "
+                        "replicas (--min-replicas) within %d ms, only on %lld; a failover may "
+                        "lose it: retry it, or check the replicas",
+                        what, c->endpoint, c->min_replicas, c->min_replicas_timeout_ms, r->integer);
+    else if (r->type == REDIS_REPLY_ERROR)
+        rc = dq_err_set(err, DQ_EREDIS, "redis refused WAIT after %s: %.120s", what, r->str);
+    else
+        rc = dq_err_set(err, DQ_EPROTO, "unexpected reply to WAIT after %s", what);
+    freeReplyObject(r);
+    return rc;
+}
+
 int
 dq_scripts_run(dq_client *c, enum dq_script_id id, const char *queue, const struct dq_args *args,
                dq_parse_fn parse, void *out, dq_err *err)
@@ -316,6 +370,9 @@ dq_scripts_run(dq_client *c, enum dq_script_id id, const char *queue, const stru
     }
     if (parse != NULL)
         rc = parse(r, out, err);
+    /* after the parse, so that the caller has the result (an enqueued id to retry with) */
+    if (rc == DQ_OK && c->min_replicas > 0 && waits_for_replicas(src))
+        rc = wait_replicas(c, src->name, err);
 out:
     freeReplyObject(r);
     free(argv);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * url.c: parses redis://, rediss:// and unix:// URLs. Pure: no I/O, no name resolution.
+ * url.c: parses redis://, rediss://, unix:// and redis-sentinel:// (rediss-sentinel://)
+ * URLs. Pure: no I/O, no name resolution.
  *
  * The password must never reach a message. User info is located first (it ends at
  * the last '@', or the last "@/" for unix://) and no message quotes any text before
@@ -19,7 +20,8 @@
 /* Output characters of a quoted piece of input, before "..." marks a cut. */
 #define QUOTE_MAX 48
 
-#define SCHEME_HINT "(use redis://host:port, rediss://host:port or unix:///path)"
+#define SCHEME_HINT   "(use redis://host:port, rediss://host:port or unix:///path)"
+#define SENTINEL_HINT "(use redis-sentinel://host:port[,host:port...]/MASTER_NAME[/db])"
 
 struct span {
     const char *p;
@@ -389,6 +391,128 @@ parse_unix(const char *rest, struct dq_url *u, dq_err *err)
     return DQ_OK;
 }
 
+/* ---- redis-sentinel:// ---------------------------------------------------------------- */
+
+static bool
+master_char_ok(char c)
+{
+    return is_digit(c) || is_alpha(c) || c == '-' || c == '.' || c == '_';
+}
+
+/* One "host[:port]" of the sentinel list (@i counts from 1, for messages): parsed as a
+ * redis:// host, with the sentinel port as the default. */
+static int
+parse_sentinel_node(struct span sp, int i, struct dq_url *u, dq_err *err)
+{
+    char piece[300];
+    struct dq_url tmp;
+    const char *after;
+    int rc;
+
+    if (sp.len == 0)
+        return dq_err_set(err, DQ_EINVAL, "url: sentinel %d of the list is empty " SENTINEL_HINT,
+                          i);
+    if (sp.len >= sizeof piece)
+        return dq_err_set(err, DQ_EINVAL, "url: sentinel %d is %zu bytes; limit is %zu", i, sp.len,
+                          sizeof piece - 1);
+    if (u->nsentinels == DQ_URL_SENTINELS_MAX)
+        return dq_err_set(err, DQ_EINVAL, "url: more than %d sentinels in the list",
+                          DQ_URL_SENTINELS_MAX);
+    memcpy(piece, sp.p, sp.len);
+    piece[sp.len] = '\0';
+    memset(&tmp, 0, sizeof tmp);
+    rc = parse_tcp_rest(piece, &tmp, err);
+    if (rc != DQ_OK) {
+        char msg[sizeof err->msg];
+
+        /* "url: port ..." becomes "url: sentinel 2: port ..." */
+        if (err != NULL) {
+            snprintf(msg, sizeof msg, "%s", err->msg + 5);
+            dq_err_set(err, rc, "url: sentinel %d: %s", i, msg);
+        }
+        return rc;
+    }
+    after = piece[0] == '[' ? strchr(piece, ']') : piece;
+    if (after == NULL || strchr(after, ':') == NULL)
+        tmp.port = DQ_URL_SENTINEL_PORT;
+    snprintf(u->sentinels[u->nsentinels].host, sizeof u->sentinels[0].host, "%s", tmp.host);
+    u->sentinels[u->nsentinels].port = tmp.port;
+    u->nsentinels++;
+    return DQ_OK;
+}
+
+/* @s is what follows the user info: host[:port][,host[:port]...]/MASTER[/db][?query]. */
+static int
+parse_sentinel_rest(const char *s, struct dq_url *u, dq_err *err)
+{
+    char q[QUOTE_MAX + 8];
+    size_t list = strcspn(s, "/?");
+    struct span name;
+    bool db_seen = false;
+    int rc;
+
+    if (list == 0)
+        return dq_err_set(err, DQ_EINVAL, "url: sentinel list is empty " SENTINEL_HINT);
+    for (size_t at = 0, i = 1; at <= list; i++) {
+        size_t len = strcspn(s + at, ",/?");
+
+        rc = parse_sentinel_node((struct span){s + at, len}, (int)i, u, err);
+        if (rc != DQ_OK)
+            return rc;
+        at += len + 1; /* past the ',' (or past the end of the list) */
+    }
+    s += list;
+    if (*s != '/')
+        return dq_err_set(err, DQ_EINVAL, "url: master name is missing " SENTINEL_HINT);
+    s++;
+    name = (struct span){s, strcspn(s, "/?")};
+    if (name.len == 0)
+        return dq_err_set(err, DQ_EINVAL, "url: master name is empty " SENTINEL_HINT);
+    if (name.len > DQ_URL_MASTER_MAX)
+        return dq_err_set(err, DQ_EINVAL, "url: master name is %zu bytes; limit is %d", name.len,
+                          DQ_URL_MASTER_MAX);
+    for (size_t i = 0; i < name.len; i++) {
+        if (!master_char_ok(name.p[i]))
+            return dq_err_set(err, DQ_EINVAL,
+                              "url: master name \"%s\" may hold only letters, digits, '-', '.' "
+                              "and '_'",
+                              quote(q, sizeof q, name));
+    }
+    memcpy(u->master, name.p, name.len);
+    u->master[name.len] = '\0';
+    s += name.len;
+    if (*s == '/') {
+        struct span db = {s + 1, strcspn(s + 1, "?")};
+
+        s += 1 + db.len;
+        if (db.len > 0) {
+            rc = parse_db(db, "path", u, &db_seen, err);
+            if (rc != DQ_OK)
+                return rc;
+        }
+    }
+    if (*s == '?')
+        return parse_query(s + 1, u, &db_seen, err);
+    return DQ_OK;
+}
+
+static int
+parse_sentinel(const char *rest, struct dq_url *u, dq_err *err)
+{
+    const char *at = strrchr(rest, '@');
+    int rc;
+
+    u->kind = DQ_URL_TCP;
+    u->sentinel = true;
+    if (at != NULL) {
+        rc = parse_userinfo((struct span){rest, (size_t)(at - rest)}, u, err);
+        if (rc != DQ_OK)
+            return rc;
+        rest = at + 1;
+    }
+    return parse_sentinel_rest(rest, u, err);
+}
+
 static bool
 scheme_ok(struct span sp)
 {
@@ -430,8 +554,15 @@ url_parse(const char *s, struct dq_url *u, dq_err *err)
     }
     if (span_is(scheme, "unix"))
         return parse_unix(sep + 3, u, err);
+    if (span_is(scheme, "redis-sentinel"))
+        return parse_sentinel(sep + 3, u, err);
+    if (span_is(scheme, "rediss-sentinel")) {
+        u->tls = true;
+        return parse_sentinel(sep + 3, u, err);
+    }
     return dq_err_set(err, DQ_EINVAL,
-                      "url: scheme \"%s\" is not supported (use redis://, rediss:// or unix://)",
+                      "url: scheme \"%s\" is not supported (use redis://, rediss://, unix:// or "
+                      "redis-sentinel://)",
                       quote(q, sizeof q, scheme));
 }
 
@@ -455,7 +586,13 @@ dq_url_endpoint(const struct dq_url *u, char *buf, size_t size)
 {
     int n;
 
-    if (u->kind == DQ_URL_UNIX)
+    if (u->sentinel && u->host[0] == '\0')
+        n = snprintf(buf, size, "sentinel %s", u->master);
+    else if (u->sentinel && strchr(u->host, ':') != NULL)
+        n = snprintf(buf, size, "[%s]:%d via sentinel %s", u->host, u->port, u->master);
+    else if (u->sentinel)
+        n = snprintf(buf, size, "%s:%d via sentinel %s", u->host, u->port, u->master);
+    else if (u->kind == DQ_URL_UNIX)
         n = snprintf(buf, size, "%s", u->path);
     else if (strchr(u->host, ':') != NULL)
         n = snprintf(buf, size, "[%s]:%d", u->host, u->port);

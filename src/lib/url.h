@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * url.h: the Redis URL parser (redis://, rediss:// and unix://). Pure: no I/O, no name
- * resolution; client.c turns the result into a connection.
+ * url.h: the Redis URL parser (redis://, rediss://, unix://, redis-sentinel:// and
+ * rediss-sentinel://). Pure: no I/O, no name resolution; client.c turns the result into
+ * a connection (through sentinel.c for the sentinel forms).
  */
 #ifndef DQ_LIB_URL_H
 #define DQ_LIB_URL_H
@@ -12,6 +13,15 @@
 #include "delayq.h"
 
 #define DQ_URL_DEFAULT_PORT 6379
+
+/* ---- Sentinel (sentinel.c) ---- */
+#define DQ_URL_SENTINEL_PORT 26379 /* a sentinel's port when the URL gives none */
+#define DQ_URL_SENTINELS_MAX 16    /* sentinels one URL may list */
+#define DQ_URL_MASTER_MAX    64    /* master name bytes, [A-Za-z0-9._-] */
+struct dq_url_node {
+    char host[256]; /* hostname or IP literal without brackets */
+    int port;
+};
 
 enum dq_url_kind { DQ_URL_TCP, DQ_URL_UNIX };
 
@@ -25,6 +35,12 @@ struct dq_url {
     bool has_password;  /* a non-empty password was given */
     int db;             /* 0..INT_MAX (the server decides how many exist); default 0 */
     bool tls;           /* rediss://: TCP with TLS (kind is DQ_URL_TCP) */
+    /* redis-sentinel:// (kind DQ_URL_TCP): host and port stay "" and 0 until sentinel.c
+     * has asked the sentinels where master is; user and password are the master's */
+    bool sentinel;
+    char master[DQ_URL_MASTER_MAX + 1];
+    int nsentinels;
+    struct dq_url_node sentinels[DQ_URL_SENTINELS_MAX];
 };
 
 /**
@@ -33,6 +49,12 @@ struct dq_url {
  *   redis://[[user][:password]@]host[:port][/db][?db=N]
  *   rediss://... (the same, over TLS; the default port is 6379 too)
  *   unix://[[user][:password]@]/path/to/sock[?db=N]
+ *   redis-sentinel://[[user][:password]@]host[:port][,host[:port]...]/MASTER[/db][?db=N]
+ *   rediss-sentinel://... (the same, TLS to the sentinels and to the master)
+ *
+ * In the sentinel forms the hosts are the sentinels (port 26379 by default, at most
+ * DQ_URL_SENTINELS_MAX), MASTER is the name the sentinels monitor, and the user info is
+ * the master's (a sentinel's own password is not part of the URL; see sentinel.h).
  *
  * The scheme is case-insensitive. An IPv6 host goes in brackets ("redis://[::1]:6380/2").
  * User and password are percent-decoded (%XX); they end at the last '@' (for unix://, the
@@ -48,7 +70,8 @@ int dq_url_parse(const char *s, struct dq_url *out, dq_err *err);
 
 /**
  * Writes where @u points, without user info: "host:port", "[::1]:6379" or the socket
- * path. snprintf semantics: returns the length needed (without the NUL) and always
+ * path; for a sentinel URL, "host:port via sentinel MASTER" once host is known, else
+ * "sentinel MASTER". snprintf semantics: returns the length needed (without the NUL) and always
  * NUL-terminates when @size > 0; @buf may be NULL when @size is 0.
  */
 size_t dq_url_endpoint(const struct dq_url *u, char *buf, size_t size);

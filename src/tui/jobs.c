@@ -355,4 +355,5 @@ fetch_run(dq_client *c, void *arg)
     struct fetch *f = arg;
 
     model_snapshot(c, f->queue, f->keep, f->offsets, f->limits, f->config, &f->snap);
+    snprintf(f->endpoint, sizeof f->endpoint, "%s", dq_client_endpoint(c));
 }

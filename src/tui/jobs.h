@@ -61,6 +61,7 @@ struct fetch {
     size_t offsets[PANE_COUNT], limits[PANE_COUNT];
     bool config; /* read the queue's config too (model_wants_config) */
     struct snapshot snap;
+    char endpoint[300]; /* the server that answered: a Sentinel failover changes it */
 };
 
 /* io_fn: fills @arg (a struct fetch)'s snapshot. */

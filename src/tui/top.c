@@ -246,6 +246,7 @@ apply_fetch(struct top *t)
     bool had = m->have_data;
     struct selection selected;
     app_selection_save(ui, m, &selected);
+    snprintf(m->endpoint, sizeof m->endpoint, "%s", t->fetch.endpoint); /* after a failover */
     if (model_apply(m, &t->fetch.snap))
         t->fetch_now = true; /* a search ended meanwhile: its pane has no rows yet */
     if (m->connected) {

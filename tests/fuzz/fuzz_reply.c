@@ -11,7 +11,10 @@
  * it returns is freed by the result's own free function with nothing left over (the
  * leak checker runs after every input); every task returned has an id and the state of
  * its view; task counts follow the reply's length; every worker listed has its strings
- * and no more tasks than the reply could hold; a paused claim holds no task.
+ * and no more tasks than the reply could hold; a paused claim holds no task. The same
+ * reply also goes to the Sentinel readers (src/lib/sentinel.c): a master address is
+ * taken only whole (a host of no NUL byte, a port 1..65535), and a ROLE reply is
+ * "master" or an error.
  */
 #include <string.h>
 
@@ -21,6 +24,7 @@
 #include "fuzz.h"
 #include "lib/buf.h"
 #include "lib/reply.h"
+#include "lib/sentinel.h"
 
 static void
 check_rc(int rc, const dq_err *err)
@@ -37,6 +41,34 @@ check_tasks(const dq_task *t, size_t n, dq_state state)
         FUZZ_CHECK(t[i].state == state);
         FUZZ_CHECK(t[i].undecodable || t[i].payload != NULL);
     }
+}
+
+static void
+try_sentinel(const redisReply *r)
+{
+    struct dq_url u;
+    struct dq_url_node n = {"127.0.0.1", 26379};
+    struct dq_sentinel s = {.first = 0};
+    dq_err err = {0};
+    int rc;
+
+    memset(&u, 0, sizeof u);
+    snprintf(u.master, sizeof u.master, "mymaster");
+    u.nsentinels = 3;
+    rc = dq_sentinel_addr(&u, &n, r, &err);
+    FUZZ_CHECK(rc == DQ_OK || rc == DQ_ECONN || rc == DQ_EPROTO);
+    FUZZ_CHECK(rc == err.code);
+    if (rc == DQ_OK)
+        FUZZ_CHECK(u.host[0] != '\0' && strlen(u.host) < sizeof u.host && u.port >= 1 &&
+                   u.port <= 65535);
+    else
+        FUZZ_CHECK(u.host[0] == '\0' && u.port == 0);
+    memset(&err, 0, sizeof err);
+    rc = dq_sentinel_role_ok(&s, &u, "127.0.0.1:6379", r, &err);
+    FUZZ_CHECK(rc == DQ_OK || rc == DQ_ECONN || rc == DQ_EPROTO);
+    FUZZ_CHECK(rc == err.code && (rc == DQ_OK || err.msg[0] != '\0'));
+    FUZZ_CHECK(s.first >= 0 && s.first < 3);
+    (void)dq_sentinel_readonly(r);
 }
 
 static void
@@ -247,6 +279,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const redisReply *r = reply;
 
         try_claim(r);
+        try_sentinel(r);
         for (size_t n = 1; n <= 4; n++)
             try_claim_settle(r, n);
         for (int v = DQ_VIEW_DUE; v <= DQ_VIEW_FAILED; v++) {

@@ -6,7 +6,8 @@
  * percent-encoded, explicit port and db), parses to the same result, so the parse is
  * stable; the user info never shows in a message (a URL made to fail after the user
  * info gives the same message with and without it); the endpoint text follows
- * snprintf semantics.
+ * snprintf semantics. Sentinel URLs (redis-sentinel://) keep the same invariants, with
+ * the sentinel list and the master name in the canonical form.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +33,10 @@ put_encoded(struct dq_buf *b, const char *s)
 static void
 format_url(struct dq_buf *b, const struct dq_url *u, bool userinfo)
 {
-    dq_buf_puts(b, u->kind == DQ_URL_UNIX ? "unix://" : u->tls ? "rediss://" : "redis://");
+    if (u->sentinel)
+        dq_buf_puts(b, u->tls ? "rediss-sentinel://" : "redis-sentinel://");
+    else
+        dq_buf_puts(b, u->kind == DQ_URL_UNIX ? "unix://" : u->tls ? "rediss://" : "redis://");
     if (userinfo && (u->user[0] != '\0' || u->has_password)) {
         put_encoded(b, u->user);
         if (u->has_password) {
@@ -41,7 +45,14 @@ format_url(struct dq_buf *b, const struct dq_url *u, bool userinfo)
         }
         dq_buf_putc(b, '@');
     }
-    if (u->kind == DQ_URL_UNIX) {
+    if (u->sentinel) {
+        for (int i = 0; i < u->nsentinels; i++) {
+            const struct dq_url_node *n = &u->sentinels[i];
+            dq_buf_printf(b, strchr(n->host, ':') != NULL ? "%s[%s]:%d" : "%s%s:%d",
+                          i > 0 ? "," : "", n->host, n->port);
+        }
+        dq_buf_printf(b, "/%s/%d", u->master, u->db);
+    } else if (u->kind == DQ_URL_UNIX) {
         dq_buf_printf(b, "%s?db=%d", u->path, u->db);
     } else if (strchr(u->host, ':') != NULL) {
         dq_buf_printf(b, "[%s]:%d/%d", u->host, u->port, u->db);
@@ -68,7 +79,9 @@ same_url(const struct dq_url *a, const struct dq_url *b)
     return a->kind == b->kind && strcmp(a->host, b->host) == 0 && a->port == b->port &&
            strcmp(a->path, b->path) == 0 && strcmp(a->user, b->user) == 0 &&
            strcmp(a->password, b->password) == 0 && a->has_password == b->has_password &&
-           a->db == b->db && a->tls == b->tls;
+           a->db == b->db && a->tls == b->tls && a->sentinel == b->sentinel &&
+           strcmp(a->master, b->master) == 0 && a->nsentinels == b->nsentinels &&
+           memcmp(a->sentinels, b->sentinels, sizeof a->sentinels) == 0;
 }
 
 static void
@@ -100,8 +113,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     FUZZ_CHECK(err.code == 0);
     FUZZ_CHECK(u.has_password == (u.password[0] != '\0'));
-    FUZZ_CHECK(u.kind == DQ_URL_UNIX ? u.port == 0 && u.host[0] == '\0' && u.path[0] == '/'
-                                     : u.port >= 1 && u.port <= 65535 && u.host[0] != '\0');
+    if (u.sentinel) {
+        FUZZ_CHECK(u.kind == DQ_URL_TCP && u.host[0] == '\0' && u.port == 0);
+        FUZZ_CHECK(u.nsentinels >= 1 && u.nsentinels <= DQ_URL_SENTINELS_MAX);
+        FUZZ_CHECK(u.master[0] != '\0');
+        for (int i = 0; i < u.nsentinels; i++)
+            FUZZ_CHECK(u.sentinels[i].host[0] != '\0' && u.sentinels[i].port >= 1 &&
+                       u.sentinels[i].port <= 65535);
+    } else {
+        FUZZ_CHECK(u.kind == DQ_URL_UNIX ? u.port == 0 && u.host[0] == '\0' && u.path[0] == '/'
+                                         : u.port >= 1 && u.port <= 65535 && u.host[0] != '\0');
+    }
     FUZZ_CHECK(u.db >= 0);
     FUZZ_CHECK(!u.tls || u.kind == DQ_URL_TCP);
     check_endpoint(&u);

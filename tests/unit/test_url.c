@@ -295,6 +295,102 @@ test_endpoint(void **state)
     assert_string_equal(buf, "");
 }
 
+/* ---- redis-sentinel:// --------------------------------------------------------- */
+
+#define SENTINEL_HINT "(use redis-sentinel://host:port[,host:port...]/MASTER_NAME[/db])"
+
+static void
+test_sentinel(void **state)
+{
+    struct dq_url u;
+    char buf[400];
+
+    (void)state;
+    u = url_ok("redis-sentinel://127.0.0.1:26380,h2,[::1]:5/mymaster");
+    assert_true(u.sentinel);
+    assert_false(u.tls);
+    assert_int_equal(u.kind, DQ_URL_TCP);
+    assert_string_equal(u.master, "mymaster");
+    assert_int_equal(u.nsentinels, 3);
+    assert_string_equal(u.sentinels[0].host, "127.0.0.1");
+    assert_int_equal(u.sentinels[0].port, 26380);
+    assert_string_equal(u.sentinels[1].host, "h2");
+    assert_int_equal(u.sentinels[1].port, DQ_URL_SENTINEL_PORT);
+    assert_string_equal(u.sentinels[2].host, "::1");
+    assert_int_equal(u.sentinels[2].port, 5);
+    assert_string_equal(u.host, "");
+    assert_int_equal(u.port, 0);
+    assert_int_equal(u.db, 0);
+    dq_url_endpoint(&u, buf, sizeof buf);
+    assert_string_equal(buf, "sentinel mymaster");
+    snprintf(u.host, sizeof u.host, "10.0.0.2");
+    u.port = 6380;
+    dq_url_endpoint(&u, buf, sizeof buf);
+    assert_string_equal(buf, "10.0.0.2:6380 via sentinel mymaster");
+
+    u = url_ok("REDISS-SENTINEL://app:" SECRET "@s1:1/m.a-b_c/3");
+    assert_true(u.tls);
+    assert_true(u.sentinel);
+    assert_string_equal(u.user, "app");
+    assert_string_equal(u.password, SECRET);
+    assert_true(u.has_password);
+    assert_string_equal(u.master, "m.a-b_c");
+    assert_int_equal(u.db, 3);
+    u = url_ok("redis-sentinel://s1/m?db=4");
+    assert_int_equal(u.db, 4);
+    u = url_ok("redis-sentinel://s1/m/");
+    assert_int_equal(u.db, 0);
+    /* sixteen sentinels is the limit, not one more */
+    snprintf(buf, sizeof buf, "redis-sentinel://a");
+    for (int i = 1; i < DQ_URL_SENTINELS_MAX; i++)
+        strcat(buf, ",a");
+    strcat(buf, "/m");
+    u = url_ok(buf);
+    assert_int_equal(u.nsentinels, DQ_URL_SENTINELS_MAX);
+}
+
+static void
+test_err_sentinel(void **state)
+{
+    char buf[400];
+
+    (void)state;
+    url_bad("redis-sentinel://", "url: sentinel list is empty " SENTINEL_HINT);
+    url_bad("redis-sentinel:///m", "url: sentinel list is empty " SENTINEL_HINT);
+    url_bad("redis-sentinel://:" SECRET "@/m", "url: sentinel list is empty " SENTINEL_HINT);
+    url_bad("redis-sentinel://h", "url: master name is missing " SENTINEL_HINT);
+    url_bad("redis-sentinel://h?db=1", "url: master name is missing " SENTINEL_HINT);
+    url_bad("redis-sentinel://h/", "url: master name is empty " SENTINEL_HINT);
+    url_bad("redis-sentinel://h//1", "url: master name is empty " SENTINEL_HINT);
+    url_bad("redis-sentinel://a,,b/m", "url: sentinel 2 of the list is empty " SENTINEL_HINT);
+    url_bad("redis-sentinel://a,/m", "url: sentinel 2 of the list is empty " SENTINEL_HINT);
+    url_bad("redis-sentinel://,a/m", "url: sentinel 1 of the list is empty " SENTINEL_HINT);
+    url_bad("redis-sentinel://a,b:0/m", "url: sentinel 2: port \"0\" is out of range 1..65535");
+    url_bad("redis-sentinel://a,b:x/m", "url: sentinel 2: port \"x\" is not a number 1..65535");
+    url_bad("redis-sentinel://a,b c/m",
+            "url: sentinel 2: host \"b c\" may hold only letters, digits, '-', '.' and '_'");
+    url_bad("redis-sentinel://::1/m",
+            "url: sentinel 1: IPv6 address \"::1\" needs brackets, as in redis://[::1]:6379");
+    url_bad("redis-sentinel://h/my master",
+            "url: master name \"my master\" may hold only letters, digits, '-', '.' and '_'");
+    url_bad("redis-sentinel://h/m/x", "url: db \"x\" in the path is not a number 0..2147483647");
+    url_bad("redis-sentinel://h/m/1?db=2", "url: db is given twice (last in the query)");
+    url_bad("redis-sentinel://h/m?foo=1",
+            "url: query parameter \"foo\" is not supported (only db)");
+    url_bad("rediss-sentinel://h:99999/m",
+            "url: sentinel 1: port \"99999\" is out of range 1..65535");
+    snprintf(buf, sizeof buf, "redis-sentinel://h/%065d", 0);
+    url_bad(buf, "url: master name is 65 bytes; limit is 64");
+    snprintf(buf, sizeof buf, "redis-sentinel://a");
+    for (int i = 0; i < DQ_URL_SENTINELS_MAX; i++)
+        strcat(buf, ",a");
+    strcat(buf, "/m");
+    url_bad(buf, "url: more than 16 sentinels in the list");
+    /* the password never shows, whatever fails after it */
+    url_bad("redis-sentinel://u:" SECRET "@a,b:0/m",
+            "url: sentinel 2: port \"0\" is out of range 1..65535");
+}
+
 /* ---- errors --------------------------------------------------------------------- */
 
 static void
@@ -309,11 +405,14 @@ test_err_scheme(void **state)
     url_bad("://h", "url: \"://h\" has no scheme " SCHEME_HINT);
     url_bad("1redis://h", "url: \"1redis://h\" has no scheme " SCHEME_HINT);
     url_bad("http://h",
-            "url: scheme \"http\" is not supported (use redis://, rediss:// or unix://)");
+            "url: scheme \"http\" is not supported (use redis://, rediss://, unix:// or "
+            "redis-sentinel://)");
     url_bad("redis+sentinel://h",
-            "url: scheme \"redis+sentinel\" is not supported (use redis://, rediss:// or unix://)");
+            "url: scheme \"redis+sentinel\" is not supported (use redis://, rediss://, unix:// or "
+            "redis-sentinel://)");
     url_bad("redisss://h",
-            "url: scheme \"redisss\" is not supported (use redis://, rediss:// or unix://)");
+            "url: scheme \"redisss\" is not supported (use redis://, rediss://, unix:// or "
+            "redis-sentinel://)");
     /* rediss:// has every error of redis:// */
     url_bad("rediss://", "url: host is empty " SCHEME_HINT);
     url_bad("rediss://h:0", "url: port \"0\" is out of range 1..65535");
@@ -529,7 +628,8 @@ main(void)
         cmocka_unit_test(test_err_port),     cmocka_unit_test(test_err_db),
         cmocka_unit_test(test_err_query),    cmocka_unit_test(test_err_userinfo),
         cmocka_unit_test(test_err_unix),     cmocka_unit_test(test_err_never_leaks_password),
-        cmocka_unit_test(test_err_null_err),
+        cmocka_unit_test(test_err_null_err), cmocka_unit_test(test_sentinel),
+        cmocka_unit_test(test_err_sentinel),
     };
 
     return cmocka_run_group_tests_name("unit/url", tests, NULL, NULL);

@@ -1,0 +1,77 @@
+#!/bin/sh
+# sentinel_tls.sh: rediss-sentinel:// against a TLS-only master and a TLS-only sentinel
+# (certificates made here with openssl, for 127.0.0.1): the master is found and used
+# with the --tls-* options checking both servers; a wrong CA is exit 3 with the reason;
+# plain redis-sentinel:// to the TLS sentinel fails with exit 3.
+set -u
+here=$(dirname "$0")
+. "$here/../eco/lib.sh"
+need redis-cli openssl
+server=${DQ_REDIS_SERVER:-redis-server}
+
+cat >"$work/openssl.cnf" <<'EOC'
+[req]
+distinguished_name = dn
+prompt = no
+[dn]
+CN = delayq test
+[ca]
+basicConstraints = critical,CA:TRUE
+keyUsage = critical,keyCertSign,cRLSign
+[server]
+basicConstraints = critical,CA:FALSE
+extendedKeyUsage = serverAuth,clientAuth
+subjectAltName = IP:127.0.0.1,DNS:localhost
+EOC
+ec="-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes"
+(
+  cd "$work" &&
+    openssl req -x509 -new -config openssl.cnf -extensions ca $ec -keyout ca.key -out ca.crt \
+      -days 2 -subj "/CN=delayq test CA" &&
+    openssl req -x509 -new -config openssl.cnf -extensions ca $ec -keyout other.key \
+      -out other-ca.crt -days 2 -subj "/CN=unrelated CA" &&
+    openssl req -new -config openssl.cnf $ec -keyout server.key -out server.csr -subj /CN=localhost &&
+    openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -set_serial 2 -days 2 \
+      -extfile openssl.cnf -extensions server -out server.crt
+) >"$work/openssl.log" 2>&1 || { bad "openssl"; cat "$work/openssl.log"; finish; exit 1; }
+
+tls="--tls-cert-file $work/server.crt --tls-key-file $work/server.key --tls-ca-cert-file $work/ca.crt --tls-auth-clients no"
+mport=$(free_port)
+sport=$(free_port)
+mkdir -p "$work/m" "$work/s"
+# shellcheck disable=SC2086
+spawn "$server" --port 0 --tls-port "$mport" --bind 127.0.0.1 --dir "$work/m" --save '' \
+  --appendonly no --logfile "$work/m/redis.log" $tls
+cat >"$work/s/sentinel.conf" <<EOC
+port 0
+tls-port $sport
+bind 127.0.0.1
+dir $work/s
+logfile $work/s/sentinel.log
+tls-cert-file $work/server.crt
+tls-key-file $work/server.key
+tls-ca-cert-file $work/ca.crt
+tls-auth-clients no
+tls-replication yes
+sentinel monitor mymaster 127.0.0.1 $mport 1
+sentinel down-after-milliseconds mymaster 1000
+EOC
+spawn "$server" "$work/s/sentinel.conf" --sentinel
+tping() { [ "$(redis-cli --tls --cacert "$work/ca.crt" -h 127.0.0.1 -p "$1" ping 2>/dev/null)" = PONG ]; }
+check "TLS master up" wait_for 10000 "master" tping "$mport"
+check "TLS sentinel up" wait_for 10000 "sentinel" tping "$sport"
+
+url="rediss-sentinel://127.0.0.1:$sport/mymaster"
+out=$("$bin" stats -q tq --url "$url" --tls-ca "$work/ca.crt" 2>&1)
+check "rediss-sentinel:// finds the TLS master, both certificates checked" \
+  sh -c 'echo "$1" | grep -q "at 127.0.0.1:$2 via sentinel mymaster"' _ "$out" "$mport" ||
+  echo "# $out"
+check "enqueue over rediss-sentinel://" sh -c \
+  '"$1" enqueue -q tq --url "$2" --tls-ca "$3" --json 1 >/dev/null' _ "$bin" "$url" "$work/ca.crt"
+out=$("$bin" stats -q tq --url "$url" --tls-ca "$work/other-ca.crt" 2>&1)
+check "a wrong CA: exit 3 with the reason" \
+  sh -c '[ "$1" -eq 3 ] && echo "$2" | grep -q "certificate verify failed"' _ $? "$out" ||
+  echo "# $out"
+out=$("$bin" stats -q tq --timeout 1s --url "redis-sentinel://127.0.0.1:$sport/mymaster" 2>&1)
+check "plain redis-sentinel:// to a TLS sentinel: exit 3" [ $? -eq 3 ] || echo "# $out"
+finish
