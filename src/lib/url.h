@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * url.h: the Redis URL parser (redis://, rediss:// and unix://). Pure: no I/O, no name
- * resolution; client.c turns the result into a connection.
+ * url.h: the Redis URL parser (redis://, rediss://, unix://, and redis-cluster:// with
+ * rediss-cluster:// for seed nodes). Pure: no I/O, no name resolution; client.c (and
+ * cluster.c) turn the result into connections.
  */
 #ifndef DQ_LIB_URL_H
 #define DQ_LIB_URL_H
@@ -15,6 +16,14 @@
 
 enum dq_url_kind { DQ_URL_TCP, DQ_URL_UNIX };
 
+/* Seed nodes of a redis-cluster:// URL: a handful is plenty, since the first that
+ * answers gives the whole slot map. */
+#define DQ_URL_SEEDS_MAX 16
+struct dq_url_seed {
+    char host[256]; /* as dq_url.host */
+    int port;
+};
+
 struct dq_url {
     enum dq_url_kind kind;
     char host[256];     /* TCP: hostname or IP literal without brackets; "" for UNIX */
@@ -25,6 +34,11 @@ struct dq_url {
     bool has_password;  /* a non-empty password was given */
     int db;             /* 0..INT_MAX (the server decides how many exist); default 0 */
     bool tls;           /* rediss://: TCP with TLS (kind is DQ_URL_TCP) */
+    /* redis-cluster:// (rediss-cluster:// also sets tls): kind is DQ_URL_TCP, db is 0,
+     * host and port are those of seeds[0] */
+    bool cluster;
+    int nseeds; /* 1..DQ_URL_SEEDS_MAX when cluster; 0 otherwise */
+    struct dq_url_seed seeds[DQ_URL_SEEDS_MAX];
 };
 
 /**
@@ -33,7 +47,11 @@ struct dq_url {
  *   redis://[[user][:password]@]host[:port][/db][?db=N]
  *   rediss://... (the same, over TLS; the default port is 6379 too)
  *   unix://[[user][:password]@]/path/to/sock[?db=N]
+ *   redis-cluster://[[user][:password]@]host[:port][,host[:port]...]
+ *   rediss-cluster://... (the same, over TLS)
  *
+ * A cluster URL lists seed nodes (at most DQ_URL_SEEDS_MAX); it takes no db and no
+ * query, since Redis Cluster has only db 0.
  * The scheme is case-insensitive. An IPv6 host goes in brackets ("redis://[::1]:6380/2").
  * User and password are percent-decoded (%XX); they end at the last '@' (for unix://, the
  * last "@/"), so a password may hold '@', '/', '?' or ':' unencoded. An empty password
@@ -48,8 +66,8 @@ int dq_url_parse(const char *s, struct dq_url *out, dq_err *err);
 
 /**
  * Writes where @u points, without user info: "host:port", "[::1]:6379" or the socket
- * path. snprintf semantics: returns the length needed (without the NUL) and always
- * NUL-terminates when @size > 0; @buf may be NULL when @size is 0.
+ * path (for a cluster URL, its first seed). snprintf semantics: returns the length needed (without
+ * the NUL) and always NUL-terminates when @size > 0; @buf may be NULL when @size is 0.
  */
 size_t dq_url_endpoint(const struct dq_url *u, char *buf, size_t size);
 
