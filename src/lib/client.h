@@ -49,6 +49,8 @@ struct dq_client {
     int backoff_ms;             /* next backoff step; 0 after a success */
     struct dq_names registered; /* queues this client added to the registry (registry.c) */
     int scripts_path;           /* scripts.c: how this server runs the scripts; 0 unknown */
+    struct dq_cluster *cluster; /* redis-cluster://: slot map and node clients (cluster.c),
+                                 * owned; NULL otherwise (then this is the connection) */
 };
 
 /* Whether @set holds @name. */
@@ -83,6 +85,14 @@ int dq_conn_ensure(dq_client *c, dq_err *err);
 int dq_conn_command(dq_client *c, int argc, const char **argv, const size_t *lens, redisReply **out,
                     dq_err *err);
 
+/*
+ * A client for the node @host:@port of @c's cluster: @c's credentials, TLS settings (a
+ * reference), timeouts and name, not a cluster client itself, not yet connected (the
+ * first command connects it). DQ_OK or DQ_ENOMEM.
+ */
+int dq_client_for_node(const dq_client *c, const char *host, int port, dq_client **out,
+                       dq_err *err);
+
 /* "user@host" of this process, for audit entries and worker names. */
 void dq_default_who(char *buf, size_t size);
 
@@ -90,7 +100,7 @@ void dq_default_who(char *buf, size_t size);
  * A second connection to @c's server, subscribed to pub/sub @channel (the worker's
  * wake-up). *out is a dq_client in subscribe mode: use it only with dq_sub_*.
  */
-int dq_sub_open(const dq_client *c, const char *channel, dq_client **out, dq_err *err);
+int dq_sub_open(dq_client *c, const char *channel, dq_client **out, dq_err *err);
 
 /* The socket to poll for readability, or -1 while disconnected. */
 int dq_sub_fd(const dq_client *s);

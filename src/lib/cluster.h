@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cluster.h: Redis Cluster routing under a dq_client opened with redis-cluster://. The
+ * client then holds a slot map and one ordinary single-node dq_client per node (opened
+ * lazily, with their own reconnect backoff); dq_conn_command hands each command here,
+ * which sends it to the master of its key's slot. A queue's keys all carry the hash
+ * tag {queue}, so a queue lives in one slot and its scripts never cross slots.
+ *
+ * Redirections: MOVED updates the slot and refreshes the whole map before the retry;
+ * ASK sends ASKING and the command to the named node once, without touching the map;
+ * TRYAGAIN (a slot half migrated) and CLUSTERDOWN are retried with backoff within the
+ * command timeout; a node that fails (connection refused, reset, timeout) marks the
+ * map stale, and the map is read again from any node that answers. Commands without a
+ * key (FUNCTION LOAD, SCRIPT LOAD, INFO) go to the node of the previous call, so the
+ * library is loaded where "Function not found" was said.
+ */
+#ifndef DQ_LIB_CLUSTER_H
+#define DQ_LIB_CLUSTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <hiredis/hiredis.h>
+
+#include "delayq.h"
+
+#define DQ_CLUSTER_SLOTS 16384
+
+struct dq_cluster;
+
+/* Counters of what the routing met, for tests and `delayq stats`. */
+struct dq_cluster_counts {
+    int64_t moved, ask, tryagain, down, refreshes, node_errors;
+    int nodes; /* nodes known (masters and any others named by a redirection) */
+};
+
+/* The slot of @key (CRC16 of its hash tag, or of the whole key without one). */
+unsigned dq_cluster_slot(const char *key, size_t len);
+
+/*
+ * Sets up @c->cluster for @c (whose url is a cluster URL, with TLS settings made) and
+ * reads the slot map from the first seed that answers. DQ_OK; DQ_ECONN / DQ_ETIMEOUT
+ * naming the seeds when none answers; DQ_EREDIS when a seed is not in cluster mode.
+ */
+int dq_cluster_open(dq_client *c, dq_err *err);
+
+/* Frees the map, every node client and @cl. Accepts NULL. */
+void dq_cluster_free(struct dq_cluster *cl);
+
+/* dq_conn_command for a cluster client (see the top of this file). */
+int dq_cluster_command(dq_client *c, int argc, const char **argv, const size_t *lens,
+                       redisReply **out, dq_err *err);
+
+/* dq_sub_open for a cluster client: SSUBSCRIBE on the node of @channel's slot,
+ * following MOVED and a stale map. */
+int dq_cluster_sub_open(dq_client *c, const char *channel, dq_client **out, dq_err *err);
+
+/* "host:port" of the master that serves @key's slot in the current map, or "" when
+ * the map has no master for it. Borrowed from @c, valid until the next call on @c. */
+const char *dq_cluster_node_of(const dq_client *c, const char *key);
+
+/* The counters of @c (zeroes for a client that is not a cluster client). */
+void dq_cluster_counts_get(const dq_client *c, struct dq_cluster_counts *out);
+
+#endif /* DQ_LIB_CLUSTER_H */
