@@ -21,8 +21,11 @@
 #include "err.h"
 
 /* Redirections followed for one command before giving up: a slot moves once per
- * reshard step, so more than a few in a row means the map keeps changing under us. */
+ * reshard step, so more than a few MOVED in a row means the map keeps changing under
+ * us. ASK comes back after each TRYAGAIN while a slot is half moved (the backoff and
+ * the command timeout bound that), so it has a bound of its own. */
 #define HOPS_MAX 16
+#define ASKS_MAX 64
 /* Nodes remembered: far beyond any real cluster; bounds what a hostile map can add. */
 #define NODES_MAX 1024
 /* Backoff between TRYAGAIN / CLUSTERDOWN retries, within the command timeout. */
@@ -367,11 +370,11 @@ dq_cluster_command(dq_client *c, int argc, const char **argv, const size_t *lens
     size_t klen = 0;
     int slot = command_key(argc, argv, lens, &key, &klen) ? (int)dq_cluster_slot(key, klen) : -1;
     int64_t deadline = dq_mono_ms() + c->command_timeout_ms;
-    int wait = RETRY_FIRST_MS, ask = -1, rc = DQ_OK;
+    int wait = RETRY_FIRST_MS, ask = -1, asks = 0, rc = DQ_OK;
     bool retried_conn = false, reread = false;
 
     *out = NULL;
-    for (int hop = 0; hop < HOPS_MAX;) {
+    for (int hop = 0; hop < HOPS_MAX && asks < ASKS_MAX;) {
         redisReply *r = NULL;
         dq_client *nc;
         int node, to;
@@ -424,7 +427,7 @@ dq_cluster_command(dq_client *c, int argc, const char **argv, const size_t *lens
             cl->counts.ask++;
             ask = to; /* this command only; the slot is still the old node's */
             freeReplyObject(r);
-            hop++;
+            asks++;
             continue;
         }
         if (reply_starts(r, "TRYAGAIN") || reply_starts(r, "CLUSTERDOWN")) {
