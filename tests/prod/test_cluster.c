@@ -243,6 +243,26 @@ errorstat(const char *name)
 
 /* ---- queues, producer, workers ------------------------------------------------ */
 
+struct sub_at {
+    int node, q;
+};
+
+/* The worker of queue @q is subscribed (SSUBSCRIBE) to its wake channel on @node. */
+static bool
+subscribed_at(void *arg)
+{
+    const struct sub_at *a = arg;
+    char channel[512];
+
+    snprintf(channel, sizeof channel, "dq:{%s}:wake", qname[a->q]);
+    const char *argv[] = {"PUBSUB", "SHARDNUMSUB", channel};
+    redisReply *r = cmd(a->node, 3, argv);
+    bool yes = r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+               r->element[1]->type == REDIS_REPLY_INTEGER && r->element[1]->integer == 1;
+    freeReplyObject(r);
+    return yes;
+}
+
 /* The slot of queue @q (every key of a queue is in it). */
 static unsigned
 slot_of(int q)
@@ -491,6 +511,23 @@ ten_queues_spread_and_drained(void **state)
     assert_int_equal(pclose(f), 0);
     assert_int_equal(listed, QUEUES);
     printf("# cluster: delayq queues lists %d of %d queues\n", listed, QUEUES);
+
+    /* delayq stats names the node that holds the queue */
+    char want[64];
+    int holder = owner_of(0, slot_of(3));
+    bool named = false;
+    snprintf(want, sizeof want, "(node 127.0.0.1:%d)", node[holder].port);
+    snprintf(cmdline, sizeof cmdline, "'%s' stats -q '%s' --url '%s'", getenv("DELAYQ_BIN"),
+             qname[3], url);
+    f = popen(cmdline, "r");
+    assert_non_null(f);
+    while (fgets(line, sizeof line, f) != NULL)
+        named = named || strstr(line, want) != NULL;
+    assert_int_equal(pclose(f), 0);
+    assert_true(named);
+    /* each worker listens on its own queue's node */
+    struct sub_at at = {holder, 3};
+    assert_true(wait_until(subscribed_at, &at, 10000, "queue 3's worker subscribed on its node"));
     dq_client_free(c);
 }
 
@@ -568,6 +605,10 @@ reshard_under_load(void **state)
         test_nap_ms(50);
     producer_stop(&p);
     assert_int_equal(owner_of(0, slot), to);
+    /* the old node dropped the worker's wake-up subscription with the slot; it is back,
+     * on the new node */
+    struct sub_at at = {to, q};
+    assert_true(wait_until(subscribed_at, &at, 15000, "the worker subscribed on the new node"));
 
     struct drain d = {p.c, q, q + 1};
     assert_true(wait_until(drained, &d, 30000, "the resharded queue drained"));
@@ -626,6 +667,9 @@ master_killed_replica_promoted(void **state)
     for (int q = 0; q < QUEUES; q++)
         after += made[q] - at_promo[q];
     assert_true(after > 0);
+    struct sub_at at = {promoted, 1};
+    assert_true(
+        wait_until(subscribed_at, &at, 20000, "the worker subscribed on the promoted node"));
     struct drain d = {p.c, 0, QUEUES};
     assert_true(wait_until(drained, &d, 60000, "every queue drained after the failover"));
     int64_t recovered_ms = test_mono_ms() - t0;
