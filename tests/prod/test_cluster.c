@@ -30,6 +30,7 @@
 #include <hiredis/hiredis.h>
 
 #include "delayq.h"
+#include "dq_scripts.h"
 #include "harness/redis.h"
 #include "harness/wait.h"
 #include "lib/client.h"
@@ -485,6 +486,23 @@ ten_queues_spread_and_drained(void **state)
     for (int i = 0; i < NODES; i++)
         masters_used += per_node[i] > 0;
     assert_int_equal(masters_used, 3);
+    /* the scripts were loaded on each master the queues use (FUNCTION LOAD, or SCRIPT
+     * LOAD on the EVALSHA path), by the client, on "Function not found" / NOSCRIPT */
+    bool evalsha =
+        getenv("DELAYQ_SCRIPTS") != NULL && strcmp(getenv("DELAYQ_SCRIPTS"), "evalsha") == 0;
+    for (int i = 0; i < NODES; i++) {
+        if (per_node[i] == 0)
+            continue;
+        const char *fl[] = {"FUNCTION", "LIST", "LIBRARYNAME", dq_library_name};
+        const char *se[] = {"SCRIPT", "EXISTS", dq_script_table[DQ_SCRIPT_ENQUEUE].sha1};
+        redisReply *r = evalsha ? cmd(i, 3, se) : cmd(i, 4, fl);
+        assert_non_null(r);
+        assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+        assert_int_equal(r->elements, 1);
+        if (evalsha)
+            assert_int_equal(r->element[0]->integer, 1);
+        freeReplyObject(r);
+    }
 
     int64_t t0 = test_mono_ms();
     workers_start();
