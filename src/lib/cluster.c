@@ -132,6 +132,14 @@ node_get(struct dq_cluster *cl, const char *host, size_t hlen, int port)
 
     if (hlen == 0 || hlen >= sizeof nd->host || port < 1 || port > 65535)
         return -1;
+    /* names and addresses only: these bytes come from the server and reach messages
+     * and the inspector's header */
+    for (size_t i = 0; i < hlen; i++) {
+        char ch = host[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '.' || ch == '-' || ch == '_' || ch == ':'))
+            return -1;
+    }
     for (int i = 0; i < cl->n; i++) {
         if (cl->nodes[i].port == port && strlen(cl->nodes[i].host) == hlen &&
             memcmp(cl->nodes[i].host, host, hlen) == 0)
@@ -168,41 +176,77 @@ node_client(dq_client *c, int i, dq_err *err)
     return nd->c;
 }
 
-/* "host:port" of a redirection ("MOVED 3999 127.0.0.1:6381") into a node index, and
- * the slot into *slot; -1 when the text is not of that form. */
+int
+dq_cluster_parse_redirect(const char *msg, size_t len, int *slot, char *host, size_t hsize,
+                          int *port)
+{
+    const char *sp = memchr(msg, ' ', len), *at, *colon = NULL, *end = msg + len;
+    long s, p = 0;
+    size_t hlen;
+
+    if (sp == NULL || hsize == 0)
+        return -1;
+    s = 0;
+    at = sp + 1;
+    if (at == end || *at < '0' || *at > '9')
+        return -1;
+    for (; at < end && *at >= '0' && *at <= '9'; at++) {
+        s = s * 10 + (*at - '0');
+        if (s >= DQ_CLUSTER_SLOTS)
+            return -1;
+    }
+    if (at == end || *at != ' ')
+        return -1;
+    at++;
+    for (const char *q = at; q < end; q++) {
+        if (*q == ':')
+            colon = q;
+    }
+    if (colon == NULL || colon + 1 == end)
+        return -1;
+    for (const char *q = colon + 1; q < end; q++) {
+        if (*q < '0' || *q > '9')
+            return -1;
+        p = p * 10 + (*q - '0');
+        if (p > 65535)
+            return -1;
+    }
+    if (p < 1)
+        return -1;
+    /* an IPv6 address may come bracketed or bare */
+    if (*at == '[' && colon > at + 1 && colon[-1] == ']') {
+        at++;
+        hlen = (size_t)(colon - at - 1);
+    } else {
+        hlen = (size_t)(colon - at);
+    }
+    if (hlen == 0 || hlen >= hsize || memchr(at, '\0', hlen) != NULL)
+        return -1;
+    memcpy(host, at, hlen);
+    host[hlen] = '\0';
+    *slot = (int)s;
+    *port = (int)p;
+    return 0;
+}
+
+/* The node index a redirection names (added when new), and its slot in *slot; -1 when
+ * the text is not of that form. */
 static int
 redirect_target(struct dq_cluster *cl, const char *msg, size_t len, int *slot)
 {
-    const char *sp = memchr(msg, ' ', len), *sp2, *colon, *end = msg + len;
-    char *stop;
-    long s, port;
+    char host[sizeof cl->nodes[0].host];
+    int port, s;
 
-    if (sp == NULL)
+    if (dq_cluster_parse_redirect(msg, len, &s, host, sizeof host, &port) != 0)
         return -1;
-    s = strtol(sp + 1, &stop, 10);
-    if (stop == sp + 1 || *stop != ' ' || s < 0 || s >= DQ_CLUSTER_SLOTS)
-        return -1;
-    sp2 = stop + 1;
-    colon = NULL;
-    for (const char *p = sp2; p < end; p++) {
-        if (*p == ':')
-            colon = p;
-    }
-    if (colon == NULL)
-        return -1;
-    port = strtol(colon + 1, &stop, 10);
-    if (stop == colon + 1 || stop != end)
-        return -1;
-    *slot = (int)s;
-    /* an IPv6 address may come bracketed or bare */
-    if (*sp2 == '[' && colon > sp2 + 1 && colon[-1] == ']')
-        return node_get(cl, sp2 + 1, (size_t)(colon - sp2 - 2), (int)port);
-    return node_get(cl, sp2, (size_t)(colon - sp2), (int)port);
+    *slot = s;
+    return node_get(cl, host, strlen(host), port);
 }
 
-/* Reads CLUSTER SLOTS @r, asked of node @from, into a new map in @slot. */
+/* Reads CLUSTER SLOTS @r, asked of a node on host @self, into a new map in @slot. */
 static int
-parse_slots(struct dq_cluster *cl, const redisReply *r, int from, uint16_t *slot, dq_err *err)
+parse_slots(struct dq_cluster *cl, const redisReply *r, const char *self, uint16_t *slot,
+            dq_err *err)
 {
     if (r->type != REDIS_REPLY_ARRAY)
         return dq_err_set(err, DQ_EPROTO, "cluster: unexpected reply to CLUSTER SLOTS");
@@ -210,7 +254,6 @@ parse_slots(struct dq_cluster *cl, const redisReply *r, int from, uint16_t *slot
     for (size_t i = 0; i < r->elements; i++) {
         const redisReply *e = r->element[i], *m;
         const char *host;
-        char self[sizeof cl->nodes[0].host];
         size_t hlen;
         int idx;
 
@@ -221,14 +264,14 @@ parse_slots(struct dq_cluster *cl, const redisReply *r, int from, uint16_t *slot
             e->element[2]->type != REDIS_REPLY_ARRAY || e->element[2]->elements < 2)
             continue;
         m = e->element[2];
-        if (m->element[0]->type != REDIS_REPLY_STRING || m->element[1]->type != REDIS_REPLY_INTEGER)
+        if (m->element[0]->type != REDIS_REPLY_STRING ||
+            m->element[1]->type != REDIS_REPLY_INTEGER ||
+            memchr(m->element[0]->str, '\0', m->element[0]->len) != NULL)
             continue;
         host = m->element[0]->str;
         hlen = m->element[0]->len;
         /* "" (or "?"): the node does not know its own address; it is the one we asked */
         if (hlen == 0 || (hlen == 1 && host[0] == '?')) {
-            /* a copy: node_get may move the array */
-            snprintf(self, sizeof self, "%s", cl->nodes[from].host);
             host = self;
             hlen = strlen(host);
         }
@@ -249,8 +292,8 @@ refresh_from(dq_client *c, int i, dq_err *err)
     struct dq_cluster *cl = c->cluster;
     const char *argv[2] = {"CLUSTER", "SLOTS"};
     dq_client *nc = node_client(c, i, err);
-    uint16_t *slot;
     redisReply *r = NULL;
+    char self[sizeof cl->nodes[0].host];
     int rc;
 
     if (nc == NULL)
@@ -265,22 +308,48 @@ refresh_from(dq_client *c, int i, dq_err *err)
         freeReplyObject(r);
         return rc;
     }
-    slot = malloc(DQ_CLUSTER_SLOTS * sizeof *slot);
-    if (slot == NULL) {
-        freeReplyObject(r);
-        return dq_err_set(err, DQ_ENOMEM, "out of memory");
-    }
-    rc = parse_slots(cl, r, i, slot, err);
+    /* a copy: reading the map may add nodes, which moves the array */
+    snprintf(self, sizeof self, "%s", cl->nodes[i].host);
+    rc = dq_cluster_apply_slots(cl, r, self, err);
     freeReplyObject(r);
+    if (rc == DQ_OK && cl->last < 0)
+        cl->last = i;
+    return rc;
+}
+
+int
+dq_cluster_apply_slots(struct dq_cluster *cl, const redisReply *r, const char *self, dq_err *err)
+{
+    uint16_t *slot = malloc(DQ_CLUSTER_SLOTS * sizeof *slot);
+    int rc;
+
+    if (slot == NULL)
+        return dq_err_set(err, DQ_ENOMEM, "out of memory");
+    rc = parse_slots(cl, r, self, slot, err);
     if (rc == DQ_OK) {
         memcpy(cl->slot, slot, sizeof cl->slot);
         cl->stale = false;
         cl->counts.refreshes++;
-        if (cl->last < 0)
-            cl->last = i;
     }
     free(slot);
     return rc;
+}
+
+struct dq_cluster *
+dq_cluster_alloc(void)
+{
+    struct dq_cluster *cl = calloc(1, sizeof *cl);
+
+    if (cl != NULL)
+        cl->last = -1;
+    return cl;
+}
+
+const char *
+dq_cluster_slot_addr(const struct dq_cluster *cl, unsigned slot)
+{
+    int node = slot < DQ_CLUSTER_SLOTS ? cl->slot[slot] - 1 : -1;
+    return node >= 0 ? cl->nodes[node].addr : "";
 }
 
 /* Reads the map from the first node that answers: the previous call's node, then every
@@ -306,13 +375,12 @@ refresh(dq_client *c, dq_err *err)
 int
 dq_cluster_open(dq_client *c, dq_err *err)
 {
-    struct dq_cluster *cl = calloc(1, sizeof *cl);
+    struct dq_cluster *cl = dq_cluster_alloc();
     int rc = DQ_OK;
     dq_err last = {0};
 
     if (cl == NULL)
         return dq_err_set(err, DQ_ENOMEM, "out of memory");
-    cl->last = -1;
     c->cluster = cl;
     for (int i = 0; i < c->url.nseeds; i++) {
         const struct dq_url_seed *sd = &c->url.seeds[i];
@@ -488,13 +556,9 @@ dq_cluster_sub_open(dq_client *c, const char *channel, dq_client **out, dq_err *
 const char *
 dq_cluster_node_of(const dq_client *c, const char *key)
 {
-    const struct dq_cluster *cl = c->cluster;
-    int node;
-
-    if (cl == NULL)
+    if (c->cluster == NULL)
         return "";
-    node = cl->slot[dq_cluster_slot(key, strlen(key))] - 1;
-    return node >= 0 ? cl->nodes[node].addr : "";
+    return dq_cluster_slot_addr(c->cluster, dq_cluster_slot(key, strlen(key)));
 }
 
 void

@@ -62,4 +62,30 @@ const char *dq_cluster_node_of(const dq_client *c, const char *key);
 /* The counters of @c (zeroes for a client that is not a cluster client). */
 void dq_cluster_counts_get(const dq_client *c, struct dq_cluster_counts *out);
 
+/* ---- the parsers of what nodes send, pure (unit tests and tests/fuzz) ---- */
+
+/* An empty map with no node and no client; dq_cluster_free() releases it. NULL: OOM. */
+struct dq_cluster *dq_cluster_alloc(void);
+
+/*
+ * Reads a CLUSTER SLOTS reply @r into @cl's map, replacing it; the masters it names are
+ * added as nodes (at most 1024). A master listed with host "" or "?" is on @self (the
+ * host of the node asked). Entries of any other shape are skipped. DQ_OK, DQ_EPROTO
+ * when @r is not an array, DQ_ENOMEM.
+ */
+int dq_cluster_apply_slots(struct dq_cluster *cl, const redisReply *r, const char *self,
+                           dq_err *err);
+
+/* "host:port" of the master of @slot in @cl's map, or "". Borrowed from @cl. */
+const char *dq_cluster_slot_addr(const struct dq_cluster *cl, unsigned slot);
+
+/*
+ * Parses the text of a redirection, "MOVED 3999 127.0.0.1:6381" or "ASK 3999
+ * [::1]:6381" (the word before the first space is not checked): the slot (0..16383), the
+ * host without brackets (into @host, @hsize bytes) and the port (1..65535). 0, or -1
+ * when the text is not of that form.
+ */
+int dq_cluster_parse_redirect(const char *msg, size_t len, int *slot, char *host, size_t hsize,
+                              int *port);
+
 #endif /* DQ_LIB_CLUSTER_H */
