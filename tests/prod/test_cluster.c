@@ -711,6 +711,51 @@ master_killed_replica_promoted(void **state)
     dq_client_free(p.c);
 }
 
+/* Runs `delayq ARGS` and returns its exit status, with its stderr in @out. */
+static int
+delayq_err(const char *args, char *out, size_t size)
+{
+    char cmdline[1200];
+    size_t n = 0;
+
+    snprintf(cmdline, sizeof cmdline, "'%s' %s 2>&1 >/dev/null", getenv("DELAYQ_BIN"), args);
+    FILE *f = popen(cmdline, "r");
+    assert_non_null(f);
+    n = fread(out, 1, size - 1, f);
+    out[n] = '\0';
+    int st = pclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* A cluster node named with redis://, and a plain Redis with redis-cluster://, are
+ * each told what to use. */
+static void
+wrong_url_kind_is_named(void **state)
+{
+    struct test_redis plain;
+    char args[600], out[1024];
+    int other = -1;
+
+    (void)state;
+    for (int i = 0; i < NODES && other < 0; i++) {
+        if (node[i].pid != 0 && is_master(i) && owner_of(i, slot_of(2)) != i)
+            other = i;
+    }
+    assert_true(other >= 0);
+    snprintf(args, sizeof args, "stats -q '%s' --url redis://127.0.0.1:%d", qname[2],
+             node[other].port);
+    assert_int_equal(delayq_err(args, out, sizeof out), 1);
+    assert_non_null(strstr(out, "MOVED "));
+    assert_non_null(strstr(out, "(that is a Redis Cluster node: use redis-cluster://)"));
+
+    assert_int_equal(test_redis_start(&plain, NULL), 0);
+    snprintf(args, sizeof args, "stats -q x --url redis-cluster://127.0.0.1:%d", plain.port);
+    int st = delayq_err(args, out, sizeof out);
+    test_redis_stop(&plain);
+    assert_int_equal(st, 1);
+    assert_non_null(strstr(out, "refused CLUSTER SLOTS (is it in cluster mode?)"));
+}
+
 static int
 setup(void **state)
 {
@@ -739,6 +784,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ten_queues_spread_and_drained),
+        cmocka_unit_test(wrong_url_kind_is_named),
         cmocka_unit_test(reshard_under_load),
         cmocka_unit_test(master_killed_replica_promoted),
     };
