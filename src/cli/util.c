@@ -17,6 +17,8 @@ const char cli_global_help[] =
     "  --url URL        redis://[user:password@]host[:port][/db], rediss://... (TLS)\n"
     "                   or unix:///path[?db=N] (default: $DELAYQ_URL, else\n"
     "                   redis://127.0.0.1:6379; password also from $DELAYQ_PASSWORD)\n"
+    "                   redis-cluster://host:port[,host:port...]: a Redis Cluster's\n"
+    "                   seed nodes (rediss-cluster:// over TLS)\n"
     "  -q, --queue NAME queue name (default: $DELAYQ_QUEUE, else \"default\")\n"
     "  --who NAME       name recorded in the audit log (default: user@host)\n"
     "  --timeout DUR    connect and command timeout (default 3s)\n"

@@ -29,6 +29,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "chaos/chaos.h"
 #include "delayq.h"
 #include "dq_scripts.h"
 #include "harness/redis.h"
@@ -612,6 +613,17 @@ reshard_under_load(void **state)
     }
     assert_true(from >= 0 && to >= 0);
     before = made[q];
+    /* an open inspector names the node that serves the queue, and follows the move */
+    char top[1200], want[64];
+    snprintf(top, sizeof top, "DELAYQ_URL='%s' exec '%s' top -q '%s' --refresh 250ms", url,
+             getenv("DELAYQ_BIN"), qname[q]);
+    assert_true(chaos_tmux_start(200, 30, top) > 0);
+    snprintf(want, sizeof want, "| cluster node 127.0.0.1:%d ", node[from].port);
+    for (int64_t end = test_mono_ms() + 15000; !chaos_tmux_has(want) && test_mono_ms() < end;)
+        test_nap_ms(50);
+    if (!chaos_tmux_has(want))
+        chaos_tmux_dump();
+    assert_true(chaos_tmux_has(want));
     producer_start(&p, q, 5);
     /* the queue is busy: tasks are being enqueued and run */
     for (int64_t end = test_mono_ms() + 10000; made[q] < before + 50 && test_mono_ms() < end;)
@@ -627,6 +639,13 @@ reshard_under_load(void **state)
      * on the new node */
     struct sub_at at = {to, q};
     assert_true(wait_until(subscribed_at, &at, 15000, "the worker subscribed on the new node"));
+    snprintf(want, sizeof want, "| cluster node 127.0.0.1:%d ", node[to].port);
+    for (int64_t end = test_mono_ms() + 15000; !chaos_tmux_has(want) && test_mono_ms() < end;)
+        test_nap_ms(50);
+    if (!chaos_tmux_has(want))
+        chaos_tmux_dump();
+    assert_true(chaos_tmux_has(want));
+    chaos_cleanup(); /* the inspector and its tmux server */
 
     struct drain d = {p.c, q, q + 1};
     assert_true(wait_until(drained, &d, 30000, "the resharded queue drained"));
@@ -772,6 +791,7 @@ static int
 teardown(void **state)
 {
     (void)state;
+    chaos_cleanup();
     workers_stop();
     for (int i = 0; i < NODES; i++)
         test_redis_stop(&node[i]);
