@@ -730,6 +730,100 @@ master_killed_replica_promoted(void **state)
     dq_client_free(p.c);
 }
 
+/* rediss-cluster://: three TLS-only masters (tls-cluster yes) sharing node 0's
+ * certificates; the client checks each node's certificate and name against one CA. */
+static void
+tls_cluster(void **state)
+{
+    struct test_redis tn[3];
+    char bus[3][16], addr[3][32], turl[200], cert[300], key[300], ca[300];
+    dq_client_opts co = {0};
+    dq_client *c = NULL;
+    dq_err err;
+
+    (void)state;
+    memset(tn, 0, sizeof tn);
+    for (int i = 0; i < 3; i++) {
+        snprintf(bus[i], sizeof bus[i], "%d", free_port());
+        /* node 0 keeps the certificates it makes (the list ends at its NULL); the others
+         * take node 0's, so one CA signs every node */
+        const char *extra[] = {"--cluster-enabled",
+                               "yes",
+                               "--cluster-node-timeout",
+                               "1000",
+                               "--cluster-port",
+                               bus[i],
+                               "--tls-cluster",
+                               "yes",
+                               i > 0 ? "--tls-cert-file" : NULL,
+                               cert,
+                               "--tls-key-file",
+                               key,
+                               "--tls-ca-cert-file",
+                               ca,
+                               NULL};
+        assert_int_equal(test_redis_start_tls(&tn[i], extra), 0);
+        if (i == 0) {
+            snprintf(cert, sizeof cert, "%s/server.crt", tn[0].dir);
+            snprintf(key, sizeof key, "%s/server.key", tn[0].dir);
+            snprintf(ca, sizeof ca, "%s", tn[0].ca);
+        }
+        snprintf(addr[i], sizeof addr[i], "127.0.0.1:%d", tn[i].port);
+    }
+    const char *argv[] = {redis_cli(), "--tls",         "--cacert", ca,
+                          "--cluster", "create",        addr[0],    addr[1],
+                          addr[2],     "--cluster-yes", NULL};
+    int st = run(argv, 60000);
+    bool ok = false;
+    for (int64_t end = test_mono_ms() + 30000; st == 0 && !ok && test_mono_ms() < end;) {
+        ok = true;
+        for (int i = 0; i < 3; i++) {
+            const char *ci[] = {"CLUSTER", "INFO"};
+            redisReply *r = test_redis_cmd(&tn[i], 2, ci);
+            ok = ok && r != NULL && r->type == REDIS_REPLY_STRING &&
+                 strstr(r->str, "cluster_state:ok") != NULL;
+            freeReplyObject(r);
+        }
+        if (!ok)
+            test_nap_ms(50);
+    }
+    snprintf(turl, sizeof turl, "rediss-cluster://%s", addr[1]);
+    co.tls_ca = ca;
+    int rc = st == 0 && ok ? dq_client_open(turl, &co, &c, &err) : -1;
+    int used[3] = {0, 0, 0}, masters = 0;
+    for (int q = 0; rc == DQ_OK && q < QUEUES; q++) {
+        dq_enqueued e;
+        rc = dq_enqueue(c, qname[q], NULL, "t", 1, &e, &err);
+        for (int i = 0; rc == DQ_OK && i < 3; i++) {
+            if (strcmp(dq_client_node(c, qname[q]), addr[i]) == 0)
+                used[i] = 1;
+        }
+    }
+    for (int i = 0; i < 3; i++)
+        masters += used[i];
+    dq_queues qs = {0};
+    if (rc == DQ_OK)
+        rc = dq_queues_get(c, 100, &qs, &err);
+    size_t listed = qs.n;
+    dq_queues_free(&qs);
+    /* the wrong CA is refused on every node */
+    dq_client *bad = NULL;
+    dq_client_opts wrong = {.tls_ca = tn[0].other_ca};
+    int bad_rc = dq_client_open(turl, &wrong, &bad, &err);
+    dq_client_free(bad);
+    dq_client_free(c);
+    for (int i = 0; i < 3; i++)
+        test_redis_stop(&tn[i]);
+    assert_int_equal(st, 0);
+    assert_true(ok);
+    assert_int_equal(rc, DQ_OK);
+    assert_int_equal(masters, 3);
+    assert_int_equal(listed, QUEUES);
+    assert_int_equal(bad_rc, DQ_ECONN);
+    assert_non_null(strstr(err.msg, "certificate verify failed"));
+    printf("# cluster over TLS: %d queues on %d masters, %zu listed\n", QUEUES, masters, listed);
+}
+
 /* Runs `delayq ARGS` and returns its exit status, with its stderr in @out. */
 static int
 delayq_err(const char *args, char *out, size_t size)
@@ -805,6 +899,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ten_queues_spread_and_drained),
         cmocka_unit_test(wrong_url_kind_is_named),
+        cmocka_unit_test(tls_cluster),
         cmocka_unit_test(reshard_under_load),
         cmocka_unit_test(master_killed_replica_promoted),
     };
