@@ -486,7 +486,10 @@ dq_cluster_command(dq_client *c, int argc, const char **argv, const size_t *lens
         if (reply_starts(r, "MOVED ") && (to = redirect_target(cl, r->str, r->len, &slot)) >= 0) {
             cl->counts.moved++;
             cl->slot[slot] = (uint16_t)(to + 1);
-            cl->stale = true; /* one moved slot often means more: read the whole map */
+            /* one moved slot often means more: read the whole map, from the new owner
+             * first (a node that has not heard of the move yet would undo it) */
+            cl->stale = true;
+            cl->last = to;
             freeReplyObject(r);
             hop++;
             continue;
