@@ -17,7 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cluster.h"
 #include "err.h"
 
 #define BACKOFF_FIRST_MS 100

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cluster.h: Redis Cluster routing under a dq_client opened with redis-cluster://. The
+ * hooks client.c calls (dq_cluster_open, _command, _sub_open, _node_of, _free) are
+ * declared in client.h, so that includes point one way (this file's code includes
+ * client.h, never the reverse); here are the slot function, the counters and the pure
+ * parsers. The
  * client then holds a slot map and one ordinary single-node dq_client per node (opened
  * lazily, with their own reconnect backoff); dq_conn_command hands each command here,
  * which sends it to the master of its key's slot. A queue's keys all carry the hash
@@ -37,34 +41,13 @@ struct dq_cluster_counts {
 /* The slot of @key (CRC16 of its hash tag, or of the whole key without one). */
 unsigned dq_cluster_slot(const char *key, size_t len);
 
-/*
- * Sets up @c->cluster for @c (whose url is a cluster URL, with TLS settings made) and
- * reads the slot map from the first seed that answers. DQ_OK; DQ_ECONN / DQ_ETIMEOUT
- * naming the seeds when none answers; DQ_EREDIS when a seed is not in cluster mode.
- */
-int dq_cluster_open(dq_client *c, dq_err *err);
-
-/* Frees the map, every node client and @cl. Accepts NULL. */
-void dq_cluster_free(struct dq_cluster *cl);
-
-/* dq_conn_command for a cluster client (see the top of this file). */
-int dq_cluster_command(dq_client *c, int argc, const char **argv, const size_t *lens,
-                       redisReply **out, dq_err *err);
-
-/* dq_sub_open for a cluster client: SSUBSCRIBE on the node of @channel's slot,
- * following MOVED and a stale map. */
-int dq_cluster_sub_open(dq_client *c, const char *channel, dq_client **out, dq_err *err);
-
-/* "host:port" of the master that serves @key's slot in the current map, or "" when
- * the map has no master for it. Borrowed from @c, valid until the next call on @c. */
-const char *dq_cluster_node_of(const dq_client *c, const char *key);
-
 /* The counters of @c (zeroes for a client that is not a cluster client). */
 void dq_cluster_counts_get(const dq_client *c, struct dq_cluster_counts *out);
 
 /* ---- the parsers of what nodes send, pure (unit tests and tests/fuzz) ---- */
 
-/* An empty map with no node and no client; dq_cluster_free() releases it. NULL: OOM. */
+/* An empty map with no node and no client; dq_cluster_free() (client.h) releases it.
+ * NULL: OOM. */
 struct dq_cluster *dq_cluster_alloc(void);
 
 /*

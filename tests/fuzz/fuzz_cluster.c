@@ -17,6 +17,7 @@
 
 #include "delayq.h"
 #include "fuzz.h"
+#include "lib/client.h"
 #include "lib/cluster.h"
 
 static bool

@@ -12,6 +12,7 @@
 #include <hiredis/hiredis.h>
 
 #include "delayq.h"
+#include "lib/client.h"
 #include "lib/cluster.h"
 
 static unsigned
