@@ -410,6 +410,8 @@ header_names_the_cluster_node(void **state)
     assert_has(text, "| cluster node 127.0.0.1:7002 redis ");
     assert_null(strstr(text, "7000"));
     free(text);
+    model_free(&m);
+    ui_free(&ui);
 }
 
 static void
