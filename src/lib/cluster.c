@@ -504,8 +504,14 @@ dq_cluster_command(dq_client *c, int argc, const char **argv, const size_t *lens
         if (reply_starts(r, "TRYAGAIN") || reply_starts(r, "CLUSTERDOWN")) {
             bool down = reply_starts(r, "CLUSTERDOWN");
             if (dq_mono_ms() + wait > deadline) {
-                *out = r; /* the caller reports it as the server's error */
-                return DQ_OK;
+                /* an outage of the slot, not a refusal of the call: exit 3, and the
+                 * worker backs off as for an unreachable Redis */
+                rc = dq_err_set(err, down ? DQ_ECONN : DQ_ETIMEOUT,
+                                "cluster %s: %s still answered %.*s after %d ms", c->endpoint,
+                                cl->nodes[node].addr, (int)(r->len > 80 ? 80 : r->len), r->str,
+                                c->command_timeout_ms);
+                freeReplyObject(r);
+                return rc;
             }
             if (down) {
                 cl->counts.down++;

@@ -13,10 +13,10 @@
  * Redirections: MOVED updates the slot and refreshes the whole map before the retry;
  * ASK sends ASKING and the command to the named node once, without touching the map;
  * TRYAGAIN (a slot half migrated) and CLUSTERDOWN are retried with backoff within the
- * command timeout; a node that fails (connection refused, reset, timeout) marks the
- * map stale, and the map is read again from any node that answers. Commands without a
- * key (FUNCTION LOAD, SCRIPT LOAD, INFO) go to the node of the previous call, so the
- * library is loaded where "Function not found" was said.
+ * command timeout, then reported as DQ_ETIMEOUT / DQ_ECONN (an outage, exit 3); a node that fails
+ * (connection refused, reset, timeout) marks the map stale, and the map is read again from any node
+ * that answers. Commands without a key (FUNCTION LOAD, SCRIPT LOAD, INFO) go to the node of the
+ * previous call, so the library is loaded where "Function not found" was said.
  */
 #ifndef DQ_LIB_CLUSTER_H
 #define DQ_LIB_CLUSTER_H
