@@ -320,21 +320,10 @@ dq_client_open(const char *url, const dq_client_opts *opts, dq_client **out, dq_
         snprintf(c->who, sizeof c->who, "%s", opts->who);
     else
         dq_default_who(c->who, sizeof c->who);
-    if (c->url.cluster) {
-        /* "cluster h1:p1,h2:p2": what messages and `stats` name */
-        size_t at = (size_t)snprintf(c->endpoint, sizeof c->endpoint, "cluster ");
-        for (int i = 0; i < c->url.nseeds && at < sizeof c->endpoint; i++) {
-            struct dq_url one = {.kind = DQ_URL_TCP, .port = c->url.seeds[i].port};
-            memcpy(one.host, c->url.seeds[i].host, sizeof one.host);
-            if (i > 0)
-                at += (size_t)snprintf(c->endpoint + at, sizeof c->endpoint - at, ",");
-            if (at < sizeof c->endpoint)
-                at += dq_url_endpoint(&one, c->endpoint + at, sizeof c->endpoint - at);
-        }
-        rc = dq_cluster_open(c, err);
-    } else {
+    if (c->url.cluster)
+        rc = dq_cluster_open(c, err); /* the slot map, from the first seed that answers */
+    else
         rc = dq_conn_ensure(c, err);
-    }
 out:
     if (rc != DQ_OK) {
         dq_client_free(c);

@@ -382,6 +382,16 @@ dq_cluster_open(dq_client *c, dq_err *err)
     if (cl == NULL)
         return dq_err_set(err, DQ_ENOMEM, "out of memory");
     c->cluster = cl;
+    /* "cluster h1:p1,h2:p2": what messages and `stats` name */
+    size_t at = (size_t)snprintf(c->endpoint, sizeof c->endpoint, "cluster ");
+    for (int i = 0; i < c->url.nseeds && at < sizeof c->endpoint; i++) {
+        struct dq_url one = {.kind = DQ_URL_TCP, .port = c->url.seeds[i].port};
+        memcpy(one.host, c->url.seeds[i].host, sizeof one.host);
+        if (i > 0)
+            at += (size_t)snprintf(c->endpoint + at, sizeof c->endpoint - at, ",");
+        if (at < sizeof c->endpoint)
+            at += dq_url_endpoint(&one, c->endpoint + at, sizeof c->endpoint - at);
+    }
     for (int i = 0; i < c->url.nseeds; i++) {
         const struct dq_url_seed *sd = &c->url.seeds[i];
         if (node_get(cl, sd->host, strlen(sd->host), sd->port) < 0)

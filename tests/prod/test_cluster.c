@@ -663,6 +663,8 @@ reshard_under_load(void **state)
         printf("# last enqueue error: %s\n", p.last_error);
     assert_true(moved > 0);
     assert_true(ask > 0);
+    /* no call of any queue ever crossed slots, on any node */
+    assert_int_equal(errorstat("CROSSSLOT"), 0);
     assert_int_equal(lost, 0);
     assert_int_equal(twice, 0);
     dq_client_free(p.c);
