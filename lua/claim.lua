@@ -103,7 +103,7 @@ if nres > 0 then
   end
   if done > 0 then redis.call('HINCRBY', K_STATS, 'done', done) end
   if earliest >= 0 and (first < 0 or earliest < first) then
-    redis.call('PUBLISH', K_WAKE, dec(earliest))
+    wake(dec(earliest))
   end
 end
 
@@ -163,7 +163,7 @@ if paused then
   out[4], out[5] = 'paused', paused.till
 end
 if leased and (first_lease < 0 or now + lease < first_lease) then
-  redis.call('PUBLISH', K_WAKE, 'lease:' .. dec(now + lease))
+  wake('lease:' .. dec(now + lease))
 end
 for _, r in ipairs(results) do
   out[#out + 1] = r

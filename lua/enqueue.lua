@@ -104,7 +104,7 @@ if added > 0 then
   redis.call('ZADD', K_SCHED, unpack(z))
   if #ids > 0 then redis.call('HSET', K_IDS, unpack(ids)) end
   if first < 0 or earliest < first then
-    redis.call('PUBLISH', K_WAKE, dec(earliest))
+    wake(dec(earliest))
   end
 end
 for _, t in ipairs(tasks) do

@@ -59,6 +59,15 @@ local function dec(n)
   return string.format('%.0f', n)
 end
 
+-- Tells idle workers on the wake channel (K_WAKE). Sharded pub/sub (SPUBLISH, Redis
+-- 7): in a cluster the message stays on the node of the queue's slot, where workers
+-- SSUBSCRIBE, instead of being broadcast to every node. A server without SPUBLISH
+-- (Redis 6, on the EVALSHA path) gets PUBLISH, and its workers SUBSCRIBE.
+local function wake(msg)
+  local r = redis.pcall('SPUBLISH', K_WAKE, msg)
+  if type(r) == 'table' and r.err then redis.call('PUBLISH', K_WAKE, msg) end
+end
+
 local function err(code, fmt, ...)
   return redis.error_reply(code .. ' ' .. string.format(fmt, ...))
 end
@@ -480,7 +489,7 @@ local function schedule(e, due, quiet)
   redis.call('ZADD', K_SCHED, dec(due), env_encode(e))
   if e.id then redis.call('HSET', K_IDS, e.id, dec(due) .. ':' .. dec(e.seq)) end
   if first and (first < 0 or due < first) then
-    redis.call('PUBLISH', K_WAKE, dec(due))
+    wake(dec(due))
   end
 end
 

@@ -32,7 +32,7 @@ if op == 'resume' then
       before.reason ~= '' and (': ' .. before.reason) or '')
   end
   audit(cfg, who, 'resume', detail, before and 'ok' or 'ok: was not paused')
-  redis.call('PUBLISH', K_WAKE, 'resume')
+  wake('resume')
   return {now, -1, was}
 end
 local for_ms, reason = tonumber(ARGV[3]), ARGV[4] or ''

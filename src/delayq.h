@@ -143,8 +143,14 @@ int dq_client_open(const char *url, const dq_client_opts *opts, dq_client **out,
 /** Closes the connection and frees the client. Accepts NULL. */
 void dq_client_free(dq_client *c);
 
-/** The server address as "host:port" or the socket path. Borrowed from @c. */
+/** The server address as "host:port" or the socket path; for a cluster client
+ * "cluster " and its seed nodes. Borrowed from @c. */
 const char *dq_client_endpoint(const dq_client *c);
+
+/** The node that serves @queue: for a cluster client "host:port" of the master of the
+ * queue's slot in its current slot map ("" when none), else dq_client_endpoint().
+ * Borrowed from @c, valid until the next call on @c. */
+const char *dq_client_node(const dq_client *c, const char *queue);
 
 /** The name written to the audit log for actions made through @c. Borrowed. */
 const char *dq_client_who(const dq_client *c);

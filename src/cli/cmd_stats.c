@@ -141,7 +141,13 @@ print_human(const struct cli *g, const dq_stats *s, const struct verdict *v)
     char now[40], t[80], d[32];
 
     dq_time_format(now, sizeof now, s->now_ms);
-    printf("queue        %s at %s, server time %s\n", g->queue, dq_client_endpoint(g->client), now);
+    /* a cluster client's endpoint is its seeds; say which node holds the queue */
+    if (strcmp(dq_client_node(g->client, g->queue), dq_client_endpoint(g->client)) != 0)
+        printf("queue        %s at %s (node %s), server time %s\n", g->queue,
+               dq_client_endpoint(g->client), dq_client_node(g->client, g->queue), now);
+    else
+        printf("queue        %s at %s, server time %s\n", g->queue, dq_client_endpoint(g->client),
+               now);
     if (s->paused) {
         fputs("PAUSED       ", stdout);
         put_pause(stdout, s);

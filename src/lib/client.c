@@ -290,7 +290,7 @@ dq_conn_ensure(dq_client *c, dq_err *err)
     int rc;
     int64_t now;
 
-    if (connected(c))
+    if (connected(c) || c->cluster != NULL) /* a cluster client connects per node */
         return DQ_OK;
     now = dq_mono_ms();
     if (now < c->retry_at_ms)
@@ -314,8 +314,11 @@ int
 dq_conn_command(dq_client *c, int argc, const char **argv, const size_t *lens, redisReply **out,
                 dq_err *err)
 {
-    int rc = dq_conn_ensure(c, err);
+    int rc;
 
+    if (c->cluster != NULL)
+        return dq_cluster_command(c, argc, argv, lens, out, err);
+    rc = dq_conn_ensure(c, err);
     *out = NULL;
     if (rc != DQ_OK)
         return rc;
@@ -455,7 +458,10 @@ dq_client_open(const char *url, const dq_client_opts *opts, dq_client **out, dq_
     else
         dq_default_who(c->who, sizeof c->who);
     client_name(c, opts != NULL ? opts->client_name : NULL);
-    rc = dq_conn_ensure(c, err);
+    if (c->url.cluster)
+        rc = dq_cluster_open(c, err); /* the slot map, from the first seed that answers */
+    else
+        rc = dq_conn_ensure(c, err);
 out:
     if (rc != DQ_OK) {
         dq_client_free(c);
@@ -471,6 +477,7 @@ dq_client_free(dq_client *c)
     if (c == NULL)
         return;
     drop(c);
+    dq_cluster_free(c->cluster);
     dq_tls_free(c->tls);
     memset(c->url.password, 0, sizeof c->url.password);
     dq_sentinel_wipe(&c->sentinel);
@@ -565,17 +572,28 @@ dq_client_endpoint(const dq_client *c)
 }
 
 const char *
+dq_client_node(const dq_client *c, const char *queue)
+{
+    char key[DQ_QUEUE_NAME_MAX + 32];
+
+    if (c->cluster == NULL)
+        return c->endpoint;
+    snprintf(key, sizeof key, "dq:{%s}:sched", queue ? queue : "");
+    return dq_cluster_node_of(c, key);
+}
+
+const char *
 dq_client_who(const dq_client *c)
 {
     return c->who;
 }
 
-int
-dq_sub_open(const dq_client *c, const char *channel, dq_client **out, dq_err *err)
+/* A copy of @c's settings, not connected and owning nothing of @c's but a reference
+ * to its TLS settings. */
+static int
+client_copy(const dq_client *c, dq_client **out, dq_err *err)
 {
     dq_client *s = malloc(sizeof *s);
-    redisReply *r = NULL;
-    int rc;
 
     *out = NULL;
     if (s == NULL)
@@ -584,21 +602,73 @@ dq_sub_open(const dq_client *c, const char *channel, dq_client **out, dq_err *er
     s->net = DQ_NET_CLOSED;
     s->reader = NULL;
     s->tls = NULL;
+    s->cluster = NULL;
     memset(&s->registered, 0, sizeof s->registered); /* c's to free, and unused here */
     s->retry_at_ms = 0;
     s->backoff_ms = 0;
     if (c->tls != NULL && (s->tls = dq_tls_ref(c->tls)) == NULL) {
-        rc = dq_err_set(err, DQ_ENOMEM, "out of memory");
-        goto out;
+        free(s);
+        return dq_err_set(err, DQ_ENOMEM, "out of memory");
     }
+    *out = s;
+    return DQ_OK;
+}
+
+int
+dq_client_for_node(const dq_client *c, const char *host, int port, dq_client **out, dq_err *err)
+{
+    int rc = client_copy(c, out, err);
+
+    if (rc != DQ_OK)
+        return rc;
+    (*out)->url.cluster = false;
+    (*out)->url.nseeds = 0;
+    snprintf((*out)->url.host, sizeof(*out)->url.host, "%s", host);
+    (*out)->url.port = port;
+    (*out)->scripts_path = 0;
+    dq_url_endpoint(&(*out)->url, (*out)->endpoint, sizeof(*out)->endpoint);
+    return DQ_OK;
+}
+
+/* Whether @r is an error reply for a command the server does not have. */
+static bool
+unknown_command(const redisReply *r)
+{
+    return r->type == REDIS_REPLY_ERROR && strncmp(r->str, "ERR unknown command", 19) == 0;
+}
+
+int
+dq_sub_open(dq_client *c, const char *channel, dq_client **out, dq_err *err)
+{
+    dq_client *s = NULL;
+    redisReply *r = NULL;
+    int rc;
+
+    *out = NULL;
+    if (c->cluster != NULL)
+        return dq_cluster_sub_open(c, channel, out, err);
+    rc = client_copy(c, &s, err);
+    if (rc != DQ_OK)
+        return rc;
     rc = dq_conn_ensure(s, err);
     if (rc != DQ_OK)
         goto out;
-    rc = roundtrip(s, 2, (const char *[]){"SUBSCRIBE", channel}, NULL, &r, err);
+    /* Sharded pub/sub (Redis 7): the scripts SPUBLISH, on the node of the queue's slot
+     * in a cluster. A server without SSUBSCRIBE (Redis 6) gets PUBLISH from the
+     * scripts' fallback, so SUBSCRIBE there (docs/PROTOCOL.md 5.1). */
+    rc = roundtrip(s, 2, (const char *[]){"SSUBSCRIBE", channel}, NULL, &r, err);
+    if (rc == DQ_OK && unknown_command(r)) {
+        freeReplyObject(r);
+        r = NULL;
+        rc = roundtrip(s, 2, (const char *[]){"SUBSCRIBE", channel}, NULL, &r, err);
+    }
     if (rc != DQ_OK)
         goto out;
-    if (r->type != REDIS_REPLY_ARRAY)
-        rc = dq_err_set(err, DQ_EREDIS, "redis at %s refused SUBSCRIBE", s->endpoint);
+    if (r->type == REDIS_REPLY_ERROR)
+        rc = dq_err_set(err, DQ_EREDIS, "redis at %s refused SSUBSCRIBE: %.*s", s->endpoint,
+                        (int)(r->len > 120 ? 120 : r->len), r->str);
+    else if (r->type != REDIS_REPLY_ARRAY)
+        rc = dq_err_set(err, DQ_EREDIS, "redis at %s refused SSUBSCRIBE", s->endpoint);
     freeReplyObject(r);
 out:
     if (rc != DQ_OK) {
@@ -648,7 +718,16 @@ dq_sub_drain(dq_client *s, struct dq_wake *w, dq_err *err)
         if (r == NULL)
             break;
         const redisReply *m = r;
-        /* {"message", channel, payload}: "lease:<ms>" or a due time; anything else
+        /* the server took the subscription away: the queue's slot moved to another
+         * node (cluster resharding or failover); the caller opens it again there */
+        if (m->type == REDIS_REPLY_ARRAY && m->elements >= 1 &&
+            m->element[0]->type == REDIS_REPLY_STRING &&
+            strcmp(m->element[0]->str, "sunsubscribe") == 0) {
+            freeReplyObject(r);
+            return io_error(s, "wake-up read", s->command_timeout_ms, DQ_ECONN,
+                            "the channel's slot moved to another node", err);
+        }
+        /* {"message" or "smessage", channel, payload}: "lease:<ms>" or a due time; anything else
          * (a subscribe confirmation, an unknown form) counts as "look again" */
         if (m->type == REDIS_REPLY_ARRAY && m->elements == 3 &&
             m->element[2]->type == REDIS_REPLY_STRING &&

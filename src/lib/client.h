@@ -54,6 +54,8 @@ struct dq_client {
     struct dq_sentinel sentinel; /* redis-sentinel:// (url.sentinel): sentinel.c */
     int min_replicas;            /* scripts.c: WAIT after writes when > 0 */
     int min_replicas_timeout_ms;
+    struct dq_cluster *cluster; /* redis-cluster://: slot map and node clients (cluster.c),
+                                 * owned; NULL otherwise (then this is the connection) */
 };
 
 /* Whether @set holds @name. */
@@ -88,6 +90,41 @@ int dq_conn_ensure(dq_client *c, dq_err *err);
 int dq_conn_command(dq_client *c, int argc, const char **argv, const size_t *lens, redisReply **out,
                     dq_err *err);
 
+/*
+ * A client for the node @host:@port of @c's cluster: @c's credentials, TLS settings (a
+ * reference), timeouts and name, not a cluster client itself, not yet connected (the
+ * first command connects it). DQ_OK or DQ_ENOMEM.
+ */
+int dq_client_for_node(const dq_client *c, const char *host, int port, dq_client **out,
+                       dq_err *err);
+
+/* ---- Redis Cluster routing: implemented in cluster.c, which builds on this file ---- */
+
+struct dq_cluster; /* the slot map and the node clients of a redis-cluster:// client */
+
+/*
+ * Sets up @c->cluster for @c (whose url is a cluster URL, with TLS settings made) and
+ * reads the slot map from the first seed that answers. DQ_OK; DQ_ECONN / DQ_ETIMEOUT
+ * naming the seeds when none answers; DQ_EREDIS when a seed is not in cluster mode.
+ */
+int dq_cluster_open(dq_client *c, dq_err *err);
+
+/* Frees the map, every node client and @cl. Accepts NULL. */
+void dq_cluster_free(struct dq_cluster *cl);
+
+/* dq_conn_command for a cluster client: to the master of the key's slot, following
+ * MOVED, ASK, TRYAGAIN, CLUSTERDOWN and failed nodes (cluster.h). */
+int dq_cluster_command(dq_client *c, int argc, const char **argv, const size_t *lens,
+                       redisReply **out, dq_err *err);
+
+/* dq_sub_open for a cluster client: SSUBSCRIBE on the node of @channel's slot,
+ * following MOVED and a stale map. */
+int dq_cluster_sub_open(dq_client *c, const char *channel, dq_client **out, dq_err *err);
+
+/* "host:port" of the master that serves @key's slot in the current map, or "" when
+ * the map has no master for it. Borrowed from @c, valid until the next call on @c. */
+const char *dq_cluster_node_of(const dq_client *c, const char *key);
+
 /* "user@host" of this process, for audit entries and worker names. */
 void dq_default_who(char *buf, size_t size);
 
@@ -95,7 +132,7 @@ void dq_default_who(char *buf, size_t size);
  * A second connection to @c's server, subscribed to pub/sub @channel (the worker's
  * wake-up). *out is a dq_client in subscribe mode: use it only with dq_sub_*.
  */
-int dq_sub_open(const dq_client *c, const char *channel, dq_client **out, dq_err *err);
+int dq_sub_open(dq_client *c, const char *channel, dq_client **out, dq_err *err);
 
 /* The socket to poll for readability, or -1 while disconnected. */
 int dq_sub_fd(const dq_client *s);

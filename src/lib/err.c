@@ -64,5 +64,11 @@ dq_err_from_reply(dq_err *err, const char *script, const char *text, size_t len)
     size_t keep = tail ? (size_t)(tail - text) : len;
     while (keep > 0 && (text[keep - 1] == ' ' || text[keep - 1] == '.'))
         keep--;
+    /* a redis:// URL that names one node of a cluster */
+    if ((len > 6 && memcmp(text, "MOVED ", 6) == 0) || (len > 4 && memcmp(text, "ASK ", 4) == 0))
+        return dq_err_set(err, DQ_EREDIS,
+                          "redis refused %s: %.*s (that is a Redis Cluster node: use "
+                          "redis-cluster://)",
+                          script, (int)keep, text);
     return dq_err_set(err, DQ_EREDIS, "redis refused %s: %.*s", script, (int)keep, text);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * url.c: parses redis://, rediss://, unix:// and redis-sentinel:// (rediss-sentinel://)
+ * url.c: parses redis://, rediss://, unix:// redis-sentinel:// (rediss-sentinel://)
+ * and redis-cluster:// (rediss-cluster://)
  * URLs. Pure: no I/O, no name resolution.
  *
  * The password must never reach a message. User info is located first (it ends at
@@ -356,6 +357,59 @@ parse_tcp(const char *rest, struct dq_url *u, dq_err *err)
     return parse_tcp_rest(rest, u, err);
 }
 
+/* @rest is what follows "redis-cluster://": [userinfo@]seed[,seed...], each seed
+ * host[:port] as in redis://, with no /db or ?query. */
+static int
+parse_cluster(const char *rest, struct dq_url *u, dq_err *err)
+{
+    const char *at = strrchr(rest, '@');
+    int rc;
+
+    u->kind = DQ_URL_TCP;
+    u->cluster = true;
+    if (at != NULL) {
+        rc = parse_userinfo((struct span){rest, (size_t)(at - rest)}, u, err);
+        if (rc != DQ_OK)
+            return rc;
+        rest = at + 1;
+    }
+    for (;;) {
+        size_t len = strcspn(rest, ",");
+        char piece[sizeof u->host + 16];
+        struct dq_url one;
+
+        if (len == 0)
+            return dq_err_set(err, DQ_EINVAL,
+                              "url: seed %d is empty (use redis-cluster://host:port,host:port)",
+                              u->nseeds + 1);
+        if (u->nseeds == DQ_URL_SEEDS_MAX)
+            return dq_err_set(err, DQ_EINVAL, "url: more than %d seed nodes", DQ_URL_SEEDS_MAX);
+        if (memchr(rest, '/', len) != NULL || memchr(rest, '?', len) != NULL)
+            return dq_err_set(err, DQ_EINVAL,
+                              "url: a cluster URL takes no /db or ?query (Redis Cluster has "
+                              "only db 0)");
+        if (len >= sizeof piece)
+            return dq_err_set(err, DQ_EINVAL, "url: seed %d is %zu bytes; limit is %zu",
+                              u->nseeds + 1, len, sizeof piece - 1);
+        memcpy(piece, rest, len);
+        piece[len] = '\0';
+        memset(&one, 0, sizeof one);
+        rc = parse_tcp_rest(piece, &one, err);
+        if (rc != DQ_OK)
+            return rc;
+        memcpy(u->seeds[u->nseeds].host, one.host, sizeof one.host);
+        u->seeds[u->nseeds].port = one.port;
+        u->nseeds++;
+        rest += len;
+        if (*rest == '\0')
+            break;
+        rest++;
+    }
+    memcpy(u->host, u->seeds[0].host, sizeof u->host);
+    u->port = u->seeds[0].port;
+    return DQ_OK;
+}
+
 static int
 parse_unix(const char *rest, struct dq_url *u, dq_err *err)
 {
@@ -559,6 +613,12 @@ url_parse(const char *s, struct dq_url *u, dq_err *err)
     if (span_is(scheme, "rediss-sentinel")) {
         u->tls = true;
         return parse_sentinel(sep + 3, u, err);
+    }
+    if (span_is(scheme, "redis-cluster"))
+        return parse_cluster(sep + 3, u, err);
+    if (span_is(scheme, "rediss-cluster")) {
+        u->tls = true;
+        return parse_cluster(sep + 3, u, err);
     }
     return dq_err_set(err, DQ_EINVAL,
                       "url: scheme \"%s\" is not supported (use redis://, rediss://, unix:// or "

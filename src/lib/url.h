@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * url.h: the Redis URL parser (redis://, rediss://, unix://, redis-sentinel:// and
- * rediss-sentinel://). Pure: no I/O, no name resolution; client.c turns the result into
- * a connection (through sentinel.c for the sentinel forms).
+ * rediss-sentinel://, redis-cluster:// and rediss-cluster:// for seed nodes). Pure: no
+ * I/O, no name resolution; client.c turns the result into a connection (through
+ * sentinel.c for the sentinel forms, cluster.c for the cluster forms).
  */
 #ifndef DQ_LIB_URL_H
 #define DQ_LIB_URL_H
@@ -25,6 +26,14 @@ struct dq_url_node {
 
 enum dq_url_kind { DQ_URL_TCP, DQ_URL_UNIX };
 
+/* Seed nodes of a redis-cluster:// URL: a handful is plenty, since the first that
+ * answers gives the whole slot map. */
+#define DQ_URL_SEEDS_MAX 16
+struct dq_url_seed {
+    char host[256]; /* as dq_url.host */
+    int port;
+};
+
 struct dq_url {
     enum dq_url_kind kind;
     char host[256];     /* TCP: hostname or IP literal without brackets; "" for UNIX */
@@ -41,6 +50,11 @@ struct dq_url {
     char master[DQ_URL_MASTER_MAX + 1];
     int nsentinels;
     struct dq_url_node sentinels[DQ_URL_SENTINELS_MAX];
+    /* redis-cluster:// (rediss-cluster:// also sets tls): kind is DQ_URL_TCP, db is 0,
+     * host and port are those of seeds[0] */
+    bool cluster;
+    int nseeds; /* 1..DQ_URL_SEEDS_MAX when cluster; 0 otherwise */
+    struct dq_url_seed seeds[DQ_URL_SEEDS_MAX];
 };
 
 /**
@@ -55,7 +69,11 @@ struct dq_url {
  * In the sentinel forms the hosts are the sentinels (port 26379 by default, at most
  * DQ_URL_SENTINELS_MAX), MASTER is the name the sentinels monitor, and the user info is
  * the master's (a sentinel's own password is not part of the URL; see sentinel.h).
+ *   redis-cluster://[[user][:password]@]host[:port][,host[:port]...]
+ *   rediss-cluster://... (the same, over TLS)
  *
+ * A cluster URL lists seed nodes (at most DQ_URL_SEEDS_MAX); it takes no db and no
+ * query, since Redis Cluster has only db 0.
  * The scheme is case-insensitive. An IPv6 host goes in brackets ("redis://[::1]:6380/2").
  * User and password are percent-decoded (%XX); they end at the last '@' (for unix://, the
  * last "@/"), so a password may hold '@', '/', '?' or ':' unencoded. An empty password
@@ -70,9 +88,9 @@ int dq_url_parse(const char *s, struct dq_url *out, dq_err *err);
 
 /**
  * Writes where @u points, without user info: "host:port", "[::1]:6379" or the socket
- * path; for a sentinel URL, "host:port via sentinel MASTER" once host is known, else
- * "sentinel MASTER". snprintf semantics: returns the length needed (without the NUL) and always
- * NUL-terminates when @size > 0; @buf may be NULL when @size is 0.
+ * path; for a cluster URL, its first seed; for a sentinel URL, "host:port via sentinel MASTER" once
+ * host is known, else "sentinel MASTER". snprintf semantics: returns the length needed (without the
+ * NUL) and always NUL-terminates when @size > 0; @buf may be NULL when @size is 0.
  */
 size_t dq_url_endpoint(const struct dq_url *u, char *buf, size_t size);
 

@@ -56,6 +56,9 @@ model_snapshot(dq_client *c, const char *queue, int keep, const size_t offsets[P
 
     memset(out, 0, sizeof *out);
     rc = dq_stats_get(c, queue, &out->stats, &err);
+    /* in a cluster, the node of the queue's slot; INFO right after goes to it too */
+    if (strcmp(dq_client_node(c, queue), dq_client_endpoint(c)) != 0)
+        snprintf(out->node, sizeof out->node, "%s", dq_client_node(c, queue));
     if (rc == DQ_OK)
         rc = dq_server_info_get(c, &out->info, &err);
     if (rc == DQ_OK) {
@@ -141,6 +144,7 @@ model_apply(struct model *m, struct snapshot *snap)
     m->stats = *s;
     m->info = snap->info;
     m->nqueues = snap->nqueues;
+    memcpy(m->node, snap->node, sizeof m->node);
     m->workers = snap->workers;
     if (snap->got_config) {
         m->config = snap->config;

@@ -27,6 +27,7 @@ struct model {
     bool connected;  /* the last fetch succeeded */
     char error[256]; /* why the last fetch failed */
     char endpoint[300];
+    char node[300]; /* cluster: the node that serves the queue (dq_client_node); else "" */
     char queue[DQ_QUEUE_NAME_MAX + 1];
     dq_server_info info;
     dq_stats stats;
@@ -68,6 +69,7 @@ struct snapshot {
     bool got[PANE_COUNT];      /* pages[i] was fetched (the kept pane is not) */
     size_t offsets[PANE_COUNT];
     int64_t nqueues;
+    char node[300]; /* as model.node */
     struct worker_summary workers;
     bool got_config; /* config was read (asked for, and the read succeeded) */
     dq_config config;

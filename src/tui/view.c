@@ -143,7 +143,10 @@ render_title(const struct model *m, const struct ui *ui, struct grid *g)
         seg_add(s, &n, 1, bar | GRID_BOLD, "| REFRESH PAUSED (Z) ");
     else
         seg_add(s, &n, 3, bar, "| every %lldms ", (long long)ui->refresh_ms);
-    seg_add(s, &n, 4, bar, "| %s ", m->endpoint);
+    if (m->node[0] != '\0') /* a cluster: the master of the queue's slot */
+        seg_add(s, &n, 4, bar, "| cluster node %s ", m->node);
+    else
+        seg_add(s, &n, 4, bar, "| %s ", m->endpoint);
     seg_add(s, &n, 4, bar, "redis %s %s ", m->info.version, m->info.role);
     seg_add(s, &n, 5, bar, "| mem %s/%s ", used, max);
     seg_add(s, &n, 6, bar, "| %lld clients ", (long long)m->info.connected_clients);

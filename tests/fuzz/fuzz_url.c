@@ -35,6 +35,8 @@ format_url(struct dq_buf *b, const struct dq_url *u, bool userinfo)
 {
     if (u->sentinel)
         dq_buf_puts(b, u->tls ? "rediss-sentinel://" : "redis-sentinel://");
+    else if (u->cluster)
+        dq_buf_puts(b, u->tls ? "rediss-cluster://" : "redis-cluster://");
     else
         dq_buf_puts(b, u->kind == DQ_URL_UNIX ? "unix://" : u->tls ? "rediss://" : "redis://");
     if (userinfo && (u->user[0] != '\0' || u->has_password)) {
@@ -52,6 +54,12 @@ format_url(struct dq_buf *b, const struct dq_url *u, bool userinfo)
                           i > 0 ? "," : "", n->host, n->port);
         }
         dq_buf_printf(b, "/%s/%d", u->master, u->db);
+    } else if (u->cluster) {
+        for (int i = 0; i < u->nseeds; i++) {
+            const struct dq_url_seed *sd = &u->seeds[i];
+            dq_buf_printf(b, strchr(sd->host, ':') != NULL ? "%s[%s]:%d" : "%s%s:%d",
+                          i > 0 ? "," : "", sd->host, sd->port);
+        }
     } else if (u->kind == DQ_URL_UNIX) {
         dq_buf_printf(b, "%s?db=%d", u->path, u->db);
     } else if (strchr(u->host, ':') != NULL) {
@@ -74,6 +82,16 @@ all_zero(const struct dq_url *u)
 }
 
 static bool
+seeds_same(const struct dq_url *a, const struct dq_url *b)
+{
+    for (int i = 0; i < a->nseeds && i < DQ_URL_SEEDS_MAX; i++) {
+        if (strcmp(a->seeds[i].host, b->seeds[i].host) != 0 || a->seeds[i].port != b->seeds[i].port)
+            return false;
+    }
+    return true;
+}
+
+static bool
 same_url(const struct dq_url *a, const struct dq_url *b)
 {
     return a->kind == b->kind && strcmp(a->host, b->host) == 0 && a->port == b->port &&
@@ -81,7 +99,8 @@ same_url(const struct dq_url *a, const struct dq_url *b)
            strcmp(a->password, b->password) == 0 && a->has_password == b->has_password &&
            a->db == b->db && a->tls == b->tls && a->sentinel == b->sentinel &&
            strcmp(a->master, b->master) == 0 && a->nsentinels == b->nsentinels &&
-           memcmp(a->sentinels, b->sentinels, sizeof a->sentinels) == 0;
+           memcmp(a->sentinels, b->sentinels, sizeof a->sentinels) == 0 &&
+           a->cluster == b->cluster && a->nseeds == b->nseeds && seeds_same(a, b);
 }
 
 static void
@@ -126,6 +145,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     FUZZ_CHECK(u.db >= 0);
     FUZZ_CHECK(!u.tls || u.kind == DQ_URL_TCP);
+    FUZZ_CHECK(u.cluster ? u.nseeds >= 1 && u.nseeds <= DQ_URL_SEEDS_MAX && u.db == 0 &&
+                               u.port == u.seeds[0].port && strcmp(u.host, u.seeds[0].host) == 0
+                         : u.nseeds == 0);
     check_endpoint(&u);
 
     format_url(&text, &u, true);

@@ -91,7 +91,7 @@ subscribed(void *arg)
     bool yes;
 
     snprintf(channel, sizeof channel, "dq:{%s}:wake", f->queue);
-    const char *argv[] = {"PUBSUB", "NUMSUB", channel};
+    const char *argv[] = {"PUBSUB", "SHARDNUMSUB", channel};
     rep = test_redis_cmd(f->redis, 3, argv);
     yes = rep != NULL && rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
           rep->element[1]->type == REDIS_REPLY_INTEGER && rep->element[1]->integer == 1;

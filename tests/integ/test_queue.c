@@ -666,7 +666,7 @@ earlier_tasks_publish_a_wake_up(void **state)
     snprintf(channel, sizeof channel, "dq:{%s}:wake", f.queue);
     redisContext *sub = redisConnect("127.0.0.1", f.redis->port);
     assert_non_null(sub);
-    redisReply *r = redisCommand(sub, "SUBSCRIBE %s", channel);
+    redisReply *r = redisCommand(sub, "SSUBSCRIBE %s", channel);
     assert_non_null(r);
     freeReplyObject(r);
     redisSetTimeout(sub, tv);

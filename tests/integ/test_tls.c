@@ -417,7 +417,7 @@ wake_up_subscription_over_tls(void **state)
     f.redis = &tls_redis;
     ASSERT_OK(&f, open_tls(tls_redis.url, &o, &f.c, &f.err));
     ASSERT_OK(&f, dq_sub_open(f.c, "dq:{tlswake}:wake", &sub, &f.err));
-    const char *pub[] = {"PUBLISH", "dq:{tlswake}:wake", "lease:12345"};
+    const char *pub[] = {"SPUBLISH", "dq:{tlswake}:wake", "lease:12345"};
     assert_int_equal(test_redis_int(&tls_redis, 3, pub), 1);
     int got = 0;
     int64_t deadline = test_mono_ms() + 5000;

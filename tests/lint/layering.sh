@@ -11,6 +11,9 @@ HIREDIS_ALLOW="src/lib/client.c src/lib/client.h src/lib/scripts.c src/lib/scrip
 src/lib/registry.c src/lib/reply.c src/lib/reply.h
 src/lib/sentinel.c src/lib/sentinel.h"
 # sentinel.c: reads the sentinels' replies (SENTINEL get-master-addr-by-name, ROLE)
+# cluster.[ch]: the cluster router reads redirections (MOVED, ASK) and CLUSTER SLOTS
+# from the replies before any caller sees them
+HIREDIS_ALLOW="$HIREDIS_ALLOW src/lib/cluster.c src/lib/cluster.h"
 
 root=${DQ_SOURCE_ROOT:?}
 fail=0

@@ -616,6 +616,69 @@ test_err_null_err(void **state)
     assert_int_equal(dq_url_parse("redis://h", &u, NULL), DQ_OK);
 }
 
+/* ---- cluster seeds --------------------------------------------------------------- */
+
+static void
+test_cluster(void **state)
+{
+    struct dq_url u;
+
+    (void)state;
+    u = url_ok("redis-cluster://127.0.0.1:7000,127.0.0.1:7001,[::1]:7002,node-3");
+    assert_true(u.cluster);
+    assert_false(u.tls);
+    assert_int_equal(u.kind, DQ_URL_TCP);
+    assert_int_equal(u.nseeds, 4);
+    assert_string_equal(u.seeds[0].host, "127.0.0.1");
+    assert_int_equal(u.seeds[0].port, 7000);
+    assert_int_equal(u.seeds[1].port, 7001);
+    assert_string_equal(u.seeds[2].host, "::1");
+    assert_int_equal(u.seeds[2].port, 7002);
+    assert_string_equal(u.seeds[3].host, "node-3");
+    assert_int_equal(u.seeds[3].port, 6379);
+    assert_string_equal(u.host, "127.0.0.1");
+    assert_int_equal(u.port, 7000);
+    assert_int_equal(u.db, 0);
+
+    u = url_ok("REDISS-CLUSTER://app:" SECRET "@h1:7000");
+    assert_true(u.cluster && u.tls);
+    assert_int_equal(u.nseeds, 1);
+    assert_string_equal(u.user, "app");
+    assert_string_equal(u.password, SECRET);
+    /* the password may hold ',' and '@': user info ends at the last '@' */
+    u = url_ok("redis-cluster://:a,b@c@h1:1,h2:2");
+    assert_string_equal(u.password, "a,b@c");
+    assert_int_equal(u.nseeds, 2);
+    assert_string_equal(u.seeds[1].host, "h2");
+
+    u = url_ok("redis://h");
+    assert_false(u.cluster);
+    assert_int_equal(u.nseeds, 0);
+}
+
+static void
+test_err_cluster(void **state)
+{
+    char many[600] = "redis-cluster://h:1";
+
+    (void)state;
+    url_bad("redis-cluster://", "url: seed 1 is empty (use redis-cluster://host:port,host:port)");
+    url_bad("redis-cluster://:" SECRET "@h:1,,h:2",
+            "url: seed 2 is empty (use redis-cluster://host:port,host:port)");
+    url_bad("redis-cluster://h:1,",
+            "url: seed 2 is empty (use redis-cluster://host:port,host:port)");
+    url_bad("redis-cluster://h:1/2",
+            "url: a cluster URL takes no /db or ?query (Redis Cluster has only db 0)");
+    url_bad("redis-cluster://h:1,h:2?db=1",
+            "url: a cluster URL takes no /db or ?query (Redis Cluster has only db 0)");
+    url_bad("rediss-cluster://h:1,h:0", "url: port \"0\" is out of range 1..65535");
+    url_bad("redis-cluster://h:1,::1", "url: IPv6 address \"::1\" needs brackets, as in "
+                                       "redis://[::1]:6379");
+    for (int i = 1; i <= DQ_URL_SEEDS_MAX; i++)
+        strcat(many, ",h:1");
+    url_bad(many, "url: more than 16 seed nodes");
+}
+
 int
 main(void)
 {
@@ -629,7 +692,8 @@ main(void)
         cmocka_unit_test(test_err_query),    cmocka_unit_test(test_err_userinfo),
         cmocka_unit_test(test_err_unix),     cmocka_unit_test(test_err_never_leaks_password),
         cmocka_unit_test(test_err_null_err), cmocka_unit_test(test_sentinel),
-        cmocka_unit_test(test_err_sentinel),
+        cmocka_unit_test(test_err_sentinel), cmocka_unit_test(test_cluster),
+        cmocka_unit_test(test_err_cluster),
     };
 
     return cmocka_run_group_tests_name("unit/url", tests, NULL, NULL);

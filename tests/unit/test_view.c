@@ -391,6 +391,29 @@ selection_follows_its_task_across_a_refresh(void **state)
 }
 
 /* At 80 columns the header keeps what on-call needs; the rest comes with the width. */
+/* In a cluster the header names the master that serves the queue, not the seeds. */
+static void
+header_names_the_cluster_node(void **state)
+{
+    struct model m;
+    struct ui ui;
+
+    (void)state;
+    make_model(&m);
+    snprintf(m.endpoint, sizeof m.endpoint, "cluster 127.0.0.1:7000,127.0.0.1:7001");
+    snprintf(m.node, sizeof m.node, "127.0.0.1:7002");
+    ui_init(&ui, false, false);
+    char *text = render(&m, &ui, 40, 200);
+    char *nl = strchr(text, '\n');
+    assert_non_null(nl);
+    *nl = '\0';
+    assert_has(text, "| cluster node 127.0.0.1:7002 redis ");
+    assert_null(strstr(text, "7000"));
+    free(text);
+    model_free(&m);
+    ui_free(&ui);
+}
+
 static void
 header_keeps_what_matters_at_80_columns(void **state)
 {
@@ -867,6 +890,7 @@ main(void)
         cmocka_unit_test(queue_picker_lists_moves_and_switches),
         cmocka_unit_test(selection_follows_its_task_across_a_refresh),
         cmocka_unit_test(header_keeps_what_matters_at_80_columns),
+        cmocka_unit_test(header_names_the_cluster_node),
         cmocka_unit_test(rows_say_since_when_and_why),
         cmocka_unit_test(hints_follow_the_pane),
         cmocka_unit_test(pause_asks_how_long_why_and_confirms),
