@@ -91,7 +91,7 @@ _delayq()
     --url | --who | --timeout | --delay | --at | --id | --max-attempts | --deadline | \
         --json | --limit | --offset | --spread | --concurrency | --batch | --lease | \
         --grace | --max-idle | --name | --refresh | --listen | --max-far-future | \
-        --max-oldest-due)
+        --max-oldest-due | --match)
         return 0 # a value only the user knows
         ;;
     esac
@@ -109,7 +109,7 @@ _delayq()
         return 0
     fi
     case $cmd in
-    ls)
+    ls | export)
         mapfile -t COMPREPLY < <(compgen -W "due future inflight failed" -- "$cur")
         ;;
     config)

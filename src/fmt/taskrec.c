@@ -8,6 +8,7 @@
 #include "taskrec.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "fmt/b64.h"
