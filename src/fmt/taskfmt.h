@@ -35,7 +35,7 @@ void dq_fmt_payload_json(struct dq_buf *b, const void *payload, size_t len);
 /* A task as one JSON object on one line, no newline (`ls --json`, `show --json`). */
 void dq_fmt_task_json(struct dq_buf *b, const dq_task *t, int64_t now_ms);
 
-/* A task as one JSON record of `delayq export` (docs/PROTOCOL.md "Export records"), no
+/* A task as one JSON record of `delayq export` (docs/PROTOCOL.md 5.23), no
  * newline: the fields of dq_fmt_task_json() and "queue" (@queue), without what depends
  * on the moment (lease_expired), written losslessly: a string that is not UTF-8 as
  * {"$str_base64":...}, and the payload as JSON only when dq_json_to_mp() reads that JSON

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * taskrec.h: reads one record of `delayq export` (written by dq_fmt_task_export; see
- * docs/PROTOCOL.md "Export records") back into a task to import. The line is untrusted
+ * docs/PROTOCOL.md 5.23) back into a task to import. The line is untrusted
  * text (tests/fuzz/fuzz_taskrec.c). Pure: no I/O.
  */
 #ifndef DQ_FMT_TASKREC_H

@@ -90,20 +90,20 @@ python3 - "$work/all.jsonl" "$work/bad.jsonl" <<'PY'
 import json, sys
 lines = open(sys.argv[1], encoding="utf-8", errors="surrogateescape").read().splitlines()
 out = []
-for i in range(2500):                         # three chunks: 1..1000, 1001..2000, 2001..
+for i in range(2500):                         # chunks of 100 lines: 1..100, 101..200, ...
     out.append(json.dumps({"id": "c-%d" % i, "queue": "jobs", "state": "scheduled",
         "custom_id": True, "seq": 100 + i, "attempt": 0, "max_attempts": 25,
         "enqueued_ms": 1, "deadline_ms": None, "last_error": None,
         "payload": {"i": i}, "due_ms": 4102444800000}, separators=(",", ":")))
-out[1500] = out[1500].replace('"attempt":0', '"attempt":"zero"')
+out[1550] = out[1550].replace('"attempt":0', '"attempt":"zero"')
 open(sys.argv[2], "w").write("\n".join(out) + "\n")
 PY
 dq import --url "$B" -q other <"$work/bad.jsonl" >"$work/bad.out" 2>"$work/bad.err"
 check "bad line: exit 2" [ $? -eq 2 ]
-check "bad line named with its field" grep -q 'line 1501: attempt: must be a whole number 0..4294967295' "$work/bad.err"
-check "its chunk named" grep -q 'lines 1001..1501 not imported' "$work/bad.err"
-check "chunks before it stay" [ "$(redis-cli -p "$redis_port" zcard 'dq:{other}:sched')" -eq 1000 ]
-check "the report says what went in" grep -q 'imported 1000 tasks into queue other' "$work/bad.out"
+check "bad line named with its field" grep -q 'line 1551: attempt: must be a whole number 0..4294967295' "$work/bad.err"
+check "its chunk named" grep -q 'lines 1501..1551 not imported' "$work/bad.err"
+check "chunks before it stay" [ "$(redis-cli -p "$redis_port" zcard 'dq:{other}:sched')" -eq 1500 ]
+check "the report says what went in" grep -q 'imported 1500 tasks into queue other' "$work/bad.out"
 # a limit the script checks, in the middle of a chunk: nothing of it is written
 dq config --url "$B" -q small max_payload=8 >/dev/null
 printf '%s\n' '{"id":"s-1","state":"scheduled","custom_id":true,"seq":1,"attempt":0,"max_attempts":1,"enqueued_ms":1,"deadline_ms":null,"last_error":null,"payload_b64":"AAAA","due_ms":1}' \
