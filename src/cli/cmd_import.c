@@ -58,26 +58,31 @@ struct totals {
 static const char *const where_names[] = {"nowhere", "scheduled", "in flight", "failed"};
 
 /* Reads one line of at most LINE_MAX_BYTES into @b (without the newline). Returns 1 for a
- * line, 0 at the end, -1 for a line too long (the rest of it is not read). */
+ * line, 0 at the end, -1 for a line too long (the rest of it is not read). Byte by byte
+ * rather than fgets, which would hide a NUL byte in the line. */
 static int
 read_line(FILE *f, struct dq_buf *b)
 {
-    char part[65536];
+    char part[4096];
+    size_t n = 0;
+    int ch = EOF;
     bool any = false;
 
     dq_buf_reset(b);
-    while (fgets(part, sizeof part, f) != NULL) {
-        size_t n = strlen(part);
+    while ((ch = getc_unlocked(f)) != EOF && ch != '\n') {
         any = true;
-        if (n > 0 && part[n - 1] == '\n') {
-            dq_buf_append(b, part, n - 1);
-            return b->len > LINE_MAX_BYTES ? -1 : 1;
+        part[n++] = (char)ch;
+        if (n == sizeof part) {
+            dq_buf_append(b, part, n);
+            n = 0;
+            if (b->len > LINE_MAX_BYTES)
+                return -1;
         }
-        dq_buf_append(b, part, n);
-        if (b->len > LINE_MAX_BYTES)
-            return -1;
     }
-    return any ? 1 : 0;
+    dq_buf_append(b, part, n);
+    if (b->len > LINE_MAX_BYTES)
+        return -1;
+    return any || ch == '\n' ? 1 : 0;
 }
 
 /* A script error "task K: ..." names the line of task K instead. */

@@ -233,6 +233,8 @@ fields(struct dq_task_rec *r, const struct member *ms, dq_err *err)
             return rc;
         t->seq = (uint64_t)v;
         if (custom) {
+            if (id_len == 0)
+                return want(err, F_ID, "1 byte or more");
             t->id = id;
             t->id_len = id_len;
         } else {

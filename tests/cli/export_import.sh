@@ -116,6 +116,8 @@ printf '{"id":"x","state":"failed","custom_id":true,"seq":1,"attempt":0,"max_att
   dq import --url "$B" -q small >/dev/null 2>"$work/unk.err"
 check "unknown field: exit 2" [ $? -eq 2 ]
 check "unknown field named" grep -q 'line 1: unknown field "colour"' "$work/unk.err"
+printf '{"id":"n","state":"scheduled"}\000 hidden\n' | dq import --url "$B" -q small >/dev/null 2>"$work/nul.err"
+check "a NUL byte in a line: exit 2" [ $? -eq 2 ] && grep -q 'line 1: json: ' "$work/nul.err"
 printf 'not json\n' | dq import --url "$B" -q small >/dev/null 2>"$work/nj.err"
 check "not JSON: exit 2 with the line" [ $? -eq 2 ] && grep -q 'line 1: json: ' "$work/nj.err"
 
