@@ -5,10 +5,12 @@
  * import` on another queue or server, or for study.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "fmt/taskfmt.h"
+#include "lib/task.h"
 
 #define NEEDLE_MAX_TEXT CLI_STR(DQ_NEEDLE_MAX)
 
@@ -27,8 +29,9 @@ static const char help[] =
     "their raw bytes in base64. `delayq import` reads the file back.\n\n"
     "Read in pages of " PAGE_TEXT " tasks, each one read-only call. Each page is exact,\n"
     "but while workers run, tasks that enter or leave the view between two pages shift\n"
-    "the pages: a task can then be written twice (import skips the repeat) or missed.\n"
-    "Pause the queue (delayq pause) for a snapshot of due and failed.\n\n"
+    "the pages. A task pushed back into the next page is not written again (unless more\n"
+    "than a page entered ahead of it meanwhile); a task pulled ahead by tasks that left\n"
+    "can be missed. Pause the queue (delayq pause) for a snapshot of due and failed.\n\n"
     "  --match TEXT  only tasks whose id, payload (failed: also error and stack trace;\n"
     "                in flight: also the worker) contain TEXT (1.." NEEDLE_MAX_TEXT
     " bytes, plain,\n"
@@ -46,7 +49,56 @@ struct cursor {
     size_t offset;    /* no filter: the next page's offset */
     dq_search search; /* --match */
     bool done;
+    /* The task keys of the step before: tasks that enter the view ahead of the reading
+     * position push the ones already read into the next step, which then starts with
+     * them again; they are left out, so a task is written twice only when more than a
+     * step's worth entered ahead between two steps. */
+    char (*seen)[DQ_TASK_KEY_MAX + 1];
+    size_t nseen, cap;
 };
+
+/* The task key of @t into @tk, or false when it has none of its own (a scheduled
+ * member that is not an envelope is listed as "undecodable", whichever it is). */
+static bool
+key_of(const dq_task *t, char tk[DQ_TASK_KEY_MAX + 1])
+{
+    if (t->undecodable && t->state != DQ_STATE_FAILED)
+        return false;
+    dq_task_key(t, tk, DQ_TASK_KEY_MAX + 1);
+    return true;
+}
+
+/* Whether task key @tk was in the step before. */
+static bool
+seen_before(const struct cursor *cur, const char *tk)
+{
+    for (size_t i = 0; i < cur->nseen; i++) {
+        if (strcmp(cur->seen[i], tk) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Remembers the task keys of @p as the step before the next one. */
+static bool
+remember(struct cursor *cur, const dq_page *p)
+{
+    if (p->n == 0)
+        return true; /* a search step without a match: the step before still counts */
+    if (p->n > cur->cap) {
+        void *s = realloc(cur->seen, p->n * sizeof *cur->seen);
+        if (s == NULL)
+            return false;
+        cur->seen = s;
+        cur->cap = p->n;
+    }
+    cur->nseen = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        if (key_of(&p->tasks[i], cur->seen[cur->nseen]))
+            cur->nseen++;
+    }
+    return true;
+}
 
 /* One bounded step: the next tasks of the view that pass @f, into @out (emptied first). */
 static int
@@ -76,7 +128,7 @@ cmd_export(struct cli *g, int argc, char **argv)
     static const char *const views[] = {"due", "future", "inflight", "failed"};
     struct filter f = {0};
     struct cursor cur = {0};
-    long long limit = -1, written = 0;
+    long long limit = -1, written = 0, repeats = 0;
     int view = -1, rc = DQ_EXIT_OK, m;
     const char *val;
     dq_err err = {0};
@@ -123,6 +175,11 @@ cmd_export(struct cli *g, int argc, char **argv)
             break;
         }
         for (size_t i = 0; i < p.n && (limit < 0 || written < limit); i++) {
+            char tk[DQ_TASK_KEY_MAX + 1];
+            if (key_of(&p.tasks[i], tk) && seen_before(&cur, tk)) {
+                repeats++;
+                continue;
+            }
             dq_buf_reset(&b);
             dq_fmt_task_export(&b, &p.tasks[i], g->queue);
             dq_buf_putc(&b, '\n');
@@ -135,17 +192,24 @@ cmd_export(struct cli *g, int argc, char **argv)
                 rc = DQ_EXIT_FAILED;
             written++;
         }
+        if (rc == DQ_EXIT_OK && !remember(&cur, &p)) {
+            fprintf(stderr, "%s: out of memory\n", g->prog);
+            rc = DQ_EXIT_FAILED;
+        }
         dq_page_free(&p);
         if (rc != DQ_EXIT_OK)
             break;
     }
     dq_buf_free(&b);
+    free(cur.seen);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "%s: cannot write to stdout\n", g->prog);
         rc = rc == DQ_EXIT_OK ? DQ_EXIT_FAILED : rc;
     }
     fprintf(stderr, "%s: exported %lld tasks (%s of queue ", g->prog, written, views[view]);
     cli_put_safe(stderr, g->queue, strlen(g->queue));
+    if (repeats > 0)
+        fprintf(stderr, "; %lld read twice as the view moved, written once", repeats);
     fprintf(stderr, ")\n");
     return rc;
 }

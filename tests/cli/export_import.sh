@@ -121,6 +121,32 @@ check "a NUL byte in a line: exit 2" [ $? -eq 2 ] && grep -q 'line 1: json: ' "$
 printf 'not json\n' | dq import --url "$B" -q small >/dev/null 2>"$work/nj.err"
 check "not JSON: exit 2 with the line" [ $? -eq 2 ] && grep -q 'line 1: json: ' "$work/nj.err"
 
+# --- export while failures arrive ahead of it: every task once, none twice ---
+python3 - "$work/many.jsonl" "$work/new.jsonl" <<'PY'
+import json, sys
+def rec(i, at):
+    return json.dumps({"id": "m-%d" % i, "state": "failed", "custom_id": True, "seq": i + 1,
+        "attempt": 1, "max_attempts": 25, "enqueued_ms": 1, "deadline_ms": None,
+        "last_error": None, "payload": {"i": i}, "due_ms": None, "failed_ms": at,
+        "reason": "error", "error": "e", "trace": "", "failed_by": "w"}, separators=(",", ":"))
+open(sys.argv[1], "w").write("".join(rec(i, 1000 + i) + "\n" for i in range(3000)))
+# newer than all of them: each lands at the front of the newest-first view
+open(sys.argv[2], "w").write("".join(rec(10000 + i, 4102444800000 + i) + "\n" for i in range(400)))
+PY
+dq import --url "$B" -q moving <"$work/many.jsonl" >/dev/null
+(while read -r l; do printf '%s\n' "$l" | "$bin" import --url "$B" -q moving >/dev/null; done <"$work/new.jsonl") &
+adder=$!
+pids="$pids $adder"
+for round in 1 2 3; do
+  dq export --url "$B" -q moving failed >"$work/moving-$round.jsonl" 2>>"$work/moving.err"
+done
+stop_pid "$adder"
+check "export under arrivals: the 3000 tasks there from the start, each once per export" \
+  [ "$(grep -ho '"id":"m-[0-9]*"' "$work"/moving-*.jsonl | grep -vc '"m-1[0-9][0-9][0-9][0-9]"')" -eq 9000 ]
+check "export under arrivals: no task twice in one export" \
+  sh -c 'for f in "$1"/moving-*.jsonl; do [ -z "$(grep -o "\"id\":\"m-[0-9]*\"" "$f" | sort | uniq -d)" ] || exit 1; done' _ "$work"
+grep -h 'read twice' "$work/moving.err" | sed 's/^/# /'
+
 # --- --requeue: failed go to scheduled with attempts reset; undecodable stay failed ---
 dq import --url "$B" -q again --requeue <"$work/a-failed.jsonl" >"$work/rq.out" 2>&1
 check "requeue import exits 0" [ $? -eq 0 ]
