@@ -101,7 +101,7 @@ _delayq()
     --url | --who | --timeout | --delay | --at | --id | --max-attempts | --deadline | \
         --json | --limit | --offset | --spread | --concurrency | --batch | --lease | \
         --grace | --max-idle | --name | --refresh | --listen | --max-far-future | \
-        --max-oldest-due | --min-replicas)
+        --max-oldest-due | --min-replicas | --match)
         return 0 # a value only the user knows
         ;;
     esac
@@ -119,7 +119,7 @@ _delayq()
         return 0
     fi
     case $cmd in
-    ls)
+    ls | export)
         mapfile -t COMPREPLY < <(compgen -W "due future inflight failed" -- "$cur")
         ;;
     config)

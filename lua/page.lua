@@ -7,7 +7,7 @@
 --   inflight: task key, lease deadline ms, running record (or '' if missing);
 --   failed: task key, failed ms, failure record (or '' if missing), newest first.
 -- Flags: no-writes (FCALL_RO / EVALSHA_RO: runs on replicas and for read-only users).
--- Complexity: O(log N + offset + limit).
+-- Complexity: O(log N + limit).
 local now = now_ms()
 local view, offset, limit = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 if not offset or offset < 0 or offset ~= math.floor(offset) then
@@ -24,14 +24,17 @@ local function add_scored(items, data)
     out[#out + 1] = data and (data[(i + 1) / 2] or '') or ''
   end
 end
-if view == 'due' then
-  out[2] = redis.call('ZCOUNT', K_SCHED, '-inf', dec(now))
-  add_scored(redis.call('ZRANGEBYSCORE', K_SCHED, '-inf', dec(now), 'WITHSCORES', 'LIMIT',
-    offset, limit))
-elseif view == 'future' then
-  out[2] = redis.call('ZCOUNT', K_SCHED, '(' .. dec(now), '+inf')
-  add_scored(redis.call('ZRANGEBYSCORE', K_SCHED, '(' .. dec(now), '+inf', 'WITHSCORES',
-    'LIMIT', offset, limit))
+if view == 'due' or view == 'future' then
+  -- by rank, not ZRANGEBYSCORE ... LIMIT offset, which walks the offset one by one: a
+  -- deep page (delayq export pages through millions) costs O(log N + limit)
+  local due = redis.call('ZCOUNT', K_SCHED, '-inf', dec(now))
+  local base, total = 0, due
+  if view == 'future' then base, total = due, redis.call('ZCARD', K_SCHED) - due end
+  out[2] = total
+  if offset < total then
+    local last = base + math.min(offset + limit, total) - 1
+    add_scored(redis.call('ZRANGE', K_SCHED, base + offset, last, 'WITHSCORES'))
+  end
 elseif view == 'inflight' or view == 'failed' then
   local z, h, cmd = K_INFLIGHT, K_RUNNING, 'ZRANGE'
   if view == 'failed' then z, h, cmd = K_FAILIDX, K_FAILED, 'ZREVRANGE' end

@@ -148,5 +148,7 @@ int cmd_workers(struct cli *g, int argc, char **argv);
 int cmd_pause(struct cli *g, int argc, char **argv);
 int cmd_resume(struct cli *g, int argc, char **argv);
 int cmd_profiles(struct cli *g, int argc, char **argv);
+int cmd_export(struct cli *g, int argc, char **argv);
+int cmd_import(struct cli *g, int argc, char **argv);
 
 #endif /* DQ_CLI_CLI_H */

@@ -17,6 +17,8 @@ static const struct cmd commands[] = {
     {"show", "every field of one task, with its error and stack trace", cmd_show},
     {"requeue", "move failed tasks back to scheduled", cmd_requeue},
     {"drop", "delete failed or scheduled tasks", cmd_drop},
+    {"export", "write a view's tasks as JSON lines, every field, payloads lossless", cmd_export},
+    {"import", "put exported tasks into a queue (idempotent on ids)", cmd_import},
     {"audit", "the log of operator actions", cmd_audit},
     {"config", "read or change a queue's limits", cmd_config},
     {"queues", "the queues of the server, with their counts", cmd_queues},

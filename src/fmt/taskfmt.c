@@ -7,8 +7,10 @@
 
 #include "fmt/b64.h"
 #include "fmt/esc.h"
+#include "fmt/json.h"
 #include "fmt/mptext.h"
 #include "lib/dur.h"
+#include "lib/mp.h"
 
 static const char *const state_names[] = {"none", "scheduled", "inflight", "failed"};
 
@@ -94,14 +96,38 @@ dq_fmt_payload_json(struct dq_buf *b, const void *payload, size_t len)
     dq_buf_free(&tmp);
 }
 
+/* How task_json writes: for people and programs (ls, show), or lossless for export. */
+struct json_mode {
+    bool lossless;     /* strings and the payload read back to the same bytes */
+    const char *queue; /* lossless: the queue, written after the id */
+};
+
+/* A string value. Lossless: text that is not valid UTF-8 goes through msgpack to JSON,
+ * which writes it as {"$str_base64":...} (dq_json_to_mp reads that back to the bytes). */
 static void
-json_key_str(struct dq_buf *b, const char *key, const char *s)
+json_str(struct dq_buf *b, const char *s, const struct json_mode *m)
+{
+    size_t len = strlen(s);
+
+    if (m->lossless && !dq_utf8_valid(s, len)) {
+        struct dq_buf mp = DQ_BUF_INIT;
+        dq_mp_put_str(&mp, s, len);
+        if (mp.failed || dq_mp_to_json(b, mp.data, mp.len, NULL) != DQ_OK)
+            b->failed = true;
+        dq_buf_free(&mp);
+        return;
+    }
+    dq_fmt_json_str(b, s, len);
+}
+
+static void
+json_key_str(struct dq_buf *b, const char *key, const char *s, const struct json_mode *m)
 {
     dq_buf_printf(b, ",\"%s\":", key);
     if (s == NULL)
         dq_buf_puts(b, "null");
     else
-        dq_fmt_json_str(b, s, strlen(s));
+        json_str(b, s, m);
 }
 
 static void
@@ -113,11 +139,47 @@ json_key_int(struct dq_buf *b, const char *key, int64_t v)
         dq_buf_printf(b, ",\"%s\":%lld", key, (long long)v);
 }
 
-void
-dq_fmt_task_json(struct dq_buf *b, const dq_task *t, int64_t now_ms)
+/* Lossless: the payload as JSON only when that JSON reads back to exactly its bytes
+ * (checked here, by reading it back), else its bytes in base64 under payload_b64. */
+static void
+json_payload(struct dq_buf *b, const dq_task *t, const struct json_mode *m)
+{
+    struct dq_buf js = DQ_BUF_INIT, back = DQ_BUF_INIT;
+
+    if (!m->lossless) {
+        dq_buf_puts(b, ",\"payload\":");
+        dq_fmt_payload_json(b, t->payload, t->payload_len);
+        return;
+    }
+    struct dq_mp_scan sc;
+
+    /* one level is left for the record around it, so that the line reads back */
+    if (t->payload_len > 0 &&
+        dq_mp_scan(t->payload, t->payload_len, 0, DQ_JSON_MAX_DEPTH - 1, &sc) &&
+        sc.end == t->payload_len && dq_mp_to_json(&js, t->payload, t->payload_len, NULL) == DQ_OK &&
+        !js.failed && dq_json_to_mp(&back, js.data, js.len, NULL) == DQ_OK && !back.failed &&
+        back.len == t->payload_len && memcmp(back.data, t->payload, back.len) == 0) {
+        dq_buf_puts(b, ",\"payload\":");
+        dq_buf_append(b, js.data, js.len);
+    } else {
+        dq_buf_puts(b, ",\"payload_b64\":\"");
+        dq_b64_encode(b, t->payload, t->payload_len);
+        dq_buf_putc(b, '"');
+    }
+    dq_buf_free(&js);
+    dq_buf_free(&back);
+}
+
+/* The one list of a task's fields as JSON, for both modes. Lossless leaves out what
+ * depends on the moment of reading (lease_expired), so two exports of the same tasks
+ * are the same bytes. */
+static void
+task_json(struct dq_buf *b, const dq_task *t, int64_t now_ms, const struct json_mode *m)
 {
     dq_buf_puts(b, "{\"id\":");
-    dq_fmt_json_str(b, t->id, strlen(t->id));
+    json_str(b, t->id, m);
+    if (m->queue != NULL)
+        json_key_str(b, "queue", m->queue, m);
     dq_buf_printf(b, ",\"state\":\"%s\"", state_names[t->state]);
     if (t->undecodable) {
         dq_buf_puts(b, ",\"undecodable\":true,\"raw_base64\":\"");
@@ -129,26 +191,42 @@ dq_fmt_task_json(struct dq_buf *b, const dq_task *t, int64_t now_ms)
                       t->max_attempts);
         json_key_int(b, "enqueued_ms", t->enqueued_ms);
         json_key_int(b, "deadline_ms", t->deadline_ms);
-        json_key_str(b, "last_error", t->last_error);
-        dq_buf_puts(b, ",\"payload\":");
-        dq_fmt_payload_json(b, t->payload, t->payload_len);
+        json_key_str(b, "last_error", t->last_error, m);
+        json_payload(b, t, m);
     }
     json_key_int(b, "due_ms", t->due_ms);
     if (t->state == DQ_STATE_INFLIGHT) {
         json_key_int(b, "lease_ms", t->lease_ms);
         json_key_int(b, "claimed_ms", t->claimed_ms);
-        json_key_str(b, "worker", t->worker);
-        dq_buf_printf(b, ",\"lease_expired\":%s",
-                      t->lease_ms >= 0 && t->lease_ms < now_ms ? "true" : "false");
+        json_key_str(b, "worker", t->worker, m);
+        if (!m->lossless)
+            dq_buf_printf(b, ",\"lease_expired\":%s",
+                          t->lease_ms >= 0 && t->lease_ms < now_ms ? "true" : "false");
     }
     if (t->state == DQ_STATE_FAILED) {
         json_key_int(b, "failed_ms", t->failed_ms);
-        json_key_str(b, "reason", t->reason);
-        json_key_str(b, "error", t->error);
-        json_key_str(b, "trace", t->trace);
-        json_key_str(b, "failed_by", t->failed_by);
+        json_key_str(b, "reason", t->reason, m);
+        json_key_str(b, "error", t->error, m);
+        json_key_str(b, "trace", t->trace, m);
+        json_key_str(b, "failed_by", t->failed_by, m);
     }
     dq_buf_putc(b, '}');
+}
+
+void
+dq_fmt_task_json(struct dq_buf *b, const dq_task *t, int64_t now_ms)
+{
+    const struct json_mode m = {false, NULL};
+
+    task_json(b, t, now_ms, &m);
+}
+
+void
+dq_fmt_task_export(struct dq_buf *b, const dq_task *t, const char *queue)
+{
+    const struct json_mode m = {true, queue};
+
+    task_json(b, t, 0, &m);
 }
 
 /* "label         value\n", the value escaped. */

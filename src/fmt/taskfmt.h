@@ -35,6 +35,13 @@ void dq_fmt_payload_json(struct dq_buf *b, const void *payload, size_t len);
 /* A task as one JSON object on one line, no newline (`ls --json`, `show --json`). */
 void dq_fmt_task_json(struct dq_buf *b, const dq_task *t, int64_t now_ms);
 
+/* A task as one JSON record of `delayq export` (docs/PROTOCOL.md 5.23), no
+ * newline: the fields of dq_fmt_task_json() and "queue" (@queue), without what depends
+ * on the moment (lease_expired), written losslessly: a string that is not UTF-8 as
+ * {"$str_base64":...}, and the payload as JSON only when dq_json_to_mp() reads that JSON
+ * back to exactly its bytes, else as "payload_b64". src/fmt/taskrec.c reads it back. */
+void dq_fmt_task_export(struct dq_buf *b, const dq_task *t, const char *queue);
+
 /* Every field of a task for people, one "label  value" line each, then the payload
  * as a tree (or a hex dump), and for a failed task its error and stack trace, every
  * line escaped and ending in '\n' (`show` and the inspector's details view). */

@@ -55,6 +55,11 @@ check "delayq work --gr<TAB> -> --grace" comp_is "delayq work --gr" --grace
 check "delayq metrics --te<TAB> -> --textfile" comp_is "delayq metrics --te" --textfile
 check "delayq ls <TAB> -> the four views" comp_is "delayq ls " due failed future inflight
 check "delayq ls f<TAB>" comp_is "delayq ls f" failed future
+check "delayq export <TAB> -> the four views" comp_is "delayq export " due failed future inflight
+check "delayq export failed --m<TAB> -> --match" comp_is "delayq export failed --m" --match
+check "delayq export failed --match <TAB> -> nothing" comp_is "delayq export failed --match "
+check "delayq import --r<TAB> -> --requeue" comp_is "delayq import --r" --requeue
+check "delayq im<TAB> -> import" comp_is "delayq im" import
 check "delayq work --log-level <TAB>" comp_is "delayq work --log-level " debug error info warn
 check "delayq config max_a<TAB> -> max_attempts=" comp_is "delayq config max_a" max_attempts=
 check "delayq work -- ech<TAB> offers echo" comp_has "delayq work -q x -- ech" echo

@@ -139,6 +139,40 @@ relative_times(void **state)
     assert_non_null(strstr(buf, "(2s ago)"));
 }
 
+/* Export records are lossless: text that is not UTF-8 as $str_base64, a payload as JSON
+ * only when it reads back to its bytes, and nothing that depends on the moment. */
+static void
+export_record_is_lossless(void **state)
+{
+    unsigned char payload[8];
+    static char bad_utf8[] = "w\xff\xfe";
+    static unsigned char str8[] = {0xd9, 0x01, 0x61}; /* "a" not in its shortest form */
+    dq_task t;
+    struct dq_buf b = DQ_BUF_INIT;
+
+    (void)state;
+    make_failed(&t, payload);
+    t.failed_by = bad_utf8;
+    dq_fmt_task_export(&b, &t, "jobs");
+    assert_false(b.failed);
+    assert_has(&b, "{\"id\":\"inv-7\",\"queue\":\"jobs\",\"state\":\"failed\"");
+    assert_has(&b, ",\"payload\":{\"a\":1},");
+    assert_has(&b, ",\"failed_by\":{\"$str_base64\":\"d//+\"}}");
+    assert_has(&b, ",\"error\":\"card declined \\u001b[2J\"");
+    assert_null(memchr(b.data, '\n', b.len));
+
+    dq_buf_reset(&b);
+    t.payload = str8;
+    t.payload_len = sizeof str8;
+    t.state = DQ_STATE_INFLIGHT;
+    t.lease_ms = now - 1; /* expired, but export does not say so */
+    dq_fmt_task_export(&b, &t, "jobs");
+    assert_has(&b, ",\"payload_b64\":\"2QFh\",");
+    assert_null(strstr(b.data, "lease_expired"));
+    assert_null(strstr(b.data, "\"payload\":"));
+    dq_buf_free(&b);
+}
+
 int
 main(void)
 {
@@ -148,6 +182,7 @@ main(void)
         cmocka_unit_test(copy_prefers_the_trace_only_when_asked),
         cmocka_unit_test(payload_that_is_not_msgpack_becomes_raw_base64),
         cmocka_unit_test(relative_times),
+        cmocka_unit_test(export_record_is_lossless),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

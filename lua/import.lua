@@ -1,0 +1,170 @@
+-- import: puts exported tasks (delayq export records, read by the client) into this
+-- queue, keeping their ids, sequence numbers, attempts, times and failure fields. One
+-- call is one chunk, all or nothing: every task is validated and looked up first, then
+-- every task that is new is written.
+-- KEYS: the eleven queue keys (see lib.lua); writes sched, ids, failed, failidx, seq,
+--   audit.
+-- ARGV: [1] who, [2] requeue ('0' | '1': failed tasks go to scheduled, due now, attempt
+--   0, no deadline, as requeue does), [3] n (1..1000), then n groups of 17:
+--   kind ('s' scheduled | 'f' failed | 'u' undecodable failed entry), id ('' for a
+--   generated id), seq, attempt, enqueued ms, max attempts, deadline ms ('' none),
+--   payload, has a last error ('0' | '1'), last error, due ms (s), failed ms (f, u),
+--   reason, error, trace, who failed it (f, u), raw bytes (u).
+-- Reply: n groups of 3, as enqueue's: id, status, due ms. Status 0 imported (due -1 when
+--   it went to failed), 1 already scheduled, 2 already in flight, 3 already failed (an
+--   id twice in one call: the second reports where the first went). Nothing is changed
+--   for a task that is already there.
+-- Errors: DQ_EINVAL 'task K: <field>: ...' naming the field and the limit, nothing
+--   written. Counters are not touched (no task ran or failed); one audit entry.
+-- Complexity: O(n log N).
+local who, requeue, n = ARGV[1], ARGV[2] == '1', tonumber(ARGV[3])
+local G = 17
+if not n or n < 1 or n > DQ_CALL_MAX or n ~= math.floor(n) or #ARGV ~= 3 + G * n then
+  return err('DQ_EINVAL', 'import: n: %q tasks with %d arguments; expected 1..%d tasks of %d',
+    tostring(ARGV[3]), #ARGV, DQ_CALL_MAX, G)
+end
+local cfg = config_of({'max_payload', 'failed_retention', 'audit_retention'})
+local U32, U53 = 4294967295, 9007199254740991
+local TEXT_MAX = 200 -- reason and who: bytes
+
+local bad
+local function num(k, field, v, lo, hi)
+  local x = tonumber(v)
+  if not x or x ~= math.floor(x) or x < lo or x > hi or not string.match(v, '^%d+$') then
+    bad = string.format('task %d: %s: %q is not a whole number in %s..%s', k, field, v, dec(lo),
+      dec(hi))
+    return nil
+  end
+  return x
+end
+local function len_ok(k, field, s, most, limit_name)
+  if #s > most then
+    bad = string.format('task %d: %s: %d bytes is over the limit of %d bytes%s', k, field, #s,
+      most, limit_name and ' (' .. limit_name .. ')' or '')
+    return false
+  end
+  return true
+end
+
+local tasks, seen = {}, {}
+local now = now_ms()
+local new_failed, max_seq = 0, 0
+local out = {}
+for k = 1, n do
+  local a = 3 + G * (k - 1)
+  local kind, id = ARGV[a + 1], ARGV[a + 2]
+  local t = {kind = kind}
+  if kind ~= 's' and kind ~= 'f' and kind ~= 'u' then
+    return err('DQ_EINVAL', 'task %d: kind: %q is not s, f or u', k, kind)
+  end
+  if kind == 'u' then
+    t.raw = ARGV[a + 17]
+    if #t.raw == 0 then return err('DQ_EINVAL', 'task %d: raw: empty', k) end
+    if not len_ok(k, 'raw', t.raw, cfg.max_payload + 65536, 'max_payload + 65536') then
+      return err('DQ_EINVAL', '%s', bad)
+    end
+    t.tk = undecodable_key(t.raw)
+  else
+    if id ~= '' then
+      if #id > DQ_ID_MAX or string.find(id, '[%z\1-\31\127]') or string.match(id, '^%d+$') then
+        return err('DQ_EINVAL', 'task %d: id: %q must be 1..%d bytes, no control bytes, not ' ..
+          'all digits', k, id, DQ_ID_MAX)
+      end
+    end
+    local e = {id = id ~= '' and id or nil}
+    e.seq = num(k, 'seq', ARGV[a + 3], 1, U53)
+    e.attempt = e.seq and num(k, 'attempt', ARGV[a + 4], 0, U32)
+    e.enq = e.attempt and num(k, 'enqueued_ms', ARGV[a + 5], 0, U53)
+    e.max = e.enq and num(k, 'max_attempts', ARGV[a + 6], 0, U32)
+    if not e.max then return err('DQ_EINVAL', '%s', bad) end
+    if ARGV[a + 7] ~= '' then
+      e.deadline = num(k, 'deadline_ms', ARGV[a + 7], 0, U53)
+      if not e.deadline then return err('DQ_EINVAL', '%s', bad) end
+    end
+    e.payload = ARGV[a + 8]
+    if not len_ok(k, 'payload', e.payload, cfg.max_payload, 'max_payload') then
+      return err('DQ_EINVAL', '%s', bad)
+    end
+    if ARGV[a + 9] == '1' then
+      e.last_error = ARGV[a + 10]
+      if not len_ok(k, 'last_error', e.last_error, 512) then return err('DQ_EINVAL', '%s', bad) end
+    end
+    t.e, t.tk = e, tkey(e)
+    if e.seq > max_seq then max_seq = e.seq end
+  end
+  if kind == 's' then
+    t.due = num(k, 'due_ms', ARGV[a + 11], 0, U53)
+    if not t.due then return err('DQ_EINVAL', '%s', bad) end
+  else
+    t.at = num(k, 'failed_ms', ARGV[a + 12], 0, U53)
+    if not t.at then return err('DQ_EINVAL', '%s', bad) end
+    t.reason, t.msg, t.trace, t.who = ARGV[a + 13], ARGV[a + 14], ARGV[a + 15], ARGV[a + 16]
+    if #t.reason == 0 then return err('DQ_EINVAL', 'task %d: reason: empty', k) end
+    if not (len_ok(k, 'reason', t.reason, TEXT_MAX) and len_ok(k, 'error', t.msg, 4096) and
+        len_ok(k, 'trace', t.trace, 65536) and len_ok(k, 'failed_by', t.who, TEXT_MAX)) then
+      return err('DQ_EINVAL', '%s', bad)
+    end
+    if kind == 'f' and requeue then
+      -- as requeue.lua does: attempts start again, no deadline, due now
+      t.e.attempt, t.e.deadline, t.kind, t.due = 0, nil, 's', now
+    end
+  end
+  if t.kind == 's' then t.m = env_encode(t.e) end
+  -- already there? (O(1) each: by task key in flight and failed, by id or by the exact
+  -- member when scheduled; a generated id whose member changed since is not found)
+  local status = seen[t.tk]
+  if not status then
+    if redis.call('HEXISTS', K_RUNNING, t.tk) == 1 then status = 2
+    elseif redis.call('HEXISTS', K_FAILED, t.tk) == 1 then status = 3
+    elseif t.e and t.e.id and redis.call('HEXISTS', K_IDS, t.e.id) == 1 then status = 1
+    elseif t.m and redis.call('ZSCORE', K_SCHED, t.m) then status = 1
+    end
+  end
+  t.status = status or 0
+  seen[t.tk] = seen[t.tk] or (status or (t.kind == 's' and 1 or 3))
+  if t.status == 0 and t.kind ~= 's' then new_failed = new_failed + 1 end
+  tasks[k] = t
+end
+local have = redis.call('ZCARD', K_FAILIDX)
+if new_failed > 0 and have + new_failed > cfg.failed_retention then
+  return err('DQ_EINVAL', 'failed_retention: %d failed tasks here and %d to import is over ' ..
+    'the limit of %d (raise it with delayq config failed_retention=N)', have, new_failed,
+    cfg.failed_retention)
+end
+
+-- Everything is valid: write. Destination first is moot here (nothing is removed).
+local first = next_due()
+local earliest, added, nsched = nil, 0, 0
+for k = 1, n do
+  local t = tasks[k]
+  local id = t.e and (t.e.id or dec(t.e.seq)) or t.tk
+  local due = -1
+  if t.status == 0 then
+    added = added + 1
+    if t.kind == 's' then
+      redis.call('ZADD', K_SCHED, dec(t.due), t.m)
+      if t.e.id then redis.call('HSET', K_IDS, t.e.id, dec(t.due) .. ':' .. dec(t.e.seq)) end
+      if not earliest or t.due < earliest then earliest = t.due end
+      due, nsched = t.due, nsched + 1
+    else
+      local raw = t.raw or env_encode(t.e)
+      redis.call('HSET', K_FAILED, t.tk,
+        fail_encode(raw, t.reason, t.msg, t.trace, t.at, t.who, t.kind == 'u'))
+      redis.call('ZADD', K_FAILIDX, dec(t.at), t.tk)
+    end
+  end
+  out[#out + 1] = id
+  out[#out + 1] = t.status
+  out[#out + 1] = due
+end
+-- generated ids the queue hands out later must not collide with the imported ones
+if max_seq > (tonumber(redis.call('GET', K_SEQ)) or 0) then
+  redis.call('SET', K_SEQ, dec(max_seq))
+end
+if earliest and (first < 0 or earliest < first) then
+  redis.call('PUBLISH', K_WAKE, dec(earliest))
+end
+audit(cfg, who, 'import', string.format('%d tasks%s', n, requeue and ' requeue' or ''),
+  string.format('ok: %d imported (%d scheduled, %d failed), %d already there', added, nsched,
+    added - nsched, n - added))
+return out

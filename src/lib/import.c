@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/* import.c: one chunk of exported tasks into a queue (import.h). */
+#include "import.h"
+
+#include <string.h>
+
+#include "err.h"
+#include "registry.h"
+#include "reply.h"
+#include "scripts.h"
+
+int
+dq_import(dq_client *c, const char *queue, const struct dq_import_task *tasks, size_t n,
+          bool requeue, dq_enqueued *out, dq_err *err)
+{
+    struct dq_enqueue_reply er = {out, n};
+    struct dq_args a;
+    int rc;
+
+    if (n < 1 || n > DQ_IMPORT_CHUNK)
+        return dq_err_set(err, DQ_EINVAL, "import: %zu tasks; 1..%d per call", n, DQ_IMPORT_CHUNK);
+    memset(out, 0, n * sizeof *out);
+    dq_args_init(&a);
+    dq_args_str(&a, dq_client_who(c));
+    dq_args_str(&a, requeue ? "1" : "0");
+    dq_args_i64(&a, (int64_t)n);
+    for (size_t i = 0; i < n; i++) {
+        const struct dq_import_task *t = &tasks[i];
+        bool failed = t->kind != DQ_IMPORT_SCHEDULED;
+        /* numbers are formatted into @a's own storage; deadline "" is none */
+        dq_args_str(&a, t->kind == DQ_IMPORT_SCHEDULED ? "s"
+                        : t->kind == DQ_IMPORT_FAILED  ? "f"
+                                                       : "u");
+        dq_args_bytes(&a, t->id ? t->id : "", t->id ? t->id_len : 0);
+        dq_args_i64(&a, (int64_t)t->seq);
+        dq_args_i64(&a, t->attempt);
+        dq_args_i64(&a, t->enqueued_ms);
+        dq_args_i64(&a, t->max_attempts);
+        if (t->deadline_ms >= 0)
+            dq_args_i64(&a, t->deadline_ms);
+        else
+            dq_args_str(&a, "");
+        dq_args_bytes(&a, t->payload ? t->payload : "", t->payload_len);
+        dq_args_i64(&a, t->last_error != NULL); /* so that "" and none differ */
+        dq_args_bytes(&a, t->last_error ? t->last_error : "", t->last_error_len);
+        dq_args_i64(&a, failed ? 0 : t->due_ms);
+        dq_args_i64(&a, failed ? t->failed_ms : 0);
+        dq_args_bytes(&a, failed ? t->reason : "", failed ? t->reason_len : 0);
+        dq_args_bytes(&a, failed ? t->error : "", failed ? t->error_len : 0);
+        dq_args_bytes(&a, failed ? t->trace : "", failed ? t->trace_len : 0);
+        dq_args_bytes(&a, failed ? t->failed_by : "", failed ? t->failed_by_len : 0);
+        dq_args_bytes(&a, t->raw ? t->raw : "", t->kind == DQ_IMPORT_RAW ? t->raw_len : 0);
+    }
+    rc = dq_scripts_run(c, DQ_SCRIPT_IMPORT, queue, &a, dq_reply_enqueue, &er, err);
+    dq_args_free(&a);
+    if (rc == DQ_OK)
+        dq_registry_note(c, queue); /* importing into a queue makes it one */
+    return rc;
+}
