@@ -23,6 +23,9 @@ if not n or n < 1 or n > DQ_CALL_MAX or n ~= math.floor(n) or #ARGV ~= 3 + G * n
   return err('DQ_EINVAL', 'import: n: %q tasks with %d arguments; expected 1..%d tasks of %d',
     tostring(ARGV[3]), #ARGV, DQ_CALL_MAX, G)
 end
+-- an operator action (it writes the audit log): refused before anything is written
+local gate = operator_gate()
+if gate then return gate end
 local cfg = config_of({'max_payload', 'failed_retention', 'audit_retention'})
 local U32, U53 = 4294967295, 9007199254740991
 local TEXT_MAX = 200 -- reason and who: bytes
