@@ -109,6 +109,8 @@ for i = 1, #items, 2 do
       'scheduled member is not a delayq v1 envelope', '', now, worker, true)
     moved = moved + 1
   elseif e.deadline and now > e.deadline then
+    hist_add(tkey(e), e.attempt + 1, now, worker, 'expired', now,
+      string.format('claimed %s ms after its deadline', dec(now - e.deadline)))
     to_failed(cfg, tkey(e), m, 'expired',
       string.format('claimed %s ms after its deadline', dec(now - e.deadline)), '', now,
       worker, false, 'expired')

@@ -176,6 +176,23 @@ typedef enum dq_state {
     DQ_STATE_FAILED,    /* parked in the failed set */
 } dq_state;
 
+/* history: begin */
+/* Attempts a task's history keeps (docs/PROTOCOL.md 4.5), and the bytes of each error. */
+#define DQ_HISTORY_MAX       5
+#define DQ_HISTORY_ERROR_MAX 1024
+
+/* One past attempt of a task, from its history. Strings are owned by the dq_task. */
+typedef struct dq_attempt {
+    uint32_t attempt;    /* counted from 1 */
+    int64_t started_ms;  /* when it was claimed */
+    int64_t duration_ms; /* from the claim to its outcome */
+    char *worker;        /* who held it */
+    char *outcome;       /* "retry", "fail", "lease expired", "timed out" or "expired"; "?" when
+                            the entry does not decode */
+    char *error;         /* the first DQ_HISTORY_ERROR_MAX bytes of its error */
+} dq_attempt;
+/* history: end */
+
 /*
  * A task as read from Redis. Every pointer is owned by the struct and released by
  * dq_task_clear(). Strings are NUL-terminated; the payload is not (use
@@ -210,6 +227,11 @@ typedef struct dq_task {
 
     unsigned char *raw; /* owned: the envelope bytes exactly as stored in Redis */
     size_t raw_len;
+
+    /* its last attempts, oldest first (owned; dq_find fills it, listings leave it empty):
+     * only a task that failed at least once has any */
+    dq_attempt *history;
+    size_t nhistory;
 } dq_task;
 
 /** Releases everything @t owns and zeroes it. Accepts NULL. */

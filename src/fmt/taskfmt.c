@@ -113,6 +113,28 @@ json_key_int(struct dq_buf *b, const char *key, int64_t v)
         dq_buf_printf(b, ",\"%s\":%lld", key, (long long)v);
 }
 
+/* history: begin */
+/* ,"history":[{...}, ...] (PROTOCOL.md 4.5), oldest first; nothing when it has none. */
+static void
+json_history(struct dq_buf *b, const dq_task *t)
+{
+    if (t->nhistory == 0)
+        return;
+    dq_buf_puts(b, ",\"history\":[");
+    for (size_t i = 0; i < t->nhistory; i++) {
+        const dq_attempt *a = &t->history[i];
+        dq_buf_printf(b, "%s{\"attempt\":%u", i > 0 ? "," : "", a->attempt);
+        json_key_int(b, "started_ms", a->started_ms);
+        json_key_int(b, "duration_ms", a->duration_ms);
+        json_key_str(b, "worker", a->worker);
+        json_key_str(b, "outcome", a->outcome);
+        json_key_str(b, "error", a->error);
+        dq_buf_putc(b, '}');
+    }
+    dq_buf_putc(b, ']');
+}
+/* history: end */
+
 void
 dq_fmt_task_json(struct dq_buf *b, const dq_task *t, int64_t now_ms)
 {
@@ -148,6 +170,7 @@ dq_fmt_task_json(struct dq_buf *b, const dq_task *t, int64_t now_ms)
         json_key_str(b, "trace", t->trace);
         json_key_str(b, "failed_by", t->failed_by);
     }
+    json_history(b, t);
     dq_buf_putc(b, '}');
 }
 
@@ -223,6 +246,39 @@ detail_payload(struct dq_buf *b, const dq_task *t)
     dq_buf_free(&body);
 }
 
+/* history: begin */
+/* The attempt history as a timeline, oldest first: one line per attempt (number, start,
+ * outcome, duration, worker), its error escaped on the line below. */
+static void
+detail_history(struct dq_buf *b, const dq_task *t, int64_t now_ms)
+{
+    if (t->nhistory == 0)
+        return;
+    dq_buf_printf(b, "%-14s%zu attempt%s, oldest first (at most %d kept)\n", "history",
+                  t->nhistory, t->nhistory == 1 ? "" : "s", DQ_HISTORY_MAX);
+    for (size_t i = 0; i < t->nhistory; i++) {
+        const dq_attempt *a = &t->history[i];
+        char when[96], took[32], num[16];
+        dq_fmt_time_rel(when, sizeof when, a->started_ms, now_ms);
+        if (a->duration_ms >= 0)
+            dq_dur_format(took, sizeof took, a->duration_ms);
+        else
+            snprintf(took, sizeof took, "-");
+        snprintf(num, sizeof num, "#%u", a->attempt);
+        dq_buf_printf(b, "  %-4s %s  ", num, when);
+        dq_esc_text(b, a->outcome, strlen(a->outcome), 0);
+        dq_buf_printf(b, " after %s, ", took);
+        dq_esc_text(b, a->worker, strlen(a->worker), 0);
+        dq_buf_puts(b, "\n       ");
+        if (a->error[0] != '\0')
+            dq_esc_text(b, a->error, strlen(a->error), 0);
+        else
+            dq_buf_puts(b, "(no message)");
+        dq_buf_putc(b, '\n');
+    }
+}
+/* history: end */
+
 void
 dq_fmt_task_details(struct dq_buf *b, const dq_task *t, int64_t now_ms)
 {
@@ -260,6 +316,7 @@ dq_fmt_task_details(struct dq_buf *b, const dq_task *t, int64_t now_ms)
     }
     if (t->last_error != NULL)
         detail_line(b, "last error", t->last_error);
+    detail_history(b, t, now_ms);
     detail_payload(b, t);
     if (t->state == DQ_STATE_FAILED) {
         detail_block(b, "error", t->error ? t->error : "");
