@@ -539,6 +539,21 @@ char *dq_trace_capture(void);
 int dq_requeue(dq_client *c, const char *queue, const char *const *ids, size_t n, int64_t delay_ms,
                size_t *moved, dq_err *err);
 
+/* history: begin (fix and requeue) */
+/**
+ * Fix and requeue: replaces the payload of failed task @t (as read with dq_find() or a
+ * page: its envelope bytes and failure time name the failure) with @len bytes at
+ * @payload, and moves it back to scheduled due after @delay_ms, as dq_requeue() does
+ * (attempt 0, deadline cleared, history kept), in one script call. DQ_ENOTFOUND ("changed
+ * since you opened it") when the task failed again or left the failed set since @t was
+ * read, DQ_EINVAL for an undecodable failure or a payload over the queue's max_payload;
+ * nothing changes then. Recorded in the audit log with the sha1 of the old and the new
+ * payload.
+ */
+int dq_requeue_replace(dq_client *c, const char *queue, const dq_task *t, const void *payload,
+                       size_t len, int64_t delay_ms, dq_err *err);
+/* history: end */
+
 /**
  * Makes scheduled task @t (as read from a page or dq_find) due now, keeping its attempts
  * ("run now" in the inspector). DQ_ENOTFOUND when it is no longer scheduled (claimed,

@@ -254,8 +254,8 @@ int
 dq_hist_rec_decode(const void *data, size_t len, struct dq_hist_rec *out, dq_err *err)
 {
     static const struct field fields[] = {
-        {"version", F_UINT},     {"attempt", F_UINT}, {"started_ms", F_UINT}, {"worker", F_BYTES},
-        {"outcome", F_BYTES},    {"duration_ms", F_UINT}, {"error", F_BYTES},
+        {"version", F_UINT},  {"attempt", F_UINT},     {"started_ms", F_UINT}, {"worker", F_BYTES},
+        {"outcome", F_BYTES}, {"duration_ms", F_UINT}, {"error", F_BYTES},
     };
     struct value v[7];
     int rc;

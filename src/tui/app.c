@@ -141,6 +141,18 @@ app_set_detail(struct ui *ui, const char *text)
     }
 }
 
+/* history: begin (fix and requeue) */
+void
+app_confirm_text(struct ui *ui, enum action act, const char *title, const char *text)
+{
+    app_set_detail(ui, text);
+    snprintf(ui->detail_title, sizeof ui->detail_title, "%s", title);
+    ui->confirm_action = act;
+    ui->mode = MODE_CONFIRM;
+    ui->scroll = 0;
+}
+/* history: end */
+
 const dq_task *
 app_selected_task(const struct ui *ui, const struct model *m)
 {
@@ -576,6 +588,10 @@ static const struct binding bindings[] = {
     {BIND_MAIN, {'p'}, "p", U, KB_WRITE | KB_SELECTED, do_confirm, ACT_RUN_NOW,
         "Future: run the selected task now (asks y/N)",
         "p runs a future task now: go to Future (2)", "run now"},
+    {BIND_MAIN, {'e'}, "e", F, KB_WRITE | KB_SELECTED, do_request, ACT_EDIT,
+        "Failed: fix and requeue: the payload opens as JSON in $VISUAL or $EDITOR; after "
+        "you save and quit, shows what changed and asks y/N",
+        "e fixes a failed task's payload: go to Failed (4)", "fix"},
     {BIND_MAIN, {'x'}, "x", I, KB_WRITE, do_request, ACT_REAP,
         "In-flight: return expired leases now (reap)",
         "x recovers expired leases: go to In-flight (3)", "reap"},

@@ -38,6 +38,10 @@ enum action {
     ACT_PAUSE_REASON,  /* pause: the reason was typed (input); confirm next */
     ACT_PAUSE,         /* pause the queue for pause_for, with the reason (input) */
     ACT_RESUME,        /* end the queue's pause */
+    /* history: begin (fix and requeue) */
+    ACT_EDIT,    /* failed: read the task, open its payload in the editor (top.c) */
+    ACT_REPLACE, /* failed: requeue it with the edited payload (after y) */
+    /* history: end */
 };
 
 enum {
@@ -159,6 +163,12 @@ void app_set_picker(struct ui *ui, char **names, int64_t (*counts)[4], size_t n,
 
 /* Replaces the details lines with @text split at newlines. */
 void app_set_detail(struct ui *ui, const char *text);
+
+/* history: begin (fix and requeue) */
+/* Asks y/N before @act over a text that says what it will do (@text split at newlines,
+ * under @title): the fix-and-requeue confirmation showing what changed. */
+void app_confirm_text(struct ui *ui, enum action act, const char *title, const char *text);
+/* history: end */
 
 /* Takes the layout the view computed for the screen: rows per pane, pane boxes, and
  * the scroll position kept within the text shown. */
