@@ -319,13 +319,13 @@ local function undecodable_key(m)
 end
 
 -- history: begin
--- Attempt history (docs/PROTOCOL.md 4.5): the last HIST_MAX attempts of a task that has
+-- Attempt history (docs/PROTOCOL.md 4.5): the last DQ_HISTORY_MAX attempts of a task that has
 -- failed at least once, oldest first, in a LIST of its own, dq:{Q}:hist:<task key> (named
 -- from KEYS[1] like the registry keys, so it shares the queue's slot). A fresh task has
 -- none: the key is created by its first failed attempt and deleted when the task leaves
 -- the queue (ack, drop, trim). A requeue keeps it, so the history survives a requeue.
-local HIST_MAX = 5          -- attempts kept per task
-local HIST_ERROR_MAX = 1024 -- bytes of each attempt's error kept
+local DQ_HISTORY_MAX = 5          -- attempts kept per task
+local DQ_HISTORY_ERROR_MAX = 1024 -- bytes of each attempt's error kept
 local function hist_key(tk)
   return K_PREFIX .. 'hist:' .. tk
 end
@@ -343,8 +343,8 @@ local function hist_add(tk, attempt, started, worker, outcome, now, msg)
   if d < 0 then d = 0 end
   local k = hist_key(tk)
   redis.call('RPUSH', k, '\151\001' .. p_uint(attempt) .. p_uint(started) .. p_str(worker) ..
-    p_str(outcome) .. p_uint(d) .. p_str(truncate(msg, HIST_ERROR_MAX)))
-  redis.call('LTRIM', k, -HIST_MAX, -1)
+    p_str(outcome) .. p_uint(d) .. p_str(truncate(msg, DQ_HISTORY_ERROR_MAX)))
+  redis.call('LTRIM', k, -DQ_HISTORY_MAX, -1)
 end
 
 -- The attempt that running record @run (decoded, with envelope @e as claimed) ended.

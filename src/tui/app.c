@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt/taskfmt.h"
+#include "lib/buf.h"
 #include "lib/dur.h"
 
 void
@@ -150,6 +152,30 @@ app_confirm_text(struct ui *ui, enum action act, const char *title, const char *
     ui->confirm_action = act;
     ui->mode = MODE_CONFIRM;
     ui->scroll = 0;
+}
+
+bool
+app_confirm_fix(struct ui *ui, const char *id, const void *old, size_t old_len, const void *new_,
+                size_t new_len)
+{
+    struct dq_buf b = DQ_BUF_INIT;
+    char title[64];
+
+    dq_buf_puts(&b, "What changed (pretty JSON lines; - old, + new):\n\n");
+    dq_fmt_payload_change(&b, old, old_len, new_, new_len, 12);
+    dq_buf_puts(&b, "\ny: one call replaces the payload and requeues the task (attempts\n"
+                    "reset, history kept); refused if it failed again or left the failed\n"
+                    "set since it was read. Any other key: cancel.\n");
+    dq_buf_putc(&b, '\0');
+    if (b.failed) {
+        dq_buf_free(&b);
+        return false;
+    }
+    snprintf(title, sizeof title, "fix and requeue task %.40s", id);
+    snprintf(ui->action_id, sizeof ui->action_id, "%s", id);
+    app_confirm_text(ui, ACT_REPLACE, title, b.data);
+    dq_buf_free(&b);
+    return true;
 }
 /* history: end */
 

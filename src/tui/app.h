@@ -166,8 +166,14 @@ void app_set_detail(struct ui *ui, const char *text);
 
 /* history: begin (fix and requeue) */
 /* Asks y/N before @act over a text that says what it will do (@text split at newlines,
- * under @title): the fix-and-requeue confirmation showing what changed. */
+ * under @title). */
 void app_confirm_text(struct ui *ui, enum action act, const char *title, const char *text);
+
+/* The fix-and-requeue confirmation of task @id: what changes from payload @old to @new_
+ * (a short diff of their JSON) and what y does; y asks for ACT_REPLACE. False when out
+ * of memory (nothing asked). */
+bool app_confirm_fix(struct ui *ui, const char *id, const void *old, size_t old_len,
+                     const void *new_, size_t new_len);
 /* history: end */
 
 /* Takes the layout the view computed for the screen: rows per pane, pane boxes, and

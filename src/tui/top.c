@@ -395,7 +395,7 @@ edit_run(struct top *t)
 {
     struct job *j = &t->job;
     struct ui *ui = &t->ui;
-    struct dq_buf text = DQ_BUF_INIT, mp = DQ_BUF_INIT, conf = DQ_BUF_INIT;
+    struct dq_buf text = DQ_BUF_INIT, mp = DQ_BUF_INIT;
     const char *dir = getenv("TMPDIR");
     char path[4096];
     dq_err err = {0};
@@ -432,28 +432,16 @@ edit_run(struct top *t)
         app_status(ui, true, "fix %s: not valid JSON, nothing changed: %s", j->id, err.msg);
     else if (mp.len == j->found.payload_len && memcmp(mp.data, j->found.payload, mp.len) == 0)
         app_status(ui, false, "fix %s: the payload is the same: nothing to do", j->id);
+    else if (!app_confirm_fix(ui, j->id, j->found.payload, j->found.payload_len, mp.data, mp.len))
+        app_status(ui, true, "fix %s: out of memory (nothing changed)", j->id);
     else {
-        dq_buf_puts(&conf, "What changed (pretty JSON lines; - old, + new):\n\n");
-        dq_fmt_payload_change(&conf, j->found.payload, j->found.payload_len, mp.data, mp.len, 12);
-        dq_buf_puts(&conf, "\ny: one call replaces the payload and requeues the task (attempts "
-                           "reset, history kept),\nrefused if it failed again or left the "
-                           "failed set since it was read. Any other key: cancel.\n");
-        size_t n = 0;
-        char title[64];
-        snprintf(title, sizeof title, "fix and requeue task %.40s", j->id);
-        if (!conf.failed && (t->edit_payload = (unsigned char *)dq_buf_steal(&mp, &n)) != NULL) {
-            t->edit_len = n;
-            t->edit_task = j->found;
-            memset(&j->found, 0, sizeof j->found);
-            snprintf(ui->action_id, sizeof ui->action_id, "%s", j->id);
-            app_confirm_text(ui, ACT_REPLACE, title, conf.data);
-        } else {
-            app_status(ui, true, "fix %s: out of memory (nothing changed)", j->id);
-        }
+        /* kept for y: the task as read and the new payload */
+        t->edit_task = j->found;
+        memset(&j->found, 0, sizeof j->found);
+        t->edit_payload = (unsigned char *)dq_buf_steal(&mp, &t->edit_len);
     }
     dq_buf_free(&text);
     dq_buf_free(&mp);
-    dq_buf_free(&conf);
 }
 /* history: end */
 

@@ -753,7 +753,6 @@ golden_fix(void **state)
 {
     struct model m;
     struct ui ui;
-    struct dq_buf b = DQ_BUF_INIT;
     /* msgpack of {"invoice":7,"total":"12.50","lines":[1,2]} and of the fix */
     static const unsigned char old[] = {0x83, 0xa7, 'i', 'n', 'v', 'o',  'i',  'c', 'e', 0x07, 0xa5,
                                         't',  'o',  't', 'a', 'l', 0xa5, '1',  '2', '.', '5',  '0',
@@ -764,13 +763,8 @@ golden_fix(void **state)
 
     make_model(&m);
     ui_init(&ui, false, false);
-    dq_buf_puts(&b, "What changed (pretty JSON lines; - old, + new):\n\n");
-    dq_fmt_payload_change(&b, old, sizeof old, new_, sizeof new_, 12);
-    dq_buf_putc(&b, '\0');
-    snprintf(ui.action_id, sizeof ui.action_id, "inv-7");
-    app_confirm_text(&ui, ACT_REPLACE, "fix and requeue task inv-7", b.data);
+    assert_true(app_confirm_fix(&ui, "inv-7", old, sizeof old, new_, sizeof new_));
     golden_screens(&m, &ui, "fix");
-    dq_buf_free(&b);
     model_free(&m);
     ui_free(&ui);
 }
