@@ -2,11 +2,11 @@
 /*
  * fuzz_env.c: the record decoders (src/lib/env.c) for the envelope, the running record,
  * the failure record and the history record: bytes any producer or operator can put in
- * Redis. Every input goes to all four. Invariants: a refusal is DQ_EPROTO naming the record; decoded
- * views lie inside the input; counters and times are in their documented ranges; a
- * record is exactly one value, so it is refused once a byte is cut off or added; the
- * task key follows snprintf semantics; and re-encoding a decoded envelope with the
- * msgpack writer decodes to the same fields.
+ * Redis. Every input goes to all four. Invariants: a refusal is DQ_EPROTO naming the record;
+ * decoded views lie inside the input; counters and times are in their documented ranges; a record
+ * is exactly one value, so it is refused once a byte is cut off or added; the task key follows
+ * snprintf semantics; and re-encoding a decoded envelope with the msgpack writer decodes to the
+ * same fields.
  */
 #include <stdlib.h>
 #include <string.h>
