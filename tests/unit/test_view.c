@@ -747,6 +747,44 @@ golden_details(void **state)
 }
 
 /* history: begin (fix and requeue) */
+/* e asks for the edit of the selected failed task (only there, never read-only); the
+ * confirmation that follows performs ACT_REPLACE on y and nothing on any other key. */
+static void
+e_fixes_a_failed_task_after_y(void **state)
+{
+    struct model m;
+    struct ui ui;
+    static const unsigned char a[] = {0x81, 0xa1, 'n', 0x01}, b[] = {0x81, 0xa1, 'n', 0x02};
+
+    make_model(&m);
+    ui_init(&ui, true, false);
+    app_key(&ui, &m, '4');
+    assert_int_equal(app_key(&ui, &m, 'e') & APP_ACTION, 0);
+    assert_non_null(strstr(ui.status, "read-only"));
+    ui.read_only = false;
+    app_key(&ui, &m, '1');
+    assert_int_equal(app_key(&ui, &m, 'e') & APP_ACTION, 0);
+    assert_non_null(strstr(ui.status, "go to Failed (4)"));
+    app_key(&ui, &m, '4');
+    assert_int_equal(app_key(&ui, &m, 'e') & APP_ACTION, APP_ACTION);
+    assert_int_equal(app_take_action(&ui), ACT_EDIT);
+    assert_string_equal(ui.action_id, "t30");
+
+    assert_true(app_confirm_fix(&ui, "t30", a, sizeof a, b, sizeof b));
+    assert_int_equal(ui.mode, MODE_CONFIRM);
+    assert_true(ui.ndetail > 3);
+    assert_string_equal(ui.detail[3], "-   \"n\": 1");
+    assert_string_equal(ui.detail[4], "+   \"n\": 2");
+    assert_int_equal(app_key(&ui, &m, 'n') & APP_ACTION, 0);
+    assert_int_equal(ui.mode, MODE_MAIN);
+    assert_int_equal(app_take_action(&ui), ACT_NONE);
+    assert_true(app_confirm_fix(&ui, "t30", a, sizeof a, b, sizeof b));
+    assert_int_equal(app_key(&ui, &m, 'y') & APP_ACTION, APP_ACTION);
+    assert_int_equal(app_take_action(&ui), ACT_REPLACE);
+    model_free(&m);
+    ui_free(&ui);
+}
+
 /* The confirmation after an edit: what changed, over the whole screen, and y/N. */
 static void
 golden_fix(void **state)
@@ -919,6 +957,7 @@ main(void)
         cmocka_unit_test(golden_main),
         cmocka_unit_test(golden_details),
         cmocka_unit_test(golden_fix),
+        cmocka_unit_test(e_fixes_a_failed_task_after_y),
         cmocka_unit_test(golden_help),
         cmocka_unit_test(golden_picker),
         cmocka_unit_test(golden_oncall),
