@@ -616,8 +616,8 @@ end
 local function settle_retry(cfg, now, tk, attempt, claimed, msg, who, quiet)
   local run, e, bad = holder(tk, attempt, claimed)
   if not run then return nil, bad end
+  hist_run(tk, run, e, 'retry', now, msg) -- (its 1 KiB, before the envelope's 512 bytes)
   msg = truncate(msg, 512)
-  hist_run(tk, run, e, 'retry', now, msg)
   e.attempt = e.attempt + 1
   e.last_error = msg
   if e.max > 0 and e.attempt >= e.max then

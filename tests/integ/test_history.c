@@ -281,6 +281,17 @@ long_errors_are_cut_at_1_kib(void **state)
     assert_int_equal(strlen(t.error), 2999); /* the failure record keeps its 4 KiB */
     dq_task_clear(&t);
     dq_claimed_free(&cl);
+
+    /* a retry: 1 KiB in the history, the envelope's last error its 512 bytes */
+    dq_retried rt;
+    enqueue_str(&f, "{}", 0, "long2", NULL);
+    claim_one(&f, "w", 30000, &cl);
+    ASSERT_OK(&f, dq_retry(f.c, f.queue, &cl.tasks[0], msg, &rt, &f.err));
+    find(&f, "long2", &t);
+    assert_int_equal(strlen(t.history[0].error), DQ_HISTORY_ERROR_MAX);
+    assert_int_equal(strlen(t.last_error), 512);
+    dq_task_clear(&t);
+    dq_claimed_free(&cl);
     fixture_close(&f);
 }
 
