@@ -135,8 +135,10 @@ for i = 1, #items, 2 do
       'scheduled member is not a delayq v1 envelope', '', now, worker, true)
     moved = moved + 1
   elseif deadline and now > deadline then
-    to_failed(cfg, tk, m, 'expired',
-      string.format('claimed %s ms after its deadline', dec(now - deadline)), '', now,
+    local msg = string.format('claimed %s ms after its deadline', dec(now - deadline))
+    local e = env_decode(m) -- this rare path only: env_peek gives no attempt
+    hist_add(tk, (e and e.attempt or 0) + 1, now, worker, 'expired', now, msg)
+    to_failed(cfg, tk, m, 'expired', msg, '', now,
       worker, false, 'expired')
     moved = moved + 1
   else

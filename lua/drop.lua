@@ -72,9 +72,11 @@ if mode == 'ids' then
       -- unreachable: a missing id returned above
     elseif p[1] == 'failed' then
       dropped = dropped + redis.call('HDEL', K_FAILED, p[2])
+      hist_forget(p[2])
       redis.call('ZREM', K_FAILIDX, p[2])
     else
       if p[2] then dropped = dropped + redis.call('ZREM', K_SCHED, p[2]) end
+      hist_dropped(p[2])
       if p[3] then
         local n = redis.call('HDEL', K_IDS, p[3])
         if not p[2] then dropped = dropped + n end
@@ -92,6 +94,7 @@ elseif mode == 'all' then
     redis.call('HDEL', K_FAILED, tk)
     redis.call('ZREM', K_FAILIDX, tk)
   end
+  hist_forget_keys(tks, 1, 1)
   local finished = #tks < DQ_STEP_MAX and 1 or 0
   if #tks > 0 then redis.call('HINCRBY', K_STATS, 'dropped', #tks) end
   if #tks > 0 or finished == 1 then

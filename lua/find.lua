@@ -6,11 +6,13 @@
 -- scheduled set is walked: each call looks at up to 1000 members after the cursor (by
 -- rank; if the cursor member is gone, from the first member of its score, so nothing
 -- is skipped) and returns a new cursor when it has not found the task yet.
--- Reply: {'inflight', task key, lease deadline, running record}
---      | {'failed', task key, failed ms, failure record}
---      | {'scheduled', envelope bytes, due ms}
+-- Reply: {'inflight', task key, lease deadline, running record, history}
+--      | {'failed', task key, failed ms, failure record, history}
+--      | {'scheduled', envelope bytes, due ms, history}
 --      | {'more', cursor member, cursor score}
 --      | {'none'}
+--   history: an array of the task's attempt records, oldest first (empty for a task that
+--   never failed; docs/PROTOCOL.md 4.5).
 -- Flags: no-writes (FCALL_RO / EVALSHA_RO: runs on replicas and for read-only users).
 -- Complexity: O(log N) by hash, O(log^2 N) by the id index; O(log N + 1000) per scan
 --   step.
@@ -18,17 +20,17 @@ local id = ARGV[1]
 local tk = resolve(K_RUNNING, id)
 if tk then
   return {'inflight', tk, tonumber(redis.call('ZSCORE', K_INFLIGHT, tk)) or -1,
-    redis.call('HGET', K_RUNNING, tk)}
+    redis.call('HGET', K_RUNNING, tk), hist_get(tk)}
 end
 tk = resolve(K_FAILED, id)
 if tk then
   return {'failed', tk, tonumber(redis.call('ZSCORE', K_FAILIDX, tk)) or -1,
-    redis.call('HGET', K_FAILED, tk)}
+    redis.call('HGET', K_FAILED, tk), hist_get(tk)}
 end
 local due, seq = ids_get(id)
 if due then
   local m = member_at(due, seq)
-  if m then return {'scheduled', m, due} end
+  if m then return {'scheduled', m, due, hist_get('c:' .. id)} end
 end
 if not string.match(id, '^%d+$') or #id > 15 then return {'none'} end
 local prefix = '\153\001' .. p_u64(tonumber(id)) .. '\192'
@@ -45,7 +47,7 @@ end
 local items = redis.call('ZRANGE', K_SCHED, start, start + DQ_STEP_MAX - 1, 'WITHSCORES')
 for i = 1, #items, 2 do
   if string.sub(items[i], 1, #prefix) == prefix then
-    return {'scheduled', items[i], tonumber(items[i + 1])}
+    return {'scheduled', items[i], tonumber(items[i + 1]), hist_get(id)}
   end
 end
 if #items < 2 * DQ_STEP_MAX then return {'none'} end

@@ -382,6 +382,106 @@ local function undecodable_key(m)
   return 'undecodable:' .. redis.sha1hex(m)
 end
 
+-- history: begin
+-- Attempt history (docs/PROTOCOL.md 4.5): the last DQ_HISTORY_MAX attempts of a task that has
+-- failed at least once, oldest first, in a LIST of its own, dq:{Q}:hist:<task key> (named
+-- from KEYS[1] like the registry keys, so it shares the queue's slot). A fresh task has
+-- none: the key is created by its first failed attempt and deleted when the task leaves
+-- the queue (ack, drop, trim). A requeue keeps it, so the history survives a requeue.
+local DQ_HISTORY_MAX = 5          -- attempts kept per task
+local DQ_HISTORY_ERROR_MAX = 1024 -- bytes of each attempt's error kept
+local function hist_key(tk)
+  return K_PREFIX .. 'hist:' .. tk
+end
+
+-- Entry: fixarray(7) [1, attempt (counted from 1), started ms (the claim), worker,
+-- outcome, duration ms, error]. @outcome is 'retry', 'fail', 'lease expired', 'timed out'
+-- or 'expired'; a retry or fail whose message starts with "timed out" (delayq work's
+-- timeout, and any consumer that says so) is recorded as 'timed out'.
+local function hist_add(tk, attempt, started, worker, outcome, now, msg)
+  msg = msg or ''
+  if (outcome == 'retry' or outcome == 'fail') and string.sub(msg, 1, 9) == 'timed out' then
+    outcome = 'timed out'
+  end
+  local d = now - started
+  if d < 0 then d = 0 end
+  local k = hist_key(tk)
+  redis.call('RPUSH', k, '\151\001' .. p_uint(attempt) .. p_uint(started) .. p_str(worker) ..
+    p_str(outcome) .. p_uint(d) .. p_str(truncate(msg, DQ_HISTORY_ERROR_MAX)))
+  redis.call('LTRIM', k, -DQ_HISTORY_MAX, -1)
+end
+
+-- The attempt that running record @run (decoded, with envelope @e as claimed) ended.
+local function hist_run(tk, run, e, outcome, now, msg)
+  hist_add(tk, e.attempt + 1, run.claimed, run.worker, outcome, now, msg)
+end
+
+-- The task keys @t[from], @t[from + step], ... leave the queue: their histories go too
+-- (undecodable failures never have one).
+local function hist_forget_keys(t, from, step)
+  local ks = {}
+  for i = from, #t, step do
+    if string.sub(t[i], 1, 12) ~= 'undecodable:' then ks[#ks + 1] = hist_key(t[i]) end
+  end
+  if #ks > 0 then redis.call('DEL', unpack(ks)) end
+end
+local function hist_forget(tk)
+  hist_forget_keys({tk}, 1, 1)
+end
+
+-- The position after the msgpack value at @p of @s, for the forms an envelope uses, or
+-- nil. Reads headers only: the payload is skipped, not copied.
+local function hist_skip(s, p)
+  local b, n = string.byte(s, p), #s
+  if not b then return nil end
+  if b < 128 or b == 192 then return p + 1 end
+  if b >= 160 and b < 192 then return p + 1 + b - 160 end
+  if b == 204 then return p + 2 elseif b == 205 then return p + 3 end
+  if b == 206 then return p + 5 elseif b == 207 then return p + 9 end
+  if (b == 196 or b == 217) and p + 1 <= n then return p + 2 + string.byte(s, p + 1) end
+  if (b == 197 or b == 218) and p + 2 <= n then return p + 3 + struct.unpack('>I2', s, p + 1) end
+  if (b == 198 or b == 219) and p + 4 <= n then return p + 5 + struct.unpack('>I4', s, p + 1) end
+  return nil
+end
+
+-- Whether the envelope starting at @p of @s may have a history: it was attempted
+-- (attempt > 0) or carries a last error (a requeued task keeps or gets one,
+-- hist_requeued). A fresh task has neither, so its ack deletes nothing.
+local function hist_marked(s, p)
+  local q = hist_skip(s, p + 11) -- past version and seq: the id
+  local a = q and rd(s, q)
+  if a ~= 0 then return true end
+  for _ = 1, 5 do -- attempt, enqueued, max attempts, deadline, payload
+    q = q and hist_skip(s, q)
+  end
+  return not q or string.byte(s, q) ~= 192
+end
+
+-- ack of task key @tk with running record @r: its history goes, if it may have one.
+local function hist_acked(tk, r)
+  local b, p = string.byte(r, 2), nil
+  if b == 196 then p = 4 elseif b == 197 then p = 5 elseif b == 198 then p = 7 end
+  if not p or hist_marked(r, p) then hist_forget(tk) end
+end
+
+-- Scheduled member @m is dropped: its history goes, if it may have one.
+local function hist_dropped(m)
+  local e = m and env_decode(m)
+  if e and hist_marked(m, 1) then hist_forget(tkey(e)) end
+end
+
+-- A requeue resets the attempt: the last error (kept, or the failure's message when the
+-- task had none) marks the envelope as one whose history must go with it (hist_marked).
+local function hist_requeued(e, rec)
+  if not e.last_error then e.last_error = truncate(rec.msg, 512) end
+end
+
+-- The history of task key @tk, oldest first (find).
+local function hist_get(tk)
+  return redis.call('LRANGE', hist_key(tk), 0, -1)
+end
+-- history: end
+
 -- Keeps exactly cfg.failed_retention failures: the oldest beyond it are removed and
 -- counted as trimmed. At most DQ_STEP_MAX per call (a lowered limit catches up over
 -- calls).
@@ -390,6 +490,7 @@ local function trim_failed(cfg)
   if excess <= 0 then return 0 end
   if excess > DQ_STEP_MAX then excess = DQ_STEP_MAX end
   local old = redis.call('ZPOPMIN', K_FAILIDX, excess)
+  hist_forget_keys(old, 1, 2)
   for i = 1, #old, 2 do
     redis.call('HDEL', K_FAILED, old[i])
   end
@@ -584,11 +685,13 @@ end
 local function settle_ack(tk, attempt, claimed)
   local r = redis.call('HGET', K_RUNNING, tk)
   if r and fence_quick(r, attempt, claimed) then
+    hist_acked(tk, r)
     unrun(tk)
     return 1
   end
   local run, _, bad = holder(tk, attempt, claimed) -- the precise error, or an odd layout
   if not run then return nil, bad end
+  hist_acked(tk, r)
   unrun(tk)
   return 1
 end
@@ -629,6 +732,7 @@ end
 local function settle_retry(cfg, now, tk, attempt, claimed, msg, who, quiet)
   local run, e, bad = holder(tk, attempt, claimed)
   if not run then return nil, bad end
+  hist_run(tk, run, e, 'retry', now, msg) -- (its 1 KiB, before the envelope's 512 bytes)
   msg = truncate(msg, 512)
   e.attempt = e.attempt + 1
   e.last_error = msg
@@ -650,6 +754,7 @@ end
 local function settle_fail(cfg, now, tk, attempt, claimed, msg, trace, who)
   local run, e, bad = holder(tk, attempt, claimed)
   if not run then return nil, bad end
+  hist_run(tk, run, e, 'fail', now, msg)
   e.attempt = e.attempt + 1
   to_failed(cfg, tk, env_encode(e), 'error', msg, trace, now, who, false)
   unrun(tk)

@@ -35,6 +35,7 @@ local function requeue_one(tk, rec, due)
   local e = env_decode(rec.raw)
   e.attempt = 0
   e.deadline = nil
+  hist_requeued(e, rec)
   schedule(e, due)
   redis.call('HDEL', K_FAILED, tk)
   redis.call('ZREM', K_FAILIDX, tk)

@@ -205,6 +205,23 @@ typedef enum dq_state {
     DQ_STATE_FAILED,    /* parked in the failed set */
 } dq_state;
 
+/* history: begin */
+/* Attempts a task's history keeps (docs/PROTOCOL.md 4.5), and the bytes of each error. */
+#define DQ_HISTORY_MAX       5
+#define DQ_HISTORY_ERROR_MAX 1024
+
+/* One past attempt of a task, from its history. Strings are owned by the dq_task. */
+typedef struct dq_attempt {
+    uint32_t attempt;    /* counted from 1 */
+    int64_t started_ms;  /* when it was claimed */
+    int64_t duration_ms; /* from the claim to its outcome */
+    char *worker;        /* who held it */
+    char *outcome;       /* "retry", "fail", "lease expired", "timed out" or "expired"; "?" when
+                            the entry does not decode */
+    char *error;         /* the first DQ_HISTORY_ERROR_MAX bytes of its error */
+} dq_attempt;
+/* history: end */
+
 /*
  * A task as read from Redis. Every pointer is owned by the struct and released by
  * dq_task_clear(). Strings are NUL-terminated; the payload is not (use
@@ -239,6 +256,11 @@ typedef struct dq_task {
 
     unsigned char *raw; /* owned: the envelope bytes exactly as stored in Redis */
     size_t raw_len;
+
+    /* its last attempts, oldest first (owned; dq_find fills it, listings leave it empty):
+     * only a task that failed at least once has any */
+    dq_attempt *history;
+    size_t nhistory;
 } dq_task;
 
 /** Releases everything @t owns and zeroes it. Accepts NULL. */
@@ -549,6 +571,21 @@ char *dq_trace_capture(void);
  */
 int dq_requeue(dq_client *c, const char *queue, const char *const *ids, size_t n, int64_t delay_ms,
                size_t *moved, dq_err *err);
+
+/* history: begin (fix and requeue) */
+/**
+ * Fix and requeue: replaces the payload of failed task @t (as read with dq_find() or a
+ * page: its envelope bytes and failure time name the failure) with @len bytes at
+ * @payload, and moves it back to scheduled due after @delay_ms, as dq_requeue() does
+ * (attempt 0, deadline cleared, history kept), in one script call. DQ_ENOTFOUND ("changed
+ * since you opened it") when the task failed again or left the failed set since @t was
+ * read, DQ_EINVAL for an undecodable failure or a payload over the queue's max_payload;
+ * nothing changes then. Recorded in the audit log with the sha1 of the old and the new
+ * payload.
+ */
+int dq_requeue_replace(dq_client *c, const char *queue, const dq_task *t, const void *payload,
+                       size_t len, int64_t delay_ms, dq_err *err);
+/* history: end */
 
 /**
  * Makes scheduled task @t (as read from a page or dq_find) due now, keeping its attempts

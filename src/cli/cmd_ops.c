@@ -4,21 +4,33 @@
  * the same scripts as the TUI; each call is all or nothing and is written to the
  * queue's audit log by the script itself.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "fmt/json.h"
+#include "fmt/taskfmt.h"
 #include "lib/dur.h"
 
 static const char requeue_help[] =
-    "usage: delayq requeue [-q QUEUE] [--delay DUR] [--spread DUR] (--all | [--] ID...)\n\n"
+    "usage: delayq requeue [-q QUEUE] [--delay DUR] [--spread DUR] (--all | [--] ID...)\n"
+    "       delayq requeue [-q QUEUE] [--delay DUR] (--json NEW | --file PATH) [--] ID\n\n"
     "Moves failed tasks back to scheduled with their attempts reset and deadline\n"
     "cleared, and prints how many moved. With ids it is all or nothing: an id that is\n"
     "not in the failed set (someone requeued or dropped it first) is exit 1, names the\n"
-    "id, and nothing moves.\n\n"
+    "id, and nothing moves. The attempt history of each task is kept.\n\n"
     "  --all          every task that failed before now, in steps of " CLI_STEP_MAX_TEXT "\n"
     "  --delay DUR    due DUR from now (default 0)\n"
-    "  --spread DUR   with --all: spread due times evenly over DUR after the delay\n\n";
+    "  --spread DUR   with --all: spread due times evenly over DUR after the delay\n"
+    "  --json NEW     fix and requeue one task: its payload becomes the JSON text NEW\n"
+    "                 (stored as msgpack), in one call with the requeue; prints what\n"
+    "                 changed. Refused (exit 1) when the task failed again or left the\n"
+    "                 failed set after it was read, or when its payload is bytes JSON\n"
+    "                 cannot show faithfully; invalid JSON is exit 2. Nothing changes then\n"
+    "  --file PATH    the same with the JSON text read from PATH (- for stdin), after\n"
+    "                 the task was read\n\n";
 
 static const char drop_help[] =
     "usage: delayq drop [-q QUEUE] (--all-failed | [--] ID...)\n\n"
@@ -34,6 +46,7 @@ struct ops_args {
     size_t n;
     bool all;
     int64_t delay_ms, spread_ms;
+    const char *json, *file; /* fix and requeue: the new payload */
 };
 
 static int
@@ -74,6 +87,14 @@ parse(struct cli *g, int argc, char **argv, bool requeue, struct ops_args *o)
         } else if (requeue && (m = cli_opt(argc, argv, &i, "--spread", NULL, &val)) != 0) {
             if (m < 0 || dq_dur_parse(val, "--spread", &o->spread_ms, &err) != DQ_OK)
                 return m < 0 ? cli_usage_error(g, "--spread needs a value") : cli_error(g, &err);
+        } else if (requeue && (m = cli_opt(argc, argv, &i, "--json", NULL, &val)) != 0) {
+            if (m < 0)
+                return cli_usage_error(g, "--json needs a value");
+            o->json = val;
+        } else if (requeue && (m = cli_opt(argc, argv, &i, "--file", NULL, &val)) != 0) {
+            if (m < 0)
+                return cli_usage_error(g, "--file needs a value");
+            o->file = val;
         } else if (argv[i][0] != '-' || argv[i][1] == '\0') {
             if (o->n == MAX_IDS)
                 return cli_usage_error(g, "at most %d ids per call", MAX_IDS);
@@ -86,8 +107,116 @@ parse(struct cli *g, int argc, char **argv, bool requeue, struct ops_args *o)
         return cli_usage_error(g, "give ids or %s (not both)", requeue ? "--all" : "--all-failed");
     if (o->spread_ms > 0 && !o->all)
         return cli_usage_error(g, "--spread only applies to --all");
+    if (o->json != NULL && o->file != NULL)
+        return cli_usage_error(g, "give the new payload once: --json NEW or --file PATH");
+    if ((o->json != NULL || o->file != NULL) && (o->all || o->n != 1))
+        return cli_usage_error(g, "--json and --file fix one task: give exactly one id");
+    if (o->json != NULL) {
+        /* invalid JSON is refused before anything is read or changed */
+        struct dq_buf mp = DQ_BUF_INIT;
+        int rc = dq_json_to_mp(&mp, o->json, strlen(o->json), &err);
+        dq_buf_free(&mp);
+        if (rc != DQ_OK) {
+            fprintf(stderr, "%s: --json: ", g->prog);
+            cli_put_safe(stderr, err.msg, strlen(err.msg));
+            fprintf(stderr, " (nothing changed)\n");
+            return cli_exit_status(rc);
+        }
+    }
     return cli_connect(g);
 }
+
+/* history: begin (fix and requeue) */
+/* The new payload's JSON text: --json, else the bytes of --file (read now, after the
+ * task: PATH may be a pipe that is filled while the task is looked at). */
+static char *
+replace_text(struct cli *g, const struct ops_args *o, size_t *len)
+{
+    if (o->json != NULL) {
+        *len = strlen(o->json);
+        return strdup(o->json);
+    }
+    bool in = strcmp(o->file, "-") == 0;
+    FILE *f = in ? stdin : fopen(o->file, "rb");
+    if (f == NULL) {
+        fprintf(stderr, "%s: --file: cannot open \"", g->prog);
+        cli_put_safe(stderr, o->file, strlen(o->file));
+        fprintf(stderr, "\": %s (nothing changed)\n", strerror(errno));
+        return NULL;
+    }
+    char *text = cli_read_all(f, (size_t)512 << 20, len);
+    if (!in)
+        fclose(f);
+    if (text == NULL)
+        fprintf(stderr, "%s: --file: cannot read it (nothing changed)\n", g->prog);
+    return text;
+}
+
+/* requeue ID --json NEW | --file PATH: the task is read, its payload checked to be
+ * editable as JSON, the new one parsed, and one script replaces it and requeues the task
+ * if the failure is still the one read. */
+static int
+requeue_replace(struct cli *g, const struct ops_args *o)
+{
+    struct dq_buf old = DQ_BUF_INIT, mp = DQ_BUF_INIT, change = DQ_BUF_INIT;
+    dq_err err = {0};
+    dq_task t;
+    size_t len = 0;
+    char *text = NULL;
+    int status;
+
+    if (dq_find(g->client, g->queue, o->ids[0], &t, &err) != DQ_OK)
+        return cli_error(g, &err);
+    if (t.state != DQ_STATE_FAILED) {
+        fprintf(stderr, "%s: task ", g->prog);
+        cli_put_safe(stderr, t.id, strlen(t.id));
+        fprintf(stderr, " is not failed (it is %s): nothing changed\n",
+                t.state == DQ_STATE_INFLIGHT ? "in flight" : "scheduled");
+        status = DQ_EXIT_FAILED;
+        goto out;
+    }
+    /* a payload JSON cannot show faithfully is not replaced through JSON */
+    if (dq_fmt_payload_edit(&old, &t, &err) != DQ_OK) {
+        fprintf(stderr, "%s: ", g->prog);
+        cli_put_safe(stderr, err.msg, strlen(err.msg));
+        fprintf(stderr, "; nothing changed\n");
+        status = DQ_EXIT_FAILED;
+        goto out;
+    }
+    if ((text = replace_text(g, o, &len)) == NULL) {
+        status = DQ_EXIT_USAGE;
+        goto out;
+    }
+    if (dq_json_to_mp(&mp, text, len, &err) != DQ_OK) {
+        fprintf(stderr, "%s: %s: ", g->prog, o->json ? "--json" : "--file");
+        cli_put_safe(stderr, err.msg, strlen(err.msg));
+        fprintf(stderr, " (nothing changed)\n");
+        status = cli_exit_status(err.code);
+        goto out;
+    }
+    if (mp.len == t.payload_len && memcmp(mp.data, t.payload, mp.len) == 0) {
+        printf("payload unchanged: nothing done (delayq requeue ID requeues it as it is)\n");
+        status = DQ_EXIT_OK;
+        goto out;
+    }
+    if (dq_requeue_replace(g->client, g->queue, &t, mp.data, mp.len, o->delay_ms, &err) != DQ_OK) {
+        status = cli_error(g, &err);
+        goto out;
+    }
+    dq_fmt_payload_change(&change, t.payload, t.payload_len, mp.data, mp.len, 20);
+    if (!change.failed)
+        fwrite(change.data, 1, change.len, stdout);
+    printf("requeued 1 with the new payload\n");
+    status = DQ_EXIT_OK;
+out:
+    free(text);
+    dq_buf_free(&old);
+    dq_buf_free(&mp);
+    dq_buf_free(&change);
+    dq_task_clear(&t);
+    return status;
+}
+/* history: end */
 
 int
 cmd_requeue(struct cli *g, int argc, char **argv)
@@ -98,6 +227,8 @@ cmd_requeue(struct cli *g, int argc, char **argv)
 
     if (rc != 0)
         return rc < 0 ? DQ_EXIT_OK : rc;
+    if (o.json != NULL || o.file != NULL)
+        return requeue_replace(g, &o);
     if (!o.all) {
         size_t moved;
         if (dq_requeue(g->client, g->queue, o.ids, o.n, o.delay_ms, &moved, &err) != DQ_OK)

@@ -403,8 +403,6 @@ dq_mp_to_json(struct dq_buf *out, const void *data, size_t len, dq_err *err)
     return json_render(out, data, len, SIZE_MAX, err);
 }
 
-/* ---- tree ------------------------------------------------------------------------- */
-
 static void
 put_indent(struct dq_buf *out, int n)
 {
@@ -416,6 +414,71 @@ put_indent(struct dq_buf *out, int n)
         n -= k;
     }
 }
+
+/* history: begin (fix and requeue) */
+int
+dq_mp_to_json_pretty(struct dq_buf *out, const void *data, size_t len, dq_err *err)
+{
+    struct dq_buf flat = DQ_BUF_INIT;
+    int rc = dq_mp_to_json(&flat, data, len, err);
+    int depth = 0;
+    bool in_str = false;
+
+    /* Re-indents the compact text: it is our own output, valid JSON, so only quotes and
+     * backslashes inside strings need tracking (one pass, no second parser). */
+    for (size_t i = 0; rc == DQ_OK && i < flat.len; i++) {
+        char ch = flat.data[i];
+        if (in_str) {
+            dq_buf_putc(out, ch);
+            if (ch == '\\' && i + 1 < flat.len)
+                dq_buf_putc(out, flat.data[++i]);
+            else if (ch == '"')
+                in_str = false;
+            continue;
+        }
+        switch (ch) {
+        case '"':
+            in_str = true;
+            dq_buf_putc(out, ch);
+            break;
+        case '{':
+        case '[':
+            if (i + 1 < flat.len && (flat.data[i + 1] == '}' || flat.data[i + 1] == ']')) {
+                dq_buf_putc(out, ch); /* {} and [] stay on one line */
+                dq_buf_putc(out, flat.data[++i]);
+                break;
+            }
+            dq_buf_putc(out, ch);
+            dq_buf_putc(out, '\n');
+            put_indent(out, 2 * ++depth);
+            break;
+        case '}':
+        case ']':
+            dq_buf_putc(out, '\n');
+            put_indent(out, 2 * --depth);
+            dq_buf_putc(out, ch);
+            break;
+        case ',':
+            dq_buf_puts(out, ",\n");
+            put_indent(out, 2 * depth);
+            break;
+        case ':':
+            dq_buf_puts(out, ": ");
+            break;
+        default:
+            dq_buf_putc(out, ch);
+        }
+    }
+    if (rc == DQ_OK)
+        dq_buf_putc(out, '\n');
+    if (rc == DQ_OK && out->failed)
+        rc = dq_err_set(err, DQ_ENOMEM, "out of memory");
+    dq_buf_free(&flat);
+    return rc;
+}
+/* history: end */
+
+/* ---- tree ------------------------------------------------------------------------- */
 
 static int
 tree_key(struct walk *w, struct dq_buf *out, const msgpack_object *k)

@@ -33,6 +33,10 @@
  */
 int dq_mp_to_json(struct dq_buf *out, const void *data, size_t len, dq_err *err);
 
+/* The same JSON as dq_mp_to_json(), indented two spaces per level, one member or
+ * element per line, ending in '\n' (for an editor: fix and requeue). Same errors. */
+int dq_mp_to_json_pretty(struct dq_buf *out, const void *data, size_t len, dq_err *err);
+
 /*
  * One msgpack value → indented multi-line tree for humans (the TUI details view and
  * `delayq show`), every line ending in '\n'. Every string goes through dq_esc_text

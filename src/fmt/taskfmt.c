@@ -3,6 +3,7 @@
 #include "taskfmt.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fmt/b64.h"
@@ -11,6 +12,7 @@
 #include "fmt/mptext.h"
 #include "lib/dur.h"
 #include "lib/mp.h"
+#include "lib/err.h"
 
 static const char *const state_names[] = {"none", "scheduled", "inflight", "failed"};
 
@@ -139,6 +141,29 @@ json_key_int(struct dq_buf *b, const char *key, int64_t v)
         dq_buf_printf(b, ",\"%s\":%lld", key, (long long)v);
 }
 
+/* history: begin */
+/* ,"history":[{...}, ...] (PROTOCOL.md 4.5), oldest first; nothing when it has none. */
+static void
+json_history(struct dq_buf *b, const dq_task *t, const struct json_mode *m)
+{
+    if (t->nhistory == 0)
+        return;
+    dq_buf_puts(b, ",\"history\":[");
+    for (size_t i = 0; i < t->nhistory; i++) {
+        const dq_attempt *a = &t->history[i];
+        dq_buf_printf(b, "%s{\"attempt\":%u", i > 0 ? "," : "", a->attempt);
+        json_key_int(b, "started_ms", a->started_ms);
+        json_key_int(b, "duration_ms", a->duration_ms);
+        json_key_str(b, "worker", a->worker, m);
+        json_key_str(b, "outcome", a->outcome, m);
+        json_key_str(b, "error", a->error, m);
+        dq_buf_putc(b, '}');
+    }
+    dq_buf_putc(b, ']');
+}
+/* history: end */
+
+
 /* Lossless: the payload as JSON only when that JSON reads back to exactly its bytes
  * (checked here, by reading it back), else its bytes in base64 under payload_b64. */
 static void
@@ -210,6 +235,7 @@ task_json(struct dq_buf *b, const dq_task *t, int64_t now_ms, const struct json_
         json_key_str(b, "trace", t->trace, m);
         json_key_str(b, "failed_by", t->failed_by, m);
     }
+    json_history(b, t, m);
     dq_buf_putc(b, '}');
 }
 
@@ -301,6 +327,39 @@ detail_payload(struct dq_buf *b, const dq_task *t)
     dq_buf_free(&body);
 }
 
+/* history: begin */
+/* The attempt history as a timeline, oldest first: one line per attempt (number, start,
+ * outcome, duration, worker), its error escaped on the line below. */
+static void
+detail_history(struct dq_buf *b, const dq_task *t, int64_t now_ms)
+{
+    if (t->nhistory == 0)
+        return;
+    dq_buf_printf(b, "%-14s%zu attempt%s, oldest first (at most %d kept)\n", "history", t->nhistory,
+                  t->nhistory == 1 ? "" : "s", DQ_HISTORY_MAX);
+    for (size_t i = 0; i < t->nhistory; i++) {
+        const dq_attempt *a = &t->history[i];
+        char when[96], took[32], num[16];
+        dq_fmt_time_rel(when, sizeof when, a->started_ms, now_ms);
+        if (a->duration_ms >= 0)
+            dq_dur_format(took, sizeof took, a->duration_ms);
+        else
+            snprintf(took, sizeof took, "-");
+        snprintf(num, sizeof num, "#%u", a->attempt);
+        dq_buf_printf(b, "  %-4s %s  ", num, when);
+        dq_esc_text(b, a->outcome, strlen(a->outcome), 0);
+        dq_buf_printf(b, " after %s, ", took);
+        dq_esc_text(b, a->worker, strlen(a->worker), 0);
+        dq_buf_puts(b, "\n       ");
+        if (a->error[0] != '\0')
+            dq_esc_text(b, a->error, strlen(a->error), 0);
+        else
+            dq_buf_puts(b, "(no message)");
+        dq_buf_putc(b, '\n');
+    }
+}
+/* history: end */
+
 void
 dq_fmt_task_details(struct dq_buf *b, const dq_task *t, int64_t now_ms)
 {
@@ -338,6 +397,7 @@ dq_fmt_task_details(struct dq_buf *b, const dq_task *t, int64_t now_ms)
     }
     if (t->last_error != NULL)
         detail_line(b, "last error", t->last_error);
+    detail_history(b, t, now_ms);
     detail_payload(b, t);
     if (t->state == DQ_STATE_FAILED) {
         detail_block(b, "error", t->error ? t->error : "");
@@ -353,3 +413,103 @@ dq_fmt_task_copy(struct dq_buf *b, const dq_task *t, bool prefer_trace)
     else if (!t->undecodable)
         dq_fmt_payload_json(b, t->payload, t->payload_len);
 }
+
+/* history: begin (fix and requeue) */
+int
+dq_fmt_payload_edit(struct dq_buf *b, const dq_task *t, dq_err *err)
+{
+    struct dq_buf text = DQ_BUF_INIT, back = DQ_BUF_INIT;
+    int rc;
+
+    if (t->undecodable)
+        return dq_err_set(err, DQ_EINVAL, "task %s is undecodable bytes, not a task to edit",
+                          t->id);
+    if (t->payload_len == 0 ||
+        dq_mp_to_json_pretty(&text, t->payload, t->payload_len, NULL) != DQ_OK) {
+        dq_buf_free(&text);
+        return dq_err_set(err, DQ_EINVAL,
+                          "payload of %s is %zu bytes that are not msgpack: JSON cannot show it "
+                          "faithfully (enqueue a new task instead)",
+                          t->id, t->payload_len);
+    }
+    rc = text.failed ? DQ_ENOMEM : dq_json_to_mp(&back, text.data, text.len, err);
+    if (rc == DQ_OK && (back.len != t->payload_len || memcmp(back.data, t->payload, back.len) != 0))
+        rc = dq_err_set(err, DQ_EINVAL,
+                        "payload of %s is msgpack that JSON cannot show faithfully (a value in "
+                        "a longer encoding than the shortest): saving it would change bytes "
+                        "nobody edited",
+                        t->id);
+    else if (rc == DQ_ENOMEM)
+        dq_err_set(err, DQ_ENOMEM, "out of memory");
+    if (rc == DQ_OK)
+        dq_buf_append(b, text.data, text.len);
+    dq_buf_free(&text);
+    dq_buf_free(&back);
+    return rc;
+}
+
+/* The lines of @text (pointers into it, without their newline), at most @max. */
+static size_t
+split_lines(const char *text, size_t len, const char **lines, size_t *lens, size_t max)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < len && n < max;) {
+        const char *nl = memchr(text + i, '\n', len - i);
+        size_t l = nl ? (size_t)(nl - (text + i)) : len - i;
+        lines[n] = text + i;
+        lens[n++] = l;
+        i += l + 1;
+    }
+    return n;
+}
+
+enum { CHANGE_LINES_MAX = 4096 }; /* lines compared; past them the rest shows as changed */
+
+void
+dq_fmt_payload_change(struct dq_buf *b, const void *old, size_t old_len, const void *new_,
+                      size_t new_len, size_t max_lines)
+{
+    struct dq_buf o = DQ_BUF_INIT, n = DQ_BUF_INIT;
+    const char **ol = calloc(2 * CHANGE_LINES_MAX, sizeof *ol), **nl = ol + CHANGE_LINES_MAX;
+    size_t *oll = calloc(2 * CHANGE_LINES_MAX, sizeof *oll), *nll = oll + CHANGE_LINES_MAX;
+    size_t no, nn, head = 0, tail = 0;
+
+    dq_buf_printf(b, "payload %zu -> %zu bytes\n", old_len, new_len);
+    if (ol == NULL || oll == NULL || dq_mp_to_json_pretty(&o, old, old_len, NULL) != DQ_OK ||
+        dq_mp_to_json_pretty(&n, new_, new_len, NULL) != DQ_OK || o.failed || n.failed) {
+        free(ol);
+        free(oll);
+        dq_buf_free(&o);
+        dq_buf_free(&n);
+        return;
+    }
+    no = split_lines(o.data, o.len, ol, oll, CHANGE_LINES_MAX);
+    nn = split_lines(n.data, n.len, nl, nll, CHANGE_LINES_MAX);
+    while (head < no && head < nn && oll[head] == nll[head] &&
+           memcmp(ol[head], nl[head], oll[head]) == 0)
+        head++;
+    while (tail < no - head && tail < nn - head && oll[no - 1 - tail] == nll[nn - 1 - tail] &&
+           memcmp(ol[no - 1 - tail], nl[nn - 1 - tail], oll[no - 1 - tail]) == 0)
+        tail++;
+    if (head == no && head == nn)
+        dq_buf_puts(b, "  (no change)\n");
+    for (int side = 0; side < 2; side++) {
+        const char **lines = side == 0 ? ol : nl;
+        size_t *lens = side == 0 ? oll : nll, count = (side == 0 ? no : nn) - tail;
+        for (size_t i = head; i < count; i++) {
+            if (i - head == max_lines) {
+                dq_buf_printf(b, "%c ... %zu more lines\n", side == 0 ? '-' : '+', count - i);
+                break;
+            }
+            dq_buf_puts(b, side == 0 ? "- " : "+ ");
+            dq_esc_text(b, lines[i], lens[i], DQ_ESC_KEEP_TAB);
+            dq_buf_putc(b, '\n');
+        }
+    }
+    free(ol);
+    free(oll);
+    dq_buf_free(&o);
+    dq_buf_free(&n);
+}
+/* history: end */

@@ -51,4 +51,22 @@ void dq_fmt_task_details(struct dq_buf *b, const dq_task *t, int64_t now_ms);
  * failed task), else the payload as JSON; nothing for undecodable bytes. */
 void dq_fmt_task_copy(struct dq_buf *b, const dq_task *t, bool prefer_trace);
 
+/* history: begin (fix and requeue) */
+/*
+ * The payload of @t as pretty JSON for an editor (dq_mp_to_json_pretty), ending in
+ * '\n'. DQ_EINVAL with a message saying why when JSON cannot show it faithfully, that
+ * is when the JSON would not read back (dq_json_to_mp) to exactly its bytes: raw bytes
+ * that are not one msgpack value, or msgpack in a longer form than the shortest.
+ */
+int dq_fmt_payload_edit(struct dq_buf *b, const dq_task *t, dq_err *err);
+
+/*
+ * What a payload change does, for the confirmation: "N -> M bytes" then a short line
+ * diff of the two payloads' pretty JSON (the lines between the common head and tail,
+ * "- old" and "+ new", at most @max_lines of each, escaped), every line ending in '\n'.
+ */
+void dq_fmt_payload_change(struct dq_buf *b, const void *old, size_t old_len, const void *new_,
+                           size_t new_len, size_t max_lines);
+/* history: end */
+
 #endif /* DQ_FMT_TASKFMT_H */

@@ -249,3 +249,29 @@ dq_env_tkey(const struct dq_env *e, char *buf, size_t size)
     }
     return need;
 }
+
+int
+dq_hist_rec_decode(const void *data, size_t len, struct dq_hist_rec *out, dq_err *err)
+{
+    static const struct field fields[] = {
+        {"version", F_UINT},  {"attempt", F_UINT},     {"started_ms", F_UINT}, {"worker", F_BYTES},
+        {"outcome", F_BYTES}, {"duration_ms", F_UINT}, {"error", F_BYTES},
+    };
+    struct value v[7];
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    rc = read_record(data, len, "history record", fields, 7, v, err);
+    if (rc != DQ_OK)
+        return rc;
+    if (v[0].u != 1 || !fits(v[1].u, UINT32_MAX) || !fits(v[2].u, INT64_MAX) ||
+        !fits(v[5].u, INT64_MAX))
+        return dq_err_set(err, DQ_EPROTO, "history record: bad version, attempt or time");
+    out->attempt = (uint32_t)v[1].u;
+    out->started_ms = (int64_t)v[2].u;
+    out->worker = v[3].bytes;
+    out->outcome = v[4].bytes;
+    out->duration_ms = (int64_t)v[5].u;
+    out->error = v[6].bytes;
+    return DQ_OK;
+}

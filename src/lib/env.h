@@ -43,11 +43,19 @@ struct dq_fail_rec {
     bool undecodable;
 };
 
+/* One entry of a task's attempt history (PROTOCOL.md 4.5). */
+struct dq_hist_rec {
+    uint32_t attempt;
+    int64_t started_ms, duration_ms;
+    struct dq_bytes worker, outcome, error;
+};
+
 /* Each returns DQ_OK, or DQ_EPROTO (with a message naming the field) when @data is
  * not exactly one well-formed record of that kind, or DQ_ENOMEM. */
 int dq_env_decode(const void *data, size_t len, struct dq_env *out, dq_err *err);
 int dq_run_rec_decode(const void *data, size_t len, struct dq_run_rec *out, dq_err *err);
 int dq_fail_rec_decode(const void *data, size_t len, struct dq_fail_rec *out, dq_err *err);
+int dq_hist_rec_decode(const void *data, size_t len, struct dq_hist_rec *out, dq_err *err);
 
 /* The task key of an envelope ("c:" + id, or the seq in decimal); snprintf semantics.
  * The id's bytes are copied as they are, so the key holds a NUL where the id does. */

@@ -536,6 +536,34 @@ dq_requeue(dq_client *c, const char *queue, const char *const *ids, size_t n, in
     return rc;
 }
 
+/* history: begin (fix and requeue) */
+int
+dq_requeue_replace(dq_client *c, const char *queue, const dq_task *t, const void *payload,
+                   size_t len, int64_t delay_ms, dq_err *err)
+{
+    struct dq_args a;
+    size_t moved = 0;
+    int rc;
+
+    if (t == NULL || t->id == NULL || t->state != DQ_STATE_FAILED || t->raw == NULL)
+        return dq_err_set(err, DQ_EINVAL, "replace: not a failed task as read from Redis");
+    if (t->undecodable)
+        return dq_err_set(err, DQ_EINVAL, "undecodable, can only be dropped: %s", t->id);
+    if (delay_ms < 0)
+        return dq_err_set(err, DQ_EINVAL, "delay: %lld ms is negative", (long long)delay_ms);
+    dq_args_init(&a);
+    dq_args_str(&a, t->id);
+    dq_args_bytes(&a, t->raw, t->raw_len);
+    dq_args_i64(&a, t->failed_ms);
+    dq_args_bytes(&a, len > 0 ? payload : "", len);
+    dq_args_i64(&a, delay_ms);
+    dq_args_str(&a, dq_client_who(c));
+    rc = dq_scripts_run(c, DQ_SCRIPT_REPLACE, queue, &a, dq_reply_requeue_ids, &moved, err);
+    dq_args_free(&a);
+    return rc;
+}
+/* history: end */
+
 int
 dq_run_now(dq_client *c, const char *queue, const dq_task *t, dq_err *err)
 {

@@ -498,16 +498,45 @@ enum {
     FIND_CURSOR_MEMBER = 1,
     FIND_CURSOR_SCORE = 2,
     FIND_MORE_FIELDS = 3,
-    /* {"scheduled", envelope, due} */
+    /* {"scheduled", envelope, due[, history]} */
     FIND_ENVELOPE = 1,
     FIND_DUE = 2,
     FIND_SCHEDULED_FIELDS = 3,
-    /* {"inflight" | "failed", task key, lease deadline | failed time, record} */
+    FIND_SCHEDULED_HISTORY = 3,
+    /* {"inflight" | "failed", task key, lease deadline | failed time, record[, history]} */
     FIND_TASK_KEY = 1,
     FIND_SCORE = 2,
     FIND_RECORD = 3,
     FIND_TASK_FIELDS = 4,
+    FIND_TASK_HISTORY = 4,
 };
+
+/* The history array at @pos of a find reply, when there is one (older scripts send
+ * none): an array of history records (PROTOCOL.md 4.5), appended to fs->out. */
+static int
+find_history(const redisReply *r, size_t pos, struct dq_find_reply *fs, dq_err *err)
+{
+    const redisReply *h;
+
+    if (r->elements <= pos)
+        return DQ_OK;
+    h = r->element[pos];
+    if (h->type != REDIS_REPLY_ARRAY)
+        return bad_element(err, "find", pos, h, "an array of history records", "history");
+    for (size_t i = 0; i < h->elements; i++) {
+        const redisReply *e = h->element[i];
+        if (!is_str(e)) {
+            char k[32];
+            return dq_err_set(err, DQ_EPROTO,
+                              "find reply: element %zu (history) entry %zu is %s, expected a "
+                              "string",
+                              pos + 1, i + 1, kind(e, k, sizeof k));
+        }
+        if (dq_task_add_history(fs->out, e->str, e->len) != DQ_OK)
+            return oom(err);
+    }
+    return DQ_OK;
+}
 
 static int
 find_more(const redisReply *r, struct dq_find_reply *fs, dq_err *err)
@@ -550,7 +579,7 @@ find_scheduled(const redisReply *r, struct dq_find_reply *fs, dq_err *err)
     fs->found = true;
     if (dq_task_from_scheduled(fs->out, m->str, m->len, due, "?") != DQ_OK)
         return oom(err);
-    return DQ_OK;
+    return find_history(r, FIND_SCHEDULED_HISTORY, fs, err);
 }
 
 static int
@@ -583,7 +612,7 @@ find_task(const redisReply *r, bool inflight, struct dq_find_reply *fs, dq_err *
         rc = dq_task_from_running(fs->out, tk, score, rec->str, rec->len);
     else
         rc = dq_task_from_failed(fs->out, tk, rec->str, rec->len);
-    return rc == DQ_OK ? DQ_OK : oom(err);
+    return rc == DQ_OK ? find_history(r, FIND_TASK_HISTORY, fs, err) : oom(err);
 }
 
 int

@@ -37,6 +37,12 @@ dq_task_clear(dq_task *t)
     free(t->trace);
     free(t->failed_by);
     free(t->raw);
+    for (size_t i = 0; i < t->nhistory; i++) {
+        free(t->history[i].worker);
+        free(t->history[i].outcome);
+        free(t->history[i].error);
+    }
+    free(t->history);
     memset(t, 0, sizeof *t);
 }
 
@@ -161,6 +167,37 @@ dq_task_from_failed(dq_task *t, const char *tk, const void *rec, size_t len)
         return DQ_ENOMEM;
     return DQ_OK;
 }
+
+/* history: begin */
+int
+dq_task_add_history(dq_task *t, const void *rec, size_t len)
+{
+    struct dq_hist_rec h;
+    dq_attempt *a = realloc(t->history, (t->nhistory + 1) * sizeof *a);
+
+    if (a == NULL)
+        return DQ_ENOMEM;
+    t->history = a;
+    a = &a[t->nhistory];
+    memset(a, 0, sizeof *a);
+    a->started_ms = a->duration_ms = -1;
+    if (dq_hist_rec_decode(rec, len, &h, NULL) == DQ_OK) {
+        a->attempt = h.attempt;
+        a->started_ms = h.started_ms;
+        a->duration_ms = h.duration_ms;
+        a->worker = dq_dup_bytes(h.worker.ptr, h.worker.len);
+        a->outcome = dq_dup_bytes(h.outcome.ptr, h.outcome.len);
+        a->error = dq_dup_bytes(h.error.ptr, h.error.len);
+    } else {
+        /* a foreign write: shown as such, never a reason to refuse the whole task */
+        a->worker = dq_dup_bytes("?", 1);
+        a->outcome = dq_dup_bytes("?", 1);
+        a->error = dq_dup_bytes("history entry does not decode", 29);
+    }
+    t->nhistory++;
+    return a->worker && a->outcome && a->error ? DQ_OK : DQ_ENOMEM;
+}
+/* history: end */
 
 /* ---- result structs that own tasks ---------------------------------------------- */
 

@@ -35,6 +35,11 @@ int dq_task_from_running(dq_task *t, const char *tk, int64_t lease_ms, const voi
 /* A failed task: task key @tk, failure record @rec. */
 int dq_task_from_failed(dq_task *t, const char *tk, const void *rec, size_t len);
 
+/* Appends history record @rec (PROTOCOL.md 4.5) to t->history; an entry that does not
+ * decode is kept with outcome "?" (malformed data is shown, not fatal). DQ_OK or
+ * DQ_ENOMEM (what was copied stays for dq_task_clear). */
+int dq_task_add_history(dq_task *t, const void *rec, size_t len);
+
 /*
  * The task key of @t ("c:" + id for a caller-chosen id, else the id) into @buf of
  * @size bytes (DQ_TASK_KEY_MAX + 1 holds any); snprintf semantics. The one place the

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt/taskfmt.h"
+#include "lib/buf.h"
 #include "lib/dur.h"
 
 void
@@ -141,6 +143,42 @@ app_set_detail(struct ui *ui, const char *text)
             p++;
     }
 }
+
+/* history: begin (fix and requeue) */
+void
+app_confirm_text(struct ui *ui, enum action act, const char *title, const char *text)
+{
+    app_set_detail(ui, text);
+    snprintf(ui->detail_title, sizeof ui->detail_title, "%s", title);
+    ui->confirm_action = act;
+    ui->mode = MODE_CONFIRM;
+    ui->scroll = 0;
+}
+
+bool
+app_confirm_fix(struct ui *ui, const char *id, const void *old, size_t old_len, const void *new_,
+                size_t new_len)
+{
+    struct dq_buf b = DQ_BUF_INIT;
+    char title[64];
+
+    dq_buf_puts(&b, "What changed (pretty JSON lines; - old, + new):\n\n");
+    dq_fmt_payload_change(&b, old, old_len, new_, new_len, 12);
+    dq_buf_puts(&b, "\ny: one call replaces the payload and requeues the task (attempts\n"
+                    "reset, history kept); refused if it failed again or left the failed\n"
+                    "set since it was read. Any other key: cancel.\n");
+    dq_buf_putc(&b, '\0');
+    if (b.failed) {
+        dq_buf_free(&b);
+        return false;
+    }
+    snprintf(title, sizeof title, "fix and requeue task %.40s", id);
+    snprintf(ui->action_id, sizeof ui->action_id, "%s", id);
+    app_confirm_text(ui, ACT_REPLACE, title, b.data);
+    dq_buf_free(&b);
+    return true;
+}
+/* history: end */
 
 const dq_task *
 app_selected_task(const struct ui *ui, const struct model *m)
@@ -577,6 +615,10 @@ static const struct binding bindings[] = {
     {BIND_MAIN, {'p'}, "p", U, KB_WRITE | KB_SELECTED, do_confirm, ACT_RUN_NOW,
         "Future: run the selected task now (asks y/N)",
         "p runs a future task now: go to Future (2)", "run now"},
+    {BIND_MAIN, {'e'}, "e", F, KB_WRITE | KB_SELECTED, do_request, ACT_EDIT,
+        "Failed: fix and requeue: the payload opens as JSON in $VISUAL or $EDITOR; after "
+        "you save and quit, shows what changed and asks y/N",
+        "e fixes a failed task's payload: go to Failed (4)", "fix"},
     {BIND_MAIN, {'x'}, "x", I, KB_WRITE, do_request, ACT_REAP,
         "In-flight: return expired leases now (reap)",
         "x recovers expired leases: go to In-flight (3)", "reap"},

@@ -38,6 +38,10 @@ enum action {
     ACT_PAUSE_REASON,  /* pause: the reason was typed (input); confirm next */
     ACT_PAUSE,         /* pause the queue for pause_for, with the reason (input) */
     ACT_RESUME,        /* end the queue's pause */
+    /* history: begin (fix and requeue) */
+    ACT_EDIT,    /* failed: read the task, open its payload in the editor (top.c) */
+    ACT_REPLACE, /* failed: requeue it with the edited payload (after y) */
+    /* history: end */
 };
 
 enum {
@@ -160,6 +164,18 @@ void app_set_picker(struct ui *ui, char **names, int64_t (*counts)[4], size_t n,
 
 /* Replaces the details lines with @text split at newlines. */
 void app_set_detail(struct ui *ui, const char *text);
+
+/* history: begin (fix and requeue) */
+/* Asks y/N before @act over a text that says what it will do (@text split at newlines,
+ * under @title). */
+void app_confirm_text(struct ui *ui, enum action act, const char *title, const char *text);
+
+/* The fix-and-requeue confirmation of task @id: what changes from payload @old to @new_
+ * (a short diff of their JSON) and what y does; y asks for ACT_REPLACE. False when out
+ * of memory (nothing asked). */
+bool app_confirm_fix(struct ui *ui, const char *id, const void *old, size_t old_len,
+                     const void *new_, size_t new_len);
+/* history: end */
 
 /* Takes the layout the view computed for the screen: rows per pane, pane boxes, and
  * the scroll position kept within the text shown. */

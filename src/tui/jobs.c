@@ -26,6 +26,9 @@ job_reset(struct job *j)
     free(j->ids);
     free(j->task.id);
     free(j->task.raw);
+    dq_task_clear(&j->found);
+    free(j->edit_text);
+    free(j->payload);
     app_action_result_free(&j->result);
     memset(j, 0, sizeof *j);
 }
@@ -183,6 +186,40 @@ job_workers(dq_client *c, struct job *j)
     dq_workers_free(&w);
 }
 
+/* history: begin (fix and requeue) */
+/* e: the task as it is now, and its payload as JSON for the editor (refused, with the
+ * reason, when it is not failed or JSON cannot show its payload faithfully). */
+static void
+job_edit(dq_client *c, struct job *j)
+{
+    struct dq_buf text = DQ_BUF_INIT;
+    dq_err err = {0};
+
+    if (dq_find(c, j->queue, j->id, &j->found, &err) != DQ_OK) {
+        job_status(j, true, "fix %s: %s", j->id, err.msg);
+        return;
+    }
+    if (j->found.state != DQ_STATE_FAILED)
+        job_status(j, true, "fix %s: it is no longer failed (nothing changed)", j->id);
+    else if (dq_fmt_payload_edit(&text, &j->found, &err) != DQ_OK)
+        job_status(j, true, "fix %s: %s", j->id, err.msg);
+    else if ((j->edit_text = dq_buf_steal(&text, NULL)) == NULL)
+        job_status(j, true, "fix %s: out of memory", j->id);
+    dq_buf_free(&text);
+}
+
+static void
+job_replace(dq_client *c, struct job *j)
+{
+    dq_err err = {0};
+
+    if (dq_requeue_replace(c, j->queue, &j->found, j->payload, j->payload_len, 0, &err) == DQ_OK)
+        job_status(j, false, "requeued %s with the new payload: due now", j->id);
+    else
+        job_status(j, true, "fix %s: %s (nothing changed)", j->id, err.msg);
+}
+/* history: end */
+
 /* Runs on the Redis thread: the library calls an action needs, results into @arg. */
 void
 job_run(dq_client *c, void *arg)
@@ -198,6 +235,12 @@ job_run(dq_client *c, void *arg)
         break;
     case ACT_AUDIT:
         job_audit(c, j);
+        break;
+    case ACT_EDIT:
+        job_edit(c, j);
+        break;
+    case ACT_REPLACE:
+        job_replace(c, j);
         break;
     case ACT_QUEUES:
         job_queues(c, j);
@@ -313,6 +356,10 @@ job_name(enum action a)
         return "loading details";
     case ACT_AUDIT:
         return "loading the audit log";
+    case ACT_EDIT:
+        return "reading the task to fix";
+    case ACT_REPLACE:
+        return "requeueing with the new payload";
     case ACT_QUEUES:
         return "loading the queues";
     case ACT_WORKERS:

@@ -108,6 +108,24 @@ term_invalidate(void)
     clearok(curscr, TRUE);
 }
 
+/* history: begin (fix and requeue) */
+void
+term_suspend(void)
+{
+    def_prog_mode(); /* remembered, so reset_prog_mode restores exactly this mode */
+    endwin();
+    fflush(stdout);
+}
+
+void
+term_resume(void)
+{
+    reset_prog_mode();
+    clearok(curscr, TRUE);
+    refresh();
+}
+/* history: end */
+
 int
 term_key(int timeout_ms)
 {

@@ -9,11 +9,16 @@
  */
 #include "top.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "fmt/json.h"
 #include "fmt/taskfmt.h"
 #include "io.h"
 #include "jobs.h"
@@ -55,6 +60,11 @@ struct top {
     bool quit;
     int64_t next_fetch, backoff_ms;
     int early_zero; /* key waits that ended at once with nothing: the tty is gone */
+    /* history: begin (fix and requeue): the edit waiting for its y/N */
+    dq_task edit_task;           /* the failed task as read before the editor ran */
+    unsigned char *edit_payload; /* the payload saved in the editor, as msgpack */
+    size_t edit_len;
+    /* history: end */
 };
 
 static bool
@@ -160,6 +170,19 @@ job_prepare(struct top *t, enum action act)
             return false;
         }
         j->nids = ui->nmarks[ui->focus];
+    }
+    if (act == ACT_REPLACE) {
+        /* the edit confirmed: its task and payload go to the job */
+        if (t->edit_task.id == NULL || strcmp(t->edit_task.id, ui->action_id) != 0) {
+            app_status(ui, true, "fix: nothing to requeue; press e again");
+            return false;
+        }
+        j->found = t->edit_task;
+        memset(&t->edit_task, 0, sizeof t->edit_task);
+        j->payload = t->edit_payload;
+        j->payload_len = t->edit_len;
+        t->edit_payload = NULL;
+        t->edit_len = 0;
     }
     if (act == ACT_DROP_ALL && strcmp(ui->input, t->model.queue) != 0) {
         app_status(ui, true, "not dropped: the name typed is not the queue's");
@@ -298,6 +321,131 @@ apply_search(struct top *t)
                         t->search.done || t->model.pages[fp].n >= SEARCH_MATCHES_MAX);
 }
 
+/* history: begin (fix and requeue) */
+static void
+edit_forget(struct top *t)
+{
+    dq_task_clear(&t->edit_task);
+    free(t->edit_payload);
+    t->edit_payload = NULL;
+    t->edit_len = 0;
+}
+
+/* Runs $VISUAL, else $EDITOR, else vi, on @path with the terminal handed over, as git
+ * does: through sh, so the variable may hold arguments; SIGINT and SIGQUIT reach the
+ * editor, not the inspector. Returns its wait status, or -1 when it could not run. */
+static int
+run_editor(const char *path)
+{
+    const char *ed = getenv("VISUAL");
+    struct sigaction ign, old_int, old_quit;
+    char cmd[1024];
+    int st = -1;
+
+    if (ed == NULL || ed[0] == '\0')
+        ed = getenv("EDITOR");
+    if (ed == NULL || ed[0] == '\0')
+        ed = "vi";
+    snprintf(cmd, sizeof cmd, "%s \"$@\"", ed);
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    term_suspend();
+    sigaction(SIGINT, &ign, &old_int);
+    sigaction(SIGQUIT, &ign, &old_quit);
+    pid_t pid = fork();
+    if (pid == 0) {
+        signal(SIGINT, SIG_DFL);
+        signal(SIGQUIT, SIG_DFL);
+        execl("/bin/sh", "sh", "-c", cmd, ed, path, (char *)NULL);
+        _exit(127);
+    }
+    while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGQUIT, &old_quit, NULL);
+    term_resume();
+    return pid > 0 ? st : -1;
+}
+
+/* Reads all of @fd into @b. */
+static bool
+read_fd(int fd, struct dq_buf *b)
+{
+    char chunk[65536];
+    ssize_t n;
+
+    while ((n = read(fd, chunk, sizeof chunk)) != 0) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return false;
+        dq_buf_append(b, chunk, (size_t)n);
+    }
+    return !b->failed;
+}
+
+/*
+ * e, once the task is read: its payload as JSON goes to a private temporary file, the
+ * editor runs on it, and what comes back is checked: an editor that failed, an unchanged
+ * file or payload, or JSON that does not parse changes nothing (the status says which).
+ * Otherwise the confirmation shows what changed; y sends ACT_REPLACE.
+ */
+static void
+edit_run(struct top *t)
+{
+    struct job *j = &t->job;
+    struct ui *ui = &t->ui;
+    struct dq_buf text = DQ_BUF_INIT, mp = DQ_BUF_INIT;
+    const char *dir = getenv("TMPDIR");
+    char path[4096];
+    dq_err err = {0};
+    size_t len = strlen(j->edit_text);
+
+    edit_forget(t);
+    snprintf(path, sizeof path, "%s/delayq-fix-XXXXXX.json", dir && dir[0] ? dir : "/tmp");
+    int fd = mkstemps(path, 5); /* mode 0600: the payload may be private */
+    if (fd < 0 || write(fd, j->edit_text, len) != (ssize_t)len) {
+        app_status(ui, true, "fix %s: cannot write %s: %s (nothing changed)", j->id, path,
+                   strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(path);
+        }
+        return;
+    }
+    close(fd);
+    int st = run_editor(path);
+    fd = open(path, O_RDONLY);
+    bool read_ok = fd >= 0 && read_fd(fd, &text);
+    if (fd >= 0)
+        close(fd);
+    unlink(path);
+    if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        app_status(ui, true, "fix %s: the editor %s: nothing changed", j->id,
+                   st != -1 && WIFEXITED(st) ? "exited with an error"
+                                             : "did not run or was killed");
+    else if (!read_ok)
+        app_status(ui, true, "fix %s: cannot read the file back: nothing changed", j->id);
+    else if (text.len == len && memcmp(text.data, j->edit_text, len) == 0)
+        app_status(ui, false, "fix %s: the file is unchanged: nothing to do", j->id);
+    else if (dq_json_to_mp(&mp, text.data, text.len, &err) != DQ_OK)
+        app_status(ui, true, "fix %s: not valid JSON, nothing changed: %s", j->id, err.msg);
+    else if (mp.len == j->found.payload_len && memcmp(mp.data, j->found.payload, mp.len) == 0)
+        app_status(ui, false, "fix %s: the payload is the same: nothing to do", j->id);
+    else if (!app_confirm_fix(ui, j->id, j->found.payload, j->found.payload_len, mp.data, mp.len))
+        app_status(ui, true, "fix %s: out of memory (nothing changed)", j->id);
+    else {
+        /* kept for y: the task as read and the new payload */
+        t->edit_task = j->found;
+        memset(&j->found, 0, sizeof j->found);
+        t->edit_payload = (unsigned char *)dq_buf_steal(&mp, &t->edit_len);
+    }
+    dq_buf_free(&text);
+    dq_buf_free(&mp);
+}
+/* history: end */
+
 static void
 apply_results(struct top *t)
 {
@@ -306,7 +454,10 @@ apply_results(struct top *t)
     if (io_done(t->io, IO_SEARCH))
         apply_search(t);
     if (io_done(t->io, IO_JOB)) {
+        bool edit = t->job.act == ACT_EDIT && !t->job.result.error && t->job.edit_text != NULL;
         app_action_done(&t->ui, &t->job.result, t->model.queue);
+        if (edit)
+            edit_run(t); /* the editor: the terminal is handed over and back */
         job_reset(&t->job);
         t->fetch_now = true; /* show what the action changed at once */
     }
@@ -474,6 +625,7 @@ tui_run(dq_client *c, const struct tui_options *o)
     snapshot_free(&t.fetch.snap);
     dq_page_free(&t.step.found);
     job_reset(&t.job);
+    edit_forget(&t);
     grid_free(&t.grid);
     model_free(&t.model);
     ui_free(&t.ui);

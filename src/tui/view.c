@@ -553,6 +553,17 @@ view_render(const struct model *m, const struct ui *ui, struct grid *g)
         render_picker(m, ui, &l, g);
         return;
     }
+    /* history: begin (fix and requeue: what changed, over the whole screen) */
+    if (ui->mode == MODE_CONFIRM && ui->confirm_action == ACT_REPLACE) {
+        char q[300];
+        snprintf(q, sizeof q, "requeue task %s with this payload? y/N ", ui->action_id);
+        render_lines(ui, g, detail_line, ui->ndetail, ui->detail_title, q);
+        grid_attr(g, g->rows - 1, 0, g->cols, GRID_REVERSE | color(ui, GRID_YELLOW));
+        grid_printf(g, g->rows - 1, 0, g->cols, GRID_REVERSE | GRID_BOLD | color(ui, GRID_YELLOW),
+                    " %s", q);
+        return;
+    }
+    /* history: end */
     render_title(m, ui, g);
     render_counts(m, ui, g);
     render_verdict(m, ui, g);

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -2039,6 +2040,139 @@ help_and_usage(void **state)
     result_free(&r);
 }
 
+/* ---- history and fix and requeue ---------------------------------------------------- */
+
+/* msgpack {"total":"12.50"} */
+static const char mp_total_old[] = "\x81\xa5total\xa5"
+                                   "12.50";
+
+static void
+requeue_with_a_new_payload(void **state)
+{
+    struct result r = {0};
+    char q[96], path[300];
+
+    (void)state;
+    test_queue_name(q, sizeof q, "fix");
+    lib_make_failed(q, "inv", mp_total_old, sizeof mp_total_old - 1, "total does not add up", "");
+    lib_make_failed(q, "inv2", mp_total_old, sizeof mp_total_old - 1, "total does not add up", "");
+    lib_make_failed(q, "blob", "\xc1raw", 4, "bad bytes", "");
+
+    /* show --json carries the history */
+    RUN(&r, "show", "inv", "-q", q, "--json");
+    ASSERT_EXIT(&r, 0);
+    ASSERT_HAS(r.out, ",\"history\":[{\"attempt\":1,\"started_ms\":");
+    ASSERT_HAS(r.out, ",\"worker\":\"" WORKER "\",\"outcome\":\"fail\",\"error\":\"total does not "
+                      "add up\"}]}");
+
+    /* invalid JSON: exit 2, and nothing changed */
+    RUN(&r, "requeue", "inv", "-q", q, "--json", "{\"total\":");
+    ASSERT_EXIT(&r, 2);
+    ASSERT_HAS(r.err, "nothing changed");
+    snprintf(path, sizeof path, "%s/fix-bad.json", g_redis.dir);
+    FILE *f = fopen(path, "w");
+    fputs("{\"total\": 12.5", f);
+    fclose(f);
+    RUN(&r, "requeue", "inv", "-q", q, "--file", path);
+    ASSERT_EXIT(&r, 2);
+    ASSERT_HAS(r.err, "--file: json: ");
+    RUN(&r, "show", "inv", "-q", q, "--json");
+    ASSERT_HAS(r.out, "\"state\":\"failed\"");
+    ASSERT_HAS(r.out, "\"payload\":{\"total\":\"12.50\"}");
+
+    /* a payload JSON cannot show faithfully is refused */
+    RUN(&r, "requeue", "blob", "-q", q, "--json", "{}");
+    ASSERT_EXIT(&r, 1);
+    ASSERT_HAS(r.err, "not msgpack: JSON cannot show it faithfully");
+    ASSERT_HAS(r.err, "nothing changed");
+
+    /* --json: replaced and requeued in one step; what changed is printed */
+    RUN(&r, "requeue", "inv", "-q", q, "--json", "{\"total\":\"12.5\"}");
+    ASSERT_EXIT(&r, 0);
+    ASSERT_HAS(r.out,
+               "payload 13 -> 12 bytes\n-   \"total\": \"12.50\"\n+   \"total\": \"12.5\"\n");
+    ASSERT_HAS(r.out, "requeued 1 with the new payload\n");
+    RUN(&r, "show", "inv", "-q", q, "--json");
+    ASSERT_HAS(r.out, "\"state\":\"scheduled\"");
+    ASSERT_HAS(r.out, "\"attempt\":0,");
+    ASSERT_HAS(r.out, "\"payload\":{\"total\":\"12.5\"}");
+    ASSERT_HAS(r.out, "\"outcome\":\"fail\""); /* the history survives the requeue */
+    RUN(&r, "audit", "-q", q, "--limit", "1");
+    ASSERT_HAS(r.out, "replace  inv old=sha1:");
+    ASSERT_HAS(r.out, " new=sha1:");
+
+    /* --file, the same (pretty JSON as an editor leaves it) */
+    snprintf(path, sizeof path, "%s/fix-good.json", g_redis.dir);
+    f = fopen(path, "w");
+    fputs("{\n  \"total\": \"12.5\"\n}\n", f);
+    fclose(f);
+    RUN(&r, "requeue", "inv2", "-q", q, "--file", path, "--delay", "1h");
+    ASSERT_EXIT(&r, 0);
+    RUN(&r, "show", "inv2", "-q", q, "--json");
+    ASSERT_HAS(r.out, "\"payload\":{\"total\":\"12.5\"}");
+    RUN(&r, "stats", "-q", q, "--json");
+    assert_int_equal(json_int(r.out, "future"), 1);
+
+    /* not failed any more: exit 1 */
+    RUN(&r, "requeue", "inv", "-q", q, "--json", "{}");
+    ASSERT_EXIT(&r, 1);
+    ASSERT_HAS(r.err, "is not failed");
+    /* usage */
+    RUN(&r, "requeue", "inv", "inv2", "-q", q, "--json", "{}");
+    ASSERT_EXIT(&r, 2);
+    RUN(&r, "requeue", "--all", "-q", q, "--json", "{}");
+    ASSERT_EXIT(&r, 2);
+    result_free(&r);
+}
+
+/* The task changes between the moment requeue reads it and the moment it replaces it:
+ * --file names a fifo, which the command opens after it read the task; this process
+ * fails the task again before it writes the new payload into the fifo. */
+static void
+requeue_refuses_a_task_changed_meanwhile(void **state)
+{
+    struct result r = {0};
+    char q[96], path[300];
+
+    (void)state;
+    test_queue_name(q, sizeof q, "fix-race");
+    lib_make_failed(q, "race", mp_total_old, sizeof mp_total_old - 1, "first", "");
+    snprintf(path, sizeof path, "%s/fix-race.fifo", g_redis.dir);
+    unlink(path);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        /* blocks until the command opens the fifo: it has read the task by then */
+        int fd = open(path, O_WRONLY);
+        dq_client *c = lib_open();
+        const char *ids[] = {"race"};
+        size_t moved;
+        dq_claimed cl;
+        dq_err e = {0};
+        int ok = fd >= 0 && dq_requeue(c, q, ids, 1, 0, &moved, &e) == DQ_OK &&
+                 dq_claim(c, q, 1, 60000, WORKER, &cl, &e) == DQ_OK && cl.n == 1;
+        test_nap_ms(2); /* the next failure falls in another millisecond */
+        ok = ok && dq_fail(c, q, &cl.tasks[0], "second", "", &e) == DQ_OK;
+        ok = ok && write(fd, "{\"total\":\"1\"}", 13) == 13;
+        close(fd);
+        _exit(ok ? 0 : 1);
+    }
+    RUN(&r, "requeue", "race", "-q", q, "--file", path);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    ASSERT_EXIT(&r, 1);
+    ASSERT_HAS(r.err, "changed since you opened it");
+    RUN(&r, "show", "race", "-q", q, "--json");
+    ASSERT_HAS(r.out, "\"state\":\"failed\"");
+    ASSERT_HAS(r.out, "\"error\":\"second\"");
+    ASSERT_HAS(r.out, "\"payload\":{\"total\":\"12.50\"}");
+    unlink(path);
+    result_free(&r);
+}
+
 int
 main(void)
 {
@@ -2066,6 +2200,8 @@ main(void)
         cmocka_unit_test(paused_server_times_out),
         cmocka_unit_test(help_and_usage),
         cmocka_unit_test(queues_lists_used_queues),
+        cmocka_unit_test(requeue_with_a_new_payload),
+        cmocka_unit_test(requeue_refuses_a_task_changed_meanwhile),
     };
 
     return cmocka_run_group_tests_name("cli/commands", tests, group_setup, group_teardown);

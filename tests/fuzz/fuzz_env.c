@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_env.c: the record decoders (src/lib/env.c) for the envelope, the running record
- * and the failure record: bytes any producer or operator can put in Redis. Every input
- * goes to all three. Invariants: a refusal is DQ_EPROTO naming the record; decoded
- * views lie inside the input; counters and times are in their documented ranges; a
- * record is exactly one value, so it is refused once a byte is cut off or added; the
- * task key follows snprintf semantics; and re-encoding a decoded envelope with the
- * msgpack writer decodes to the same fields.
+ * fuzz_env.c: the record decoders (src/lib/env.c) for the envelope, the running record,
+ * the failure record and the history record: bytes any producer or operator can put in
+ * Redis. Every input goes to all four. Invariants: a refusal is DQ_EPROTO naming the record;
+ * decoded views lie inside the input; counters and times are in their documented ranges; a record
+ * is exactly one value, so it is refused once a byte is cut off or added; the task key follows
+ * snprintf semantics; and re-encoding a decoded envelope with the msgpack writer decodes to the
+ * same fields.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +129,22 @@ check_fail(const uint8_t *data, size_t size)
     FUZZ_CHECK(dq_fail_rec_decode(data, size - 1, &fr2, NULL) == DQ_EPROTO);
 }
 
+static void
+check_hist(const uint8_t *data, size_t size)
+{
+    struct dq_hist_rec h, h2;
+    dq_err err = {0};
+
+    if (dq_hist_rec_decode(data, size, &h, &err) != DQ_OK) {
+        FUZZ_CHECK(err.code == DQ_EPROTO && strncmp(err.msg, "history record: ", 16) == 0);
+        return;
+    }
+    FUZZ_CHECK(inside(h.worker) && inside(h.outcome) && inside(h.error));
+    FUZZ_CHECK(h.worker.ptr && h.outcome.ptr && h.error.ptr);
+    FUZZ_CHECK(h.started_ms >= 0 && h.duration_ms >= 0);
+    FUZZ_CHECK(dq_hist_rec_decode(data, size - 1, &h2, NULL) == DQ_EPROTO);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -144,6 +160,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_env(copy, size);
     check_run(copy, size);
     check_fail(copy, size);
+    check_hist(copy, size);
     /* With a nil appended, at most one of the two lengths can be a whole record. */
     copy[size] = 0xc0;
     struct dq_env e;
@@ -155,6 +172,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                dq_run_rec_decode(copy, size, &rr, NULL) == DQ_EPROTO);
     FUZZ_CHECK(dq_fail_rec_decode(copy, size + 1, &fr, NULL) == DQ_EPROTO ||
                dq_fail_rec_decode(copy, size, &fr, NULL) == DQ_EPROTO);
+    struct dq_hist_rec h;
+    FUZZ_CHECK(dq_hist_rec_decode(copy, size + 1, &h, NULL) == DQ_EPROTO ||
+               dq_hist_rec_decode(copy, size, &h, NULL) == DQ_EPROTO);
     free(copy);
     return 0;
 }

@@ -7,7 +7,9 @@
  * line of terminal-safe UTF-8 that dq_json_to_mp() reads back to msgpack whose JSON is
  * the same text. The one exception is a plain map shaped like a reserved object
  * ({"$base64": ...} and friends): JSON has no way to tell the two apart, so for those
- * only the absence of crashes is checked.
+ * only the absence of crashes is checked. The pretty form (dq_mp_to_json_pretty, what
+ * fix and requeue puts in an editor) accepts and refuses the same values, and reads back
+ * to the same msgpack as the compact one.
  */
 #include <string.h>
 
@@ -66,10 +68,12 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct dq_buf json = DQ_BUF_INIT, tree = DQ_BUF_INIT, mp = DQ_BUF_INIT, json2 = DQ_BUF_INIT;
+    struct dq_buf pretty = DQ_BUF_INIT, mp2 = DQ_BUF_INIT;
     dq_err err = {0};
 
     int rc = dq_mp_to_json(&json, data, size, &err);
     FUZZ_CHECK(dq_mp_to_tree(&tree, data, size, 0, NULL) == rc);
+    FUZZ_CHECK(dq_mp_to_json_pretty(&pretty, data, size, NULL) == rc);
     if (rc != DQ_OK) {
         FUZZ_CHECK(rc == DQ_EPROTO && err.code == DQ_EPROTO);
         FUZZ_CHECK(strncmp(err.msg, "msgpack: ", 9) == 0);
@@ -93,8 +97,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(rc == DQ_OK);
         FUZZ_CHECK(dq_mp_to_json(&json2, mp.data, mp.len, NULL) == DQ_OK);
         FUZZ_CHECK(json2.len == json.len && memcmp(json2.data, json.data, json.len) == 0);
+        FUZZ_CHECK(fuzz_text_safe(pretty.data, pretty.len, "\n"));
+        FUZZ_CHECK(dq_json_to_mp(&mp2, pretty.data, pretty.len, NULL) == DQ_OK);
+        FUZZ_CHECK(mp2.len == mp.len && memcmp(mp2.data, mp.data, mp.len) == 0);
     }
 out:
+    dq_buf_free(&pretty);
+    dq_buf_free(&mp2);
     dq_buf_free(&json);
     dq_buf_free(&tree);
     dq_buf_free(&mp);

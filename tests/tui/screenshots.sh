@@ -1,7 +1,8 @@
 #!/bin/sh
 # screenshots.sh: makes screenshots/*.png from real tmux captures of delayq top on the
 # demo queue: the main screen, the details of a failed task with its stack trace, the
-# help overlay, and 80x24. Usage: tests/tui/screenshots.sh [BUILD_DIR]
+# help overlay, and 80x24; then the attempt timeline and the fix-and-requeue
+# confirmation. Usage: tests/tui/screenshots.sh [BUILD_DIR]
 # Needs tmux, python3-pil and fonts-dejavu-core (Debian packages).
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -56,4 +57,31 @@ tm send-keys -t shot Escape
 tm resize-window -t shot -x 80 -y 24
 wait_text " 1 Due "
 shot top-80x24 80
-tm send-keys -t shot q
+
+# history: the attempt timeline of a task retried until it failed, and the confirmation
+# of fix and requeue (e) after an "editor" corrected its total, on a queue of its own
+"$bin" config -q fix backoff_base_ms=1ms >/dev/null
+"$bin" enqueue -q fix --id inv-7 --max-attempts 3 \
+  --json '{"invoice":7,"total":"12.50","lines":[{"sku":"A-1","qty":2,"price":"6.25"}]}' >/dev/null
+"$bin" work -q fix --quiet --name billing-7f9c@pod-3 -- \
+  sh -c 'echo "invoice 7: total 12.50 does not match the lines (12.5)" >&2; exit 75' 2>/dev/null &
+fix_worker=$!
+i=0
+until "$bin" stats -q fix --json | grep -qF '"failed":1,'; do
+  i=$((i + 1)); [ $i -lt 200 ] || { echo "the fix task did not fail" >&2; exit 1; }; sleep 0.05
+done
+kill "$fix_worker"; wait "$fix_worker" 2>/dev/null || true
+printf '#!/bin/sh\nsed "s/\\"12.50\\"/\\"12.5\\"/" "$1" >"$1.new" && mv "$1.new" "$1"\n' >"$work/ed.sh"
+chmod +x "$work/ed.sh"
+tm resize-window -t shot -x 120 -y 34
+# the same session, another program (tmux 3.3a crashes on a second session here)
+tm respawn-pane -k -t shot "env -u VISUAL EDITOR=$work/ed.sh $bin top -q fix"
+wait_text "[4] Failed (1)"
+tm send-keys -t shot 4 Enter
+wait_text "history       3 attempts"
+shot top-timeline 120
+tm send-keys -t shot Escape e
+wait_text "with this payload? y/N"
+shot top-fix 120
+tm send-keys -t shot n q
+"$bin" queues --forget fix >/dev/null

@@ -10,6 +10,7 @@ tm() { tmux -L "$sock" "$@"; }
 demo_pid=
 cleanup() {
   tm kill-server 2>/dev/null
+  tmux -L "${sock}f" kill-server 2>/dev/null
   [ -n "$demo_pid" ] && kill "$demo_pid" 2>/dev/null && wait "$demo_pid" 2>/dev/null
   rm -rf "$work"
 }
@@ -106,6 +107,71 @@ if wait_for screen_has 'Future matching "subscription.renew": 12 (searched'; the
   ok "/ on Future finds the 12 renewals by payload"
 else bad "search future"; fi
 tm send-keys -t top Escape 4
+
+# 3d. attempt history and fix and requeue (e), on a queue of its own: a task retried
+# twice until its attempts ran out has a timeline in its details; e opens its payload in
+# $EDITOR (a script here: it fails, writes bad JSON, or fixes the total, as flag files say)
+"$bin" config -q fix backoff_base_ms=1ms >/dev/null
+"$bin" enqueue -q fix --id inv-1 --max-attempts 2 --json '{"invoice":1,"total":"12.50"}' >/dev/null
+"$bin" work -q fix --quiet -- sh -c 'echo "total does not add up" >&2; exit 75' 2>/dev/null &
+fix_worker=$!
+fix_failed() { "$bin" stats -q fix --json | grep -qF '"failed":1,'; }
+wait_for fix_failed || bad "the fix task did not fail"
+kill "$fix_worker" 2>/dev/null; wait "$fix_worker" 2>/dev/null
+{
+  echo '#!/bin/sh'
+  echo "[ -f '$work/ed_fail' ] && exit 3"
+  echo "[ -f '$work/ed_bad' ] && { echo '{\"total\": 12.5' >\"\$1\"; exit 0; }"
+  echo "sed 's/\"12.50\"/\"12.5\"/' \"\$1\" >\"\$1.new\" && mv \"\$1.new\" \"\$1\""
+} >"$work/ed.sh"
+chmod +x "$work/ed.sh"
+# (a tmux server of its own: tmux 3.3a crashes when a session is added to a server
+# that has "window-size manual" set)
+tf() { tmux -L "${sock}f" "$@"; }
+fscreen() { tf capture-pane -p -t fix; }
+fhas() { fscreen | grep -qF -- "$1"; }
+fdump() { fscreen | sed 's/^/# /'; }
+tf -f /dev/null new-session -d -s fix -x 140 -y 40 \
+  "env -u VISUAL EDITOR=$work/ed.sh $bin top -q fix --refresh 250ms"
+tf send-keys -t fix 4
+wait_for fhas "[4] Failed (1)" || bad "fix queue in top"
+tf send-keys -t fix Enter
+if wait_for fhas "history       2 attempts, oldest first" && fhas "#1 " && fhas "#2 " &&
+   fhas "retry after" && fhas "exit 75 (temporary failure): total does not add up"; then
+  ok "details show the attempt history as a timeline"
+else bad "history timeline"; fdump; fi
+tf send-keys -t fix Escape
+wait_for fhas "[4] Failed (1)"
+touch "$work/ed_fail"
+tf send-keys -t fix e
+if wait_for fhas "the editor exited with an error: nothing changed" && fhas "[4] Failed (1)"; then
+  ok "e: an editor that exits non-zero changes nothing"
+else bad "e with a failing editor"; fdump; fi
+rm -f "$work/ed_fail"
+touch "$work/ed_bad"
+tf send-keys -t fix e
+if wait_for fhas "not valid JSON, nothing changed"; then ok "e: invalid JSON changes nothing"
+else bad "e with invalid JSON"; fdump; fi
+rm -f "$work/ed_bad"
+tf send-keys -t fix e
+if wait_for fhas 'requeue task inv-1 with this payload? y/N' && fhas '-   "total": "12.50"' &&
+   fhas '+   "total": "12.5"'; then
+  ok "e: after the edit, the confirmation shows what changed"
+else bad "e confirmation"; fdump; fi
+tf send-keys -t fix y
+fixed() {
+  "$bin" show -q fix --json inv-1 >"$work/fixed.json" &&
+    grep -qF '"state":"scheduled"' "$work/fixed.json" &&
+    grep -qF '"payload":{"invoice":1,"total":"12.5"}' "$work/fixed.json"
+}
+if wait_for fhas "requeued inv-1 with the new payload" && wait_for fixed &&
+   grep -qF '"outcome":"retry"' "$work/fixed.json" &&
+   "$bin" audit -q fix --limit 1 | grep -q "replace  inv-1 old=sha1:[0-9a-f]* new=sha1:"; then
+  ok "y replaced the payload and requeued the task (history kept, audited with both hashes)"
+else bad "fix and requeue"; "$bin" show -q fix inv-1 | sed 's/^/# /'; fi
+tf send-keys -t fix q
+tf kill-server 2>/dev/null
+"$bin" queues --forget fix >/dev/null # the picker checks below count the demo's queues
 
 # 4. r, then y, requeues the selected failed task (checked in Redis)
 before=$(stat failed)
@@ -292,7 +358,8 @@ if paused; then
   else bad "keys during a stall"; fi
   wait_for_n 200 unpaused || bad "Redis still paused after 10 s"
   # the audit log asked for during the stall arrives once Redis answers, over the help
-  wait_for screen_has "audit log of" || bad "the audit log asked for during the stall"
+  # (the title, not the help text, which also says "the audit log of")
+  wait_for screen_has "audit log of demo, newest first" || bad "the audit log asked for during the stall"
   tm send-keys -t top Escape 4
   if wait_for screen_has "[4] Failed (" && wait_for screen_lacks "DISCONNECTED"; then
     ok "recovers after the stall"

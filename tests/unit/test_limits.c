@@ -21,6 +21,8 @@ static const struct {
     {"DQ_CALL_MAX", DQ_CALL_MAX},
     {"DQ_STEP_MAX", DQ_STEP_MAX},
     {"DQ_NEEDLE_MAX", DQ_NEEDLE_MAX},
+    {"DQ_HISTORY_MAX", DQ_HISTORY_MAX},
+    {"DQ_HISTORY_ERROR_MAX", DQ_HISTORY_ERROR_MAX},
 };
 #define NLIMITS (sizeof c_limits / sizeof c_limits[0])
 

@@ -189,6 +189,33 @@ find_bulk_audit_and_the_rest(void **state)
                    "find reply: an array of 2, expected an array of 4 (\"failed\", task key, "
                    "failed time, record)");
     dq_task_clear(&t);
+    /* history: the fifth element (fourth for scheduled), an array of strings */
+    expect_refusal(dq_reply_find, &fs, "*5\r\n$6\r\nfailed\r\n$3\r\nc:x\r\n:5\r\n$0\r\n\r\n:1\r\n",
+                   "find reply: element 5 (history) is an integer, expected an array of "
+                   "history records");
+    dq_task_clear(&t);
+    expect_refusal(dq_reply_find, &fs,
+                   "*4\r\n$9\r\nscheduled\r\n$1\r\nx\r\n:5\r\n*2\r\n$1\r\nx\r\n:3\r\n",
+                   "find reply: element 4 (history) entry 2 is an integer, expected a string");
+    dq_task_clear(&t);
+    {
+        /* an entry that does not decode is kept as "?", not a reason to refuse the task */
+        redisReply *r = read_reply("*4\r\n$9\r\nscheduled\r\n$1\r\nx\r\n:5\r\n*2\r\n$1\r\nx\r\n"
+                                   "$13\r\n\x97\x01\x02\x05\xa1w\xa4"
+                                   "fail\x03\xa0\r\n");
+        dq_err err = {0};
+        assert_int_equal(dq_reply_find(r, &fs, &err), DQ_OK);
+        assert_int_equal(t.nhistory, 2);
+        assert_string_equal(t.history[0].outcome, "?");
+        assert_int_equal(t.history[1].attempt, 2);
+        assert_int_equal(t.history[1].started_ms, 5);
+        assert_string_equal(t.history[1].worker, "w");
+        assert_string_equal(t.history[1].outcome, "fail");
+        assert_int_equal(t.history[1].duration_ms, 3);
+        assert_string_equal(t.history[1].error, "");
+        freeReplyObject(r);
+        dq_task_clear(&t);
+    }
     dq_buf_free(&fs.cursor);
 
     memset(&b, 0, sizeof b);

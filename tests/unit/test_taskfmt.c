@@ -173,6 +173,104 @@ export_record_is_lossless(void **state)
     dq_buf_free(&b);
 }
 
+/* history: begin */
+static void
+history_in_json_and_details(void **state)
+{
+    unsigned char payload[8];
+    dq_task t;
+    struct dq_buf b = DQ_BUF_INIT;
+    static char w1[] = "w1", w2[] = "w2", retry[] = "retry", lost[] = "lease expired",
+                e1[] = "503 \x1b[2J", e2[] = "";
+    dq_attempt h[2] = {
+        {1, now - 50000, 1200, w1, retry, e1},
+        {2, now - 3000, 640, w2, lost, e2},
+    };
+
+    make_failed(&t, payload);
+    dq_fmt_task_json(&b, &t, now);
+    assert_null(strstr(b.data, "\"history\"")); /* none: no key at all */
+    dq_buf_reset(&b);
+    t.history = h;
+    t.nhistory = 2;
+    dq_fmt_task_json(&b, &t, now);
+    dq_buf_putc(&b, '\0');
+    assert_has(&b, ",\"history\":[{\"attempt\":1,\"started_ms\":1795942210000,"
+                   "\"duration_ms\":1200,\"worker\":\"w1\",\"outcome\":\"retry\","
+                   "\"error\":\"503 \\u001b[2J\"},{\"attempt\":2,");
+    assert_has(&b, "\"outcome\":\"lease expired\",\"error\":\"\"}]}");
+    dq_buf_reset(&b);
+    dq_fmt_task_details(&b, &t, now);
+    dq_buf_putc(&b, '\0');
+    assert_has(&b, "history       2 attempts, oldest first (at most 5 kept)\n"
+                   "  #1   2026-11-29T08:50:10.000Z (50s ago)  retry after 1.2s, w1\n"
+                   "       503 \\e[2J\n"
+                   "  #2   2026-11-29T08:50:57.000Z (3s ago)  lease expired after 640ms, w2\n"
+                   "       (no message)\n");
+    assert_null(strstr(b.data, "\x1b"));
+    dq_buf_free(&b);
+}
+/* history: end */
+
+/* history: begin (fix and requeue) */
+static void
+payload_edit_is_pretty_json_or_refused(void **state)
+{
+    unsigned char payload[8];
+    dq_task t;
+    dq_err err = {0};
+    struct dq_buf b = DQ_BUF_INIT;
+    /* {"a":[1,{}],"b":"x"} */
+    static unsigned char nested[] = {0x82, 0xa1, 'a', 0x92, 0x01, 0x80, 0xa1, 'b', 0xa1, 'x'};
+    static unsigned char wide[] = {0xcc, 0x05};    /* 5 as a uint8: JSON reads back 05 */
+    static unsigned char raw[] = {'h', 'i', '\n'}; /* not msgpack */
+
+    make_failed(&t, payload);
+    t.payload = nested;
+    t.payload_len = sizeof nested;
+    assert_int_equal(dq_fmt_payload_edit(&b, &t, &err), DQ_OK);
+    dq_buf_putc(&b, '\0');
+    assert_string_equal(b.data, "{\n  \"a\": [\n    1,\n    {}\n  ],\n  \"b\": \"x\"\n}\n");
+    dq_buf_reset(&b);
+    t.payload = wide;
+    t.payload_len = sizeof wide;
+    assert_int_equal(dq_fmt_payload_edit(&b, &t, &err), DQ_EINVAL);
+    assert_non_null(strstr(err.msg, "JSON cannot show faithfully"));
+    assert_int_equal(b.len, 0);
+    t.payload = raw;
+    t.payload_len = sizeof raw;
+    assert_int_equal(dq_fmt_payload_edit(&b, &t, &err), DQ_EINVAL);
+    assert_non_null(strstr(err.msg, "3 bytes that are not msgpack"));
+    t.undecodable = true;
+    assert_int_equal(dq_fmt_payload_edit(&b, &t, &err), DQ_EINVAL);
+    dq_buf_free(&b);
+}
+
+static void
+payload_change_is_a_short_diff(void **state)
+{
+    struct dq_buf b = DQ_BUF_INIT;
+    /* {"n":1,"s":"a"} -> {"n":2,"s":"a"} */
+    static const unsigned char a[] = {0x82, 0xa1, 'n', 0x01, 0xa1, 's', 0xa1, 'a'};
+    static const unsigned char c[] = {0x82, 0xa1, 'n', 0x02, 0xa1, 's', 0xa1, 'a'};
+    static const unsigned char big[] = {0x94, 1, 2, 3, 4};
+
+    dq_fmt_payload_change(&b, a, sizeof a, c, sizeof c, 10);
+    dq_buf_putc(&b, '\0');
+    assert_string_equal(b.data, "payload 8 -> 8 bytes\n-   \"n\": 1,\n+   \"n\": 2,\n");
+    dq_buf_reset(&b);
+    dq_fmt_payload_change(&b, a, sizeof a, a, sizeof a, 10);
+    dq_buf_putc(&b, '\0');
+    assert_string_equal(b.data, "payload 8 -> 8 bytes\n  (no change)\n");
+    dq_buf_reset(&b);
+    dq_fmt_payload_change(&b, a, sizeof a, big, sizeof big, 2);
+    dq_buf_putc(&b, '\0');
+    assert_has(&b, "payload 8 -> 5 bytes\n- {\n-   \"n\": 1,\n- ... 2 more lines\n");
+    assert_has(&b, "+ [\n+   1,\n+ ... 4 more lines\n");
+    dq_buf_free(&b);
+}
+/* history: end */
+
 int
 main(void)
 {
@@ -183,6 +281,9 @@ main(void)
         cmocka_unit_test(payload_that_is_not_msgpack_becomes_raw_base64),
         cmocka_unit_test(relative_times),
         cmocka_unit_test(export_record_is_lossless),
+        cmocka_unit_test(history_in_json_and_details),
+        cmocka_unit_test(payload_edit_is_pretty_json_or_refused),
+        cmocka_unit_test(payload_change_is_a_short_diff),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -737,6 +737,27 @@ golden_details(void **state)
     f->enqueued_ms = m.stats.now_ms - 90000;
     f->deadline_ms = -1;
     f->lease_ms = f->claimed_ms = -1;
+    /* its attempt history: the timeline between the fields and the payload */
+    static const struct {
+        int64_t ago, took;
+        const char *worker, *outcome, *error;
+    } tries[] = {
+        {88000, 1200, "worker@host:4242", "retry", "exit 75 (temporary failure): upstream 503"},
+        {60000, 30000, "worker@host:4343", "lease expired",
+         "lease expired (held by worker@host:4343)"},
+        {800, 640, "worker@host:4242", "fail", "panic: runtime error: index out of range [3]"},
+    };
+    f->history = calloc(3, sizeof *f->history);
+    assert_non_null(f->history);
+    for (size_t i = 0; i < 3; i++) {
+        dq_attempt *a = &f->history[f->nhistory++];
+        a->attempt = (uint32_t)i + 1;
+        a->started_ms = m.stats.now_ms - tries[i].ago;
+        a->duration_ms = tries[i].took;
+        a->worker = strdup(tries[i].worker);
+        a->outcome = strdup(tries[i].outcome);
+        a->error = strdup(tries[i].error);
+    }
     dq_fmt_task_details(&b, f, m.stats.now_ms);
     dq_buf_putc(&b, '\0');
     app_set_detail(&ui, b.data);
@@ -747,6 +768,68 @@ golden_details(void **state)
     model_free(&m);
     ui_free(&ui);
 }
+
+/* history: begin (fix and requeue) */
+/* e asks for the edit of the selected failed task (only there, never read-only); the
+ * confirmation that follows performs ACT_REPLACE on y and nothing on any other key. */
+static void
+e_fixes_a_failed_task_after_y(void **state)
+{
+    struct model m;
+    struct ui ui;
+    static const unsigned char a[] = {0x81, 0xa1, 'n', 0x01}, b[] = {0x81, 0xa1, 'n', 0x02};
+
+    make_model(&m);
+    ui_init(&ui, true, false);
+    app_key(&ui, &m, '4');
+    assert_int_equal(app_key(&ui, &m, 'e') & APP_ACTION, 0);
+    assert_non_null(strstr(ui.status, "read-only"));
+    ui.read_only = false;
+    app_key(&ui, &m, '1');
+    assert_int_equal(app_key(&ui, &m, 'e') & APP_ACTION, 0);
+    assert_non_null(strstr(ui.status, "go to Failed (4)"));
+    app_key(&ui, &m, '4');
+    assert_int_equal(app_key(&ui, &m, 'e') & APP_ACTION, APP_ACTION);
+    assert_int_equal(app_take_action(&ui), ACT_EDIT);
+    assert_string_equal(ui.action_id, "t30");
+
+    assert_true(app_confirm_fix(&ui, "t30", a, sizeof a, b, sizeof b));
+    assert_int_equal(ui.mode, MODE_CONFIRM);
+    assert_true(ui.ndetail > 3);
+    assert_string_equal(ui.detail[3], "-   \"n\": 1");
+    assert_string_equal(ui.detail[4], "+   \"n\": 2");
+    assert_int_equal(app_key(&ui, &m, 'n') & APP_ACTION, 0);
+    assert_int_equal(ui.mode, MODE_MAIN);
+    assert_int_equal(app_take_action(&ui), ACT_NONE);
+    assert_true(app_confirm_fix(&ui, "t30", a, sizeof a, b, sizeof b));
+    assert_int_equal(app_key(&ui, &m, 'y') & APP_ACTION, APP_ACTION);
+    assert_int_equal(app_take_action(&ui), ACT_REPLACE);
+    model_free(&m);
+    ui_free(&ui);
+}
+
+/* The confirmation after an edit: what changed, over the whole screen, and y/N. */
+static void
+golden_fix(void **state)
+{
+    struct model m;
+    struct ui ui;
+    /* msgpack of {"invoice":7,"total":"12.50","lines":[1,2]} and of the fix */
+    static const unsigned char old[] = {0x83, 0xa7, 'i', 'n', 'v', 'o',  'i',  'c', 'e', 0x07, 0xa5,
+                                        't',  'o',  't', 'a', 'l', 0xa5, '1',  '2', '.', '5',  '0',
+                                        0xa5, 'l',  'i', 'n', 'e', 's',  0x92, 1,   2};
+    static const unsigned char new_[] = {0x83, 0xa7, 'i', 'n', 'v', 'o', 'i',  'c',  'e', 0x07,
+                                         0xa5, 't',  'o', 't', 'a', 'l', 0xa4, '1',  '2', '.',
+                                         '5',  0xa5, 'l', 'i', 'n', 'e', 's',  0x92, 1,   2};
+
+    make_model(&m);
+    ui_init(&ui, false, false);
+    assert_true(app_confirm_fix(&ui, "inv-7", old, sizeof old, new_, sizeof new_));
+    golden_screens(&m, &ui, "fix");
+    model_free(&m);
+    ui_free(&ui);
+}
+/* history: end */
 
 static void
 golden_help(void **state)
@@ -897,6 +980,8 @@ main(void)
         cmocka_unit_test(workers_in_the_header_and_the_verdict),
         cmocka_unit_test(golden_main),
         cmocka_unit_test(golden_details),
+        cmocka_unit_test(golden_fix),
+        cmocka_unit_test(e_fixes_a_failed_task_after_y),
         cmocka_unit_test(golden_help),
         cmocka_unit_test(golden_picker),
         cmocka_unit_test(golden_oncall),
