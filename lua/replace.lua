@@ -14,6 +14,9 @@
 --   max_payload, or an undecodable failure. Nothing changes then (but the audit entry
 --   of a refusal).
 -- Complexity: O(log N).
+-- an operator action (it writes the audit log): refused before anything is written
+local gate = operator_gate()
+if gate then return gate end
 local cfg = config()
 local now = now_ms()
 local id, seen, seen_ms, payload, who = ARGV[1] or '', ARGV[2] or '', tonumber(ARGV[3]),
