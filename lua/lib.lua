@@ -418,12 +418,14 @@ end
 
 -- The task keys @t[from], @t[from + step], ... leave the queue: their histories go too
 -- (undecodable failures never have one).
+-- LTRIM to an empty range deletes a list: workers reach this (ack, the retention trim in
+-- to_failed) and hold no DEL, which could delete any queue key (docs/SECURITY.md).
 local function hist_forget_keys(t, from, step)
-  local ks = {}
   for i = from, #t, step do
-    if string.sub(t[i], 1, 12) ~= 'undecodable:' then ks[#ks + 1] = hist_key(t[i]) end
+    if string.sub(t[i], 1, 12) ~= 'undecodable:' then
+      redis.call('LTRIM', hist_key(t[i]), 1, 0)
+    end
   end
-  if #ks > 0 then redis.call('DEL', unpack(ks)) end
 end
 local function hist_forget(tk)
   hist_forget_keys({tk}, 1, 1)
@@ -709,6 +711,7 @@ local function settle_acks(tks, atts, clms)
   for i, tk in ipairs(tks) do
     if not seen[tk] and recs[i] and fence_quick(recs[i], atts[i], clms[i]) then
       gone[#gone + 1] = tk
+      hist_acked(tk, recs[i])
       out[i] = 1
     else
       later[#later + 1] = i
