@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * main.c: delayq-bench [--quick] [--only LIST] [--runs N] [--w2-conc LIST]
- * [--w2-workers N] [--json FILE] [--delayq PATH] [--handler PATH]. Starts
+ * [--w2-lanes LIST] [--w2-workers N] [--json FILE] [--delayq PATH] [--handler PATH]. Starts
  * a private redis-server (the test fixture's code: free loopback port, held by PID,
  * stopped on exit), runs W1..W6 (W2p with W2), each run of W1 and W2 right after a
  * redis-benchmark ceiling run on the same server, and prints a table and one JSON line
@@ -38,29 +38,28 @@ loadavg(void)
     return load;
 }
 
-/* --w2-conc: up to 7 settings into b->w2_conc (0-terminated); -1 when malformed. */
+/* A list of up to 7 numbers in 1..@max into @out (0-terminated); -1 when malformed. */
 static int
-parse_conc(struct bench *b, const char *list)
+parse_list(unsigned *out, long max, const char *list)
 {
     size_t k = 0;
     const char *p = list;
 
-    memset(b->w2_conc, 0, sizeof b->w2_conc);
+    memset(out, 0, 8 * sizeof *out);
     while (*p) {
         char *end;
         long v = strtol(p, &end, 10);
-        if (end == p || v < 1 || v > 1000 || k + 1 >= sizeof b->w2_conc / sizeof b->w2_conc[0] ||
-            (*end != ',' && *end != '\0'))
+        if (end == p || v < 1 || v > max || k + 1 >= 8 || (*end != ',' && *end != '\0'))
             return -1;
-        b->w2_conc[k++] = (unsigned)v;
+        out[k++] = (unsigned)v;
         p = *end == ',' ? end + 1 : end;
     }
     return k > 0 ? 0 : -1;
 }
 
 static const char usage[] =
-    "usage: delayq-bench [--quick] [--only LIST] [--runs N] [--w2-conc LIST] [--w2-workers N]\n"
-    "                    [--json FILE] [--delayq PATH] [--handler PATH]\n\n"
+    "usage: delayq-bench [--quick] [--only LIST] [--runs N] [--w2-conc LIST] [--w2-lanes LIST]\n"
+    "                    [--w2-workers N] [--json FILE] [--delayq PATH] [--handler PATH]\n\n"
     "Runs the workloads of issue 5 against a private redis-server (hz 10, no persistence)\n"
     "and compares them with redis-benchmark on the same server, in the same run.\n\n"
     "  --quick        about 10x smaller counts and shorter windows: a smoke run\n"
@@ -69,6 +68,8 @@ static const char usage[] =
     "                 W6; for A/B runs of one change\n"
     "  --runs N       repeats of each short measurement (1..15; default 5, --quick 3)\n"
     "  --w2-conc LIST W2's concurrency settings, comma-separated (default 1,8,64,256)\n"
+    "  --w2-lanes LIST W2's lanes settings (dq_worker_opts.lanes), comma-separated\n"
+    "                 (default 1,2; lanes of fewer than 8 slots each are skipped)\n"
     "  --w2-workers N W2 with N workers (coordinators, connections) sharing each\n"
     "                 concurrency setting (1..8; default 1): a measurement, not the target's\n"
     "  --json FILE    also write the JSON lines to FILE\n"
@@ -291,10 +292,18 @@ main(int argc, char **argv)
                 return 2;
             }
         } else if (strcmp(argv[i], "--w2-conc") == 0 && i + 1 < argc) {
-            if (parse_conc(b, argv[++i]) != 0) {
+            if (parse_list(b->w2_conc, 1000, argv[++i]) != 0) {
                 fprintf(stderr,
                         "delayq-bench: --w2-conc: '%s' is not 1 to 7 comma-separated numbers "
                         "in 1..1000\n",
+                        argv[i]);
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--w2-lanes") == 0 && i + 1 < argc) {
+            if (parse_list(b->w2_lanes, 8, argv[++i]) != 0) {
+                fprintf(stderr,
+                        "delayq-bench: --w2-lanes: '%s' is not 1 to 7 comma-separated numbers "
+                        "in 1..8\n",
                         argv[i]);
                 return 2;
             }
@@ -325,6 +334,10 @@ main(int argc, char **argv)
     if (b->w2_conc[0] == 0) {
         static const unsigned settings[] = {1, 8, 64, 256};
         memcpy(b->w2_conc, settings, sizeof settings);
+    }
+    if (b->w2_lanes[0] == 0) {
+        b->w2_lanes[0] = 1;
+        b->w2_lanes[1] = 2;
     }
     b->rng = 42;
     if (test_redis_start(&b->redis, extra) != 0)

@@ -353,14 +353,15 @@ wait_done(dq_client *c, const char *queue, size_t n, int poll_ms, int64_t timeou
  * *@cpu_us gets the Redis CPU per task from the worker's start to the last ack. */
 static double
 w2_once(struct bench *b, dq_client *c, const dq_enqueue_item *it, size_t n, unsigned conc,
-        double *cpu_us, double *calls)
+        unsigned lanes, double *cpu_us, double *calls)
 {
     struct w2_state st;
     struct worker_thread wt[8];
     unsigned nw = b->w2_workers > 0 ? b->w2_workers : 1;
-    /* --w2-workers N: N workers (N coordinators and connections) share the concurrency */
+    /* --w2-workers N: N workers share the concurrency; @lanes coordinators in each */
     dq_worker_opts o = {.concurrency = conc / nw ? conc / nw : 1,
-                        .batch = conc / nw ? conc / nw : 1};
+                        .batch = conc / nw ? conc / nw : 1,
+                        .lanes = lanes};
     char q[64];
 
     flushall(b);
@@ -494,34 +495,43 @@ bench_w2(struct bench *b)
     dq_enqueue_item *it = make_items(payloads, n);
     dq_client *c = bench_client(b);
     double best = 0, best_ceil = 0, best_cpu = NAN, v[16], cv[16], cpu[16], calls[16];
-    unsigned best_conc = 1;
+    unsigned best_conc = 1, best_lanes = 1;
     char variant[96], q[64], note[160];
 
     for (size_t s = 0; bench_wants(b, "W2") && s < 8 && b->w2_conc[s] != 0; s++) {
-        unsigned conc = b->w2_conc[s];
-        for (int r = 0; r < b->runs; r++) {
-            cv[r] = bench_ceiling_now(b, 64);
-            v[r] = w2_once(b, c, it, n, conc, &cpu[r], &calls[r]);
-        }
-        double med = bench_median(v, (size_t)b->runs), ceil = bench_median(cv, (size_t)b->runs);
-        double mcpu = bench_median(cpu, (size_t)b->runs);
-        snprintf(variant, sizeof variant, "%zu due, C handler, concurrency %u, batch %u", n, conc,
-                 conc);
-        /* calls per task: how well the coordinator batches (the stats polls at the end
-         * are included; they are a few) */
-        snprintf(note, sizeof note, "%.3f client commands per task (median)",
-                 bench_median(calls, (size_t)b->runs));
-        bench_add(b, "W2", variant, "tasks/s", "1/s", med, CEIL_P64, ceil, T_NONE, 0, note);
-        bench_set_redis_cpu(b, mcpu);
-        if (med > best) {
-            best = med;
-            best_ceil = ceil;
-            best_cpu = mcpu;
-            best_conc = conc;
+        for (size_t l = 0; l < 8 && b->w2_lanes[l] != 0; l++) {
+            unsigned conc = b->w2_conc[s], lanes = b->w2_lanes[l];
+            if (lanes > 1 && conc < 8 * lanes)
+                continue; /* lanes of a few slots each: not a setting anyone would pick */
+            for (int r = 0; r < b->runs; r++) {
+                cv[r] = bench_ceiling_now(b, 64);
+                v[r] = w2_once(b, c, it, n, conc, lanes, &cpu[r], &calls[r]);
+            }
+            double med = bench_median(v, (size_t)b->runs);
+            double ceil = bench_median(cv, (size_t)b->runs);
+            double mcpu = bench_median(cpu, (size_t)b->runs);
+            int len = snprintf(variant, sizeof variant,
+                               "%zu due, C handler, concurrency %u, batch %u", n, conc, conc);
+            if (lanes > 1 && len > 0 && (size_t)len < sizeof variant)
+                snprintf(variant + len, sizeof variant - (size_t)len, ", %u lanes", lanes);
+            /* calls per task: how well the coordinator batches (the stats polls at the end
+             * are included; they are a few) */
+            snprintf(note, sizeof note, "%.3f client commands per task (median)",
+                     bench_median(calls, (size_t)b->runs));
+            bench_add(b, "W2", variant, "tasks/s", "1/s", med, CEIL_P64, ceil, T_NONE, 0, note);
+            bench_set_redis_cpu(b, mcpu);
+            if (med > best) {
+                best = med;
+                best_ceil = ceil;
+                best_cpu = mcpu;
+                best_conc = conc;
+                best_lanes = lanes;
+            }
         }
     }
     if (best > 0) {
-        snprintf(variant, sizeof variant, "best: concurrency %u", best_conc);
+        snprintf(variant, sizeof variant, "best: concurrency %u, %u lane%s", best_conc, best_lanes,
+                 best_lanes > 1 ? "s" : "");
         bench_add(b, "W2", variant, "tasks/s", "1/s", best, CEIL_P64, best_ceil, T_RATIO_GE, 0.5,
                   NULL);
         bench_set_redis_cpu(b, best_cpu);

@@ -19,9 +19,14 @@ end
 local out = {}
 for i = 2, #ARGV, 3 do
   local r = redis.call('HGET', K_RUNNING, ARGV[i])
-  local run = r and run_decode(r)
-  local e = run and env_decode(run.m)
-  if e and e.attempt == tonumber(ARGV[i + 1]) and run.claimed == tonumber(ARGV[i + 2]) then
+  -- the fence read in place (as ack does); a record of another layout is decoded
+  local held = r and fence_quick(r, ARGV[i + 1], ARGV[i + 2])
+  if r and held == nil then
+    local run = run_decode(r)
+    local e = run and env_decode(run.m)
+    held = e and e.attempt == tonumber(ARGV[i + 1]) and run.claimed == tonumber(ARGV[i + 2])
+  end
+  if held then
     redis.call('ZADD', K_INFLIGHT, 'XX', dec(now + lease), ARGV[i])
     out[#out + 1] = now + lease
   else

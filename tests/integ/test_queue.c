@@ -1009,6 +1009,45 @@ batched_acks_settle_like_separate_calls(void **state)
     fixture_close(&f);
 }
 
+/* extend renews a lease whose fence holds (read in place, as ack does) and reports the
+ * others lost: a stale attempt, a stale claim time, a finished task. */
+static void
+extend_renews_only_held_leases(void **state)
+{
+    struct fixture f;
+    dq_claimed cl;
+    dq_stats st;
+    bool lost[4];
+
+    fixture_open(&f, state, "extend");
+    for (int i = 0; i < 3; i++)
+        enqueue_str(&f, "e", 0, i == 2 ? "named-e" : NULL, NULL);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 3, 1000, "w1", &cl, &f.err));
+    assert_int_equal(cl.n, 3);
+    dq_task stale_attempt = cl.tasks[0], stale_claim = cl.tasks[1];
+    stale_attempt.attempt = 3;
+    stale_claim.claimed_ms -= 1;
+    ASSERT_OK(&f, dq_ack(f.c, f.queue, &cl.tasks[1], &f.err));
+    const dq_task *ts[4] = {&cl.tasks[0], &cl.tasks[2], &stale_attempt, &cl.tasks[1]};
+    ASSERT_OK(&f, dq_extend(f.c, f.queue, ts, 4, 600000, lost, &f.err));
+    assert_false(lost[0]);
+    assert_false(lost[1]); /* a caller-chosen id: the record's id field is longer */
+    assert_true(lost[2]);
+    assert_true(lost[3]); /* acked */
+    const dq_task *ts2[1] = {&stale_claim};
+    ASSERT_OK(&f, dq_extend(f.c, f.queue, ts2, 1, 600000, lost, &f.err));
+    assert_true(lost[0]);
+    /* the renewed leases now run 10 minutes: nothing to reap after the first second */
+    dq_reaped rp;
+    ASSERT_OK(&f, dq_reap(f.c, f.queue, 10, &rp, &f.err));
+    assert_int_equal(rp.returned, 0);
+    assert_true(rp.next_lease_ms >= cl.now_ms + 600000);
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &st, &f.err));
+    assert_int_equal(st.inflight, 2);
+    dq_claimed_free(&cl);
+    fixture_close(&f);
+}
+
 struct reaped {
     struct fixture *f;
     size_t returned;
@@ -1175,6 +1214,7 @@ main(void)
         cmocka_unit_test(claimed_ahead_task_of_a_dead_worker_comes_back),
         cmocka_unit_test(claim_envelope_check_matches_decode),
         cmocka_unit_test(batched_acks_settle_like_separate_calls),
+        cmocka_unit_test(extend_renews_only_held_leases),
     };
 
     return cmocka_run_group_tests_name("integ/queue", tests, fixture_group_setup,
