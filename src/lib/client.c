@@ -179,11 +179,16 @@ connect_once(dq_client *c, bool *not_master, dq_err *err)
 
     if (c->url.sentinel) { /* sentinel.c: where the master is now, and its TLS name */
         struct dq_tls *named;
+        char was[sizeof c->endpoint];
 
+        snprintf(was, sizeof was, "%s", c->endpoint);
         rc = dq_sentinel_resolve(&c->sentinel, &c->url, ask_sentinel, c, err);
         if (rc != DQ_OK)
             return rc;
         dq_url_endpoint(&c->url, c->endpoint, sizeof c->endpoint);
+        /* a new master may have lost registry entries this client made: note them again */
+        if (strcmp(was, c->endpoint) != 0)
+            dq_names_free(&c->registered);
         if (c->tls != NULL) {
             if ((named = dq_tls_ref_named(c->tls, c->url.host)) == NULL)
                 return dq_err_set(err, DQ_ENOMEM, "out of memory");
