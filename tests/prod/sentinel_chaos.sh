@@ -91,7 +91,7 @@ while [ $i -lt $failovers ]; do
   node_start "$cur" "$victim_port"
   is_replica() { [ "$(role_of "$victim_port")" = slave ] && in_sync "$victim_port"; }
   check "$mode: failover $i: the old master rejoins as a replica, in sync" \
-    wait_for 30000 "the old master to be a replica" is_replica
+    wait_for 90000 "the old master to be a replica" is_replica
   goal=$(($(acked) + after))
   check "$mode: failover $i: producers carry on against the new master" \
     wait_for 60000 "$after more acknowledged enqueues" acked_at_least "$goal"
