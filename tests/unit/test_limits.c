@@ -21,6 +21,8 @@ static const struct {
     {"DQ_CALL_MAX", DQ_CALL_MAX},
     {"DQ_STEP_MAX", DQ_STEP_MAX},
     {"DQ_NEEDLE_MAX", DQ_NEEDLE_MAX},
+    {"DQ_GROUPS_MAX", DQ_GROUPS_MAX},
+    {"DQ_SIGNATURE_MAX", DQ_SIGNATURE_MAX},
 };
 #define NLIMITS (sizeof c_limits / sizeof c_limits[0])
 
