@@ -786,8 +786,8 @@ typedef struct dq_error_group {
     char *signature; /* owned; raw bytes from Redis (escape before a terminal) */
     int64_t count;
     int64_t first_ms, last_ms; /* first and last failure seen since the group appeared */
-    char *sample_id;    /* owned: the user-facing id of its newest failure ("" if none) */
-    char *sample_error; /* owned: that failure's first error line, at most 200 bytes */
+    char *sample_id;           /* owned: the user-facing id of its newest failure ("" if none) */
+    char *sample_error;        /* owned: that failure's first error line, at most 200 bytes */
 } dq_error_group;
 
 typedef struct dq_errors {
@@ -809,9 +809,8 @@ void dq_errors_free(dq_errors *e);
  * failed at or before the first call's server time are touched; one audit entry with the
  * filter is written by the last step. A group that does not exist is DQ_ENOTFOUND.
  */
-int dq_requeue_filter_step(dq_client *c, const char *queue, const dq_filter *f,
-                           int64_t delay_ms, int64_t spread_ms, size_t step, dq_bulk *cur,
-                           dq_err *err);
+int dq_requeue_filter_step(dq_client *c, const char *queue, const dq_filter *f, int64_t delay_ms,
+                           int64_t spread_ms, size_t step, dq_bulk *cur, dq_err *err);
 
 /** The same for "drop the failed tasks of filter @f". */
 int dq_drop_filter_step(dq_client *c, const char *queue, const dq_filter *f, size_t step,

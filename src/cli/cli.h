@@ -128,5 +128,6 @@ int cmd_metrics(struct cli *g, int argc, char **argv);
 int cmd_workers(struct cli *g, int argc, char **argv);
 int cmd_pause(struct cli *g, int argc, char **argv);
 int cmd_resume(struct cli *g, int argc, char **argv);
+int cmd_errors(struct cli *g, int argc, char **argv);
 
 #endif /* DQ_CLI_CLI_H */

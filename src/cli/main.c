@@ -16,6 +16,7 @@ static const struct cmd commands[] = {
     {"show", "every field of one task, with its error and stack trace", cmd_show},
     {"requeue", "move failed tasks back to scheduled", cmd_requeue},
     {"drop", "delete failed or scheduled tasks", cmd_drop},
+    {"errors", "the failed tasks grouped by error signature, with counts", cmd_errors},
     {"audit", "the log of operator actions", cmd_audit},
     {"config", "read or change a queue's limits", cmd_config},
     {"queues", "the queues of the server, with their counts", cmd_queues},

@@ -29,7 +29,8 @@ dq_filter_check(const dq_filter *f, dq_err *err)
         return dq_err_set(err, DQ_EINVAL, "filter: %d is not a filter", (int)f->kind);
     n = f->value != NULL ? strlen(f->value) : 0;
     if (f->kind == DQ_FILTER_GROUP && (n < 1 || n > DQ_SIGNATURE_MAX))
-        return dq_err_set(err, DQ_EINVAL, "--group: must be 1..%d bytes (a group id or a signature)",
+        return dq_err_set(err, DQ_EINVAL,
+                          "--group: must be 1..%d bytes (a group id or a signature)",
                           DQ_SIGNATURE_MAX);
     if (f->kind == DQ_FILTER_MATCH && (n < 1 || n > DQ_NEEDLE_MAX))
         return dq_err_set(err, DQ_EINVAL, "--match: must be 1..%d bytes", DQ_NEEDLE_MAX);
@@ -112,8 +113,8 @@ dq_requeue_filter_step(dq_client *c, const char *queue, const dq_filter *f, int6
 }
 
 int
-dq_drop_filter_step(dq_client *c, const char *queue, const dq_filter *f, size_t step,
-                    dq_bulk *cur, dq_err *err)
+dq_drop_filter_step(dq_client *c, const char *queue, const dq_filter *f, size_t step, dq_bulk *cur,
+                    dq_err *err)
 {
     struct dq_args a;
     bool first = cur->until_ms == 0;

@@ -29,7 +29,7 @@ static int
 template_of(const char *msg)
 {
     /* the first word after the variable part tells them apart */
-    static const char *const marks[NTEMPLATES] = {"invoice", "user", "upload", "key",
+    static const char *const marks[NTEMPLATES] = {"invoice", "user",    "upload",   "key",
                                                   "request", "pointer", "checksum", "took"};
     for (size_t i = 0; i < NTEMPLATES; i++)
         if (strncmp(msg, marks[i], strlen(marks[i])) == 0)
@@ -245,8 +245,8 @@ assert_groups_exact(struct fixture *f)
     assert_int_equal(e.failed, total);
     if (e.n != nseen)
         for (size_t i = 0; i < e.n; i++)
-            fprintf(stderr, "group %s %lld \"%s\"\n", e.groups[i].id,
-                    (long long)e.groups[i].count, e.groups[i].signature);
+            fprintf(stderr, "group %s %lld \"%s\"\n", e.groups[i].id, (long long)e.groups[i].count,
+                    e.groups[i].signature);
     assert_int_equal(e.n, nseen);
     int64_t sum = 0;
     for (size_t i = 0; i < e.n; i++) {
@@ -319,8 +319,16 @@ counts_equal_a_full_scan_after_random_operations(void **state)
     ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
     for (int i = 0; i < ops; i++) {
         int op = rand() % 100, k = rand() % (int)NTEMPLATES;
-        int what = op < 40 ? 0 : op < 55 ? 1 : op < 60 ? 2 : op < 65 ? 3 : op < 68 ? 4
-                 : op < 80 ? 5 : op < 92 ? 6 : op < 95 ? 7 : op < 98 ? 8 : 9;
+        int what = op < 40   ? 0
+                   : op < 55 ? 1
+                   : op < 60 ? 2
+                   : op < 65 ? 3
+                   : op < 68 ? 4
+                   : op < 80 ? 5
+                   : op < 92 ? 6
+                   : op < 95 ? 7
+                   : op < 98 ? 8
+                             : 9;
         counts[what]++;
         switch (what) {
         case 0:
