@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * main.c: delayq-bench [--quick] [--json FILE] [--delayq PATH] [--handler PATH]. Starts
- * a private redis-server (the test fixture's code: free loopback port, held by PID,
- * stopped on exit), runs W1..W6 (W2p with W2), each run of W1 and W2 right after a
- * redis-benchmark ceiling run on the same server, and prints a table and one JSON line
- * per figure.
+ * main.c: delayq-bench [--quick] [--only W] [--json FILE] [--delayq PATH] [--handler PATH].
+ * Starts a private redis-server (the test fixture's code: free loopback port, held by PID,
+ * stopped on exit), runs W1..W7 (W2p with W2; or only the one --only names), each run of
+ * W1 and W2 right after a redis-benchmark ceiling run on the same server, and prints a
+ * table and one JSON line per figure.
  */
 #include "bench.h"
 
@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 static struct bench g_bench;
@@ -38,10 +39,11 @@ loadavg(void)
 }
 
 static const char usage[] =
-    "usage: delayq-bench [--quick] [--json FILE] [--delayq PATH] [--handler PATH]\n\n"
+    "usage: delayq-bench [--quick] [--only W] [--json FILE] [--delayq PATH] [--handler PATH]\n\n"
     "Runs the workloads of issue 5 against a private redis-server (hz 10, no persistence)\n"
     "and compares them with redis-benchmark on the same server, in the same run.\n\n"
     "  --quick        about 10x smaller counts and shorter windows: a smoke run\n"
+    "  --only W       run only workload W (W1 with W5, W2, W3, W4, W6 or W7)\n"
     "  --json FILE    also write the JSON lines to FILE\n"
     "  --delayq PATH  the delayq binary for W2 and W4 (default: $DELAYQ_BIN, else\n"
     "                 ../src/delayq next to this program)\n"
@@ -237,12 +239,14 @@ int
 main(int argc, char **argv)
 {
     struct bench *b = &g_bench;
-    const char *json = NULL, *delayq = NULL;
+    const char *json = NULL, *delayq = NULL, *only = NULL;
     const char *const extra[] = {"--hz", "10", NULL};
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
             b->quick = true;
+        } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+            only = argv[++i];
         } else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc) {
             json = argv[++i];
         } else if (strcmp(argv[i], "--delayq") == 0 && i + 1 < argc) {
@@ -273,16 +277,28 @@ main(int argc, char **argv)
            "load %.2f at start; 64-byte payloads; figures are medians of %d runs unless the "
            "note says one run\n",
            b->quick ? " --quick" : "", b->redis.port, cpus, load, b->runs);
-    fprintf(stderr, "W1 enqueue, W5 memory...\n");
-    bench_w1_w5(b);
-    fprintf(stderr, "W2 process...\n");
-    bench_w2(b);
-    fprintf(stderr, "W3 lateness...\n");
-    bench_w3(b);
-    fprintf(stderr, "W4 idle...\n");
-    bench_w4(b);
-    fprintf(stderr, "W6 inspector refresh...\n");
-    bench_w6(b);
+    static const struct {
+        const char *name, *what;
+        void (*run)(struct bench *);
+    } workloads[] = {
+        {"W1", "W1 enqueue, W5 memory", bench_w1_w5},
+        {"W2", "W2 process", bench_w2},
+        {"W3", "W3 lateness", bench_w3},
+        {"W4", "W4 idle", bench_w4},
+        {"W6", "W6 inspector refresh", bench_w6},
+        {"W7", "W7 failure triage", bench_w7},
+    };
+    bool ran = false;
+    for (size_t w = 0; w < sizeof workloads / sizeof workloads[0]; w++) {
+        if (only != NULL && strcasecmp(only, workloads[w].name) != 0 &&
+            !(strcasecmp(only, "W5") == 0 && w == 0))
+            continue;
+        fprintf(stderr, "%s...\n", workloads[w].what);
+        workloads[w].run(b);
+        ran = true;
+    }
+    if (!ran)
+        bench_die("--only %s: no such workload (W1..W7)", only);
     bench_ceiling_rows(b);
 
     print_table(b, stdout);

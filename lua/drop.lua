@@ -13,7 +13,7 @@
 --     Optional, a filter (docs/PROTOCOL.md 4.5): [4] 'group' or 'match', [5] the group
 --     (its id or signature) or the text (1..200 bytes), [6] dropped so far, [7] cursor
 --     task key ('' first), [8] cursor failed ms, [9] step: failures looked at (1..1000).
---     Walks as requeue's filtered 'all' does; one audit entry, on the last step; a group
+--     Walks as requeue's filtered 'all' does (with its 2 ms budget per step); one audit entry, on the last step; a group
 --     that does not exist on the first call is DQ_ENOTFOUND.
 -- Reply: ids: {dropped}. all: {dropped, until, finished (0|1)}, with a filter followed
 --   by the cursor task key and the cursor failed ms.
@@ -90,6 +90,7 @@ if mode == 'ids' then
   audit(cfg, who, 'drop', detail, 'ok: ' .. dropped .. ' dropped')
   return {dropped}
 elseif mode == 'all' and ARGV[4] then
+  local t0 = clock_us() -- the step's budget counts from here
   local until_ms = tonumber(ARGV[3]) or now
   local kind, value, done = ARGV[4], ARGV[5] or '', tonumber(ARGV[6]) or 0
   local last, last_ms, step = ARGV[7] or '', tonumber(ARGV[8]) or 0, tonumber(ARGV[9])
@@ -114,13 +115,18 @@ elseif mode == 'all' and ARGV[4] then
     end
   end
   local page = redis.call('ZRANGE', z, start, start + step - 1, 'WITHSCORES')
-  local finished, gone = #page < 2 * step, {}
+  local finished, gone, looked = #page < 2 * step, {}, 0
   for i = 1, #page, 2 do
     local tk = page[i]
     if tonumber(page[i + 1]) > until_ms then
       finished = true
       break
     end
+    if over_budget(t0, looked) then
+      finished = false
+      break
+    end
+    looked = looked + 1
     last, last_ms = tk, tonumber(page[i + 1])
     local raw = redis.call('HGET', K_FAILED, tk)
     if gid or match_failure(tk, raw, value) then

@@ -332,6 +332,21 @@ local DQ_GROUPS_MAX = 500   -- groups per queue, besides 'other'
 local DQ_SIGNATURE_MAX = 200 -- bytes of a signature
 local SIG_LINE_MAX = 512 -- bytes of the error's first line looked at (bounds the masking)
 local GROUP_OTHER = 'other'
+-- Redis time one step of a filtered requeue or drop may take before it stops early (and
+-- resumes at its cursor on the next call): keeps Redis responsive however loaded the host.
+local BULK_BUDGET_US = 2000
+
+-- Server time in microseconds (for the budget of a bulk step).
+local function clock_us()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
+-- Whether a bulk step begun at @t0 (clock_us) has used its budget; looked at every 4th
+-- task (@n looked at so far) so the clock costs little.
+local function over_budget(t0, n)
+  return n % 4 == 0 and n > 0 and clock_us() - t0 > BULK_BUDGET_US
+end
 
 -- Masks the variable parts of one line, in this order (PROTOCOL.md 4.5 lists the same).
 local function sig_mask(s)

@@ -17,7 +17,8 @@
 --     Optional, a filter (docs/PROTOCOL.md 4.5): [11] '' (every failure), 'group' or
 --     'match', [12] the group (its id or signature) or the text (1..200 bytes; matched as
 --     search.lua matches), [13] step: failures looked at per call (1..1000, default
---     1000). A group is walked in its own ZSET (only its tasks are looked at); a match
+--     1000); a filtered step also stops once it has used 2 ms of Redis time
+--     (BULK_BUDGET_US), and the next resumes at its cursor. A group is walked in its own ZSET (only its tasks are looked at); a match
 --     walks the failed set and moves the failures that contain the text, spread by their
 --     position in it. A filtered requeue writes one audit entry, on its last step; a
 --     group that does not exist on the first call is DQ_ENOTFOUND.
@@ -84,6 +85,7 @@ if mode == 'ids' then
   audit(cfg, who, 'requeue', detail, 'ok: ' .. #found .. ' moved')
   return {#found}
 elseif mode == 'all' then
+  local t0 = clock_us() -- the step's budget counts from here
   local until_ms = tonumber(ARGV[4]) or now
   local spread = tonumber(ARGV[5]) or 0
   if spread < 0 or spread > cfg.max_delay_ms then
@@ -120,17 +122,20 @@ elseif mode == 'all' then
     end
   end
   local page = redis.call('ZRANGE', z, start, start + step - 1, 'WITHSCORES')
-  local tks, finished = {}, #page < 2 * step
+  local finished = #page < 2 * step
+  local moved, gone, looked = 0, {}, 0
   for i = 1, #page, 2 do
-    if tonumber(page[i + 1]) > until_ms then
+    local tk, ms = page[i], tonumber(page[i + 1])
+    if ms > until_ms then
       finished = true
       break
     end
-    tks[#tks + 1] = page[i]
-    last, last_ms = page[i], tonumber(page[i + 1])
-  end
-  local moved, gone = 0, {}
-  for j, tk in ipairs(tks) do
+    if kind ~= '' and over_budget(t0, looked) then
+      finished = false
+      break
+    end
+    looked = looked + 1
+    last, last_ms = tk, ms
     local raw = redis.call('HGET', K_FAILED, tk)
     if kind ~= 'match' or match_failure(tk, raw, value) then
       local rec = raw and fail_decode(raw)
@@ -138,7 +143,7 @@ elseif mode == 'all' then
         skipped = skipped + 1
       else
         local k = done + moved
-        if kind == 'match' then k = start + j - 1 + done end -- by position in the set
+        if kind == 'match' then k = start + looked - 1 + done end -- by position in the set
         local due = now + delay
         if total > 0 then due = due + math.floor(spread * math.min(k, total) / total) end
         requeue_one(tk, rec, due, gid ~= nil)
