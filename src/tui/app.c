@@ -620,6 +620,9 @@ static const struct binding bindings[] = {
         NULL, NULL},
     {BIND_MAIN, {'G', KEY_APP_END}, "G End", PANES_ALL, 0, do_move, MOVE_LAST, "last task",
         NULL, NULL},
+    /* short, so help pairs it with G (the Errors view and Failed's title say the rest) */
+    {BIND_MAIN, {'E'}, "E", PANES_ALL, 0, do_request, ACT_ERRORS, "the error groups", NULL,
+        "errors"},
     {BIND_MAIN, {KEY_APP_WHEEL_DOWN, KEY_APP_WHEEL_UP}, "mouse", PANES_ALL, 0, do_move, 0,
         "click: a pane and a row; wheel: scroll (--no-mouse: off)", NULL, NULL},
     {BIND_MAIN, {KEY_APP_ENTER}, "Enter", PANES_ALL, KB_SELECTED, do_request, ACT_DETAILS,
@@ -633,10 +636,6 @@ static const struct binding bindings[] = {
         "the server's queues with their counts; Enter switches to one", NULL, "queues"},
     {BIND_MAIN, {'L'}, "L", PANES_ALL, 0, do_request, ACT_AUDIT,
         "the audit log of operator actions", NULL, "audit"},
-    {BIND_MAIN, {'E'}, "E", PANES_ALL, 0, do_request, ACT_ERRORS,
-        "the error groups: failures by signature with their counts; Enter shows a group in "
-        "Failed, where r d A X then act on the whole group (Esc: every failed task)", NULL,
-        "errors"},
     {BIND_MAIN, {'/'}, "/", PANES_ALL, 0, do_search, 0,
         "search the pane on the server (ids, payloads; on Failed also errors and traces), "
         "in bounded steps, so millions of tasks are fine; Esc clears it", NULL, "search"},
