@@ -38,11 +38,13 @@ if not delay or delay < 0 or delay > cfg.max_delay_ms or delay ~= math.floor(del
 end
 
 -- @grouped: the caller takes the task out of its group (a group step, for all at once).
-local function requeue_one(tk, rec, due, grouped)
-  local e = env_decode(rec.raw)
+-- @e: the envelope already decoded from rec.raw (or nil); @quiet: the caller publishes
+-- the wake-up once for many (a bulk step).
+local function requeue_one(tk, rec, due, grouped, e, quiet)
+  e = e or env_decode(rec.raw)
   e.attempt = 0
   e.deadline = nil
-  schedule(e, due)
+  schedule(e, due, quiet)
   if not grouped then group_remove(tk, rec) end
   redis.call('HDEL', K_FAILED, tk)
   redis.call('ZREM', K_FAILIDX, tk)
@@ -124,6 +126,7 @@ elseif mode == 'all' then
   local page = redis.call('ZRANGE', z, start, start + step - 1, 'WITHSCORES')
   local finished = #page < 2 * step
   local moved, gone, looked = 0, {}, 0
+  local first, earliest = next_due(), nil -- one wake-up for the step, as claim does
   for i = 1, #page, 2 do
     local tk, ms = page[i], tonumber(page[i + 1])
     if ms > until_ms then
@@ -139,20 +142,25 @@ elseif mode == 'all' then
     local raw = redis.call('HGET', K_FAILED, tk)
     if kind ~= 'match' or match_failure(tk, raw, value) then
       local rec = raw and fail_decode(raw)
-      if not rec or rec.undecodable or not env_decode(rec.raw) then
+      local e = rec and not rec.undecodable and env_decode(rec.raw)
+      if not e then
         skipped = skipped + 1
       else
         local k = done + moved
         if kind == 'match' then k = start + looked - 1 + done end -- by position in the set
         local due = now + delay
         if total > 0 then due = due + math.floor(spread * math.min(k, total) / total) end
-        requeue_one(tk, rec, due, gid ~= nil)
+        requeue_one(tk, rec, due, gid ~= nil, e, true)
+        if not earliest or due < earliest then earliest = due end
         gone[#gone + 1] = tk
         moved = moved + 1
       end
     end
   end
   if gid then group_forget(gid, gone) end
+  if earliest and (first < 0 or earliest < first) then
+    redis.call('PUBLISH', K_WAKE, dec(earliest))
+  end
   finished = finished and 1 or 0
   if moved > 0 then redis.call('HINCRBY', K_STATS, 'requeued', moved) end
   if kind ~= '' and finished == 1 then
