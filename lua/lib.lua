@@ -394,7 +394,8 @@ local function group_add(tk, reason, msg, at)
   local sig = signature(reason, msg)
   local h = group_id(sig)
   local r = redis.call('HGET', K_GROUPS, h)
-  if not r and redis.call('HLEN', K_GROUPS) >= DQ_GROUPS_MAX then
+  if not r and redis.call('HLEN', K_GROUPS) - redis.call('HEXISTS', K_GROUPS, GROUP_OTHER) >=
+      DQ_GROUPS_MAX then
     h, sig = GROUP_OTHER, '(other signatures, past ' .. DQ_GROUPS_MAX .. ' groups)'
     r = redis.call('HGET', K_GROUPS, h)
   end
