@@ -136,5 +136,6 @@ void bench_w2(struct bench *b);
 void bench_w3(struct bench *b);
 void bench_w4(struct bench *b);
 void bench_w6(struct bench *b);
+void bench_w7(struct bench *b);
 
 #endif /* DQ_BENCH_BENCH_H */

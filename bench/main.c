@@ -3,7 +3,7 @@
  * main.c: delayq-bench [--quick] [--only LIST] [--runs N] [--w2-conc LIST]
  * [--w2-lanes LIST] [--w2-workers N] [--json FILE] [--delayq PATH] [--handler PATH]. Starts
  * a private redis-server (the test fixture's code: free loopback port, held by PID,
- * stopped on exit), runs W1..W6 (W2p with W2), each run of W1 and W2 right after a
+ * stopped on exit), runs W1..W7 (W2p with W2), each run of W1 and W2 right after a
  * redis-benchmark ceiling run on the same server, and prints a table and one JSON line
  * per figure.
  */
@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 static struct bench g_bench;
@@ -65,7 +66,7 @@ static const char usage[] =
     "  --quick        about 10x smaller counts and shorter windows: a smoke run\n"
     "  --only LIST    run only these workloads, comma-separated: W1 (with W5), W2 (the\n"
     "                 in-process C handler), W2w (delayq work -- true, then W2p), W3, W4,\n"
-    "                 W6; for A/B runs of one change\n"
+    "                 W6, W7 (failure triage at 1M failed); for A/B runs of one change\n"
     "  --runs N       repeats of each short measurement (1..15; default 5, --quick 3)\n"
     "  --w2-conc LIST W2's concurrency settings, comma-separated (default 1,8,64,256)\n"
     "  --w2-lanes LIST W2's lanes settings (dq_worker_opts.lanes), comma-separated\n"
@@ -371,6 +372,10 @@ main(int argc, char **argv)
     if (bench_wants(b, "W6")) {
         fprintf(stderr, "W6 inspector refresh...\n");
         bench_w6(b);
+    }
+    if (bench_wants(b, "W7")) {
+        fprintf(stderr, "W7 failure triage...\n");
+        bench_w7(b);
     }
     bench_ceiling_rows(b);
 

@@ -876,3 +876,147 @@ bench_w6(struct bench *b)
     flushall(b);
     dq_client_free(c);
 }
+
+/* ---- W7 failure triage: error groups and filtered bulk actions ---------------------- */
+
+/* 20 causes without digits between them (digits are masked: they would share a group). */
+static const char *const w7_causes[20] = {"alpha",   "bravo",  "charlie", "delta",    "echo",
+                                          "foxtrot", "golf",   "hotel",   "india",    "juliett",
+                                          "kilo",    "lima",   "mike",    "november", "oscar",
+                                          "papa",    "quebec", "romeo",   "sierra",   "tango"};
+
+/* Claims and fails @n due tasks in batches of 1000 (one claim_settle per batch), task k
+ * with cause k % 20 and a number that is masked away. */
+static void
+w7_fail_all(dq_client *c, const char *q, size_t n)
+{
+    static char msgs[DQ_CALL_MAX][96];
+    dq_settle res[DQ_CALL_MAX];
+    dq_claimed cl = {0}, next;
+    dq_err err = {0};
+    size_t done = 0, k = 0;
+
+    bench_ok(dq_claim(c, q, DQ_CALL_MAX, 86400000, "delayq-bench", &cl, &err), &err, "claim");
+    while (cl.n > 0) {
+        for (size_t i = 0; i < cl.n; i++, k++) {
+            snprintf(msgs[i], sizeof msgs[i], "invoice %zu: %s service refused the charge", k,
+                     w7_causes[k % 20]);
+            res[i] = (dq_settle){.task = &cl.tasks[i],
+                                 .outcome = DQ_FAILED,
+                                 .message = msgs[i],
+                                 .trace = fail_trace};
+        }
+        unsigned want = n - done - cl.n < DQ_CALL_MAX ? (unsigned)(n - done - cl.n) : DQ_CALL_MAX;
+        bench_ok(
+            dq_claim_settle(c, q, res, cl.n, want, 86400000, 0, "delayq-bench", NULL, &next, &err),
+            &err, "claim_settle");
+        done += cl.n;
+        dq_claimed_free(&cl);
+        cl = next;
+    }
+    dq_claimed_free(&cl);
+    if (done != n)
+        bench_die("W7: failed %zu of %zu", done, n);
+}
+
+struct w7_run {
+    double max_step_us; /* the largest Redis time of one step */
+    double p50_step_us, p99_step_us;
+    double tasks_per_s; /* tasks moved per second of wall time */
+    size_t moved, steps;
+};
+
+/* Requeues filter @f in steps of @step, measuring each step's Redis time. */
+static struct w7_run
+w7_requeue(struct bench *b, dq_client *c, const char *q, const dq_filter *f, size_t step)
+{
+    struct w7_run out = {0};
+    dq_bulk cur = {0};
+    dq_err err = {0};
+    size_t cap = 1024;
+    double *steps = malloc(cap * sizeof *steps);
+    int64_t t0 = bench_mono_us();
+
+    if (steps == NULL)
+        bench_die("W7: out of memory");
+    while (!cur.done) {
+        bench_resetstat(b);
+        bench_ok(dq_requeue_filter_step(c, q, f, 86400000, 0, step, &cur, &err), &err,
+                 "requeue step");
+        struct cmdstats cs = bench_cmdstats(b);
+        if ((double)cs.usec > out.max_step_us)
+            out.max_step_us = (double)cs.usec;
+        if (out.steps == cap && (steps = realloc(steps, (cap *= 2) * sizeof *steps)) == NULL)
+            bench_die("W7: out of memory");
+        steps[out.steps++] = (double)cs.usec;
+    }
+    int64_t wall = bench_mono_us() - t0;              /* includes the two INFO calls of each step */
+    out.p50_step_us = bench_median(steps, out.steps); /* sorts them */
+    out.p99_step_us = bench_percentile(steps, out.steps, 99);
+    free(steps);
+    out.moved = cur.done_n;
+    out.tasks_per_s = wall > 0 ? (double)cur.done_n * 1e6 / (double)wall : 0;
+    return out;
+}
+
+void
+bench_w7(struct bench *b)
+{
+    size_t n = b->quick ? 100000 : 1000000;
+    dq_config cfg = {.failed_retention = 100000000};
+    dq_client *c = bench_client(b);
+    dq_err err = {0};
+    dq_errors e;
+    char q[64], variant[96], note[160];
+    double usec[16];
+
+    flushall(b);
+    bench_queue(b, "w7", q, sizeof q);
+    bench_ok(dq_config_set(c, q, &cfg, &err), &err, "config");
+    fill(b, c, q, n, 0, 0);
+    w7_fail_all(c, q, n);
+    snprintf(variant, sizeof variant, "%zu failed in 20 groups", n);
+
+    for (int r = 0; r < b->runs; r++) {
+        bench_resetstat(b);
+        bench_ok(dq_errors_get(c, q, &e, &err), &err, "errors");
+        usec[r] = (double)bench_cmdstats(b).usec;
+        if (e.n != 20 || e.failed != (int64_t)n)
+            bench_die("W7: %zu groups, %lld failed; wanted 20, %zu", e.n, (long long)e.failed, n);
+        if (r + 1 < b->runs)
+            dq_errors_free(&e);
+    }
+    bench_add(b, "W7", variant, "errors Redis time", "us", bench_median(usec, (size_t)b->runs),
+              NULL, 0, T_VALUE_LE, 5000, "delayq errors: one FCALL_RO, O(groups)");
+
+    /* a group requeue: its own index, up to DQ_BULK_STEP per step */
+    dq_filter group = {DQ_FILTER_GROUP, e.groups[0].id};
+    struct w7_run g = w7_requeue(b, c, q, &group, 0);
+    snprintf(note, sizeof note, "%zu moved in %zu steps (2 ms budget each; one run)", g.moved,
+             g.steps);
+    bench_add(b, "W7", variant, "group requeue max step", "us", g.max_step_us, NULL, 0, T_VALUE_LE,
+              5000, note);
+    bench_add(b, "W7", variant, "group requeue p50 step", "us", g.p50_step_us, NULL, 0, T_NONE, 0,
+              NULL);
+    bench_add(b, "W7", variant, "group requeue p99 step", "us", g.p99_step_us, NULL, 0, T_NONE, 0,
+              NULL);
+    bench_add(b, "W7", variant, "group requeue throughput", "tasks/s", g.tasks_per_s, NULL, 0,
+              T_NONE, 0, note);
+
+    /* a --match requeue: a walk of the whole failed set, up to DQ_BULK_STEP looked at per step */
+    dq_filter match = {DQ_FILTER_MATCH, w7_causes[1]};
+    struct w7_run m = w7_requeue(b, c, q, &match, 0);
+    snprintf(note, sizeof note, "%zu moved of %zu looked at in %zu steps (one run)", m.moved,
+             n - g.moved, m.steps);
+    bench_add(b, "W7", variant, "match requeue max step", "us", m.max_step_us, NULL, 0, T_VALUE_LE,
+              5000, note);
+    bench_add(b, "W7", variant, "match requeue p50 step", "us", m.p50_step_us, NULL, 0, T_NONE, 0,
+              NULL);
+    bench_add(b, "W7", variant, "match requeue p99 step", "us", m.p99_step_us, NULL, 0, T_NONE, 0,
+              NULL);
+    bench_add(b, "W7", variant, "match requeue throughput", "tasks/s", m.tasks_per_s, NULL, 0,
+              T_NONE, 0, note);
+    dq_errors_free(&e);
+    flushall(b);
+    dq_client_free(c);
+}

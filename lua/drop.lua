@@ -10,7 +10,13 @@
 --     nothing is dropped.
 --   all: [3] until ms ('' on the first call: now).
 --     Drops up to 1000 failures with failed time <= until, oldest first.
--- Reply: ids: {dropped}. all: {dropped, until, finished (0|1)}.
+--     Optional, a filter (docs/PROTOCOL.md 4.6): [4] 'group' or 'match', [5] the group
+--     (its id or signature) or the text (1..200 bytes), [6] dropped so far, [7] cursor
+--     task key ('' first), [8] cursor failed ms, [9] step: failures looked at (1..1000).
+--     Walks as requeue's filtered 'all' does (with its 2 ms budget per step); one audit entry, on the last step; a group
+--     that does not exist on the first call is DQ_ENOTFOUND.
+-- Reply: ids: {dropped}. all: {dropped, until, finished (0|1)}, with a filter followed
+--   by the cursor task key and the cursor failed ms.
 -- Errors: DQ_ENOTFOUND naming the missing ids; DQ_EINVAL for an in-flight id.
 -- Complexity: O(k log N) for k ids (k <= 1000).
 local gate = operator_gate()
@@ -71,6 +77,7 @@ if mode == 'ids' then
     if not p then
       -- unreachable: a missing id returned above
     elseif p[1] == 'failed' then
+      group_remove(p[2], redis.call('HGET', K_FAILED, p[2]))
       dropped = dropped + redis.call('HDEL', K_FAILED, p[2])
       hist_forget(p[2])
       redis.call('ZREM', K_FAILIDX, p[2])
@@ -86,11 +93,65 @@ if mode == 'ids' then
   redis.call('HINCRBY', K_STATS, 'dropped', dropped)
   audit(cfg, who, 'drop', detail, 'ok: ' .. dropped .. ' dropped')
   return {dropped}
+elseif mode == 'all' and ARGV[4] then
+  local t0 = clock_us() -- the step's budget counts from here
+  local until_ms = tonumber(ARGV[3]) or now
+  local kind, value, done = ARGV[4], ARGV[5] or '', tonumber(ARGV[6]) or 0
+  local last, last_ms, step = ARGV[7] or '', tonumber(ARGV[8]) or 0, tonumber(ARGV[9])
+  if not step or step < 1 or step > DQ_STEP_MAX or step ~= math.floor(step) then
+    return err('DQ_EINVAL', 'step: %q is not in 1..%d', tostring(ARGV[9]), DQ_STEP_MAX)
+  end
+  local z, gid, bad = filter_set(kind, value)
+  if bad then return bad end
+  local detail = 'failed until ' .. dec(until_ms) .. filter_text(kind, value)
+  if not z then
+    if ARGV[3] == '' then return err('DQ_ENOTFOUND', 'group: no group %q', value) end
+    audit(cfg, who, 'drop-all', detail, string.format('ok: %d dropped, finished', done))
+    return {0, until_ms, 1, last, last_ms}
+  end
+  local start = 0
+  if last ~= '' then
+    start = redis.call('ZRANK', z, last)
+    if start then
+      start = start + 1
+    else
+      start = redis.call('ZCOUNT', z, '-inf', '(' .. dec(last_ms))
+    end
+  end
+  local page = redis.call('ZRANGE', z, start, start + step - 1, 'WITHSCORES')
+  local finished, gone, looked = #page < 2 * step, {}, 0
+  for i = 1, #page, 2 do
+    local tk = page[i]
+    if tonumber(page[i + 1]) > until_ms then
+      finished = true
+      break
+    end
+    if over_budget(t0, looked) then
+      finished = false
+      break
+    end
+    looked = looked + 1
+    last, last_ms = tk, tonumber(page[i + 1])
+    local raw = redis.call('HGET', K_FAILED, tk)
+    if gid or match_failure(tk, raw, value) then
+      if not gid then group_remove(tk, raw) end
+      redis.call('HDEL', K_FAILED, tk)
+      redis.call('ZREM', K_FAILIDX, tk)
+      gone[#gone + 1] = tk
+    end
+  end
+  if gid then group_forget(gid, gone) end
+  if #gone > 0 then redis.call('HINCRBY', K_STATS, 'dropped', #gone) end
+  if finished then
+    audit(cfg, who, 'drop-all', detail, string.format('ok: %d dropped, finished', done + #gone))
+  end
+  return {#gone, until_ms, finished and 1 or 0, last, last_ms}
 elseif mode == 'all' then
   local until_ms = tonumber(ARGV[3]) or now
   local tks = redis.call('ZRANGEBYSCORE', K_FAILIDX, '-inf', dec(until_ms), 'LIMIT', 0,
     DQ_STEP_MAX)
   for _, tk in ipairs(tks) do
+    group_remove(tk, redis.call('HGET', K_FAILED, tk))
     redis.call('HDEL', K_FAILED, tk)
     redis.call('ZREM', K_FAILIDX, tk)
   end

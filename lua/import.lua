@@ -154,6 +154,7 @@ for k = 1, n do
       redis.call('HSET', K_FAILED, t.tk,
         fail_encode(raw, t.reason, t.msg, t.trace, t.at, t.who, t.kind == 'u'))
       redis.call('ZADD', K_FAILIDX, dec(t.at), t.tk)
+      group_add(t.tk, t.reason, t.msg, t.at) -- exact error-group counts (PROTOCOL 4.6)
     end
   end
   out[#out + 1] = id

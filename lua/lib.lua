@@ -32,6 +32,8 @@ local K_PREFIX = string.sub(K_SCHED, 1, #K_SCHED - 5)
 local K_WORKERS = K_PREFIX .. 'workers' -- HASH worker name -> worker record
 local K_BEATS = K_PREFIX .. 'beats' -- ZSET worker name -> server ms of its last beat
 local K_PAUSE = K_PREFIX .. 'pause' -- HASH by, since, until (0: until resumed), reason
+local K_GROUPS = K_PREFIX .. 'groups' -- HASH group id -> "<first ms> <last ms> <signature>"
+local K_GROUP = K_PREFIX .. 'group:' -- prefix: ZSET per group id, task key -> failed ms
 -- keys: end
 
 -- Protocol limits (docs/PROTOCOL.md 8.2). src/delayq.h has the same names and numbers;
@@ -483,6 +485,153 @@ local function hist_get(tk)
   return redis.call('LRANGE', hist_key(tk), 0, -1)
 end
 -- history: end
+-- groups: begin
+-- Error groups (docs/PROTOCOL.md 4.6). Every failure belongs to exactly one group, named
+-- by its signature: the reason and the first line of the error with its variable parts
+-- masked. Each group has a ZSET of its task keys by failed time (K_GROUP .. id), so its
+-- count is a ZCARD and it can be paged and bulk-moved without a walk of the failed set;
+-- K_GROUPS holds first and last seen and the signature. Every path into the failed set
+-- (to_failed) and out of it (requeue, drop, trim_failed) keeps both, so the counts are
+-- exact. Past DQ_GROUPS_MAX groups a new signature joins the group 'other'.
+local DQ_GROUPS_MAX = 500   -- groups per queue, besides 'other'
+local DQ_SIGNATURE_MAX = 200 -- bytes of a signature
+local SIG_LINE_MAX = 512 -- bytes of the error's first line looked at (bounds the masking)
+local GROUP_OTHER = 'other'
+-- Redis time one step of a filtered requeue or drop may take before it stops early (and
+-- resumes at its cursor on the next call): keeps Redis responsive however loaded the host.
+local BULK_BUDGET_US = 2000
+
+-- Server time in microseconds (for the budget of a bulk step).
+local function clock_us()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
+-- Whether a bulk step begun at @t0 (clock_us) has used its budget; looked at every 4th
+-- task (@n looked at so far) so the clock costs little.
+local function over_budget(t0, n)
+  return n % 4 == 0 and n > 0 and clock_us() - t0 > BULK_BUDGET_US
+end
+
+-- Masks the variable parts of one line, in this order (PROTOCOL.md 4.5 lists the same).
+local function sig_mask(s)
+  s = ' ' .. s .. ' '
+  s = string.gsub(s, '"[^"]*"', '"*"')
+  s = string.gsub(s, "([^%w])'[^']*'", "%1'*'")
+  s = string.gsub(s, '`[^`]*`', '`*`')
+  s = string.gsub(s, '[%w._%%+%-]+@[%w%-]+%.[%w.%-]+', '<email>')
+  s = string.gsub(s, '%x%x%x%x%x%x%x%x%-%x%x%x%x%-%x%x%x%x%-%x%x%x%x%-%x%x%x%x%x%x%x%x%x%x%x%x',
+    '<uuid>')
+  s = string.gsub(s, '(%S*/)[^%s/]+', '%1*')
+  s = string.gsub(s, '0[xX]%x+', '#')
+  s = string.gsub(s, '%f[%w]%x+%f[%W]', function(h)
+    if #h >= 8 and string.find(h, '%d') then return '#' end
+  end)
+  s = string.gsub(s, '%d+', '#')
+  s = string.gsub(s, '#[.,]#', '#')
+  s = string.gsub(s, '#[.,]#', '#')
+  s = string.gsub(s, '%s+', ' ')
+  return string.match(s, '^ ?(.-) ?$')
+end
+
+-- The signature of a failure with @reason and error @msg.
+local function signature(reason, msg)
+  local line = string.sub(string.match(msg or '', '^[^\r\n]*'), 1, SIG_LINE_MAX)
+  return truncate(reason .. ': ' .. sig_mask(line), DQ_SIGNATURE_MAX)
+end
+
+-- The 16-hex-digit group id of signature @sig ('other' is never one: it is not hex).
+local function group_id(sig)
+  return string.sub(redis.sha1hex(sig), 1, 16)
+end
+
+-- The group an operator names: a group id as `delayq errors` prints it, or a signature.
+-- Returns the id, or nil when no such group exists now.
+local function group_find(v)
+  if redis.call('HEXISTS', K_GROUPS, v) == 1 then return v end
+  local h = group_id(v)
+  if redis.call('HEXISTS', K_GROUPS, h) == 1 then return h end
+  return nil
+end
+
+-- Task key @tk (failure record fields @reason, @msg) failed at @at: into its group.
+local function group_add(tk, reason, msg, at)
+  local sig = signature(reason, msg)
+  local h = group_id(sig)
+  local r = redis.call('HGET', K_GROUPS, h)
+  if not r and redis.call('HLEN', K_GROUPS) - redis.call('HEXISTS', K_GROUPS, GROUP_OTHER) >=
+      DQ_GROUPS_MAX then
+    h, sig = GROUP_OTHER, '(other signatures, past ' .. DQ_GROUPS_MAX .. ' groups)'
+    r = redis.call('HGET', K_GROUPS, h)
+  end
+  local first, last = dec(at), at
+  if r then
+    local f, l = string.match(r, '^(%d+) (%d+) ')
+    if f then first, last = f, math.max(tonumber(l), at) end
+  end
+  redis.call('HSET', K_GROUPS, h, first .. ' ' .. dec(last) .. ' ' .. sig)
+  redis.call('ZADD', K_GROUP .. h, dec(at), tk)
+end
+
+-- Task keys @tks left group @h: an emptied group is deleted.
+local function group_forget(h, tks)
+  if #tks == 0 then return end
+  redis.call('ZREM', K_GROUP .. h, unpack(tks))
+  if redis.call('EXISTS', K_GROUP .. h) == 0 then redis.call('HDEL', K_GROUPS, h) end
+end
+
+-- Task key @tk, whose failure record is @rec (bytes or decoded; false or nil when absent), leaves
+-- the failed set: out of its group (its signature's, or 'other').
+local function group_remove(tk, rec)
+  local f = rec and (type(rec) == 'table' and rec or fail_decode(rec))
+  local h = f and group_id(signature(f.reason, f.msg))
+  if h and redis.call('ZSCORE', K_GROUP .. h, tk) then
+    group_forget(h, {tk})
+  elseif redis.call('ZSCORE', K_GROUP .. GROUP_OTHER, tk) then
+    group_forget(GROUP_OTHER, {tk})
+  end
+end
+
+-- The set a bulk step over filter (@kind, @value) walks, oldest first, and whether a
+-- task in it must still be matched: kind '' is the whole failed set, 'group' a group's
+-- ZSET (nil when the group does not exist), 'match' the failed set, matched by
+-- match_failure. Returns the ZSET key (or nil), the group id, and an error reply.
+local function filter_set(kind, value)
+  if kind == '' then return K_FAILIDX end
+  if kind == 'group' then
+    local h = group_find(value)
+    if not h then return nil end
+    return K_GROUP .. h, h
+  end
+  if kind == 'match' then
+    if #value < 1 or #value > DQ_NEEDLE_MAX then
+      return nil, nil, err('DQ_EINVAL', 'match: %d bytes; 1..%d', #value, DQ_NEEDLE_MAX)
+    end
+    return K_FAILIDX
+  end
+  return nil, nil, err('DQ_EINVAL', 'filter: %q is not group or match', kind)
+end
+
+-- A failed task matches text @needle as search.lua matches it: in its task key or
+-- anywhere in its failure record's bytes (plain, case sensitive).
+local function match_failure(tk, rec, needle)
+  return string.find(tk, needle, 1, true) or (rec and string.find(rec, needle, 1, true))
+end
+
+-- The audit detail of a filter.
+local function filter_text(kind, value)
+  if kind == '' then return '' end
+  return ' ' .. kind .. '=' .. value
+end
+
+-- A task enters the failed set under key @tk (record @rec_new is about to be written):
+-- a failure already under that key (a caller-chosen id that failed before) leaves first.
+local function group_enter(tk, reason, msg, at)
+  local old = redis.call('HGET', K_FAILED, tk)
+  if old then group_remove(tk, old) end
+  group_add(tk, reason, msg, at)
+end
+-- groups: end
 
 -- Keeps exactly cfg.failed_retention failures: the oldest beyond it are removed and
 -- counted as trimmed. At most DQ_STEP_MAX per call (a lowered limit catches up over
@@ -494,6 +643,7 @@ local function trim_failed(cfg)
   local old = redis.call('ZPOPMIN', K_FAILIDX, excess)
   hist_forget_keys(old, 1, 2)
   for i = 1, #old, 2 do
+    group_remove(old[i], redis.call('HGET', K_FAILED, old[i]))
     redis.call('HDEL', K_FAILED, old[i])
   end
   redis.call('HINCRBY', K_STATS, 'trimmed', #old / 2)
@@ -503,6 +653,7 @@ end
 -- Parks a task (or undecodable bytes) in the failed set. @counter is the stats
 -- field to bump ('failed' or 'expired').
 local function to_failed(cfg, tk, raw, reason, msg, trace, at, who, undecodable, counter)
+  group_enter(tk, reason, truncate(msg, 4096), at)
   redis.call('HSET', K_FAILED, tk,
     fail_encode(raw, reason, truncate(msg, 4096), truncate(trace, 65536), at, who,
       undecodable))

@@ -1,7 +1,8 @@
 -- page: one page of a view of the queue, for listings and the inspector.
 -- KEYS: the eleven queue keys (see lib.lua); read only.
 -- ARGV: [1] view: 'due' | 'future' | 'inflight' | 'failed', [2] offset (>= 0),
---   [3] limit (1..1000).
+--   [3] limit (1..1000), optional [4] group (its id or signature; view failed only):
+--   the page is of that group's failures (docs/PROTOCOL.md 4.6); no such group: total 0.
 -- Reply: {now, total in the view, then per item 3 fields}:
 --   due, future: envelope bytes, due ms, '' (ordered by due time, ties in enqueue order);
 --   inflight: task key, lease deadline ms, running record (or '' if missing);
@@ -10,6 +11,9 @@
 -- Complexity: O(log N + limit).
 local now = now_ms()
 local view, offset, limit = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+if ARGV[4] and view ~= 'failed' then
+  return err('DQ_EINVAL', 'group: only the failed view has groups, not %q', view)
+end
 if not offset or offset < 0 or offset ~= math.floor(offset) then
   return err('DQ_EINVAL', 'offset: %q is not a whole number >= 0', ARGV[2])
 end
@@ -38,6 +42,10 @@ if view == 'due' or view == 'future' then
 elseif view == 'inflight' or view == 'failed' then
   local z, h, cmd = K_INFLIGHT, K_RUNNING, 'ZRANGE'
   if view == 'failed' then z, h, cmd = K_FAILIDX, K_FAILED, 'ZREVRANGE' end
+  if ARGV[4] then
+    -- a group that does not exist is an empty page ('other!' is no group's key)
+    z = K_GROUP .. (group_find(ARGV[4]) or (GROUP_OTHER .. '!'))
+  end
   out[2] = redis.call('ZCARD', z)
   local items = redis.call(cmd, z, offset, offset + limit - 1, 'WITHSCORES')
   local data = {}

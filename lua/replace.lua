@@ -59,6 +59,7 @@ e.attempt = 0
 e.deadline = nil
 hist_requeued(e, rec)
 schedule(e, now + delay)
+group_remove(tk, rec) -- out of its error group (PROTOCOL 4.6)
 redis.call('HDEL', K_FAILED, tk)
 redis.call('ZREM', K_FAILIDX, tk)
 redis.call('HINCRBY', K_STATS, 'requeued', 1)

@@ -14,13 +14,21 @@
 --     first failure of its millisecond, so nothing is skipped); undecodable ones cannot
 --     run and stay failed. The k-th of total is due at now + delay + spread * k / total,
 --     so a fixed bug does not come back as a stampede.
+--     Optional, a filter (docs/PROTOCOL.md 4.6): [11] '' (every failure), 'group' or
+--     'match', [12] the group (its id or signature) or the text (1..200 bytes; matched as
+--     search.lua matches), [13] step: failures looked at per call (1..1000, default
+--     1000); a filtered step also stops once it has used 2 ms of Redis time
+--     (BULK_BUDGET_US), and the next resumes at its cursor. A group is walked in its own ZSET (only its tasks are looked at); a match
+--     walks the failed set and moves the failures that contain the text, spread by their
+--     position in it. A filtered requeue writes one audit entry, on its last step; a
+--     group that does not exist on the first call is DQ_ENOTFOUND.
 --   now: [4] id, [5] its envelope bytes (for a generated id; '' for a caller-chosen
 --     one): a scheduled task becomes due now ("run now"); attempts are kept.
 -- Reply: ids: {moved}. all: {moved, until, total, done, skipped, finished (0|1),
 --   cursor task key, cursor failed ms}. now: {1}.
 -- Errors: DQ_ENOTFOUND naming the missing ids; DQ_EINVAL for bad arguments or
 --   undecodable ids.
--- Complexity: O(k log N) for k ids, or k <= 1000 per 'all' step.
+-- Complexity: O(k log N) for k ids, or k <= step per 'all' step.
 local gate = operator_gate()
 if gate then return gate end
 local cfg = config()
@@ -31,12 +39,16 @@ if not delay or delay < 0 or delay > cfg.max_delay_ms or delay ~= math.floor(del
     dec(cfg.max_delay_ms))
 end
 
-local function requeue_one(tk, rec, due)
-  local e = env_decode(rec.raw)
+-- @grouped: the caller takes the task out of its group (a group step, for all at once).
+-- @e: the envelope already decoded from rec.raw (or nil); @quiet: the caller publishes
+-- the wake-up once for many (a bulk step).
+local function requeue_one(tk, rec, due, grouped, e, quiet)
+  e = e or env_decode(rec.raw)
   e.attempt = 0
   e.deadline = nil
   hist_requeued(e, rec)
-  schedule(e, due)
+  schedule(e, due, quiet)
+  if not grouped then group_remove(tk, rec) end
   redis.call('HDEL', K_FAILED, tk)
   redis.call('ZREM', K_FAILIDX, tk)
 end
@@ -78,52 +90,87 @@ if mode == 'ids' then
   audit(cfg, who, 'requeue', detail, 'ok: ' .. #found .. ' moved')
   return {#found}
 elseif mode == 'all' then
+  local t0 = clock_us() -- the step's budget counts from here
   local until_ms = tonumber(ARGV[4]) or now
   local spread = tonumber(ARGV[5]) or 0
   if spread < 0 or spread > cfg.max_delay_ms then
     return err('DQ_EINVAL', 'spread: %q ms is not in 0..%s (max_delay_ms)', ARGV[5],
       dec(cfg.max_delay_ms))
   end
-  local total = tonumber(ARGV[6]) or redis.call('ZCOUNT', K_FAILIDX, '-inf', dec(until_ms))
+  local kind, value = ARGV[11] or '', ARGV[12] or ''
+  local step = tonumber(ARGV[13] or DQ_STEP_MAX)
+  if not step or step < 1 or step > DQ_STEP_MAX or step ~= math.floor(step) then
+    return err('DQ_EINVAL', 'step: %q is not in 1..%d', tostring(ARGV[13]), DQ_STEP_MAX)
+  end
+  local z, gid, bad = filter_set(kind, value)
+  if bad then return bad end
   local done, skipped = tonumber(ARGV[7]) or 0, tonumber(ARGV[8]) or 0
   local last, last_ms = ARGV[9] or '', tonumber(ARGV[10]) or 0
+  local detail = string.format('failed until %s%s; delay=%sms spread=%sms', dec(until_ms),
+    filter_text(kind, value), dec(delay), dec(spread))
+  if not z then
+    if ARGV[6] == '' then return err('DQ_ENOTFOUND', 'group: no group %q', value) end
+    -- the group emptied (this requeue moved its last tasks, or someone else did)
+    local total = tonumber(ARGV[6]) or 0
+    audit(cfg, who, 'requeue-all', detail, string.format('ok: %d moved (of %d in scope), %d ' ..
+      'undecodable skipped, finished', done, total, skipped))
+    return {0, until_ms, total, done, skipped, 1, last, last_ms}
+  end
+  local total = tonumber(ARGV[6]) or redis.call('ZCOUNT', z, '-inf', dec(until_ms))
   local start = 0
   if last ~= '' then
-    start = redis.call('ZRANK', K_FAILIDX, last)
+    start = redis.call('ZRANK', z, last)
     if start then
       start = start + 1
     else
-      start = redis.call('ZCOUNT', K_FAILIDX, '-inf', '(' .. dec(last_ms))
+      start = redis.call('ZCOUNT', z, '-inf', '(' .. dec(last_ms))
     end
   end
-  local page = redis.call('ZRANGE', K_FAILIDX, start, start + DQ_STEP_MAX - 1, 'WITHSCORES')
-  local tks, finished = {}, #page < 2 * DQ_STEP_MAX
+  local page = redis.call('ZRANGE', z, start, start + step - 1, 'WITHSCORES')
+  local finished = #page < 2 * step
+  local moved, gone, looked = 0, {}, 0
+  local first, earliest = next_due(), nil -- one wake-up for the step, as claim does
   for i = 1, #page, 2 do
-    if tonumber(page[i + 1]) > until_ms then
+    local tk, ms = page[i], tonumber(page[i + 1])
+    if ms > until_ms then
       finished = true
       break
     end
-    tks[#tks + 1] = page[i]
-    last, last_ms = page[i], tonumber(page[i + 1])
-  end
-  local moved = 0
-  for _, tk in ipairs(tks) do
-    local rec = fail_decode(redis.call('HGET', K_FAILED, tk) or '')
-    if not rec or rec.undecodable or not env_decode(rec.raw) then
-      skipped = skipped + 1
-    else
-      local k = done + moved
-      local due = now + delay
-      if total > 0 then due = due + math.floor(spread * k / total) end
-      requeue_one(tk, rec, due)
-      moved = moved + 1
+    if kind ~= '' and over_budget(t0, looked) then
+      finished = false
+      break
     end
+    looked = looked + 1
+    last, last_ms = tk, ms
+    local raw = redis.call('HGET', K_FAILED, tk)
+    if kind ~= 'match' or match_failure(tk, raw, value) then
+      local rec = raw and fail_decode(raw)
+      local e = rec and not rec.undecodable and env_decode(rec.raw)
+      if not e then
+        skipped = skipped + 1
+      else
+        local k = done + moved
+        if kind == 'match' then k = start + looked - 1 + done end -- by position in the set
+        local due = now + delay
+        if total > 0 then due = due + math.floor(spread * math.min(k, total) / total) end
+        requeue_one(tk, rec, due, gid ~= nil, e, true)
+        if not earliest or due < earliest then earliest = due end
+        gone[#gone + 1] = tk
+        moved = moved + 1
+      end
+    end
+  end
+  if gid then group_forget(gid, gone) end
+  if earliest and (first < 0 or earliest < first) then
+    redis.call('PUBLISH', K_WAKE, dec(earliest))
   end
   finished = finished and 1 or 0
   if moved > 0 then redis.call('HINCRBY', K_STATS, 'requeued', moved) end
-  if moved > 0 or finished == 1 then
-    audit(cfg, who, 'requeue-all', string.format('failed until %s; delay=%sms spread=%sms',
-      dec(until_ms), dec(delay), dec(spread)),
+  if kind ~= '' and finished == 1 then
+    audit(cfg, who, 'requeue-all', detail, string.format('ok: %d moved (of %d in scope), %d ' ..
+      'undecodable skipped, finished', done + moved, total, skipped))
+  elseif kind == '' and (moved > 0 or finished == 1) then
+    audit(cfg, who, 'requeue-all', detail,
       string.format('ok: %d moved (%d of %d so far, %d undecodable skipped)%s', moved,
         done + moved, total, skipped, finished == 1 and ', finished' or ''))
   end

@@ -824,6 +824,78 @@ int dq_pause(dq_client *c, const char *queue, int64_t for_ms, const char *reason
  */
 int dq_resume(dq_client *c, const char *queue, bool *was_paused, dq_err *err);
 
+/* ---- error groups and filtered bulk actions (issue 13; PROTOCOL.md 4.6) ------------- */
+
+/* Error groups a queue keeps; later signatures share the group "other". */
+#define DQ_GROUPS_MAX 500
+/* Bytes of a failure's signature (reason + masked first line of its error). */
+#define DQ_SIGNATURE_MAX 200
+/* Bytes of a group id: 16 hex digits of the signature's SHA1, or "other"; +1 for a buffer. */
+#define DQ_GROUP_ID_MAX 16
+/* Failures one step of a filtered requeue or drop looks at, at most: a step also stops
+ * once it has used 2 ms of Redis time (PROTOCOL.md 4.5), so it stays near that however
+ * large the failed set is; bench W7 measures it. */
+#define DQ_BULK_STEP 500
+
+/* Which failed tasks a bulk action, a page or an export covers. */
+typedef enum dq_filter_kind {
+    DQ_FILTER_NONE = 0, /* every failed task */
+    DQ_FILTER_GROUP,    /* one error group: value is its id or its signature */
+    DQ_FILTER_MATCH,    /* value (1..DQ_NEEDLE_MAX bytes) occurs in the task key or its record */
+} dq_filter_kind;
+
+typedef struct dq_filter {
+    dq_filter_kind kind;
+    const char *value; /* borrowed; NULL for DQ_FILTER_NONE */
+} dq_filter;
+
+/** Checks @f: DQ_EINVAL names the field and the limit. */
+int dq_filter_check(const dq_filter *f, dq_err *err);
+
+typedef struct dq_error_group {
+    char id[DQ_GROUP_ID_MAX + 1];
+    char *signature; /* owned; raw bytes from Redis (escape before a terminal) */
+    int64_t count;
+    int64_t first_ms, last_ms; /* first and last failure seen since the group appeared */
+    char *sample_id;           /* owned: the user-facing id of its newest failure ("" if none) */
+    char *sample_error;        /* owned: that failure's first error line, at most 200 bytes */
+} dq_error_group;
+
+typedef struct dq_errors {
+    dq_error_group *groups; /* owned; largest first */
+    size_t n;
+    int64_t failed; /* tasks in the failed set */
+    int64_t now_ms;
+} dq_errors;
+
+/** Reads the error groups of the failed set: O(groups), read-only (FCALL_RO). */
+int dq_errors_get(dq_client *c, const char *queue, dq_errors *out, dq_err *err);
+
+/** Frees @e's groups and empties it. Accepts NULL. */
+void dq_errors_free(dq_errors *e);
+
+/**
+ * One bounded step (@step failures looked at, 1..DQ_STEP_MAX; 0 means DQ_BULK_STEP) of
+ * "requeue the failed tasks of filter @f", like dq_requeue_all_step(). Only tasks that
+ * failed at or before the first call's server time are touched; one audit entry with the
+ * filter is written by the last step. A group that does not exist is DQ_ENOTFOUND.
+ */
+int dq_requeue_filter_step(dq_client *c, const char *queue, const dq_filter *f, int64_t delay_ms,
+                           int64_t spread_ms, size_t step, dq_bulk *cur, dq_err *err);
+
+/** The same for "drop the failed tasks of filter @f". */
+int dq_drop_filter_step(dq_client *c, const char *queue, const dq_filter *f, size_t step,
+                        dq_bulk *cur, dq_err *err);
+
+/**
+ * One page of the failed tasks of group @group (id or signature), newest first, paged
+ * on the server in the group's own index. A group that does not exist is an empty page.
+ */
+int dq_page_group_get(dq_client *c, const char *queue, const char *group, size_t offset,
+                      size_t limit, dq_page *out, dq_err *err);
+
+/* ---- end of error groups ---------------------------------------------------------- */
+
 /** Checks a queue name: 1..DQ_QUEUE_NAME_MAX bytes of [A-Za-z0-9._:-]. DQ_EINVAL names the problem.
  */
 int dq_queue_name_check(const char *queue, dq_err *err);

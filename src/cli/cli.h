@@ -150,5 +150,6 @@ int cmd_resume(struct cli *g, int argc, char **argv);
 int cmd_profiles(struct cli *g, int argc, char **argv);
 int cmd_export(struct cli *g, int argc, char **argv);
 int cmd_import(struct cli *g, int argc, char **argv);
+int cmd_errors(struct cli *g, int argc, char **argv);
 
 #endif /* DQ_CLI_CLI_H */

@@ -15,15 +15,21 @@
 #include "lib/dur.h"
 
 static const char requeue_help[] =
-    "usage: delayq requeue [-q QUEUE] [--delay DUR] [--spread DUR] (--all | [--] ID...)\n"
+    "usage: delayq requeue [-q QUEUE] [--delay DUR] [--spread DUR]\n"
+    "                      (--all | --group SIG | --match TEXT | [--] ID...)\n\n"
     "       delayq requeue [-q QUEUE] [--delay DUR] (--json NEW | --file PATH) [--] ID\n\n"
     "Moves failed tasks back to scheduled with their attempts reset and deadline\n"
     "cleared, and prints how many moved. With ids it is all or nothing: an id that is\n"
     "not in the failed set (someone requeued or dropped it first) is exit 1, names the\n"
     "id, and nothing moves. The attempt history of each task is kept.\n\n"
     "  --all          every task that failed before now, in steps of " CLI_STEP_MAX_TEXT "\n"
+    "  --group SIG    every task of one error group that failed before now: the group id\n"
+    "                 or the signature 'delayq errors' shows; one audit entry\n"
+    "  --match TEXT   every task that failed before now whose id, error, stack trace or\n"
+    "                 payload bytes contain TEXT (1..200 bytes, case-sensitive)\n"
     "  --delay DUR    due DUR from now (default 0)\n"
-    "  --spread DUR   with --all: spread due times evenly over DUR after the delay\n"
+    "  --spread DUR   with --all, --group, --match: spread due times evenly over DUR\n"
+    "                 after the delay\n"
     "  --json NEW     fix and requeue one task: its payload becomes the JSON text NEW\n"
     "                 (stored as msgpack), in one call with the requeue; prints what\n"
     "                 changed. Refused (exit 1) when the task failed again or left the\n"
@@ -33,11 +39,15 @@ static const char requeue_help[] =
     "                 the task was read\n\n";
 
 static const char drop_help[] =
-    "usage: delayq drop [-q QUEUE] (--all-failed | [--] ID...)\n\n"
+    "usage: delayq drop [-q QUEUE] (--all-failed | --group SIG | --match TEXT | [--] ID...)\n\n"
     "Deletes failed or scheduled tasks for good, and prints how many. All or nothing:\n"
     "an unknown id is exit 1, names the id, and nothing is dropped. A task in flight\n"
     "cannot be dropped while it runs.\n\n"
-    "  --all-failed   every task that failed before now, in steps of " CLI_STEP_MAX_TEXT "\n\n";
+    "  --all-failed   every task that failed before now, in steps of " CLI_STEP_MAX_TEXT "\n"
+    "  --group SIG    every task of one error group that failed before now (the group\n"
+    "                 id or the signature 'delayq errors' shows); one audit entry\n"
+    "  --match TEXT   every task that failed before now whose id, error, stack trace or\n"
+    "                 payload bytes contain TEXT (1..200 bytes, case-sensitive)\n\n";
 
 #define MAX_IDS DQ_CALL_MAX /* one requeue or drop call: all or nothing */
 
@@ -45,9 +55,28 @@ struct ops_args {
     const char *ids[MAX_IDS];
     size_t n;
     bool all;
+    dq_filter filter; /* --group / --match */
     int64_t delay_ms, spread_ms;
     const char *json, *file; /* fix and requeue: the new payload */
 };
+
+/* --group / --match: @m is cli_opt()'s result. Returns 0, or DQ_EXIT_USAGE after the error. */
+static int
+set_filter(const struct cli *g, struct ops_args *o, dq_filter_kind kind, int m, const char *val)
+{
+    const char *name = kind == DQ_FILTER_GROUP ? "--group" : "--match";
+    dq_err err = {0};
+
+    if (m < 0)
+        return cli_usage_error(g, "%s needs a value", name);
+    if (o->filter.kind != DQ_FILTER_NONE)
+        return cli_usage_error(g, "give one of --group and --match");
+    o->filter.kind = kind;
+    o->filter.value = val;
+    if (dq_filter_check(&o->filter, &err) != DQ_OK)
+        return cli_usage_error(g, "%s", err.msg);
+    return 0;
+}
 
 static int
 parse(struct cli *g, int argc, char **argv, bool requeue, struct ops_args *o)
@@ -81,6 +110,12 @@ parse(struct cli *g, int argc, char **argv, bool requeue, struct ops_args *o)
         }
         if (strcmp(argv[i], requeue ? "--all" : "--all-failed") == 0) {
             o->all = true;
+        } else if ((m = cli_opt(argc, argv, &i, "--group", NULL, &val)) != 0) {
+            if (set_filter(g, o, DQ_FILTER_GROUP, m, val) != 0)
+                return DQ_EXIT_USAGE;
+        } else if ((m = cli_opt(argc, argv, &i, "--match", NULL, &val)) != 0) {
+            if (set_filter(g, o, DQ_FILTER_MATCH, m, val) != 0)
+                return DQ_EXIT_USAGE;
         } else if (requeue && (m = cli_opt(argc, argv, &i, "--delay", NULL, &val)) != 0) {
             if (m < 0 || dq_dur_parse(val, "--delay", &o->delay_ms, &err) != DQ_OK)
                 return m < 0 ? cli_usage_error(g, "--delay needs a value") : cli_error(g, &err);
@@ -103,10 +138,12 @@ parse(struct cli *g, int argc, char **argv, bool requeue, struct ops_args *o)
             return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
         }
     }
-    if (o->all == (o->n > 0))
-        return cli_usage_error(g, "give ids or %s (not both)", requeue ? "--all" : "--all-failed");
-    if (o->spread_ms > 0 && !o->all)
-        return cli_usage_error(g, "--spread only applies to --all");
+    int ways = (o->all ? 1 : 0) + (o->n > 0 ? 1 : 0) + (o->filter.kind != DQ_FILTER_NONE ? 1 : 0);
+    if (ways != 1)
+        return cli_usage_error(g, "give ids, %s, --group or --match (one of them)",
+                               requeue ? "--all" : "--all-failed");
+    if (o->spread_ms > 0 && o->n > 0)
+        return cli_usage_error(g, "--spread only applies to --all, --group and --match");
     if (o->json != NULL && o->file != NULL)
         return cli_usage_error(g, "give the new payload once: --json NEW or --file PATH");
     if ((o->json != NULL || o->file != NULL) && (o->all || o->n != 1))
@@ -229,7 +266,7 @@ cmd_requeue(struct cli *g, int argc, char **argv)
         return rc < 0 ? DQ_EXIT_OK : rc;
     if (o.json != NULL || o.file != NULL)
         return requeue_replace(g, &o);
-    if (!o.all) {
+    if (o.n > 0) {
         size_t moved;
         if (dq_requeue(g->client, g->queue, o.ids, o.n, o.delay_ms, &moved, &err) != DQ_OK)
             return cli_error(g, &err);
@@ -238,7 +275,10 @@ cmd_requeue(struct cli *g, int argc, char **argv)
     }
     dq_bulk cur = {0};
     while (!cur.done) {
-        if (dq_requeue_all_step(g->client, g->queue, o.delay_ms, o.spread_ms, &cur, &err) !=
+        if ((o.filter.kind != DQ_FILTER_NONE
+                 ? dq_requeue_filter_step(g->client, g->queue, &o.filter, o.delay_ms, o.spread_ms,
+                                          0, &cur, &err)
+                 : dq_requeue_all_step(g->client, g->queue, o.delay_ms, o.spread_ms, &cur, &err)) !=
             DQ_OK) {
             fprintf(stderr, "%s: stopped after requeueing %zu\n", g->prog, cur.done_n);
             return cli_error(g, &err);
@@ -260,7 +300,7 @@ cmd_drop(struct cli *g, int argc, char **argv)
 
     if (rc != 0)
         return rc < 0 ? DQ_EXIT_OK : rc;
-    if (!o.all) {
+    if (o.n > 0) {
         size_t dropped;
         if (dq_drop(g->client, g->queue, o.ids, o.n, &dropped, &err) != DQ_OK)
             return cli_error(g, &err);
@@ -269,7 +309,7 @@ cmd_drop(struct cli *g, int argc, char **argv)
     }
     dq_bulk cur = {0};
     while (!cur.done) {
-        if (dq_drop_all_step(g->client, g->queue, &cur, &err) != DQ_OK) {
+        if (dq_drop_filter_step(g->client, g->queue, &o.filter, 0, &cur, &err) != DQ_OK) {
             fprintf(stderr, "%s: stopped after dropping %zu\n", g->prog, cur.done_n);
             return cli_error(g, &err);
         }

@@ -19,6 +19,7 @@ static const struct cmd commands[] = {
     {"drop", "delete failed or scheduled tasks", cmd_drop},
     {"export", "write a view's tasks as JSON lines, every field, payloads lossless", cmd_export},
     {"import", "put exported tasks into a queue (idempotent on ids)", cmd_import},
+    {"errors", "the failed tasks grouped by error signature, with counts", cmd_errors},
     {"audit", "the log of operator actions", cmd_audit},
     {"config", "read or change a queue's limits", cmd_config},
     {"queues", "the queues of the server, with their counts", cmd_queues},

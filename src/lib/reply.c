@@ -484,6 +484,17 @@ dq_reply_drop_all(const redisReply *r, void *out, dq_err *err)
         (rc = get_int(r, DROP_UNTIL, "drop", "until", &until, err)) != DQ_OK ||
         (rc = get_int(r, DROP_FINISHED, "drop", "finished", &fin, err)) != DQ_OK)
         return rc;
+    if (r->elements >= DROP_FIELDS + 2) { /* a filtered drop: its cursor follows */
+        const redisReply *key = r->element[DROP_FIELDS];
+        int64_t ms;
+        if (!is_str(key) || key->len >= sizeof b->cursor_key)
+            return bad_element(err, "drop", DROP_FIELDS, key, "a task key", "cursor key");
+        if ((rc = get_int(r, DROP_FIELDS + 1, "drop", "cursor ms", &ms, err)) != DQ_OK)
+            return rc;
+        memcpy(b->cursor_key, key->str, key->len);
+        b->cursor_key[key->len] = '\0';
+        b->cursor_ms = ms;
+    }
     b->done_n += (size_t)n;
     b->until_ms = until;
     b->done = fin != 0;
@@ -851,6 +862,83 @@ dq_reply_audit(const redisReply *r, void *out, dq_err *err)
                                "entry %zu's fields", i + 1);
         ae->at_ms = strtoll(e->element[AUDIT_STREAM_ID]->str, NULL, 10); /* "<ms>-<n>" */
         if ((rc = audit_fields(e->element[AUDIT_FIELDS], ae, err)) != DQ_OK)
+            return rc;
+    }
+    return DQ_OK;
+}
+
+/* ---- errors (4.6): {now, failed, groups, then 7 per group} --------------------------- */
+
+enum {
+    ERRORS_NOW,
+    ERRORS_FAILED,
+    ERRORS_GROUPS,
+    ERRORS_HEAD,
+    /* per group */
+    GROUP_ID = 0,
+    GROUP_SIGNATURE,
+    GROUP_COUNT,
+    GROUP_FIRST,
+    GROUP_LAST,
+    GROUP_SAMPLE,
+    GROUP_SAMPLE_ERROR,
+    GROUP_FIELDS,
+};
+
+static int
+errors_group(const redisReply *r, size_t base, dq_error_group *g, dq_err *err)
+{
+    const redisReply *id = r->element[base + GROUP_ID];
+    const redisReply *sig = r->element[base + GROUP_SIGNATURE];
+    const redisReply *sample = r->element[base + GROUP_SAMPLE];
+    const redisReply *serr = r->element[base + GROUP_SAMPLE_ERROR];
+    int rc;
+
+    if (!is_str(id) || id->len < 1 || id->len > DQ_GROUP_ID_MAX)
+        return bad_element(err, "errors", base + GROUP_ID, id, "a group id", "group id");
+    if (!is_str(sig) || !is_str(sample) || !is_str(serr))
+        return bad_element(err, "errors", base, r->element[base], "strings",
+                           "signature, sample or sample error");
+    if ((rc = get_int(r, base + GROUP_COUNT, "errors", "count", &g->count, err)) != DQ_OK ||
+        (rc = get_int(r, base + GROUP_FIRST, "errors", "first seen", &g->first_ms, err)) != DQ_OK ||
+        (rc = get_int(r, base + GROUP_LAST, "errors", "last seen", &g->last_ms, err)) != DQ_OK)
+        return rc;
+    memcpy(g->id, id->str, id->len);
+    g->id[id->len] = '\0';
+    /* the sample is a task key: a caller-chosen id carries "c:" (PROTOCOL.md 2) */
+    size_t skip = sample->len > 2 && memcmp(sample->str, "c:", 2) == 0 ? 2 : 0;
+    g->signature = dq_dup_bytes(sig->str, sig->len);
+    g->sample_id = dq_dup_bytes(sample->str + skip, sample->len - skip);
+    g->sample_error = dq_dup_bytes(serr->str, serr->len);
+    if (g->signature == NULL || g->sample_id == NULL || g->sample_error == NULL)
+        return oom(err);
+    return DQ_OK;
+}
+
+int
+dq_reply_errors(const redisReply *r, void *out, dq_err *err)
+{
+    dq_errors *e = out;
+    int64_t n;
+    int rc;
+
+    if (!is_array(r, ERRORS_HEAD))
+        return bad_shape(err, "errors", r, "an array of 3 (now, failed, groups), then 7 per group");
+    if ((rc = get_int(r, ERRORS_NOW, "errors", "now", &e->now_ms, err)) != DQ_OK ||
+        (rc = get_int(r, ERRORS_FAILED, "errors", "failed", &e->failed, err)) != DQ_OK ||
+        (rc = get_int(r, ERRORS_GROUPS, "errors", "groups", &n, err)) != DQ_OK)
+        return rc;
+    if (n < 0 || n > DQ_GROUPS_MAX + 1 || r->elements != ERRORS_HEAD + (size_t)n * GROUP_FIELDS)
+        return bad_shape(err, "errors", r, "3 + 7 x %lld elements (at most %d groups)",
+                         (long long)n, DQ_GROUPS_MAX + 1);
+    if (n == 0)
+        return DQ_OK;
+    e->groups = calloc((size_t)n, sizeof *e->groups);
+    if (e->groups == NULL)
+        return oom(err);
+    for (size_t i = 0; i < (size_t)n; i++) {
+        e->n = i + 1;
+        if ((rc = errors_group(r, ERRORS_HEAD + i * GROUP_FIELDS, &e->groups[i], err)) != DQ_OK)
             return rc;
     }
     return DQ_OK;

@@ -106,6 +106,7 @@ void
 ui_free(struct ui *ui)
 {
     picker_free(ui);
+    dq_errors_free(&ui->errors);
     for (int p = 0; p < PANE_COUNT; p++)
         app_clear_marks(ui, p);
     free(ui->detail_copy);
@@ -273,7 +274,7 @@ enum {
 /* Moves of a selection or a scroll position, beyond a plain row count. */
 enum { MOVE_PAGE_DOWN = 1000, MOVE_PAGE_UP, MOVE_FIRST, MOVE_LAST };
 
-enum { BIND_MAIN = 1, BIND_VIEW = 2, BIND_PICK = 4 }; /* where a binding applies */
+enum { BIND_MAIN = 1, BIND_VIEW = 2, BIND_PICK = 4, BIND_ERRS = 8 }; /* where a binding applies */
 
 #define PANES_ALL   0
 #define PANE_BIT(p) (1u << (p))
@@ -419,6 +420,8 @@ prompt(struct ui *ui, enum action act)
 static int
 do_search(struct ui *ui, const struct model *m, const struct binding *b, int key)
 {
+    if (ui->focus == PANE_FAILED)
+        ui->group[0] = ui->group_sig[0] = '\0'; /* a search covers every failed task */
     snprintf(ui->prompt, sizeof ui->prompt, "search %s (id, payload%s; Esc: cancel): ",
              ui->focus == PANE_FAILED ? "failed tasks" : "this pane",
              ui->focus == PANE_FAILED ? ", error, trace" : "");
@@ -429,6 +432,12 @@ do_search(struct ui *ui, const struct model *m, const struct binding *b, int key
 static int
 do_escape(struct ui *ui, const struct model *m, const struct binding *b, int key)
 {
+    if (ui->nmarks[ui->focus] == 0 && ui->group[0] != '\0' && ui->focus == PANE_FAILED) {
+        ui->group[0] = ui->group_sig[0] = '\0';
+        ui->sel[PANE_FAILED] = ui->top[PANE_FAILED] = 0;
+        app_status(ui, false, "every failed task again (E: the error groups)");
+        return APP_REDRAW | APP_REFETCH;
+    }
     if (ui->nmarks[ui->focus] == 0 && ui->filter[0] != '\0' && ui->focus == ui->filter_pane) {
         ui->action = ACT_UNFILTER;
         return APP_ACTION;
@@ -440,10 +449,50 @@ do_escape(struct ui *ui, const struct model *m, const struct binding *b, int key
     return APP_REDRAW;
 }
 
-/* r, d, p: asks y/N before action b->arg on the marked set or the selected task. */
+dq_filter
+app_failed_filter(const struct ui *ui)
+{
+    dq_filter f = {DQ_FILTER_NONE, NULL};
+
+    if (ui->group[0] != '\0') {
+        f.kind = DQ_FILTER_GROUP;
+        f.value = ui->group;
+    } else if (ui->filter[0] != '\0' && ui->filter_pane == PANE_FAILED) {
+        f.kind = DQ_FILTER_MATCH;
+        f.value = ui->filter;
+    }
+    return f;
+}
+
+/* How a prompt names the failed tasks of the filter shown: "the 12 failed tasks of group
+ * <sig>", "the 3 failed tasks found so far matching "text"", or "" with no filter. */
+static void
+filter_text(const struct ui *ui, const struct model *m, char *buf, size_t size)
+{
+    dq_filter f = app_failed_filter(ui);
+    long long n = (long long)model_pane_total(m, PANE_FAILED);
+
+    if (f.kind == DQ_FILTER_GROUP)
+        snprintf(buf, size, "the %lld failed tasks of group \"%.80s\"", n, ui->group_sig);
+    else if (f.kind == DQ_FILTER_MATCH)
+        snprintf(buf, size, "the failed tasks matching \"%.60s\" (%lld found so far%s)", ui->filter,
+                 n, ui->search_done ? "" : "; the search goes on");
+    else
+        buf[0] = '\0';
+}
+
+/* r, d, p: asks y/N before action b->arg on the marked set or the selected task; on
+ * Failed with a group or a search shown and nothing marked, r and d act on all of it. */
 static int
 do_confirm(struct ui *ui, const struct model *m, const struct binding *b, int key)
 {
+    if ((b->arg == ACT_REQUEUE || b->arg == ACT_DROP) && ui->focus == PANE_FAILED &&
+        ui->nmarks[ui->focus] == 0 && app_failed_filter(ui).kind != DQ_FILTER_NONE) {
+        filter_text(ui, m, ui->action_id, sizeof ui->action_id);
+        ui->confirm_action = b->arg == ACT_REQUEUE ? ACT_REQUEUE_FILTER : ACT_DROP_FILTER;
+        ui->mode = MODE_CONFIRM;
+        return APP_REDRAW;
+    }
     if ((b->flags & KB_MARKS) && ui->nmarks[ui->focus] > 0)
         snprintf(ui->action_id, sizeof ui->action_id, "%zu marked tasks", ui->nmarks[ui->focus]);
     else
@@ -489,7 +538,15 @@ do_bulk(struct ui *ui, const struct model *m, const struct binding *b, int key)
         app_status(ui, true, "no failed tasks");
         return APP_REDRAW;
     }
-    if (b->arg == ACT_REQUEUE_ALL)
+    char what[DQ_ID_MAX + 1];
+    filter_text(ui, m, what, sizeof what);
+    if (what[0] != '\0' && b->arg == ACT_REQUEUE_ALL)
+        snprintf(ui->prompt, sizeof ui->prompt,
+                 "requeue %.100s, spread over (e.g. 10m; Enter: at once; Esc: cancel): ", what);
+    else if (what[0] != '\0')
+        snprintf(ui->prompt, sizeof ui->prompt,
+                 "drop %.90s for good: type the queue name (%.60s): ", what, m->queue);
+    else if (b->arg == ACT_REQUEUE_ALL)
         snprintf(ui->prompt, sizeof ui->prompt,
                  "requeue all %lld failed tasks, spread over (e.g. 10m; Enter: at once; "
                  "Esc: cancel): ",
@@ -548,6 +605,37 @@ do_pick_open(struct ui *ui, const struct model *m, const struct binding *b, int 
     return APP_ACTION | APP_REDRAW;
 }
 
+static int
+do_err_move(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    long s = moved(ui, (long)ui->err_sel, (int64_t)ui->errors.n, b->arg);
+
+    ui->err_sel = (size_t)clamp_move(s, (int64_t)ui->errors.n);
+    return APP_REDRAW;
+}
+
+/* Enter on a group: the Failed pane shows its tasks, paged on the server. */
+static int
+do_err_open(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    const dq_error_group *g;
+
+    if (ui->err_sel >= ui->errors.n)
+        return 0;
+    g = &ui->errors.groups[ui->err_sel];
+    snprintf(ui->group, sizeof ui->group, "%s", g->id);
+    snprintf(ui->group_sig, sizeof ui->group_sig, "%s", g->signature);
+    ui->mode = MODE_MAIN;
+    ui->focus = PANE_FAILED;
+    ui->sel[PANE_FAILED] = ui->top[PANE_FAILED] = 0;
+    app_clear_marks(ui, PANE_FAILED);
+    if (ui->filter[0] != '\0' && ui->filter_pane == PANE_FAILED) {
+        ui->action = ACT_UNFILTER; /* a group replaces the search */
+        return APP_ACTION | APP_REDRAW | APP_REFETCH;
+    }
+    return APP_REDRAW | APP_REFETCH;
+}
+
 #define F PANE_BIT(PANE_FAILED)
 #define U PANE_BIT(PANE_FUTURE)
 #define I PANE_BIT(PANE_INFLIGHT)
@@ -571,6 +659,9 @@ static const struct binding bindings[] = {
         NULL, NULL},
     {BIND_MAIN, {'G', KEY_APP_END}, "G End", PANES_ALL, 0, do_move, MOVE_LAST, "last task",
         NULL, NULL},
+    /* short, so help pairs it with G (the Errors view and Failed's title say the rest) */
+    {BIND_MAIN, {'E'}, "E", PANES_ALL, 0, do_request, ACT_ERRORS, "the error groups", NULL,
+        "errors"},
     {BIND_MAIN, {KEY_APP_WHEEL_DOWN, KEY_APP_WHEEL_UP}, "mouse", PANES_ALL, 0, do_move, 0,
         "click: a pane and a row; wheel: scroll (--no-mouse: off)", NULL, NULL},
     {BIND_MAIN, {KEY_APP_ENTER}, "Enter", PANES_ALL, KB_SELECTED, do_request, ACT_DETAILS,
@@ -598,19 +689,23 @@ static const struct binding bindings[] = {
 
     /* the main screen: actions, through the same scripts as the workers */
     {BIND_MAIN, {'r'}, "r", F, KB_WRITE | KB_SELECTED | KB_MARKS, do_confirm, ACT_REQUEUE,
-        "Failed: requeue the selected task now (asks y/N)",
+        "Failed: requeue the selected task now (asks y/N); with a group or search shown and "
+        "nothing marked: all of it",
         "r requeues a failed task: go to Failed (4)", "requeue"},
     {BIND_MAIN, {'R'}, "R", F, KB_WRITE | KB_SELECTED, do_requeue_after, 0,
         "Failed: requeue the selected task after a delay you type",
         "r requeues a failed task: go to Failed (4)", "later"},
     {BIND_MAIN, {'A'}, "A", F, KB_WRITE, do_bulk, ACT_REQUEUE_ALL,
-        "Failed: requeue all, spread evenly over a window you type",
+        "Failed: requeue all (or all of the group or search shown), spread evenly over a "
+        "window you type",
         "A requeues all failed tasks: go to Failed (4)", "requeue all"},
     {BIND_MAIN, {'X'}, "X", F, KB_WRITE, do_bulk, ACT_DROP_ALL,
-        "Failed: drop all (type the queue name to confirm)",
+        "Failed: drop all (or all of the group or search shown; type the queue name to "
+        "confirm)",
         "X drops all failed tasks: go to Failed (4)", "drop all"},
     {BIND_MAIN, {'d'}, "d", F | U, KB_WRITE | KB_SELECTED | KB_MARKS, do_confirm, ACT_DROP,
-        "Failed or Future: drop the selected task (asks y/N)",
+        "Failed or Future: drop the selected task (asks y/N); on Failed with a group or "
+        "search shown and nothing marked: all of it",
         "d drops a failed or future task: go to Future (2) or Failed (4)", "drop"},
     {BIND_MAIN, {'p'}, "p", U, KB_WRITE | KB_SELECTED, do_confirm, ACT_RUN_NOW,
         "Future: run the selected task now (asks y/N)",
@@ -659,6 +754,19 @@ static const struct binding bindings[] = {
     {BIND_PICK, {KEY_APP_ENTER}, "Enter", PANES_ALL, 0, do_pick_open, 0, "show that queue",
         NULL, NULL},
     {BIND_PICK, {'q', KEY_APP_ESC}, "q Esc", PANES_ALL, 0, do_back, 0, "back", NULL, NULL},
+
+    /* the Errors view */
+    {BIND_ERRS, {'j', KEY_APP_DOWN}, "j Down", PANES_ALL, 0, do_err_move, 1, "next group",
+        NULL, NULL},
+    {BIND_ERRS, {'k', KEY_APP_UP}, "k Up", PANES_ALL, 0, do_err_move, -1, "previous group",
+        NULL, NULL},
+    {BIND_ERRS, {'g', KEY_APP_HOME}, "g Home", PANES_ALL, 0, do_err_move, MOVE_FIRST,
+        "largest group", NULL, NULL},
+    {BIND_ERRS, {'G', KEY_APP_END}, "G End", PANES_ALL, 0, do_err_move, MOVE_LAST,
+        "smallest group", NULL, NULL},
+    {BIND_ERRS, {KEY_APP_ENTER}, "Enter", PANES_ALL, 0, do_err_open, 0,
+        "show the group's tasks in Failed", NULL, NULL},
+    {BIND_ERRS, {'q', KEY_APP_ESC}, "q Esc", PANES_ALL, 0, do_back, 0, "back", NULL, NULL},
 };
 /* clang-format on */
 
@@ -742,6 +850,7 @@ static const struct {
      "Actions (through the same scripts as the workers; disabled with --read-only)"},
     {BIND_VIEW, false, "In details, this help and the audit log"},
     {BIND_PICK, false, "In the queue picker (Q)"},
+    {BIND_ERRS, false, "In the Errors view (E)"},
 };
 
 static const char *const help_footer[] = {
@@ -893,7 +1002,7 @@ app_hints(const struct ui *ui, int cols, char *buf, size_t size)
 bool
 app_key_bound(int key)
 {
-    return binding_for(BIND_MAIN | BIND_VIEW | BIND_PICK, key) != NULL;
+    return binding_for(BIND_MAIN | BIND_VIEW | BIND_PICK | BIND_ERRS, key) != NULL;
 }
 
 size_t
@@ -992,6 +1101,8 @@ app_key(struct ui *ui, const struct model *m, int key)
         return mode_key(ui, m, BIND_VIEW, key);
     case MODE_PICK:
         return mode_key(ui, m, BIND_PICK, key);
+    case MODE_ERRORS:
+        return mode_key(ui, m, BIND_ERRS, key);
     case MODE_INPUT:
         return input_key(ui, key);
     case MODE_CONFIRM:
@@ -1111,6 +1222,7 @@ app_action_result_free(struct action_result *r)
         free(r->queues[i]);
     free(r->queues);
     free(r->counts);
+    dq_errors_free(&r->errors);
     memset(r, 0, sizeof *r);
 }
 
@@ -1131,6 +1243,13 @@ app_action_done(struct ui *ui, struct action_result *r, const char *current)
         r->copy = NULL;
         ui->mode = MODE_DETAILS;
         ui->scroll = 0;
+    }
+    if (!r->error && r->have_errors) {
+        dq_errors_free(&ui->errors);
+        ui->errors = r->errors; /* the UI owns them now */
+        memset(&r->errors, 0, sizeof r->errors);
+        ui->err_sel = 0;
+        ui->mode = MODE_ERRORS;
     }
     if (!r->error && r->nqueues > 0) {
         app_set_picker(ui, r->queues, r->counts, r->nqueues, r->total, current);

@@ -15,7 +15,7 @@
 #include "keys.h"
 #include "model.h"
 
-enum mode { MODE_MAIN, MODE_DETAILS, MODE_HELP, MODE_CONFIRM, MODE_INPUT, MODE_PICK };
+enum mode { MODE_MAIN, MODE_DETAILS, MODE_HELP, MODE_CONFIRM, MODE_INPUT, MODE_PICK, MODE_ERRORS };
 
 enum action {
     ACT_NONE,
@@ -42,6 +42,10 @@ enum action {
     ACT_EDIT,    /* failed: read the task, open its payload in the editor (top.c) */
     ACT_REPLACE, /* failed: requeue it with the edited payload (after y) */
     /* history: end */
+    /* error groups (issue 13) */
+    ACT_ERRORS,         /* load the error groups for the Errors view (E) */
+    ACT_REQUEUE_FILTER, /* failed: requeue every task of the group or search shown (after y) */
+    ACT_DROP_FILTER,    /* failed: drop every task of the group or search shown (after y) */
 };
 
 enum {
@@ -99,6 +103,11 @@ struct ui {
     int64_t (*pick_counts)[4];
     size_t npick, pick_sel;
     int64_t pick_total; /* queues registered (more than listed when there are many) */
+    /* MODE_ERRORS: the error groups (owned), the selected one; the group Failed shows */
+    dq_errors errors;
+    size_t err_sel;
+    char group[DQ_GROUP_ID_MAX + 1];      /* "": Failed shows every failed task */
+    char group_sig[DQ_SIGNATURE_MAX + 1]; /* its signature, for titles and prompts */
 };
 
 void ui_init(struct ui *ui, bool read_only, bool no_color);
@@ -226,11 +235,17 @@ struct action_result {
     int64_t (*counts)[4];
     size_t nqueues;
     int64_t total;
+    dq_errors errors; /* the Errors view's groups (owned); have_errors: open it */
+    bool have_errors;
 };
 
 /* Applies @r: the status line, marks, and the details view or the picker it opens.
  * Takes what @r owns (its pointers are NULL afterwards); @current is the queue shown. */
 void app_action_done(struct ui *ui, struct action_result *r, const char *current);
+
+/* The filter r, d, A and X act on when there are no marks: the group the Failed pane
+ * shows, else its search; kind DQ_FILTER_NONE when neither (borrows @ui's strings). */
+dq_filter app_failed_filter(const struct ui *ui);
 
 /* Frees what @r still owns and zeroes it. */
 void app_action_result_free(struct action_result *r);

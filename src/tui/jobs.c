@@ -220,6 +220,13 @@ job_replace(dq_client *c, struct job *j)
 }
 /* history: end */
 
+/* How a status line names a filter before its value. */
+static const char *
+filter_words(dq_filter_kind k)
+{
+    return k == DQ_FILTER_GROUP ? " of group " : " matching ";
+}
+
 /* Runs on the Redis thread: the library calls an action needs, results into @arg. */
 void
 job_run(dq_client *c, void *arg)
@@ -315,34 +322,49 @@ job_run(dq_client *c, void *arg)
             job_status(j, true, "requeue %s: %s", j->id, err.msg);
         break;
     }
-    case ACT_REQUEUE_ALL: {
+    case ACT_REQUEUE_ALL:
+    case ACT_REQUEUE_FILTER: {
         int64_t spread = 0;
         dq_bulk cur = {0};
-        if (j->input[0] != '\0' && dq_dur_parse(j->input, "spread", &spread, &err) != DQ_OK) {
+        dq_filter f = {j->fkind, j->fvalue};
+        if (j->act == ACT_REQUEUE_ALL && j->input[0] != '\0' &&
+            dq_dur_parse(j->input, "spread", &spread, &err) != DQ_OK) {
             job_status(j, true, "%s", err.msg);
             break;
         }
         int rc = DQ_OK;
         while (!cur.done && rc == DQ_OK)
-            rc = dq_requeue_all_step(c, j->queue, 0, spread, &cur, &err);
+            rc = dq_requeue_filter_step(c, j->queue, &f, 0, spread, 0, &cur, &err);
         if (rc == DQ_OK)
-            job_status(j, false, "requeued %zu failed tasks%s%s", cur.done_n,
-                       spread > 0 ? ", spread over " : "", spread > 0 ? j->input : "");
+            job_status(j, false, "requeued %zu failed tasks%s%s%s%s", cur.done_n,
+                       f.kind == DQ_FILTER_NONE ? "" : filter_words(f.kind),
+                       f.kind ? j->fvalue : "", spread > 0 ? ", spread over " : "",
+                       spread > 0 ? j->input : "");
         else
-            job_status(j, true, "requeue all stopped after %zu: %s", cur.done_n, err.msg);
+            job_status(j, true, "requeue stopped after %zu: %s", cur.done_n, err.msg);
         break;
     }
-    case ACT_DROP_ALL: {
+    case ACT_DROP_ALL:
+    case ACT_DROP_FILTER: {
         dq_bulk cur = {0};
+        dq_filter f = {j->fkind, j->fvalue};
         int rc = DQ_OK;
         while (!cur.done && rc == DQ_OK)
-            rc = dq_drop_all_step(c, j->queue, &cur, &err);
+            rc = dq_drop_filter_step(c, j->queue, &f, 0, &cur, &err);
         if (rc == DQ_OK)
-            job_status(j, false, "dropped %zu failed tasks", cur.done_n);
+            job_status(j, false, "dropped %zu failed tasks%s%s", cur.done_n,
+                       f.kind == DQ_FILTER_NONE ? "" : filter_words(f.kind),
+                       f.kind ? j->fvalue : "");
         else
-            job_status(j, true, "drop all stopped after %zu: %s", cur.done_n, err.msg);
+            job_status(j, true, "drop stopped after %zu: %s", cur.done_n, err.msg);
         break;
     }
+    case ACT_ERRORS:
+        if (dq_errors_get(c, j->queue, &j->result.errors, &err) == DQ_OK)
+            j->result.have_errors = true;
+        else
+            job_status(j, true, "errors: %s", err.msg);
+        break;
     default:
         break;
     }
@@ -378,9 +400,13 @@ job_name(enum action a)
     case ACT_RUN_NOW:
         return "making the task due";
     case ACT_REQUEUE_ALL:
-        return "requeueing all failed tasks";
+    case ACT_REQUEUE_FILTER:
+        return "requeueing failed tasks";
     case ACT_DROP_ALL:
-        return "dropping all failed tasks";
+    case ACT_DROP_FILTER:
+        return "dropping failed tasks";
+    case ACT_ERRORS:
+        return "loading the error groups";
     default:
         return "working";
     }
@@ -401,6 +427,6 @@ fetch_run(dq_client *c, void *arg)
 {
     struct fetch *f = arg;
 
-    model_snapshot(c, f->queue, f->keep, f->offsets, f->limits, f->config, &f->snap);
+    model_snapshot(c, f->queue, f->keep, f->group, f->offsets, f->limits, f->config, &f->snap);
     snprintf(f->endpoint, sizeof f->endpoint, "%s", dq_client_endpoint(c));
 }

@@ -23,6 +23,8 @@ struct job {
     char id[DQ_ID_MAX + 1];
     char input[DQ_NEEDLE_MAX + 1];
     char pause_for[32];
+    dq_filter_kind fkind;              /* r, d, A, X: the group or search shown */
+    char fvalue[DQ_SIGNATURE_MAX + 1]; /* its group id or search text */
     char **ids; /* the marked set (owned copies), or NULL for the selected task */
     size_t nids;
     dq_task task; /* run now: the selected task's id and bytes (owned copies) */
@@ -65,7 +67,8 @@ struct fetch {
     char queue[DQ_QUEUE_NAME_MAX + 1];
     int keep;
     size_t offsets[PANE_COUNT], limits[PANE_COUNT];
-    bool config; /* read the queue's config too (model_wants_config) */
+    bool config;                     /* read the queue's config too (model_wants_config) */
+    char group[DQ_GROUP_ID_MAX + 1]; /* the Failed pane's error group ("": all) */
     struct snapshot snap;
     char endpoint[300]; /* the server that answered: a Sentinel failover changes it */
 };

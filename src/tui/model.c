@@ -48,8 +48,9 @@ model_wants_config(const struct model *m)
 }
 
 int
-model_snapshot(dq_client *c, const char *queue, int keep, const size_t offsets[PANE_COUNT],
-               const size_t limits[PANE_COUNT], bool config, struct snapshot *out)
+model_snapshot(dq_client *c, const char *queue, int keep, const char *group,
+               const size_t offsets[PANE_COUNT], const size_t limits[PANE_COUNT], bool config,
+               struct snapshot *out)
 {
     dq_err err = {0};
     int rc;
@@ -84,8 +85,12 @@ model_snapshot(dq_client *c, const char *queue, int keep, const size_t offsets[P
     for (int i = 0; i < PANE_COUNT && rc == DQ_OK; i++) {
         if (i == keep)
             continue;
-        rc = dq_page_get(c, queue, (dq_view)i, offsets[i], limits[i] ? limits[i] : 1,
-                         &out->pages[i], &err);
+        if (i == PANE_FAILED && group != NULL && group[0] != '\0') /* paged on the server */
+            rc = dq_page_group_get(c, queue, group, offsets[i], limits[i] ? limits[i] : 1,
+                                   &out->pages[i], &err);
+        else
+            rc = dq_page_get(c, queue, (dq_view)i, offsets[i], limits[i] ? limits[i] : 1,
+                             &out->pages[i], &err);
         out->got[i] = rc == DQ_OK;
         out->offsets[i] = offsets[i];
     }
@@ -166,7 +171,7 @@ model_fetch(struct model *m, dq_client *c, const size_t offsets[PANE_COUNT],
             const size_t limits[PANE_COUNT])
 {
     struct snapshot s;
-    int rc = model_snapshot(c, m->queue, m->keep, offsets, limits, model_wants_config(m), &s);
+    int rc = model_snapshot(c, m->queue, m->keep, NULL, offsets, limits, model_wants_config(m), &s);
 
     model_apply(m, &s);
     return rc;

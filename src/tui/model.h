@@ -77,13 +77,14 @@ struct snapshot {
 
 /*
  * Fetches stats, server info, the number of queues, the worker registry's counts and a
- * page of each pane but @keep (from @offsets, @limits rows) in 8 Redis calls, whatever
- * the queue's size; with @config, a 9th reads the queue's config (a failure of that one
- * only leaves got_config false). Touches nothing but @out, so it may run on another
- * thread than the one that draws. Returns out->rc.
+ * page of each pane but @keep (Failed: of error group @group when not NULL or "") (from @offsets,
+ * @limits rows) in 8 Redis calls, whatever the queue's size; with @config, a 9th reads the queue's
+ * config (a failure of that one only leaves got_config false). Touches nothing but @out, so it may
+ * run on another thread than the one that draws. Returns out->rc.
  */
-int model_snapshot(dq_client *c, const char *queue, int keep, const size_t offsets[PANE_COUNT],
-                   const size_t limits[PANE_COUNT], bool config, struct snapshot *out);
+int model_snapshot(dq_client *c, const char *queue, int keep, const char *group,
+                   const size_t offsets[PANE_COUNT], const size_t limits[PANE_COUNT], bool config,
+                   struct snapshot *out);
 
 /* The next refresh should read the queue's config too: never read (at start, after a
  * queue switch) or last read MODEL_CONFIG_EVERY_MS ago. */

@@ -184,6 +184,12 @@ job_prepare(struct top *t, enum action act)
         t->edit_payload = NULL;
         t->edit_len = 0;
     }
+    if (act == ACT_REQUEUE_ALL || act == ACT_DROP_ALL || act == ACT_REQUEUE_FILTER ||
+        act == ACT_DROP_FILTER) {
+        dq_filter f = app_failed_filter(ui);
+        j->fkind = f.kind;
+        snprintf(j->fvalue, sizeof j->fvalue, "%s", f.value != NULL ? f.value : "");
+    }
     if (act == ACT_DROP_ALL && strcmp(ui->input, t->model.queue) != 0) {
         app_status(ui, true, "not dropped: the name typed is not the queue's");
         return false;
@@ -261,8 +267,8 @@ apply_fetch(struct top *t)
     struct model *m = &t->model;
     struct ui *ui = &t->ui;
 
-    if (strcmp(t->fetch.queue, m->queue) != 0) {
-        snapshot_free(&t->fetch.snap); /* fetched before a switch to another queue */
+    if (strcmp(t->fetch.queue, m->queue) != 0 || strcmp(t->fetch.group, ui->group) != 0) {
+        snapshot_free(&t->fetch.snap); /* fetched before a switch of queue or error group */
         t->fetch_now = true;
         return;
     }
@@ -476,6 +482,7 @@ submit_work(struct top *t)
             t->fetch.limits[i] = ui->rows_visible > 0 ? (size_t)ui->rows_visible : 1;
         }
         t->fetch.keep = t->model.keep;
+        snprintf(t->fetch.group, sizeof t->fetch.group, "%s", ui->group);
         t->fetch.config = model_wants_config(&t->model);
         snprintf(t->fetch.queue, sizeof t->fetch.queue, "%s", t->model.queue);
         t->before = t->model.stats;

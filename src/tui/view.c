@@ -342,7 +342,11 @@ render_pane(const struct model *m, const struct ui *ui, struct grid *g, int pane
 
     if (height == 0)
         return;
-    if (pane == ui->filter_pane && ui->filter[0] != '\0')
+    if (pane == PANE_FAILED && ui->group[0] != '\0')
+        grid_printf(g, row, col, width, title | color(ui, GRID_YELLOW),
+                    "[%d] %s of group \"%s\": %lld (Esc: all; r d A X act on the group)", pane + 1,
+                    pane_names[pane], ui->group_sig, (long long)p->total);
+    else if (pane == ui->filter_pane && ui->filter[0] != '\0')
         grid_printf(g, row, col, width, title | color(ui, GRID_YELLOW),
                     "[%d] %s matching \"%s\": %lld (%s %lld of %lld; Esc clears)", pane + 1,
                     pane_names[pane], ui->filter, (long long)p->total,
@@ -503,6 +507,47 @@ render_picker(const struct model *m, const struct ui *ui, const struct layout *l
                     " j/k move  Enter open  Esc back  (* shown now)");
 }
 
+/* The Errors view (E): one row per error group, largest first, the selected one reversed.
+ * Signatures and sample errors come from Redis: grid_puts escapes them. */
+static void
+render_errors(const struct model *m, const struct ui *ui, const struct layout *l, struct grid *g)
+{
+    const dq_errors *e = &ui->errors;
+    int body = g->rows - 3;
+    size_t shown = (size_t)l->rows_visible;
+    size_t first = ui->err_sel >= shown ? ui->err_sel - shown + 1 : 0;
+    int sigw = g->cols > 60 ? (g->cols - 28) * 3 / 5 : 20;
+
+    grid_attr(g, 0, 0, g->cols, GRID_REVERSE);
+    grid_printf(g, 0, 0, g->cols, GRID_REVERSE | GRID_BOLD,
+                " error groups of %s: %lld failed in %zu groups", m->queue, (long long)e->failed,
+                e->n);
+    grid_printf(g, 1, 0, g->cols, GRID_BOLD, " %8s %6s %9s  %-*s %s", "COUNT", "SHARE", "LAST SEEN",
+                sigw, "SIGNATURE", "SAMPLE ERROR");
+    if (e->n == 0)
+        grid_puts(g, 2, 1, g->cols - 1, GRID_DIM, "(no failed tasks)");
+    for (int r = 0; r < body && first + (size_t)r < e->n; r++) {
+        size_t i = first + (size_t)r;
+        const dq_error_group *x = &e->groups[i];
+        uint16_t attr = i == ui->err_sel ? GRID_REVERSE : 0;
+        char last[32];
+        dq_dur_format(last, sizeof last, e->now_ms > x->last_ms ? e->now_ms - x->last_ms : 0);
+        if (i == ui->err_sel)
+            grid_attr(g, 2 + r, 0, g->cols, attr);
+        int c = grid_printf(g, 2 + r, 0, g->cols, attr | color(ui, GRID_RED), " %8lld",
+                            (long long)x->count);
+        c += grid_printf(g, 2 + r, c, g->cols - c, attr, " %5.1f%% %9s  ",
+                         e->failed > 0 ? 100.0 * (double)x->count / (double)e->failed : 0.0, last);
+        grid_puts(g, 2 + r, c, sigw, attr | GRID_BOLD, x->signature);
+        if (c + sigw + 1 < g->cols)
+            grid_puts(g, 2 + r, c + sigw + 1, g->cols - c - sigw - 1, attr | GRID_DIM,
+                      x->sample_error);
+    }
+    grid_printf(g, g->rows - 1, 0, g->cols, GRID_DIM,
+                " j/k move  Enter: the group's tasks in Failed  Esc back  (counts kept by the "
+                "scripts: exact)");
+}
+
 void
 view_layout(const struct ui *ui, int rows, int cols, struct layout *l)
 {
@@ -513,7 +558,7 @@ view_layout(const struct ui *ui, int rows, int cols, struct layout *l)
         l->scroll_max = n > 0 ? (int)n - 1 : 0;
         return;
     }
-    if (ui->mode == MODE_PICK) {
+    if (ui->mode == MODE_PICK || ui->mode == MODE_ERRORS) {
         l->rows_visible = rows - 3 > 0 ? rows - 3 : 1;
         return;
     }
@@ -564,6 +609,10 @@ view_render(const struct model *m, const struct ui *ui, struct grid *g)
         return;
     }
     /* history: end */
+    if (ui->mode == MODE_ERRORS) {
+        render_errors(m, ui, &l, g);
+        return;
+    }
     render_title(m, ui, g);
     render_counts(m, ui, g);
     render_verdict(m, ui, g);
@@ -573,6 +622,10 @@ view_render(const struct model *m, const struct ui *ui, struct grid *g)
         if (ui->confirm_action == ACT_REQUEUE)
             snprintf(q, sizeof q, "requeue %s%s now? y/N ",
                      ui->nmarks[ui->focus] > 0 ? "" : "task ", ui->action_id);
+        else if (ui->confirm_action == ACT_REQUEUE_FILTER)
+            snprintf(q, sizeof q, "requeue %s now? y/N ", ui->action_id);
+        else if (ui->confirm_action == ACT_DROP_FILTER)
+            snprintf(q, sizeof q, "drop %s for good? y/N ", ui->action_id);
         else if (ui->confirm_action == ACT_RUN_NOW)
             snprintf(q, sizeof q, "run task %s now? y/N ", ui->action_id);
         else if (ui->confirm_action == ACT_PAUSE)

@@ -221,6 +221,26 @@ try_workers(const redisReply *r)
 }
 
 static void
+try_errors(const redisReply *r)
+{
+    dq_errors e;
+    dq_err err = {0};
+
+    memset(&e, 0, sizeof e);
+    int rc = dq_reply_errors(r, &e, &err);
+    check_rc(rc, &err);
+    if (rc == DQ_OK) {
+        FUZZ_CHECK(e.n <= DQ_GROUPS_MAX + 1);
+        for (size_t i = 0; i < e.n; i++) {
+            const dq_error_group *g = &e.groups[i];
+            FUZZ_CHECK(g->signature && g->sample_id && g->sample_error);
+            FUZZ_CHECK(strlen(g->id) >= 1 && strlen(g->id) <= DQ_GROUP_ID_MAX);
+        }
+    }
+    dq_errors_free(&e); /* also after a failure part way */
+}
+
+static void
 try_beat_and_pause(const redisReply *r)
 {
     dq_beat_reply b;
@@ -290,6 +310,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         try_audit(r);
         try_stats(r);
         try_workers(r);
+        try_errors(r);
         try_beat_and_pause(r);
         freeReplyObject(reply);
         reply = NULL;

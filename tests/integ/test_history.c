@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_history.c: attempt history (docs/PROTOCOL.md 4.5) and fix and requeue (5.23)
+ * test_history.c: attempt history (docs/PROTOCOL.md 4.5) and fix and requeue (5.24)
  * against a real redis-server: what each script writes into a task's history key, that a
  * fresh task never has one (and its ack deletes nothing), that the key goes with the
  * task, the cap of 5, and replace's refusal of a failure that changed since it was read.

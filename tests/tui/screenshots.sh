@@ -1,8 +1,8 @@
 #!/bin/sh
 # screenshots.sh: makes screenshots/*.png from real tmux captures of delayq top on the
 # demo queue: the main screen, the details of a failed task with its stack trace, the
-# help overlay, and 80x24; then the attempt timeline and the fix-and-requeue
-# confirmation. Usage: tests/tui/screenshots.sh [BUILD_DIR]
+# help overlay, the Errors view (E) and one group in Failed, and 80x24; then the
+# attempt timeline and the fix-and-requeue confirmation. Usage: tests/tui/screenshots.sh [BUILD_DIR]
 # Needs tmux, python3-pil and fonts-dejavu-core (Debian packages).
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -53,6 +53,12 @@ shot top-details 140
 tm send-keys -t shot Escape '?'
 wait_text "Keys"
 shot top-help 140
+tm send-keys -t shot Escape E
+wait_text "error groups of demo"
+shot top-errors 140
+tm send-keys -t shot Enter
+wait_text "Failed of group"
+shot top-errors-group 140
 tm send-keys -t shot Escape
 tm resize-window -t shot -x 80 -y 24
 wait_text " 1 Due "

@@ -226,6 +226,49 @@ if wait_for screen_has "audit log of demo" && screen_has "run-now" && screen_has
 else bad "audit view"; fi
 tm send-keys -t top Escape
 
+# 5c2. E shows the error groups; Enter shows a group in Failed; r and d there ask about
+# the whole group (how many, which group); y requeues it (checked in Redis); Esc: all
+# again. First a worker whose command fails makes a group: the due tasks fail with it.
+failed_before=$(stat failed)
+timeout 60 "$bin" work --quiet --max-idle 1s -- sh -c 'echo "export 42 failed: disk full" >&2; exit 3'
+[ "$(stat failed)" -gt "$failed_before" ] || bad "a failing worker adds failures"
+# the largest group's count now (read again before each check: the due tasks the worker
+# left in flight may still fail into it)
+largest() { "$bin" errors --json | grep -o '"count":[0-9]*' | head -1 | cut -d: -f2; }
+tm send-keys -t top E
+if wait_for screen_has "error groups of demo: $(stat failed) failed" && screen_has "SIGNATURE"; then
+  ok "E shows the error groups with the failed count"
+else bad "errors view"; fi
+tm send-keys -t top g Enter
+group_shown() { groups_n=$(largest); screen_has 'Failed of group "error: exit #: export #' &&
+  screen_has " of $groups_n"; }
+if wait_for group_shown; then
+  ok "Enter shows the largest group ($groups_n tasks) in Failed, paged on the server"
+else bad "group in Failed"; fi
+before=$(stat failed)
+groups_n=$(largest)
+tm send-keys -t top d
+if wait_for screen_has "drop the $groups_n failed tasks of group"; then
+  tm send-keys -t top n
+  wait_for screen_has "cancelled" && [ "$(stat failed)" -eq "$before" ] &&
+    ok "d on a group asks with its count and group; n cancels" || bad "d on a group cancel"
+else bad "d on a group asks"; fi
+before=$(stat failed)
+groups_n=$(largest)
+tm send-keys -t top r
+if wait_for screen_has "requeue the $groups_n failed tasks of group"; then
+  tm send-keys -t top y
+  group_moved() { [ "$(stat failed)" -eq $((before - groups_n)) ]; }
+  if wait_for screen_has "requeued $groups_n failed tasks of group" && wait_for group_moved; then
+    ok "r y on a group requeued its $groups_n tasks ($before -> $(stat failed) failed)"
+  else bad "group requeue"; fi
+else bad "r on a group asks with the count"; fi
+"$bin" audit --limit 1 | grep -q "group=" && ok "one audit entry names the group" ||
+  bad "group audit entry"
+tm send-keys -t top Escape
+wait_for screen_has "[4] Failed ($(stat failed))" && ok "Esc shows every failed task again" ||
+  bad "Esc after a group"
+
 # 5d. A requeues all failed, spread over a typed window
 tm send-keys -t top 4 A
 wait_for screen_has "spread over" || bad "A prompt"

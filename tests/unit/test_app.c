@@ -249,6 +249,61 @@ every_bound_key_is_in_the_help(void **state)
     assert_true(app_key_bound('r'));
 }
 
+/* A, X, r and d on Failed while a search is shown: they name the search and its count,
+ * and the loop gets the search as the filter; with marks, r acts on the marks. */
+static void
+bulk_keys_act_on_the_search_shown(void **state)
+{
+    struct model m;
+    struct ui ui;
+    dq_task tasks[3];
+
+    memset(&m, 0, sizeof m);
+    memset(tasks, 0, sizeof tasks);
+    char ids[3][8] = {"7", "8", "9"};
+    for (int i = 0; i < 3; i++)
+        tasks[i].id = ids[i];
+    m.pages[PANE_FAILED].tasks = tasks;
+    m.pages[PANE_FAILED].n = 3;
+    m.pages[PANE_FAILED].total = 3;
+    snprintf(m.queue, sizeof m.queue, "orders");
+    ui_init(&ui, false, false);
+    ui.focus = PANE_FAILED;
+    assert_int_equal(app_failed_filter(&ui).kind, DQ_FILTER_NONE);
+    strcpy(ui.input, "smtp");
+    assert_true(app_search_start(&ui));
+    dq_filter f = app_failed_filter(&ui);
+    assert_int_equal(f.kind, DQ_FILTER_MATCH);
+    assert_string_equal(f.value, "smtp");
+
+    app_key(&ui, &m, 'A');
+    assert_int_equal(ui.mode, MODE_INPUT);
+    assert_non_null(strstr(ui.prompt, "requeue the failed tasks matching \"smtp\" (3 found"));
+    app_key(&ui, &m, KEY_APP_ESC);
+    app_key(&ui, &m, 'X');
+    assert_non_null(strstr(ui.prompt, "drop the failed tasks matching \"smtp\""));
+    assert_non_null(strstr(ui.prompt, "type the queue name (orders)"));
+    app_key(&ui, &m, KEY_APP_ESC);
+    app_key(&ui, &m, 'd');
+    assert_int_equal(ui.mode, MODE_CONFIRM);
+    assert_int_equal(ui.confirm_action, ACT_DROP_FILTER);
+    assert_int_equal(app_key(&ui, &m, 'y') & APP_ACTION, APP_ACTION);
+    assert_int_equal(app_take_action(&ui), ACT_DROP_FILTER);
+    /* marked tasks come first: r then acts on them, not on the search */
+    app_key(&ui, &m, ' ');
+    app_key(&ui, &m, 'r');
+    assert_int_equal(ui.confirm_action, ACT_REQUEUE);
+    assert_string_equal(ui.action_id, "1 marked tasks");
+    app_key(&ui, &m, 'n');
+    /* read-only refuses them all */
+    ui.read_only = true;
+    app_key(&ui, &m, 'A');
+    assert_int_equal(ui.mode, MODE_MAIN);
+    assert_non_null(strstr(ui.status, "read-only"));
+    m.pages[PANE_FAILED].tasks = NULL; /* the model does not own these */
+    ui_free(&ui);
+}
+
 int
 main(void)
 {
@@ -261,6 +316,7 @@ main(void)
         cmocka_unit_test(layout_keeps_the_scroll_inside_the_text),
         cmocka_unit_test(take_action_hands_it_over_once),
         cmocka_unit_test(every_bound_key_is_in_the_help),
+        cmocka_unit_test(bulk_keys_act_on_the_search_shown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

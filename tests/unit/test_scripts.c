@@ -61,8 +61,8 @@ names_match_ids(void **state)
 static void
 library_registers_every_script(void **state)
 {
-    static const char *const readers[] = {"stats", "page",    "find",      "search",
-                                          "audit", "workers", "config_get"};
+    static const char *const readers[] = {"stats", "page",    "find",       "search",
+                                          "audit", "workers", "config_get", "errors"};
     char want[200];
 
     assert_int_equal(strlen(dq_library_text), dq_library_len);

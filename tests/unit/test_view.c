@@ -869,6 +869,63 @@ golden_picker(void **state)
     ui_free(&ui);
 }
 
+/* The Errors view (E), then the Failed pane showing one group; a signature holding an
+ * escape sequence (bytes from Redis) is shown escaped. */
+static void
+golden_errors(void **state)
+{
+    static const struct {
+        const char *sig, *sample;
+        int64_t count, ago;
+    } groups[] = {
+        {"error: invoice #: total does not add up", "invoice 4411: total does not add up", 1200,
+         2000},
+        {"attempts exhausted: smtp <email> refused", "smtp ana@example.com refused", 300, 65000},
+        {"expired: claimed # ms after its deadline", "claimed 912 ms after its deadline", 41,
+         3600000},
+        {"error: \x1b[31mred\x1b[0m \"*\" in /srv/*", "\x1b[31mred\x1b[0m \"x\" in /srv/a.csv", 7,
+         120000},
+    };
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    ui_init(&ui, false, false);
+    ui.errors.n = 4;
+    ui.errors.groups = calloc(4, sizeof *ui.errors.groups);
+    ui.errors.now_ms = m.stats.now_ms;
+    for (size_t i = 0; i < 4; i++) {
+        dq_error_group *g = &ui.errors.groups[i];
+        snprintf(g->id, sizeof g->id, "%016zx", 0xabc0 + i);
+        g->signature = dup_str(groups[i].sig);
+        g->sample_id = dup_str("42");
+        g->sample_error = dup_str(groups[i].sample);
+        g->count = groups[i].count;
+        g->first_ms = g->last_ms = m.stats.now_ms - groups[i].ago;
+        ui.errors.failed += g->count;
+    }
+    ui.mode = MODE_ERRORS;
+    ui.err_sel = 1;
+    golden_screens(&m, &ui, "errors");
+    /* Enter: the Failed pane shows the group */
+    assert_int_equal(app_key(&ui, &m, KEY_APP_ENTER) & APP_REFETCH, APP_REFETCH);
+    assert_int_equal(ui.mode, MODE_MAIN);
+    assert_int_equal(ui.focus, PANE_FAILED);
+    assert_string_equal(ui.group, ui.errors.groups[1].id);
+    golden_screens(&m, &ui, "errors_group");
+    /* r with nothing marked asks about the whole group, naming it and its size */
+    app_key(&ui, &m, 'r');
+    assert_int_equal(ui.mode, MODE_CONFIRM);
+    assert_int_equal(ui.confirm_action, ACT_REQUEUE_FILTER);
+    assert_non_null(strstr(ui.action_id, "of group \"attempts exhausted: smtp <email> refused\""));
+    app_key(&ui, &m, 'n');
+    /* Esc: every failed task again */
+    app_key(&ui, &m, KEY_APP_ESC);
+    assert_string_equal(ui.group, "");
+    model_free(&m);
+    ui_free(&ui);
+}
+
 /*
  * The on-call scenarios, each at 80x24, 100x30 and 160x50: what the first screen says
  * when nobody consumes, a handler hangs, a downstream is out, someone paused the
@@ -984,6 +1041,7 @@ main(void)
         cmocka_unit_test(e_fixes_a_failed_task_after_y),
         cmocka_unit_test(golden_help),
         cmocka_unit_test(golden_picker),
+        cmocka_unit_test(golden_errors),
         cmocka_unit_test(golden_oncall),
     };
 

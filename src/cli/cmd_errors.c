@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_errors.c: delayq errors: the failed set's error groups (PROTOCOL.md 4.6), kept by
+ * the scripts, read in one read-only call that costs O(groups), never a walk.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "fmt/taskfmt.h"
+#include "lib/dur.h"
+
+static const char help[] =
+    "usage: delayq errors [-q QUEUE] [--json]\n\n"
+    "The failed tasks grouped by signature: the reason and the first line of the error\n"
+    "with numbers, hex, UUIDs, quoted strings, e-mail addresses and a path's last part\n"
+    "masked. Per group: its id, count and share of the failed set, when it was last and\n"
+    "first seen, and a sample task (its newest) with its error. Counts are exact and kept\n"
+    "by the scripts, so this is one cheap read-only call. Act on a group with\n"
+    "'delayq requeue --group ID' or 'delayq drop --group ID'.\n\n"
+    "  --json      one JSON object: failed, then a \"groups\" array\n\n";
+
+static void
+put_json_str(struct dq_buf *b, const char *k, const char *v)
+{
+    dq_buf_printf(b, ",\"%s\":", k);
+    dq_fmt_json_str(b, v, strlen(v));
+}
+
+static double
+share(int64_t n, int64_t total)
+{
+    return total > 0 ? 100.0 * (double)n / (double)total : 0.0;
+}
+
+static void
+print_json(const struct cli *g, const dq_errors *e)
+{
+    struct dq_buf b = DQ_BUF_INIT;
+
+    dq_buf_printf(&b, "{\"queue\":\"%s\",\"now_ms\":%lld,\"failed\":%lld,\"groups\":[", g->queue,
+                  (long long)e->now_ms, (long long)e->failed);
+    for (size_t i = 0; i < e->n; i++) {
+        const dq_error_group *x = &e->groups[i];
+        dq_buf_printf(&b, "%s{\"group\":\"%s\"", i ? "," : "", x->id);
+        put_json_str(&b, "signature", x->signature);
+        dq_buf_printf(&b,
+                      ",\"count\":%lld,\"share_pct\":%.1f,\"first_seen_ms\":%lld,"
+                      "\"last_seen_ms\":%lld",
+                      (long long)x->count, share(x->count, e->failed), (long long)x->first_ms,
+                      (long long)x->last_ms);
+        put_json_str(&b, "sample_id", x->sample_id);
+        put_json_str(&b, "sample_error", x->sample_error);
+        dq_buf_puts(&b, "}");
+    }
+    dq_buf_puts(&b, "]}\n");
+    if (!b.failed)
+        fwrite(b.data, 1, b.len, stdout);
+    dq_buf_free(&b);
+}
+
+static void
+print_human(const struct cli *g, const dq_errors *e)
+{
+    printf("queue %s: %lld failed in %zu groups\n", g->queue, (long long)e->failed, e->n);
+    if (e->n == 0)
+        return;
+    printf("%-16s %8s %6s %-9s %-9s  %s\n", "GROUP", "COUNT", "SHARE", "LAST", "FIRST",
+           "SIGNATURE / SAMPLE");
+    for (size_t i = 0; i < e->n; i++) {
+        const dq_error_group *x = &e->groups[i];
+        char last[32], first[32];
+        dq_dur_format(last, sizeof last, e->now_ms > x->last_ms ? e->now_ms - x->last_ms : 0);
+        dq_dur_format(first, sizeof first, e->now_ms > x->first_ms ? e->now_ms - x->first_ms : 0);
+        strncat(last, " ago", sizeof last - strlen(last) - 1);
+        strncat(first, " ago", sizeof first - strlen(first) - 1);
+        printf("%-16s %8lld %5.1f%% %-9s %-9s  ", x->id, (long long)x->count,
+               share(x->count, e->failed), last, first);
+        cli_put_safe(stdout, x->signature, strlen(x->signature));
+        fputs("\n", stdout);
+        if (x->sample_id[0] != '\0') {
+            printf("%*s  e.g. ", 16 + 1 + 8 + 1 + 6 + 1 + 9 + 1 + 9, "");
+            cli_put_safe(stdout, x->sample_id, strlen(x->sample_id));
+            fputs(": ", stdout);
+            cli_put_safe(stdout, x->sample_error, strlen(x->sample_error));
+            fputs("\n", stdout);
+        }
+    }
+}
+
+int
+cmd_errors(struct cli *g, int argc, char **argv)
+{
+    bool json = false;
+    dq_errors e;
+    dq_err err = {0};
+    int rc, m;
+
+    for (int i = 0; i < argc; i++) {
+        if ((m = cli_common_opt(g, argc, argv, &i, help)) != CLI_NEXT) {
+            if (m == CLI_CONSUMED)
+                continue;
+            return m == CLI_HELP ? DQ_EXIT_OK : DQ_EXIT_USAGE;
+        }
+        if (strcmp(argv[i], "--json") == 0)
+            json = true;
+        else
+            return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
+    }
+    if ((rc = cli_connect(g)) != DQ_EXIT_OK)
+        return rc;
+    if (dq_errors_get(g->client, g->queue, &e, &err) != DQ_OK)
+        return cli_error(g, &err);
+    if (json)
+        print_json(g, &e);
+    else
+        print_human(g, &e);
+    dq_errors_free(&e);
+    return DQ_EXIT_OK;
+}
