@@ -22,7 +22,8 @@
 
 static const char help[] =
     "usage: delayq export {failed|due|future|inflight} [-q QUEUE] [--match TEXT]\n"
-    "                     [--limit N] > tasks.jsonl\n\n"
+    "                     [--limit N] > tasks.jsonl\n"
+    "       delayq export failed [-q QUEUE] --group SIG [--limit N] > tasks.jsonl\n\n"
     "Writes the tasks of a view to stdout, one JSON object per line with every field\n"
     "(docs/PROTOCOL.md 5.23): the payload as JSON when that reads back to\n"
     "the same bytes, else as base64 in \"payload_b64\"; undecodable failed entries with\n"
@@ -36,12 +37,15 @@ static const char help[] =
     "                in flight: also the worker) contain TEXT (1.." NEEDLE_MAX_TEXT
     " bytes, plain,\n"
     "                case-sensitive): the server's search, " CLI_STEP_MAX_TEXT " tasks a step\n"
+    "  --group SIG   failed only: the tasks of one error group (its id or signature,\n"
+    "                as delayq errors shows), read in the group's own index\n"
     "  --limit N     at most N tasks (default: all)\n\n"
     "Prints \"exported N tasks\" to stderr. Exit 1 when stdout cannot be written.\n\n";
 
 /* What narrows an export; each filter is one way of reading the view in steps. */
 struct filter {
     const char *match; /* --match: the server's search (lua/search.lua) */
+    const char *group; /* --group: the error group's own index (PROTOCOL.md 4.6) */
 };
 
 /* Where an export is between steps. */
@@ -114,7 +118,10 @@ step(struct cli *g, dq_view view, const struct filter *f, struct cursor *cur, dq
         cur->done = rc != DQ_OK || cur->search.done;
         return rc;
     }
-    rc = dq_page_get(g->client, g->queue, view, cur->offset, PAGE, out, err);
+    if (f->group != NULL)
+        rc = dq_page_group_get(g->client, g->queue, f->group, cur->offset, PAGE, out, err);
+    else
+        rc = dq_page_get(g->client, g->queue, view, cur->offset, PAGE, out, err);
     if (rc != DQ_OK)
         return rc;
     cur->offset += out->n;
@@ -146,6 +153,10 @@ cmd_export(struct cli *g, int argc, char **argv)
                 return cli_usage_error(g, "--match: %zu bytes; the text must be 1..%d bytes",
                                        strlen(val), DQ_NEEDLE_MAX);
             f.match = val;
+        } else if ((m = cli_opt(argc, argv, &i, "--group", NULL, &val)) != 0) {
+            if (m < 0 || val[0] == '\0')
+                return cli_usage_error(g, "--group needs a group id or signature");
+            f.group = val;
         } else if ((m = cli_opt(argc, argv, &i, "--limit", "-n", &val)) != 0) {
             if (m < 0 || cli_parse_uint(g, "--limit", val, 1, 1LL << 40, &limit) != 0)
                 return m < 0 ? cli_usage_error(g, "--limit needs a value") : DQ_EXIT_USAGE;
@@ -164,6 +175,8 @@ cmd_export(struct cli *g, int argc, char **argv)
     }
     if (view < 0)
         return cli_usage_error(g, "which view? failed, due, future or inflight");
+    if (f.group != NULL && (view != DQ_VIEW_FAILED || f.match != NULL))
+        return cli_usage_error(g, "--group applies to the failed view only, without --match");
     if ((rc = cli_connect(g)) != DQ_EXIT_OK)
         return rc;
 

@@ -157,6 +157,12 @@ check "requeued with attempt 0 and no deadline" [ "$(grep -c '"attempt":0,.*"dea
 # --- --match and --limit ---
 dq export --url "$A" failed --match 'bin-' >"$work/m.jsonl" 2>/dev/null
 check "--match bin- gives the 5 binary tasks" [ "$(wc -l <"$work/m.jsonl")" -eq 5 ]
+read -r gid gcount < <(dq errors --url "$A" --json |
+  python3 -c 'import json,sys; g=json.load(sys.stdin)["groups"][0]; print(g["group"], g["count"])')
+dq export --url "$A" failed --group "$gid" >"$work/g.jsonl" 2>/dev/null
+check "--group gives the $gcount tasks of the largest error group" [ "$(wc -l <"$work/g.jsonl")" -eq "${gcount:-x}" ]
+dq export --url "$A" due --group "$gid" >/dev/null 2>&1
+check "--group on another view: exit 2" [ $? -eq 2 ]
 dq export --url "$A" failed --limit 4 >"$work/l.jsonl" 2>/dev/null
 check "--limit 4" [ "$(wc -l <"$work/l.jsonl")" -eq 4 ]
 dq export --url "$A" nope >/dev/null 2>&1
