@@ -112,37 +112,42 @@ matrix() {
     sh -c '[ "$1" -eq 0 ] && grep -q "exists" "$2"' _ "$rc" "$work/err"
   for i in 1 2 3; do dq enqueue --id "f$i" --max-attempts 1 --json '{"fail":true}'; done
   check "$form: three failing tasks enqueued" [ "$rc" -eq 0 ]
-  is 0 "stats" 'mx' stats
+  is 0 "stats" '^queue +mx at ' stats
+  case $form in
+  redis-sentinel) is 0 "stats names the master found" ' at 127.0.0.1:[0-9]+ via sentinel mymaster,' stats ;;
+  redis-cluster) is 0 "stats names the node" ' at cluster 127.0.0.1:[0-9]+,127.0.0.1:[0-9]+ \(node 127.0.0.1:[0-9]+\),' stats ;;
+  esac
   is 0 "stats --json (4 due, 1 future)" '"due": ?4' stats --json
   check "$form: stats --json future 1" [ "$(count future)" = 1 ]
   is 0 "ls due" '^f1|[[:space:]]f1' ls due
   is 0 "ls future" 'keep-1' ls future
   is 0 "show" 'keep-1' show keep-1
   is 0 "queues lists mx" '^mx[[:space:]]' queues
+  check "$form: queues has its header" grep -qE '^QUEUE +DUE +FUTURE +IN-FLIGHT +FAILED' "$work/out"
   is 0 "config (get)" 'max_attempts' config
-  is 0 "config max_attempts=7" '' config max_attempts=7
+  is 0 "config max_attempts=7" '^max_attempts +7$' config max_attempts=7
   is 0 "config --json shows 7" '"max_attempts": ?7' config --json
-  is 0 "pause" '' pause --for 10m --reason matrix
-  is 0 "stats says paused" 'paused' stats
-  is 0 "resume" '' resume
+  is 0 "pause" '^paused queue mx until' pause --for 10m --reason matrix
+  is 0 "stats says paused" '^PAUSED .*: matrix$' stats
+  is 0 "resume" '^resumed queue mx$' resume
   dq stats
-  check "$form: stats no longer paused" not grep -q 'paused.*matrix' "$work/out"
+  check "$form: stats no longer paused" not grep -q '^PAUSED' "$work/out"
 
   "$bin" work -q "$q" --max-idle 200ms -- "$work/handler.sh" >"$work/work.log" 2>&1 &
   wpid=$!
   pids="$pids $wpid"
   check "$form: work drains the queue (1 done, 3 failed)" \
     wait_for 30000 "drained" counts_are 0 3
-  is 0 "workers lists the running worker" 'work|[0-9]+' workers
+  is 0 "workers lists the running worker" '^queue mx: 1 workers, 1 live' workers
   stop_pid "$wpid"
   wait "$wpid" 2>/dev/null
   is 0 "ls failed" 'f2' ls failed
-  is 0 "show a failed task (its error)" 'exit|status|error' show f1
+  is 0 "show a failed task (its error)" 'exit 1' show f1
 
   dq export failed
   check "$form: export failed writes 3 lines" [ "$rc" -eq 0 ] && [ "$(wc -l <"$work/out")" -eq 3 ]
   cp "$work/out" "$work/export.jsonl"
-  is 0 "drop f1" '' drop f1
+  is 0 "drop f1" '^dropped 1$' drop f1
   check "$form: 2 failed after drop" [ "$(count failed)" = 2 ]
   "$bin" import <"$work/export.jsonl" >"$work/out" 2>"$work/err"
   check "$form: import (exit 0)" [ $? -eq 0 ] || cat "$work/err"
@@ -167,15 +172,15 @@ matrix() {
   tm send-keys -t "$form" q
   tm kill-session -t "$form" 2>/dev/null
 
-  is 0 "requeue f2" '' requeue f2
+  is 0 "requeue f2" '^requeued 1$' requeue f2
   check "$form: f2 due again" [ "$(count failed)" = 1 ]
-  is 0 "requeue --all" '' requeue --all
+  is 0 "requeue --all" '^requeued 1$' requeue --all
   check "$form: nothing failed after requeue --all" counts_are 3 0
-  is 0 "drop a scheduled task" '' drop keep-1
+  is 0 "drop a scheduled task" '^dropped 1$' drop keep-1
   check "$form: future 0 after drop" [ "$(count future)" = 0 ]
-  is 0 "audit has the operator actions" 'requeue' audit
-  for a in drop pause resume config; do
-    check "$form: audit has $a" grep -q "$a" "$work/out"
+  is 0 "audit has the operator actions" ' requeue +f2 +-> ok: 1 moved' audit
+  for a in 'requeue-all +failed' 'drop +keep-1' 'drop +f1' 'pause +for 600000ms' 'resume +paused' 'config +max_attempts=7'; do
+    check "$form: audit has $a" grep -qE " $a.* -> ok" "$work/out"
   done
   unset DELAYQ_QUEUE
 }
@@ -187,6 +192,21 @@ matrix rediss
 unset DELAYQ_TLS_CA
 export DELAYQ_URL="$SURL"
 matrix redis-sentinel
+# README: /MASTER/2 selects db 2; a master the sentinels do not know is exit 3, named
+form=redis-sentinel
+is 0 "/mymaster/2: enqueue into db 2" '^db2-1$' enqueue --url "$SURL/2" -q mx --id db2-1 --json 1
+check "$form: the task is in db 2 of the master" \
+  test "$(redis-cli -h 127.0.0.1 -p "$master_port" -n 2 zcard 'dq:{mx}:sched')" = 1
+# README: --min-replicas waits for the replica; more replicas than exist is exit 1, said
+is 0 "--min-replicas 1 (the replica confirms)" '^mr-1$' enqueue --min-replicas 1 -q mx --id mr-1 --json 1
+dq enqueue --min-replicas 2 --timeout 1s -q mx --id mr-2 --json 1
+check "$form: --min-replicas 2 with one replica is exit 1, said" \
+  sh -c '[ "$1" -eq 1 ] && grep -q "but not confirmed on 2 replicas (--min-replicas)" "$2"' _ "$rc" "$work/err" ||
+  cat "$work/err"
+dq stats --url "${SURL%/*}/nosuch"
+check "$form: an unknown master name is exit 3, named" \
+  sh -c '[ "$1" -eq 3 ] && grep -q "does not know a master named \"nosuch\"" "$2"' _ "$rc" "$work/err" ||
+  cat "$work/err"
 export DELAYQ_URL="$CURL"
 matrix redis-cluster
 
@@ -204,14 +224,17 @@ done
 export DELAYQ_PASSWORD=role-secret-1 DELAYQ_QUEUE=mx
 form="cluster viewer"
 export DELAYQ_URL="redis-cluster://delayq-viewer@127.0.0.1:$1,127.0.0.1:$2"
-is 0 "stats" 'mx' stats
+is 0 "stats" '^queue +mx at ' stats
 is 0 "ls due" '[[:alnum:]]' ls due
 is 0 "queues" '^mx[[:space:]]' queues
 dq enqueue --json '{"n":9}'
 check "$form: enqueue refused with NOPERM, exit 1" \
   sh -c '[ "$1" -eq 1 ] && grep -q NOPERM "$2"' _ "$rc" "$work/err" || cat "$work/err"
 dq requeue --all
-check "$form: requeue refused, exit 1" [ "$rc" -eq 1 ]
+check "$form: requeue refused with NOPERM, exit 1" \
+  sh -c '[ "$1" -eq 1 ] && grep -q NOPERM "$2"' _ "$rc" "$work/err" || cat "$work/err"
+is 0 "show" '^id +f1' show f1
+is 0 "audit" 'requeue' audit
 tm -f /dev/null new-session -d -s viewer -x 120 -y 30 \
   "DELAYQ_URL='$DELAYQ_URL' DELAYQ_PASSWORD=role-secret-1 $bin top -q mx; sleep 30"
 form=viewer
@@ -221,7 +244,7 @@ check "cluster viewer: top shows the queue" screen_has "queue mx"
 tm kill-session -t viewer 2>/dev/null
 form="cluster operator"
 export DELAYQ_URL="redis-cluster://delayq-operator@127.0.0.1:$1,127.0.0.1:$2"
-is 0 "pause" '' pause --for 1m
-is 0 "resume" '' resume
-is 0 "drop --all-failed" '' drop --all-failed
+is 0 "pause" '^paused queue mx' pause --for 1m
+is 0 "resume" '^resumed queue mx$' resume
+is 0 "drop --all-failed" '^dropped 0$' drop --all-failed
 finish
