@@ -221,6 +221,16 @@ for p in $cports; do
     check "node $p: $(echo "$line" | cut -d' ' -f3)" test "$out" = OK
   done <"$work/acl.txt"
 done
+# a user without cluster|slots is told which grant it lacks, not to check cluster mode
+for p in $cports; do
+  redis-cli -h 127.0.0.1 -p "$p" ACL SETUSER mx-noslots on '>role-secret-1' '~*' '&*' +@all \
+    -cluster\|slots >/dev/null
+done
+DELAYQ_PASSWORD=role-secret-1 "$bin" stats -q mx \
+  --url "redis-cluster://mx-noslots@127.0.0.1:$1" >"$work/out" 2>"$work/err"
+check "cluster: a user without cluster|slots is exit 1, naming the grant" \
+  sh -c '[ "$1" -eq 1 ] && grep -q "needs +cluster|slots and +asking" "$2"' _ $? "$work/err" ||
+  cat "$work/err"
 export DELAYQ_PASSWORD=role-secret-1 DELAYQ_QUEUE=mx
 form="cluster viewer"
 export DELAYQ_URL="redis-cluster://delayq-viewer@127.0.0.1:$1,127.0.0.1:$2"
