@@ -96,7 +96,7 @@ is() {
 # count FIELD: a field of stats --json
 count() {
   "$bin" stats -q "$q" --json 2>/dev/null |
-    python3 -c 'import json,sys; d=json.load(sys.stdin); print(d.get(sys.argv[1], d.get("counts", {}).get(sys.argv[1])))' "$1"
+    python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"
 }
 counts_are() { [ "$(count due)" = "$1" ] && [ "$(count failed)" = "$2" ]; }
 screen_has() { tm capture-pane -p -t "$form" | grep -qF -- "$1"; }
@@ -145,7 +145,7 @@ matrix() {
   is 0 "show a failed task (its error)" 'exit 1' show f1
 
   dq export failed
-  check "$form: export failed writes 3 lines" [ "$rc" -eq 0 ] && [ "$(wc -l <"$work/out")" -eq 3 ]
+  check "$form: export failed writes 3 lines" test "$rc" -eq 0 -a "$(wc -l <"$work/out")" -eq 3
   cp "$work/out" "$work/export.jsonl"
   is 0 "drop f1" '^dropped 1$' drop f1
   check "$form: 2 failed after drop" [ "$(count failed)" = 2 ]
