@@ -302,9 +302,14 @@ refresh_from(dq_client *c, int i, dq_err *err)
     if (rc != DQ_OK)
         return rc;
     if (r->type == REDIS_REPLY_ERROR) {
-        rc = dq_err_set(err, DQ_EREDIS,
-                        "redis at %s refused CLUSTER SLOTS (is it in cluster mode?): %.*s",
-                        cl->nodes[i].addr, (int)(r->len > 100 ? 100 : r->len), r->str);
+        /* a NOPERM is the ACL user, not the server's mode: say which grant is missing */
+        bool noperm = r->len >= 6 && memcmp(r->str, "NOPERM", 6) == 0;
+        rc = dq_err_set(err, DQ_EREDIS, "redis at %s refused CLUSTER SLOTS (%s): %.*s",
+                        cl->nodes[i].addr,
+                        noperm ? "a cluster user needs +cluster|slots and +asking; see the "
+                                 "roles in docs/SECURITY.md"
+                               : "is it in cluster mode?",
+                        (int)(r->len > 100 ? 100 : r->len), r->str);
         freeReplyObject(r);
         return rc;
     }

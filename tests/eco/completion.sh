@@ -56,7 +56,7 @@ check "delayq metrics --te<TAB> -> --textfile" comp_is "delayq metrics --te" --t
 check "delayq ls <TAB> -> the four views" comp_is "delayq ls " due failed future inflight
 check "delayq ls f<TAB>" comp_is "delayq ls f" failed future
 check "delayq export <TAB> -> the four views" comp_is "delayq export " due failed future inflight
-check "delayq export failed --m<TAB> -> --match" comp_is "delayq export failed --m" --match --min-replicas
+check "delayq export failed --m<TAB> -> --match --min-replicas (a global option)" comp_is "delayq export failed --m" --match --min-replicas
 check "delayq export failed --match <TAB> -> nothing" comp_is "delayq export failed --match "
 check "delayq import --r<TAB> -> --requeue" comp_is "delayq import --r" --requeue
 check "delayq im<TAB> -> import" comp_is "delayq im" import
