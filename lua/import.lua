@@ -3,13 +3,17 @@
 -- call is one chunk, all or nothing: every task is validated and looked up first, then
 -- every task that is new is written.
 -- KEYS: the eleven queue keys (see lib.lua); writes sched, ids, failed, failidx, seq,
---   audit.
+--   audit, and the history key of each imported task that has one (hist:<task key>).
 -- ARGV: [1] who, [2] requeue ('0' | '1': failed tasks go to scheduled, due now, attempt
---   0, no deadline, as requeue does), [3] n (1..1000), then n groups of 17:
+--   0, no deadline, as requeue does), [3] n (1..1000), then n groups of 18:
 --   kind ('s' scheduled | 'f' failed | 'u' undecodable failed entry), id ('' for a
 --   generated id), seq, attempt, enqueued ms, max attempts, deadline ms ('' none),
 --   payload, has a last error ('0' | '1'), last error, due ms (s), failed ms (f, u),
---   reason, error, trace, who failed it (f, u), raw bytes (u).
+--   reason, error, trace, who failed it (f, u), raw bytes (u), h = attempts in its
+--   history (0..5; 0 for u); then, after the n groups, the history entries of the tasks
+--   in order, oldest first, 6 each: attempt (1..2^32-1), started ms, duration ms, worker,
+--   outcome ('retry' | 'fail' | 'lease expired' | 'timed out' | 'expired'), error
+--   (..1024 bytes). An imported task's history key is replaced by them.
 -- Reply: n groups of 3, as enqueue's: id, status, due ms. Status 0 imported (due -1 when
 --   it went to failed), 1 already scheduled, 2 already in flight, 3 already failed (an
 --   id twice in one call: the second reports where the first went). Nothing is changed
@@ -18,10 +22,23 @@
 --   written. Counters are not touched (no task ran or failed); one audit entry.
 -- Complexity: O(n log N).
 local who, requeue, n = ARGV[1], ARGV[2] == '1', tonumber(ARGV[3])
-local G = 17
-if not n or n < 1 or n > DQ_CALL_MAX or n ~= math.floor(n) or #ARGV ~= 3 + G * n then
+local G, HG = 18, 6
+if not n or n < 1 or n > DQ_CALL_MAX or n ~= math.floor(n) or #ARGV < 3 + G * n then
   return err('DQ_EINVAL', 'import: n: %q tasks with %d arguments; expected 1..%d tasks of %d',
     tostring(ARGV[3]), #ARGV, DQ_CALL_MAX, G)
+end
+local nhist = 0 -- history entries after the groups
+for k = 1, n do
+  local h = ARGV[3 + G * k]
+  if not string.match(h, '^[0-5]$') then
+    return err('DQ_EINVAL', 'task %d: history: %q attempts; 0..%d are kept', k, h,
+      DQ_HISTORY_MAX)
+  end
+  nhist = nhist + tonumber(h)
+end
+if #ARGV ~= 3 + G * n + HG * nhist then
+  return err('DQ_EINVAL', 'import: %d arguments; expected %d for %d tasks with %d history ' ..
+    'entries', #ARGV, 3 + G * n + HG * nhist, n, nhist)
 end
 -- an operator action (it writes the audit log): refused before anything is written
 local gate = operator_gate()
@@ -49,16 +66,52 @@ local function len_ok(k, field, s, most, limit_name)
   return true
 end
 
+-- The @h history entries of task @k from ARGV[@at + 1] on, checked, as encoded records
+-- (hist_encode, the history block's own encoder), or nil with bad set.
+local function history(k, h, at)
+  local recs = {}
+  for j = 1, h do
+    local b, f = at + HG * (j - 1), string.format('history[%d].', j)
+    local att = num(k, f .. 'attempt', ARGV[b + 1], 1, U32)
+    local st = att and num(k, f .. 'started_ms', ARGV[b + 2], 0, U53)
+    local d = st and num(k, f .. 'duration_ms', ARGV[b + 3], 0, U53)
+    if not d then return nil end
+    local wk, oc, msg = ARGV[b + 4], ARGV[b + 5], ARGV[b + 6]
+    if not DQ_HISTORY_OUTCOMES[oc] then
+      bad = string.format('task %d: %soutcome: %q is not retry, fail, lease expired, timed ' ..
+        'out or expired', k, f, oc)
+      return nil
+    end
+    if not (len_ok(k, f .. 'worker', wk, TEXT_MAX) and
+        len_ok(k, f .. 'error', msg, DQ_HISTORY_ERROR_MAX)) then
+      return nil
+    end
+    recs[j] = hist_encode(att, st, wk, oc, d, msg)
+  end
+  return recs
+end
+
 local tasks, seen = {}, {}
 local now = now_ms()
 local new_failed, max_seq = 0, 0
 local out = {}
+local hat = 3 + G * n -- where the next task's history entries start
 for k = 1, n do
   local a = 3 + G * (k - 1)
   local kind, id = ARGV[a + 1], ARGV[a + 2]
   local t = {kind = kind}
   if kind ~= 's' and kind ~= 'f' and kind ~= 'u' then
     return err('DQ_EINVAL', 'task %d: kind: %q is not s, f or u', k, kind)
+  end
+  local h = tonumber(ARGV[a + 18])
+  if h > 0 then
+    -- undecodable entries never have a history (hist_forget_keys skips them)
+    if kind == 'u' then
+      return err('DQ_EINVAL', 'task %d: history: an undecodable entry has none', k)
+    end
+    t.hist = history(k, h, hat)
+    if not t.hist then return err('DQ_EINVAL', '%s', bad) end
+    hat = hat + HG * h
   end
   if kind == 'u' then
     t.raw = ARGV[a + 17]
@@ -110,7 +163,15 @@ for k = 1, n do
     if kind == 'f' and requeue then
       -- as requeue.lua does: attempts start again, no deadline, due now
       t.e.attempt, t.e.deadline, t.kind, t.due = 0, nil, 's', now
+      -- and its history stays, marked so that it goes with the task (hist_requeued)
+      if t.hist then hist_requeued(t.e, t) end
     end
+  end
+  -- a scheduled task's ack deletes its history only when the envelope says it may have
+  -- one (hist_marked): one that says not would leave the key behind
+  if t.hist and t.kind == 's' and t.e.attempt == 0 and not t.e.last_error then
+    return err('DQ_EINVAL', 'task %d: history: a task with attempt 0 and no last_error has ' ..
+      'none', k)
   end
   if t.kind == 's' then t.m = env_encode(t.e) end
   -- already there? (O(1) each: by task key in flight and failed, by id or by the exact
@@ -155,6 +216,11 @@ for k = 1, n do
         fail_encode(raw, t.reason, t.msg, t.trace, t.at, t.who, t.kind == 'u'))
       redis.call('ZADD', K_FAILIDX, dec(t.at), t.tk)
       group_add(t.tk, t.reason, t.msg, t.at) -- exact error-group counts (PROTOCOL 4.6)
+    end
+    if t.hist then
+      -- exactly the exported attempts, whatever a key of that name held before
+      redis.call('DEL', hist_key(t.tk))
+      redis.call('RPUSH', hist_key(t.tk), unpack(t.hist))
     end
   end
   out[#out + 1] = id

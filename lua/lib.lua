@@ -400,6 +400,14 @@ end
 -- outcome, duration ms, error]. @outcome is 'retry', 'fail', 'lease expired', 'timed out'
 -- or 'expired'; a retry or fail whose message starts with "timed out" (delayq work's
 -- timeout, and any consumer that says so) is recorded as 'timed out'.
+-- The one encoder of an entry (hist_add, and import.lua for exported histories); @d is
+-- the duration ms, @msg at most DQ_HISTORY_ERROR_MAX bytes.
+local DQ_HISTORY_OUTCOMES = {['retry'] = true, ['fail'] = true, ['lease expired'] = true,
+  ['timed out'] = true, ['expired'] = true}
+local function hist_encode(attempt, started, worker, outcome, d, msg)
+  return '\151\001' .. p_uint(attempt) .. p_uint(started) .. p_str(worker) .. p_str(outcome) ..
+    p_uint(d) .. p_str(msg)
+end
 local function hist_add(tk, attempt, started, worker, outcome, now, msg)
   msg = msg or ''
   if (outcome == 'retry' or outcome == 'fail') and string.sub(msg, 1, 9) == 'timed out' then
@@ -408,8 +416,8 @@ local function hist_add(tk, attempt, started, worker, outcome, now, msg)
   local d = now - started
   if d < 0 then d = 0 end
   local k = hist_key(tk)
-  redis.call('RPUSH', k, '\151\001' .. p_uint(attempt) .. p_uint(started) .. p_str(worker) ..
-    p_str(outcome) .. p_uint(d) .. p_str(truncate(msg, DQ_HISTORY_ERROR_MAX)))
+  redis.call('RPUSH', k, hist_encode(attempt, started, worker, outcome, d,
+    truncate(msg, DQ_HISTORY_ERROR_MAX)))
   redis.call('LTRIM', k, -DQ_HISTORY_MAX, -1)
 end
 

@@ -42,6 +42,7 @@ enum field {
     F_ERROR,
     F_TRACE,
     F_FAILED_BY,
+    F_HISTORY,
     F_COUNT
 };
 
@@ -50,7 +51,7 @@ static const char *const names[F_COUNT] = {
     "id",        "queue",       "state",        "undecodable", "raw_base64",  "custom_id",
     "seq",       "attempt",     "max_attempts", "enqueued_ms", "deadline_ms", "last_error",
     "payload",   "payload_b64", "due_ms",       "lease_ms",    "claimed_ms",  "worker",
-    "failed_ms", "reason",      "error",        "trace",       "failed_by",
+    "failed_ms", "reason",      "error",        "trace",       "failed_by",   "history",
 };
 
 struct member {
@@ -187,6 +188,126 @@ members(const struct dq_buf *mp, const msgpack_object *o, struct member *ms, dq_
     return DQ_OK;
 }
 
+/* history: begin */
+/* The members of a history entry, as json_history in taskfmt.c writes them. */
+enum hfield { H_ATTEMPT, H_STARTED, H_DURATION, H_WORKER, H_OUTCOME, H_ERROR, H_COUNT };
+static const char *const hnames[H_COUNT] = {"attempt", "started_ms", "duration_ms",
+                                            "worker",  "outcome",    "error"};
+#define HIST_WORKER_MAX 200 /* as failed_by: import.lua's TEXT_MAX */
+
+static bool
+is_outcome(const char *s, size_t n)
+{
+    static const char *const outcomes[] = {"retry", "fail", "lease expired", "timed out",
+                                           "expired"};
+
+    for (size_t i = 0; i < sizeof outcomes / sizeof outcomes[0]; i++) {
+        if (n == strlen(outcomes[i]) && memcmp(s, outcomes[i], n) == 0)
+            return true;
+    }
+    return false;
+}
+
+static bool
+is_key(const msgpack_object *k, const char *name)
+{
+    return k->type == MSGPACK_OBJECT_STR && k->via.str.size == strlen(name) &&
+           memcmp(k->via.str.ptr, name, k->via.str.size) == 0;
+}
+
+/* Entry @j (from 1) of the history: its members into @a. An entry that did not decode at
+ * the source (dq_task_add_history: outcome "?" and no times) has nothing to import:
+ * *skip is set. The limits are the history block's (lua/lib.lua): the script checks
+ * them again. */
+static int
+hist_entry(const msgpack_object *o, size_t j, struct dq_import_attempt *a, bool *skip, dq_err *err)
+{
+    const msgpack_object *v[H_COUNT] = {0};
+
+    *skip = false;
+    if (o->type != MSGPACK_OBJECT_MAP)
+        return dq_err_set(err, DQ_EINVAL, "history[%zu]: must be an object", j);
+    for (uint32_t i = 0; i < o->via.map.size; i++) {
+        const msgpack_object *k = &o->via.map.ptr[i].key;
+        size_t f;
+        for (f = 0; f < H_COUNT && !is_key(k, hnames[f]); f++)
+            ;
+        if (f == H_COUNT)
+            return dq_err_set(err, DQ_EINVAL,
+                              "history[%zu]: unknown field (expected attempt, started_ms, "
+                              "duration_ms, worker, outcome, error)",
+                              j);
+        if (v[f] != NULL)
+            return dq_err_set(err, DQ_EINVAL, "history[%zu].%s: given twice", j, hnames[f]);
+        v[f] = &o->via.map.ptr[i].val;
+    }
+    for (size_t f = H_WORKER; f < H_COUNT; f++) {
+        if (v[f] == NULL || v[f]->type != MSGPACK_OBJECT_STR)
+            return dq_err_set(err, DQ_EINVAL, "history[%zu].%s: must be a string", j, hnames[f]);
+    }
+    if (v[H_OUTCOME]->via.str.size == 1 && v[H_OUTCOME]->via.str.ptr[0] == '?' &&
+        v[H_STARTED] != NULL && v[H_STARTED]->type == MSGPACK_OBJECT_NIL) {
+        *skip = true;
+        return DQ_OK;
+    }
+    for (size_t f = H_ATTEMPT; f <= H_DURATION; f++) {
+        uint64_t lo = f == H_ATTEMPT ? 1 : 0, hi = f == H_ATTEMPT ? UINT32_MAX : U53;
+        if (v[f] == NULL || v[f]->type != MSGPACK_OBJECT_POSITIVE_INTEGER || v[f]->via.u64 < lo ||
+            v[f]->via.u64 > hi)
+            return dq_err_set(err, DQ_EINVAL, "history[%zu].%s: must be a whole number %llu..%llu",
+                              j, hnames[f], (unsigned long long)lo, (unsigned long long)hi);
+    }
+    a->attempt = (uint32_t)v[H_ATTEMPT]->via.u64;
+    a->started_ms = (int64_t)v[H_STARTED]->via.u64;
+    a->duration_ms = (int64_t)v[H_DURATION]->via.u64;
+    a->worker = v[H_WORKER]->via.str.size ? v[H_WORKER]->via.str.ptr : "";
+    a->worker_len = v[H_WORKER]->via.str.size;
+    a->outcome = v[H_OUTCOME]->via.str.ptr;
+    a->outcome_len = v[H_OUTCOME]->via.str.size;
+    a->error = v[H_ERROR]->via.str.size ? v[H_ERROR]->via.str.ptr : "";
+    a->error_len = v[H_ERROR]->via.str.size;
+    if (a->worker_len > HIST_WORKER_MAX)
+        return dq_err_set(err, DQ_EINVAL, "history[%zu].worker: longer than %d bytes", j,
+                          HIST_WORKER_MAX);
+    if (!is_outcome(a->outcome, a->outcome_len))
+        return dq_err_set(err, DQ_EINVAL,
+                          "history[%zu].outcome: must be \"retry\", \"fail\", \"lease "
+                          "expired\", \"timed out\" or \"expired\"",
+                          j);
+    if (a->error_len > DQ_HISTORY_ERROR_MAX)
+        return dq_err_set(err, DQ_EINVAL, "history[%zu].error: longer than %d bytes", j,
+                          DQ_HISTORY_ERROR_MAX);
+    return DQ_OK;
+}
+
+/* The history member (absent: none) into r->history. */
+static int
+history(struct dq_task_rec *r, const struct member *m, dq_err *err)
+{
+    struct dq_import_task *t = &r->task;
+
+    if (m->v == NULL)
+        return DQ_OK;
+    if (m->v->type != MSGPACK_OBJECT_ARRAY)
+        return want(err, F_HISTORY, "an array of attempts, oldest first");
+    if (m->v->via.array.size > DQ_HISTORY_MAX)
+        return dq_err_set(err, DQ_EINVAL, "history: %u attempts; at most %d are kept",
+                          m->v->via.array.size, DQ_HISTORY_MAX);
+    if (m->v->via.array.size > 0 && t->kind == DQ_IMPORT_RAW)
+        return want(err, F_HISTORY, "absent for an undecodable entry (it has none)");
+    for (uint32_t j = 0; j < m->v->via.array.size; j++) {
+        bool skip;
+        int rc = hist_entry(&m->v->via.array.ptr[j], j + 1, &r->history[t->nhistory], &skip, err);
+        if (rc != DQ_OK)
+            return rc;
+        if (!skip)
+            t->nhistory++;
+    }
+    t->history = t->nhistory ? r->history : NULL;
+    return DQ_OK;
+}
+/* history: end */
+
 static int
 fields(struct dq_task_rec *r, const struct member *ms, dq_err *err)
 {
@@ -275,6 +396,8 @@ fields(struct dq_task_rec *r, const struct member *ms, dq_err *err)
         (rc = get_num(ms, F_CLAIMED, false, 0, U53, &v, err)) != DQ_OK ||
         (rc = get_str(ms, F_WORKER, false, &s, &n, err)) != DQ_OK)
         return rc;
+    if ((rc = history(r, &ms[F_HISTORY], err)) != DQ_OK)
+        return rc;
     if (t->kind == DQ_IMPORT_SCHEDULED)
         return DQ_OK;
     if ((rc = get_num(ms, F_FAILED_MS, true, 0, U53, &t->failed_ms, err)) != DQ_OK ||
@@ -319,5 +442,6 @@ dq_task_rec_free(struct dq_task_rec *r)
     dq_buf_free(&r->payload);
     dq_buf_free(&r->raw);
     memset(&r->task, 0, sizeof r->task);
+    memset(r->history, 0, sizeof r->history);
     r->state = DQ_STATE_NONE;
 }

@@ -21,6 +21,7 @@ struct dq_task_rec {
     struct dq_buf mp;      /* the line as msgpack (dq_json_to_mp) */
     struct dq_buf payload; /* payload_b64 decoded */
     struct dq_buf raw;     /* raw_base64 decoded */
+    struct dq_import_attempt history[DQ_HISTORY_MAX]; /* task.history points here */
 };
 
 #define DQ_TASK_REC_INIT                                                                           \
@@ -31,7 +32,9 @@ struct dq_task_rec {
 /*
  * Parses the JSON object of @len bytes at @line into @r (emptied first; free it with
  * dq_task_rec_free whatever this returns). DQ_EINVAL names the field and what it must
- * be ("seq: must be a whole number 1..2^53-1"), or is dq_json_to_mp's syntax error;
+ * be ("seq: must be a whole number 1..2^53-1", "history[3].error: longer than 1024
+ * bytes": history entries are counted from 1, oldest first, and checked against the
+ * history's own limits), or is dq_json_to_mp's syntax error;
  * DQ_ENOMEM. Only the shape and types are checked here; the import script checks the
  * limits of the target queue (max_payload, ...).
  */

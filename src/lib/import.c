@@ -50,6 +50,19 @@ dq_import(dq_client *c, const char *queue, const struct dq_import_task *tasks, s
         dq_args_bytes(&a, failed ? t->trace : "", failed ? t->trace_len : 0);
         dq_args_bytes(&a, failed ? t->failed_by : "", failed ? t->failed_by_len : 0);
         dq_args_bytes(&a, t->raw ? t->raw : "", t->kind == DQ_IMPORT_RAW ? t->raw_len : 0);
+        dq_args_i64(&a, (int64_t)t->nhistory);
+    }
+    /* the history entries after the groups, so that each group keeps its fixed size */
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < tasks[i].nhistory; j++) {
+            const struct dq_import_attempt *h = &tasks[i].history[j];
+            dq_args_i64(&a, h->attempt);
+            dq_args_i64(&a, h->started_ms);
+            dq_args_i64(&a, h->duration_ms);
+            dq_args_bytes(&a, h->worker, h->worker_len);
+            dq_args_bytes(&a, h->outcome, h->outcome_len);
+            dq_args_bytes(&a, h->error, h->error_len);
+        }
     }
     rc = dq_scripts_run(c, DQ_SCRIPT_IMPORT, queue, &a, dq_reply_enqueue, &er, err);
     dq_args_free(&a);

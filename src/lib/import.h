@@ -20,6 +20,14 @@ enum dq_import_kind {
     DQ_IMPORT_RAW = 'u',       /* an undecodable failed entry: raw bytes and failure fields */
 };
 
+/* One attempt of an imported task's history (PROTOCOL.md 4.5); strings borrowed. */
+struct dq_import_attempt {
+    uint32_t attempt; /* 1.. */
+    int64_t started_ms, duration_ms;
+    const char *worker, *outcome, *error;
+    size_t worker_len, outcome_len, error_len;
+};
+
 /* One task to import. Pointers are borrowed for the call; lengths count bytes. */
 struct dq_import_task {
     enum dq_import_kind kind;
@@ -39,6 +47,8 @@ struct dq_import_task {
     size_t reason_len, error_len, trace_len, failed_by_len;
     const void *raw; /* DQ_IMPORT_RAW */
     size_t raw_len;
+    const struct dq_import_attempt *history; /* oldest first; none for DQ_IMPORT_RAW */
+    size_t nhistory;                         /* 0..DQ_HISTORY_MAX */
 };
 
 /* Tasks of one import call at most (its unit of atomicity) */

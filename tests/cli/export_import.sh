@@ -180,5 +180,25 @@ check "in flight record has the worker and lease" grep -q '"lease_ms":[0-9]*,"cl
 dq import --url "$B" -q held <"$work/if.jsonl" >"$work/if.out" 2>&1
 check "in flight imported as scheduled" grep -q 'imported 1 tasks into queue held (1 scheduled, 0 failed; 1 in flight in the file' "$work/if.out"
 
+# --- history (PROTOCOL.md 4.5): imported with its task, checked entry by entry ---
+H='"history":[{"attempt":1,"started_ms":10,"duration_ms":5,"worker":"w-1","outcome":"lease expired","error":""},{"attempt":2,"started_ms":20,"duration_ms":7,"worker":"w-2","outcome":"retry","error":{"$str_base64":"YmFkOiD/"}},{"attempt":3,"started_ms":30,"duration_ms":9,"worker":"w-2","outcome":"fail","error":"boom"}]'
+rec() { printf '{"id":"%s","state":"failed","custom_id":true,"seq":%s,"attempt":3,"max_attempts":3,"enqueued_ms":1,"deadline_ms":null,"last_error":"x","payload":1,"due_ms":null,"failed_ms":50,"reason":"error","error":"boom","trace":"","failed_by":"w-2",%s}\n' "$1" "$2" "$3"; }
+rec h-1 1 "$H" | dq import --url "$B" -q hist >"$work/h.out" 2>&1
+check "history import exits 0" [ $? -eq 0 ]
+check "history key written with 3 entries" [ "$(redis-cli -p "$redis_port" llen 'dq:{hist}:hist:c:h-1')" -eq 3 ]
+dq show --url "$B" -q hist --json h-1 >"$work/h.json" 2>/dev/null
+check "show --json reads the imported history" grep -q '"attempt":2,"started_ms":20,"duration_ms":7,"worker":"w-2","outcome":"retry"' "$work/h.json"
+rec h-1 1 "$H" | dq import --url "$B" -q hist >/dev/null 2>&1
+check "a skipped task's history is not written again" [ "$(redis-cli -p "$redis_port" llen 'dq:{hist}:hist:c:h-1')" -eq 3 ]
+long=$(head -c 1025 /dev/zero | tr '\0' e)
+{ rec h-2 2 "$H"; rec h-3 3 "\"history\":[{\"attempt\":1,\"started_ms\":1,\"duration_ms\":1,\"worker\":\"w\",\"outcome\":\"fail\",\"error\":\"$long\"}]"; } |
+  dq import --url "$B" -q hist >/dev/null 2>"$work/hb.err"
+check "a bad history entry: exit 2" [ $? -eq 2 ]
+check "the entry, field and limit named" grep -q 'line 2: history\[1\].error: longer than 1024 bytes' "$work/hb.err"
+check "nothing of that chunk written" [ "$(redis-cli -p "$redis_port" exists 'dq:{hist}:hist:c:h-2')" -eq 0 ]
+rec h-4 4 '"history":[{"attempt":1,"started_ms":1,"duration_ms":1,"worker":"w","outcome":"gone","error":""}]' |
+  dq import --url "$B" -q hist >/dev/null 2>"$work/ho.err"
+check "a bad outcome named" grep -q 'line 1: history\[1\].outcome: must be' "$work/ho.err"
+
 redis_stop
 finish
