@@ -52,7 +52,7 @@ static long long
 wake_subscribers(struct bench *b, const char *queue)
 {
     char ch[160];
-    const char *argv[] = {"PUBSUB", "NUMSUB", ch};
+    const char *argv[] = {"PUBSUB", "SHARDNUMSUB", ch};
     redisReply *r;
     long long n = -1;
 

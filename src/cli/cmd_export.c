@@ -129,6 +129,35 @@ step(struct cli *g, dq_view view, const struct filter *f, struct cursor *cur, dq
     return DQ_OK;
 }
 
+/*
+ * The pages carry no attempt history (PROTOCOL.md 4.5); find does. It is looked up only
+ * where find costs O(1): failed and in-flight tasks and scheduled ones with a chosen
+ * id. A scheduled task with a generated id has no index, so its history (a task that
+ * was retried) is not exported: find would walk the scheduled set for each one.
+ */
+static void
+attach_history(struct cli *g, dq_task *t)
+{
+    dq_task found;
+    dq_err err = {0};
+
+    if (t->undecodable || t->nhistory > 0 || (t->attempt == 0 && t->last_error == NULL) ||
+        (t->state == DQ_STATE_SCHEDULED && !t->custom_id))
+        return;
+    memset(&found, 0, sizeof found);
+    if (dq_find(g->client, g->queue, t->id, &found, &err) != DQ_OK)
+        return; /* gone meanwhile: the record is written as the page read it */
+    /* the same task as the page read, not a later attempt or failure */
+    if (found.state == t->state && found.attempt == t->attempt &&
+        found.failed_ms == t->failed_ms && found.nhistory > 0) {
+        t->history = found.history;
+        t->nhistory = found.nhistory;
+        found.history = NULL;
+        found.nhistory = 0;
+    }
+    dq_task_clear(&found);
+}
+
 int
 cmd_export(struct cli *g, int argc, char **argv)
 {
@@ -193,6 +222,7 @@ cmd_export(struct cli *g, int argc, char **argv)
                 repeats++;
                 continue;
             }
+            attach_history(g, &p.tasks[i]);
             dq_buf_reset(&b);
             dq_fmt_task_export(&b, &p.tasks[i], g->queue);
             dq_buf_putc(&b, '\n');

@@ -59,6 +59,7 @@ check "export says how many" grep -q 'exported 31 tasks (failed of queue jobs)' 
 check "an undecodable entry with its raw bytes" grep -q '"undecodable":true,"raw_base64":"' "$work/a-failed.jsonl"
 check "binary payloads in payload_b64" grep -q '"id":"bin-1".*"payload_b64":"AAH/IHJhdyAx"' "$work/a-failed.jsonl"
 check "msgpack payloads as JSON" grep -q '"payload":{"n":1,"text":"Grüße ✓ 1","f":1.5}' "$work/a-failed.jsonl"
+check "attempt histories exported (failed tasks)" grep -q '"history":\[{"attempt":1,"started_ms":' "$work/a-failed.jsonl"
 check "errors kept" grep -q '"error":"exit 1:   at step(\\"x\\")"' "$work/a-failed.jsonl"
 check "a non-UTF-8 trace kept as \$str_base64" grep -q '"trace":{"$str_base64":"YmFkOiD/IDEK' "$work/a-failed.jsonl"
 check "an empty payload" grep -q '"id":"fut-bin".*"payload_b64":""' "$work/a-future.jsonl"
