@@ -148,8 +148,8 @@ attach_history(struct cli *g, dq_task *t)
     if (dq_find(g->client, g->queue, t->id, &found, &err) != DQ_OK)
         return; /* gone meanwhile: the record is written as the page read it */
     /* the same task as the page read, not a later attempt or failure */
-    if (found.state == t->state && found.attempt == t->attempt &&
-        found.failed_ms == t->failed_ms && found.nhistory > 0) {
+    if (found.state == t->state && found.attempt == t->attempt && found.failed_ms == t->failed_ms &&
+        found.nhistory > 0) {
         t->history = found.history;
         t->nhistory = found.nhistory;
         found.history = NULL;

@@ -163,7 +163,6 @@ json_history(struct dq_buf *b, const dq_task *t, const struct json_mode *m)
 }
 /* history: end */
 
-
 /* Lossless: the payload as JSON only when that JSON reads back to exactly its bytes
  * (checked here, by reading it back), else its bytes in base64 under payload_b64. */
 static void
