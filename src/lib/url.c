@@ -223,6 +223,28 @@ parse_query(const char *s, struct dq_url *u, bool *db_seen, dq_err *err)
     return DQ_OK;
 }
 
+/* @s is what follows a URL's address: [/db][?query] (the db given at most once). */
+static int
+parse_db_tail(const char *s, struct dq_url *u, dq_err *err)
+{
+    bool db_seen = false;
+    int rc;
+
+    if (*s == '/') {
+        struct span db = {s + 1, strcspn(s + 1, "?")};
+
+        s += 1 + db.len;
+        if (db.len > 0) {
+            rc = parse_db(db, "path", u, &db_seen, err);
+            if (rc != DQ_OK)
+                return rc;
+        }
+    }
+    if (*s == '?')
+        return parse_query(s + 1, u, &db_seen, err);
+    return DQ_OK;
+}
+
 static int
 parse_port(struct span sp, struct dq_url *u, dq_err *err)
 {
@@ -256,7 +278,6 @@ parse_tcp_rest(const char *s, struct dq_url *u, dq_err *err)
 {
     char q[QUOTE_MAX + 8];
     struct span host;
-    bool db_seen = false;
     int rc;
 
     if (*s == '[') {
@@ -326,19 +347,7 @@ parse_tcp_rest(const char *s, struct dq_url *u, dq_err *err)
             return rc;
         s += strcspn(s, "/?");
     }
-    if (*s == '/') {
-        struct span db = {s + 1, strcspn(s + 1, "?")};
-
-        s += 1 + db.len;
-        if (db.len > 0) {
-            rc = parse_db(db, "path", u, &db_seen, err);
-            if (rc != DQ_OK)
-                return rc;
-        }
-    }
-    if (*s == '?')
-        return parse_query(s + 1, u, &db_seen, err);
-    return DQ_OK;
+    return parse_db_tail(s, u, err);
 }
 
 static int
@@ -502,7 +511,6 @@ parse_sentinel_rest(const char *s, struct dq_url *u, dq_err *err)
     char q[QUOTE_MAX + 8];
     size_t list = strcspn(s, "/?");
     struct span name;
-    bool db_seen = false;
     int rc;
 
     if (list == 0)
@@ -535,19 +543,7 @@ parse_sentinel_rest(const char *s, struct dq_url *u, dq_err *err)
     memcpy(u->master, name.p, name.len);
     u->master[name.len] = '\0';
     s += name.len;
-    if (*s == '/') {
-        struct span db = {s + 1, strcspn(s + 1, "?")};
-
-        s += 1 + db.len;
-        if (db.len > 0) {
-            rc = parse_db(db, "path", u, &db_seen, err);
-            if (rc != DQ_OK)
-                return rc;
-        }
-    }
-    if (*s == '?')
-        return parse_query(s + 1, u, &db_seen, err);
-    return DQ_OK;
+    return parse_db_tail(s, u, err);
 }
 
 static int
