@@ -517,7 +517,9 @@ typedef struct dq_worker_opts {
     int64_t beat_ms;        /* heartbeat interval (10 ms..1 h); 0: 30 s. See dq_workers_get() */
     int64_t claim_ahead_ms; /* claim tasks due this soon and start each at its due time,
                                never before it by the server's clock (docs/PROTOCOL.md
-                               10.2); 0: 5 ms; -1: off; at most 1000 */
+                               10.2); 0: 5 ms; -1: off; at most 1000. Tasks waiting for
+                               their start hold no slot: up to max(concurrency, 4) more
+                               are held than the concurrency */
     unsigned lanes;         /* coordinators, each with its own connection, sharing the
                                concurrency and batch (1..8; 0: 1): while one waits for its
                                claim reply the other's tasks run. Each lane registers as a

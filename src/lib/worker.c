@@ -204,6 +204,14 @@ dup_or_null(const char *s)
     return s != NULL ? strdup(s) : NULL;
 }
 
+/* How many tasks claimed ahead may wait beyond the handler slots: the concurrency, at
+ * least 4 (a one-slot worker sees a few tasks due within one window). */
+static unsigned
+ahead_allowance(const struct dq_worker *w)
+{
+    return w->o.concurrency < 4 ? 4 : w->o.concurrency;
+}
+
 static int new_lanes(struct dq_worker *w, dq_handler_fn handler, void *arg, dq_err *err);
 
 int
@@ -309,7 +317,9 @@ dq_worker_new(const char *url, const dq_client_opts *copts, const char *queue,
     fcntl(w->pipe_wr, F_SETFD, FD_CLOEXEC);
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
-    w->q_cap = w->o.concurrency + w->o.batch;
+    /* jobs not yet taken by a thread: at most the slots, plus those claimed ahead beyond
+     * them (slots_free) */
+    w->q_cap = w->o.concurrency + ahead_allowance(w);
     w->queued = calloc(w->q_cap, sizeof *w->queued);
     w->threads = calloc(w->o.concurrency, sizeof *w->threads);
     if (w->url == NULL || w->queued == NULL || w->threads == NULL ||
@@ -772,6 +782,7 @@ struct loop {
 /* The jobs owned, by why they are still here (count_jobs). */
 struct unsettled {
     unsigned busy;       /* queued or running, not abandoned */
+    unsigned ahead;      /* of those, claimed ahead and not yet at their start time */
     unsigned unwritten;  /* finished; the result waits for Redis */
     unsigned unreleased; /* abandoned; the hand-back waits for Redis */
 };
@@ -853,6 +864,7 @@ static struct unsettled
 count_jobs(struct dq_worker *w)
 {
     struct unsettled left = {0};
+    int64_t now_ns = mono_ns();
 
     for (struct job *j = w->owned, *next; j != NULL; j = next) {
         enum job_state st;
@@ -871,9 +883,30 @@ count_jobs(struct dq_worker *w)
             left.unwritten++;
         } else {
             left.busy++;
+            if (j->start_ns > now_ns)
+                left.ahead++;
         }
     }
     return left;
+}
+
+/*
+ * Handler slots free for a claim. A task claimed ahead that waits for its start time
+ * does not hold a slot (up to ahead_allowance of such tasks): with every slot
+ * held by a task due in 3 ms, the next one due within the window is claimed now and
+ * runs on the first thread free after its due time, instead of being claimed only once
+ * a handler has finished, a claim's round trip late (W3's tail). Those tasks are due
+ * within the claim-ahead window, so this worker holds at most ahead_allowance of them
+ * beyond its slots; each one's start is still bounded below by its due time
+ * (PROTOCOL.md 10.2).
+ */
+static unsigned
+slots_free(const struct dq_worker *w, const struct unsettled *left)
+{
+    unsigned conc = w->o.concurrency, cap = ahead_allowance(w);
+    unsigned held = left->busy - (left->ahead < cap ? left->ahead : cap);
+
+    return conc > held ? conc - held : 0;
 }
 
 /* A stop is done when nothing is owned any more, or when Redis has been unreachable
@@ -1211,7 +1244,7 @@ run_lane(dq_worker *w, dq_err *err)
             reap_leases(w, &lp);
         if (resubscribe(w, lp.channel))
             lp.more_due = true; /* wake-ups may have been missed while unsubscribed */
-        unsigned free_slots = w->o.concurrency > left.busy ? w->o.concurrency - left.busy : 0;
+        unsigned free_slots = slots_free(w, &left);
         if (settle_and_claim(w, &lp, free_slots, nowm) > 0)
             continue; /* count what changed (freed, new jobs busy) before deciding to sleep */
         wait_for_wakeup(w, &lp, next_wait(w, &lp, free_slots, wait));

@@ -74,6 +74,7 @@ struct seen {
     int unknown;             /* starts whose server TIME could not be read */
     int64_t late_us[MAXSEQ]; /* server TIME at the start - due, by seq */
     int64_t start_mono[MAXSEQ];
+    int ahead; /* tasks claimed before their due time (claimed_ms < due) */
     atomic_int running;
     atomic_int started;
     atomic_int release; /* handlers that block wait for this */
@@ -96,6 +97,7 @@ handler(const dq_task *t, dq_result *res, void *arg)
         s->start_mono[t->seq] = test_mono_ms();
         s->late_us[t->seq] = now_us - t->due_ms * 1000;
     }
+    s->ahead += t->claimed_ms < t->due_ms;
     if (now_us < 0)
         s->unknown++;
     else if (now_us < t->due_ms * 1000)
@@ -334,6 +336,44 @@ claim_ahead_never_starts_early(void **state)
     free(late);
     free(it);
     free(out);
+    free(s);
+    fixture_close(&f);
+}
+
+/* A one-slot worker whose slot holds a task claimed ahead still claims the next tasks
+ * due within its window (up to four beyond the slot, PROTOCOL.md 10.2): six tasks due
+ * 1 ms apart, each handler taking 300 ms. The first five are claimed ahead; the sixth
+ * only once a slot is free (long after its due time); none starts early. */
+static void
+one_slot_claims_ahead_beyond_its_slot(void **state)
+{
+    enum { N = 6 };
+    struct fixture f;
+    struct seen *s = calloc(1, sizeof *s);
+    struct runner r;
+    dq_worker_opts o = {.concurrency = 1, .claim_ahead_ms = 200, .max_idle_ms = 60000};
+    int64_t base;
+
+    fixture_open(&f, state, "ahead1");
+    seen_init(s, "sleep");
+    s->sleep_ms = 300;
+    start_worker(&f, &r, s, &o);
+    base = server_time_us() / 1000 + 1000 * test_slowdown();
+    for (int i = 0; i < N; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "t%d", i);
+        dq_enqueue_opts eo = {.at_ms = base + i, .id = id};
+        dq_enqueued out;
+        ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &eo, "x", 1, &out, &f.err));
+    }
+    struct until_stats u = {.f = &f, .done = N};
+    assert_true(wait_until(done_reached, &u, 20000 * test_slowdown(), "all 6 tasks done"));
+    stop_worker(&r, false);
+    printf("# one slot, window 200 ms, 6 tasks 1 ms apart: %d claimed ahead, %d early\n", s->ahead,
+           s->early);
+    assert_int_equal(s->unknown, 0);
+    assert_int_equal(s->early, 0);
+    assert_int_equal(s->ahead, 5);
     free(s);
     fixture_close(&f);
 }
@@ -737,6 +777,7 @@ main(void)
         cmocka_unit_test(every_task_once_never_early),
         cmocka_unit_test(lanes_share_the_work),
         cmocka_unit_test(claim_ahead_never_starts_early),
+        cmocka_unit_test(one_slot_claims_ahead_beyond_its_slot),
         cmocka_unit_test(retry_then_done_and_failures_keep_traces),
         cmocka_unit_test(slow_handler_keeps_its_lease),
         cmocka_unit_test(idle_worker_wakes_for_an_earlier_task),
