@@ -83,8 +83,8 @@ typedef struct dq_client dq_client; /* opaque; one thread at a time */
 
 /*
  * Options of a connection. Strings are borrowed and only read while dq_client_open()
- * runs; dq_worker_new() copies password and who, but reads the tls_* paths, user and
- * client_name again each time its worker connects, so they must outlive the worker.
+ * runs; dq_worker_new() copies every one of them (its worker connects again after an
+ * outage), so they may go once it returns.
  *
  * The tls_* fields apply to rediss:// URLs only; any of them with another scheme is
  * DQ_EINVAL (a plain connection must never be mistaken for a protected one).
@@ -117,7 +117,7 @@ typedef struct dq_client_opts {
     const char *user;
     /* ---- Sentinel (redis-sentinel:// and rediss-sentinel:// URLs) ---- */
     /* AUTH for the sentinels themselves (the URL's user info is the master's); NULL:
-     * none. Read on every connect, like the tls_* paths: they must outlive a worker. */
+     * none. */
     const char *sentinel_user;
     const char *sentinel_password;
     /* 0: off. Else after every write call but claims and lease upkeep (PROTOCOL.md,

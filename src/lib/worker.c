@@ -79,9 +79,14 @@ struct job {
     struct job *next;  /* in the coordinator's list of owned jobs */
 };
 
+/* The strings of dq_client_opts a worker keeps (it connects again after every outage):
+ * its own copies, so the caller's may go as soon as dq_worker_new returns. */
+enum { OWNED_STRS = 10 };
+
 struct dq_worker {
-    char *url, *password, *who;
-    bool who_set; /* else results are recorded as written by the worker's name */
+    char *url;
+    char *strs[OWNED_STRS]; /* copies of the dq_client_opts strings (own_copts) */
+    bool who_set;           /* else results are recorded as written by the worker's name */
     dq_client_opts copts;
     char queue[101];
     char name[200];
@@ -214,6 +219,28 @@ ahead_allowance(const struct dq_worker *w)
 
 static int new_lanes(struct dq_worker *w, dq_handler_fn handler, void *arg, dq_err *err);
 
+/* Points every string of w->copts at a copy of its own. False when out of memory (the
+ * copies made are freed with the worker). */
+static bool
+own_copts(struct dq_worker *w)
+{
+    const char **f[OWNED_STRS] = {&w->copts.password,      &w->copts.who,
+                                  &w->copts.tls_ca,        &w->copts.tls_cert,
+                                  &w->copts.tls_key,       &w->copts.tls_server_name,
+                                  &w->copts.client_name,   &w->copts.user,
+                                  &w->copts.sentinel_user, &w->copts.sentinel_password};
+    bool ok = true;
+
+    for (int i = 0; i < OWNED_STRS; i++) {
+        if (*f[i] == NULL)
+            continue;
+        w->strs[i] = strdup(*f[i]);
+        ok = ok && w->strs[i] != NULL;
+        *f[i] = w->strs[i];
+    }
+    return ok;
+}
+
 int
 dq_worker_new(const char *url, const dq_client_opts *copts, const char *queue,
               const dq_worker_opts *opts, dq_handler_fn handler, void *arg, dq_worker **out,
@@ -283,11 +310,8 @@ dq_worker_new(const char *url, const dq_client_opts *copts, const char *queue,
     w->url = dup_or_null(url);
     if (copts != NULL)
         w->copts = *copts;
-    w->password = dup_or_null(w->copts.password);
-    w->who = dup_or_null(w->copts.who);
     w->who_set = w->copts.who != NULL;
-    w->copts.password = w->password;
-    w->copts.who = w->who;
+    bool strs_ok = own_copts(w);
     if (w->o.name != NULL && w->o.name[0] != '\0') {
         snprintf(w->name, sizeof w->name, "%s", w->o.name);
     } else {
@@ -323,8 +347,7 @@ dq_worker_new(const char *url, const dq_client_opts *copts, const char *queue,
     w->queued = calloc(w->q_cap, sizeof *w->queued);
     w->threads = calloc(w->o.concurrency, sizeof *w->threads);
     if (w->url == NULL || w->queued == NULL || w->threads == NULL ||
-        (w->o.command == NULL && opts != NULL && opts->command != NULL) ||
-        (w->copts.password && !w->password) || (w->copts.who && !w->who)) {
+        (w->o.command == NULL && opts != NULL && opts->command != NULL) || !strs_ok) {
         rc = dq_err_set(err, DQ_ENOMEM, "out of memory");
         goto out;
     }
@@ -408,10 +431,11 @@ worker_release(dq_worker *w)
     free(w->queued);
     free(w->threads);
     free(w->url);
-    if (w->password != NULL)
-        memset(w->password, 0, strlen(w->password));
-    free(w->password);
-    free(w->who);
+    for (int i = 0; i < OWNED_STRS; i++) {
+        if (w->strs[i] != NULL) /* two of them are secrets: leave no copy in freed memory */
+            memset(w->strs[i], 0, strlen(w->strs[i]));
+        free(w->strs[i]);
+    }
     free(w->command);
     free(w);
 }

@@ -378,6 +378,54 @@ one_slot_claims_ahead_beyond_its_slot(void **state)
     fixture_close(&f);
 }
 
+struct named {
+    struct fixture *f;
+    const char *name;
+};
+
+static bool
+client_named(void *arg)
+{
+    struct named *n = arg;
+    const char *argv[] = {"CLIENT", "LIST"};
+    struct redisReply *r = test_redis_cmd(n->f->redis, 2, argv);
+    char want[160];
+    bool found;
+
+    snprintf(want, sizeof want, " name=%s ", n->name);
+    found = r != NULL && r->type == REDIS_REPLY_STRING && strstr(r->str, want) != NULL;
+    freeReplyObject(r);
+    return found;
+}
+
+/* dq_worker_new copies the connection's option strings: the caller's buffer is
+ * overwritten and freed before the worker connects, and the worker's connection still
+ * carries the name it was given (the old code read the caller's bytes at connect). */
+static void
+worker_copies_its_connection_strings(void **state)
+{
+    struct fixture f;
+    struct seen s;
+    struct runner r;
+    dq_worker_opts o = {.concurrency = 1};
+    dq_client_opts co = {0};
+    char *name = strdup("delayq-test-copied-name");
+    struct named n = {.f = &f, .name = "delayq-test-copied-name"};
+
+    fixture_open(&f, state, "copts");
+    seen_init(&s, "ok");
+    assert_non_null(name);
+    co.client_name = name;
+    memset(&r, 0, sizeof r);
+    ASSERT_OK(&f, dq_worker_new(f.redis->url, &co, f.queue, &o, handler, &s, &r.w, &f.err));
+    memset(name, 'Z', strlen(name));
+    free(name);
+    assert_int_equal(pthread_create(&r.th, NULL, run_thread, &r), 0);
+    assert_true(wait_until(client_named, &n, 10000 * test_slowdown(), "the worker's name"));
+    stop_worker(&r, false);
+    fixture_close(&f);
+}
+
 static void
 retry_then_done_and_failures_keep_traces(void **state)
 {
@@ -778,6 +826,7 @@ main(void)
         cmocka_unit_test(lanes_share_the_work),
         cmocka_unit_test(claim_ahead_never_starts_early),
         cmocka_unit_test(one_slot_claims_ahead_beyond_its_slot),
+        cmocka_unit_test(worker_copies_its_connection_strings),
         cmocka_unit_test(retry_then_done_and_failures_keep_traces),
         cmocka_unit_test(slow_handler_keeps_its_lease),
         cmocka_unit_test(idle_worker_wakes_for_an_earlier_task),
