@@ -46,7 +46,8 @@ struct cli {
     const char *tls_key;
     const char *tls_server_name;
     bool tls_insecure;
-    int min_replicas; /* --min-replicas, else $DELAYQ_MIN_REPLICAS, else the profile's; 0: off */
+    int min_replicas; /* --min-replicas, else $DELAYQ_MIN_REPLICAS, else the profile's; 0: off;
+                         -1: none of them given */
     dq_client *client;
     /* Connection profiles and names (cmd_profiles.c): --profile before the command,
      * else $DELAYQ_PROFILE; flags and variables override what the profile says. */

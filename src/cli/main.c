@@ -89,6 +89,7 @@ main(int argc, char **argv)
     if (!g.queue_chosen)
         g.queue = "default";
     g.prog = "delayq";
+    g.min_replicas = -1; /* not given: $DELAYQ_MIN_REPLICAS, else 0 */
     /* --profile NAME comes before the command, so it is known before the command's own
      * flags (which override it) are read */
     while (first < argc && strncmp(argv[first], "--profile", 9) == 0) {

@@ -379,7 +379,8 @@ cli_client_opts(struct cli *g, dq_client_opts *o)
     o->client_name = g->client_name;
     o->sentinel_user = flag_or_env(NULL, "DELAYQ_SENTINEL_USER");
     o->sentinel_password = flag_or_env(NULL, "DELAYQ_SENTINEL_PASSWORD");
-    o->min_replicas = g->min_replicas > 0 ? g->min_replicas : env_min_replicas();
+    /* a flag or profile value, 0 included, wins over the variable */
+    o->min_replicas = g->min_replicas >= 0 ? g->min_replicas : env_min_replicas();
     /* only an explicit yes turns checking off; anything unclear keeps it on */
     o->tls_insecure = g->tls_insecure || (insecure != NULL && (strcmp(insecure, "1") == 0 ||
                                                                strcmp(insecure, "yes") == 0 ||

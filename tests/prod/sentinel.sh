@@ -46,6 +46,8 @@ check "... saying it was made on the master but not confirmed on 2 replicas" \
 check "... and it is on the master" sh -c '"$1" show mr2 >/dev/null' _ "$bin"
 out=$(DELAYQ_MIN_REPLICAS=2 dq requeue --all --timeout 300ms 2>&1)
 check "DELAYQ_MIN_REPLICAS=2 refuses an operator action with exit 1" [ $? -eq 1 ]
+DELAYQ_MIN_REPLICAS=2 dq enqueue --min-replicas 0 --timeout 300ms --id mr0 --json 3 >/dev/null 2>&1
+check "--min-replicas 0 turns off DELAYQ_MIN_REPLICAS=2 for one command (exit 0)" [ $? -eq 0 ]
 out=$(DELAYQ_MIN_REPLICAS=two dq stats 2>&1)
 check "DELAYQ_MIN_REPLICAS=two: exit 2 naming it" \
   sh -c '[ "$1" -eq 2 ] && echo "$2" | grep -q "DELAYQ_MIN_REPLICAS"' _ $? "$out"
