@@ -808,6 +808,14 @@ typedef struct dq_workers {
 int dq_workers_get(dq_client *c, const char *queue, size_t most, size_t tasks_per_worker,
                    dq_workers *out, dq_err *err);
 
+/**
+ * As dq_workers_get() with no tasks, and without looking at the in-flight tasks: every
+ * held and inflight_looked is 0. What a refresh or a metrics scrape needs (counts, last
+ * beats, records): O(log W + most) however many tasks are in flight, where
+ * dq_workers_get() also reads up to DQ_STEP_MAX leases and their running records.
+ */
+int dq_workers_summary(dq_client *c, const char *queue, size_t most, dq_workers *out, dq_err *err);
+
 /** Frees everything in @w and empties it. Accepts NULL. */
 void dq_workers_free(dq_workers *w);
 

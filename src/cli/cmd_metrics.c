@@ -266,7 +266,7 @@ scrape(struct metrics *m)
             r->name = names[i];
             got++;
             /* only the counts: one record (the least allowed), no tasks */
-            rc = dq_workers_get(m->g->client, names[i], 1, 0, &w, &err);
+            rc = dq_workers_summary(m->g->client, names[i], 1, &w, &err);
             if (rc == DQ_OK) {
                 r->have_workers = true;
                 r->live = w.live;

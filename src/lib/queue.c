@@ -855,9 +855,10 @@ dq_heartbeat(dq_client *c, const char *queue, const char *name, dq_beat_mode mod
     return rc;
 }
 
-int
-dq_workers_get(dq_client *c, const char *queue, size_t most, size_t tasks_per_worker,
-               dq_workers *out, dq_err *err)
+/* Both readers of the registry: @look in-flight tasks are looked at for their holders. */
+static int
+workers_read(dq_client *c, const char *queue, size_t most, size_t tasks_per_worker, int64_t look,
+             dq_workers *out, dq_err *err)
 {
     struct dq_args a;
     int rc;
@@ -871,12 +872,25 @@ dq_workers_get(dq_client *c, const char *queue, size_t most, size_t tasks_per_wo
     dq_args_init(&a);
     dq_args_i64(&a, (int64_t)most);
     dq_args_i64(&a, (int64_t)tasks_per_worker);
-    dq_args_i64(&a, DQ_STEP_MAX);
+    dq_args_i64(&a, look);
     rc = dq_scripts_run(c, DQ_SCRIPT_WORKERS, queue, &a, dq_reply_workers, out, err);
     dq_args_free(&a);
     if (rc != DQ_OK)
         dq_workers_free(out);
     return rc;
+}
+
+int
+dq_workers_get(dq_client *c, const char *queue, size_t most, size_t tasks_per_worker,
+               dq_workers *out, dq_err *err)
+{
+    return workers_read(c, queue, most, tasks_per_worker, DQ_STEP_MAX, out, err);
+}
+
+int
+dq_workers_summary(dq_client *c, const char *queue, size_t most, dq_workers *out, dq_err *err)
+{
+    return workers_read(c, queue, most, 0, 0, out, err);
 }
 
 int

@@ -71,7 +71,7 @@ model_snapshot(dq_client *c, const char *queue, int keep, const char *group,
     if (rc == DQ_OK) {
         /* counts and beats only: the Workers view (W) reads the records */
         dq_workers w;
-        rc = dq_workers_get(c, queue, WORKERS_LOOKED, 0, &w, &err);
+        rc = dq_workers_summary(c, queue, WORKERS_LOOKED, &w, &err);
         if (rc == DQ_OK) {
             out->workers =
                 (struct worker_summary){w.registered, w.live, w.lost, dq_health_last_beat(&w)};

@@ -160,6 +160,21 @@ registration_and_heartbeat_fields(void **state)
         assert_true(w->tasks[i].claimed_ms > 0 && w->tasks[i].claimed_ms <= u.ws.now_ms);
     }
     assert_int_equal(u.ws.inflight, 2);
+    assert_int_equal(u.ws.inflight_looked, 2);
+    /* the summary (the inspector's refresh, the metrics scrape): the same counts and
+     * record, and no lease looked at */
+    dq_workers sum;
+    ASSERT_OK(&f, dq_workers_summary(f.c, f.queue, 100, &sum, &f.err));
+    assert_int_equal(sum.registered, 1);
+    assert_int_equal(sum.live, 1);
+    assert_int_equal(sum.inflight, 2);
+    assert_int_equal(sum.inflight_looked, 0);
+    assert_int_equal(sum.n, 1);
+    assert_string_equal(sum.workers[0].name, "reg-1");
+    assert_int_equal(sum.workers[0].busy, 2);
+    assert_int_equal(sum.workers[0].held, 0);
+    assert_int_equal(sum.workers[0].ntasks, 0);
+    dq_workers_free(&sum);
 
     atomic_store(&s.release, 1);
     want.busy = 0;
