@@ -9,31 +9,8 @@ here=$(dirname "$0")
 need redis-cli openssl
 server=${DQ_REDIS_SERVER:-redis-server}
 
-cat >"$work/openssl.cnf" <<'EOC'
-[req]
-distinguished_name = dn
-prompt = no
-[dn]
-CN = delayq test
-[ca]
-basicConstraints = critical,CA:TRUE
-keyUsage = critical,keyCertSign,cRLSign
-[server]
-basicConstraints = critical,CA:FALSE
-extendedKeyUsage = serverAuth,clientAuth
-subjectAltName = IP:127.0.0.1,DNS:localhost
-EOC
-ec="-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes"
-(
-  cd "$work" &&
-    openssl req -x509 -new -config openssl.cnf -extensions ca $ec -keyout ca.key -out ca.crt \
-      -days 2 -subj "/CN=delayq test CA" &&
-    openssl req -x509 -new -config openssl.cnf -extensions ca $ec -keyout other.key \
-      -out other-ca.crt -days 2 -subj "/CN=unrelated CA" &&
-    openssl req -new -config openssl.cnf $ec -keyout server.key -out server.csr -subj /CN=localhost &&
-    openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -set_serial 2 -days 2 \
-      -extfile openssl.cnf -extensions server -out server.crt
-) >"$work/openssl.log" 2>&1 || { bad "openssl"; cat "$work/openssl.log"; finish; exit 1; }
+. "$here/../harness/certs.sh"
+make_certs "$work" || { bad "openssl"; cat "$work/openssl.log"; finish; exit 1; }
 
 tls="--tls-cert-file $work/server.crt --tls-key-file $work/server.key --tls-ca-cert-file $work/ca.crt --tls-auth-clients no"
 mport=$(free_port)

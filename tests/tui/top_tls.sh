@@ -33,31 +33,8 @@ wait_for() {
 screen_has() { tm capture-pane -p -t top | grep -qF -- "$1"; }
 
 # certificates: a CA, a server certificate for 127.0.0.1 signed by it, an unrelated CA
-cat >"$work/openssl.cnf" <<'EOF'
-[req]
-distinguished_name = dn
-prompt = no
-[dn]
-CN = delayq test
-[ca]
-basicConstraints = critical,CA:TRUE
-keyUsage = critical,keyCertSign,cRLSign
-[server]
-basicConstraints = critical,CA:FALSE
-extendedKeyUsage = serverAuth
-subjectAltName = IP:127.0.0.1,DNS:localhost
-EOF
-ec="-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes"
-(
-  cd "$work" &&
-    openssl req -x509 -new -config openssl.cnf -extensions ca $ec -keyout ca.key -out ca.crt \
-      -days 2 -subj "/CN=delayq test CA" &&
-    openssl req -x509 -new -config openssl.cnf -extensions ca $ec -keyout other.key \
-      -out other-ca.crt -days 2 -subj "/CN=unrelated CA" &&
-    openssl req -new -config openssl.cnf $ec -keyout server.key -out server.csr -subj /CN=localhost &&
-    openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -set_serial 2 -days 2 \
-      -extfile openssl.cnf -extensions server -out server.crt
-) >"$work/openssl.log" 2>&1 || { echo "not ok - openssl"; cat "$work/openssl.log"; exit 1; }
+. "$(dirname "$0")/../harness/certs.sh"
+make_certs "$work" || { echo "not ok - openssl"; cat "$work/openssl.log"; exit 1; }
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 start_redis() {
