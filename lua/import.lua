@@ -129,9 +129,9 @@ for k = 1, n do
     end
     local e = {id = id ~= '' and id or nil}
     e.seq = num(k, 'seq', ARGV[a + 3], 1, U53)
-    e.attempt = e.seq and num(k, 'attempt', ARGV[a + 4], 0, U32)
+    e.attempt = e.seq and num(k, 'attempt', ARGV[a + 4], 0, DQ_ATTEMPTS_MAX)
     e.enq = e.attempt and num(k, 'enqueued_ms', ARGV[a + 5], 0, U53)
-    e.max = e.enq and num(k, 'max_attempts', ARGV[a + 6], 0, U32)
+    e.max = e.enq and num(k, 'max_attempts', ARGV[a + 6], 0, DQ_ATTEMPTS_MAX)
     if not e.max then return err('DQ_EINVAL', '%s', bad) end
     if ARGV[a + 7] ~= '' then
       e.deadline = num(k, 'deadline_ms', ARGV[a + 7], 0, U53)
@@ -232,7 +232,7 @@ if max_seq > (tonumber(redis.call('GET', K_SEQ)) or 0) then
   redis.call('SET', K_SEQ, dec(max_seq))
 end
 if earliest and (first < 0 or earliest < first) then
-  redis.call('PUBLISH', K_WAKE, dec(earliest))
+  wake(dec(earliest))
 end
 audit(cfg, who, 'import', string.format('%d tasks%s', n, requeue and ' requeue' or ''),
   string.format('ok: %d imported (%d scheduled, %d failed), %d already there', added, nsched,

@@ -162,7 +162,7 @@ elseif mode == 'all' then
   end
   if gid then group_forget(gid, gone) end
   if earliest and (first < 0 or earliest < first) then
-    redis.call('PUBLISH', K_WAKE, dec(earliest))
+    wake(dec(earliest))
   end
   finished = finished and 1 or 0
   if moved > 0 then redis.call('HINCRBY', K_STATS, 'requeued', moved) end
