@@ -14,7 +14,7 @@
 --   retention (failures beyond that are trimmed by later failures, 1000 at a time).
 local RANGE = {max_delay_ms = {1, 315360000000}, max_payload = {1, 536870912},
   backoff_base_ms = {1, 86400000}, backoff_cap_ms = {1, 2592000000},
-  max_attempts = {0, 1000000}, failed_retention = {1, 100000000},
+  max_attempts = {0, DQ_ATTEMPTS_MAX}, failed_retention = {1, 100000000},
   audit_retention = {10, 10000000}, far_future_ms = {1, 315360000000},
   worker_lost_ms = {0, 86400000}, worker_prune_ms = {1, 2592000000},
   alert_oldest_due_ms = {1, 315360000000}, alert_far_future = {1, 1000000000},

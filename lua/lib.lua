@@ -42,6 +42,9 @@ local DQ_ID_MAX = 200     -- bytes of a caller-chosen id
 local DQ_CALL_MAX = 1000  -- tasks, ids or entries one script call takes or returns
 local DQ_STEP_MAX = 1000  -- entries one bounded step looks at (bulk steps, find, search, trim)
 local DQ_NEEDLE_MAX = 200 -- bytes of a search needle
+-- a task's attempt and max attempts, and a queue's max_attempts: the readers (here and
+-- src/lib/env.c) refuse an envelope past it, so the scripts never write one
+local DQ_ATTEMPTS_MAX = 1000000
 
 -- The one clock: Redis server time in integer milliseconds.
 local function now_ms()
@@ -213,7 +216,8 @@ local ENV_KINDS = {'uint', 'uint', '?bytes', 'uint', 'uint', 'uint', '?uint', 'b
 local function env_decode(m)
   if string.sub(m, 1, 3) ~= ENV_PREFIX then return nil end
   local t = rd_record(m, ENV_KINDS)
-  if not t or (t[3] and #t[3] == 0) then return nil end
+  if not t or (t[3] and (#t[3] == 0 or #t[3] > DQ_ID_MAX)) then return nil end
+  if t[4] > DQ_ATTEMPTS_MAX or t[6] > DQ_ATTEMPTS_MAX then return nil end
   return {seq = t[2], id = opt(t[3]), attempt = t[4], enq = t[5], max = t[6],
     deadline = opt(t[7]), payload = t[8], last_error = opt(t[9])}
 end
@@ -245,16 +249,16 @@ local function env_peek(m)
   local id, q, k = rd(m, p)
   if k == 'nil' then
     id = nil
-  elseif k ~= 'bytes' or #id == 0 then
+  elseif k ~= 'bytes' or #id == 0 or #id > DQ_ID_MAX then
     return nil
   end
-  local _, ka, kb, kc, dl
-  _, q, ka = rd(m, q) -- attempt
-  if ka ~= 'uint' then return nil end
+  local _, ka, kb, kc, dl, att, mx
+  att, q, ka = rd(m, q) -- attempt
+  if ka ~= 'uint' or att > DQ_ATTEMPTS_MAX then return nil end
   _, q, kb = rd(m, q) -- enqueued
   if kb ~= 'uint' then return nil end
-  _, q, kc = rd(m, q) -- max attempts
-  if kc ~= 'uint' then return nil end
+  mx, q, kc = rd(m, q) -- max attempts
+  if kc ~= 'uint' or mx > DQ_ATTEMPTS_MAX then return nil end
   dl, q, k = rd(m, q)
   if k == 'nil' then
     dl = nil
@@ -293,8 +297,12 @@ local function env_template(m, id)
     return nil, 'attempt is not 0 or enqueued is not cf + 8 bytes'
   end
   local t = {m = m, attempt_at = p, max_at = p + 10}
-  local _, q, kind = rd(m, t.max_at)
+  local mx, q, kind = rd(m, t.max_at)
   if kind ~= 'nil' and kind ~= 'uint' then return nil, 'max attempts is not a uint or nil' end
+  if kind == 'uint' and mx > DQ_ATTEMPTS_MAX then
+    return nil, string.format('max attempts %s is over the limit of %d', dec(mx),
+      DQ_ATTEMPTS_MAX)
+  end
   t.max_default, t.dl_at = kind == 'nil', q
   local dl, q2, k2 = rd(m, q)
   if k2 == 'uint' and string.byte(m, q) == 207 then
@@ -898,7 +906,7 @@ local function settle_retry(cfg, now, tk, attempt, claimed, msg, who, quiet)
   msg = truncate(msg, 512)
   e.attempt = e.attempt + 1
   e.last_error = msg
-  if e.max > 0 and e.attempt >= e.max then
+  if (e.max > 0 and e.attempt >= e.max) or e.attempt >= DQ_ATTEMPTS_MAX then
     to_failed(cfg, tk, env_encode(e), 'attempts exhausted', msg, '', now, who, false)
     unrun(tk)
     return -1
@@ -917,7 +925,7 @@ local function settle_fail(cfg, now, tk, attempt, claimed, msg, trace, who)
   local run, e, bad = holder(tk, attempt, claimed)
   if not run then return nil, bad end
   hist_run(tk, run, e, 'fail', now, msg)
-  e.attempt = e.attempt + 1
+  e.attempt = math.min(e.attempt + 1, DQ_ATTEMPTS_MAX) -- stays readable
   to_failed(cfg, tk, env_encode(e), 'error', msg, trace, now, who, false)
   unrun(tk)
   return 1

@@ -28,7 +28,7 @@ for _, tk in ipairs(expired) do
     e.attempt = e.attempt + 1
     e.last_error = 'lease expired (held by ' .. tostring(run.worker) .. ')'
     hist_add(tk, e.attempt, run.claimed, run.worker, 'lease expired', now, e.last_error)
-    if e.max > 0 and e.attempt >= e.max then
+    if (e.max > 0 and e.attempt >= e.max) or e.attempt >= DQ_ATTEMPTS_MAX then
       to_failed(cfg, tk, env_encode(e), 'attempts exhausted', e.last_error, '', now, ARGV[2],
         false)
       exhausted = exhausted + 1

@@ -64,6 +64,9 @@ enum {
 #define DQ_STEP_MAX 1000
 /* Search text: 1..DQ_NEEDLE_MAX bytes; a buffer needs +1. */
 #define DQ_NEEDLE_MAX 200
+/* A task's attempt and max attempts, and a queue's max_attempts: producers, the scripts
+ * and every reader refuse more, so no envelope past it is ever written or run. */
+#define DQ_ATTEMPTS_MAX 1000000
 /* Reason given to dq_pause(): 0..DQ_PAUSE_REASON_MAX bytes; a buffer needs +1. */
 #define DQ_PAUSE_REASON_MAX 200
 /* A worker's command as kept in the worker registry (longer ones are cut). */

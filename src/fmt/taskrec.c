@@ -365,10 +365,10 @@ fields(struct dq_task_rec *r, const struct member *ms, dq_err *err)
                 return dq_err_set(err, DQ_EINVAL,
                                   "id: a generated id must be the seq in decimal (%s)", digits);
         }
-        if ((rc = get_num(ms, F_ATTEMPT, true, 0, UINT32_MAX, &v, err)) != DQ_OK)
+        if ((rc = get_num(ms, F_ATTEMPT, true, 0, DQ_ATTEMPTS_MAX, &v, err)) != DQ_OK)
             return rc;
         t->attempt = (uint32_t)v;
-        if ((rc = get_num(ms, F_MAX, true, 0, UINT32_MAX, &v, err)) != DQ_OK)
+        if ((rc = get_num(ms, F_MAX, true, 0, DQ_ATTEMPTS_MAX, &v, err)) != DQ_OK)
             return rc;
         t->max_attempts = (uint32_t)v;
         if ((rc = get_num(ms, F_ENQUEUED, true, 0, U53, &t->enqueued_ms, err)) != DQ_OK ||

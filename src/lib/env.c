@@ -162,12 +162,18 @@ dq_env_decode(const void *data, size_t len, struct dq_env *out, dq_err *err)
     if (v[0].u != DQ_ENV_VERSION)
         return dq_err_set(err, DQ_EPROTO, "envelope: version %llu is not %d",
                           (unsigned long long)v[0].u, DQ_ENV_VERSION);
-    /* Lua numbers are exact to 2^53: larger values cannot have come from the scripts */
-    if (!fits(v[3].u, UINT32_MAX) || !fits(v[5].u, UINT32_MAX) || !fits(v[1].u, 1ULL << 53) ||
-        !fits(v[4].u, 1ULL << 53) || !fits(v[6].u, 1ULL << 53))
-        return dq_err_set(err, DQ_EPROTO, "envelope: a counter or time is out of range");
-    if (v[2].present && v[2].bytes.len == 0)
-        return dq_err_set(err, DQ_EPROTO, "envelope: id is empty");
+    /* Lua numbers are exact below 2^53: larger values cannot have come from the scripts,
+     * and the Lua reader refuses them (lib.lua rd); attempts past DQ_ATTEMPTS_MAX and ids
+     * past DQ_ID_MAX are refused by both readers, so claim fails such a member
+     * ("undecodable") instead of handing it to a worker that could not settle it */
+    if (!fits(v[3].u, DQ_ATTEMPTS_MAX) || !fits(v[5].u, DQ_ATTEMPTS_MAX))
+        return dq_err_set(err, DQ_EPROTO, "envelope: attempt or max attempts over %d",
+                          DQ_ATTEMPTS_MAX);
+    if (!fits(v[1].u, (1ULL << 53) - 1) || !fits(v[4].u, (1ULL << 53) - 1) ||
+        !fits(v[6].u, (1ULL << 53) - 1))
+        return dq_err_set(err, DQ_EPROTO, "envelope: seq or a time is 2^53 or more");
+    if (v[2].present && (v[2].bytes.len == 0 || v[2].bytes.len > DQ_ID_MAX))
+        return dq_err_set(err, DQ_EPROTO, "envelope: id is not 1..%d bytes", DQ_ID_MAX);
     out->seq = v[1].u;
     out->id = v[2].bytes;
     out->attempt = (uint32_t)v[3].u;

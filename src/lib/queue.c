@@ -62,10 +62,10 @@ dq_config_set(dq_client *c, const char *queue, const dq_config *cfg, dq_err *err
 
 /* ---- producing: enqueue -------------------------------------------------------- */
 
-/* Limits only the library checks (PROTOCOL.md 5.2): out of range they harm no one but
- * the producer, so the script does not spend time on them. */
-#define DQ_DEADLINE_MAX_MS  315360000000LL /* 10 years */
-#define DQ_MAX_ATTEMPTS_MAX 1000000
+/* A limit only the library checks (PROTOCOL.md 5.2): out of range it harms no one but
+ * the producer, so the script does not spend time on it. Max attempts is checked by
+ * both (DQ_ATTEMPTS_MAX): past it the readers refuse the envelope. */
+#define DQ_DEADLINE_MAX_MS 315360000000LL /* 10 years */
 
 /*
  * What the library checks of one task before sending it: everything that needs no
@@ -97,10 +97,10 @@ enqueue_check(const dq_enqueue_opts *o, size_t payload_len, dq_err *err)
         return dq_err_set(err, DQ_EINVAL,
                           "deadline: %lld ms is not in 0..%lld (10 years; 0 = none)",
                           (long long)o->deadline_ms, (long long)DQ_DEADLINE_MAX_MS);
-    if (o->max_attempts > DQ_MAX_ATTEMPTS_MAX)
+    if (o->max_attempts > DQ_ATTEMPTS_MAX)
         return dq_err_set(err, DQ_EINVAL,
                           "max_attempts: %lld is over the limit of %d (-1 = unlimited)",
-                          (long long)o->max_attempts, DQ_MAX_ATTEMPTS_MAX);
+                          (long long)o->max_attempts, DQ_ATTEMPTS_MAX);
     if (payload_len > UINT32_MAX)
         return dq_err_set(err, DQ_EINVAL, "payload: %zu bytes is over 4 GiB", payload_len);
     return DQ_OK;

@@ -12,6 +12,8 @@
 #include "env.h"
 #include "env_build.h"
 
+#include <msgpack.h>
+
 static void
 enqueue_claim_ack(void **state)
 {
@@ -853,6 +855,85 @@ expect_refused(struct fixture *f, const void *env, size_t len, const char *time,
     freeReplyObject(r);
 }
 
+/* A v1 envelope written by hand, as a foreign producer could: seq in the fixed 9-byte
+ * form, then the other fields in their smallest forms (msgpack-c picks them). */
+static void
+raw_env(msgpack_sbuffer *sb, uint64_t seq, const char *id, size_t id_len, uint64_t attempt,
+        uint64_t max)
+{
+    msgpack_packer pk;
+
+    msgpack_sbuffer_init(sb);
+    msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
+    msgpack_pack_array(&pk, 9);
+    msgpack_pack_uint64(&pk, 1);
+    msgpack_pack_fix_uint64(&pk, seq);
+    if (id != NULL) {
+        msgpack_pack_str(&pk, id_len);
+        msgpack_pack_str_body(&pk, id, id_len);
+    } else {
+        msgpack_pack_nil(&pk);
+    }
+    msgpack_pack_uint64(&pk, attempt);
+    msgpack_pack_uint64(&pk, 1700000000000ULL);
+    msgpack_pack_uint64(&pk, max);
+    msgpack_pack_nil(&pk);
+    msgpack_pack_bin(&pk, 2);
+    msgpack_pack_bin_body(&pk, "hi", 2);
+    msgpack_pack_nil(&pk);
+}
+
+/* Producers, the scripts and both readers agree on every limit: a template with max
+ * attempts 2^32 is refused by enqueue, and members past the limits written into the
+ * set by hand (max attempts or attempt 2^32 and more, an id of 201 bytes) are failed by
+ * claim as undecodable instead of handed out, so the good task behind them runs and
+ * nothing is retried forever. */
+static void
+no_member_past_the_limits_wedges_the_queue(void **state)
+{
+    struct fixture f;
+    struct dq_buf b = DQ_BUF_INIT;
+    dq_claimed cl;
+    char key[160], long_id[DQ_ID_MAX + 2];
+    msgpack_sbuffer sb[5];
+
+    fixture_open(&f, state, "wedge");
+    dq_env_template(&b, "big-max", 7, 4294967296LL, 0, "x", 1);
+    expect_refused(&f, b.data, b.len, "d0", "big-max", "over the limit of 1000000");
+    dq_buf_free(&b);
+
+    memset(long_id, 'a', sizeof long_id - 1);
+    long_id[sizeof long_id - 1] = '\0';
+    raw_env(&sb[0], 101, NULL, 0, 0, 4294967296ULL);
+    raw_env(&sb[1], 102, NULL, 0, 4294967296ULL, 25);
+    raw_env(&sb[2], 103, NULL, 0, 1ULL << 40, 0);
+    raw_env(&sb[3], 104, long_id, DQ_ID_MAX + 1, 0, 25);
+    raw_env(&sb[4], 105, NULL, 0, DQ_ATTEMPTS_MAX + 1, 0);
+    snprintf(key, sizeof key, "dq:{%s}:sched", f.queue);
+    for (int i = 0; i < 5; i++) {
+        const char *argv[] = {"ZADD", key, "0", sb[i].data};
+        size_t lens[] = {4, strlen(key), 1, sb[i].size};
+        redisContext *ctx = redisConnect("127.0.0.1", f.redis->port);
+        assert_non_null(ctx);
+        redisReply *r = redisCommandArgv(ctx, 4, argv, lens);
+        assert_non_null(r);
+        assert_int_equal(r->integer, 1);
+        freeReplyObject(r);
+        redisFree(ctx);
+        msgpack_sbuffer_destroy(&sb[i]);
+    }
+    enqueue_str(&f, "good", 0, NULL, NULL);
+
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 10, 30000, "w1", &cl, &f.err));
+    if (cl.to_failed != 5 || cl.n != 1)
+        fail_msg("claim: %zu handed out (the first %s), %lld failed (expected the good one, "
+                 "and 5 failed)",
+                 cl.n, cl.n > 0 ? cl.tasks[0].id : "-", (long long)cl.to_failed);
+    assert_memory_equal(cl.tasks[0].payload, "good", 4);
+    dq_claimed_free(&cl);
+    fixture_close(&f);
+}
+
 /* The script fills in seq, enqueued, the default max attempts and the deadline, and
  * refuses what a producer that skipped the library's checks could break the queue with:
  * a template of the wrong layout, an id that is all digits, or one the envelope does
@@ -1210,6 +1291,7 @@ main(void)
         cmocka_unit_test(batch_enqueue_duplicates),
         cmocka_unit_test(batch_enqueue_invalid_item_rejects_its_chunk),
         cmocka_unit_test(script_fills_and_checks_templates),
+        cmocka_unit_test(no_member_past_the_limits_wedges_the_queue),
         cmocka_unit_test(claim_settles_results_then_claims),
         cmocka_unit_test(claimed_ahead_task_of_a_dead_worker_comes_back),
         cmocka_unit_test(claim_envelope_check_matches_decode),

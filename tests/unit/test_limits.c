@@ -17,10 +17,15 @@ static const struct {
     const char *name;
     long value;
 } c_limits[] = {
-    {"DQ_ID_MAX", DQ_ID_MAX},           {"DQ_CALL_MAX", DQ_CALL_MAX},
-    {"DQ_STEP_MAX", DQ_STEP_MAX},       {"DQ_NEEDLE_MAX", DQ_NEEDLE_MAX},
-    {"DQ_HISTORY_MAX", DQ_HISTORY_MAX}, {"DQ_HISTORY_ERROR_MAX", DQ_HISTORY_ERROR_MAX},
-    {"DQ_GROUPS_MAX", DQ_GROUPS_MAX},   {"DQ_SIGNATURE_MAX", DQ_SIGNATURE_MAX},
+    {"DQ_ID_MAX", DQ_ID_MAX},
+    {"DQ_CALL_MAX", DQ_CALL_MAX},
+    {"DQ_STEP_MAX", DQ_STEP_MAX},
+    {"DQ_NEEDLE_MAX", DQ_NEEDLE_MAX},
+    {"DQ_HISTORY_MAX", DQ_HISTORY_MAX},
+    {"DQ_HISTORY_ERROR_MAX", DQ_HISTORY_ERROR_MAX},
+    {"DQ_GROUPS_MAX", DQ_GROUPS_MAX},
+    {"DQ_SIGNATURE_MAX", DQ_SIGNATURE_MAX},
+    {"DQ_ATTEMPTS_MAX", DQ_ATTEMPTS_MAX},
 };
 #define NLIMITS (sizeof c_limits / sizeof c_limits[0])
 
