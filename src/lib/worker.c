@@ -118,6 +118,13 @@ struct dq_worker {
     int64_t sub_retry_at; /* monotonic: next attempt to subscribe to wake-ups */
     int sub_backoff_ms;
     bool sub_failed_logged;
+    /* A claim Redis answered with a final error (bad options, a reply we cannot read)
+     * would fail the same way at once: claims back off (100 ms doubling to 5 s) until
+     * one succeeds. Separate from the outage episode, so another call getting through
+     * (a beat, a renewal) does not reset it. */
+    int64_t claim_retry_at; /* monotonic: no claim before this */
+    int claim_backoff_ms;   /* 0: the last claim succeeded */
+    long long claim_failures;
 
     /* worker registry and pause (coordinator only; see heartbeat_step) */
     char *command; /* owned copy of o.command */
@@ -577,8 +584,10 @@ reached(struct dq_worker *w, int rc, const dq_err *err)
             wlog(w, DQ_LOG_WARN, rc == DQ_EREDIS ? "redis.error" : "redis.down", NULL, 1, "error",
                  err->msg);
         }
+        /* capped at 1 s: a try is one refused connect, and work resumes within about a
+         * second of Redis coming back (the chaos outage test asserts 2 s) */
         w->backoff_ms = w->backoff_ms == 0         ? 100
-                        : w->backoff_ms * 2 > 5000 ? 5000
+                        : w->backoff_ms * 2 > 1000 ? 1000
                                                    : w->backoff_ms * 2;
         w->retry_at = dq_mono_ms() + w->backoff_ms + dq_jitter(w->backoff_ms / 4);
         return false;
@@ -778,9 +787,9 @@ resubscribe(struct dq_worker *w, const char *channel)
         wlog(w, DQ_LOG_WARN, "wake.unsubscribed", NULL, 1, "error", err.msg);
         w->sub_failed_logged = true;
     }
-    w->sub_backoff_ms = w->sub_backoff_ms == 0          ? 500
-                        : w->sub_backoff_ms * 2 > 10000 ? 10000
-                                                        : w->sub_backoff_ms * 2;
+    w->sub_backoff_ms = w->sub_backoff_ms == 0         ? 500
+                        : w->sub_backoff_ms * 2 > 1000 ? 1000
+                                                       : w->sub_backoff_ms * 2;
     w->sub_retry_at = dq_mono_ms() + w->sub_backoff_ms + dq_jitter(w->sub_backoff_ms / 4);
     return false;
 }
@@ -990,6 +999,8 @@ claim_wanted(const struct dq_worker *w, const struct loop *lp, unsigned free_slo
         return 0;
     if (paused_now(w) && !lp->more_due)
         return 0; /* only a wake-up (a resume) or the pause's end makes it claim */
+    if (w->claim_backoff_ms > 0 && nowm < w->claim_retry_at)
+        return 0;
     if (!(lp->more_due || (lp->next_due >= 0 && srv_now(w) >= lp->next_due - ahead_ms(w)) ||
           nowm - lp->last_claim_mono >= w->o.max_idle_ms || w->sub == NULL))
         return 0;
@@ -1059,11 +1070,21 @@ settle_and_claim(struct dq_worker *w, struct loop *lp, unsigned free_slots, int6
     if (want > 0)
         lp->last_claim_mono = arrival_ns / 1000000;
     bool answered = reached(w, rc, &err);
-    if (!answered || rc != DQ_OK) {
-        if (answered) { /* a final error (bad options): say so, once per backoff */
+    if (answered && rc != DQ_OK && want > 0) {
+        /* a final error: logged when a streak starts, then backed off (see
+         * claim_retry_at); the results in this call were not written either */
+        if (w->claim_backoff_ms == 0)
             wlog(w, DQ_LOG_ERROR, "claim.failed", NULL, 1, "error", err.msg);
-            reached(w, DQ_EREDIS, &err);
-        }
+        w->claim_failures++;
+        w->claim_backoff_ms = w->claim_backoff_ms == 0         ? 100
+                              : w->claim_backoff_ms * 2 > 5000 ? 5000
+                                                               : w->claim_backoff_ms * 2;
+        w->claim_retry_at = dq_mono_ms() + w->claim_backoff_ms + dq_jitter(w->claim_backoff_ms / 4);
+    } else if (answered && rc != DQ_OK) {
+        wlog(w, DQ_LOG_ERROR, "settle.failed", NULL, 1, "error", err.msg);
+        reached(w, DQ_EREDIS, &err);
+    }
+    if (!answered || rc != DQ_OK) {
         /* A claim that timed out may still run when a stalled Redis catches up, leasing
          * us tasks we never see. Nothing else would reap them before the idle timer:
          * look again once such a lease can have run out. */
@@ -1087,6 +1108,13 @@ settle_and_claim(struct dq_worker *w, struct loop *lp, unsigned free_slots, int6
     }
     free(res);
     free(jobs);
+    if (want > 0 && w->claim_backoff_ms > 0) {
+        char nf[24];
+        snprintf(nf, sizeof nf, "%lld", w->claim_failures);
+        wlog(w, DQ_LOG_INFO, "claim.ok", NULL, 1, "failures", nf);
+        w->claim_backoff_ms = 0;
+        w->claim_failures = 0;
+    }
     if (want > 0) {
         note_pause(w, cl.paused ? cl.paused_until_ms : -1);
         lp->next_due = cl.next_due_ms;
@@ -1117,7 +1145,9 @@ next_wait(const struct dq_worker *w, const struct loop *lp, unsigned free_slots,
         if (paused_now(w)) {
             wait = min64(wait, pause_left(w, now_srv)); /* no due times, no polling */
         } else {
-            if (lp->next_due >= 0)
+            if (w->claim_backoff_ms > 0)
+                wait = min64(wait, w->claim_retry_at - nowm); /* not before it */
+            else if (lp->next_due >= 0)
                 wait = min64(wait, lp->next_due - ahead_ms(w) - now_srv);
             if (w->sub == NULL)
                 wait = min64(wait, 1000); /* no wake-ups: look more often */
