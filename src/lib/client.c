@@ -20,7 +20,7 @@
 #include "err.h"
 
 #define BACKOFF_FIRST_MS 100
-#define BACKOFF_CAP_MS   5000
+#define BACKOFF_CAP_MS   1000
 /* one TLS record; a larger read buys nothing */
 #define READ_CHUNK 16384
 /* reads per wake-up drain, so a flood of messages cannot hold the worker */

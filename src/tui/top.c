@@ -28,7 +28,7 @@
 #include "view.h"
 
 /* Refresh backoff while disconnected, and the quickest poll for the Redis thread. */
-enum { BACKOFF_MIN_MS = 500, BACKOFF_MAX_MS = 5000, POLL_MS = 15, KEY_WAIT_MAX_MS = 5000 };
+enum { BACKOFF_MIN_MS = 500, BACKOFF_MAX_MS = 1000, POLL_MS = 15, KEY_WAIT_MAX_MS = 5000 };
 
 /* Matches a search keeps in its pane (pages of search_run, which takes up to 100). */
 #define SEARCH_MATCHES_MAX 1000

@@ -252,6 +252,7 @@ redis_down_under_workers_and_top(void **state)
     struct chaos_runs r;
     chaos_runs_read(o.dir, &r);
     int held_runs = 0, d_runs[DUE_IN_OUTAGE] = {0};
+    int64_t first_run_ms = -1; /* the first task started after Redis came back */
     for (size_t i = 0; i < r.n; i++) {
         const struct chaos_run *x = &r.v[i];
         if (strcmp(x->id, "held") == 0) {
@@ -268,6 +269,8 @@ redis_down_under_workers_and_top(void **state)
             int k = atoi(x->id + 1);
             assert_true(k >= 0 && k < DUE_IN_OUTAGE);
             d_runs[k]++;
+            if (x->wall >= up_wall && (first_run_ms < 0 || x->wall - up_wall < first_run_ms))
+                first_run_ms = x->wall - up_wall;
             if (x->wall < due[k]) /* started before due (same host: wall = server TIME) */
                 fail_msg("%s ran %lld ms early", x->id, (long long)(due[k] - x->wall));
         }
@@ -283,10 +286,18 @@ redis_down_under_workers_and_top(void **state)
     assert_int_equal(st.failed, 2);
     assert_int_equal(st.reaped, 0);
 
-    printf("# Redis down %lld ms (killed at %lld); banner after %lld ms; top recovered %lld ms "
-           "and the queues drained %lld ms after Redis came back\n",
+    printf("# Redis down %lld ms (killed at %lld); banner after %lld ms; top recovered %lld ms, "
+           "the first task started %lld ms and the queues drained %lld ms after Redis came "
+           "back\n",
            (long long)outage_real, (long long)down_wall, (long long)banner_ms,
-           (long long)recover_ms, (long long)drained_ms);
+           (long long)recover_ms, (long long)first_run_ms, (long long)drained_ms);
+    /* reconnect backoffs are capped at 1 s (+25% jitter): both are back within 2 s */
+    if (recover_ms > 2000 * test_slowdown())
+        fail_msg("delayq top recovered %lld ms after Redis came back (limit 2 s)",
+                 (long long)recover_ms);
+    if (first_run_ms < 0 || first_run_ms > 2000 * test_slowdown())
+        fail_msg("the workers started again %lld ms after Redis came back (limit 2 s)",
+                 (long long)first_run_ms);
     for (int i = 0; i < 4; i++) {
         double pct = 100.0 * (double)(cpu1[i] - cpu0[i]) / (double)outage_real;
         printf("# %-12s CPU over the outage: %lld ms (%.2f%%)\n", names[i],
