@@ -144,18 +144,26 @@ def one_path(path):
     check(path + ": non-UTF-8 id added", q.enqueue(b"ok", id=raw_id)[1] == 0)
     q.enqueue(b"flaky", id=b"flaky-1", max_attempts=2)
     q.enqueue(b"bad", id=b"bad-1")
-    seen = {"registered": 0}
+    seen = {"registered": 0, "again": 0}
     end = time.monotonic() + 20
+    workers_key, beats_key = q.keys[0][:-5] + "workers", q.keys[0][:-5] + "beats"
 
     def stop():
         st = q.call("stats")                       # done, retried, failed: elements 12..14
-        seen["registered"] = max(seen["registered"], q.call("workers", 10, 0, 0)[1])
-        return st[11:14] == [4, 1, 2] or time.monotonic() > end
-    ns["work"](q, ns["handle"], "worker-1", stop=stop)
+        n = q.call("workers", 10, 0, 0)[1]
+        if n == 1 and not seen["registered"]:      # as a prune would: it must register again
+            admin.hdel(workers_key, "worker-1")
+            admin.zrem(beats_key, "worker-1")
+        elif n == 1:
+            seen["again"] = 1
+        seen["registered"] = max(seen["registered"], n)
+        return (st[11:14] == [4, 1, 2] and seen["again"]) or time.monotonic() > end
+    ns["work"](q, ns["handle"], "worker-1", beat_ms=100, stop=stop)
     st = q.call("stats")
     check(path + ": the loop acked z and ok, retried flaky once, failed flaky and bad",
           st[11:14] == [4, 1, 2], st[11:14])
-    check(path + ": the loop registered the worker", seen["registered"] == 1, seen)
+    check(path + ": the loop registered the worker, and again after a prune",
+          seen == {"registered": 1, "again": 1}, seen)
     check(path + ": and said gone", q.call("workers", 10, 0, 0)[1] == 0)
     for id_, want in ((b"bad-1", b"failed"), (b"flaky-1", b"failed"), (raw_id, b"none")):
         got = q.call("find", id_, "", 0)[0]
