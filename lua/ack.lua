@@ -1,5 +1,5 @@
 -- ack: completes claimed tasks; each leaves in-flight for good.
--- KEYS: the eleven queue keys (see lib.lua); writes inflight, running, stats.
+-- KEYS: the eleven queue keys (see lib.lua); writes inflight, running, stats, tally.
 -- ARGV: 3 per task, 1..1000 tasks: task key (generated id, or "c:" .. caller-chosen id),
 --   attempt as claimed, and the claim's server time (claim reply "now"): with the
 --   attempt, the fencing token.
@@ -19,7 +19,10 @@ for i = 0, k - 1 do
   tks[i + 1], atts[i + 1], clms[i + 1] = ARGV[3 * i + 1], ARGV[3 * i + 2], ARGV[3 * i + 3]
 end
 local res, done = settle_acks(tks, atts, clms)
-if done > 0 then redis.call('HINCRBY', K_STATS, 'done', done) end
+if done > 0 then
+  redis.call('HINCRBY', K_STATS, 'done', done)
+  tally('d', done, now_ms())
+end
 if k == 1 then return res[1] end
 local out = {}
 for i = 1, k do

@@ -101,7 +101,10 @@ if nres > 0 then
     end
     results[(i - 6) / 6 + 1] = r or bad.err
   end
-  if done > 0 then redis.call('HINCRBY', K_STATS, 'done', done) end
+  if done > 0 then
+    redis.call('HINCRBY', K_STATS, 'done', done)
+    tally('d', done, now)
+  end
   if earliest >= 0 and (first < 0 or earliest < first) then
     wake(dec(earliest))
   end

@@ -34,6 +34,7 @@ local K_BEATS = K_PREFIX .. 'beats' -- ZSET worker name -> server ms of its last
 local K_PAUSE = K_PREFIX .. 'pause' -- HASH by, since, until (0: until resumed), reason
 local K_GROUPS = K_PREFIX .. 'groups' -- HASH group id -> "<first ms> <last ms> <signature>"
 local K_GROUP = K_PREFIX .. 'group:' -- prefix: ZSET per group id, task key -> failed ms
+local K_TALLY = K_PREFIX .. 'tally' -- HASH outcomes per minute, a ring of 64 (tally())
 -- keys: end
 
 -- Protocol limits (docs/PROTOCOL.md 8.2). src/delayq.h has the same names and numbers;
@@ -73,6 +74,20 @@ local function wake(msg)
   if type(r) == 'table' and r.err then redis.call('PUBLISH', K_WAKE, msg) end
 end
 
+-- Outcomes per minute of server time, for the verdict's window (stats.lua): a ring of
+-- 64 slots in one hash, slot = minute % 64, fields m<slot> (the minute it holds), then
+-- d<slot> done, f<slot> failed, r<slot> retried. Bounded (256 fields), written once per
+-- call (not per task), and a slot is reset when its minute comes round again.
+local function tally(kind, n, now)
+  local m = math.floor(now / 60000)
+  local s = m % 64
+  local mf = 'm' .. s
+  if redis.call('HGET', K_TALLY, mf) ~= dec(m) then
+    redis.call('HSET', K_TALLY, mf, dec(m), 'd' .. s, 0, 'f' .. s, 0, 'r' .. s, 0)
+  end
+  redis.call('HINCRBY', K_TALLY, kind .. s, n)
+end
+
 local function err(code, fmt, ...)
   return redis.error_reply(code .. ' ' .. string.format(fmt, ...))
 end
@@ -81,13 +96,14 @@ end
 local CFG_FIELDS = {'max_delay_ms', 'max_payload', 'backoff_base_ms', 'backoff_cap_ms',
   'max_attempts', 'failed_retention', 'audit_retention', 'far_future_ms', 'worker_lost_ms',
   'worker_prune_ms', 'alert_oldest_due_ms', 'alert_far_future', 'alert_running_ms',
-  'alert_memory_pct'}
+  'alert_memory_pct', 'alert_window_ms', 'alert_fail_pct', 'alert_fail_per_min'}
 -- worker_lost_ms 0: a worker is lost after three of its own beat intervals.
 local CFG_DEFAULT = {max_delay_ms = 7 * 86400000, max_payload = 1048576,
   backoff_base_ms = 1000, backoff_cap_ms = 300000, max_attempts = 25,
   failed_retention = 100000, audit_retention = 10000, far_future_ms = 3600000,
   worker_lost_ms = 0, worker_prune_ms = 3600000, alert_oldest_due_ms = 300000,
-  alert_far_future = 100000, alert_running_ms = 300000, alert_memory_pct = 90}
+  alert_far_future = 100000, alert_running_ms = 300000, alert_memory_pct = 90,
+  alert_window_ms = 300000, alert_fail_pct = 50, alert_fail_per_min = 60}
 -- Only @fields (a hot path reads the few it needs).
 local function config_of(fields)
   local v = redis.call('HMGET', K_CONFIG, unpack(fields))
@@ -675,6 +691,7 @@ local function to_failed(cfg, tk, raw, reason, msg, trace, at, who, undecodable,
       undecodable))
   redis.call('ZADD', K_FAILIDX, dec(at), tk)
   redis.call('HINCRBY', K_STATS, counter or 'failed', 1)
+  tally('f', 1, at)
   trim_failed(cfg)
 end
 
@@ -917,6 +934,7 @@ local function settle_retry(cfg, now, tk, attempt, claimed, msg, who, quiet)
   schedule(e, due, quiet)
   unrun(tk)
   redis.call('HINCRBY', K_STATS, 'retried', 1)
+  tally('r', 1, now)
   return due
 end
 

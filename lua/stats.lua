@@ -7,9 +7,14 @@
 --   oldest due age ms (0 if nothing is due), far_future_ms, then the counters enqueued, done, retried, failed, expired,
 --   trimmed, reaped, requeued, dropped, then the pause: paused (0|1), paused since ms (-1),
 --   paused until ms (-1 not paused, 0 until resumed), paused by, reason (strings, '' when
---   not paused)}.
+--   not paused), then the outcomes over the verdict's window (alert_window_ms, in whole
+--   minutes of server time, the current one included): window ms, the part of it that
+--   has passed (ms), done, failed, retried in it; then the largest error group's
+--   signature and count when the window's failures cross alert_fail_pct or
+--   alert_fail_per_min ('' and 0 otherwise)}.
 -- Flags: no-writes (FCALL_RO / EVALSHA_RO: runs on replicas and for read-only users).
--- Complexity: O(log N): ZCOUNT, ZCARD and HMGET only.
+-- Complexity: O(log N): ZCOUNT, ZCARD and HMGET only; O(G) more for G error groups (at
+--   most 501) only while the window's failures cross a threshold.
 local cfg = config()
 local now = now_ms()
 local due = redis.call('ZCOUNT', K_SCHED, '-inf', dec(now))
@@ -36,4 +41,44 @@ if p then tail = {1, p.since, p.till, p.by, p.reason} end
 for i = 1, 5 do
   out[#out + 1] = tail[i]
 end
+-- the window: minutes m - k + 1 .. m of the tally ring (lib.lua)
+local m, k = math.floor(now / 60000), math.ceil(cfg.alert_window_ms / 60000)
+local fields = {}
+for i = 0, k - 1 do
+  local s = (m - i) % 64
+  fields[#fields + 1] = 'm' .. s
+  fields[#fields + 1] = 'd' .. s
+  fields[#fields + 1] = 'f' .. s
+  fields[#fields + 1] = 'r' .. s
+end
+local v = redis.call('HMGET', K_TALLY, unpack(fields))
+local wd, wf, wr = 0, 0, 0
+for i = 0, k - 1 do
+  if v[4 * i + 1] == dec(m - i) then
+    wd = wd + (tonumber(v[4 * i + 2]) or 0)
+    wf = wf + (tonumber(v[4 * i + 3]) or 0)
+    wr = wr + (tonumber(v[4 * i + 4]) or 0)
+  end
+end
+local elapsed = (k - 1) * 60000 + now % 60000
+out[#out + 1] = k * 60000
+out[#out + 1] = elapsed
+out[#out + 1] = wd
+out[#out + 1] = wf
+out[#out + 1] = wr
+-- the verdict names the largest group only when it will say the queue is failing (the
+-- same rule as src/fmt/health.c: a ratio needs 10 outcomes)
+local sig, top = '', 0
+if wf > 0 and ((wd + wf >= 10 and wf * 100 >= cfg.alert_fail_pct * (wd + wf)) or
+    wf * 60000 >= cfg.alert_fail_per_min * elapsed) then
+  local all = redis.call('HGETALL', K_GROUPS)
+  for i = 1, #all, 2 do
+    local n = redis.call('ZCARD', K_GROUP .. all[i])
+    if n > top then
+      top, sig = n, string.match(all[i + 1], '^%d+ %d+ (.*)$') or ''
+    end
+  end
+end
+out[#out + 1] = sig
+out[#out + 1] = top
 return out

@@ -67,6 +67,8 @@ enum {
 /* A task's attempt and max attempts, and a queue's max_attempts: producers, the scripts
  * and every reader refuse more, so no envelope past it is ever written or run. */
 #define DQ_ATTEMPTS_MAX 1000000
+/* Bytes of a failure's signature (reason + masked first line of its error). */
+#define DQ_SIGNATURE_MAX 200
 /* Reason given to dq_pause(): 0..DQ_PAUSE_REASON_MAX bytes; a buffer needs +1. */
 #define DQ_PAUSE_REASON_MAX 200
 /* A worker's command as kept in the worker registry (longer ones are cut). */
@@ -293,6 +295,9 @@ typedef struct dq_config {
     int64_t alert_far_future;    /* this many tasks in the far future: bad; default 100 000 */
     int64_t alert_running_ms;    /* a task in flight this long is long-running; default 5 min */
     int64_t alert_memory_pct;    /* Redis memory at this % of maxmemory: bad; default 90 */
+    int64_t alert_window_ms;     /* the verdict's outcome window (whole minutes); default 5 min */
+    int64_t alert_fail_pct;      /* failed share of the window's outcomes: bad; default 50 */
+    int64_t alert_fail_per_min;  /* failures a minute over the window: bad; default 60 */
 } dq_config;
 
 /** Reads the queue's effective configuration (defaults filled in). */
@@ -650,6 +655,14 @@ typedef struct dq_stats {
     int64_t paused_until_ms; /* 0: until resumed */
     char paused_by[DQ_ID_MAX + 1];
     char pause_reason[DQ_PAUSE_REASON_MAX + 1];
+    /* outcomes over the verdict's window (alert_window_ms; window_ms -1: not known, an
+     * older server's scripts), counted by the scripts per minute of server time */
+    int64_t window_ms, window_elapsed_ms; /* the window, and the part of it that has passed */
+    int64_t window_done, window_failed, window_retried;
+    /* the largest error group, given only while the window's failures cross a threshold:
+     * its signature ("" otherwise) and its count in the failed set */
+    char top_group[DQ_SIGNATURE_MAX + 1];
+    int64_t top_group_count;
 } dq_stats;
 
 /** Reads the queue's counts and counters in one bounded call (O(log n)). */
@@ -841,8 +854,6 @@ int dq_resume(dq_client *c, const char *queue, bool *was_paused, dq_err *err);
 
 /* Error groups a queue keeps; later signatures share the group "other". */
 #define DQ_GROUPS_MAX 500
-/* Bytes of a failure's signature (reason + masked first line of its error). */
-#define DQ_SIGNATURE_MAX 200
 /* Bytes of a group id: 16 hex digits of the signature's SHA1, or "other"; +1 for a buffer. */
 #define DQ_GROUP_ID_MAX 16
 /* Failures one step of a filtered requeue or drop looks at, at most: a step also stops

@@ -30,6 +30,10 @@ static const char help[] =
     "                       (default 100000)\n"
     "  alert_running_ms     a task in flight longer is long-running (default 5m)\n"
     "  alert_memory_pct     Redis memory over this % of maxmemory warns, 1..100\n"
+    "  alert_window_ms      the window failures are judged over, 1m..1h (whole minutes)\n"
+    "  alert_fail_pct       failed share of the window's done + failed is bad, 1..100\n"
+    "                       (judged from 10 outcomes on)\n"
+    "  alert_fail_per_min   failures a minute over the window is bad, 1..1000000000\n"
     "                       (default 90)\n\n";
 
 static const struct {
@@ -51,6 +55,9 @@ static const struct {
     {"alert_far_future", false, offsetof(dq_config, alert_far_future)},
     {"alert_running_ms", true, offsetof(dq_config, alert_running_ms)},
     {"alert_memory_pct", false, offsetof(dq_config, alert_memory_pct)},
+    {"alert_window_ms", true, offsetof(dq_config, alert_window_ms)},
+    {"alert_fail_pct", false, offsetof(dq_config, alert_fail_pct)},
+    {"alert_fail_per_min", false, offsetof(dq_config, alert_fail_per_min)},
 };
 #define NFIELDS (sizeof fields / sizeof fields[0])
 

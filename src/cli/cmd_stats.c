@@ -60,7 +60,8 @@ make_verdict(struct cli *g, const dq_stats *s, int64_t max_age, long long max_fa
                                 .used_memory = v->info.used_memory,
                                 .maxmemory = v->info.maxmemory,
                                 .memory_warn_pct = (int)cfg.alert_memory_pct,
-                                .fail_rate = -1, /* one sample has no rate */
+                                .fail_pct = cfg.alert_fail_pct,
+                                .fail_per_min = cfg.alert_fail_per_min,
                                 .workers_registered = v->workers.registered,
                                 .workers_live = v->workers.live,
                                 .workers_lost = v->workers.lost,
@@ -90,6 +91,13 @@ print_json_pause(const dq_stats *s, const struct verdict *v)
     dq_buf_printf(&b, ",\"workers\":{\"registered\":%lld,\"live\":%lld,\"lost\":%lld}",
                   (long long)v->workers.registered, (long long)v->workers.live,
                   (long long)v->workers.lost);
+    if (s->window_ms > 0)
+        dq_buf_printf(&b,
+                      ",\"window\":{\"ms\":%lld,\"elapsed_ms\":%lld,\"done\":%lld,"
+                      "\"failed\":%lld,\"retried\":%lld}",
+                      (long long)s->window_ms, (long long)s->window_elapsed_ms,
+                      (long long)s->window_done, (long long)s->window_failed,
+                      (long long)s->window_retried);
     dq_buf_printf(&b, ",\"verdict\":{\"level\":\"%s\",\"text\":", dq_health_level_name(v->level));
     dq_fmt_json_str(&b, v->text, strlen(v->text));
     dq_buf_puts(&b, "}}\n");
@@ -166,6 +174,11 @@ print_human(const struct cli *g, const dq_stats *s, const struct verdict *v)
     printf("in flight    %-10lld %lld with expired leases\n", (long long)s->inflight,
            (long long)s->expired_leases);
     printf("failed       %lld\n", (long long)s->failed);
+    if (s->window_ms > 0) {
+        dq_dur_format(d, sizeof d, s->window_ms);
+        printf("last %-7s done %lld, failed %lld, retried %lld\n", d, (long long)s->window_done,
+               (long long)s->window_failed, (long long)s->window_retried);
+    }
     printf("workers      %lld live, %lld lost\n", (long long)v->workers.live,
            (long long)v->workers.lost);
     fputs("verdict      ", stdout);

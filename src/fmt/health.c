@@ -3,6 +3,7 @@
 #include "health.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -61,6 +62,36 @@ pause_problem(struct verdict *v, const dq_stats *s)
             s->pause_reason[0] != '\0' ? ": " : "", s->pause_reason, until);
 }
 
+/* Outcomes in a ratio are judged from this many on: 1 failure of 1 is not 100% failing. */
+#define FAIL_RATIO_MIN_OUTCOMES 10
+
+/* "failing 62% over 5m (41.0/min), 88% of failed: 'error: card declined (#)'", from the
+ * window the scripts count (stats.lua), when its failures cross either threshold. */
+static void
+failing_problem(struct verdict *v, const struct dq_health_facts *f)
+{
+    const dq_stats *s = f->stats;
+    int64_t outcomes = s->window_done + s->window_failed;
+    char win[32];
+
+    if (s->window_ms <= 0 || s->window_elapsed_ms <= 0 || s->window_failed <= 0)
+        return;
+    double per_min = (double)s->window_failed * 60000.0 / (double)s->window_elapsed_ms;
+    bool by_ratio = f->fail_pct > 0 && outcomes >= FAIL_RATIO_MIN_OUTCOMES &&
+                    s->window_failed * 100 >= f->fail_pct * outcomes;
+    bool by_rate = f->fail_per_min > 0 && per_min >= (double)f->fail_per_min;
+    if (!by_ratio && !by_rate)
+        return;
+    dq_dur_format(win, sizeof win, s->window_ms);
+    if (s->top_group[0] != '\0' && s->failed > 0)
+        problem(v, DQ_HEALTH_BAD, "failing %lld%% over %s (%.1f/min), %lld%% of failed: '%s'",
+                (long long)(s->window_failed * 100 / outcomes), win, per_min,
+                (long long)(s->top_group_count * 100 / s->failed), s->top_group);
+    else
+        problem(v, DQ_HEALTH_BAD, "failing %lld%% over %s (%.1f/min)",
+                (long long)(s->window_failed * 100 / outcomes), win, per_min);
+}
+
 enum dq_health_level
 dq_health_verdict(const struct dq_health_facts *f, char *buf, size_t size)
 {
@@ -104,8 +135,7 @@ dq_health_verdict(const struct dq_health_facts *f, char *buf, size_t size)
             problem(&v, DQ_HEALTH_WARN, "%lld tasks running over %s, the longest %s",
                     (long long)f->long_running, d2, d1);
     }
-    if (f->fail_rate >= 1.0)
-        problem(&v, DQ_HEALTH_WARN, "failing %.1f/s", f->fail_rate);
+    failing_problem(&v, f);
     if (f->retry_error != NULL && f->retry_rate >= 0.1) {
         /* the first line only: a trace must not take over the verdict */
         problem(&v, DQ_HEALTH_WARN, "retrying %.1f/s, last error: %.*s", f->retry_rate,

@@ -21,7 +21,9 @@ struct dq_health_facts {
     int64_t max_far_future;         /* more tasks past the far-future horizon is a problem */
     int64_t used_memory, maxmemory; /* Redis memory; maxmemory 0: no limit */
     int memory_warn_pct;            /* used over this share of maxmemory is a problem */
-    double fail_rate;               /* failures per second lately; < 0: not known */
+    /* the failure thresholds over the stats' outcome window (alert_fail_pct, a share of
+     * done + failed, judged from 10 outcomes on; alert_fail_per_min); <= 0: off */
+    int64_t fail_pct, fail_per_min;
     /* the worker registry (dq_workers_get); registered < 0: not known */
     int64_t workers_registered, workers_live, workers_lost;
     int64_t last_beat_ms;       /* the latest beat of any worker, server time; < 0: none */
@@ -36,9 +38,10 @@ struct dq_health_facts {
  * Writes the verdict into @buf (snprintf semantics): every problem found, joined by
  * "; " (a pause first, as it explains the rest), or one short phrase when all is well.
  * Returns the worst level. BAD: no live worker among registered ones while tasks are
- * due, the oldest due over its limit, expired leases, the far-future backlog over its
- * limit. WARN: paused, no worker registered, some workers lost, failing at 1/s or more,
- * Redis memory over its share. `stats --check` fails on BAD (and on a pause).
+ * due, the oldest due over its limit, expired leases, failing over a threshold in the
+ * outcome window ("failing 62% over 5m (41/min), 88% 'error: card declined'"), the
+ * far-future backlog over its limit. WARN: paused, no worker registered, some workers
+ * lost, Redis memory over its share. `stats --check` fails on BAD (and on a pause).
  */
 enum dq_health_level dq_health_verdict(const struct dq_health_facts *f, char *buf, size_t size);
 

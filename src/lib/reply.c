@@ -133,20 +133,22 @@ oom(dq_err *err)
 enum { CONFIG_FIELD, CONFIG_VALUE, CONFIG_PAIR };
 
 const char *const dq_config_fields[DQ_CONFIG_FIELDS] = {
-    "max_delay_ms",     "max_payload",      "backoff_base_ms",     "backoff_cap_ms",
-    "max_attempts",     "failed_retention", "audit_retention",     "far_future_ms",
-    "worker_lost_ms",   "worker_prune_ms",  "alert_oldest_due_ms", "alert_far_future",
-    "alert_running_ms", "alert_memory_pct",
+    "max_delay_ms",       "max_payload",      "backoff_base_ms",     "backoff_cap_ms",
+    "max_attempts",       "failed_retention", "audit_retention",     "far_future_ms",
+    "worker_lost_ms",     "worker_prune_ms",  "alert_oldest_due_ms", "alert_far_future",
+    "alert_running_ms",   "alert_memory_pct", "alert_window_ms",     "alert_fail_pct",
+    "alert_fail_per_min",
 };
 
 int64_t *
 dq_config_slot(dq_config *c, size_t i)
 {
     int64_t *slots[DQ_CONFIG_FIELDS] = {
-        &c->max_delay_ms,     &c->max_payload,      &c->backoff_base_ms,     &c->backoff_cap_ms,
-        &c->max_attempts,     &c->failed_retention, &c->audit_retention,     &c->far_future_ms,
-        &c->worker_lost_ms,   &c->worker_prune_ms,  &c->alert_oldest_due_ms, &c->alert_far_future,
-        &c->alert_running_ms, &c->alert_memory_pct};
+        &c->max_delay_ms,      &c->max_payload,      &c->backoff_base_ms,     &c->backoff_cap_ms,
+        &c->max_attempts,      &c->failed_retention, &c->audit_retention,     &c->far_future_ms,
+        &c->worker_lost_ms,    &c->worker_prune_ms,  &c->alert_oldest_due_ms, &c->alert_far_future,
+        &c->alert_running_ms,  &c->alert_memory_pct, &c->alert_window_ms,     &c->alert_fail_pct,
+        &c->alert_fail_per_min};
     return slots[i];
 }
 
@@ -165,6 +167,10 @@ dq_reply_config(const redisReply *r, void *out, dq_err *err)
     c->alert_far_future = 100000;
     c->alert_running_ms = 300000;
     c->alert_memory_pct = 90;
+    /* and those older than the failure window answer 14 */
+    c->alert_window_ms = 300000;
+    c->alert_fail_pct = 50;
+    c->alert_fail_per_min = 60;
     for (size_t i = 0; i < DQ_CONFIG_FIELDS && CONFIG_PAIR * i + CONFIG_VALUE < r->elements; i++) {
         int rc = get_int(r, CONFIG_PAIR * i + CONFIG_VALUE, "config", dq_config_fields[i],
                          dq_config_slot(c, i), err);
@@ -653,6 +659,17 @@ dq_reply_find(const redisReply *r, void *out, dq_err *err)
 
 /* ---- stats (5.15): 19 integers ----------------------------------------------------- */
 
+enum {
+    STATS_PAUSED,
+    STATS_PAUSED_SINCE,
+    STATS_PAUSED_UNTIL,
+    STATS_PAUSED_BY,
+    STATS_REASON,
+    STATS_PAUSE_FIELDS
+};
+
+static int stats_window(const redisReply *r, size_t at, dq_stats *s, dq_err *err);
+
 int
 dq_reply_stats(const redisReply *r, void *out, dq_err *err)
 {
@@ -682,6 +699,7 @@ dq_reply_stats(const redisReply *r, void *out, dq_err *err)
         {"dropped", &s->dropped},
     };
     const size_t n = sizeof f / sizeof f[0];
+    int rc0;
 
     if (!is_array(r, n))
         return bad_shape(err, "stats", r, "an array of %zu integers", n);
@@ -690,7 +708,10 @@ dq_reply_stats(const redisReply *r, void *out, dq_err *err)
         if (rc != DQ_OK)
             return rc;
     }
-    return dq_reply_stats_pause(r, n, s, err);
+    rc0 = dq_reply_stats_pause(r, n, s, err);
+    if (rc0 != DQ_OK)
+        return rc0;
+    return stats_window(r, n + STATS_PAUSE_FIELDS, s, err);
 }
 
 /* ---- page (5.13) and search (5.19): a head, then items of 3 ------------------------- */
@@ -1011,15 +1032,6 @@ dq_reply_claim_paused(const redisReply *r, dq_claimed *cl)
     return true;
 }
 
-enum {
-    STATS_PAUSED,
-    STATS_PAUSED_SINCE,
-    STATS_PAUSED_UNTIL,
-    STATS_PAUSED_BY,
-    STATS_REASON,
-    STATS_PAUSE_FIELDS
-};
-
 int
 dq_reply_stats_pause(const redisReply *r, size_t n, dq_stats *s, dq_err *err)
 {
@@ -1042,6 +1054,49 @@ dq_reply_stats_pause(const redisReply *r, size_t n, dq_stats *s, dq_err *err)
                           sizeof s->pause_reason, err)) != DQ_OK)
         return rc;
     s->paused = paused != 0;
+    return DQ_OK;
+}
+
+enum {
+    STATS_WINDOW,
+    STATS_WINDOW_ELAPSED,
+    STATS_WINDOW_DONE,
+    STATS_WINDOW_FAILED,
+    STATS_WINDOW_RETRIED,
+    STATS_TOP_GROUP,
+    STATS_TOP_COUNT,
+    STATS_WINDOW_FIELDS
+};
+
+/* The outcome window after the pause (stats.lua); window_ms -1 when the scripts are
+ * older than it. */
+static int
+stats_window(const redisReply *r, size_t at, dq_stats *s, dq_err *err)
+{
+    int rc;
+
+    s->window_ms = s->window_elapsed_ms = -1;
+    s->window_done = s->window_failed = s->window_retried = s->top_group_count = 0;
+    s->top_group[0] = '\0';
+    if (r->elements < at + STATS_WINDOW_FIELDS)
+        return DQ_OK;
+    if ((rc = get_int(r, at + STATS_WINDOW, "stats", "window", &s->window_ms, err)) != DQ_OK ||
+        (rc = get_int(r, at + STATS_WINDOW_ELAPSED, "stats", "window elapsed",
+                      &s->window_elapsed_ms, err)) != DQ_OK ||
+        (rc = get_int(r, at + STATS_WINDOW_DONE, "stats", "window done", &s->window_done, err)) !=
+            DQ_OK ||
+        (rc = get_int(r, at + STATS_WINDOW_FAILED, "stats", "window failed", &s->window_failed,
+                      err)) != DQ_OK ||
+        (rc = get_int(r, at + STATS_WINDOW_RETRIED, "stats", "window retried", &s->window_retried,
+                      err)) != DQ_OK ||
+        (rc = get_str_buf(r, at + STATS_TOP_GROUP, "stats", "top group", s->top_group,
+                          sizeof s->top_group, err)) != DQ_OK ||
+        (rc = get_int(r, at + STATS_TOP_COUNT, "stats", "top group count", &s->top_group_count,
+                      err)) != DQ_OK)
+        return rc;
+    if (s->window_ms <= 0 || s->window_elapsed_ms <= 0 || s->window_done < 0 ||
+        s->window_failed < 0 || s->window_retried < 0)
+        s->window_ms = -1; /* nonsense from a foreign write: not known */
     return DQ_OK;
 }
 

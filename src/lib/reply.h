@@ -22,7 +22,7 @@
 struct redisReply;
 
 /* The fields of dq_config in the order of the config reply and PROTOCOL.md 8.1. */
-#define DQ_CONFIG_FIELDS 14
+#define DQ_CONFIG_FIELDS 17
 /* How many of them every config reply has (the last two came with the worker registry). */
 #define DQ_CONFIG_FIELDS_OLD 8
 extern const char *const dq_config_fields[DQ_CONFIG_FIELDS];

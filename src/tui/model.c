@@ -21,7 +21,10 @@ model_init(struct model *m, const char *queue, const char *endpoint)
     m->config = (dq_config){.alert_oldest_due_ms = 5 * 60 * 1000,
                             .alert_far_future = 100000,
                             .alert_running_ms = 5 * 60 * 1000,
-                            .alert_memory_pct = 90};
+                            .alert_memory_pct = 90,
+                            .alert_window_ms = 300000,
+                            .alert_fail_pct = 50,
+                            .alert_fail_per_min = 60};
     m->config_ms = -1;
     snprintf(m->queue, sizeof m->queue, "%s", queue);
     snprintf(m->endpoint, sizeof m->endpoint, "%s", endpoint);

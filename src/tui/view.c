@@ -180,8 +180,16 @@ render_counts(const struct model *m, const struct ui *ui, struct grid *g)
         seg_add(sg, &n, 1, color(ui, GRID_RED), " (%lld expired)", (long long)s->expired_leases);
     seg_add(sg, &n, 1, 0, "  future %lld", (long long)s->future);
     seg_add(sg, &n, 4, 0, "  far %lld", (long long)s->far_future);
-    seg_add(sg, &n, 2, 0, "  | enq %.1f/s done %.1f/s fail %.1f/s", m->enq_rate, m->done_rate,
-            m->fail_rate);
+    if (s->window_ms > 0) {
+        /* the scripts' per-minute counts, so the figures hold still between refreshes */
+        char win[32];
+        dq_dur_format(win, sizeof win, s->window_ms);
+        seg_add(sg, &n, 2, 0, "  | last %s: done %lld failed %lld", win, (long long)s->window_done,
+                (long long)s->window_failed);
+    } else {
+        seg_add(sg, &n, 2, 0, "  | enq %.1f/s done %.1f/s fail %.1f/s (per refresh)", m->enq_rate,
+                m->done_rate, m->fail_rate);
+    }
     if (s->next_due_ms >= 0) {
         dq_dur_format(next, sizeof next, s->next_due_ms - s->now_ms);
         seg_add(sg, &n, 3, 0, "  | next in %s", next);
@@ -205,7 +213,8 @@ render_verdict(const struct model *m, const struct ui *ui, struct grid *g)
                                 .used_memory = m->info.used_memory,
                                 .maxmemory = m->info.maxmemory,
                                 .memory_warn_pct = (int)m->config.alert_memory_pct,
-                                .fail_rate = m->have_data ? m->fail_rate : -1,
+                                .fail_pct = m->config.alert_fail_pct,
+                                .fail_per_min = m->config.alert_fail_per_min,
                                 .workers_registered = m->workers.registered,
                                 .workers_live = m->workers.live,
                                 .workers_lost = m->workers.lost,

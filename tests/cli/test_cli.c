@@ -1249,7 +1249,9 @@ stats_check_takes_the_queues_thresholds(void **state)
     RUN(&r, "config", "-q", q, "--json");
     ASSERT_EXIT(&r, 0);
     ASSERT_HAS(r.out, "\"alert_oldest_due_ms\":1,\"alert_far_future\":100000,"
-                      "\"alert_running_ms\":300000,\"alert_memory_pct\":90}");
+                      "\"alert_running_ms\":300000,\"alert_memory_pct\":90,"
+                      "\"alert_window_ms\":300000,\"alert_fail_pct\":50,"
+                      "\"alert_fail_per_min\":60}");
     result_free(&r);
 }
 

@@ -14,7 +14,8 @@ all_well_in_one_phrase(void **state)
     struct dq_health_facts f = {.stats = &s,
                                 .max_oldest_due_ms = 60000,
                                 .max_far_future = -1,
-                                .fail_rate = 0,
+                                .fail_pct = 50,
+                                .fail_per_min = 60,
                                 .workers_registered = 1,
                                 .workers_live = 1};
     char buf[256];
@@ -26,21 +27,29 @@ all_well_in_one_phrase(void **state)
 static void
 problems_worst_first(void **state)
 {
-    dq_stats s = {
-        .due = 40, .oldest_due_age_ms = 300000, .expired_leases = 3, .far_future = 120000};
+    dq_stats s = {.due = 40,
+                  .oldest_due_age_ms = 300000,
+                  .expired_leases = 3,
+                  .far_future = 120000,
+                  .failed = 100,
+                  .window_ms = 300000,
+                  .window_elapsed_ms = 240000,
+                  .window_done = 10,
+                  .window_failed = 30};
     struct dq_health_facts f = {.stats = &s,
                                 .max_oldest_due_ms = 60000,
                                 .max_far_future = 100000,
                                 .used_memory = 91,
                                 .maxmemory = 100,
                                 .memory_warn_pct = 90,
-                                .fail_rate = 12,
+                                .fail_pct = 50,
                                 .workers_registered = -1};
     char buf[512];
 
     assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_BAD);
     assert_string_equal(buf, "oldest due has waited 5m00s (limit 1m00s); 3 leases expired: "
-                             "workers died holding tasks (x recovers); failing 12.0/s; "
+                             "workers died holding tasks (x recovers); failing 75% over 5m00s "
+                             "(7.5/min); "
                              "far-future backlog 120000 (limit 100000); Redis memory 91% of "
                              "maxmemory");
 }
@@ -49,20 +58,12 @@ static void
 warnings_alone_and_checks_off(void **state)
 {
     dq_stats s = {.far_future = 5};
-    struct dq_health_facts f = {.stats = &s,
-                                .max_oldest_due_ms = -1,
-                                .max_far_future = 4,
-                                .fail_rate = -1,
-                                .workers_registered = -1};
+    struct dq_health_facts f = {
+        .stats = &s, .max_oldest_due_ms = -1, .max_far_future = 4, .workers_registered = -1};
     char buf[64], tiny[12];
 
     assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_BAD);
     assert_string_equal(buf, "far-future backlog 5 (limit 4)");
-    f.max_far_future = 9;
-    f.fail_rate = 2.5; /* a warning alone */
-    assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_WARN);
-    assert_string_equal(buf, "failing 2.5/s");
-    f.fail_rate = -1;
     f.max_far_future = -1; /* a negative threshold is no check */
     assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_OK);
     /* a small buffer still ends in a NUL and keeps the worst level */
@@ -78,7 +79,6 @@ nobody_consuming_and_paused(void **state)
     struct dq_health_facts f = {.stats = &s,
                                 .max_oldest_due_ms = 300000,
                                 .max_far_future = -1,
-                                .fail_rate = -1,
                                 .workers_registered = 2,
                                 .workers_live = 0,
                                 .workers_lost = 2,
@@ -111,7 +111,6 @@ hung_handler_and_retries(void **state)
     struct dq_health_facts f = {.stats = &s,
                                 .max_oldest_due_ms = -1,
                                 .max_far_future = -1,
-                                .fail_rate = -1,
                                 .workers_registered = -1,
                                 .max_running_ms = 300000,
                                 .long_running = 1,
@@ -130,6 +129,49 @@ hung_handler_and_retries(void **state)
                              "retry, last error: upstream 503 from payments-api");
 }
 
+/* A queue failing most of its tasks at well under 1/s is bad on every refresh: the
+ * window's counts come from the scripts, not from two refreshes. */
+static void
+failing_over_the_window(void **state)
+{
+    dq_stats s = {.failed = 57,
+                  .window_ms = 300000,
+                  .window_elapsed_ms = 300000,
+                  .window_done = 70,
+                  .window_failed = 110, /* 0.37/s, 61% */
+                  .top_group_count = 50};
+    struct dq_health_facts f = {.stats = &s,
+                                .max_oldest_due_ms = -1,
+                                .max_far_future = -1,
+                                .fail_pct = 50,
+                                .fail_per_min = 60,
+                                .workers_registered = -1};
+    char buf[256];
+
+    snprintf(s.top_group, sizeof s.top_group, "error: exit #: ValueError: currency XAF");
+    assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_BAD);
+    assert_string_equal(buf, "failing 61% over 5m00s (22.0/min), 87% of failed: "
+                             "'error: exit #: ValueError: currency XAF'");
+    /* under the share, but over the rate */
+    s.window_done = 1000;
+    s.top_group[0] = '\0';
+    f.fail_per_min = 20;
+    assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_BAD);
+    assert_string_equal(buf, "failing 9% over 5m00s (22.0/min)");
+    f.fail_per_min = 60;
+    assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_OK);
+    /* a share needs 10 outcomes: 1 failure of 1 is not "100% failing" */
+    s.window_done = 0;
+    s.window_failed = 1;
+    assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_OK);
+    s.window_done = 1;
+    s.window_failed = 9;
+    assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_BAD);
+    /* an older server's scripts have no window: no claim either way */
+    s.window_ms = -1;
+    assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_OK);
+}
+
 int
 main(void)
 {
@@ -139,6 +181,7 @@ main(void)
         cmocka_unit_test(warnings_alone_and_checks_off),
         cmocka_unit_test(nobody_consuming_and_paused),
         cmocka_unit_test(hung_handler_and_retries),
+        cmocka_unit_test(failing_over_the_window),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

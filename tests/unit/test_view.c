@@ -42,7 +42,11 @@ make_model(struct model *m)
                           .expired_leases = 1,
                           .next_due_ms = now + 60000,
                           .oldest_due_age_ms = 4000,
-                          .trimmed = 7};
+                          .trimmed = 7,
+                          .window_ms = 300000,
+                          .window_elapsed_ms = 300000,
+                          .window_done = 112,
+                          .window_failed = 1};
     for (int p = 0; p < PANE_COUNT; p++) {
         int n = p == PANE_DUE ? 2 : 1;
         m->pages[p].tasks = calloc((size_t)n, sizeof(dq_task));
