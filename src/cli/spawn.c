@@ -306,9 +306,11 @@ static void __attribute__((noreturn)) guard_main(int rfd, atomic_int *g)
         for (int fd = rfd + 1; fd < 65536; fd++)
             close(fd);
     }
-    /* nothing is ever written: the read returns at EOF, when the worker's end closed */
+    /* nothing is meant to be written: the read returns 0 at EOF, when the worker's end
+     * closed (a stray byte is no cue) */
     for (;;) {
-        if (read(rfd, &b, 1) >= 0 || errno != EINTR)
+        ssize_t n = read(rfd, &b, 1);
+        if (n == 0 || (n < 0 && errno != EINTR))
             break;
     }
     kill_groups(g);
@@ -329,6 +331,15 @@ spawn_guard_start(void)
         munmap(g, GROUPS_MAX * sizeof *g);
         errno = saved;
         return -1;
+    }
+    /* the worker's end above stdio: a worker started with stdout closed must not have
+     * its output (or a command's, which inherits stdout) land in the guardian's pipe */
+    if (p[1] <= 2) {
+        int hi = fcntl(p[1], F_DUPFD_CLOEXEC, 3);
+        if (hi >= 0) {
+            close(p[1]);
+            p[1] = hi;
+        }
     }
     pid_t pid = fork();
     if (pid == 0)
