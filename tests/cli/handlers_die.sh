@@ -4,7 +4,8 @@
 # shell wrappers do; PR_SET_PDEATHSIG alone kills the shell and leaves the sleep. For a
 # command per task and for --persistent: kill -9 of the worker, the handler timeout,
 # and a SIGTERM stop each leave no grandchild (within 2 s), and the guardian process
-# (delayq-guard) goes with the worker. A private redis-server; deadline waits only
+# (delayq-guard) goes with the worker; kill -9 of the worker's whole process group does
+# not take the guardian along. A private redis-server; deadline waits only
 # (tests/eco/lib.sh).
 set -u
 . "$(dirname "$0")/../eco/lib.sh"
@@ -23,8 +24,9 @@ guard_gone() { [ -n "$guard" ] && gone "$guard"; }
 handler='sleep 300 & echo $! > "$1"; wait'
 
 redis_start
+prefix=
 
-# start NAME ARGS...: `delayq work -q NAME ARGS... -- sh -c HANDLER sh $work/NAME.pid`
+# start NAME ARGS...: [$prefix] `delayq work -q NAME ARGS... -- sh -c HANDLER sh $work/NAME.pid`
 # with one task due; sets worker, guard, grandchild once the grandchild runs
 start() {
   name=$1
@@ -32,7 +34,7 @@ start() {
   pidfile="$work/$name.pid"
   rm -f "$pidfile"
   "$bin" enqueue -q "$name" --json '{"n":1}' >/dev/null
-  spawn "$bin" work -q "$name" "$@" -- sh -c "$handler" sh "$pidfile" 2>"$work/$name.log"
+  spawn $prefix "$bin" work -q "$name" "$@" -- sh -c "$handler" sh "$pidfile" 2>"$work/$name.log"
   worker=$spawned
   grandchild=
   guard=
@@ -63,6 +65,22 @@ if check "per task: the handler starts a grandchild" start k9; then
 fi
 if check "persistent: the handler starts a grandchild" start p9 --persistent; then
   after_kill9 "persistent"
+fi
+
+# --- kill -9 of the worker's whole process group, as a supervisor or a terminal may
+# send it: the guardian is in a group of its own and is not taken along. setsid puts
+# the worker in a new session and group (it execs in place: the background job is no
+# group leader), so the signal reaches it and not this script. ---
+if command -v setsid >/dev/null; then
+  prefix=setsid
+  if check "group kill: the handler starts a grandchild" start g9; then
+    kill -KILL "-$worker"
+    check "group kill: the worker is killed" wait_for 2000 "group kill: worker gone" gone "$worker"
+    wait "$worker" 2>/dev/null
+    check "group kill: the grandchild dies with its worker" \
+      wait_for 2000 "group kill: grandchild $grandchild gone" gone "$grandchild"
+  fi
+  prefix=
 fi
 
 # --- the handler timeout kills the group, grandchild included; the worker runs on ---
