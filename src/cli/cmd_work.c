@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +44,8 @@ static const char help[] =
     "  exit 75      retry later (EX_TEMPFAIL), after the queue's backoff\n"
     "  other exit   failed for good; the last 16 KiB of stderr is kept as the stack trace\n"
     "  or a signal\n"
-    "  timeout      the command's process group is killed and the task retried\n\n"
+    "  timeout      the command's process group is killed and the task retried\n"
+    "  worker dies  the commands' process groups are killed too, kill -9 included\n\n"
     "--persistent: CMD keeps running, with DELAYQ_QUEUE and DELAYQ_SLOT (1..N) set. Each\n"
     "task is one line on its stdin (times in ms since the epoch; payload as above):\n"
     "  {\"id\":\"...\",\"queue\":\"...\",\"attempt\":1,\"due_ms\":N,"
@@ -81,35 +81,6 @@ static volatile sig_atomic_t signals_seen;
 static volatile sig_atomic_t kill_children;
 static int64_t grace_ms;
 
-/* Process groups of running commands, so none outlives the worker. */
-static pthread_mutex_t children_mu = PTHREAD_MUTEX_INITIALIZER;
-static pid_t children[DQ_CALL_MAX]; /* one per handler; concurrency is at most DQ_CALL_MAX */
-
-void
-cmd_work_child_set(pid_t old, pid_t new_)
-{
-    pthread_mutex_lock(&children_mu);
-    for (size_t i = 0; i < sizeof children / sizeof children[0]; i++) {
-        if (children[i] == old) {
-            children[i] = new_;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&children_mu);
-}
-
-/* Kills every running command's process group. Async-signal-safe: kill() only, and
- * the pids are read without the lock (a pid is one aligned int). */
-static void
-kill_all_children(void)
-{
-    for (size_t i = 0; i < sizeof children / sizeof children[0]; i++) {
-        pid_t pid = children[i];
-        if (pid > 0)
-            kill(-pid, SIGKILL);
-    }
-}
-
 bool
 cmd_work_killing(void)
 {
@@ -132,10 +103,10 @@ on_signal(int sig)
         /* the grace period is over: kill what still runs, just before the worker gives
          * up on it, so each task is handed back after its command is gone */
         kill_children = 1;
-        kill_all_children();
+        spawn_kill_all();
     } else if (++signals_seen > 1) {
         kill_children = 1;
-        kill_all_children();
+        spawn_kill_all();
         dq_worker_stop(the_worker, true);
     } else {
         arm_timer(grace_ms > 100 ? grace_ms - 100 : 1);
@@ -208,16 +179,6 @@ task_env(const struct work *wk, const dq_task *t, char *own[NTASK_VARS])
     return envp;
 }
 
-static bool
-cloexec_pipe(int fds[2])
-{
-    if (pipe(fds) != 0)
-        return false;
-    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
-    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
-    return true;
-}
-
 /* One command run for one task, as run_command's steps share it. */
 struct command {
     const struct work *wk;
@@ -251,7 +212,7 @@ start_command(struct command *c, char **envp, dq_result *res)
      * (it would hold our stderr open): they are close-on-exec, and made and spawned under
      * one lock so no spawn falls between pipe() and the flag (pipe2 needs _GNU_SOURCE). */
     spawn_lock();
-    if (c->tail == NULL || envp == NULL || !cloexec_pipe(c->inp) || !cloexec_pipe(c->errp)) {
+    if (c->tail == NULL || envp == NULL || !spawn_pipe(c->inp) || !spawn_pipe(c->errp)) {
         spawn_unlock();
         res->outcome = DQ_RETRY;
         snprintf(res->message, sizeof res->message, "cannot start the handler: %s",
@@ -268,7 +229,6 @@ start_command(struct command *c, char **envp, dq_result *res)
                  strerror(saved));
         return false;
     }
-    cmd_work_child_set(0, c->pid);
     close(c->inp[0]);
     close(c->errp[1]);
     c->inp[0] = c->errp[1] = -1;
@@ -373,7 +333,7 @@ supervise(struct command *c)
         while (waitpid(c->pid, &c->status, 0) < 0 && errno == EINTR) {
         }
     }
-    cmd_work_child_set(c->pid, 0);
+    spawn_forget(c->pid);
 }
 
 /* The exit status as a result: 0 done, 75 retry, a kill of ours retry (timeout) or
@@ -569,6 +529,13 @@ cmd_work(struct cli *g, int argc, char **argv)
             return DQ_EXIT_FAILED;
         }
     }
+    /* before any thread and any command: the guardian kills the commands' groups if
+     * this process dies without doing so itself (PROTOCOL 10.8) */
+    if (spawn_guard_start() != 0) {
+        dq_buf_free(&cmdline);
+        fprintf(stderr, "%s: cannot start the guardian process: %s\n", g->prog, strerror(errno));
+        return DQ_EXIT_FAILED;
+    }
     err = (dq_err){0};
     wk.slots = o.concurrency > 0 ? o.concurrency : 1;
     if (wk.persistent && persist_init(&wk, &err) != DQ_OK) {
@@ -607,12 +574,7 @@ cmd_work(struct cli *g, int argc, char **argv)
     /* Commands whose tasks were handed back at the end of the grace period (or at a
      * second signal) must not outlive the worker. */
     kill_children = 1;
-    pthread_mutex_lock(&children_mu);
-    for (size_t k = 0; k < sizeof children / sizeof children[0]; k++) {
-        if (children[k] > 0)
-            kill(-children[k], SIGKILL);
-    }
-    pthread_mutex_unlock(&children_mu);
+    spawn_kill_all();
     if (rc != DQ_OK) {
         dq_worker_free(the_worker);
         return cli_error(g, &err);

@@ -16,7 +16,9 @@
  *
  * Handler processes are started by one spawner thread that lives until persist_close:
  * PR_SET_PDEATHSIG fires when the *thread* that started a child exits, and the worker's
- * handler threads exit before the handlers get their stdin closed at shutdown.
+ * handler threads exit before the handlers get their stdin closed at shutdown. (Should
+ * the worker die, the guardian kills the handlers' whole groups, spawn.c; the signal is
+ * the handler's own backstop.)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -75,16 +77,6 @@ static struct {
     pthread_t th;
 } sp = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
-static bool
-cloexec_pipe(int fds[2])
-{
-    if (pipe(fds) != 0)
-        return false;
-    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
-    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
-    return true;
-}
-
 /* Starts @h's process with its stdio on three pipes. Returns 0 or an errno. */
 static int
 start_process(struct handler *h)
@@ -94,7 +86,7 @@ start_process(struct handler *h)
 
     spawn_lock();
     for (int i = 0; i < 3 && rc == 0; i++)
-        rc = cloexec_pipe(p[i]) ? 0 : errno;
+        rc = spawn_pipe(p[i]) ? 0 : errno;
     if (rc == 0) {
         int fds[3] = {p[0][0], p[1][1], p[2][1]};
         h->pid = spawn_cmd(wk->path, wk->cmd, h->envp, fds);
@@ -121,7 +113,6 @@ start_process(struct handler *h)
         int fd = i == 0 ? h->in : i == 1 ? h->out : h->err;
         fcntl(fd, F_SETFL, O_NONBLOCK);
     }
-    cmd_work_child_set(0, h->pid);
     return 0;
 }
 
@@ -273,7 +264,7 @@ stop_process(struct handler *h, int wait_ms, bool failure)
         /* the group may hold children of the handler still: they go too (the group id
          * stays taken while any member is left, so this cannot hit a stranger) */
         kill(-h->pid, SIGKILL);
-        cmd_work_child_set(h->pid, 0);
+        spawn_forget(h->pid);
         h->pid = 0;
         h->reaped = false;
     }

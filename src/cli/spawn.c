@@ -14,6 +14,21 @@
  * Measured against fork() and posix_spawn() (commit 970b62e has the switch): vfork ran
  * `delayq work --concurrency 8 -- true` 1.9x as fast as fork, and a little faster than
  * posix_spawn, which cannot set PR_SET_PDEATHSIG either.
+ *
+ * A command's group dies with the worker, kill -9 included (PROTOCOL 10.8), through the
+ * guardian: a process forked once at start that blocks reading a pipe only the worker
+ * can write to; when the worker is gone, however it went, the read sees EOF and the
+ * guardian kills every group in the registry. The registry is a shared anonymous
+ * mapping, so spawning costs no system call more: the child stores its own pid in the
+ * slot spawn_cmd picked, after its setpgid and before its execve (so no group exists
+ * unregistered, even for the microseconds before vfork returns), and spawn_forget
+ * clears it. The alternatives fall short: PR_SET_PDEATHSIG reaches the direct child
+ * only (a shell's `sleep` lives on), and so does a chain of it (a command's own
+ * children do not set it); PR_SET_CHILD_SUBREAPER only re-parents the orphans to the
+ * worker, which a kill -9 takes away too; a cgroup needs a delegation the worker
+ * seldom has; and telling the guardian of each group over the pipe would cost two
+ * writes per command. PR_SET_PDEATHSIG stays, for the child, should the guardian itself
+ * have been killed.
  */
 #include "spawn.h"
 
@@ -22,12 +37,15 @@
 #include <stdint.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -210,6 +228,136 @@ spawn_resolve(const char *name, char *out, size_t size)
     }
 }
 
+/* ---- the registry of process groups, and the guardian ------------------------------ */
+
+#define GROUPS_MAX DQ_CALL_MAX /* one per handler; concurrency is at most DQ_CALL_MAX */
+
+/* Group ids (0: a free slot). Here until spawn_guard_start moves the registry to memory
+ * it shares with the guardian. Slots are taken under spawn_lock and cleared without it:
+ * an aligned int store, read as one by the signal handler and the guardian. */
+static atomic_int local_groups[GROUPS_MAX];
+static atomic_int *groups = local_groups;
+
+void
+spawn_forget(pid_t pgid)
+{
+    for (size_t i = 0; pgid > 0 && i < GROUPS_MAX; i++) {
+        if (atomic_load_explicit(&groups[i], memory_order_relaxed) == pgid) {
+            atomic_store_explicit(&groups[i], 0, memory_order_relaxed);
+            break;
+        }
+    }
+}
+
+static void
+kill_groups(atomic_int *g)
+{
+    for (size_t i = 0; i < GROUPS_MAX; i++) {
+        pid_t pgid = atomic_load_explicit(&g[i], memory_order_relaxed);
+        if (pgid > 0)
+            kill(-pgid, SIGKILL);
+    }
+}
+
+void
+spawn_kill_all(void)
+{
+    kill_groups(groups);
+}
+
+/* A free slot, under spawn_lock; NULL when all are taken. */
+static atomic_int *
+free_slot(void)
+{
+    for (size_t i = 0; i < GROUPS_MAX; i++) {
+        if (atomic_load_explicit(&groups[i], memory_order_relaxed) == 0)
+            return &groups[i];
+    }
+    return NULL;
+}
+
+/* The guardian's whole life, on system calls only: nothing of the worker's (stdio, the
+ * allocator, its Redis connections) is touched in the copy fork made. */
+static void __attribute__((noreturn)) guard_main(int rfd, atomic_int *g)
+{
+    /* Its own group, so that a signal to the worker's group (Ctrl-C, kill -9 -PGID)
+     * does not take it along with the worker; deaf to the signals a terminal or a
+     * supervisor sends the worker's way: it ends when the worker has. */
+    static const int deaf[] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT,
+                               SIGTSTP, SIGTTIN, SIGTTOU, SIGPIPE};
+    sigset_t none;
+    char b;
+
+    setpgid(0, 0);
+    prctl(PR_SET_NAME, "delayq-guard"); /* what ps and top show for it */
+    for (size_t i = 0; i < sizeof deaf / sizeof deaf[0]; i++)
+        signal(deaf[i], SIG_IGN);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    /* every descriptor but the pipe's read end: the write end above all (else the
+     * guardian would wait for itself), and the worker's stdio (a pipe reading the
+     * worker's output must not wait for the guardian) */
+    for (int fd = 0; fd < rfd; fd++)
+        close(fd);
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, (unsigned)rfd + 1, ~0u, 0u) != 0)
+#endif
+    {
+        for (int fd = rfd + 1; fd < 65536; fd++)
+            close(fd);
+    }
+    /* nothing is meant to be written: the read returns 0 at EOF, when the worker's end
+     * closed (a stray byte is no cue) */
+    for (;;) {
+        ssize_t n = read(rfd, &b, 1);
+        if (n == 0 || (n < 0 && errno != EINTR))
+            break;
+    }
+    kill_groups(g);
+    _exit(0);
+}
+
+int
+spawn_guard_start(void)
+{
+    int p[2];
+    atomic_int *g = mmap(NULL, GROUPS_MAX * sizeof *g, PROT_READ | PROT_WRITE,
+                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+    if (g == MAP_FAILED)
+        return -1;
+    if (!spawn_pipe(p)) {
+        int saved = errno;
+        munmap(g, GROUPS_MAX * sizeof *g);
+        errno = saved;
+        return -1;
+    }
+    /* the worker's end above stdio: a worker started with stdout closed must not have
+     * its output (or a command's, which inherits stdout) land in the guardian's pipe */
+    if (p[1] <= 2) {
+        int hi = fcntl(p[1], F_DUPFD_CLOEXEC, 3);
+        if (hi >= 0) {
+            close(p[1]);
+            p[1] = hi;
+        }
+    }
+    pid_t pid = fork();
+    if (pid == 0)
+        guard_main(p[0], g);
+    int saved = errno;
+    close(p[0]);
+    if (pid < 0) {
+        close(p[1]);
+        munmap(g, GROUPS_MAX * sizeof *g);
+        errno = saved;
+        return -1;
+    }
+    /* p[1] stays open, close-on-exec, for the life of the process: its close is the
+     * guardian's cue. The mapping stays too: it is the registry both processes see. */
+    groups = g;
+    return 0;
+}
+
 static pthread_mutex_t spawn_mu = PTHREAD_MUTEX_INITIALIZER;
 
 void
@@ -224,6 +372,16 @@ spawn_unlock(void)
     pthread_mutex_unlock(&spawn_mu);
 }
 
+bool
+spawn_pipe(int fds[2])
+{
+    if (pipe(fds) != 0)
+        return false;
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+    return true;
+}
+
 /* The signals cmd_work.c catches or ignores; the child gets them back at their defaults
  * (exec would reset the caught ones, but not before the child unblocks them). */
 static const int reset_signals[] = {SIGPIPE, SIGINT, SIGTERM, SIGALRM};
@@ -235,6 +393,7 @@ struct child_args {
     const int *fds;
     char *const *sh_argv; /* "/bin/sh path args...": a file that is not an executable
                              format runs as a shell script, as execvp would; may be NULL */
+    atomic_int *slot;     /* the registry's slot for the child's group id */
     pid_t parent;
     long maxfd;
     sigset_t mask; /* the caller's signal mask, restored just before execve */
@@ -246,6 +405,8 @@ static char sh_path[] = "/bin/sh";
 static void __attribute__((noreturn)) child_start(const struct child_args *a)
 {
     setpgid(0, 0);
+    /* registered before anything runs in the group (the guardian kills it from here on) */
+    atomic_store_explicit(a->slot, getpid(), memory_order_relaxed);
     /* a worker killed with SIGKILL takes its command with it: the task comes back after
      * its lease and must not also finish here (and if it died before this line, go) */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -310,6 +471,13 @@ spawn_cmd(const char *path, char *const argv[], char *const envp[], const int fd
         for (size_t i = 1; i <= argc; i++)
             sh_argv[i + 1] = argv[i];
         a.sh_argv = sh_argv;
+    }
+    a.slot = free_slot();
+    if (a.slot == NULL) {
+        free(sh_argv);
+        free(path_copy);
+        errno = EAGAIN;
+        return -1;
     }
     a.parent = getpid();
     a.maxfd = sysconf(_SC_OPEN_MAX);

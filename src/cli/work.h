@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * work.h: what `delayq work`'s two handler modes share: the command, the registry of
- * running process groups (so none outlives the worker) and the stderr tail. One worker
+ * work.h: what `delayq work`'s two handler modes share: the command, the shutdown flag
+ * and the stderr tail (the registry of running process groups is spawn.c's). One worker
  * per process: cmd_work.c owns the state; persist.c is the --persistent mode.
  */
 #ifndef DQ_CLI_WORK_H
@@ -27,10 +27,6 @@ struct work {
     int64_t timeout_ms;
     unsigned slots; /* --persistent: handler processes, one per concurrency slot */
 };
-
-/* Records that process group @new_ now runs in place of @old (0: none), so a shutdown
- * can kill it. cmd_work.c. */
-void cmd_work_child_set(pid_t old, pid_t new_);
 
 /* The grace period ended or a second signal came: kill what runs, hand its task back. */
 bool cmd_work_killing(void);
