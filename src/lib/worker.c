@@ -725,7 +725,7 @@ enqueue_job(struct dq_worker *w, struct job *j)
  * (PROTOCOL.md 10.2).
  */
 static int
-take_claimed(struct dq_worker *w, dq_claimed *cl, int64_t arrival_ns)
+take_claimed(struct dq_worker *w, dq_claimed *cl, int64_t arrival_ns, int64_t *skipped_lease)
 {
     w->offset_ms = cl->now_ms - arrival_ns / 1000000;
     if (cl->to_failed > 0) {
@@ -734,13 +734,26 @@ take_claimed(struct dq_worker *w, dq_claimed *cl, int64_t arrival_ns)
         wlog(w, DQ_LOG_WARN, "claim.to_failed", NULL, 2, "count", n, "reason",
              "undecodable or expired");
     }
+    int taken = 0;
     for (size_t i = 0; i < cl->n; i++) {
+        if (cl->tasks[i].undecodable) {
+            /* The claim script fails what a strict reader refuses (PROTOCOL.md 5.3), so
+             * only older scripts or a stricter reader get here: never run it (it would
+             * run as "?"), and hold no slot for it. It has no task key to ack or fail
+             * with; its lease ends and reap parks it as undecodable. */
+            wlog(w, DQ_LOG_ERROR, "task.undecodable", NULL, 1, "action",
+                 "not run; reaped when its lease ends");
+            dq_task_clear(&cl->tasks[i]);
+            *skipped_lease = cl->now_ms + w->o.lease_ms;
+            continue;
+        }
         struct job *j = calloc(1, sizeof *j);
         if (j == NULL) {
             /* Hand it back rather than hold a lease we cannot serve. */
             dq_release(w->c, w->queue, &cl->tasks[i], NULL);
             continue;
         }
+        taken++;
         j->task = cl->tasks[i];
         memset(&cl->tasks[i], 0, sizeof cl->tasks[i]);
         j->lease_srv = cl->now_ms + w->o.lease_ms;
@@ -756,7 +769,7 @@ take_claimed(struct dq_worker *w, dq_claimed *cl, int64_t arrival_ns)
         }
         enqueue_job(w, j);
     }
-    return (int)cl->n;
+    return taken;
 }
 
 static void
@@ -1118,8 +1131,11 @@ settle_and_claim(struct dq_worker *w, struct loop *lp, unsigned free_slots, int6
     if (want > 0) {
         note_pause(w, cl.paused ? cl.paused_until_ms : -1);
         lp->next_due = cl.next_due_ms;
-        got = take_claimed(w, &cl, arrival_ns);
-        lp->more_due = got == (int)want;
+        int64_t skipped_lease = -1;
+        got = take_claimed(w, &cl, arrival_ns, &skipped_lease);
+        if (skipped_lease >= 0)
+            lp->next_reap = min64(lp->next_reap, skipped_lease + 1);
+        lp->more_due = cl.n == want;
         if (got < (int)want && lp->next_due >= 0 && lp->next_due - ahead_ms(w) <= srv_now(w))
             /* nothing claimable yet: our estimate of the server clock runs up to a
              * millisecond ahead (server time is whole ms). Look again shortly, not at
