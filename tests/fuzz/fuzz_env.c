@@ -6,14 +6,19 @@
  * decoded views lie inside the input; counters and times are in their documented ranges; a record
  * is exactly one value, so it is refused once a byte is cut off or added; the task key follows
  * snprintf semantics; and re-encoding a decoded envelope with the msgpack writer decodes to the
- * same fields.
+ * same fields. The input also goes to the worker's claim path as one claimed envelope (the claim
+ * reply's reader, src/lib/reply.c): it is taken exactly when the envelope decoder takes it, with
+ * its fields, and marked undecodable otherwise (the worker then never runs it).
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include <hiredis/hiredis.h>
+
 #include "fuzz.h"
 #include "lib/env.h"
 #include "lib/mp.h"
+#include "lib/reply.h"
 
 static const uint8_t *in_lo, *in_hi;
 
@@ -145,6 +150,34 @@ check_hist(const uint8_t *data, size_t size)
     FUZZ_CHECK(dq_hist_rec_decode(data, size - 1, &h2, NULL) == DQ_EPROTO);
 }
 
+/* The input as the one envelope of a claim reply {now, next due, moved, envelope, due}. */
+static void
+check_claim(uint8_t *data, size_t size)
+{
+    redisReply now = {.type = REDIS_REPLY_INTEGER, .integer = 1700000000000};
+    redisReply next = {.type = REDIS_REPLY_INTEGER, .integer = -1};
+    redisReply moved = {.type = REDIS_REPLY_INTEGER, .integer = 0};
+    redisReply env = {.type = REDIS_REPLY_STRING, .str = (char *)data, .len = size};
+    redisReply due = {.type = REDIS_REPLY_INTEGER, .integer = 1700000000000};
+    redisReply *els[] = {&now, &next, &moved, &env, &due};
+    redisReply arr = {.type = REDIS_REPLY_ARRAY, .elements = 5, .element = els};
+    dq_claimed cl;
+    dq_err err = {0};
+    struct dq_env e;
+
+    memset(&cl, 0, sizeof cl);
+    int rc = dq_reply_claim(&arr, &cl, &err);
+    FUZZ_CHECK(rc == DQ_OK || rc == DQ_ENOMEM);
+    if (rc == DQ_OK) {
+        bool ok = dq_env_decode(data, size, &e, NULL) == DQ_OK;
+        FUZZ_CHECK(cl.n == 1 && cl.tasks[0].undecodable == !ok);
+        if (ok)
+            FUZZ_CHECK(cl.tasks[0].attempt == e.attempt && cl.tasks[0].attempt <= DQ_ATTEMPTS_MAX &&
+                       cl.tasks[0].payload_len == e.payload.len);
+    }
+    dq_claimed_free(&cl);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -161,6 +194,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_run(copy, size);
     check_fail(copy, size);
     check_hist(copy, size);
+    check_claim(copy, size);
     /* With a nil appended, at most one of the two lengths can be a whole record. */
     copy[size] = 0xc0;
     struct dq_env e;
