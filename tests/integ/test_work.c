@@ -478,12 +478,30 @@ idle_worker_costs_little_and_wakes_fast(void **state)
     enqueue_str(&f, "now", 0, NULL, &e);
     struct counts c = {.f = &f, .done = 1};
     assert_true(wait_until(counts_reached, &c, 5000, "task due now done"));
+    /* run now (the inspector's key): a task an hour ahead, made due, wakes the idle
+     * worker (the default --max-idle is 60 s) */
+    dq_enqueued later;
+    dq_task t;
+    enqueue_str(&f, "later", 3600000, NULL, &later);
+    int64_t settle2 = test_mono_ms() + 300;
+    while (test_mono_ms() < settle2)
+        test_nap_ms(20);
+    ASSERT_OK(&f, dq_find(f.c, f.queue, later.id, &t, &f.err));
+    int64_t run_now_mono = test_mono_ms();
+    ASSERT_OK(&f, dq_run_now(f.c, f.queue, &t, &f.err));
+    dq_task_clear(&t);
+    c.done = 2;
+    assert_true(wait_until(counts_reached, &c, 5000, "the task run now done"));
+    int64_t run_now_ms = test_mono_ms() - run_now_mono;
     assert_int_equal(stop_work(pid, SIGTERM), 0);
     ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
     char *runs = slurp(runlog);
     long long started = 0;
     assert_int_equal(sscanf(runs, "%*s %lld", &started), 1);
     free(runs);
+    printf("# run now: the idle worker finished the task %lld ms after the call\n",
+           (long long)run_now_ms);
+    assert_true(run_now_ms < 1000);
     printf("# idle delayq work: %.3f%% CPU over 3 s; a task due now started %lld ms after "
            "its due time (process spawn included)\n",
            cpu, started - e.due_ms);
