@@ -19,8 +19,8 @@
  * guardian: a process forked once at start that blocks reading a pipe only the worker
  * can write to; when the worker is gone, however it went, the read sees EOF and the
  * guardian kills every group in the registry. The registry is a shared anonymous
- * mapping, so spawning costs no system call more: the child stores its own pid in the
- * slot spawn_cmd picked, after its setpgid and before its execve (so no group exists
+ * mapping, so a spawn costs one getpid more and no message: the child stores its own
+ * pid in the slot spawn_cmd picked, after its setpgid and before its execve (so no group exists
  * unregistered, even for the microseconds before vfork returns), and spawn_forget
  * clears it. The alternatives fall short: PR_SET_PDEATHSIG reaches the direct child
  * only (a shell's `sleep` lives on), and so does a chain of it (a command's own
