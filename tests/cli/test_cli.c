@@ -2108,6 +2108,52 @@ help_and_usage(void **state)
 static const char mp_total_old[] = "\x81\xa5total\xa5"
                                    "12.50";
 
+/* Numbers are exact or refused: an integer past 64 bits is not stored as a nearby double
+ * (enqueue, and requeue --json / --file), with the path and the limit, exit 2, nothing
+ * written; a double that would be inf is refused the same way. */
+static void
+json_numbers_exact_or_refused(void **state)
+{
+    struct result r = {0};
+    char q[96], path[300];
+
+    (void)state;
+    test_queue_name(q, sizeof q, "json-num");
+    lib_make_failed(q, "inv", mp_total_old, sizeof mp_total_old - 1, "total does not add up", "");
+    RUN(&r, "enqueue", "-q", q, "--json", "{\"n\":18446744073709551615}");
+    ASSERT_EXIT(&r, 0);
+    RUN(&r, "enqueue", "-q", q, "--json", "{\"n\":18446744073709551616}");
+    ASSERT_EXIT(&r, 2);
+    assert_int_equal(r.out_len, 0);
+    assert_one_line(&r);
+    ASSERT_HAS(r.err, "json: $.n: integer 18446744073709551616 is outside "
+                      "-9223372036854775808..18446744073709551615");
+    RUN(&r, "enqueue", "-q", q, "--json", "[0,{\"x\":-1e400}]");
+    ASSERT_EXIT(&r, 2);
+    ASSERT_HAS(r.err, "json: $[1].x: number -1e400 is too large for a double");
+    RUN(&r, "stats", "-q", q, "--json");
+    ASSERT_EXIT(&r, 0);
+    assert_int_equal(json_int(r.out, "enqueued"), 2); /* "inv" and the first one */
+
+    RUN(&r, "requeue", "inv", "-q", q, "--json", "{\"total\":99999999999999999999}");
+    ASSERT_EXIT(&r, 2);
+    ASSERT_HAS(r.err, "--json: json: $.total: integer 99999999999999999999 is outside ");
+    ASSERT_HAS(r.err, "nothing changed");
+    snprintf(path, sizeof path, "%s/json-num.json", g_redis.dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"total\": [1, -9223372036854775809]}", f);
+    fclose(f);
+    RUN(&r, "requeue", "inv", "-q", q, "--file", path);
+    ASSERT_EXIT(&r, 2);
+    ASSERT_HAS(r.err, "--file: json: $.total[1]: integer -9223372036854775809 is outside ");
+    RUN(&r, "show", "inv", "-q", q, "--json");
+    ASSERT_HAS(r.out, "\"state\":\"failed\"");
+    ASSERT_HAS(r.out, "\"payload\":{\"total\":\"12.50\"}");
+    unlink(path);
+    result_free(&r);
+}
+
 static void
 requeue_with_a_new_payload(void **state)
 {
@@ -2240,6 +2286,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(enqueue_json_round_trips),
+        cmocka_unit_test(json_numbers_exact_or_refused),
         cmocka_unit_test(enqueue_stdin_is_byte_exact),
         cmocka_unit_test(enqueue_file_is_byte_exact),
         cmocka_unit_test(enqueue_duplicate_id),
