@@ -159,26 +159,43 @@ path_of(const struct parser *ps, char *dst, size_t cap)
             continue;
         }
         const unsigned char *k = ps->text + f->key_at + 1; /* inside the quotes */
-        size_t klen = f->key_len >= 2 ? f->key_len - 2 : 0, i = 0;
+        size_t klen = f->key_len >= 2 ? f->key_len - 2 : 0;
         bool plain = klen > 0;
         for (size_t j = 0; j < klen; j++)
             plain = plain &&
                     ((k[j] >= 'a' && k[j] <= 'z') || (k[j] >= 'A' && k[j] <= 'Z') ||
                      (k[j] >= '0' && k[j] <= '9') || k[j] == '_' || k[j] == '$' || k[j] == '-');
-        /* cut at 24 bytes, never inside a UTF-8 sequence */
-        size_t show = klen;
-        if (show > 24) {
-            show = 24;
-            while (show > 0 && (k[show] & 0xc0u) == 0x80)
-                show--;
-            plain = false;
+        /* at most 24 bytes of the key, whole characters only; the message reaches
+         * terminals, so DEL, C1 controls and bidi overrides are written as \uXXXX (raw
+         * control characters cannot be in a JSON string) */
+        char shown[40];
+        size_t slen = 0, i = 0;
+        while (i < klen) {
+            uint32_t cp = k[i];
+            size_t len = k[i] < 0x80 ? 1 : dq_utf8_decode(k + i, klen - i, &cp);
+            char one[12];
+            size_t olen;
+            if (len == 0)
+                len = 1; /* not reached: check_string() let only UTF-8 through */
+            if (cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||
+                (cp >= 0x2066 && cp <= 0x2069))
+                olen = (size_t)snprintf(one, sizeof one, "\\u%04" PRIx32, cp);
+            else
+                memcpy(one, k + i, olen = len);
+            if (slen + olen > 24)
+                break;
+            memcpy(shown + slen, one, olen);
+            slen += olen;
+            i += len;
         }
+        if (i < klen)
+            plain = false;
         full[n++] = plain ? '.' : '[';
         if (!plain)
             full[n++] = '"';
-        for (i = 0; i < show; i++)
-            full[n++] = (char)k[i];
-        if (show < klen) {
+        memcpy(full + n, shown, slen);
+        n += slen;
+        if (i < klen) {
             memcpy(full + n, "...", 3);
             n += 3;
         }

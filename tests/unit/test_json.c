@@ -380,6 +380,10 @@ test_number_limits(void **state)
     fails("{\"a\":{\"b\":[[[[[[[[[[[[[[[[[[[[[[1e999]]]]]]]]]]]]]]]]]]]]]]}}",
           "json: $(...)[0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0]: number 1e999 "
           "is too large for a double (limit 1.7976931348623157e308) at line 1 column 33");
+    /* a key's DEL, C1 controls and bidi overrides reach the message as \uXXXX */
+    fails("{\"a\xe2\x80\xae\x7f\xc2\x85\":1e999}",
+          "json: $[\"a\\u202e\\u007f\\u0085\"]: number 1e999 is too large for a double (limit "
+          "1.7976931348623157e308) at line 1 column 9");
     /* and the output is as it was */
     dq_buf_puts(&out, "kept");
     assert_int_equal(dq_json_to_mp(&out, "[18446744073709551616]", 22, &err), DQ_EINVAL);
