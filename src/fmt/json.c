@@ -158,8 +158,12 @@ path_of(const struct parser *ps, char *dst, size_t cap)
                                   f->count > 0 ? f->count - 1 : 0);
             continue;
         }
+        if (f->key_len < 2 || ps->text[f->key_at] != '"') { /* not found: say so */
+            n += (size_t)snprintf(full + n, sizeof full - n, "[?]");
+            continue;
+        }
         const unsigned char *k = ps->text + f->key_at + 1; /* inside the quotes */
-        size_t klen = f->key_len >= 2 ? f->key_len - 2 : 0;
+        size_t klen = f->key_len - 2;
         bool plain = klen > 0;
         for (size_t j = 0; j < klen; j++)
             plain = plain &&
@@ -227,7 +231,9 @@ token_start(const struct parser *ps)
 {
     size_t i = ps->prev_end;
 
-    while (i < ps->len && strchr(" \t\r\n,:", ps->text[i]) != NULL && ps->text[i] != '\0')
+    /* yajl 2.1 also takes \v and \f for whitespace: skipped too, or a string token
+     * after one would not be found (and not checked) */
+    while (i < ps->len && strchr(" \t\r\n\v\f,:", ps->text[i]) != NULL && ps->text[i] != '\0')
         i++;
     return i;
 }

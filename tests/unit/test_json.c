@@ -380,6 +380,12 @@ test_number_limits(void **state)
     fails("{\"a\":{\"b\":[[[[[[[[[[[[[[[[[[[[[[1e999]]]]]]]]]]]]]]]]]]]]]]}}",
           "json: $(...)[0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0]: number 1e999 "
           "is too large for a double (limit 1.7976931348623157e308) at line 1 column 33");
+    /* yajl takes \v and \f for whitespace: what follows them is found, and checked */
+    fails("{\v\"\\ud800\":1}", "json: lone surrogate \\ud800 at line 1 column 4");
+    fails("[\f1e999]", "json: $[0]: number 1e999 is too large for a double (limit "
+                       "1.7976931348623157e308) at line 1 column 3");
+    fails("{\v\v\"k\":1e999}", "json: $.k: number 1e999 is too large for a double (limit "
+                               "1.7976931348623157e308) at line 1 column 8");
     /* a key's DEL, C1 controls and bidi overrides reach the message as \uXXXX */
     fails("{\"a\xe2\x80\xae\x7f\xc2\x85\":1e999}",
           "json: $[\"a\\u202e\\u007f\\u0085\"]: number 1e999 is too large for a double (limit "
