@@ -16,8 +16,8 @@
 #define DQ_JSON_MAX_DEPTH 64
 
 /*
- * Parses one JSON value (RFC 8259; UTF-8; surrounding whitespace allowed; anything else
- * trailing is an error) into msgpack appended to @out, in the smallest encoding.
+ * Parses one JSON value (RFC 8259; UTF-8; surrounding whitespace allowed, where yajl
+ * also takes \v and \f; anything else trailing is an error) into msgpack appended to @out, in the smallest encoding.
  * Numbers are exact or refused: an integer (no fraction, no exponent) → int/uint, and one
  * outside -2^63..2^64-1 is an error (quote it); any other number → float64, rounded to
  * nearest, and one that would read as inf or, with a digit that is not 0, as 0 is an
