@@ -200,6 +200,16 @@ void dq_queues_free(dq_queues *q);
 /** Removes @queue from the registry (its tasks, if any, are not touched). */
 int dq_queue_forget(dq_client *c, const char *queue, dq_err *err);
 
+/**
+ * Sets *@known: whether @queue is known on the server, which is what the operator
+ * commands need before they act on it. Known means registered (`dq:queues`), or any of
+ * the queue's own keys exists (tasks, failures, counters, sequence, config, audit log,
+ * workers, pause, error groups), so a queue missing from the registry still counts.
+ * One EXISTS over the queue's keys (one slot) and, only when none exists, an SSCAN of
+ * the registry for the name. Reads only: works for the viewer role and on a cluster.
+ */
+int dq_queue_known(dq_client *c, const char *queue, bool *known, dq_err *err);
+
 /* ---- tasks ----------------------------------------------------------------------- */
 
 /* Where a task is. */

@@ -111,6 +111,20 @@ int cli_profile_use(struct cli *g);
 /* Connects (once); returns DQ_EXIT_OK or the exit status after printing the error. */
 int cli_connect(struct cli *g);
 
+/*
+ * cli_connect(), then the check every operator command makes before it reads or acts on
+ * g->queue: a queue that is not known on the server (dq_queue_known: not registered and
+ * none of its keys exists) is exit 1 with
+ *   delayq stats: queue "billng" is not known on 127.0.0.1:6379 (did you mean billing?)
+ * so a typo is never answered with an empty queue. Producers, workers and config --set
+ * make queues and do not call this.
+ */
+int cli_connect_queue(struct cli *g);
+
+/* Writes the unknown-queue sentence for g->queue (dq_health_unknown_queue, with the
+ * registered names read for the suggestion) into @buf; for cli_connect_queue and top. */
+void cli_unknown_queue(struct cli *g, char *buf, size_t size);
+
 /* Help text of the global options, for every subcommand's --help. */
 extern const char cli_global_help[];
 

@@ -41,7 +41,7 @@ cmd_audit(struct cli *g, int argc, char **argv)
             return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
         }
     }
-    if ((rc = cli_connect(g)) != DQ_EXIT_OK)
+    if ((rc = cli_connect_queue(g)) != DQ_EXIT_OK)
         return rc;
     if (dq_audit_get(g->client, g->queue, (size_t)limit, &a, &err) != DQ_OK)
         return cli_error(g, &err);

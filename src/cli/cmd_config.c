@@ -110,7 +110,9 @@ cmd_config(struct cli *g, int argc, char **argv)
         }
         any = true;
     }
-    if ((rc = cli_connect(g)) != DQ_EXIT_OK)
+    /* setting limits before the first enqueue is how a queue is prepared, so --set makes
+     * the queue (dq_config_set registers it); reading one nobody made is a typo */
+    if ((rc = any ? cli_connect(g) : cli_connect_queue(g)) != DQ_EXIT_OK)
         return rc;
     if (any && dq_config_set(g->client, g->queue, &set, &err) != DQ_OK)
         return cli_error(g, &err);

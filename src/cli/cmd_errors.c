@@ -107,7 +107,7 @@ cmd_errors(struct cli *g, int argc, char **argv)
         else
             return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
     }
-    if ((rc = cli_connect(g)) != DQ_EXIT_OK)
+    if ((rc = cli_connect_queue(g)) != DQ_EXIT_OK)
         return rc;
     if (dq_errors_get(g->client, g->queue, &e, &err) != DQ_OK)
         return cli_error(g, &err);

@@ -206,7 +206,7 @@ cmd_export(struct cli *g, int argc, char **argv)
         return cli_usage_error(g, "which view? failed, due, future or inflight");
     if (f.group != NULL && (view != DQ_VIEW_FAILED || f.match != NULL))
         return cli_usage_error(g, "--group applies to the failed view only, without --match");
-    if ((rc = cli_connect(g)) != DQ_EXIT_OK)
+    if ((rc = cli_connect_queue(g)) != DQ_EXIT_OK)
         return rc;
 
     struct dq_buf b = DQ_BUF_INIT;

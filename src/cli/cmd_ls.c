@@ -57,7 +57,7 @@ cmd_ls(struct cli *g, int argc, char **argv)
     }
     if (view < 0)
         return cli_usage_error(g, "which view? due, future, inflight or failed");
-    if ((rc = cli_connect(g)) != DQ_EXIT_OK)
+    if ((rc = cli_connect_queue(g)) != DQ_EXIT_OK)
         return rc;
     if (dq_page_get(g->client, g->queue, (dq_view)view, (size_t)offset, (size_t)limit, &p, &err) !=
         DQ_OK)

@@ -160,7 +160,7 @@ parse(struct cli *g, int argc, char **argv, bool requeue, struct ops_args *o)
             return cli_exit_status(rc);
         }
     }
-    return cli_connect(g);
+    return cli_connect_queue(g);
 }
 
 /* history: begin (fix and requeue) */

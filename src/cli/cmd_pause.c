@@ -55,7 +55,7 @@ cmd_pause(struct cli *g, int argc, char **argv)
             return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
         }
     }
-    if ((rc = cli_connect(g)) != DQ_EXIT_OK)
+    if ((rc = cli_connect_queue(g)) != DQ_EXIT_OK)
         return rc;
     if (dq_pause(g->client, g->queue, for_ms, reason, &err) != DQ_OK)
         return cli_error(g, &err);
@@ -88,7 +88,7 @@ cmd_resume(struct cli *g, int argc, char **argv)
         }
         return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
     }
-    if ((rc = cli_connect(g)) != DQ_EXIT_OK)
+    if ((rc = cli_connect_queue(g)) != DQ_EXIT_OK)
         return rc;
     if (dq_resume(g->client, g->queue, &was, &err) != DQ_OK)
         return cli_error(g, &err);

@@ -50,7 +50,7 @@ cmd_show(struct cli *g, int argc, char **argv)
     }
     if (id == NULL)
         return cli_usage_error(g, "which task? give its id");
-    if ((rc = cli_connect(g)) != DQ_EXIT_OK)
+    if ((rc = cli_connect_queue(g)) != DQ_EXIT_OK)
         return rc;
     if (dq_find(g->client, g->queue, id, &t, &err) != DQ_OK)
         return cli_error(g, &err);

@@ -147,7 +147,7 @@ cmd_workers(struct cli *g, int argc, char **argv)
             return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
         }
     }
-    if ((rc = cli_connect(g)) != DQ_EXIT_OK)
+    if ((rc = cli_connect_queue(g)) != DQ_EXIT_OK)
         return rc;
     if (dq_workers_get(g->client, g->queue, DQ_CALL_MAX, (size_t)tasks, &ws, &err) != DQ_OK)
         return cli_error(g, &err);

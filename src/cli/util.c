@@ -12,6 +12,7 @@
 
 #include "fmt/esc.h"
 #include "fmt/b64.h"
+#include "fmt/health.h"
 #include "fmt/mptext.h"
 #include "lib/dur.h"
 #include "lib/url.h"
@@ -410,6 +411,43 @@ cli_connect(struct cli *g)
     if (dq_client_open(g->url, &o, &g->client, &err) != DQ_OK)
         return cli_error(g, &err);
     return DQ_EXIT_OK;
+}
+
+/* Registered names read for a suggestion: enough for any real server, bounded for a
+ * registry someone filled with junk (the suggestion then comes from these only). */
+#define SUGGEST_FROM 10000
+
+void
+cli_unknown_queue(struct cli *g, char *buf, size_t size)
+{
+    dq_queues q;
+    dq_err err = {0};
+    bool got = dq_queues_get(g->client, SUGGEST_FROM, &q, &err) == DQ_OK;
+
+    dq_health_unknown_queue(buf, size, g->queue, dq_client_endpoint(g->client), got ? &q : NULL);
+    if (got)
+        dq_queues_free(&q);
+}
+
+int
+cli_connect_queue(struct cli *g)
+{
+    dq_err err = {0};
+    bool known = false;
+    char msg[512];
+    int rc;
+
+    if ((rc = cli_connect(g)) != DQ_EXIT_OK)
+        return rc;
+    if (dq_queue_known(g->client, g->queue, &known, &err) != DQ_OK)
+        return cli_error(g, &err);
+    if (known)
+        return DQ_EXIT_OK;
+    cli_unknown_queue(g, msg, sizeof msg);
+    fprintf(stderr, "%s: ", g->prog);
+    cli_put_safe(stderr, msg, strlen(msg));
+    fputc('\n', stderr);
+    return DQ_EXIT_FAILED;
 }
 
 int

@@ -101,6 +101,10 @@ dq_health_verdict(const struct dq_health_facts *f, char *buf, size_t size)
 
     if (size > 0)
         buf[0] = '\0';
+    if (f->unknown_queue != NULL) {
+        problem(&v, DQ_HEALTH_BAD, "%s", f->unknown_queue);
+        return v.level;
+    }
     /* a pause explains everything else on the screen: it goes first */
     if (s->paused)
         pause_problem(&v, s);
@@ -154,6 +158,108 @@ dq_health_verdict(const struct dq_health_facts *f, char *buf, size_t size)
     if (v.n == 0)
         snprintf(buf, size, "all well");
     return v.level;
+}
+
+static unsigned char
+lower(unsigned char c)
+{
+    return c >= 'A' && c <= 'Z' ? (unsigned char)(c - 'A' + 'a') : c;
+}
+
+/* Optimal string alignment distance (Levenshtein plus swapped neighbours), letter case
+ * ignored; both at most DQ_QUEUE_NAME_MAX bytes (longer ones compare as far apart). */
+static int
+distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    int rows[3][DQ_QUEUE_NAME_MAX + 1];
+
+    if (la > DQ_QUEUE_NAME_MAX || lb > DQ_QUEUE_NAME_MAX)
+        return DQ_QUEUE_NAME_MAX;
+    int *pp = rows[0], *prev = rows[1], *cur = rows[2];
+    for (size_t j = 0; j <= lb; j++)
+        prev[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int cost = lower((unsigned char)a[i - 1]) != lower((unsigned char)b[j - 1]);
+            int d = prev[j] + 1;
+            d = cur[j - 1] + 1 < d ? cur[j - 1] + 1 : d;
+            d = prev[j - 1] + cost < d ? prev[j - 1] + cost : d;
+            if (i > 1 && j > 1 &&
+                lower((unsigned char)a[i - 1]) == lower((unsigned char)b[j - 2]) &&
+                lower((unsigned char)a[i - 2]) == lower((unsigned char)b[j - 1]) &&
+                pp[j - 2] + 1 < d)
+                d = pp[j - 2] + 1;
+            cur[j] = d;
+        }
+        int *t = pp;
+        pp = prev;
+        prev = cur;
+        cur = t;
+    }
+    return prev[lb];
+}
+
+void
+dq_health_unknown_queue(char *buf, size_t size, const char *queue, const char *where,
+                        const dq_queues *known)
+{
+    size_t qlen = strlen(queue), n = known != NULL ? known->n : 0;
+    int most = qlen <= 3 ? 1 : qlen <= 7 ? 2 : 3, best = most + 1;
+    size_t pick[3], npick = 0;
+    int len;
+
+    if (size == 0)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        int d = distance(queue, known->names[i]);
+        if (d > most || d >= (int)qlen || strcmp(queue, known->names[i]) == 0)
+            continue;
+        if (d < best) {
+            best = d;
+            npick = 0;
+        }
+        if (d == best && npick < 3)
+            pick[npick++] = i;
+    }
+    len = snprintf(buf, size, "queue \"%s\" is not known on %s", queue, where);
+    for (size_t i = 0; i < npick; i++) {
+        if (len < 0 || (size_t)len >= size)
+            return;
+        len += snprintf(buf + len, size - (size_t)len, "%s%s",
+                        i == 0           ? " (did you mean "
+                        : i + 1 == npick ? " or "
+                                         : ", ",
+                        known->names[pick[i]]);
+    }
+    if (npick > 0) {
+        if (len >= 0 && (size_t)len < size)
+            snprintf(buf + len, size - (size_t)len, "?)");
+        return;
+    }
+    if (known == NULL)
+        return;
+    int64_t total = known->total;
+    if (total <= 0 || n == 0) {
+        if (len >= 0 && (size_t)len < size)
+            snprintf(buf + len, size - (size_t)len, " (no queue is known there yet)");
+        return;
+    }
+    size_t shown = n < 4 ? n : 4;
+    for (size_t i = 0; i < shown; i++) {
+        if (len < 0 || (size_t)len >= size)
+            return;
+        len += snprintf(buf + len, size - (size_t)len, "%s%s", i == 0 ? " (known: " : ", ",
+                        known->names[i]);
+    }
+    if (len >= 0 && (size_t)len < size) {
+        if (total > (int64_t)shown)
+            snprintf(buf + len, size - (size_t)len, " and %lld more)",
+                     (long long)(total - (int64_t)shown));
+        else
+            snprintf(buf + len, size - (size_t)len, ")");
+    }
 }
 
 int64_t

@@ -32,6 +32,9 @@ struct dq_health_facts {
     int64_t max_running_ms;     /* a task running longer is a problem */
     int64_t long_running;       /* tasks seen running longer than that */
     int64_t longest_running_ms; /* the longest of them; < 0: not known */
+    /* the queue is not known on the server (dq_queue_known): the sentence
+     * dq_health_unknown_queue wrote (borrowed), else NULL */
+    const char *unknown_queue;
 };
 
 /*
@@ -41,9 +44,24 @@ struct dq_health_facts {
  * due, the oldest due over its limit, expired leases, failing over a threshold in the
  * outcome window ("failing 62% over 5m (41/min), 88% 'error: card declined'"), the
  * far-future backlog over its limit. WARN: paused, no worker registered, some workers
- * lost, Redis memory over its share. `stats --check` fails on BAD (and on a pause).
+ * lost, Redis memory over its share. `stats --check` fails on BAD (and on a pause). A
+ * queue that is not known is BAD and that sentence alone: nothing else can be said of it.
  */
 enum dq_health_level dq_health_verdict(const struct dq_health_facts *f, char *buf, size_t size);
+
+/*
+ * The sentence for a queue that is not known (dq_queue_known) on @where (the server,
+ * dq_client_endpoint), into @buf (snprintf semantics), with a way out:
+ *   queue "billng" is not known on 127.0.0.1:6379 (did you mean billing?)
+ * A suggestion when registered names in @known are close to @queue (edit distance,
+ * letter case and swapped neighbours counting one: up to 1 for names of 1-3 bytes, 2 for
+ * 4-7, 3 beyond, and less than the name's length), the closest ones, at most three;
+ * otherwise up to four registered names ("known: a, b, c, d and 2 more"), or "(no queue
+ * is known there yet)". @known as dq_queues_get() filled it (sorted; total may be more
+ * than its names); NULL: no names could be read, and nothing is added.
+ */
+void dq_health_unknown_queue(char *buf, size_t size, const char *queue, const char *where,
+                             const dq_queues *known);
 
 /* The latest beat among the workers @w lists (server ms), or -1 when it lists none: the
  * verdict's last_beat_ms, for "no live worker for 3m12s". */

@@ -65,6 +65,8 @@ struct frame {
     unsigned keys;  /* first pass: KEY_* bits of the keys so far */
     bool map;
     size_t open; /* offset of the brace: one past the depth limit must be reserved */
+    /* first pass, for the path in a number's error: the last key's token in the text */
+    size_t key_at, key_len;
 };
 
 struct num {
@@ -105,7 +107,7 @@ static int fail_at(struct parser *ps, size_t at, const char *fmt, ...) DQ_PRINTF
 static int
 fail_at(struct parser *ps, size_t at, const char *fmt, ...)
 {
-    char what[160];
+    char what[224];
     va_list ap;
     size_t line = 1, col = 1;
 
@@ -131,6 +133,88 @@ fail_oom(struct parser *ps)
     return ps->rc;
 }
 
+/* The longest path a number's error shows, in bytes; a deeper one keeps its tail. */
+#define JSON_PATH_MAX 64
+
+/*
+ * The path of the value being read, JSONPath style: "$", then ".key" for a key of
+ * letters, digits, '_', '$' and '-', ["key"] (the key's JSON token as written) for any
+ * other key, and [N] for an array element. Only the first pass keeps what this needs
+ * (a number's range is checked there). A path over JSON_PATH_MAX bytes becomes "$(...)"
+ * and its last whole steps; a key over 24 bytes is cut (at a character): ["key..."].
+ * The text was checked as UTF-8 before it got here, so the result is UTF-8.
+ */
+static void
+path_of(const struct parser *ps, char *dst, size_t cap)
+{
+    char full[(DQ_JSON_MAX_DEPTH + 1) * 40];
+    size_t step[DQ_JSON_MAX_DEPTH + 1], n = 0;
+
+    for (int d = 0; d < ps->depth && n + 40 < sizeof full; d++) {
+        const struct frame *f = &ps->stack[d];
+        step[d] = n;
+        if (!f->map) {
+            n += (size_t)snprintf(full + n, sizeof full - n, "[%" PRIu64 "]",
+                                  f->count > 0 ? f->count - 1 : 0);
+            continue;
+        }
+        if (f->key_len < 2 || ps->text[f->key_at] != '"') { /* not found: say so */
+            n += (size_t)snprintf(full + n, sizeof full - n, "[?]");
+            continue;
+        }
+        const unsigned char *k = ps->text + f->key_at + 1; /* inside the quotes */
+        size_t klen = f->key_len - 2;
+        bool plain = klen > 0;
+        for (size_t j = 0; j < klen; j++)
+            plain = plain &&
+                    ((k[j] >= 'a' && k[j] <= 'z') || (k[j] >= 'A' && k[j] <= 'Z') ||
+                     (k[j] >= '0' && k[j] <= '9') || k[j] == '_' || k[j] == '$' || k[j] == '-');
+        /* at most 24 bytes of the key, whole characters only; the message reaches
+         * terminals, so DEL, C1 controls and bidi overrides are written as \uXXXX (raw
+         * control characters cannot be in a JSON string) */
+        char shown[40];
+        size_t slen = 0, i = 0;
+        while (i < klen) {
+            uint32_t cp = k[i];
+            size_t len = k[i] < 0x80 ? 1 : dq_utf8_decode(k + i, klen - i, &cp);
+            char one[12];
+            size_t olen;
+            if (len == 0)
+                len = 1; /* not reached: check_string() let only UTF-8 through */
+            if (cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||
+                (cp >= 0x2066 && cp <= 0x2069))
+                olen = (size_t)snprintf(one, sizeof one, "\\u%04" PRIx32, cp);
+            else
+                memcpy(one, k + i, olen = len);
+            if (slen + olen > 24)
+                break;
+            memcpy(shown + slen, one, olen);
+            slen += olen;
+            i += len;
+        }
+        if (i < klen)
+            plain = false;
+        full[n++] = plain ? '.' : '[';
+        if (!plain)
+            full[n++] = '"';
+        memcpy(full + n, shown, slen);
+        n += slen;
+        if (i < klen) {
+            memcpy(full + n, "...", 3);
+            n += 3;
+        }
+        if (!plain) {
+            full[n++] = '"';
+            full[n++] = ']';
+        }
+    }
+    full[n] = '\0';
+    size_t from = 0;
+    for (int d = 0; d < ps->depth && n - from > JSON_PATH_MAX - 6; d++)
+        from = d + 1 < ps->depth ? step[d + 1] : n;
+    snprintf(dst, cap, "$%s%s", from > 0 ? "(...)" : "", full + from);
+}
+
 /* Where yajl stands in the text: just past the token it reported. */
 static size_t
 here(const struct parser *ps)
@@ -147,7 +231,9 @@ token_start(const struct parser *ps)
 {
     size_t i = ps->prev_end;
 
-    while (i < ps->len && strchr(" \t\r\n,:", ps->text[i]) != NULL && ps->text[i] != '\0')
+    /* yajl 2.1 also takes \v and \f for whitespace: skipped too, or a string token
+     * after one would not be found (and not checked) */
+    while (i < ps->len && strchr(" \t\r\n\v\f,:", ps->text[i]) != NULL && ps->text[i] != '\0')
         i++;
     return i;
 }
@@ -232,10 +318,30 @@ check_string(struct parser *ps, const unsigned char *s, size_t len)
     return DQ_OK;
 }
 
-/* strtod() in the C locale, whatever setlocale() the host program made. */
+/* A number's text for a message: at most 24 bytes, then "...". */
+static int
+shown_len(size_t len)
+{
+    return (int)(len <= 24 ? len : 21);
+}
+
+static const char *
+shown_more(size_t len)
+{
+    return len <= 24 ? "" : "...";
+}
+
+/*
+ * strtod() in the C locale, whatever setlocale() the host program made. A double is
+ * what the text says rounded to 53 bits, but never something else entirely: beyond
+ * DBL_MAX (it would be inf) or so small that it reads as 0 while a digit is not 0 (an
+ * underflow) is refused, with the value's path.
+ */
 static int
 to_double(struct parser *ps, const char *s, size_t len, double *v)
 {
+    char path[JSON_PATH_MAX + 8];
+
     dq_buf_reset(&ps->num);
     dq_buf_append(&ps->num, s, len);
     if (ps->num.failed)
@@ -248,20 +354,34 @@ to_double(struct parser *ps, const char *s, size_t len, double *v)
     locale_t old = uselocale(ps->c_locale);
     *v = strtod(ps->num.data, NULL);
     uselocale(old);
-    if (isinf(*v))
-        return fail_at(ps, token_start(ps), "number %.*s is too large for a double",
-                       (int)(len < 40 ? len : 40), s);
+    bool nonzero = false;
+    for (size_t i = 0; i < len && s[i] != 'e' && s[i] != 'E'; i++)
+        nonzero = nonzero || (s[i] >= '1' && s[i] <= '9');
+    if (isinf(*v) || (*v == 0 && nonzero)) {
+        path_of(ps, path, sizeof path);
+        return fail_at(ps, token_start(ps),
+                       isinf(*v) ? "%s: number %.*s%s is too large for a double (limit %s)"
+                                 : "%s: number %.*s%s is too small for a double (it would be 0; "
+                                   "limit %s)",
+                       path, shown_len(len), s, shown_more(len),
+                       isinf(*v) ? "1.7976931348623157e308" : "4.9406564584124654e-324");
+    }
     return DQ_OK;
 }
 
-/* A number as yajl lexed it (valid JSON number syntax): exact when it is an integer
- * that fits 64 bits, a double otherwise. */
+/*
+ * A number as yajl lexed it (valid JSON number syntax): an integer (no fraction, no
+ * exponent) is exact or refused, so it must fit int64 or uint64; anything else is a
+ * double. Refusing keeps a 20-digit id from turning silently into a nearby double;
+ * the message says to quote it.
+ */
 static int
 to_num(struct parser *ps, const char *s, size_t len, struct num *n)
 {
     size_t i = 0;
     bool neg = false, overflow = false;
     uint64_t mag = 0;
+    char path[JSON_PATH_MAX + 8];
 
     if (i < len && s[i] == '-') {
         neg = true;
@@ -274,17 +394,22 @@ to_num(struct parser *ps, const char *s, size_t len, struct num *n)
         else
             mag = mag * 10 + d;
     }
-    if (i == len && !overflow) {
-        if (!neg) {
+    if (i == len) {
+        if (!overflow && !neg) {
             n->type = NUM_UINT;
             n->u = mag;
             return DQ_OK;
         }
-        if (mag <= (uint64_t)INT64_MAX + 1) {
+        if (!overflow && mag <= (uint64_t)INT64_MAX + 1) {
             n->type = NUM_INT;
             n->i = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag;
             return DQ_OK;
         }
+        path_of(ps, path, sizeof path);
+        return fail_at(ps, token_start(ps),
+                       "%s: integer %.*s%s is outside %" PRId64 "..%" PRIu64
+                       " (quote it to keep it exact)",
+                       path, shown_len(len), s, shown_more(len), INT64_MIN, UINT64_MAX);
     }
     n->type = NUM_FLOAT;
     return to_double(ps, s, len, &n->f);
@@ -513,6 +638,8 @@ on_key(void *ctx, const unsigned char *s, size_t len)
     } else {
         f->count++;
         f->keys |= key_bit(s, len);
+        f->key_at = token_start(ps);
+        f->key_len = here(ps) - f->key_at;
         if (ps->depth > DQ_JSON_MAX_DEPTH && (f->keys & KEY_OTHER) != 0)
             return done(ps, too_deep(ps));
     }
@@ -535,7 +662,7 @@ open_container(struct parser *ps, bool map)
         return fail_at(ps, at, "nesting deeper than %d", DQ_JSON_MAX_DEPTH);
     count_value(ps);
     struct frame *f = &ps->stack[ps->depth++];
-    *f = (struct frame){0, 0, 0, map, at};
+    *f = (struct frame){0, 0, 0, map, at, 0, 0};
     if (ps->out != NULL) {
         f->slot = ps->next++;
         const struct slot *s = &ps->slots[f->slot];

@@ -16,10 +16,12 @@
 #define DQ_JSON_MAX_DEPTH 64
 
 /*
- * Parses one JSON value (RFC 8259; UTF-8; surrounding whitespace allowed; anything else
- * trailing is an error) into msgpack appended to @out, in the smallest encoding.
- * Integers (no fraction, no exponent) that fit int64/uint64 → int/uint; other numbers →
- * float64 (a number too large for a double is an error); strings (with \uXXXX incl.
+ * Parses one JSON value (RFC 8259; UTF-8; surrounding whitespace allowed, where yajl
+ * also takes \v and \f; anything else trailing is an error) into msgpack appended to @out, in the
+ * smallest encoding. Numbers are exact or refused: an integer (no fraction, no exponent) →
+ * int/uint, and one outside -2^63..2^64-1 is an error (quote it); any other number → float64,
+ * rounded to nearest, and one that would read as inf or, with a digit that is not 0, as 0 is an
+ * error. These errors name the value's path ("$.a[2].n", see json.c); strings (with \uXXXX incl.
  * surrogate pairs; lone surrogates are an error) → str; objects → map (key order and
  * duplicate keys kept); arrays → array.
  *

@@ -96,7 +96,8 @@ is_cmd(const char *a, size_t len, const char *name)
 }
 
 /* The key that routes the command, for the commands delayq sends: the first key of a
- * script call, the key of a registry command. Others have no key (false). */
+ * script call, the key of a registry command or of EXISTS (dq_queue_known). Others have no key
+ * (false). */
 static bool
 command_key(int argc, const char **argv, const size_t *lens, const char **key, size_t *klen)
 {
@@ -116,7 +117,8 @@ command_key(int argc, const char **argv, const size_t *lens, const char **key, s
     }
     if (is_cmd(argv[0], l0, "SADD") || is_cmd(argv[0], l0, "SREM") ||
         is_cmd(argv[0], l0, "SCARD") || is_cmd(argv[0], l0, "SSCAN") ||
-        is_cmd(argv[0], l0, "SMEMBERS") || is_cmd(argv[0], l0, "SISMEMBER")) {
+        is_cmd(argv[0], l0, "SMEMBERS") || is_cmd(argv[0], l0, "SISMEMBER") ||
+        is_cmd(argv[0], l0, "EXISTS")) { /* EXISTS: keys of one queue, so of one slot */
         *key = argv[1];
         *klen = lens != NULL ? lens[1] : strlen(argv[1]);
         return true;

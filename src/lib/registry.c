@@ -5,6 +5,7 @@
  * purpose: it is written by its own command, never from inside a queue's script.
  */
 #include <hiredis.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +136,93 @@ dq_queues_get(dq_client *c, size_t most, dq_queues *out, dq_err *err)
     if (out->n > 1)
         qsort(out->names, out->n, sizeof *out->names, cmp_names);
     return DQ_OK;
+}
+
+/*
+ * The keys whose existence makes a queue known even when the registry lacks it (an
+ * SADD that failed, a `queues --forget`, a registry lost on a restore): every key a
+ * queue's scripts write except the channel `wake` and the per-task and per-group keys,
+ * which never exist without one of these. One slot, so one EXISTS, also on a cluster.
+ */
+static const char *const known_keys[] = {
+    "sched", "ids",    "inflight", "running", "failed", "failidx", "stats",
+    "seq",   "config", "audit",    "workers", "beats",  "pause",   "groups",
+};
+#define KNOWN_KEYS (sizeof known_keys / sizeof known_keys[0])
+
+/* Full SSCAN iterations of the registry are bounded by its size; this only guards
+ * against a server that never returns cursor 0. */
+#define KNOWN_SCAN_STEPS_MAX 100000
+
+/* Whether the registry holds @queue: SSCAN MATCH, since the viewer role may SSCAN but
+ * not SISMEMBER. A queue name has no glob character (* ? [ ] \ are not allowed in
+ * one), so MATCH compares it exactly. */
+static int
+registered(dq_client *c, const char *queue, bool *found, dq_err *err)
+{
+    long long cursor = 0;
+    int rc = DQ_OK;
+
+    *found = false;
+    for (int step = 0; step < KNOWN_SCAN_STEPS_MAX && rc == DQ_OK && !*found; step++) {
+        char cur[32];
+        const char *argv[7] = {"SSCAN", REGISTRY_KEY,    cur, "MATCH", queue,
+                               "COUNT", STR(DQ_STEP_MAX)};
+        size_t lens[7] = {5, sizeof REGISTRY_KEY - 1,    0, 5, strlen(queue),
+                          5, sizeof STR(DQ_STEP_MAX) - 1};
+        redisReply *r = NULL;
+        lens[2] = (size_t)snprintf(cur, sizeof cur, "%lld", cursor);
+        if ((rc = dq_conn_command(c, 7, argv, lens, &r, err)) != DQ_OK)
+            break;
+        if (r->type == REDIS_REPLY_ERROR) {
+            rc = dq_err_from_reply(err, "queues", r->str, r->len);
+        } else if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+                   r->element[0]->type != REDIS_REPLY_STRING ||
+                   r->element[1]->type != REDIS_REPLY_ARRAY) {
+            rc = dq_err_set(err, DQ_EPROTO, "queues: unexpected SSCAN reply");
+        } else {
+            const redisReply *items = r->element[1];
+            for (size_t i = 0; i < items->elements; i++)
+                if (items->element[i]->type == REDIS_REPLY_STRING &&
+                    strcmp(items->element[i]->str, queue) == 0)
+                    *found = true;
+            cursor = strtoll(r->element[0]->str, NULL, 10);
+        }
+        freeReplyObject(r);
+        if (cursor <= 0)
+            break;
+    }
+    return rc;
+}
+
+int
+dq_queue_known(dq_client *c, const char *queue, bool *known, dq_err *err)
+{
+    char names[KNOWN_KEYS][DQ_QUEUE_NAME_MAX + 16];
+    const char *argv[KNOWN_KEYS + 1] = {"EXISTS"};
+    size_t lens[KNOWN_KEYS + 1] = {6};
+    redisReply *r = NULL;
+    int rc = dq_queue_name_check(queue, err);
+
+    *known = false;
+    if (rc != DQ_OK)
+        return rc;
+    for (size_t i = 0; i < KNOWN_KEYS; i++) {
+        lens[i + 1] =
+            (size_t)snprintf(names[i], sizeof names[i], "dq:{%s}:%s", queue, known_keys[i]);
+        argv[i + 1] = names[i];
+    }
+    if ((rc = dq_conn_command(c, (int)KNOWN_KEYS + 1, argv, lens, &r, err)) != DQ_OK)
+        return rc;
+    if (r->type == REDIS_REPLY_INTEGER)
+        *known = r->integer > 0;
+    else
+        rc = r->type == REDIS_REPLY_ERROR ? dq_err_from_reply(err, "queues", r->str, r->len)
+                                          : dq_err_set(err, DQ_EPROTO, "queues: unexpected reply");
+    freeReplyObject(r);
+    if (rc == DQ_OK && !*known)
+        rc = registered(c, queue, known, err);
+    return rc;
 }
 
 int

@@ -11,6 +11,9 @@
 /* Worker records a refresh reads for the last beat (the counts cover every worker). */
 #define WORKERS_LOOKED 100
 
+/* Registered names read for the suggestion when the queue is not known. */
+#define UNKNOWN_SUGGEST_FROM 1000
+
 void
 model_init(struct model *m, const char *queue, const char *endpoint)
 {
@@ -65,10 +68,20 @@ model_snapshot(dq_client *c, const char *queue, int keep, const char *group,
         snprintf(out->node, sizeof out->node, "%s", dq_client_node(c, queue));
     if (rc == DQ_OK)
         rc = dq_server_info_get(c, &out->info, &err);
+    bool known = true;
+    const dq_stats *st = &out->stats;
+    /* counts or counters mean the queue is in use: no call needed to know it exists */
+    if (rc == DQ_OK && st->due + st->future + st->inflight + st->failed + st->enqueued == 0 &&
+        !st->paused)
+        rc = dq_queue_known(c, queue, &known, &err);
     if (rc == DQ_OK) {
         dq_queues q;
-        rc = dq_queues_get(c, 0, &q, &err);
+        /* the names only for the suggestion of a queue that is not known */
+        rc = dq_queues_get(c, known ? 0 : UNKNOWN_SUGGEST_FROM, &q, &err);
         out->nqueues = q.total;
+        if (rc == DQ_OK && !known)
+            dq_health_unknown_queue(out->unknown, sizeof out->unknown, queue, dq_client_endpoint(c),
+                                    &q);
         dq_queues_free(&q);
     }
     if (rc == DQ_OK) {
@@ -154,6 +167,7 @@ model_apply(struct model *m, struct snapshot *snap)
     m->nqueues = snap->nqueues;
     memcpy(m->node, snap->node, sizeof m->node);
     m->workers = snap->workers;
+    memcpy(m->unknown, snap->unknown, sizeof m->unknown);
     if (snap->got_config) {
         m->config = snap->config;
         m->config_ms = s->now_ms;

@@ -47,6 +47,9 @@ struct model {
      * until read, then read again every MODEL_CONFIG_EVERY_MS (model_wants_config) */
     dq_config config;
     int64_t config_ms; /* server time of the refresh that read it; -1: not read yet */
+    /* the queue is not known on the server (dq_queue_known): why, in the words of
+     * dq_health_unknown_queue, for the header's badge and the verdict; "" when known */
+    char unknown[400];
 };
 
 /* How often a refresh also reads the queue's config (one more Redis call): the
@@ -73,13 +76,16 @@ struct snapshot {
     struct worker_summary workers;
     bool got_config; /* config was read (asked for, and the read succeeded) */
     dq_config config;
+    char unknown[400]; /* as model.unknown */
 };
 
 /*
  * Fetches stats, server info, the number of queues, the worker registry's counts and a
  * page of each pane but @keep (Failed: of error group @group when not NULL or "") (from @offsets,
  * @limits rows) in 8 Redis calls, whatever the queue's size; with @config, a 9th reads the queue's
- * config (a failure of that one only leaves got_config false). Touches nothing but @out, so it may
+ * config (a failure of that one only leaves got_config false). A queue whose stats show no use
+ * at all is asked about (dq_queue_known, 1 or 2 calls more), and when it is not known the
+ * registry's names are read for the suggestion. Touches nothing but @out, so it may
  * run on another thread than the one that draws. Returns out->rc.
  */
 int model_snapshot(dq_client *c, const char *queue, int keep, const char *group,

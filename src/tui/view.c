@@ -126,8 +126,12 @@ render_title(const struct model *m, const struct ui *ui, struct grid *g)
         badges += 11;
     if (m->stats.paused)
         badges += 8;
+    if (m->unknown[0] != '\0')
+        badges += 15;
     if (badges > 0 && g->cols > badges) {
         int at = g->cols - badges;
+        if (m->unknown[0] != '\0') /* a typo must not look like an idle queue */
+            at += grid_puts(g, 0, at, 15, bar | GRID_BOLD | color(ui, GRID_RED), " UNKNOWN QUEUE ");
         if (m->stats.paused)
             at += grid_puts(g, 0, at, 8, bar | GRID_BOLD | color(ui, GRID_RED), " PAUSED ");
         if (ui->read_only)
@@ -221,7 +225,8 @@ render_verdict(const struct model *m, const struct ui *ui, struct grid *g)
                                 .last_beat_ms = m->workers.last_beat_ms,
                                 .retry_rate = m->have_data ? m->retry_rate : -1,
                                 .max_running_ms = m->config.alert_running_ms,
-                                .longest_running_ms = -1};
+                                .longest_running_ms = -1,
+                                .unknown_queue = m->unknown[0] != '\0' ? m->unknown : NULL};
     /* what the pages shown tell: a hung handler, why tasks wait to retry */
     const dq_page *inf = &m->pages[PANE_INFLIGHT], *fut = &m->pages[PANE_FUTURE];
     for (size_t i = 0; i < inf->n; i++) {

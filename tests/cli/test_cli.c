@@ -957,10 +957,11 @@ enqueue_bad_input(void **state)
     ASSERT_EXIT(&r, 2);
     ASSERT_HAS(r.err, "--bogus");
 
-    /* none of these reached the queue */
+    /* none of these reached the queue: it was not even made */
     RUN(&r, "stats", "-q", q, "--json");
-    ASSERT_EXIT(&r, 0);
-    assert_int_equal(json_int(r.out, "enqueued"), 0);
+    ASSERT_EXIT(&r, 1);
+    ASSERT_HAS(r.err, "is not known");
+    assert_int_equal(r.out_len, 0);
     result_free(&r);
 }
 
@@ -1095,9 +1096,10 @@ queues_lists_used_queues(void **state)
              "{\"queue\":\"%s\",\"due\":1,\"future\":1,\"inflight\":0,\"failed\":1}", q);
     ASSERT_HAS(r.out, line);
 
-    /* stats of a typo is not a use: the queue list does not grow */
+    /* stats of a typo is not a use: refused, and the queue list does not grow */
     RUN(&r, "stats", "-q", "no-such-queue-typo");
-    ASSERT_EXIT(&r, 0);
+    ASSERT_EXIT(&r, 1);
+    ASSERT_HAS(r.err, "queue \"no-such-queue-typo\" is not known on ");
     RUN(&r, "queues");
     ASSERT_LACKS(r.out, "no-such-queue-typo");
 
@@ -1113,6 +1115,82 @@ queues_lists_used_queues(void **state)
     result_free(&r);
 }
 
+/* An operator command on a queue nothing has made is a typo until shown otherwise: exit
+ * 1 naming the queue, the server and the close registered name, never an empty answer
+ * ("requeued 0", "all well"). Known means registered or having any key. */
+static void
+unknown_queues_are_named(void **state)
+{
+    static const char *const cmds[][4] = {
+        {"stats"},         {"stats", "--check"}, {"stats", "--json"}, {"ls", "due"},
+        {"show", "7"},     {"requeue", "--all"}, {"requeue", "7"},    {"drop", "--all-failed"},
+        {"pause"},         {"resume"},           {"config"},          {"errors"},
+        {"export", "due"}, {"workers"},          {"audit"},
+    };
+    struct result r = {0};
+    char q[96], typo[96], want[3000], cmd[64], other[96];
+    const char *where = g_redis.url + strlen("redis://");
+
+    (void)state;
+    test_queue_name(q, sizeof q, "billing");
+    test_queue_name(typo, sizeof typo, "billng");
+    RUN(&r, "enqueue", "-q", q, "--delay", "1h", "--json", "1");
+    ASSERT_EXIT(&r, 0);
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        const char *const *c = cmds[i];
+        RUN(&r, c[0], c[1] ? c[1] : "-q", c[1] ? "-q" : typo, c[1] ? typo : NULL);
+        snprintf(cmd, sizeof cmd, "%s%s%s", c[0], c[1] ? " " : "", c[1] ? c[1] : "");
+        if (r.status != 1)
+            fail_msg("%s: exit %d, want 1 (stderr: %s)", cmd, r.status, r.err);
+        snprintf(want, sizeof want,
+                 "delayq %s: queue \"%s\" is not known on %s (did you mean %s?)\n", c[0], typo,
+                 where, q);
+        if (strcmp(r.err, want) != 0)
+            fail_msg("%s: stderr\n%s\nwant\n%s", cmd, r.err, want);
+        assert_int_equal(r.out_len, 0);
+    }
+    /* nothing close: some registered names instead */
+    RUN(&r, "stats", "-q", "zz-nothing-like-it");
+    ASSERT_EXIT(&r, 1);
+    ASSERT_HAS(r.err, "queue \"zz-nothing-like-it\" is not known on ");
+    ASSERT_HAS(r.err, " (known: ");
+    /* none of it made the typo a queue */
+    RUN(&r, "queues");
+    ASSERT_LACKS(r.out, typo);
+
+    /* known without the registry: its keys exist (forgotten, or an SADD that failed) */
+    RUN(&r, "queues", "--forget", q);
+    ASSERT_EXIT(&r, 0);
+    RUN(&r, "stats", "-q", q, "--json");
+    ASSERT_EXIT(&r, 0);
+    assert_int_equal(json_int(r.out, "future"), 1);
+    /* and registered without keys (a worker that never got a task) */
+    test_queue_name(other, sizeof other, "idle");
+    const char *sadd[] = {"SADD", "dq:queues", other};
+    assert_int_equal(test_redis_int(&g_redis, 3, sadd), 1);
+    RUN(&r, "ls", "due", "-q", other);
+    ASSERT_EXIT(&r, 0);
+    /* config with FIELD=VALUE prepares a new queue; reading it back then works */
+    test_queue_name(other, sizeof other, "prepared");
+    RUN(&r, "config", "-q", other, "max_attempts=3");
+    ASSERT_EXIT(&r, 0);
+    RUN(&r, "stats", "-q", other, "--check");
+    ASSERT_EXIT(&r, 0);
+    result_free(&r);
+}
+
+/* Makes @q known but empty the way an operator prepares a queue before its producers
+ * run: a config change (max_attempts to its default, 25). */
+static void
+make_known(const char *q)
+{
+    struct result r = {0};
+
+    RUN(&r, "config", "-q", q, "max_attempts=25");
+    ASSERT_EXIT(&r, 0);
+    result_free(&r);
+}
+
 static void
 stats_check_far_future(void **state)
 {
@@ -1121,6 +1199,12 @@ stats_check_far_future(void **state)
 
     (void)state;
     test_queue_name(q, sizeof q, "check-far");
+    /* a queue nothing has made fails the check (a typo in a health check must not pass) */
+    RUN(&r, "stats", "-q", q, "--check");
+    ASSERT_EXIT(&r, 1);
+    assert_one_line(&r);
+    ASSERT_HAS(r.err, "is not known on ");
+    make_known(q);
     RUN(&r, "stats", "-q", q, "--check");
     ASSERT_EXIT(&r, 0);
     ASSERT_HAS(r.out, "ok");
@@ -1170,6 +1254,7 @@ stats_check_oldest_due(void **state)
 
     (void)state;
     test_queue_name(q, sizeof q, "check-age");
+    make_known(q);
     RUN(&r, "stats", "-q", q, "--check", "--max-oldest-due", "1ms");
     ASSERT_EXIT(&r, 0); /* nothing due, nothing old */
 
@@ -1211,14 +1296,14 @@ stats_check_takes_the_queues_thresholds(void **state)
 
     (void)state;
     test_queue_name(q, sizeof q, "check-cfg");
+    RUN(&r, "enqueue", "-q", q, "--json", "1");
+    ASSERT_EXIT(&r, 0);
     RUN(&r, "config", "-q", q);
     ASSERT_EXIT(&r, 0);
     ASSERT_HAS(r.out, "alert_oldest_due_ms 300000 (5m00s)\n");
     ASSERT_HAS(r.out, "alert_far_future  100000\n");
     ASSERT_HAS(r.out, "alert_running_ms  300000 (5m00s)\n");
     ASSERT_HAS(r.out, "alert_memory_pct  90\n");
-    RUN(&r, "enqueue", "-q", q, "--json", "1");
-    ASSERT_EXIT(&r, 0);
     w = (struct age_wait){.q = q, .min_age = 5};
     assert_true(wait_until(oldest_due_older, &w, 5000, "the due task to be older than 5 ms"));
     RUN(&r, "stats", "-q", q, "--check");
@@ -1734,6 +1819,12 @@ config_read_and_write(void **state)
 
     (void)state;
     test_queue_name(q, sizeof q, "config");
+    /* reading the config of a queue nothing made is a typo; setting it makes the queue */
+    RUN(&r, "config", "-q", q);
+    ASSERT_EXIT(&r, 1);
+    ASSERT_HAS(r.err, "is not known on ");
+    RUN(&r, "enqueue", "-q", q, "--delay", "1h", "--json", "1"); /* never claimed below */
+    ASSERT_EXIT(&r, 0);
     RUN(&r, "config", "-q", q);
     ASSERT_EXIT(&r, 0);
     ASSERT_HAS(r.out, "failed_retention  100000\n");
@@ -1958,6 +2049,8 @@ unreachable_server(void **state)
     ASSERT_HAS(r.err, "--timeout");
 
     /* the environment gives the URL, and --url wins over it */
+    RUN(&r, "enqueue", "-q", q, "--json", "1");
+    ASSERT_EXIT(&r, 0);
     run_full(ARGV("DELAYQ_URL=redis://127.0.0.1:1"), NULL, 0,
              ARGV("stats", "-q", q, "--url", g_redis.url, "--json"), RUN_TIMEOUT_MS, &r);
     ASSERT_EXIT(&r, 0);
@@ -2018,6 +2111,8 @@ paused_server_times_out(void **state)
 
     (void)state;
     test_queue_name(q, sizeof q, "paused");
+    RUN(&r, "enqueue", "-q", q, "--json", "1"); /* "works again" below needs a queue */
+    ASSERT_EXIT(&r, 0);
     rep = test_redis_cmd(&g_redis, 3, pause);
     assert_non_null(rep);
     assert_int_equal(rep->type, REDIS_REPLY_STATUS);
@@ -2109,6 +2204,52 @@ help_and_usage(void **state)
 /* msgpack {"total":"12.50"} */
 static const char mp_total_old[] = "\x81\xa5total\xa5"
                                    "12.50";
+
+/* Numbers are exact or refused: an integer past 64 bits is not stored as a nearby double
+ * (enqueue, and requeue --json / --file), with the path and the limit, exit 2, nothing
+ * written; a double that would be inf is refused the same way. */
+static void
+json_numbers_exact_or_refused(void **state)
+{
+    struct result r = {0};
+    char q[96], path[300];
+
+    (void)state;
+    test_queue_name(q, sizeof q, "json-num");
+    lib_make_failed(q, "inv", mp_total_old, sizeof mp_total_old - 1, "total does not add up", "");
+    RUN(&r, "enqueue", "-q", q, "--json", "{\"n\":18446744073709551615}");
+    ASSERT_EXIT(&r, 0);
+    RUN(&r, "enqueue", "-q", q, "--json", "{\"n\":18446744073709551616}");
+    ASSERT_EXIT(&r, 2);
+    assert_int_equal(r.out_len, 0);
+    assert_one_line(&r);
+    ASSERT_HAS(r.err, "json: $.n: integer 18446744073709551616 is outside "
+                      "-9223372036854775808..18446744073709551615");
+    RUN(&r, "enqueue", "-q", q, "--json", "[0,{\"x\":-1e400}]");
+    ASSERT_EXIT(&r, 2);
+    ASSERT_HAS(r.err, "json: $[1].x: number -1e400 is too large for a double");
+    RUN(&r, "stats", "-q", q, "--json");
+    ASSERT_EXIT(&r, 0);
+    assert_int_equal(json_int(r.out, "enqueued"), 2); /* "inv" and the first one */
+
+    RUN(&r, "requeue", "inv", "-q", q, "--json", "{\"total\":99999999999999999999}");
+    ASSERT_EXIT(&r, 2);
+    ASSERT_HAS(r.err, "--json: json: $.total: integer 99999999999999999999 is outside ");
+    ASSERT_HAS(r.err, "nothing changed");
+    snprintf(path, sizeof path, "%s/json-num.json", g_redis.dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"total\": [1, -9223372036854775809]}", f);
+    fclose(f);
+    RUN(&r, "requeue", "inv", "-q", q, "--file", path);
+    ASSERT_EXIT(&r, 2);
+    ASSERT_HAS(r.err, "--file: json: $.total[1]: integer -9223372036854775809 is outside ");
+    RUN(&r, "show", "inv", "-q", q, "--json");
+    ASSERT_HAS(r.out, "\"state\":\"failed\"");
+    ASSERT_HAS(r.out, "\"payload\":{\"total\":\"12.50\"}");
+    unlink(path);
+    result_free(&r);
+}
 
 static void
 requeue_with_a_new_payload(void **state)
@@ -2242,6 +2383,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(enqueue_json_round_trips),
+        cmocka_unit_test(json_numbers_exact_or_refused),
         cmocka_unit_test(enqueue_stdin_is_byte_exact),
         cmocka_unit_test(enqueue_file_is_byte_exact),
         cmocka_unit_test(enqueue_duplicate_id),
@@ -2265,6 +2407,7 @@ main(void)
         cmocka_unit_test(paused_server_times_out),
         cmocka_unit_test(help_and_usage),
         cmocka_unit_test(queues_lists_used_queues),
+        cmocka_unit_test(unknown_queues_are_named),
         cmocka_unit_test(requeue_with_a_new_payload),
         cmocka_unit_test(requeue_refuses_a_task_changed_meanwhile),
     };

@@ -489,6 +489,11 @@ cli_insecure_connects_and_warns(void **state)
     struct run r;
 
     (void)state;
+    /* stats needs a queue the server knows: the default one, made the way a user would */
+    const char *make[] = {"enqueue",    "--url",  tls_redis.url, "--tls-ca",
+                          tls_redis.ca, "--json", "1",           NULL};
+    run(NULL, make, &r);
+    ASSERT_RUN(&r, 0, "");
     const char *args[] = {"stats",          "--url", tls_redis.url, "--tls-ca", tls_redis.other_ca,
                           "--tls-insecure", NULL};
     run(NULL, args, &r);
@@ -528,6 +533,12 @@ client_certificate_required(void **state)
     const char *none[] = {"stats", "--url", own.url, "--tls-ca", own.ca, NULL};
     run(NULL, none, &r);
     ASSERT_RUN(&r, 3, "certificate");
+    /* the stats below need a queue the server knows: the default one */
+    const char *make[] = {
+        "enqueue",       "--url",     own.url,        "--tls-ca", own.ca, "--tls-cert",
+        own.client_cert, "--tls-key", own.client_key, "--json",   "1",    NULL};
+    run(NULL, make, &r);
+    ASSERT_RUN(&r, 0, "");
     const char *given[] = {"stats",      "--url",         own.url,     "--tls-ca",     own.ca,
                            "--tls-cert", own.client_cert, "--tls-key", own.client_key, NULL};
     run(NULL, given, &r);

@@ -56,6 +56,12 @@ expect() { # expect NAME RC GREP-IN-OUT-OR-ERR
 
 dq --profile prod enqueue --json '{"a":1}'
 expect "--profile prod connects as its user with its password-file" 0 1
+# the queues the stats below read, made the way a producer would (stats refuses a queue
+# the server does not know)
+for q in invoices jobs audit default; do
+  dq --profile prod enqueue -q "$q" --json 1
+  expect "... and makes queue $q" 0 ""
+done
 dq --profile prod stats
 expect "... to its queue" 0 "queue        emails at 127.0.0.1:$redis_port"
 dq --profile=prod stats

@@ -114,6 +114,13 @@ refused viewer "'evalsha'" drop "$id"
 refused viewer "'evalsha'" pause
 refused viewer "'evalsha'" config max_attempts=5
 refused viewer "'srem'" queues --forget emails
+# a queue nothing made is named, with the close one: reads only (EXISTS, SSCAN)
+"$bin" stats --url "$(url viewer)" -q emials >"$work/out" 2>"$work/err" </dev/null
+rc=$?
+if [ "$rc" -eq 1 ] && grep -qF 'queue "emials" is not known on 127.0.0.1:' "$work/err" &&
+   grep -qF '(did you mean emails?)' "$work/err"; then
+  ok "viewer: stats of an unknown queue is exit 1, naming the close one"
+else bad "viewer: stats of an unknown queue (rc $rc: $(cat "$work/err"))"; fi
 stop_pid "$mpid"
 # reads_only LOG PREFIX NAME: every command that the connections named PREFIX* sent
 # (MONITOR hides AUTH but shows each connection's CLIENT SETNAME; nothing else connects

@@ -336,6 +336,16 @@ tm send-keys -t top q
 gone() { ! tm has-session -t top 2>/dev/null; }
 if wait_for gone; then ok "q quits"; else bad "quit"; fi
 
+# 8-. a queue the server does not know (a typo) opens, marked: the badge, and a verdict
+# that names the close queue instead of "all well"
+wait_for session top 140 40 "$bin top -q dmeo --refresh 250ms"
+if wait_for screen_has " UNKNOWN QUEUE" && screen_has '!! queue "dmeo" is not known on 127.0.0.1:' &&
+   screen_has "(did you mean demo?)" && screen_lacks "all well"; then
+  ok "top -q dmeo: UNKNOWN QUEUE badge, the verdict says did you mean demo"
+else bad "unknown queue in top"; fi
+tm send-keys -t top q
+wait_for gone || bad "quit from the unknown queue"
+
 # 8a. without -q or $DELAYQ_QUEUE, the unused default queue opens the picker by itself
 wait_for session top 140 40 "env -u DELAYQ_QUEUE $bin top"
 if wait_for screen_has "queues on 127.0.0.1:" && screen_has "demo" && screen_has "other"; then

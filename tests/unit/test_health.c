@@ -172,6 +172,69 @@ failing_over_the_window(void **state)
     assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_OK);
 }
 
+/* The unknown-queue sentence of @queue over the registered names @list ("a,b,c"; NULL:
+ * none could be read), @total of them in the registry. */
+static void
+unknown_is(const char *queue, const char *list, int64_t total, const char *want)
+{
+    char text[256], *names[16];
+    dq_queues q = {names, 0, total};
+    char buf[512];
+
+    snprintf(text, sizeof text, "%s", list != NULL ? list : "");
+    for (char *p = strtok(text, ","); p != NULL && q.n < 16; p = strtok(NULL, ","))
+        names[q.n++] = p;
+    dq_health_unknown_queue(buf, sizeof buf, queue, "127.0.0.1:6379", list != NULL ? &q : NULL);
+    assert_string_equal(buf, want);
+}
+
+static void
+unknown_queue_sentence(void **state)
+{
+    const char *reg = "billing,emails,reports,webhooks,zeta";
+    (void)state;
+
+    /* a missing, swapped or case-changed letter suggests the close name */
+    unknown_is("billng", reg, 5,
+               "queue \"billng\" is not known on 127.0.0.1:6379 (did you mean billing?)");
+    unknown_is("bililng", reg, 5,
+               "queue \"bililng\" is not known on 127.0.0.1:6379 (did you mean billing?)");
+    unknown_is("EMAILS", reg, 5,
+               "queue \"EMAILS\" is not known on 127.0.0.1:6379 (did you mean emails?)");
+    unknown_is("webhoks", reg, 5,
+               "queue \"webhoks\" is not known on 127.0.0.1:6379 (did you mean webhooks?)");
+    /* the closest only, at most three of them */
+    unknown_is("mail", "mail1,mail2,mail3,mail4", 4,
+               "queue \"mail\" is not known on 127.0.0.1:6379 (did you mean mail1, mail2 or "
+               "mail3?)");
+    /* nothing close (a short name allows 1 edit, never all of it): some names */
+    unknown_is("payments", reg, 5,
+               "queue \"payments\" is not known on 127.0.0.1:6379 (known: billing, emails, "
+               "reports, webhooks and 1 more)");
+    unknown_is("x", "ab", 1, "queue \"x\" is not known on 127.0.0.1:6379 (known: ab)");
+    unknown_is("abc", "ab", 7, "queue \"abc\" is not known on 127.0.0.1:6379 (did you mean ab?)");
+    unknown_is("zz", "ab", 7, "queue \"zz\" is not known on 127.0.0.1:6379 (known: ab and 6 more)");
+    unknown_is("q", "", 0,
+               "queue \"q\" is not known on 127.0.0.1:6379 (no queue is known there yet)");
+    unknown_is("q", NULL, 0, "queue \"q\" is not known on 127.0.0.1:6379");
+
+    /* the verdict is that sentence alone, and bad */
+    dq_stats s = {0};
+    struct dq_health_facts f = {.stats = &s,
+                                .max_oldest_due_ms = -1,
+                                .max_far_future = -1,
+                                .workers_registered = 0,
+                                .unknown_queue = "queue \"q\" is not known"};
+    char buf[64];
+    assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_BAD);
+    assert_string_equal(buf, "queue \"q\" is not known");
+    /* a small buffer cuts, and stays a string */
+    char billing[] = "billing", *one[] = {billing};
+    dq_queues q = {one, 1, 1};
+    dq_health_unknown_queue(buf, 20, "billng", "127.0.0.1:6379", &q);
+    assert_string_equal(buf, "queue \"billng\" is n");
+}
+
 int
 main(void)
 {
@@ -182,6 +245,7 @@ main(void)
         cmocka_unit_test(nobody_consuming_and_paused),
         cmocka_unit_test(hung_handler_and_retries),
         cmocka_unit_test(failing_over_the_window),
+        cmocka_unit_test(unknown_queue_sentence),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

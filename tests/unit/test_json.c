@@ -39,6 +39,9 @@ mp_is(const char *json, const void *want, size_t n)
 
 #define MP_IS(json, lit) mp_is(json, lit, sizeof(lit) - 1)
 
+/* The range in the message for an integer that fits neither int64 nor uint64. */
+#define RANGE "-9223372036854775808..18446744073709551615 (quote it to keep it exact)"
+
 /* Parses @len bytes of @json and expects DQ_EINVAL with exactly @msg. */
 static void
 fails_n(const char *json, size_t len, const char *msg)
@@ -83,9 +86,9 @@ test_scalars(void **state)
     MP_IS("-33", "\xd0\xdf");
     MP_IS("-129", "\xd1\xff\x7f");
     MP_IS("-9223372036854775808", "\xd3\x80\x00\x00\x00\x00\x00\x00\x00");
-    /* beyond 64 bits: a double */
-    MP_IS("18446744073709551616", "\xcb\x43\xf0\x00\x00\x00\x00\x00\x00");
-    MP_IS("-9223372036854775809", "\xcb\xc3\xe0\x00\x00\x00\x00\x00\x00");
+    /* beyond 64 bits as a double: only when written as one (test_number_limits) */
+    MP_IS("1.8446744073709552e19", "\xcb\x43\xf0\x00\x00\x00\x00\x00\x00");
+    MP_IS("-9223372036854775809.0", "\xcb\xc3\xe0\x00\x00\x00\x00\x00\x00");
     MP_IS("1.5", "\xcb\x3f\xf8\x00\x00\x00\x00\x00\x00");
     MP_IS("1.0", "\xcb\x3f\xf0\x00\x00\x00\x00\x00\x00");
     MP_IS("1e2", "\xcb\x40\x59\x00\x00\x00\x00\x00\x00");
@@ -306,7 +309,8 @@ test_syntax_errors(void **state)
           "json: malformed number, a digit is required after the exponent at line 1 column 3");
     fails("+1", "json: invalid char in json text at line 1 column 1");
     fails(".5", "json: invalid char in json text at line 1 column 1");
-    fails("[1e400]", "json: number 1e400 is too large for a double at line 1 column 2");
+    fails("[1e400]", "json: $[0]: number 1e400 is too large for a double (limit "
+                     "1.7976931348623157e308) at line 1 column 2");
     fails("NaN", "json: invalid char in json text at line 1 column 1");
     fails("nul", "json: invalid string in json text at line 1 column 3");
     fails("'a'", "json: invalid char in json text at line 1 column 1");
@@ -336,8 +340,71 @@ test_yajl_gaps(void **state)
     MP_IS("[9223372036854775808,-9223372036854775808]",
           "\x92\xcf\x80\x00\x00\x00\x00\x00\x00\x00\xd3\x80\x00\x00\x00\x00\x00\x00\x00");
     MP_IS("  -5", "\xfb");
-    fails("1e400", "json: number 1e400 is too large for a double at line 1 column 1");
-    fails(" \n -1e999 ", "json: number -1e999 is too large for a double at line 2 column 2");
+    fails("1e400", "json: $: number 1e400 is too large for a double (limit "
+                   "1.7976931348623157e308) at line 1 column 1");
+    fails(" \n -1e999 ", "json: $: number -1e999 is too large for a double (limit "
+                         "1.7976931348623157e308) at line 2 column 2");
+}
+
+/* Numbers are exact or refused: an integer past 64 bits, or a double that would be inf
+ * or 0 while its digits are not, is an error naming the path; nothing is written. */
+static void
+test_number_limits(void **state)
+{
+    struct dq_buf out = DQ_BUF_INIT;
+    dq_err err = {0};
+    (void)state;
+
+    fails("{\"n\":18446744073709551616}",
+          "json: $.n: integer 18446744073709551616 is outside " RANGE " at line 1 column 6");
+    fails("[1,{\"a\":[2,-9223372036854775809]}]",
+          "json: $[1].a[1]: integer -9223372036854775809 is outside " RANGE " at line 1 column 12");
+    fails("99999999999999999999999999999999",
+          "json: $: integer 999999999999999999999... is outside " RANGE " at line 1 column 1");
+    fails("{\"a b\":{\"\\u0041\":[0,1e-400]}}",
+          "json: $[\"a b\"][\"\\u0041\"][1]: number 1e-400 is too small for a double (it would "
+          "be 0; limit 4.9406564584124654e-324) at line 1 column 21");
+    /* the reserved {"$ext":T} checks its range after this one */
+    fails("{\"$ext\":18446744073709551616,\"$base64\":\"\"}",
+          "json: $.$ext: integer 18446744073709551616 is outside " RANGE " at line 1 column 9");
+    /* a long key is cut at a character, a deep path keeps its tail */
+    fails("{\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3"
+          "\xa9\xc3\xa9"
+          "\xc3\xa9\":1e999}",
+          "json: "
+          "$["
+          "\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3"
+          "\xa9\xc3\xa9...\"]: "
+          "number 1e999 is too large for a double (limit 1.7976931348623157e308) at line 1 "
+          "column 18");
+    fails("{\"a\":{\"b\":[[[[[[[[[[[[[[[[[[[[[[1e999]]]]]]]]]]]]]]]]]]]]]]}}",
+          "json: $(...)[0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0]: number 1e999 "
+          "is too large for a double (limit 1.7976931348623157e308) at line 1 column 33");
+    /* yajl takes \v and \f for whitespace: what follows them is found, and checked */
+    fails("{\v\"\\ud800\":1}", "json: lone surrogate \\ud800 at line 1 column 4");
+    fails("[\f1e999]", "json: $[0]: number 1e999 is too large for a double (limit "
+                       "1.7976931348623157e308) at line 1 column 3");
+    fails("{\v\v\"k\":1e999}", "json: $.k: number 1e999 is too large for a double (limit "
+                               "1.7976931348623157e308) at line 1 column 8");
+    /* a key's DEL, C1 controls and bidi overrides reach the message as \uXXXX */
+    fails("{\"a\xe2\x80\xae\x7f\xc2\x85\":1e999}",
+          "json: $[\"a\\u202e\\u007f\\u0085\"]: number 1e999 is too large for a double (limit "
+          "1.7976931348623157e308) at line 1 column 9");
+    /* and the output is as it was */
+    dq_buf_puts(&out, "kept");
+    assert_int_equal(dq_json_to_mp(&out, "[18446744073709551616]", 22, &err), DQ_EINVAL);
+    assert_int_equal(out.len, 4);
+    assert_string_equal(out.data, "kept");
+    dq_buf_free(&out);
+
+    /* what stays: the 64-bit ends, rounding, the smallest subnormal, zeros */
+    MP_IS("-9223372036854775808", "\xd3\x80\x00\x00\x00\x00\x00\x00\x00");
+    MP_IS("0.1", "\xcb\x3f\xb9\x99\x99\x99\x99\x99\x9a");
+    MP_IS("1.00000000000000000000001", "\xcb\x3f\xf0\x00\x00\x00\x00\x00\x00");
+    MP_IS("5e-324", "\xcb\x00\x00\x00\x00\x00\x00\x00\x01");
+    MP_IS("0e-999", "\xcb\x00\x00\x00\x00\x00\x00\x00\x00");
+    MP_IS("-0.000e999", "\xcb\x80\x00\x00\x00\x00\x00\x00\x00");
+    MP_IS("1.7976931348623157e308", "\xcb\x7f\xef\xff\xff\xff\xff\xff\xff");
 }
 
 /* 64 arrays around @inner, as text. */
@@ -583,19 +650,13 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_scalars),
-        cmocka_unit_test(test_strings),
-        cmocka_unit_test(test_string_errors),
-        cmocka_unit_test(test_containers),
-        cmocka_unit_test(test_container_sizes),
-        cmocka_unit_test(test_reserved_objects),
-        cmocka_unit_test(test_syntax_errors),
-        cmocka_unit_test(test_yajl_gaps),
-        cmocka_unit_test(test_depth),
-        cmocka_unit_test(test_depth_reserved),
-        cmocka_unit_test(test_round_trip_json),
-        cmocka_unit_test(test_round_trip_mp),
-        cmocka_unit_test(test_appends_and_rollback),
+        cmocka_unit_test(test_scalars),         cmocka_unit_test(test_strings),
+        cmocka_unit_test(test_string_errors),   cmocka_unit_test(test_containers),
+        cmocka_unit_test(test_container_sizes), cmocka_unit_test(test_reserved_objects),
+        cmocka_unit_test(test_syntax_errors),   cmocka_unit_test(test_yajl_gaps),
+        cmocka_unit_test(test_number_limits),   cmocka_unit_test(test_depth),
+        cmocka_unit_test(test_depth_reserved),  cmocka_unit_test(test_round_trip_json),
+        cmocka_unit_test(test_round_trip_mp),   cmocka_unit_test(test_appends_and_rollback),
     };
 
     return cmocka_run_group_tests_name("unit/json", tests, NULL, NULL);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt/health.h"
 #include "fmt/taskfmt.h"
 #include "tui/app.h"
 #include "tui/grid.h"
@@ -479,6 +480,40 @@ verdict_takes_the_queues_thresholds(void **state)
     text = render(&m, &ui, 40, 140);
     assert_has(text, "oldest due");
     assert_has(text, "a task has run 2m00s");
+    free(text);
+    model_free(&m);
+    ui_free(&ui);
+}
+
+/* A queue that is not known is marked in the header and named by the verdict, at the
+ * smallest size too: an empty screen that says "all well" would hide a typo. */
+static void
+unknown_queue_is_marked(void **state)
+{
+    char billing[] = "billing", emails[] = "emails", *names[] = {billing, emails};
+    dq_queues reg = {names, 2, 2};
+    struct model m;
+    struct ui ui;
+    (void)state;
+
+    model_init(&m, "billng", "127.0.0.1:6379");
+    m.have_data = m.connected = true;
+    m.stats.now_ms = 1795942260000;
+    m.workers = (struct worker_summary){0, 0, 0, -1};
+    ui_init(&ui, false, false);
+    char *text = render(&m, &ui, 24, 80);
+    assert_null(strstr(text, "UNKNOWN QUEUE"));
+    assert_has(text, "all well");
+    free(text);
+
+    dq_health_unknown_queue(m.unknown, sizeof m.unknown, m.queue, m.endpoint, &reg);
+    text = render(&m, &ui, 24, 80);
+    char first[160];
+    snprintf(first, sizeof first, "%.*s", (int)strcspn(text, "\n"), text);
+    assert_has(first, " UNKNOWN QUEUE");
+    assert_has(first, "queue billng");
+    assert_has(text, "!! queue \"billng\" is not known on 127.0.0.1:6379 (did you mean billing?)");
+    assert_null(strstr(text, "all well"));
     free(text);
     model_free(&m);
     ui_free(&ui);
@@ -1025,6 +1060,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(large_layout_shows_all_panes),
         cmocka_unit_test(verdict_takes_the_queues_thresholds),
+        cmocka_unit_test(unknown_queue_is_marked),
         cmocka_unit_test(hostile_bytes_are_escaped),
         cmocka_unit_test(small_layout_has_tabs_and_fits),
         cmocka_unit_test(keys_move_and_refuse_when_read_only),
