@@ -5,8 +5,9 @@
 --   audit.
 -- ARGV: [1] mode 'ids' or 'all', [2] who, then
 --   ids: [3..] pairs of (id, envelope bytes or ''), 1..1000 pairs. The envelope names a
---     scheduled task with a generated id (found with find.lua); a failed task or one with
---     a caller-chosen id is found by id alone. All or nothing: if any id is not found,
+--     scheduled task with a generated id (found with find.lua), or an undecodable member
+--     named "undecodable:<sha1hex of it>"; a failed task or one with a caller-chosen id is
+--     found by id alone. All or nothing: if any id is not found,
 --     nothing is dropped.
 --   all: [3] until ms ('' on the first call: now).
 --     Drops up to 1000 failures with failed time <= until, oldest first.
@@ -49,6 +50,8 @@ if mode == 'ids' then
         -- the envelope must be the task the id names, not any member
         local em = env_decode(m)
         if em and not em.id and dec(em.seq) == id then plan[#plan + 1] = {'sched', m} end
+        -- an undecodable member, named as listings and claim name it
+        if not em and undecodable_key(m) == id then plan[#plan + 1] = {'sched', m} end
       end
       if #plan < #names + 1 then
         if resolve(K_RUNNING, id) then

@@ -5,7 +5,9 @@
 -- id of a scheduled task has no index (that would cost memory on every task), so the
 -- scheduled set is walked: each call looks at up to 1000 members after the cursor (by
 -- rank; if the cursor member is gone, from the first member of its score, so nothing
--- is skipped) and returns a new cursor when it has not found the task yet.
+-- is skipped) and returns a new cursor when it has not found the task yet. The same walk
+-- finds an undecodable member by the name listings and claim give it,
+-- "undecodable:<sha1hex of the member>".
 -- Reply: {'inflight', task key, lease deadline, running record, history}
 --      | {'failed', task key, failed ms, failure record, history}
 --      | {'scheduled', envelope bytes, due ms, history}
@@ -32,8 +34,10 @@ if due then
   local m = member_at(due, seq)
   if m then return {'scheduled', m, due, hist_get('c:' .. id)} end
 end
-if not string.match(id, '^%d+$') or #id > 15 then return {'none'} end
-local prefix = '\153\001' .. p_u64(tonumber(id)) .. '\192'
+-- an undecodable member, by the name claim would fail it under (undecodable:<sha1>)
+local bad = string.match(id, '^undecodable:%x+$') and #id == 52
+if not bad and (not string.match(id, '^%d+$') or #id > 15) then return {'none'} end
+local prefix = not bad and '\153\001' .. p_u64(tonumber(id)) .. '\192'
 local last, last_score = ARGV[2], ARGV[3]
 local start = 0
 if last ~= '' then
@@ -46,8 +50,11 @@ if last ~= '' then
 end
 local items = redis.call('ZRANGE', K_SCHED, start, start + DQ_STEP_MAX - 1, 'WITHSCORES')
 for i = 1, #items, 2 do
-  if string.sub(items[i], 1, #prefix) == prefix then
-    return {'scheduled', items[i], tonumber(items[i + 1]), hist_get(id)}
+  local m = items[i]
+  if prefix and string.sub(m, 1, #prefix) == prefix then
+    return {'scheduled', m, tonumber(items[i + 1]), hist_get(id)}
+  elseif bad and not env_peek(m) and undecodable_key(m) == id then
+    return {'scheduled', m, tonumber(items[i + 1]), {}}
   end
 end
 if #items < 2 * DQ_STEP_MAX then return {'none'} end

@@ -633,8 +633,9 @@ dq_drop(dq_client *c, const char *queue, const char *const *ids, size_t n, size_
     rc = check_ids(ids, n, err);
     if (rc != DQ_OK)
         return rc;
-    /* A scheduled task with a generated id is named by its envelope bytes, which only a
-     * scan can find; look those up first. The script re-checks everything atomically. */
+    /* A scheduled task with a generated id, and an undecodable scheduled member
+     * ("undecodable:<sha1>"), are named by their bytes, which only a scan can find; look
+     * those up first. The script re-checks everything atomically. */
     found = calloc(n, sizeof *found);
     if (found == NULL)
         return dq_err_set(err, DQ_ENOMEM, "out of memory");
@@ -643,7 +644,8 @@ dq_drop(dq_client *c, const char *queue, const char *const *ids, size_t n, size_
     dq_args_str(&a, dq_client_who(c));
     for (size_t i = 0; i < n; i++) {
         dq_args_str(&a, ids[i]);
-        if (strspn(ids[i], "0123456789") == strlen(ids[i])) {
+        if (strspn(ids[i], "0123456789") == strlen(ids[i]) ||
+            strncmp(ids[i], "undecodable:", 12) == 0) {
             dq_err ferr;
             rc = dq_find(c, queue, ids[i], &found[i], &ferr);
             if (rc != DQ_OK && rc != DQ_ENOTFOUND) {

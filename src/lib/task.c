@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "env.h"
 
 char *
@@ -98,6 +100,23 @@ dq_task_from_scheduled(dq_task *t, const void *m, size_t len, int64_t due_ms,
 
     t->state = DQ_STATE_SCHEDULED;
     t->due_ms = due_ms;
+    if (rc == DQ_OK && t->undecodable) {
+        /* named as claim names it when it fails it ("undecodable:" + the member's SHA1):
+         * show, find and drop take that name (PROTOCOL.md 5.14) */
+        unsigned char md[EVP_MAX_MD_SIZE];
+        unsigned int mdlen = 0;
+        char name[16 + 2 * EVP_MAX_MD_SIZE];
+        size_t n = (size_t)snprintf(name, sizeof name, "undecodable:");
+        if (EVP_Digest(m, len, md, &mdlen, EVP_sha1(), NULL) != 1)
+            return DQ_OK; /* the plain fallback name stays */
+        for (unsigned int i = 0; i < mdlen; i++)
+            n += (size_t)snprintf(name + n, sizeof name - n, "%02x", md[i]);
+        char *id = dq_dup_bytes(name, n);
+        if (id == NULL)
+            return DQ_ENOMEM;
+        free(t->id);
+        t->id = id;
+    }
     return rc;
 }
 

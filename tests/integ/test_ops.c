@@ -192,6 +192,44 @@ audit_records_actions_newest_first(void **state)
     fixture_close(&f);
 }
 
+/* An undecodable member still in the scheduled set (not due, so no claim has failed it)
+ * is listed under the name claim would give it, "undecodable:<sha1>", and an operator
+ * can show it and drop it by that name. */
+static void
+scheduled_garbage_is_named_and_dropped(void **state)
+{
+    struct fixture f;
+    dq_page p;
+    dq_task t;
+    char key[160];
+    size_t n;
+
+    fixture_open(&f, state, "garbage-future");
+    snprintf(key, sizeof key, "dq:{%s}:sched", f.queue);
+    const char *zadd[] = {"ZADD", key, "99999999999999", "plain junk"};
+    assert_int_equal(redis_int(&f, 4, zadd), 1);
+    enqueue_str(&f, "good", 3600000, NULL, NULL);
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_FUTURE, 0, 10, &p, &f.err));
+    assert_int_equal(p.n, 2);
+    const dq_task *bad = p.tasks[0].undecodable ? &p.tasks[0] : &p.tasks[1];
+    assert_true(bad->undecodable);
+    /* sha1("plain junk") */
+    assert_string_equal(bad->id, "undecodable:920dc938d919f72c28056c3c0e8ea25f76bdb7e9");
+    ASSERT_OK(&f, dq_find(f.c, f.queue, bad->id, &t, &f.err));
+    assert_true(t.undecodable && t.state == DQ_STATE_SCHEDULED);
+    assert_int_equal(t.raw_len, 10);
+    dq_task_clear(&t);
+    const char *ids[] = {"undecodable:920dc938d919f72c28056c3c0e8ea25f76bdb7e9"};
+    ASSERT_OK(&f, dq_drop(f.c, f.queue, ids, 1, &n, &f.err));
+    assert_int_equal(n, 1);
+    dq_page_free(&p);
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_FUTURE, 0, 10, &p, &f.err));
+    assert_int_equal(p.n, 1);
+    assert_false(p.tasks[0].undecodable);
+    dq_page_free(&p);
+    fixture_close(&f);
+}
+
 static void
 garbage_member_goes_to_failed(void **state)
 {
@@ -737,6 +775,7 @@ main(void)
         cmocka_unit_test(drop_all_failed),
         cmocka_unit_test(audit_records_actions_newest_first),
         cmocka_unit_test(garbage_member_goes_to_failed),
+        cmocka_unit_test(scheduled_garbage_is_named_and_dropped),
         cmocka_unit_test(find_everywhere),
         cmocka_unit_test(same_millisecond_crowd_is_searched_not_walked),
         cmocka_unit_test(requeue_all_cursor_survives_trimming),
