@@ -11,7 +11,8 @@ static const char help[] =
     "usage: delayq config [-q QUEUE] [FIELD=VALUE ...] [--json]\n\n"
     "Prints the queue's limits; with FIELD=VALUE pairs, changes them first (all or\n"
     "nothing; recorded in the audit log). Limits live in Redis, so every producer,\n"
-    "worker and operator of the queue enforces the same ones. Durations take units.\n\n"
+    "worker and operator of the queue enforces the same ones. Durations take units\n"
+    "(30s, 5m); a bare number in a *_ms field is milliseconds.\n\n"
     "  max_delay_ms      longest delay at enqueue (default 7d)\n"
     "  max_payload       largest payload in bytes (default 1048576)\n"
     "  backoff_base_ms   first retry delay, doubling per attempt (default 1s)\n"
@@ -91,7 +92,13 @@ cmd_config(struct cli *g, int argc, char **argv)
         if (k == NFIELDS)
             return cli_usage_error(g, "unknown field \"%.*s\"", (int)(eq - argv[i]), argv[i]);
         int64_t *slot = (int64_t *)((char *)&set + fields[k].off);
-        if (fields[k].dur) {
+        if (fields[k].dur && eq[1] != '\0' && strspn(eq + 1, "0123456789") == strlen(eq + 1)) {
+            /* a bare number in a field named *_ms is milliseconds: the name says so */
+            long long v;
+            if (cli_parse_uint(g, fields[k].name, eq + 1, 0, 1LL << 50, &v) != 0)
+                return DQ_EXIT_USAGE;
+            *slot = v;
+        } else if (fields[k].dur) {
             if (dq_dur_parse(eq + 1, fields[k].name, slot, &err) != DQ_OK)
                 return cli_error(g, &err);
         } else {

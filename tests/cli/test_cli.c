@@ -1838,6 +1838,13 @@ config_read_and_write(void **state)
     ASSERT_EXIT(&r, 0);
     assert_int_equal(json_int(r.out, "failed_retention"), 3);
     assert_int_equal(json_int(r.out, "max_payload"), 1048576);
+    /* a field named *_ms takes a bare number as milliseconds, and a duration */
+    RUN(&r, "config", "-q", q, "backoff_base_ms=50");
+    ASSERT_EXIT(&r, 0);
+    ASSERT_HAS(r.out, "backoff_base_ms   50 (50ms)\n");
+    RUN(&r, "config", "-q", q, "backoff_base_ms=1s");
+    ASSERT_EXIT(&r, 0);
+    ASSERT_HAS(r.out, "backoff_base_ms   1000 (1s)\n");
 
     /* bad fields and values are usage errors and change nothing */
     RUN(&r, "config", "-q", q, "no_such_field=1");
