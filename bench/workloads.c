@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * workloads.c: the ceiling (redis-benchmark) and workloads W1..W6 of issue 5, exactly as
- * the issue describes them. Each adds its figures with bench_add(); none changes its
- * workload to meet a target.
+ * workloads.c: the ceiling (redis-benchmark) and workloads W1..W7, exactly as README's
+ * Performance section describes them. Each adds its figures with bench_add(); none
+ * changes its workload to meet a target.
  */
 #include "bench.h"
 
