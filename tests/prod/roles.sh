@@ -176,8 +176,17 @@ works operator stats
 works viewer stats
 
 # ---- CLIENT SETNAME: every client is named ----------------------------------------
-tm() { tmux -L "dqroles$$" "$@"; }
-trap 'tm kill-server 2>/dev/null; cleanup' EXIT
+# one tmux server per inspector session: a new session on a server whose last session
+# was just killed can meet that server exiting ("server exited unexpectedly")
+tmn=0
+tmsock="dqroles$$-$tmn"
+tm() { tmux -L "$tmsock" "$@"; }
+next_tm() {
+  tm kill-server 2>/dev/null
+  tmn=$((tmn + 1))
+  tmsock="dqroles$$-$tmn"
+}
+trap 'for k in $(seq 0 "$tmn"); do tmux -L "dqroles$$-$k" kill-server 2>/dev/null; done; cleanup' EXIT
 r MONITOR >"$work/monitor2.log" 2>&1 &
 mpid=$!
 pids="$pids $mpid"
@@ -200,7 +209,7 @@ tm send-keys -t top 4
 tm send-keys -t top Enter # the details of a failed task: find
 tm send-keys -t top Escape
 tm send-keys -t top q
-tm kill-session -t top 2>/dev/null
+next_tm
 stop_pid "$mpid"
 reads_only "$work/monitor2.log" delayq:top: "the viewer's top"
 tm -f /dev/null new-session -d -s top -x 100 -y 30 \
@@ -208,12 +217,12 @@ tm -f /dev/null new-session -d -s top -x 100 -y 30 \
 if wait_for 15000 "worker top read-only" screen_has "read-only: this user may not run operator actions"; then
   ok "worker's top is read-only by itself (no operator actions)"
 else bad "worker's top is read-only by itself: $(tm capture-pane -p -t top | tail -1)"; fi
-tm kill-session -t top 2>/dev/null
+next_tm
 tm -f /dev/null new-session -d -s top -x 100 -y 30 \
   "DELAYQ_PASSWORD=role-secret-1 $bin top --url $(url operator) -q emails; sleep 30"
 check "operator's top opens" wait_for 15000 "operator top" screen_has "queue emails"
 if screen_has "READ-ONLY"; then bad "operator's top is not read-only"; else ok "operator's top is not read-only"; fi
-tm kill-session -t top 2>/dev/null
+next_tm
 
 named_cli() { grep -q '"CLIENT" "SETNAME" "delayq:cli:stats:[^ "]*@[^ "]*"' "$work/monitor.log"; }
 check "CLI connections are named delayq:cli:COMMAND:user@host" named_cli
