@@ -414,6 +414,7 @@ prompt(struct ui *ui, enum action act)
     ui->mode = MODE_INPUT;
     ui->input[0] = '\0';
     ui->input_action = act;
+    ui->confirm_typed = false;
     return APP_REDRAW;
 }
 
@@ -464,8 +465,9 @@ app_failed_filter(const struct ui *ui)
     return f;
 }
 
-/* How a prompt names the failed tasks of the filter shown: "the 12 failed tasks of group
- * <sig>", "the 3 failed tasks found so far matching "text"", or "" with no filter. */
+/* How a prompt names the failed tasks of the filter shown: "12 failed tasks of group
+ * 5d3d4f25 "<sig>"", "the failed tasks matching "text" (3 found so far...)", or "all 7
+ * failed tasks" with no filter. The view shortens the quoted text to fit. */
 static void
 filter_text(const struct ui *ui, const struct model *m, char *buf, size_t size)
 {
@@ -473,26 +475,53 @@ filter_text(const struct ui *ui, const struct model *m, char *buf, size_t size)
     long long n = (long long)model_pane_total(m, PANE_FAILED);
 
     if (f.kind == DQ_FILTER_GROUP)
-        snprintf(buf, size, "the %lld failed tasks of group \"%.80s\"", n, ui->group_sig);
+        snprintf(buf, size, "%lld failed task%s of group %.8s \"%s\"", n, n == 1 ? "" : "s",
+                 ui->group, ui->group_sig);
     else if (f.kind == DQ_FILTER_MATCH)
-        snprintf(buf, size, "the failed tasks matching \"%.60s\" (%lld found so far%s)", ui->filter,
-                 n, ui->search_done ? "" : "; the search goes on");
+        snprintf(buf, size, "every failed task matching \"%.100s\" (%lld found so far%s)",
+                 ui->filter, n, ui->search_done ? "" : "; the search goes on");
     else
-        buf[0] = '\0';
+        snprintf(buf, size, "all %lld failed task%s", n, n == 1 ? "" : "s");
+}
+
+/*
+ * The one rule for bulk actions (APP_BULK_TYPED_OVER): @act on what filter_text names,
+ * asked y/N for one task, else by typing the queue's name. A search is always typed: it
+ * acts on every match on the server, more than were found so far.
+ */
+static int
+ask_bulk(struct ui *ui, const struct model *m, enum action act)
+{
+    bool requeue = act == ACT_REQUEUE_ALL || act == ACT_REQUEUE_FILTER;
+    int64_t n = model_pane_total(m, PANE_FAILED);
+    char what[512], spread[64] = "";
+
+    filter_text(ui, m, what, sizeof what);
+    if (act == ACT_REQUEUE_ALL && ui->spread[0] != '\0')
+        snprintf(spread, sizeof spread, ", spread over %s", ui->spread);
+    if (n <= APP_BULK_TYPED_OVER && app_failed_filter(ui).kind != DQ_FILTER_MATCH) {
+        snprintf(ui->prompt, sizeof ui->prompt, "%s", what); /* the view asks about it */
+        ui->confirm_action = act;
+        ui->mode = MODE_CONFIRM;
+        return APP_REDRAW;
+    }
+    snprintf(ui->prompt, sizeof ui->prompt,
+             "%s %s%s%s?\ntype the queue name %s to confirm (Esc cancels): ",
+             requeue ? "requeue" : "drop", what, spread, requeue ? "" : " for good", m->queue);
+    prompt(ui, act);
+    ui->confirm_typed = true;
+    return APP_REDRAW;
 }
 
 /* r, d, p: asks y/N before action b->arg on the marked set or the selected task; on
- * Failed with a group or a search shown and nothing marked, r and d act on all of it. */
+ * Failed with a group or a search shown and nothing marked, r and d act on all of it
+ * (ask_bulk's rule). */
 static int
 do_confirm(struct ui *ui, const struct model *m, const struct binding *b, int key)
 {
     if ((b->arg == ACT_REQUEUE || b->arg == ACT_DROP) && ui->focus == PANE_FAILED &&
-        ui->nmarks[ui->focus] == 0 && app_failed_filter(ui).kind != DQ_FILTER_NONE) {
-        filter_text(ui, m, ui->action_id, sizeof ui->action_id);
-        ui->confirm_action = b->arg == ACT_REQUEUE ? ACT_REQUEUE_FILTER : ACT_DROP_FILTER;
-        ui->mode = MODE_CONFIRM;
-        return APP_REDRAW;
-    }
+        ui->nmarks[ui->focus] == 0 && app_failed_filter(ui).kind != DQ_FILTER_NONE)
+        return ask_bulk(ui, m, b->arg == ACT_REQUEUE ? ACT_REQUEUE_FILTER : ACT_DROP_FILTER);
     if ((b->flags & KB_MARKS) && ui->nmarks[ui->focus] > 0)
         snprintf(ui->action_id, sizeof ui->action_id, "%zu marked tasks", ui->nmarks[ui->focus]);
     else
@@ -528,34 +557,23 @@ do_requeue_after(struct ui *ui, const struct model *m, const struct binding *b, 
     return prompt(ui, ACT_REQUEUE_DELAY);
 }
 
-/* A and X: every failed task, after a typed spread window or the queue's name. */
+/* A and X: every failed task (or the filter's): A asks for a spread window first; then
+ * both ask as ask_bulk says. */
 static int
 do_bulk(struct ui *ui, const struct model *m, const struct binding *b, int key)
 {
-    int64_t n = model_pane_total(m, PANE_FAILED);
-
-    if (n <= 0) {
+    if (model_pane_total(m, PANE_FAILED) <= 0) {
         app_status(ui, true, "no failed tasks");
         return APP_REDRAW;
     }
-    char what[DQ_ID_MAX + 1];
+    ui->spread[0] = '\0';
+    if (b->arg == ACT_DROP_ALL)
+        return ask_bulk(ui, m, ACT_DROP_ALL);
+    char what[512];
     filter_text(ui, m, what, sizeof what);
-    if (what[0] != '\0' && b->arg == ACT_REQUEUE_ALL)
-        snprintf(ui->prompt, sizeof ui->prompt,
-                 "requeue %.100s, spread over (e.g. 10m; Enter: at once; Esc: cancel): ", what);
-    else if (what[0] != '\0')
-        snprintf(ui->prompt, sizeof ui->prompt,
-                 "drop %.90s for good: type the queue name (%.60s): ", what, m->queue);
-    else if (b->arg == ACT_REQUEUE_ALL)
-        snprintf(ui->prompt, sizeof ui->prompt,
-                 "requeue all %lld failed tasks, spread over (e.g. 10m; Enter: at once; "
-                 "Esc: cancel): ",
-                 (long long)n);
-    else
-        snprintf(ui->prompt, sizeof ui->prompt,
-                 "drop all %lld failed tasks for good: type the queue name (%s): ", (long long)n,
-                 m->queue);
-    return prompt(ui, (enum action)b->arg);
+    snprintf(ui->prompt, sizeof ui->prompt,
+             "requeue %s, spread over (e.g. 10m; Enter: at once; Esc: cancel): ", what);
+    return prompt(ui, ACT_SPREAD);
 }
 
 /* In a text view (details, help): scrolls; the layout keeps it within the text. */
@@ -690,22 +708,22 @@ static const struct binding bindings[] = {
     /* the main screen: actions, through the same scripts as the workers */
     {BIND_MAIN, {'r'}, "r", F, KB_WRITE | KB_SELECTED | KB_MARKS, do_confirm, ACT_REQUEUE,
         "Failed: requeue the selected task now (asks y/N); with a group or search shown and "
-        "nothing marked: all of it",
+        "nothing marked: all of it (past one task: type the queue name)",
         "r requeues a failed task: go to Failed (4)", "requeue"},
     {BIND_MAIN, {'R'}, "R", F, KB_WRITE | KB_SELECTED, do_requeue_after, 0,
         "Failed: requeue the selected task after a delay you type",
         "r requeues a failed task: go to Failed (4)", "later"},
     {BIND_MAIN, {'A'}, "A", F, KB_WRITE, do_bulk, ACT_REQUEUE_ALL,
         "Failed: requeue all (or all of the group or search shown), spread evenly over a "
-        "window you type",
+        "window you type; then y/N, past one task: type the queue name",
         "A requeues all failed tasks: go to Failed (4)", "requeue all"},
     {BIND_MAIN, {'X'}, "X", F, KB_WRITE, do_bulk, ACT_DROP_ALL,
-        "Failed: drop all (or all of the group or search shown; type the queue name to "
-        "confirm)",
+        "Failed: drop all (or all of the group or search shown); past one task: type the "
+        "queue name",
         "X drops all failed tasks: go to Failed (4)", "drop all"},
     {BIND_MAIN, {'d'}, "d", F | U, KB_WRITE | KB_SELECTED | KB_MARKS, do_confirm, ACT_DROP,
         "Failed or Future: drop the selected task (asks y/N); on Failed with a group or "
-        "search shown and nothing marked: all of it",
+        "search shown and nothing marked: all of it (past one task: type the queue name)",
         "d drops a failed or future task: go to Future (2) or Failed (4)", "drop"},
     {BIND_MAIN, {'p'}, "p", U, KB_WRITE | KB_SELECTED, do_confirm, ACT_RUN_NOW,
         "Future: run the selected task now (asks y/N)",
@@ -1046,14 +1064,37 @@ app_click(struct ui *ui, const struct model *m, int row, int col)
 
 /* The prompt line: printable characters, backspace, Enter performs, Esc cancels. */
 static int
-input_key(struct ui *ui, int key)
+input_key(struct ui *ui, const struct model *m, int key)
 {
     size_t n = strlen(ui->input);
 
     if (key == KEY_APP_ESC) {
         ui->mode = MODE_MAIN;
+        ui->confirm_typed = false;
         app_status(ui, false, "cancelled");
         return APP_REDRAW;
+    }
+    if (key == KEY_APP_ENTER && ui->confirm_typed) {
+        ui->mode = MODE_MAIN;
+        ui->confirm_typed = false;
+        if (strcmp(ui->input, m->queue) != 0) {
+            app_status(ui, true, "nothing changed: \"%.60s\" is not the queue's name (%s)",
+                       ui->input, m->queue);
+            return APP_REDRAW;
+        }
+        ui->action = ui->input_action;
+        return APP_ACTION | APP_REDRAW;
+    }
+    if (key == KEY_APP_ENTER && ui->input_action == ACT_SPREAD) {
+        int64_t ms;
+        if (ui->input[0] != '\0' && dq_dur_parse(ui->input, "spread", &ms, NULL) != DQ_OK) {
+            ui->mode = MODE_MAIN;
+            app_status(ui, true, "nothing requeued: \"%s\" is not a duration (30s, 10m, 2h)",
+                       ui->input);
+            return APP_REDRAW;
+        }
+        snprintf(ui->spread, sizeof ui->spread, "%.31s", ui->input);
+        return ask_bulk(ui, m, ACT_REQUEUE_ALL);
     }
     if (key == KEY_APP_ENTER && ui->input_action == ACT_PAUSE_FOR) {
         int64_t ms;
@@ -1104,7 +1145,7 @@ app_key(struct ui *ui, const struct model *m, int key)
     case MODE_ERRORS:
         return mode_key(ui, m, BIND_ERRS, key);
     case MODE_INPUT:
-        return input_key(ui, key);
+        return input_key(ui, m, key);
     case MODE_CONFIRM:
         ui->mode = MODE_MAIN;
         if (key == 'y' || key == 'Y') {

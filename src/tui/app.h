@@ -25,8 +25,8 @@ enum action {
     ACT_DETAILS,       /* load the selected task's details */
     ACT_RUN_NOW,       /* future: make the selected task due now */
     ACT_REQUEUE_DELAY, /* failed: requeue after the typed delay (input) */
-    ACT_REQUEUE_ALL,   /* failed: requeue all, spread over the typed window (input) */
-    ACT_DROP_ALL,      /* failed: drop all, after the queue name is typed (input) */
+    ACT_REQUEUE_ALL,   /* failed: requeue all (or the filter's), spread over ui->spread */
+    ACT_DROP_ALL,      /* failed: drop all (or the filter's) */
     ACT_AUDIT,         /* show the audit log */
     ACT_COPY,          /* copy the payload (or the trace, in details) with OSC 52 */
     ACT_SEARCH,        /* failed: search errors and payloads on the server (input) */
@@ -46,7 +46,13 @@ enum action {
     ACT_ERRORS,         /* load the error groups for the Errors view (E) */
     ACT_REQUEUE_FILTER, /* failed: requeue every task of the group or search shown (after y) */
     ACT_DROP_FILTER,    /* failed: drop every task of the group or search shown (after y) */
+    ACT_SPREAD,         /* A: the spread window was typed (input); confirm next */
 };
+
+/* Bulk actions (r and d on a group or search, A, X) on more than this many tasks, or on
+ * a search (whose count is not known before it ends), ask for the queue's name to be
+ * typed; on this many or fewer, y/N. Fixed, so every operator meets the same rule. */
+#define APP_BULK_TYPED_OVER 1
 
 enum {
     APP_REDRAW = 1,
@@ -94,10 +100,12 @@ struct ui {
     int filter_pane;
     int64_t search_scanned, search_total;
     bool search_done;
-    char prompt[200];              /* MODE_INPUT: the question */
+    char prompt[800];              /* MODE_INPUT: the question */
     char input[DQ_NEEDLE_MAX + 1]; /* MODE_INPUT: what was typed */
     char pause_for[32];            /* pause: the duration typed first ("": until resumed) */
+    char spread[32];               /* A: the window typed first ("": at once) */
     enum action input_action;      /* MODE_INPUT: what Enter does */
+    bool confirm_typed;            /* MODE_INPUT: Enter performs it if the queue was named */
     /* MODE_PICK: the server's queues with their due, future, in-flight, failed counts */
     char **pick_names; /* owned */
     int64_t (*pick_counts)[4];

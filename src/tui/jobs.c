@@ -327,8 +327,8 @@ job_run(dq_client *c, void *arg)
         int64_t spread = 0;
         dq_bulk cur = {0};
         dq_filter f = {j->fkind, j->fvalue};
-        if (j->act == ACT_REQUEUE_ALL && j->input[0] != '\0' &&
-            dq_dur_parse(j->input, "spread", &spread, &err) != DQ_OK) {
+        if (j->act == ACT_REQUEUE_ALL && j->spread[0] != '\0' &&
+            dq_dur_parse(j->spread, "spread", &spread, &err) != DQ_OK) {
             job_status(j, true, "%s", err.msg);
             break;
         }
@@ -339,7 +339,7 @@ job_run(dq_client *c, void *arg)
             job_status(j, false, "requeued %zu failed tasks%s%s%s%s", cur.done_n,
                        f.kind == DQ_FILTER_NONE ? "" : filter_words(f.kind),
                        f.kind ? j->fvalue : "", spread > 0 ? ", spread over " : "",
-                       spread > 0 ? j->input : "");
+                       spread > 0 ? j->spread : "");
         else
             job_status(j, true, "requeue stopped after %zu: %s", cur.done_n, err.msg);
         break;

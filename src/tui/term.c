@@ -36,7 +36,7 @@ term_start(bool color, bool mouse)
     if (colors) {
         start_color();
         use_default_colors();
-        for (short c = 1; c <= 6; c++)
+        for (short c = 1; c <= GRID_COLOR_LAST; c++)
             init_pair(c, c, -1);
     }
     return 0;
@@ -67,7 +67,8 @@ term_attr(uint16_t a)
         r |= A_REVERSE;
     if (a & GRID_UNDERLINE)
         r |= A_UNDERLINE;
-    if (colors && GRID_COLOR_OF(a) != 0)
+    /* a colour with no pair would be drawn black on black: none instead */
+    if (colors && GRID_COLOR_OF(a) != 0 && GRID_COLOR_OF(a) <= GRID_COLOR_LAST)
         r |= COLOR_PAIR(GRID_COLOR_OF(a));
     return r;
 }

@@ -163,6 +163,7 @@ job_prepare(struct top *t, enum action act)
     snprintf(j->id, sizeof j->id, "%s", ui->action_id);
     snprintf(j->input, sizeof j->input, "%s", ui->input);
     snprintf(j->pause_for, sizeof j->pause_for, "%s", ui->pause_for);
+    snprintf(j->spread, sizeof j->spread, "%s", ui->spread);
     if ((act == ACT_REQUEUE || act == ACT_DROP) && ui->nmarks[ui->focus] > 0) {
         j->ids = copy_ids(ui->marks[ui->focus], ui->nmarks[ui->focus]);
         if (j->ids == NULL) {
@@ -189,10 +190,6 @@ job_prepare(struct top *t, enum action act)
         dq_filter f = app_failed_filter(ui);
         j->fkind = f.kind;
         snprintf(j->fvalue, sizeof j->fvalue, "%s", f.value != NULL ? f.value : "");
-    }
-    if (act == ACT_DROP_ALL && strcmp(ui->input, t->model.queue) != 0) {
-        app_status(ui, true, "not dropped: the name typed is not the queue's");
-        return false;
     }
     if (act == ACT_RUN_NOW) {
         const dq_task *sel = app_selected_task(ui, &t->model);

@@ -94,7 +94,7 @@ tm send-keys -t top /
 wait_for screen_has "search failed tasks" || bad "search prompt"
 tm send-keys -t top -l "card declined"
 tm send-keys -t top Enter
-if wait_for screen_has 'Failed matching "card declined": 2 (searched'; then
+if wait_for screen_has 'Failed FILTER: 2 matching "card declined" (searched'; then
   ok "/ finds the 2 failures whose error says card declined"
 else bad "search"; fi
 tm send-keys -t top Escape
@@ -103,7 +103,7 @@ tm send-keys -t top 2 /
 wait_for screen_has "search this pane" || bad "search prompt on Future"
 tm send-keys -t top -l "subscription.renew"
 tm send-keys -t top Enter
-if wait_for screen_has 'Future matching "subscription.renew": 12 (searched'; then
+if wait_for screen_has 'Future FILTER: 12 matching "subscription.renew" (searched'; then
   ok "/ on Future finds the 12 renewals by payload"
 else bad "search future"; fi
 tm send-keys -t top Escape 4
@@ -240,27 +240,32 @@ if wait_for screen_has "error groups of demo: $(stat failed) failed" && screen_h
   ok "E shows the error groups with the failed count"
 else bad "errors view"; fi
 tm send-keys -t top g Enter
-group_shown() { groups_n=$(largest); screen_has 'Failed of group "error: exit #: export #' &&
-  screen_has " of $groups_n"; }
+group_shown() { groups_n=$(largest); screen_has '[4] Failed FILTER group ' &&
+  screen_has ": $groups_n of $(stat failed) (Esc: all)"; }
 if wait_for group_shown; then
   ok "Enter shows the largest group ($groups_n tasks) in Failed, paged on the server"
 else bad "group in Failed"; fi
 before=$(stat failed)
 groups_n=$(largest)
 tm send-keys -t top d
-if wait_for screen_has "drop the $groups_n failed tasks of group"; then
-  tm send-keys -t top n
-  wait_for screen_has "cancelled" && [ "$(stat failed)" -eq "$before" ] &&
-    ok "d on a group asks with its count and group; n cancels" || bad "d on a group cancel"
+if wait_for screen_has "drop $groups_n failed tasks of group" &&
+   screen_has "type the queue name demo to confirm"; then
+  tm send-keys -t top -l "y"
+  tm send-keys -t top Enter
+  wait_for screen_has "nothing changed: \"y\" is not the queue's name" &&
+    [ "$(stat failed)" -eq "$before" ] &&
+    ok "d on a group asks for the queue's name with its count; y changes nothing" ||
+    bad "d on a group refuses y"
 else bad "d on a group asks"; fi
 before=$(stat failed)
 groups_n=$(largest)
 tm send-keys -t top r
-if wait_for screen_has "requeue the $groups_n failed tasks of group"; then
-  tm send-keys -t top y
+if wait_for screen_has "requeue $groups_n failed tasks of group"; then
+  tm send-keys -t top -l demo
+  tm send-keys -t top Enter
   group_moved() { [ "$(stat failed)" -eq $((before - groups_n)) ]; }
   if wait_for screen_has "requeued $groups_n failed tasks of group" && wait_for group_moved; then
-    ok "r y on a group requeued its $groups_n tasks ($before -> $(stat failed) failed)"
+    ok "r and the queue name requeued the group: its $groups_n tasks ($before -> $(stat failed) failed)"
   else bad "group requeue"; fi
 else bad "r on a group asks with the count"; fi
 "$bin" audit --limit 1 | grep -q "group=" && ok "one audit entry names the group" ||
@@ -273,6 +278,12 @@ wait_for screen_has "[4] Failed ($(stat failed))" && ok "Esc shows every failed 
 tm send-keys -t top 4 A
 wait_for screen_has "spread over" || bad "A prompt"
 tm send-keys -t top 1 0 m Enter
+# then y/N for one task, the queue's name for more (the worker above may have left one)
+wait_for screen_has "spread over 10m?" || bad "A asks after the spread"
+if screen_has "type the queue name demo"; then
+  tm send-keys -t top -l demo
+  tm send-keys -t top Enter
+else tm send-keys -t top y; fi
 none_failed() { [ "$(stat failed)" -eq 0 ]; }
 if wait_for screen_has "spread over 10m" && wait_for none_failed; then
   ok "A requeued every failed task, spread over 10m"
