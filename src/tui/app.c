@@ -1132,6 +1132,29 @@ input_key(struct ui *ui, const struct model *m, int key)
 }
 
 int
+app_paste(struct ui *ui, const char *text, size_t len)
+{
+    if (ui->mode != MODE_INPUT) {
+        if (ui->mode == MODE_MAIN)
+            app_status(ui, false, "paste ignored: only a prompt (/, R, A, P ...) takes text");
+        return APP_REDRAW;
+    }
+    size_t n = strlen(ui->input);
+    for (size_t i = 0; i < len && text[i] != '\n' && text[i] != '\r'; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (n + 1 >= sizeof ui->input)
+            break;
+        if (c == '\t')
+            c = ' ';
+        if (c < 0x20 || c == 0x7f)
+            continue; /* control bytes are not text */
+        ui->input[n++] = (char)c;
+    }
+    ui->input[n] = '\0';
+    return APP_REDRAW;
+}
+
+int
 app_key(struct ui *ui, const struct model *m, int key)
 {
     switch (ui->mode) {

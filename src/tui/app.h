@@ -125,6 +125,11 @@ void ui_free(struct ui *ui);
  * the selected task). */
 int app_key(struct ui *ui, const struct model *m, int key);
 
+/* A paste (@len bytes) arrived: in a prompt it is text, up to its first line break (a
+ * pasted newline never submits); anywhere else it is ignored, so pasted text never
+ * acts as command keys or answers a y/N. */
+int app_paste(struct ui *ui, const char *text, size_t len);
+
 /* The help overlay, generated from the key table: how many lines, and line @i into
  * @buf (snprintf semantics; "" past the end). */
 size_t app_help_lines(void);

@@ -558,6 +558,10 @@ handle_input(struct top *t, int key)
         int mr, mc;
         term_mouse(&mr, &mc);
         r = app_click(ui, &t->model, mr, mc);
+    } else if (key == KEY_APP_PASTE) {
+        size_t len;
+        const char *text = term_paste(&len);
+        r = app_paste(ui, text, len);
     } else {
         r = app_key(ui, &t->model, key);
     }

@@ -108,6 +108,22 @@ if wait_for screen_has 'Future FILTER: 12 matching "subscription.renew" (searche
 else bad "search future"; fi
 tm send-keys -t top Escape 4
 
+# 3c2. bracketed paste: a pasted "card declined<newline>W" is search text up to the
+# newline; the newline does not submit and the W after it is not a key (workers view)
+tm set-buffer -b dqpaste "$(printf 'card declined\nW')"
+tm send-keys -t top /
+wait_for screen_has "search failed tasks" || bad "search prompt for the paste"
+tm paste-buffer -p -b dqpaste -t top
+if wait_for screen_has "Esc: cancel): card declined_" && screen_lacks "workers of demo" &&
+   screen_lacks "FILTER"; then ok "a pasted newline neither submits nor becomes a key"
+else bad "bracketed paste in a prompt"; fi
+tm send-keys -t top Escape
+tm set-buffer -b dqpaste "W"
+tm paste-buffer -p -b dqpaste -t top
+if wait_for screen_has "paste ignored" && screen_lacks "workers of demo"; then
+  ok "a paste on the main screen is ignored, not run as keys"
+else bad "paste on the main screen"; fi
+
 # 3d. attempt history and fix and requeue (e), on a queue of its own: a task retried
 # twice until its attempts ran out has a timeline in its details; e opens its payload in
 # $EDITOR (a script here: it fails, writes bad JSON, or fixes the total, as flag files say)

@@ -397,6 +397,45 @@ bulk_actions_share_one_rule(void **state)
     ui_free(&ui);
 }
 
+/* A paste is text in a prompt up to its first line break, and nothing anywhere else:
+ * a pasted "XAF\nW" searches for XAF without submitting (or opening W), a pasted "y"
+ * answers no question. */
+static void
+paste_is_text_never_keys(void **state)
+{
+    struct model m;
+    struct ui ui;
+    dq_task tasks[3];
+
+    group_model(&m, &ui, tasks, 151);
+    ui.group[0] = '\0';
+    app_key(&ui, &m, '/');
+    assert_int_equal(ui.mode, MODE_INPUT);
+    app_key(&ui, &m, 'x');
+    static const char pasted[] = "AF\tinvoice\x1b[2J\nW\n";
+    assert_int_equal(app_paste(&ui, pasted, strlen(pasted)) & APP_ACTION, 0);
+    assert_int_equal(ui.mode, MODE_INPUT);
+    assert_string_equal(ui.input, "xAF invoice[2J");
+    assert_int_equal(app_take_action(&ui), ACT_NONE);
+    /* a long paste is cut at the input's size */
+    char big[600];
+    memset(big, 'a', sizeof big);
+    app_paste(&ui, big, sizeof big);
+    assert_int_equal(strlen(ui.input), DQ_NEEDLE_MAX);
+    app_key(&ui, &m, KEY_APP_ESC);
+    /* on the main screen and in a question: ignored */
+    app_paste(&ui, "W", 1);
+    assert_int_equal(ui.mode, MODE_MAIN);
+    assert_non_null(strstr(ui.status, "paste ignored"));
+    ui.sel[PANE_FAILED] = 0;
+    app_key(&ui, &m, 'r');
+    assert_int_equal(ui.mode, MODE_CONFIRM);
+    assert_int_equal(app_paste(&ui, "y", 1) & APP_ACTION, 0);
+    assert_int_equal(ui.mode, MODE_CONFIRM);
+    assert_int_equal(app_take_action(&ui), ACT_NONE);
+    ui_free(&ui);
+}
+
 int
 main(void)
 {
@@ -411,6 +450,7 @@ main(void)
         cmocka_unit_test(every_bound_key_is_in_the_help),
         cmocka_unit_test(bulk_keys_act_on_the_search_shown),
         cmocka_unit_test(bulk_actions_share_one_rule),
+        cmocka_unit_test(paste_is_text_never_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
