@@ -312,8 +312,10 @@ render_row(const struct model *m, const struct ui *ui, struct grid *g, int pane,
         dq_buf_puts(&rest, "UNDECODABLE ");
         dq_mp_summary(&rest, t->raw, t->raw_len, 200);
         rest_attr = color(ui, GRID_MAGENTA);
-    } else if (pane == PANE_FUTURE && t->attempt > 0 && t->last_error != NULL) {
-        /* waiting to retry: why it failed matters more than what it carries */
+    } else if ((pane == PANE_FUTURE || pane == PANE_DUE) && t->attempt > 0 &&
+               t->last_error != NULL) {
+        /* failed before (waiting to retry, or due again): why it failed matters more than
+         * what it carries */
         dq_buf_puts(&rest, "retry: ");
         first_line(&rest, t->last_error);
         rest_attr = color(ui, GRID_YELLOW);
@@ -341,8 +343,8 @@ render_pane(const struct model *m, const struct ui *ui, struct grid *g, int pane
 {
     int row = box->row, col = box->col, height = box->height, width = box->width;
     static const char *const when_names[] = {"WAITING", "DUE IN", "RUNNING", "FAILED"};
-    static const char *const rest_names[] = {"PAYLOAD", "PAYLOAD OR LAST ERROR", "LEASE, WORKER",
-                                             "REASON: ERROR"};
+    static const char *const rest_names[] = {"PAYLOAD OR LAST ERROR", "PAYLOAD OR LAST ERROR",
+                                             "LEASE, WORKER", "REASON: ERROR"};
     bool focused = ui->focus == pane;
     const dq_page *p = &m->pages[pane];
     uint16_t title = focused ? GRID_BOLD | GRID_UNDERLINE | color(ui, GRID_CYAN) : GRID_BOLD;

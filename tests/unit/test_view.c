@@ -484,7 +484,7 @@ verdict_takes_the_queues_thresholds(void **state)
     ui_free(&ui);
 }
 
-/* In-flight rows say how long they run; retrying tasks say why they wait. */
+/* In-flight rows say how long they run; tasks that failed before say why (Future and Due). */
 static void
 rows_say_since_when_and_why(void **state)
 {
@@ -504,6 +504,14 @@ rows_say_since_when_and_why(void **state)
     assert_has(text, "lease 27s w@host:1");
     assert_has(text, "retry: upstream 503 from pa"); /* cut to the pane, not dropped */
     assert_null(strstr(text, "raw: \\xc1"));         /* its payload is in details, not the row */
+    free(text);
+    /* a due task that failed before says why, as on Future */
+    dq_task *due = &m.pages[PANE_DUE].tasks[1];
+    due->attempt = 2;
+    due->last_error = dup_str("exit 75: connection to ledger-db:5432 refused");
+    text = render(&m, &ui, 40, 140);
+    assert_has(text, "retry: exit 75: connect");
+    assert_null(strstr(text, "\"\\u001b[2J\\u0007x!\"")); /* not its payload */
     free(text);
     model_free(&m);
     ui_free(&ui);
