@@ -151,6 +151,7 @@ app_confirm_text(struct ui *ui, enum action act, const char *title, const char *
 {
     app_set_detail(ui, text);
     snprintf(ui->detail_title, sizeof ui->detail_title, "%s", title);
+    ui->detail_act = act;
     ui->confirm_action = act;
     ui->mode = MODE_CONFIRM;
     ui->scroll = 0;
@@ -688,7 +689,8 @@ static const struct binding bindings[] = {
     {BIND_MAIN, {KEY_APP_REDRAW}, "Ctrl-L", PANES_ALL, 0, do_redraw, 0, "redraw and refresh now",
         NULL, NULL},
     {BIND_MAIN, {'W'}, "W", PANES_ALL, 0, do_request, ACT_WORKERS,
-        "the workers: last beat, busy, done, failed, tasks held", NULL, "workers"},
+        "the workers: last beat, busy, done, failed, tasks held (refreshed while open)", NULL,
+        "workers"},
     {BIND_MAIN, {'Q'}, "Q", PANES_ALL, 0, do_request, ACT_QUEUES,
         "the server's queues with their counts; Enter switches to one", NULL, "queues"},
     {BIND_MAIN, {'L'}, "L", PANES_ALL, 0, do_request, ACT_AUDIT,
@@ -1290,9 +1292,27 @@ app_action_result_free(struct action_result *r)
     memset(r, 0, sizeof *r);
 }
 
+bool
+app_view_refreshes(const struct ui *ui)
+{
+    return ui->mode == MODE_DETAILS && ui->detail_act == ACT_WORKERS;
+}
+
 void
 app_action_done(struct ui *ui, struct action_result *r, const char *current)
 {
+    if (r->refresh) {
+        /* a refresh of the view open: its text and title change, the scroll stays; once
+         * the view is closed it is dropped (it must not open the view again) */
+        if (!r->error && r->detail != NULL && app_view_refreshes(ui)) {
+            app_set_detail(ui, r->detail);
+            snprintf(ui->detail_title, sizeof ui->detail_title, "%s", r->title);
+        } else if (r->error && app_view_refreshes(ui)) {
+            app_status(ui, true, "%s", r->status);
+        }
+        app_action_result_free(r);
+        return;
+    }
     if (r->status[0] != '\0')
         app_status(ui, r->error, "%s", r->status);
     else
@@ -1302,6 +1322,7 @@ app_action_done(struct ui *ui, struct action_result *r, const char *current)
     if (!r->error && r->detail != NULL) {
         app_set_detail(ui, r->detail);
         snprintf(ui->detail_title, sizeof ui->detail_title, "%s", r->title);
+        ui->detail_act = r->act;
         free(ui->detail_copy);
         ui->detail_copy = r->copy;
         r->copy = NULL;

@@ -93,6 +93,7 @@ struct ui {
     char **detail; /* details view lines (owned) */
     size_t ndetail;
     char detail_title[64];
+    enum action detail_act; /* what opened the details view (ACT_WORKERS refreshes) */
     char *detail_copy;        /* what y copies in the details view (owned; may be NULL) */
     char **marks[PANE_COUNT]; /* ids marked with space, per pane (owned) */
     size_t nmarks[PANE_COUNT];
@@ -237,6 +238,8 @@ void app_queue_switched(struct ui *ui, const char *queue);
 
 /* What an action found on the Redis thread, applied to the UI by app_action_done. */
 struct action_result {
+    enum action act; /* what ran */
+    bool refresh;    /* a refresh of the view open (W): applied only while it is open */
     bool error;
     char status[300];
     bool clear_marks; /* the marked set of @pane was acted on */
@@ -251,6 +254,12 @@ struct action_result {
     dq_errors errors; /* the Errors view's groups (owned); have_errors: open it */
     bool have_errors;
 };
+
+/* How often the Workers view (W) reads the registry again while it is open. */
+#define APP_WORKERS_REFRESH_MS 2000
+
+/* Whether the view open is one that refreshes by itself (W). */
+bool app_view_refreshes(const struct ui *ui);
 
 /* Applies @r: the status line, marks, and the details view or the picker it opens.
  * Takes what @r owns (its pointers are NULL afterwards); @current is the queue shown. */

@@ -88,11 +88,21 @@ job_audit(dq_client *c, struct job *j)
         job_status(j, true, "audit: %s", err.msg);
         return;
     }
+    /* two lines an entry, so the detail is readable at 80 columns: when, who, what and
+     * the result; then the detail with its times and durations for people (relative to
+     * the server's clock: one more read) */
+    dq_stats s;
+    int64_t now = dq_stats_get(c, j->queue, &s, NULL) == DQ_OK ? s.now_ms : -1;
     for (size_t i = 0; i < a.n; i++) {
-        char at[40];
-        dq_time_format(at, sizeof at, a.entries[i].at_ms);
-        dq_buf_printf(&b, "%s  %s  %s  %s  -> %s\n", at, a.entries[i].who, a.entries[i].action,
-                      a.entries[i].detail, a.entries[i].result);
+        const dq_audit_entry *e = &a.entries[i];
+        char at[80];
+        if (now < 0)
+            dq_time_format(at, sizeof at, e->at_ms);
+        else
+            dq_fmt_time_rel(at, sizeof at, e->at_ms, now);
+        dq_buf_printf(&b, "%s  %s  %s  -> %s\n    ", at, e->who, e->action, e->result);
+        dq_fmt_audit_detail(&b, e->detail, now);
+        dq_buf_putc(&b, '\n');
     }
     if (a.n == 0)
         dq_buf_puts(&b, "(no operator actions recorded)\n");
@@ -140,7 +150,9 @@ job_queues(dq_client *c, struct job *j)
         job_status(j, false, "no queues on this server yet");
 }
 
-/* The Workers view: one row per worker, then the tasks it holds. */
+/* The Workers view: one row per worker, then the tasks it holds. The counters come with
+ * each worker's beat, the tasks held from the leases now: the text says which is which
+ * and how often workers beat. Numbers first, so they fit at 80 columns; names after. */
 static void
 job_workers(dq_client *c, struct job *j)
 {
@@ -152,21 +164,37 @@ job_workers(dq_client *c, struct job *j)
         job_status(j, true, "workers: %s", err.msg);
         return;
     }
-    dq_buf_printf(&b, "%-32s %-6s %-9s %-9s %7s %7s %7s  %s\n", "WORKER", "STATE", "LAST BEAT",
-                  "BUSY", "DONE", "RETRIED", "FAILED", "COMMAND");
+    int64_t beat_min = -1, beat_max = -1;
+    for (size_t i = 0; i < w.n; i++) {
+        int64_t e = w.workers[i].beat_interval_ms;
+        beat_min = beat_min < 0 || e < beat_min ? e : beat_min;
+        beat_max = e > beat_max ? e : beat_max;
+    }
+    if (w.n > 0) {
+        char lo[32], hi[32];
+        dq_dur_format(lo, sizeof lo, beat_min);
+        dq_dur_format(hi, sizeof hi, beat_max);
+        dq_buf_printf(&b,
+                      "BUSY, DONE, RETRIED, FAILED: as of each worker's last beat (every %s%s%s);\n"
+                      "holds: the tasks it has in flight now. Refreshed every %ds.\n\n",
+                      lo, beat_min == beat_max ? "" : "-", beat_min == beat_max ? "" : hi,
+                      APP_WORKERS_REFRESH_MS / 1000);
+    }
+    dq_buf_printf(&b, "%-5s %9s %7s %7s %7s %7s  %s\n", "STATE", "LAST BEAT", "BUSY", "DONE",
+                  "RETRIED", "FAILED", "WORKER, COMMAND");
     for (size_t i = 0; i < w.n; i++) {
         const dq_worker_info *x = &w.workers[i];
         char beat[32], busy[32];
         dq_dur_format(beat, sizeof beat, x->beat_age_ms);
         snprintf(busy, sizeof busy, "%lld/%lld", (long long)x->busy, (long long)x->concurrency);
-        dq_buf_printf(&b, "%-32s %-6s %-9s %-9s %7lld %7lld %7lld  %s\n", x->name,
+        dq_buf_printf(&b, "%-5s %9s %7s %7lld %7lld %7lld  %s  %s\n",
                       x->lost       ? "LOST"
                       : x->draining ? "drain"
                                     : "live",
                       beat, busy, (long long)x->done, (long long)x->retried, (long long)x->failed,
-                      x->command[0] ? x->command : "-");
+                      x->name, x->command[0] ? x->command : "-");
         if (x->held > 0) {
-            dq_buf_printf(&b, "    holds %zu:", x->held);
+            dq_buf_printf(&b, "      holds %zu:", x->held);
             for (size_t k = 0; k < x->ntasks; k++) {
                 char ran[32];
                 dq_dur_format(ran, sizeof ran, w.now_ms - x->tasks[k].claimed_ms);

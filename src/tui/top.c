@@ -59,7 +59,8 @@ struct top {
     bool fetch_now;  /* a key or an action wants fresh data as soon as possible */
     bool quit;
     int64_t next_fetch, backoff_ms;
-    int early_zero; /* key waits that ended at once with nothing: the tty is gone */
+    int64_t next_view; /* the Workers view open: when it reads the registry again */
+    int early_zero;    /* key waits that ended at once with nothing: the tty is gone */
     /* history: begin (fix and requeue): the edit waiting for its y/N */
     dq_task edit_task;           /* the failed task as read before the editor ran */
     unsigned char *edit_payload; /* the payload saved in the editor, as msgpack */
@@ -158,6 +159,7 @@ job_prepare(struct top *t, enum action act)
 
     job_reset(j);
     j->act = act;
+    j->result.act = act;
     snprintf(j->queue, sizeof j->queue, "%s", t->model.queue);
     j->result.pane = ui->focus;
     snprintf(j->id, sizeof j->id, "%s", ui->action_id);
@@ -458,11 +460,14 @@ apply_results(struct top *t)
         apply_search(t);
     if (io_done(t->io, IO_JOB)) {
         bool edit = t->job.act == ACT_EDIT && !t->job.result.error && t->job.edit_text != NULL;
+        bool refresh = t->job.result.refresh; /* app_action_done empties the result */
         app_action_done(&t->ui, &t->job.result, t->model.queue);
         if (edit)
             edit_run(t); /* the editor: the terminal is handed over and back */
         job_reset(&t->job);
-        t->fetch_now = true; /* show what the action changed at once */
+        if (!refresh)
+            t->fetch_now = true; /* show what the action changed at once */
+        t->next_view = dq_mono_ms() + APP_WORKERS_REFRESH_MS;
     }
 }
 
@@ -485,6 +490,13 @@ submit_work(struct top *t)
         t->before = t->model.stats;
         io_submit(t->io, IO_FETCH, fetch_run, &t->fetch);
         t->fetch_now = false;
+    }
+    /* the Workers view reads the registry again while it is open: its counters come
+     * with each beat, the tasks held change all the time */
+    if (app_view_refreshes(ui) && !ui->paused && !io_busy(t->io, IO_JOB) && now >= t->next_view &&
+        job_prepare(t, ACT_WORKERS)) {
+        t->job.result.refresh = true;
+        io_submit(t->io, IO_JOB, job_run, &t->job);
     }
     int fp = ui->filter_pane;
     bool searching =
@@ -520,6 +532,8 @@ wait_input(struct top *t)
 
     if (!t->model.connected && wait > 1000)
         wait = 1000; /* tick the "retrying in" countdown */
+    if (app_view_refreshes(&t->ui) && wait > t->next_view - dq_mono_ms())
+        wait = t->next_view - dq_mono_ms(); /* the Workers view's next read */
     if (io_any_busy(t->io) && wait > POLL_MS)
         wait = POLL_MS; /* look for the Redis thread's results soon */
     int64_t asked = wait < 0 ? 0 : wait > KEY_WAIT_MAX_MS ? KEY_WAIT_MAX_MS : wait;

@@ -286,6 +286,12 @@ if wait_for screen_has "requeue $groups_n failed tasks of group"; then
 else bad "r on a group asks with the count"; fi
 "$bin" audit --limit 1 | grep -q "group=" && ok "one audit entry names the group" ||
   bad "group audit entry"
+tm send-keys -t top L
+if wait_for screen_has "audit log of demo" && screen_has "failed until 20" &&
+   screen_has " ago)" && ! screen | grep -qE '(until|since) [0-9]{13}'; then
+  ok "L shows RFC 3339 and relative times, not epoch ms"
+else bad "audit times"; fi
+tm send-keys -t top Escape
 tm send-keys -t top Escape
 wait_for screen_has "[4] Failed ($(stat failed))" && ok "Esc shows every failed task again" ||
   bad "Esc after a group"
@@ -335,6 +341,19 @@ wait_for screen_has "| queue demo (Q: 2 queues)" && ok "and back to demo" || bad
 tm send-keys -t top W
 if wait_for screen_has "workers of demo"; then ok "W shows the workers of the queue"
 else bad "worker view"; fi
+# W refreshes while open: a worker that starts (on the paused queue: it claims nothing)
+# shows up, and goes when it exits, with no key pressed
+"$bin" pause -q demo --for 2m --reason "W refresh test" >/dev/null
+"$bin" work -q demo --quiet --name w-refresh-probe -- true &
+probe=$!
+if wait_for screen_has "w-refresh-probe"; then
+  screen_has "as of each worker's last beat (every 30s)" &&
+    ok "W says its counters are as of the last beat, every 30s" || bad "W beat note"
+  kill "$probe"; wait "$probe" 2>/dev/null
+  wait_for screen_lacks "w-refresh-probe" && ok "W refreshes while open (a worker came and went)" ||
+    bad "W refresh: the worker that exited is still shown"
+else kill "$probe"; wait "$probe" 2>/dev/null; bad "W refresh: a new worker is not shown"; fi
+"$bin" resume -q demo >/dev/null
 tm send-keys -t top Escape
 wait_for screen_has "[4] Failed" || bad "back from the worker view"
 

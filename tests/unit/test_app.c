@@ -436,6 +436,47 @@ paste_is_text_never_keys(void **state)
     ui_free(&ui);
 }
 
+/* The Workers view's refresh replaces its text and keeps the scroll while it is open;
+ * once closed, a refresh that arrives late is dropped and does not open it again. */
+static void
+workers_view_refreshes_only_while_open(void **state)
+{
+    struct ui ui;
+    struct action_result r = {0};
+
+    ui_init(&ui, false, false);
+    r.act = ACT_WORKERS;
+    r.detail = strdup("a\nb\nc\n");
+    snprintf(r.title, sizeof r.title, "workers of q: 1 live, 0 lost");
+    app_action_done(&ui, &r, "q");
+    assert_int_equal(ui.mode, MODE_DETAILS);
+    assert_true(app_view_refreshes(&ui));
+    ui.scroll = 2;
+    r.act = ACT_WORKERS;
+    r.refresh = true;
+    r.detail = strdup("a\nb\nc\nd\n");
+    snprintf(r.title, sizeof r.title, "workers of q: 2 live, 0 lost");
+    app_action_done(&ui, &r, "q");
+    assert_int_equal(ui.ndetail, 4);
+    assert_int_equal(ui.scroll, 2);
+    assert_string_equal(ui.detail_title, "workers of q: 2 live, 0 lost");
+    /* Esc, then a late refresh: still on the main screen */
+    app_key(&ui, &(struct model){0}, KEY_APP_ESC);
+    assert_int_equal(ui.mode, MODE_MAIN);
+    r.act = ACT_WORKERS;
+    r.refresh = true;
+    r.detail = strdup("x\n");
+    app_action_done(&ui, &r, "q");
+    assert_int_equal(ui.mode, MODE_MAIN);
+    assert_null(r.detail);
+    /* details of a task do not refresh */
+    r.act = ACT_DETAILS;
+    r.detail = strdup("id 1\n");
+    app_action_done(&ui, &r, "q");
+    assert_false(app_view_refreshes(&ui));
+    ui_free(&ui);
+}
+
 int
 main(void)
 {
@@ -451,6 +492,7 @@ main(void)
         cmocka_unit_test(bulk_keys_act_on_the_search_shown),
         cmocka_unit_test(bulk_actions_share_one_rule),
         cmocka_unit_test(paste_is_text_never_keys),
+        cmocka_unit_test(workers_view_refreshes_only_while_open),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
