@@ -697,7 +697,8 @@ static const struct binding bindings[] = {
         "the audit log of operator actions", NULL, "audit"},
     {BIND_MAIN, {'/'}, "/", PANES_ALL, 0, do_search, 0,
         "search the pane on the server (ids, payloads; on Failed also errors and traces), "
-        "in bounded steps, so millions of tasks are fine; Esc clears it", NULL, "search"},
+        "in bounded steps, so millions of tasks are fine; smart case (xaf finds XAF, XAF "
+        "only XAF); Esc clears it", NULL, "search"},
     {BIND_MAIN, {' '}, "space", PANES_ALL, KB_SELECTED, do_mark, 0,
         "mark / unmark; r and d then act on all marked tasks of the pane at once (all or "
         "nothing)", NULL, "mark"},
