@@ -218,7 +218,7 @@ app_selection_follow(struct ui *ui, const struct model *m, const struct selectio
 {
     for (int i = 0; i < PANE_COUNT; i++) {
         const dq_page *p = &m->pages[i];
-        if (s->id[i][0] == '\0')
+        if (s->id[i][0] == '\0' || !ui->moved[i])
             continue;
         for (size_t j = 0; j < p->n; j++) {
             if (p->tasks[j].id != NULL && strcmp(p->tasks[j].id, s->id[i]) == 0) {
@@ -332,6 +332,7 @@ move_sel(struct ui *ui, const struct model *m, long delta)
 
     if (total <= 0)
         return 0;
+    ui->moved[ui->focus] = true;
     ui->sel[ui->focus] = (size_t)clamp_move(s, total);
     size_t top = ui->top[ui->focus];
     app_clamp(ui, m);
@@ -437,6 +438,7 @@ do_escape(struct ui *ui, const struct model *m, const struct binding *b, int key
     if (ui->nmarks[ui->focus] == 0 && ui->group[0] != '\0' && ui->focus == PANE_FAILED) {
         ui->group[0] = ui->group_sig[0] = '\0';
         ui->sel[PANE_FAILED] = ui->top[PANE_FAILED] = 0;
+        ui->moved[PANE_FAILED] = false;
         app_status(ui, false, "every failed task again (E: the error groups)");
         return APP_REDRAW | APP_REFETCH;
     }
@@ -614,11 +616,25 @@ do_pick_move(struct ui *ui, const struct model *m, const struct binding *b, int 
     return APP_REDRAW;
 }
 
+/* q and Esc in the picker: back to the queue shown; in the picker opened at start there
+ * is none (the unused default queue would look healthy): Esc stays, q quits. */
+static int
+do_pick_back(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    if (!ui->pick_first)
+        return do_back(ui, m, b, key);
+    if (key == 'q')
+        return APP_QUIT;
+    app_status(ui, false, "no queue is shown yet: Enter opens the one selected, q quits");
+    return APP_REDRAW;
+}
+
 static int
 do_pick_open(struct ui *ui, const struct model *m, const struct binding *b, int key)
 {
     if (ui->npick == 0)
         return 0;
+    ui->pick_first = false;
     ui->mode = MODE_MAIN;
     ui->action = ACT_SWITCH;
     return APP_ACTION | APP_REDRAW;
@@ -647,6 +663,7 @@ do_err_open(struct ui *ui, const struct model *m, const struct binding *b, int k
     ui->mode = MODE_MAIN;
     ui->focus = PANE_FAILED;
     ui->sel[PANE_FAILED] = ui->top[PANE_FAILED] = 0;
+    ui->moved[PANE_FAILED] = false;
     app_clear_marks(ui, PANE_FAILED);
     if (ui->filter[0] != '\0' && ui->filter_pane == PANE_FAILED) {
         ui->action = ACT_UNFILTER; /* a group replaces the search */
@@ -700,8 +717,8 @@ static const struct binding bindings[] = {
         "in bounded steps, so millions of tasks are fine; smart case (xaf finds XAF, XAF "
         "only XAF); Esc clears it", NULL, "search"},
     {BIND_MAIN, {' '}, "space", PANES_ALL, KB_SELECTED, do_mark, 0,
-        "mark / unmark; r and d then act on all marked tasks of the pane at once (all or "
-        "nothing)", NULL, "mark"},
+        "mark / unmark and move down; r and d then act on all marked tasks of the pane at "
+        "once (all or nothing)", NULL, "mark"},
     {BIND_MAIN, {KEY_APP_ESC}, "Esc", PANES_ALL, 0, do_escape, 0,
         "clear the marks, then the search", NULL, NULL},
     {BIND_MAIN, {'y'}, "y", PANES_ALL, KB_SELECTED, do_request, ACT_COPY,
@@ -774,7 +791,8 @@ static const struct binding bindings[] = {
         "last queue", NULL, NULL},
     {BIND_PICK, {KEY_APP_ENTER}, "Enter", PANES_ALL, 0, do_pick_open, 0, "show that queue",
         NULL, NULL},
-    {BIND_PICK, {'q', KEY_APP_ESC}, "q Esc", PANES_ALL, 0, do_back, 0, "back", NULL, NULL},
+    {BIND_PICK, {'q', KEY_APP_ESC}, "q Esc", PANES_ALL, 0, do_pick_back, 0,
+        "back (in the picker shown at start: q quits)", NULL, NULL},
 
     /* the Errors view */
     {BIND_ERRS, {'j', KEY_APP_DOWN}, "j Down", PANES_ALL, 0, do_err_move, 1, "next group",
@@ -1057,8 +1075,10 @@ app_click(struct ui *ui, const struct model *m, int row, int col)
         if (row >= b->row + 2) {
             size_t index = ui->top[p] + (size_t)(row - b->row - 2);
             /* only rows that were drawn: the fetched page */
-            if (index >= m->offsets[p] && index < m->offsets[p] + m->pages[p].n)
+            if (index >= m->offsets[p] && index < m->offsets[p] + m->pages[p].n) {
                 ui->sel[p] = index;
+                ui->moved[p] = true;
+            }
         }
         return APP_REDRAW;
     }
@@ -1215,7 +1235,8 @@ void
 app_key_seen(struct ui *ui, bool action_running)
 {
     /* in a view the status line holds its hints; a running action's line stays */
-    if (ui->status[0] != '\0' && ui->mode == MODE_MAIN && !action_running)
+    if (ui->status[0] != '\0' && (ui->mode == MODE_MAIN || ui->mode == MODE_PICK) &&
+        !action_running)
         ui->status[0] = '\0';
 }
 
@@ -1227,6 +1248,7 @@ app_search_start(struct ui *ui)
     snprintf(ui->filter, sizeof ui->filter, "%s", ui->input);
     ui->filter_pane = ui->focus;
     ui->sel[ui->focus] = ui->top[ui->focus] = 0;
+    ui->moved[ui->focus] = false;
     ui->search_scanned = ui->search_total = 0;
     ui->search_done = false;
     return true;
@@ -1237,6 +1259,7 @@ app_search_end(struct ui *ui)
 {
     ui->filter[0] = '\0';
     ui->sel[ui->filter_pane] = ui->top[ui->filter_pane] = 0;
+    ui->moved[ui->filter_pane] = false;
     app_status(ui, false, "search cleared");
 }
 
@@ -1274,6 +1297,7 @@ app_queue_switched(struct ui *ui, const char *queue)
 {
     for (int p = 0; p < PANE_COUNT; p++) {
         ui->sel[p] = ui->top[p] = 0;
+        ui->moved[p] = false;
         app_clear_marks(ui, p);
     }
     ui->filter[0] = '\0';
@@ -1314,6 +1338,8 @@ app_action_done(struct ui *ui, struct action_result *r, const char *current)
         app_action_result_free(r);
         return;
     }
+    if (r->act == ACT_QUEUES && (r->error || r->nqueues == 0))
+        ui->pick_first = false; /* no picker opens: the queue shown is what there is */
     if (r->status[0] != '\0')
         app_status(ui, r->error, "%s", r->status);
     else

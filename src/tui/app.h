@@ -75,10 +75,11 @@ struct layout {
 };
 
 struct ui {
-    int focus;                         /* PANE_* */
-    size_t sel[PANE_COUNT];            /* selected row, as an index into the whole pane */
-    size_t top[PANE_COUNT];            /* first row shown (the fetch offset) */
-    int rows_visible;                  /* rows a pane shows (app_set_layout) */
+    int focus;              /* PANE_* */
+    size_t sel[PANE_COUNT]; /* selected row, as an index into the whole pane */
+    size_t top[PANE_COUNT]; /* first row shown (the fetch offset) */
+    bool moved[PANE_COUNT]; /* the operator moved the selection there (else: the top row) */
+    int rows_visible;       /* rows a pane shows (app_set_layout) */
     struct pane_box boxes[PANE_COUNT]; /* where the panes are (app_set_layout) */
     enum mode mode;
     int scroll; /* details and help */
@@ -93,7 +94,7 @@ struct ui {
     char **detail; /* details view lines (owned) */
     size_t ndetail;
     char detail_title[64];
-    enum action detail_act; /* what opened the details view (ACT_WORKERS refreshes) */
+    enum action detail_act;   /* what opened the details view (ACT_WORKERS refreshes) */
     char *detail_copy;        /* what y copies in the details view (owned; may be NULL) */
     char **marks[PANE_COUNT]; /* ids marked with space, per pane (owned) */
     size_t nmarks[PANE_COUNT];
@@ -108,6 +109,7 @@ struct ui {
     enum action input_action;      /* MODE_INPUT: what Enter does */
     bool confirm_typed;            /* MODE_INPUT: Enter performs it if the queue was named */
     /* MODE_PICK: the server's queues with their due, future, in-flight, failed counts */
+    bool pick_first;   /* the picker opened at start: nothing is behind it (Esc stays) */
     char **pick_names; /* owned */
     int64_t (*pick_counts)[4];
     size_t npick, pick_sel;
@@ -161,7 +163,9 @@ struct selection {
 void app_selection_save(const struct ui *ui, const struct model *m, struct selection *s);
 
 /* After a refresh: a selected task still on its pane's page stays selected where it
- * moved (tasks ahead of it were claimed or added); otherwise the row number stays. */
+ * moved (tasks ahead of it were claimed or added); otherwise the row number stays. In a
+ * pane where the operator has not moved yet, the selection stays on the top row (new
+ * failures do not push it down before anyone looked). */
 void app_selection_follow(struct ui *ui, const struct model *m, const struct selection *s);
 
 /* Keeps selections inside the panes' totals and visible, and the window full (after a

@@ -101,10 +101,11 @@ term_blit(const struct grid *g)
 
             if (cell->glyph[0] == '\0')
                 continue; /* right half of a wide character */
-            if (r == rows - 1 && c == cols - 1)
-                break; /* writing the last cell would scroll the screen */
+            /* the last cell too (else a character from before a resize stays there):
+             * without scrollok curses writes it and only reports that the cursor could
+             * not move on, which is no error here */
             attrset(term_attr(cell->attr));
-            mvaddstr(r, c, cell->glyph);
+            (void)mvaddstr(r, c, cell->glyph);
         }
     }
     attrset(A_NORMAL);

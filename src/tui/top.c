@@ -295,6 +295,7 @@ apply_fetch(struct top *t)
     const dq_stats *s = &m->stats;
     if (m->connected && !t->picked && !t->opt->queue_chosen && m->nqueues > 0 && s->enqueued == 0 &&
         s->due + s->future + s->inflight + s->failed == 0 && !io_busy(t->io, IO_JOB)) {
+        ui->pick_first = true;
         app_request(ui, ACT_QUEUES);
         begin_action(t);
     }

@@ -585,10 +585,15 @@ render_picker(const struct model *m, const struct ui *ui, const struct layout *l
                     " %10lld %10lld %10lld %10lld", (long long)n[0], (long long)n[1],
                     (long long)n[2], (long long)n[3]);
     }
-    if (ui->pick_total > (int64_t)ui->npick)
+    if (ui->status[0] != '\0')
+        grid_printf(g, g->rows - 1, 0, g->cols, 0, " %s", ui->status);
+    else if (ui->pick_total > (int64_t)ui->npick)
         grid_printf(g, g->rows - 1, 0, g->cols, GRID_DIM,
-                    " %lld more not listed  j/k move  Enter open  Esc back",
-                    (long long)(ui->pick_total - (int64_t)ui->npick));
+                    " %lld more not listed  j/k move  Enter open  %s",
+                    (long long)(ui->pick_total - (int64_t)ui->npick),
+                    ui->pick_first ? "q quit" : "Esc back");
+    else if (ui->pick_first)
+        grid_printf(g, g->rows - 1, 0, g->cols, GRID_DIM, " j/k move  Enter open  q quit");
     else
         grid_printf(g, g->rows - 1, 0, g->cols, GRID_DIM,
                     " j/k move  Enter open  Esc back  (* shown now)");

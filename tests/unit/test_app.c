@@ -477,6 +477,34 @@ workers_view_refreshes_only_while_open(void **state)
     ui_free(&ui);
 }
 
+/* The picker opened at start has nothing behind it: Esc stays (and says why), q quits;
+ * once a queue was opened, Esc goes back as always. */
+static void
+first_picker_esc_stays_q_quits(void **state)
+{
+    struct ui ui;
+    struct model m;
+    char **names = calloc(1, sizeof *names);
+    int64_t(*counts)[4] = calloc(1, sizeof *counts);
+
+    memset(&m, 0, sizeof m);
+    names[0] = strdup("billing");
+    ui_init(&ui, false, false);
+    ui.pick_first = true;
+    app_set_picker(&ui, names, counts, 1, 1, "default");
+    app_key(&ui, &m, KEY_APP_ESC);
+    assert_int_equal(ui.mode, MODE_PICK);
+    assert_non_null(strstr(ui.status, "no queue is shown yet"));
+    assert_int_equal(app_key(&ui, &m, 'q'), APP_QUIT);
+    assert_int_equal(app_key(&ui, &m, KEY_APP_ENTER) & APP_ACTION, APP_ACTION);
+    assert_int_equal(app_take_action(&ui), ACT_SWITCH);
+    assert_false(ui.pick_first);
+    ui.mode = MODE_PICK;
+    app_key(&ui, &m, KEY_APP_ESC);
+    assert_int_equal(ui.mode, MODE_MAIN);
+    ui_free(&ui);
+}
+
 int
 main(void)
 {
@@ -493,6 +521,7 @@ main(void)
         cmocka_unit_test(bulk_actions_share_one_rule),
         cmocka_unit_test(paste_is_text_never_keys),
         cmocka_unit_test(workers_view_refreshes_only_while_open),
+        cmocka_unit_test(first_picker_esc_stays_q_quits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

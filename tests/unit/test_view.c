@@ -368,7 +368,22 @@ selection_follows_its_task_across_a_refresh(void **state)
 
     make_model(&m); /* Due holds t00, t01 */
     ui_init(&ui, false, false);
-    ui.sel[PANE_DUE] = 1;
+    /* first visit, nobody moved: new tasks ahead do not push the selection down */
+    app_selection_save(&ui, &m, &saved);
+    assert_string_equal(saved.id[PANE_DUE], "t00");
+    free(m.pages[PANE_DUE].tasks[0].id);
+    m.pages[PANE_DUE].tasks[0].id = dup_str("t09");
+    free(m.pages[PANE_DUE].tasks[1].id);
+    m.pages[PANE_DUE].tasks[1].id = dup_str("t00");
+    app_selection_follow(&ui, &m, &saved);
+    assert_int_equal(ui.sel[PANE_DUE], 0);
+    free(m.pages[PANE_DUE].tasks[0].id);
+    m.pages[PANE_DUE].tasks[0].id = dup_str("t00");
+    free(m.pages[PANE_DUE].tasks[1].id);
+    m.pages[PANE_DUE].tasks[1].id = dup_str("t01");
+    /* once the operator moved, the selection follows its task */
+    app_key(&ui, &m, 'j');
+    assert_int_equal(ui.sel[PANE_DUE], 1);
     app_selection_save(&ui, &m, &saved);
     assert_string_equal(saved.id[PANE_DUE], "t01");
 
