@@ -263,6 +263,79 @@ first_line(struct dq_buf *b, const char *s)
         dq_buf_append(b, s, strcspn(s, "\n"));
 }
 
+static char
+lower(char c)
+{
+    return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+/* Where @needle is in @len bytes of @hay, in the server's smart case (text_needle in
+ * lua/lib.lua): a needle with an ASCII capital matches exactly, one without matches
+ * ASCII letters in either case. NULL when it is not there. For the rows of a search:
+ * which field matched. */
+static const char *
+find_smart(const void *hay, size_t len, const char *needle)
+{
+    const char *h = hay;
+    size_t n = strlen(needle);
+    bool exact = false;
+
+    for (const char *p = needle; *p; p++)
+        exact |= *p >= 'A' && *p <= 'Z';
+    if (h == NULL || n == 0)
+        return NULL;
+    for (size_t i = 0; i + n <= len; i++) {
+        size_t k = 0;
+        while (k < n && (exact ? h[i + k] == needle[k] : lower(h[i + k]) == needle[k]))
+            k++;
+        if (k == n)
+            return h + i;
+    }
+    return NULL;
+}
+
+/* A search match whose row would not show why it matched (in Failed: the needle is in
+ * the trace or the payload, not the error; elsewhere: in the last error, not the
+ * payload): that field, named, with the line that holds the needle. False when the
+ * row's usual text shows it (or it matched the id). */
+static bool
+match_field(const dq_task *t, int pane, const char *needle, struct dq_buf *rest)
+{
+    const char *hit;
+
+    if (pane == PANE_FAILED && t->error && find_smart(t->error, strlen(t->error), needle))
+        return false;
+    if (pane != PANE_FAILED && t->payload && find_smart(t->payload, t->payload_len, needle) != NULL)
+        return false;
+    if (pane == PANE_FAILED && t->trace && (hit = find_smart(t->trace, strlen(t->trace), needle))) {
+        const char *from = hit, *to = hit + strcspn(hit, "\n");
+        while (from > t->trace && from[-1] != '\n')
+            from--;
+        while (from < hit && (*from == ' ' || *from == '\t'))
+            from++;
+        dq_buf_puts(rest, "trace: ");
+        if (hit - from > 16) { /* the needle, not the start of a long line, must show */
+            for (from = hit - 16; ((unsigned char)*from & 0xc0) == 0x80; from++)
+                ;
+            dq_buf_puts(rest, "…");
+        }
+        dq_buf_append(rest, from, (size_t)(to - from));
+        return true;
+    }
+    if (pane == PANE_FAILED && t->payload && find_smart(t->payload, t->payload_len, needle)) {
+        dq_buf_puts(rest, "payload: ");
+        dq_mp_summary(rest, t->payload, t->payload_len, 400);
+        return true;
+    }
+    if (pane != PANE_FAILED && t->last_error &&
+        find_smart(t->last_error, strlen(t->last_error), needle)) {
+        dq_buf_puts(rest, "last error: ");
+        first_line(rest, t->last_error);
+        return true;
+    }
+    return false;
+}
+
 /* One row of a pane: id, time column, attempt, then the rest. */
 static void
 render_row(const struct model *m, const struct ui *ui, struct grid *g, int pane, const dq_task *t,
@@ -293,7 +366,10 @@ render_row(const struct model *m, const struct ui *ui, struct grid *g, int pane,
         break;
     }
     dq_fmt_attempts(att, sizeof att, t);
-    if (pane == PANE_FAILED) {
+    if (ui->filter[0] != '\0' && pane == ui->filter_pane && pane != PANE_INFLIGHT &&
+        match_field(t, pane, ui->filter, &rest)) {
+        rest_attr = color(ui, GRID_CYAN); /* why it matched, where the row would not say */
+    } else if (pane == PANE_FAILED) {
         dq_buf_puts(&rest, t->reason ? t->reason : "?");
         dq_buf_puts(&rest, ": ");
         first_line(&rest, t->error);

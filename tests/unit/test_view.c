@@ -1138,6 +1138,41 @@ errors_view_says_why_and_since_when_at_80_columns(void **state)
     ui_free(&ui);
 }
 
+/* The rows of a search say why they matched when their usual text would not: the trace
+ * line that holds the needle (smart case, as on the server), or the payload. */
+static void
+search_rows_show_what_matched(void **state)
+{
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    ui_init(&ui, false, false);
+    dq_task *f = &m.pages[PANE_FAILED].tasks[0];
+    f->trace = dup_str("Traceback (most recent call last):\n"
+                       "    File \"/srv/billing/db.py\", line 9, in connect\n"
+                       "psycopg2.OperationalError: connection to LEDGER-db:5432 refused\n");
+    ui.focus = PANE_FAILED;
+    snprintf(ui.filter, sizeof ui.filter, "ledger-db");
+    ui.filter_pane = PANE_FAILED;
+    char *text = render(&m, &ui, 24, 80);
+    assert_has(text, "trace: …: connection to LEDGER-db:5432");
+    free(text);
+    /* a needle the error holds: the row as usual */
+    snprintf(ui.filter, sizeof ui.filter, "declined");
+    text = render(&m, &ui, 24, 80);
+    assert_has(text, "error: card declined");
+    assert_null(strstr(text, "trace:"));
+    free(text);
+    /* a capital: exact, so the trace line with "ledger" in lower case does not match */
+    snprintf(ui.filter, sizeof ui.filter, "Ledger");
+    text = render(&m, &ui, 24, 80);
+    assert_null(strstr(text, "trace:"));
+    free(text);
+    model_free(&m);
+    ui_free(&ui);
+}
+
 /*
  * The on-call scenarios, each at 80x24, 100x30 and 160x50: what the first screen says
  * when nobody consumes, a handler hangs, a downstream is out, someone paused the
@@ -1258,6 +1293,7 @@ main(void)
         cmocka_unit_test(filter_title_is_readable_beside_its_range),
         cmocka_unit_test(questions_fit_at_80_columns),
         cmocka_unit_test(errors_view_says_why_and_since_when_at_80_columns),
+        cmocka_unit_test(search_rows_show_what_matched),
     };
 
     return cmocka_run_group_tests_name("unit/view", tests, NULL, NULL);
