@@ -67,8 +67,9 @@ dq_fmt_audit_detail(struct dq_buf *b, const char *s, int64_t now_ms)
         int64_t v = 0;
         bool big = false;
         while (end < len && s[end] >= '0' && s[end] <= '9') {
-            big |= v > DQ_TIME_MAX_MS / 10;
-            v = v * 10 + (s[end] - '0');
+            big |= v > DQ_TIME_MAX_MS / 10; /* past any time or duration: copied as it is */
+            if (!big)
+                v = v * 10 + (s[end] - '0');
             end++;
         }
         /* (s[end] and s[end + 2] are in the string or its NUL once "ms" matched) */
