@@ -363,6 +363,10 @@ else kill "$probe"; wait "$probe" 2>/dev/null; bad "W refresh: a new worker is n
 "$bin" resume -q demo >/dev/null
 tm send-keys -t top Escape
 wait_for screen_has "[4] Failed" || bad "back from the worker view"
+# P below must see the queue unpaused: the refresh after the resume (up to 5 s apart
+# while nothing moves, longer under ASan) has arrived
+tm send-keys -t top C-l
+wait_for_n 300 screen_lacks " PAUSED " || bad "the W test's pause still shown"
 
 # 7d. P pauses the queue (how long, why, y), the header says so; P y resumes it
 paused_is() { "$bin" stats --json | grep -qF "\"paused\":$1"; }
