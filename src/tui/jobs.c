@@ -18,6 +18,35 @@
 /* Task ids the Workers view lists per worker. */
 #define WORKER_TASKS_SHOWN 5
 
+/* The audit view's details wrap at this many bytes, indented, so a whole entry reads at
+ * 80 columns (a text view cuts a longer line). */
+#define AUDIT_WRAP 74
+
+/* Appends @s (@len bytes) as lines of at most AUDIT_WRAP bytes, broken at blanks, each
+ * indented by four spaces. */
+static void
+wrap_lines(struct dq_buf *b, const char *s, size_t len)
+{
+    while (len > 0) {
+        size_t cut = len;
+        if (cut > AUDIT_WRAP) {
+            cut = AUDIT_WRAP;
+            while (cut > 0 && s[cut] != ' ')
+                cut--;
+            if (cut == 0) /* one long word: cut it, between UTF-8 sequences */
+                for (cut = AUDIT_WRAP; cut > 1 && ((unsigned char)s[cut] & 0xc0) == 0x80; cut--)
+                    ;
+        }
+        dq_buf_puts(b, "    ");
+        dq_buf_append(b, s, cut);
+        dq_buf_putc(b, '\n');
+        s += cut;
+        len -= cut;
+        while (len > 0 && *s == ' ')
+            s++, len--;
+    }
+}
+
 void
 job_reset(struct job *j)
 {
@@ -88,9 +117,9 @@ job_audit(dq_client *c, struct job *j)
         job_status(j, true, "audit: %s", err.msg);
         return;
     }
-    /* two lines an entry, so the detail is readable at 80 columns: when, who, what and
-     * the result; then the detail with its times and durations for people (relative to
-     * the server's clock: one more read) */
+    /* an entry is a line with when, who and what, then the result and the detail with
+     * its times and durations for people (relative to the server's clock: one more
+     * read), wrapped so all of it reads at 80 columns */
     dq_stats s;
     int64_t now = dq_stats_get(c, j->queue, &s, NULL) == DQ_OK ? s.now_ms : -1;
     for (size_t i = 0; i < a.n; i++) {
@@ -100,9 +129,15 @@ job_audit(dq_client *c, struct job *j)
             dq_time_format(at, sizeof at, e->at_ms);
         else
             dq_fmt_time_rel(at, sizeof at, e->at_ms, now);
-        dq_buf_printf(&b, "%s  %s  %s  -> %s\n    ", at, e->who, e->action, e->result);
-        dq_fmt_audit_detail(&b, e->detail, now);
-        dq_buf_putc(&b, '\n');
+        struct dq_buf d = DQ_BUF_INIT;
+        dq_buf_printf(&b, "%s  %s  %s\n", at, e->who, e->action);
+        dq_buf_printf(&d, "-> %s", e->result);
+        wrap_lines(&b, d.data ? d.data : "", d.len);
+        dq_buf_reset(&d);
+        dq_fmt_audit_detail(&d, e->detail, now);
+        wrap_lines(&b, d.data ? d.data : "", d.len);
+        b.failed |= d.failed;
+        dq_buf_free(&d);
     }
     if (a.n == 0)
         dq_buf_puts(&b, "(no operator actions recorded)\n");
