@@ -179,6 +179,7 @@ paste_read(void)
     static const char end[] = "\033[201~";
     size_t matched = 0;
     int64_t deadline = dq_mono_ms() + 2000;
+    bool resized = false;
 
     paste_len = 0;
     timeout(100);
@@ -186,11 +187,12 @@ paste_read(void)
         int c = getch();
         if (c == ERR)
             break;
+        resized |= c == KEY_RESIZE; /* not text, but not to be lost: given back below */
         if (c > 0xff)
             continue; /* keypad decoding of bytes inside the paste: not text */
         if (c == end[matched]) {
             if (++matched == sizeof end - 1)
-                return;
+                break;
             continue;
         }
         /* a partial end marker was text after all */
@@ -200,6 +202,8 @@ paste_read(void)
         if (matched == 0 && paste_len < sizeof paste)
             paste[paste_len++] = (char)c;
     }
+    if (resized)
+        ungetch(KEY_RESIZE);
 }
 
 const char *

@@ -291,7 +291,15 @@ if wait_for screen_has "audit log of demo" && screen_has "failed until 20" &&
    screen_has " ago)" && ! screen | grep -qE '(until|since) [0-9]{13}'; then
   ok "L shows RFC 3339 and relative times, not epoch ms"
 else bad "audit times"; fi
+# at 80 columns the whole detail shows, wrapped (the group requeue's names the group)
+tm resize-window -t top -x 80 -y 24
+if wait_for screen_has "group=" && ! screen | grep -q '…$'; then
+  ok "L at 80 columns: every entry whole, no line cut"
+else bad "L at 80 columns"; fi
 tm send-keys -t top Escape
+wait_for screen_has " 4 Failed " || bad "back from L at 80 columns"
+tm resize-window -t top -x 140 -y 40
+wait_for screen_has "[2] Future (" || bad "back to 140x40 after L"
 tm send-keys -t top Escape
 wait_for screen_has "[4] Failed ($(stat failed))" && ok "Esc shows every failed task again" ||
   bad "Esc after a group"
