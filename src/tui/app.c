@@ -469,7 +469,7 @@ app_failed_filter(const struct ui *ui)
 }
 
 /* How a prompt names the failed tasks of the filter shown: "12 failed tasks of group
- * 5d3d4f25 "<sig>"", "the failed tasks matching "text" (3 found so far...)", or "all 7
+ * 5d3d4f25 "<sig>"", "every failed task matching "text" (3 found so far...)", or "all 7
  * failed tasks" with no filter. The view shortens the quoted text to fit. */
 static void
 filter_text(const struct ui *ui, const struct model *m, char *buf, size_t size)
