@@ -228,6 +228,12 @@ job_workers(dq_client *c, struct job *j)
                                     : "live",
                       beat, busy, (long long)x->done, (long long)x->retried, (long long)x->failed,
                       x->name, x->command[0] ? x->command : "-");
+        if (x->lost && x->started_ms > 0 && x->last_beat_ms >= x->started_ms) {
+            /* how long it ran before it went silent: a crash loop reads as short lives */
+            char up[32];
+            dq_dur_format(up, sizeof up, x->last_beat_ms - x->started_ms);
+            dq_buf_printf(&b, "      was up %s, silent for %s\n", up, beat);
+        }
         if (x->held > 0) {
             dq_buf_printf(&b, "      holds %zu:", x->held);
             for (size_t k = 0; k < x->ntasks; k++) {
