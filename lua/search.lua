@@ -1,8 +1,9 @@
 -- search: one bounded step of a search of a view, for the inspector's "/": a task
--- matches when its task key or its stored bytes contain the needle (plain bytes, case
--- sensitive): the envelope (id and payload) for due and future, the running record
--- (envelope and worker) for in flight, the failure record (error, stack trace, envelope)
--- for failed.
+-- matches when its task key or its stored bytes contain the needle (plain bytes, smart
+-- case: a needle with no ASCII capital letter matches letters in either case, one with
+-- a capital matches exactly; text_needle in lib.lua): the envelope (id and payload) for
+-- due and future, the running record (envelope and worker) for in flight, the failure
+-- record (error, stack trace, envelope) for failed.
 -- KEYS: the eleven queue keys (see lib.lua); read only.
 -- ARGV: [1] view: 'due' | 'future' | 'inflight' | 'failed', [2] needle (1..200 bytes),
 --   [3] cursor (a rank within the view, 0 first), [4] chunk (1..1000 tasks looked at),
@@ -12,7 +13,7 @@
 --   The cursor is a rank: tasks added or removed during a search shift it, so a few may
 --   be looked at twice or not at all.
 -- Flags: no-writes (FCALL_RO / EVALSHA_RO: runs on replicas and for read-only users).
--- Complexity: O(log N + chunk).
+-- Complexity: O(log N + chunk) (each task's bytes scanned once per needle position).
 local view, needle, cursor = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local chunk, most = tonumber(ARGV[4]), tonumber(ARGV[5])
 if #needle < 1 or #needle > DQ_NEEDLE_MAX then
@@ -50,9 +51,10 @@ else
 end
 local out = {-1, total}
 local n = 0
+local pat, plain = text_needle(needle)
 for i = 1, #items, 2 do
   local key, rec = items[i], recs and (recs[(i + 1) / 2] or '') or ''
-  if string.find(key, needle, 1, true) or string.find(rec, needle, 1, true) then
+  if text_find(key, pat, plain) or text_find(rec, pat, plain) then
     out[#out + 1] = key
     out[#out + 1] = tonumber(items[i + 1])
     out[#out + 1] = rec

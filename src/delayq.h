@@ -713,8 +713,9 @@ typedef struct dq_search {
 
 /**
  * One bounded step (DQ_STEP_MAX tasks looked at, at most @most matches) of a search of @view for
- * @needle (1..DQ_NEEDLE_MAX bytes, plain, case-sensitive): in ids and payload bytes, and for failed
- * tasks also in errors and stack traces (in-flight: also the worker). Failed is searched
+ * @needle (1..DQ_NEEDLE_MAX bytes, plain, smart case: a needle without an ASCII capital letter
+ * matches letters in either case, one with a capital exactly): in ids and payload bytes, and for
+ * failed tasks also in errors and stack traces (in-flight: also the worker). Failed is searched
  * newest first, the others in their listing order. Matches are appended to @found (a page
  * the caller owns and frees with dq_page_free; its total counts the matches). Call until
  * @cur->done.

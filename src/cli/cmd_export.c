@@ -36,7 +36,8 @@ static const char help[] =
     "  --match TEXT  only tasks whose id, payload (failed: also error and stack trace;\n"
     "                in flight: also the worker) contain TEXT (1.." NEEDLE_MAX_TEXT
     " bytes, plain,\n"
-    "                case-sensitive): the server's search, " CLI_STEP_MAX_TEXT " tasks a step\n"
+    "                smart case: any case unless TEXT has a capital letter): the server's\n"
+    "                search, " CLI_STEP_MAX_TEXT " tasks a step\n"
     "  --group SIG   failed only: the tasks of one error group (its id or signature,\n"
     "                as delayq errors shows), read in the group's own index\n"
     "  --limit N     at most N tasks (default: all)\n\n"

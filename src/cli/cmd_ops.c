@@ -26,7 +26,8 @@ static const char requeue_help[] =
     "  --group SIG    every task of one error group that failed before now: the group id\n"
     "                 or the signature 'delayq errors' shows; one audit entry\n"
     "  --match TEXT   every task that failed before now whose id, error, stack trace or\n"
-    "                 payload bytes contain TEXT (1..200 bytes, case-sensitive)\n"
+    "                 payload bytes contain TEXT (1..200 bytes; smart case: any case\n"
+    "                 unless TEXT has a capital letter)\n"
     "  --delay DUR    due DUR from now (default 0)\n"
     "  --spread DUR   with --all, --group, --match: spread due times evenly over DUR\n"
     "                 after the delay\n"
@@ -47,7 +48,8 @@ static const char drop_help[] =
     "  --group SIG    every task of one error group that failed before now (the group\n"
     "                 id or the signature 'delayq errors' shows); one audit entry\n"
     "  --match TEXT   every task that failed before now whose id, error, stack trace or\n"
-    "                 payload bytes contain TEXT (1..200 bytes, case-sensitive)\n\n";
+    "                 payload bytes contain TEXT (1..200 bytes; smart case: any case\n"
+    "                 unless TEXT has a capital letter)\n\n";
 
 #define MAX_IDS DQ_CALL_MAX /* one requeue or drop call: all or nothing */
 

@@ -46,6 +46,55 @@ dq_fmt_time_rel(char *buf, size_t size, int64_t ms, int64_t now_ms)
     return n < 0 ? 0 : (size_t)n;
 }
 
+static bool
+is_word(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+void
+dq_fmt_audit_detail(struct dq_buf *b, const char *s, int64_t now_ms)
+{
+    size_t len = strlen(s), i = 0;
+
+    while (i < len) {
+        /* a number that starts a word: the scripts write times and durations so */
+        if (s[i] < '0' || s[i] > '9' || (i > 0 && is_word(s[i - 1]))) {
+            dq_buf_putc(b, s[i++]);
+            continue;
+        }
+        size_t end = i;
+        int64_t v = 0;
+        bool big = false;
+        while (end < len && s[end] >= '0' && s[end] <= '9') {
+            big |= v > DQ_TIME_MAX_MS / 10; /* past any time or duration: copied as it is */
+            if (!big)
+                v = v * 10 + (s[end] - '0');
+            end++;
+        }
+        /* (s[end] and s[end + 2] are in the string or its NUL once "ms" matched) */
+        bool ms = strncmp(s + end, "ms", 2) == 0 && !is_word(s[end + 2]);
+        bool at = !ms && !is_word(s[end]) && i >= 6 &&
+                  (strncmp(s + i - 6, "until ", 6) == 0 || strncmp(s + i - 6, "since ", 6) == 0);
+        char out[80];
+        if (!big && ms && v <= DQ_DUR_MAX_MS) {
+            dq_dur_format(out, sizeof out, v);
+            dq_buf_puts(b, out);
+            i = end + 2;
+        } else if (!big && at && v <= DQ_TIME_MAX_MS) {
+            if (now_ms < 0)
+                dq_time_format(out, sizeof out, v);
+            else
+                dq_fmt_time_rel(out, sizeof out, v, now_ms);
+            dq_buf_puts(b, out);
+            i = end;
+        } else {
+            dq_buf_append(b, s + i, end - i);
+            i = end;
+        }
+    }
+}
+
 void
 dq_fmt_json_str(struct dq_buf *b, const void *s, size_t len)
 {

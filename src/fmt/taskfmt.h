@@ -23,6 +23,13 @@ size_t dq_fmt_attempts(char *buf, size_t size, const dq_task *t);
  * @ms gives "-". snprintf semantics. */
 size_t dq_fmt_time_rel(char *buf, size_t size, int64_t ms, int64_t now_ms);
 
+/* An audit entry's detail for people: "NNNms" becomes a duration ("30000ms": "30s") and
+ * the epoch milliseconds after "until " or "since " an RFC 3339 time with its distance
+ * from @now_ms (dq_fmt_time_rel; @now_ms < 0: the time alone); everything else is
+ * copied as it is (the caller
+ * escapes it: it holds bytes from Redis). */
+void dq_fmt_audit_detail(struct dq_buf *b, const char *detail, int64_t now_ms);
+
 /* A JSON string literal of untrusted bytes: invalid UTF-8 bytes become \u00XX (the
  * byte as a Latin-1 code point), and C0, DEL, C1, U+2028 and U+2029 are escaped, so
  * the literal is also terminal-safe. */

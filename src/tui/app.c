@@ -151,6 +151,7 @@ app_confirm_text(struct ui *ui, enum action act, const char *title, const char *
 {
     app_set_detail(ui, text);
     snprintf(ui->detail_title, sizeof ui->detail_title, "%s", title);
+    ui->detail_act = act;
     ui->confirm_action = act;
     ui->mode = MODE_CONFIRM;
     ui->scroll = 0;
@@ -217,7 +218,7 @@ app_selection_follow(struct ui *ui, const struct model *m, const struct selectio
 {
     for (int i = 0; i < PANE_COUNT; i++) {
         const dq_page *p = &m->pages[i];
-        if (s->id[i][0] == '\0')
+        if (s->id[i][0] == '\0' || !ui->moved[i])
             continue;
         for (size_t j = 0; j < p->n; j++) {
             if (p->tasks[j].id != NULL && strcmp(p->tasks[j].id, s->id[i]) == 0) {
@@ -331,6 +332,7 @@ move_sel(struct ui *ui, const struct model *m, long delta)
 
     if (total <= 0)
         return 0;
+    ui->moved[ui->focus] = true;
     ui->sel[ui->focus] = (size_t)clamp_move(s, total);
     size_t top = ui->top[ui->focus];
     app_clamp(ui, m);
@@ -414,6 +416,7 @@ prompt(struct ui *ui, enum action act)
     ui->mode = MODE_INPUT;
     ui->input[0] = '\0';
     ui->input_action = act;
+    ui->confirm_typed = false;
     return APP_REDRAW;
 }
 
@@ -435,6 +438,7 @@ do_escape(struct ui *ui, const struct model *m, const struct binding *b, int key
     if (ui->nmarks[ui->focus] == 0 && ui->group[0] != '\0' && ui->focus == PANE_FAILED) {
         ui->group[0] = ui->group_sig[0] = '\0';
         ui->sel[PANE_FAILED] = ui->top[PANE_FAILED] = 0;
+        ui->moved[PANE_FAILED] = false;
         app_status(ui, false, "every failed task again (E: the error groups)");
         return APP_REDRAW | APP_REFETCH;
     }
@@ -464,8 +468,9 @@ app_failed_filter(const struct ui *ui)
     return f;
 }
 
-/* How a prompt names the failed tasks of the filter shown: "the 12 failed tasks of group
- * <sig>", "the 3 failed tasks found so far matching "text"", or "" with no filter. */
+/* How a prompt names the failed tasks of the filter shown: "12 failed tasks of group
+ * 5d3d4f25 "<sig>"", "every failed task matching "text" (3 found so far...)", or "all 7
+ * failed tasks" with no filter. The view shortens the quoted text to fit. */
 static void
 filter_text(const struct ui *ui, const struct model *m, char *buf, size_t size)
 {
@@ -473,26 +478,53 @@ filter_text(const struct ui *ui, const struct model *m, char *buf, size_t size)
     long long n = (long long)model_pane_total(m, PANE_FAILED);
 
     if (f.kind == DQ_FILTER_GROUP)
-        snprintf(buf, size, "the %lld failed tasks of group \"%.80s\"", n, ui->group_sig);
+        snprintf(buf, size, "%lld failed task%s of group %.8s \"%s\"", n, n == 1 ? "" : "s",
+                 ui->group, ui->group_sig);
     else if (f.kind == DQ_FILTER_MATCH)
-        snprintf(buf, size, "the failed tasks matching \"%.60s\" (%lld found so far%s)", ui->filter,
-                 n, ui->search_done ? "" : "; the search goes on");
+        snprintf(buf, size, "every failed task matching \"%.100s\" (%lld found so far%s)",
+                 ui->filter, n, ui->search_done ? "" : "; the search goes on");
     else
-        buf[0] = '\0';
+        snprintf(buf, size, "all %lld failed task%s", n, n == 1 ? "" : "s");
+}
+
+/*
+ * The one rule for bulk actions (APP_BULK_TYPED_OVER): @act on what filter_text names,
+ * asked y/N for one task, else by typing the queue's name. A search is always typed: it
+ * acts on every match on the server, more than were found so far.
+ */
+static int
+ask_bulk(struct ui *ui, const struct model *m, enum action act)
+{
+    bool requeue = act == ACT_REQUEUE_ALL || act == ACT_REQUEUE_FILTER;
+    int64_t n = model_pane_total(m, PANE_FAILED);
+    char what[512], spread[64] = "";
+
+    filter_text(ui, m, what, sizeof what);
+    if (act == ACT_REQUEUE_ALL && ui->spread[0] != '\0')
+        snprintf(spread, sizeof spread, ", spread over %s", ui->spread);
+    if (n <= APP_BULK_TYPED_OVER && app_failed_filter(ui).kind != DQ_FILTER_MATCH) {
+        snprintf(ui->prompt, sizeof ui->prompt, "%s", what); /* the view asks about it */
+        ui->confirm_action = act;
+        ui->mode = MODE_CONFIRM;
+        return APP_REDRAW;
+    }
+    snprintf(ui->prompt, sizeof ui->prompt,
+             "%s %s%s%s?\ntype the queue name %s to confirm (Esc cancels): ",
+             requeue ? "requeue" : "drop", what, spread, requeue ? "" : " for good", m->queue);
+    prompt(ui, act);
+    ui->confirm_typed = true;
+    return APP_REDRAW;
 }
 
 /* r, d, p: asks y/N before action b->arg on the marked set or the selected task; on
- * Failed with a group or a search shown and nothing marked, r and d act on all of it. */
+ * Failed with a group or a search shown and nothing marked, r and d act on all of it
+ * (ask_bulk's rule). */
 static int
 do_confirm(struct ui *ui, const struct model *m, const struct binding *b, int key)
 {
     if ((b->arg == ACT_REQUEUE || b->arg == ACT_DROP) && ui->focus == PANE_FAILED &&
-        ui->nmarks[ui->focus] == 0 && app_failed_filter(ui).kind != DQ_FILTER_NONE) {
-        filter_text(ui, m, ui->action_id, sizeof ui->action_id);
-        ui->confirm_action = b->arg == ACT_REQUEUE ? ACT_REQUEUE_FILTER : ACT_DROP_FILTER;
-        ui->mode = MODE_CONFIRM;
-        return APP_REDRAW;
-    }
+        ui->nmarks[ui->focus] == 0 && app_failed_filter(ui).kind != DQ_FILTER_NONE)
+        return ask_bulk(ui, m, b->arg == ACT_REQUEUE ? ACT_REQUEUE_FILTER : ACT_DROP_FILTER);
     if ((b->flags & KB_MARKS) && ui->nmarks[ui->focus] > 0)
         snprintf(ui->action_id, sizeof ui->action_id, "%zu marked tasks", ui->nmarks[ui->focus]);
     else
@@ -528,34 +560,23 @@ do_requeue_after(struct ui *ui, const struct model *m, const struct binding *b, 
     return prompt(ui, ACT_REQUEUE_DELAY);
 }
 
-/* A and X: every failed task, after a typed spread window or the queue's name. */
+/* A and X: every failed task (or the filter's): A asks for a spread window first; then
+ * both ask as ask_bulk says. */
 static int
 do_bulk(struct ui *ui, const struct model *m, const struct binding *b, int key)
 {
-    int64_t n = model_pane_total(m, PANE_FAILED);
-
-    if (n <= 0) {
+    if (model_pane_total(m, PANE_FAILED) <= 0) {
         app_status(ui, true, "no failed tasks");
         return APP_REDRAW;
     }
-    char what[DQ_ID_MAX + 1];
+    ui->spread[0] = '\0';
+    if (b->arg == ACT_DROP_ALL)
+        return ask_bulk(ui, m, ACT_DROP_ALL);
+    char what[512];
     filter_text(ui, m, what, sizeof what);
-    if (what[0] != '\0' && b->arg == ACT_REQUEUE_ALL)
-        snprintf(ui->prompt, sizeof ui->prompt,
-                 "requeue %.100s, spread over (e.g. 10m; Enter: at once; Esc: cancel): ", what);
-    else if (what[0] != '\0')
-        snprintf(ui->prompt, sizeof ui->prompt,
-                 "drop %.90s for good: type the queue name (%.60s): ", what, m->queue);
-    else if (b->arg == ACT_REQUEUE_ALL)
-        snprintf(ui->prompt, sizeof ui->prompt,
-                 "requeue all %lld failed tasks, spread over (e.g. 10m; Enter: at once; "
-                 "Esc: cancel): ",
-                 (long long)n);
-    else
-        snprintf(ui->prompt, sizeof ui->prompt,
-                 "drop all %lld failed tasks for good: type the queue name (%s): ", (long long)n,
-                 m->queue);
-    return prompt(ui, (enum action)b->arg);
+    snprintf(ui->prompt, sizeof ui->prompt,
+             "requeue %s, spread over (e.g. 10m; Enter: at once; Esc: cancel): ", what);
+    return prompt(ui, ACT_SPREAD);
 }
 
 /* In a text view (details, help): scrolls; the layout keeps it within the text. */
@@ -595,11 +616,25 @@ do_pick_move(struct ui *ui, const struct model *m, const struct binding *b, int 
     return APP_REDRAW;
 }
 
+/* q and Esc in the picker: back to the queue shown; in the picker opened at start there
+ * is none (the unused default queue would look healthy): Esc stays, q quits. */
+static int
+do_pick_back(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    if (!ui->pick_first)
+        return do_back(ui, m, b, key);
+    if (key == 'q')
+        return APP_QUIT;
+    app_status(ui, false, "no queue is shown yet: Enter opens the one selected, q quits");
+    return APP_REDRAW;
+}
+
 static int
 do_pick_open(struct ui *ui, const struct model *m, const struct binding *b, int key)
 {
     if (ui->npick == 0)
         return 0;
+    ui->pick_first = false;
     ui->mode = MODE_MAIN;
     ui->action = ACT_SWITCH;
     return APP_ACTION | APP_REDRAW;
@@ -628,6 +663,7 @@ do_err_open(struct ui *ui, const struct model *m, const struct binding *b, int k
     ui->mode = MODE_MAIN;
     ui->focus = PANE_FAILED;
     ui->sel[PANE_FAILED] = ui->top[PANE_FAILED] = 0;
+    ui->moved[PANE_FAILED] = false;
     app_clear_marks(ui, PANE_FAILED);
     if (ui->filter[0] != '\0' && ui->filter_pane == PANE_FAILED) {
         ui->action = ACT_UNFILTER; /* a group replaces the search */
@@ -670,17 +706,19 @@ static const struct binding bindings[] = {
     {BIND_MAIN, {KEY_APP_REDRAW}, "Ctrl-L", PANES_ALL, 0, do_redraw, 0, "redraw and refresh now",
         NULL, NULL},
     {BIND_MAIN, {'W'}, "W", PANES_ALL, 0, do_request, ACT_WORKERS,
-        "the workers: last beat, busy, done, failed, tasks held", NULL, "workers"},
+        "the workers: last beat, busy, done, failed, tasks held (refreshed while open)", NULL,
+        "workers"},
     {BIND_MAIN, {'Q'}, "Q", PANES_ALL, 0, do_request, ACT_QUEUES,
         "the server's queues with their counts; Enter switches to one", NULL, "queues"},
     {BIND_MAIN, {'L'}, "L", PANES_ALL, 0, do_request, ACT_AUDIT,
         "the audit log of operator actions", NULL, "audit"},
     {BIND_MAIN, {'/'}, "/", PANES_ALL, 0, do_search, 0,
         "search the pane on the server (ids, payloads; on Failed also errors and traces), "
-        "in bounded steps, so millions of tasks are fine; Esc clears it", NULL, "search"},
+        "in bounded steps, so millions of tasks are fine; smart case (xaf finds XAF, XAF "
+        "only XAF); Esc clears it", NULL, "search"},
     {BIND_MAIN, {' '}, "space", PANES_ALL, KB_SELECTED, do_mark, 0,
-        "mark / unmark; r and d then act on all marked tasks of the pane at once (all or "
-        "nothing)", NULL, "mark"},
+        "mark / unmark and move down; r and d then act on all marked tasks of the pane at "
+        "once (all or nothing)", NULL, "mark"},
     {BIND_MAIN, {KEY_APP_ESC}, "Esc", PANES_ALL, 0, do_escape, 0,
         "clear the marks, then the search", NULL, NULL},
     {BIND_MAIN, {'y'}, "y", PANES_ALL, KB_SELECTED, do_request, ACT_COPY,
@@ -690,22 +728,22 @@ static const struct binding bindings[] = {
     /* the main screen: actions, through the same scripts as the workers */
     {BIND_MAIN, {'r'}, "r", F, KB_WRITE | KB_SELECTED | KB_MARKS, do_confirm, ACT_REQUEUE,
         "Failed: requeue the selected task now (asks y/N); with a group or search shown and "
-        "nothing marked: all of it",
+        "nothing marked: all of it (past one task: type the queue name)",
         "r requeues a failed task: go to Failed (4)", "requeue"},
     {BIND_MAIN, {'R'}, "R", F, KB_WRITE | KB_SELECTED, do_requeue_after, 0,
         "Failed: requeue the selected task after a delay you type",
         "r requeues a failed task: go to Failed (4)", "later"},
     {BIND_MAIN, {'A'}, "A", F, KB_WRITE, do_bulk, ACT_REQUEUE_ALL,
         "Failed: requeue all (or all of the group or search shown), spread evenly over a "
-        "window you type",
+        "window you type; then y/N, past one task: type the queue name",
         "A requeues all failed tasks: go to Failed (4)", "requeue all"},
     {BIND_MAIN, {'X'}, "X", F, KB_WRITE, do_bulk, ACT_DROP_ALL,
-        "Failed: drop all (or all of the group or search shown; type the queue name to "
-        "confirm)",
+        "Failed: drop all (or all of the group or search shown); past one task: type the "
+        "queue name",
         "X drops all failed tasks: go to Failed (4)", "drop all"},
     {BIND_MAIN, {'d'}, "d", F | U, KB_WRITE | KB_SELECTED | KB_MARKS, do_confirm, ACT_DROP,
         "Failed or Future: drop the selected task (asks y/N); on Failed with a group or "
-        "search shown and nothing marked: all of it",
+        "search shown and nothing marked: all of it (past one task: type the queue name)",
         "d drops a failed or future task: go to Future (2) or Failed (4)", "drop"},
     {BIND_MAIN, {'p'}, "p", U, KB_WRITE | KB_SELECTED, do_confirm, ACT_RUN_NOW,
         "Future: run the selected task now (asks y/N)",
@@ -753,7 +791,8 @@ static const struct binding bindings[] = {
         "last queue", NULL, NULL},
     {BIND_PICK, {KEY_APP_ENTER}, "Enter", PANES_ALL, 0, do_pick_open, 0, "show that queue",
         NULL, NULL},
-    {BIND_PICK, {'q', KEY_APP_ESC}, "q Esc", PANES_ALL, 0, do_back, 0, "back", NULL, NULL},
+    {BIND_PICK, {'q', KEY_APP_ESC}, "q Esc", PANES_ALL, 0, do_pick_back, 0,
+        "back (in the picker shown at start: q quits)", NULL, NULL},
 
     /* the Errors view */
     {BIND_ERRS, {'j', KEY_APP_DOWN}, "j Down", PANES_ALL, 0, do_err_move, 1, "next group",
@@ -1036,8 +1075,10 @@ app_click(struct ui *ui, const struct model *m, int row, int col)
         if (row >= b->row + 2) {
             size_t index = ui->top[p] + (size_t)(row - b->row - 2);
             /* only rows that were drawn: the fetched page */
-            if (index >= m->offsets[p] && index < m->offsets[p] + m->pages[p].n)
+            if (index >= m->offsets[p] && index < m->offsets[p] + m->pages[p].n) {
                 ui->sel[p] = index;
+                ui->moved[p] = true;
+            }
         }
         return APP_REDRAW;
     }
@@ -1046,14 +1087,37 @@ app_click(struct ui *ui, const struct model *m, int row, int col)
 
 /* The prompt line: printable characters, backspace, Enter performs, Esc cancels. */
 static int
-input_key(struct ui *ui, int key)
+input_key(struct ui *ui, const struct model *m, int key)
 {
     size_t n = strlen(ui->input);
 
     if (key == KEY_APP_ESC) {
         ui->mode = MODE_MAIN;
+        ui->confirm_typed = false;
         app_status(ui, false, "cancelled");
         return APP_REDRAW;
+    }
+    if (key == KEY_APP_ENTER && ui->confirm_typed) {
+        ui->mode = MODE_MAIN;
+        ui->confirm_typed = false;
+        if (strcmp(ui->input, m->queue) != 0) {
+            app_status(ui, true, "nothing changed: \"%.60s\" is not the queue's name (%s)",
+                       ui->input, m->queue);
+            return APP_REDRAW;
+        }
+        ui->action = ui->input_action;
+        return APP_ACTION | APP_REDRAW;
+    }
+    if (key == KEY_APP_ENTER && ui->input_action == ACT_SPREAD) {
+        int64_t ms;
+        if (ui->input[0] != '\0' && dq_dur_parse(ui->input, "spread", &ms, NULL) != DQ_OK) {
+            ui->mode = MODE_MAIN;
+            app_status(ui, true, "nothing requeued: \"%s\" is not a duration (30s, 10m, 2h)",
+                       ui->input);
+            return APP_REDRAW;
+        }
+        snprintf(ui->spread, sizeof ui->spread, "%.31s", ui->input);
+        return ask_bulk(ui, m, ACT_REQUEUE_ALL);
     }
     if (key == KEY_APP_ENTER && ui->input_action == ACT_PAUSE_FOR) {
         int64_t ms;
@@ -1091,6 +1155,29 @@ input_key(struct ui *ui, int key)
 }
 
 int
+app_paste(struct ui *ui, const char *text, size_t len)
+{
+    if (ui->mode != MODE_INPUT) {
+        if (ui->mode == MODE_MAIN)
+            app_status(ui, false, "paste ignored: only a prompt (/, R, A, P ...) takes text");
+        return APP_REDRAW;
+    }
+    size_t n = strlen(ui->input);
+    for (size_t i = 0; i < len && text[i] != '\n' && text[i] != '\r'; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (n + 1 >= sizeof ui->input)
+            break;
+        if (c == '\t')
+            c = ' ';
+        if (c < 0x20 || c == 0x7f)
+            continue; /* control bytes are not text */
+        ui->input[n++] = (char)c;
+    }
+    ui->input[n] = '\0';
+    return APP_REDRAW;
+}
+
+int
 app_key(struct ui *ui, const struct model *m, int key)
 {
     switch (ui->mode) {
@@ -1104,7 +1191,7 @@ app_key(struct ui *ui, const struct model *m, int key)
     case MODE_ERRORS:
         return mode_key(ui, m, BIND_ERRS, key);
     case MODE_INPUT:
-        return input_key(ui, key);
+        return input_key(ui, m, key);
     case MODE_CONFIRM:
         ui->mode = MODE_MAIN;
         if (key == 'y' || key == 'Y') {
@@ -1148,7 +1235,8 @@ void
 app_key_seen(struct ui *ui, bool action_running)
 {
     /* in a view the status line holds its hints; a running action's line stays */
-    if (ui->status[0] != '\0' && ui->mode == MODE_MAIN && !action_running)
+    if (ui->status[0] != '\0' && (ui->mode == MODE_MAIN || ui->mode == MODE_PICK) &&
+        !action_running)
         ui->status[0] = '\0';
 }
 
@@ -1160,6 +1248,7 @@ app_search_start(struct ui *ui)
     snprintf(ui->filter, sizeof ui->filter, "%s", ui->input);
     ui->filter_pane = ui->focus;
     ui->sel[ui->focus] = ui->top[ui->focus] = 0;
+    ui->moved[ui->focus] = false;
     ui->search_scanned = ui->search_total = 0;
     ui->search_done = false;
     return true;
@@ -1170,6 +1259,7 @@ app_search_end(struct ui *ui)
 {
     ui->filter[0] = '\0';
     ui->sel[ui->filter_pane] = ui->top[ui->filter_pane] = 0;
+    ui->moved[ui->filter_pane] = false;
     app_status(ui, false, "search cleared");
 }
 
@@ -1207,6 +1297,7 @@ app_queue_switched(struct ui *ui, const char *queue)
 {
     for (int p = 0; p < PANE_COUNT; p++) {
         ui->sel[p] = ui->top[p] = 0;
+        ui->moved[p] = false;
         app_clear_marks(ui, p);
     }
     ui->filter[0] = '\0';
@@ -1226,9 +1317,29 @@ app_action_result_free(struct action_result *r)
     memset(r, 0, sizeof *r);
 }
 
+bool
+app_view_refreshes(const struct ui *ui)
+{
+    return ui->mode == MODE_DETAILS && ui->detail_act == ACT_WORKERS;
+}
+
 void
 app_action_done(struct ui *ui, struct action_result *r, const char *current)
 {
+    if (r->refresh) {
+        /* a refresh of the view open: its text and title change, the scroll stays; once
+         * the view is closed it is dropped (it must not open the view again) */
+        if (!r->error && r->detail != NULL && app_view_refreshes(ui)) {
+            app_set_detail(ui, r->detail);
+            snprintf(ui->detail_title, sizeof ui->detail_title, "%s", r->title);
+        } else if (r->error && app_view_refreshes(ui)) {
+            app_status(ui, true, "%s", r->status);
+        }
+        app_action_result_free(r);
+        return;
+    }
+    if (r->act == ACT_QUEUES && (r->error || r->nqueues == 0))
+        ui->pick_first = false; /* no picker opens: the queue shown is what there is */
     if (r->status[0] != '\0')
         app_status(ui, r->error, "%s", r->status);
     else
@@ -1238,6 +1349,7 @@ app_action_done(struct ui *ui, struct action_result *r, const char *current)
     if (!r->error && r->detail != NULL) {
         app_set_detail(ui, r->detail);
         snprintf(ui->detail_title, sizeof ui->detail_title, "%s", r->title);
+        ui->detail_act = r->act;
         free(ui->detail_copy);
         ui->detail_copy = r->copy;
         r->copy = NULL;

@@ -25,8 +25,8 @@ enum action {
     ACT_DETAILS,       /* load the selected task's details */
     ACT_RUN_NOW,       /* future: make the selected task due now */
     ACT_REQUEUE_DELAY, /* failed: requeue after the typed delay (input) */
-    ACT_REQUEUE_ALL,   /* failed: requeue all, spread over the typed window (input) */
-    ACT_DROP_ALL,      /* failed: drop all, after the queue name is typed (input) */
+    ACT_REQUEUE_ALL,   /* failed: requeue all (or the filter's), spread over ui->spread */
+    ACT_DROP_ALL,      /* failed: drop all (or the filter's) */
     ACT_AUDIT,         /* show the audit log */
     ACT_COPY,          /* copy the payload (or the trace, in details) with OSC 52 */
     ACT_SEARCH,        /* failed: search errors and payloads on the server (input) */
@@ -46,7 +46,13 @@ enum action {
     ACT_ERRORS,         /* load the error groups for the Errors view (E) */
     ACT_REQUEUE_FILTER, /* failed: requeue every task of the group or search shown (after y) */
     ACT_DROP_FILTER,    /* failed: drop every task of the group or search shown (after y) */
+    ACT_SPREAD,         /* A: the spread window was typed (input); confirm next */
 };
+
+/* Bulk actions (r and d on a group or search, A, X) on more than this many tasks, or on
+ * a search (whose count is not known before it ends), ask for the queue's name to be
+ * typed; on this many or fewer, y/N. Fixed, so every operator meets the same rule. */
+#define APP_BULK_TYPED_OVER 1
 
 enum {
     APP_REDRAW = 1,
@@ -69,10 +75,11 @@ struct layout {
 };
 
 struct ui {
-    int focus;                         /* PANE_* */
-    size_t sel[PANE_COUNT];            /* selected row, as an index into the whole pane */
-    size_t top[PANE_COUNT];            /* first row shown (the fetch offset) */
-    int rows_visible;                  /* rows a pane shows (app_set_layout) */
+    int focus;              /* PANE_* */
+    size_t sel[PANE_COUNT]; /* selected row, as an index into the whole pane */
+    size_t top[PANE_COUNT]; /* first row shown (the fetch offset) */
+    bool moved[PANE_COUNT]; /* the operator moved the selection there (else: the top row) */
+    int rows_visible;       /* rows a pane shows (app_set_layout) */
     struct pane_box boxes[PANE_COUNT]; /* where the panes are (app_set_layout) */
     enum mode mode;
     int scroll; /* details and help */
@@ -87,6 +94,7 @@ struct ui {
     char **detail; /* details view lines (owned) */
     size_t ndetail;
     char detail_title[64];
+    enum action detail_act;   /* what opened the details view (ACT_WORKERS refreshes) */
     char *detail_copy;        /* what y copies in the details view (owned; may be NULL) */
     char **marks[PANE_COUNT]; /* ids marked with space, per pane (owned) */
     size_t nmarks[PANE_COUNT];
@@ -94,11 +102,14 @@ struct ui {
     int filter_pane;
     int64_t search_scanned, search_total;
     bool search_done;
-    char prompt[200];              /* MODE_INPUT: the question */
+    char prompt[800];              /* MODE_INPUT: the question */
     char input[DQ_NEEDLE_MAX + 1]; /* MODE_INPUT: what was typed */
     char pause_for[32];            /* pause: the duration typed first ("": until resumed) */
+    char spread[32];               /* A: the window typed first ("": at once) */
     enum action input_action;      /* MODE_INPUT: what Enter does */
+    bool confirm_typed;            /* MODE_INPUT: Enter performs it if the queue was named */
     /* MODE_PICK: the server's queues with their due, future, in-flight, failed counts */
+    bool pick_first;   /* the picker opened at start: nothing is behind it (Esc stays) */
     char **pick_names; /* owned */
     int64_t (*pick_counts)[4];
     size_t npick, pick_sel;
@@ -116,6 +127,11 @@ void ui_free(struct ui *ui);
 /* Applies a key through the key table (app.c). @m is the last snapshot (for totals and
  * the selected task). */
 int app_key(struct ui *ui, const struct model *m, int key);
+
+/* A paste (@len bytes) arrived: in a prompt it is text, up to its first line break (a
+ * pasted newline never submits); anywhere else it is ignored, so pasted text never
+ * acts as command keys or answers a y/N. */
+int app_paste(struct ui *ui, const char *text, size_t len);
 
 /* The help overlay, generated from the key table: how many lines, and line @i into
  * @buf (snprintf semantics; "" past the end). */
@@ -147,7 +163,9 @@ struct selection {
 void app_selection_save(const struct ui *ui, const struct model *m, struct selection *s);
 
 /* After a refresh: a selected task still on its pane's page stays selected where it
- * moved (tasks ahead of it were claimed or added); otherwise the row number stays. */
+ * moved (tasks ahead of it were claimed or added); otherwise the row number stays. In a
+ * pane where the operator has not moved yet, the selection stays on the top row (new
+ * failures do not push it down before anyone looked). */
 void app_selection_follow(struct ui *ui, const struct model *m, const struct selection *s);
 
 /* Keeps selections inside the panes' totals and visible, and the window full (after a
@@ -224,6 +242,8 @@ void app_queue_switched(struct ui *ui, const char *queue);
 
 /* What an action found on the Redis thread, applied to the UI by app_action_done. */
 struct action_result {
+    enum action act; /* what ran */
+    bool refresh;    /* a refresh of the view open (W): applied only while it is open */
     bool error;
     char status[300];
     bool clear_marks; /* the marked set of @pane was acted on */
@@ -238,6 +258,12 @@ struct action_result {
     dq_errors errors; /* the Errors view's groups (owned); have_errors: open it */
     bool have_errors;
 };
+
+/* How often the Workers view (W) reads the registry again while it is open. */
+#define APP_WORKERS_REFRESH_MS 2000
+
+/* Whether the view open is one that refreshes by itself (W). */
+bool app_view_refreshes(const struct ui *ui);
 
 /* Applies @r: the status line, marks, and the details view or the picker it opens.
  * Takes what @r owns (its pointers are NULL afterwards); @current is the queue shown. */

@@ -17,7 +17,9 @@ enum {
     GRID_UNDERLINE = 8,
 };
 
-/* Colours (in attr bits 8..11). */
+/* Colours (in attr bits 8..11): one value, never a bit set. An attribute holds at most
+ * one colour; grid_color() replaces the colour an attribute has (OR-ing two colours
+ * gives a third that nobody asked for). */
 enum {
     GRID_DEFAULT = 0,
     GRID_RED = 1,
@@ -29,6 +31,15 @@ enum {
 };
 #define GRID_COLOR(c)       ((uint16_t)((c) << 8))
 #define GRID_COLOR_OF(attr) (((attr) >> 8) & 0xf)
+#define GRID_COLOR_MASK     ((uint16_t)0x0f00)
+#define GRID_COLOR_LAST     GRID_CYAN
+
+/* @attr with its colour replaced by @c (GRID_DEFAULT: none). */
+static inline uint16_t
+grid_color(uint16_t attr, int c)
+{
+    return (uint16_t)((attr & ~GRID_COLOR_MASK) | GRID_COLOR(c));
+}
 
 struct cell {
     char glyph[8]; /* one escaped UTF-8 character; "" = right half of a wide one */

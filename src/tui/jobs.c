@@ -18,6 +18,35 @@
 /* Task ids the Workers view lists per worker. */
 #define WORKER_TASKS_SHOWN 5
 
+/* The audit view's details wrap at this many bytes, indented, so a whole entry reads at
+ * 80 columns (a text view cuts a longer line). */
+#define AUDIT_WRAP 74
+
+/* Appends @s (@len bytes) as lines of at most AUDIT_WRAP bytes, broken at blanks, each
+ * indented by four spaces. */
+static void
+wrap_lines(struct dq_buf *b, const char *s, size_t len)
+{
+    while (len > 0) {
+        size_t cut = len;
+        if (cut > AUDIT_WRAP) {
+            cut = AUDIT_WRAP;
+            while (cut > 0 && s[cut] != ' ')
+                cut--;
+            if (cut == 0) /* one long word: cut it, between UTF-8 sequences */
+                for (cut = AUDIT_WRAP; cut > 1 && ((unsigned char)s[cut] & 0xc0) == 0x80; cut--)
+                    ;
+        }
+        dq_buf_puts(b, "    ");
+        dq_buf_append(b, s, cut);
+        dq_buf_putc(b, '\n');
+        s += cut;
+        len -= cut;
+        while (len > 0 && *s == ' ')
+            s++, len--;
+    }
+}
+
 void
 job_reset(struct job *j)
 {
@@ -88,11 +117,27 @@ job_audit(dq_client *c, struct job *j)
         job_status(j, true, "audit: %s", err.msg);
         return;
     }
+    /* an entry is a line with when, who and what, then the result and the detail with
+     * its times and durations for people (relative to the server's clock: one more
+     * read), wrapped so all of it reads at 80 columns */
+    dq_stats s;
+    int64_t now = dq_stats_get(c, j->queue, &s, NULL) == DQ_OK ? s.now_ms : -1;
     for (size_t i = 0; i < a.n; i++) {
-        char at[40];
-        dq_time_format(at, sizeof at, a.entries[i].at_ms);
-        dq_buf_printf(&b, "%s  %s  %s  %s  -> %s\n", at, a.entries[i].who, a.entries[i].action,
-                      a.entries[i].detail, a.entries[i].result);
+        const dq_audit_entry *e = &a.entries[i];
+        char at[80];
+        if (now < 0)
+            dq_time_format(at, sizeof at, e->at_ms);
+        else
+            dq_fmt_time_rel(at, sizeof at, e->at_ms, now);
+        struct dq_buf d = DQ_BUF_INIT;
+        dq_buf_printf(&b, "%s  %s  %s\n", at, e->who, e->action);
+        dq_buf_printf(&d, "-> %s", e->result);
+        wrap_lines(&b, d.data ? d.data : "", d.len);
+        dq_buf_reset(&d);
+        dq_fmt_audit_detail(&d, e->detail, now);
+        wrap_lines(&b, d.data ? d.data : "", d.len);
+        b.failed |= d.failed;
+        dq_buf_free(&d);
     }
     if (a.n == 0)
         dq_buf_puts(&b, "(no operator actions recorded)\n");
@@ -140,7 +185,9 @@ job_queues(dq_client *c, struct job *j)
         job_status(j, false, "no queues on this server yet");
 }
 
-/* The Workers view: one row per worker, then the tasks it holds. */
+/* The Workers view: one row per worker, then the tasks it holds. The counters come with
+ * each worker's beat, the tasks held from the leases now: the text says which is which
+ * and how often workers beat. Numbers first, so they fit at 80 columns; names after. */
 static void
 job_workers(dq_client *c, struct job *j)
 {
@@ -152,21 +199,43 @@ job_workers(dq_client *c, struct job *j)
         job_status(j, true, "workers: %s", err.msg);
         return;
     }
-    dq_buf_printf(&b, "%-32s %-6s %-9s %-9s %7s %7s %7s  %s\n", "WORKER", "STATE", "LAST BEAT",
-                  "BUSY", "DONE", "RETRIED", "FAILED", "COMMAND");
+    int64_t beat_min = -1, beat_max = -1;
+    for (size_t i = 0; i < w.n; i++) {
+        int64_t e = w.workers[i].beat_interval_ms;
+        beat_min = beat_min < 0 || e < beat_min ? e : beat_min;
+        beat_max = e > beat_max ? e : beat_max;
+    }
+    if (w.n > 0) {
+        char lo[32], hi[32];
+        dq_dur_format(lo, sizeof lo, beat_min);
+        dq_dur_format(hi, sizeof hi, beat_max);
+        dq_buf_printf(&b,
+                      "BUSY, DONE, RETRIED, FAILED: as of each worker's last beat (every %s%s%s);\n"
+                      "holds: the tasks it has in flight now. Refreshed every %ds.\n\n",
+                      lo, beat_min == beat_max ? "" : "-", beat_min == beat_max ? "" : hi,
+                      APP_WORKERS_REFRESH_MS / 1000);
+    }
+    dq_buf_printf(&b, "%-5s %9s %7s %7s %7s %7s  %s\n", "STATE", "LAST BEAT", "BUSY", "DONE",
+                  "RETRIED", "FAILED", "WORKER, COMMAND");
     for (size_t i = 0; i < w.n; i++) {
         const dq_worker_info *x = &w.workers[i];
         char beat[32], busy[32];
         dq_dur_format(beat, sizeof beat, x->beat_age_ms);
         snprintf(busy, sizeof busy, "%lld/%lld", (long long)x->busy, (long long)x->concurrency);
-        dq_buf_printf(&b, "%-32s %-6s %-9s %-9s %7lld %7lld %7lld  %s\n", x->name,
+        dq_buf_printf(&b, "%-5s %9s %7s %7lld %7lld %7lld  %s  %s\n",
                       x->lost       ? "LOST"
                       : x->draining ? "drain"
                                     : "live",
                       beat, busy, (long long)x->done, (long long)x->retried, (long long)x->failed,
-                      x->command[0] ? x->command : "-");
+                      x->name, x->command[0] ? x->command : "-");
+        if (x->lost && x->started_ms > 0 && x->last_beat_ms >= x->started_ms) {
+            /* how long it ran before it went silent: a crash loop reads as short lives */
+            char up[32];
+            dq_dur_format(up, sizeof up, x->last_beat_ms - x->started_ms);
+            dq_buf_printf(&b, "      was up %s, silent for %s\n", up, beat);
+        }
         if (x->held > 0) {
-            dq_buf_printf(&b, "    holds %zu:", x->held);
+            dq_buf_printf(&b, "      holds %zu:", x->held);
             for (size_t k = 0; k < x->ntasks; k++) {
                 char ran[32];
                 dq_dur_format(ran, sizeof ran, w.now_ms - x->tasks[k].claimed_ms);
@@ -327,8 +396,8 @@ job_run(dq_client *c, void *arg)
         int64_t spread = 0;
         dq_bulk cur = {0};
         dq_filter f = {j->fkind, j->fvalue};
-        if (j->act == ACT_REQUEUE_ALL && j->input[0] != '\0' &&
-            dq_dur_parse(j->input, "spread", &spread, &err) != DQ_OK) {
+        if (j->act == ACT_REQUEUE_ALL && j->spread[0] != '\0' &&
+            dq_dur_parse(j->spread, "spread", &spread, &err) != DQ_OK) {
             job_status(j, true, "%s", err.msg);
             break;
         }
@@ -339,7 +408,7 @@ job_run(dq_client *c, void *arg)
             job_status(j, false, "requeued %zu failed tasks%s%s%s%s", cur.done_n,
                        f.kind == DQ_FILTER_NONE ? "" : filter_words(f.kind),
                        f.kind ? j->fvalue : "", spread > 0 ? ", spread over " : "",
-                       spread > 0 ? j->input : "");
+                       spread > 0 ? j->spread : "");
         else
             job_status(j, true, "requeue stopped after %zu: %s", cur.done_n, err.msg);
         break;

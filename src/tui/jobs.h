@@ -23,6 +23,7 @@ struct job {
     char id[DQ_ID_MAX + 1];
     char input[DQ_NEEDLE_MAX + 1];
     char pause_for[32];
+    char spread[32];                   /* requeue all: the window typed ("": at once) */
     dq_filter_kind fkind;              /* r, d, A, X: the group or search shown */
     char fvalue[DQ_SIGNATURE_MAX + 1]; /* its group id or search text */
     char **ids; /* the marked set (owned copies), or NULL for the selected task */

@@ -23,6 +23,7 @@ enum {
     KEY_APP_WHEEL_UP,
     KEY_APP_WHEEL_DOWN,
     KEY_APP_BACKSPACE,
+    KEY_APP_PASTE, /* a bracketed paste ended: term_paste() has its text */
 };
 
 /* What term_key() returns when nothing came and when the terminal was resized. */

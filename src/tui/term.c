@@ -9,13 +9,27 @@
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "keys.h"
 #include "fmt/b64.h"
 #include "lib/buf.h"
+#include "lib/clock.h"
 
 static bool colors;
 static int mouse_row, mouse_col;
+static char paste[TERM_PASTE_MAX];
+static size_t paste_len;
+
+/* Bracketed paste (xterm, tmux, most terminals): the terminal wraps what is pasted in
+ * ESC [200~ ... ESC [201~, so it can be told from typing. Off again on exit, and while
+ * an editor has the terminal. */
+static void
+bracketed_paste(bool on)
+{
+    fputs(on ? "\033[?2004h" : "\033[?2004l", stdout);
+    fflush(stdout);
+}
 
 int
 term_start(bool color, bool mouse)
@@ -32,11 +46,12 @@ term_start(bool color, bool mouse)
     set_escdelay(25);
     if (mouse)
         mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+    bracketed_paste(true);
     colors = color && has_colors();
     if (colors) {
         start_color();
         use_default_colors();
-        for (short c = 1; c <= 6; c++)
+        for (short c = 1; c <= GRID_COLOR_LAST; c++)
             init_pair(c, c, -1);
     }
     return 0;
@@ -45,6 +60,7 @@ term_start(bool color, bool mouse)
 void
 term_stop(void)
 {
+    bracketed_paste(false);
     endwin();
 }
 
@@ -67,7 +83,8 @@ term_attr(uint16_t a)
         r |= A_REVERSE;
     if (a & GRID_UNDERLINE)
         r |= A_UNDERLINE;
-    if (colors && GRID_COLOR_OF(a) != 0)
+    /* a colour with no pair would be drawn black on black: none instead */
+    if (colors && GRID_COLOR_OF(a) != 0 && GRID_COLOR_OF(a) <= GRID_COLOR_LAST)
         r |= COLOR_PAIR(GRID_COLOR_OF(a));
     return r;
 }
@@ -84,10 +101,11 @@ term_blit(const struct grid *g)
 
             if (cell->glyph[0] == '\0')
                 continue; /* right half of a wide character */
-            if (r == rows - 1 && c == cols - 1)
-                break; /* writing the last cell would scroll the screen */
+            /* the last cell too (else a character from before a resize stays there):
+             * without scrollok curses writes it and only reports that the cursor could
+             * not move on, which is no error here */
             attrset(term_attr(cell->attr));
-            mvaddstr(r, c, cell->glyph);
+            (void)mvaddstr(r, c, cell->glyph);
         }
     }
     attrset(A_NORMAL);
@@ -113,6 +131,7 @@ void
 term_suspend(void)
 {
     def_prog_mode(); /* remembered, so reset_prog_mode restores exactly this mode */
+    bracketed_paste(false);
     endwin();
     fflush(stdout);
 }
@@ -121,10 +140,78 @@ void
 term_resume(void)
 {
     reset_prog_mode();
+    bracketed_paste(true);
     clearok(curscr, TRUE);
     refresh();
 }
 /* history: end */
+
+/* After an ESC: reads the rest of "[200~" if it follows at once; otherwise gives back
+ * what it read (so Esc then a key stays two keys). True for the start of a paste. */
+static bool
+paste_begins(void)
+{
+    static const char mark[] = "[200~";
+    int got[sizeof mark];
+    size_t n = 0;
+
+    timeout(0); /* a terminal sends the marker in one write: it is already here */
+    while (n < sizeof mark - 1) {
+        int c = getch();
+        if (c == ERR)
+            break;
+        got[n++] = c;
+        if (c != mark[n - 1])
+            break;
+    }
+    if (n == sizeof mark - 1 && got[n - 1] == '~')
+        return true;
+    while (n > 0)
+        ungetch(got[--n]);
+    return false;
+}
+
+/* Reads a paste up to ESC [201~ into paste[], within a deadline (a terminal that never
+ * ends it cannot hang the inspector); past TERM_PASTE_MAX bytes the rest is dropped. */
+static void
+paste_read(void)
+{
+    static const char end[] = "\033[201~";
+    size_t matched = 0;
+    int64_t deadline = dq_mono_ms() + 2000;
+    bool resized = false;
+
+    paste_len = 0;
+    timeout(100);
+    while (dq_mono_ms() < deadline) {
+        int c = getch();
+        if (c == ERR)
+            break;
+        resized |= c == KEY_RESIZE; /* not text, but not to be lost: given back below */
+        if (c > 0xff)
+            continue; /* keypad decoding of bytes inside the paste: not text */
+        if (c == end[matched]) {
+            if (++matched == sizeof end - 1)
+                break;
+            continue;
+        }
+        /* a partial end marker was text after all */
+        for (size_t i = 0; i < matched && paste_len < sizeof paste; i++)
+            paste[paste_len++] = end[i];
+        matched = c == end[0] ? 1 : 0;
+        if (matched == 0 && paste_len < sizeof paste)
+            paste[paste_len++] = (char)c;
+    }
+    if (resized)
+        ungetch(KEY_RESIZE);
+}
+
+const char *
+term_paste(size_t *len)
+{
+    *len = paste_len;
+    return paste;
+}
 
 int
 term_key(int timeout_ms)
@@ -167,6 +254,10 @@ term_key(int timeout_ms)
     case '\n':
         return KEY_APP_ENTER;
     case 27:
+        if (paste_begins()) {
+            paste_read();
+            return KEY_APP_PASTE;
+        }
         return KEY_APP_ESC;
     case '\t':
         return KEY_APP_TAB;

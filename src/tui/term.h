@@ -12,7 +12,8 @@
 
 #include "grid.h"
 
-/* Starts curses on the terminal. Returns 0, or -1 (not a terminal). */
+/* Starts curses on the terminal, with bracketed paste on (a paste arrives as one
+ * KEY_APP_PASTE, never as keys). Returns 0, or -1 (not a terminal). */
 int term_start(bool color, bool mouse);
 void term_stop(void);
 
@@ -25,6 +26,11 @@ void term_blit(const struct grid *g);
 /* Waits up to @timeout_ms for a key; returns it (KEY_APP_* for special keys, keys.h),
  * KEY_APP_NONE on timeout, KEY_APP_RESIZE on a terminal resize. */
 int term_key(int timeout_ms);
+
+/* The text of the last KEY_APP_PASTE (borrowed until the next term_key; at most
+ * TERM_PASTE_MAX bytes, the rest of a longer paste is dropped). */
+#define TERM_PASTE_MAX 4096
+const char *term_paste(size_t *len);
 
 /* Puts @len bytes on the local clipboard with OSC 52 (through tmux when inside it). */
 void term_copy(const void *data, size_t len);

@@ -59,7 +59,8 @@ struct top {
     bool fetch_now;  /* a key or an action wants fresh data as soon as possible */
     bool quit;
     int64_t next_fetch, backoff_ms;
-    int early_zero; /* key waits that ended at once with nothing: the tty is gone */
+    int64_t next_view; /* the Workers view open: when it reads the registry again */
+    int early_zero;    /* key waits that ended at once with nothing: the tty is gone */
     /* history: begin (fix and requeue): the edit waiting for its y/N */
     dq_task edit_task;           /* the failed task as read before the editor ran */
     unsigned char *edit_payload; /* the payload saved in the editor, as msgpack */
@@ -158,11 +159,13 @@ job_prepare(struct top *t, enum action act)
 
     job_reset(j);
     j->act = act;
+    j->result.act = act;
     snprintf(j->queue, sizeof j->queue, "%s", t->model.queue);
     j->result.pane = ui->focus;
     snprintf(j->id, sizeof j->id, "%s", ui->action_id);
     snprintf(j->input, sizeof j->input, "%s", ui->input);
     snprintf(j->pause_for, sizeof j->pause_for, "%s", ui->pause_for);
+    snprintf(j->spread, sizeof j->spread, "%s", ui->spread);
     if ((act == ACT_REQUEUE || act == ACT_DROP) && ui->nmarks[ui->focus] > 0) {
         j->ids = copy_ids(ui->marks[ui->focus], ui->nmarks[ui->focus]);
         if (j->ids == NULL) {
@@ -189,10 +192,6 @@ job_prepare(struct top *t, enum action act)
         dq_filter f = app_failed_filter(ui);
         j->fkind = f.kind;
         snprintf(j->fvalue, sizeof j->fvalue, "%s", f.value != NULL ? f.value : "");
-    }
-    if (act == ACT_DROP_ALL && strcmp(ui->input, t->model.queue) != 0) {
-        app_status(ui, true, "not dropped: the name typed is not the queue's");
-        return false;
     }
     if (act == ACT_RUN_NOW) {
         const dq_task *sel = app_selected_task(ui, &t->model);
@@ -296,6 +295,7 @@ apply_fetch(struct top *t)
     const dq_stats *s = &m->stats;
     if (m->connected && !t->picked && !t->opt->queue_chosen && m->nqueues > 0 && s->enqueued == 0 &&
         s->due + s->future + s->inflight + s->failed == 0 && !io_busy(t->io, IO_JOB)) {
+        ui->pick_first = true;
         app_request(ui, ACT_QUEUES);
         begin_action(t);
     }
@@ -461,11 +461,14 @@ apply_results(struct top *t)
         apply_search(t);
     if (io_done(t->io, IO_JOB)) {
         bool edit = t->job.act == ACT_EDIT && !t->job.result.error && t->job.edit_text != NULL;
+        bool refresh = t->job.result.refresh; /* app_action_done empties the result */
         app_action_done(&t->ui, &t->job.result, t->model.queue);
         if (edit)
             edit_run(t); /* the editor: the terminal is handed over and back */
         job_reset(&t->job);
-        t->fetch_now = true; /* show what the action changed at once */
+        if (!refresh)
+            t->fetch_now = true; /* show what the action changed at once */
+        t->next_view = dq_mono_ms() + APP_WORKERS_REFRESH_MS;
     }
 }
 
@@ -488,6 +491,13 @@ submit_work(struct top *t)
         t->before = t->model.stats;
         io_submit(t->io, IO_FETCH, fetch_run, &t->fetch);
         t->fetch_now = false;
+    }
+    /* the Workers view reads the registry again while it is open: its counters come
+     * with each beat, the tasks held change all the time */
+    if (app_view_refreshes(ui) && !ui->paused && !io_busy(t->io, IO_JOB) && now >= t->next_view &&
+        job_prepare(t, ACT_WORKERS)) {
+        t->job.result.refresh = true;
+        io_submit(t->io, IO_JOB, job_run, &t->job);
     }
     int fp = ui->filter_pane;
     bool searching =
@@ -523,6 +533,8 @@ wait_input(struct top *t)
 
     if (!t->model.connected && wait > 1000)
         wait = 1000; /* tick the "retrying in" countdown */
+    if (app_view_refreshes(&t->ui) && wait > t->next_view - dq_mono_ms())
+        wait = t->next_view - dq_mono_ms(); /* the Workers view's next read */
     if (io_any_busy(t->io) && wait > POLL_MS)
         wait = POLL_MS; /* look for the Redis thread's results soon */
     int64_t asked = wait < 0 ? 0 : wait > KEY_WAIT_MAX_MS ? KEY_WAIT_MAX_MS : wait;
@@ -561,6 +573,10 @@ handle_input(struct top *t, int key)
         int mr, mc;
         term_mouse(&mr, &mc);
         r = app_click(ui, &t->model, mr, mc);
+    } else if (key == KEY_APP_PASTE) {
+        size_t len;
+        const char *text = term_paste(&len);
+        r = app_paste(ui, text, len);
     } else {
         r = app_key(ui, &t->model, key);
     }

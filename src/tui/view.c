@@ -22,10 +22,18 @@ static const char *const pane_names[PANE_COUNT] = {"Due", "Future", "In-flight",
 /* The verdict's thresholds, and the one that flags a long-running in-flight row, are
  * the queue's alert_* config fields (m->config), as `delayq stats --check` has them. */
 
+/* A colour to OR into an attribute that has none yet. */
 static uint16_t
 color(const struct ui *ui, int c)
 {
     return ui->no_color ? 0 : GRID_COLOR(c);
+}
+
+/* @attr in colour @c, whatever colour it had: for attributes built in steps. */
+static uint16_t
+paint(const struct ui *ui, uint16_t attr, int c)
+{
+    return grid_color(attr, ui->no_color ? GRID_DEFAULT : c);
 }
 
 static void
@@ -269,6 +277,79 @@ first_line(struct dq_buf *b, const char *s)
         dq_buf_append(b, s, strcspn(s, "\n"));
 }
 
+static char
+lower(char c)
+{
+    return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+/* Where @needle is in @len bytes of @hay, in the server's smart case (text_needle in
+ * lua/lib.lua): a needle with an ASCII capital matches exactly, one without matches
+ * ASCII letters in either case. NULL when it is not there. For the rows of a search:
+ * which field matched. */
+static const char *
+find_smart(const void *hay, size_t len, const char *needle)
+{
+    const char *h = hay;
+    size_t n = strlen(needle);
+    bool exact = false;
+
+    for (const char *p = needle; *p; p++)
+        exact |= *p >= 'A' && *p <= 'Z';
+    if (h == NULL || n == 0)
+        return NULL;
+    for (size_t i = 0; i + n <= len; i++) {
+        size_t k = 0;
+        while (k < n && (exact ? h[i + k] == needle[k] : lower(h[i + k]) == needle[k]))
+            k++;
+        if (k == n)
+            return h + i;
+    }
+    return NULL;
+}
+
+/* A search match whose row would not show why it matched (in Failed: the needle is in
+ * the trace or the payload, not the error; elsewhere: in the last error, not the
+ * payload): that field, named, with the line that holds the needle. False when the
+ * row's usual text shows it (or it matched the id). */
+static bool
+match_field(const dq_task *t, int pane, const char *needle, struct dq_buf *rest)
+{
+    const char *hit;
+
+    if (pane == PANE_FAILED && t->error && find_smart(t->error, strlen(t->error), needle))
+        return false;
+    if (pane != PANE_FAILED && t->payload && find_smart(t->payload, t->payload_len, needle) != NULL)
+        return false;
+    if (pane == PANE_FAILED && t->trace && (hit = find_smart(t->trace, strlen(t->trace), needle))) {
+        const char *from = hit, *to = hit + strcspn(hit, "\n");
+        while (from > t->trace && from[-1] != '\n')
+            from--;
+        while (from < hit && (*from == ' ' || *from == '\t'))
+            from++;
+        dq_buf_puts(rest, "trace: ");
+        if (hit - from > 16) { /* the needle, not the start of a long line, must show */
+            for (from = hit - 16; ((unsigned char)*from & 0xc0) == 0x80; from++)
+                ;
+            dq_buf_puts(rest, "…");
+        }
+        dq_buf_append(rest, from, (size_t)(to - from));
+        return true;
+    }
+    if (pane == PANE_FAILED && t->payload && find_smart(t->payload, t->payload_len, needle)) {
+        dq_buf_puts(rest, "payload: ");
+        dq_mp_summary(rest, t->payload, t->payload_len, 400);
+        return true;
+    }
+    if (pane != PANE_FAILED && t->last_error &&
+        find_smart(t->last_error, strlen(t->last_error), needle)) {
+        dq_buf_puts(rest, "last error: ");
+        first_line(rest, t->last_error);
+        return true;
+    }
+    return false;
+}
+
 /* One row of a pane: id, time column, attempt, then the rest. */
 static void
 render_row(const struct model *m, const struct ui *ui, struct grid *g, int pane, const dq_task *t,
@@ -299,7 +380,10 @@ render_row(const struct model *m, const struct ui *ui, struct grid *g, int pane,
         break;
     }
     dq_fmt_attempts(att, sizeof att, t);
-    if (pane == PANE_FAILED) {
+    if (ui->filter[0] != '\0' && pane == ui->filter_pane && pane != PANE_INFLIGHT &&
+        match_field(t, pane, ui->filter, &rest)) {
+        rest_attr = color(ui, GRID_CYAN); /* why it matched, where the row would not say */
+    } else if (pane == PANE_FAILED) {
         dq_buf_puts(&rest, t->reason ? t->reason : "?");
         dq_buf_puts(&rest, ": ");
         first_line(&rest, t->error);
@@ -318,8 +402,10 @@ render_row(const struct model *m, const struct ui *ui, struct grid *g, int pane,
         dq_buf_puts(&rest, "UNDECODABLE ");
         dq_mp_summary(&rest, t->raw, t->raw_len, 200);
         rest_attr = color(ui, GRID_MAGENTA);
-    } else if (pane == PANE_FUTURE && t->attempt > 0 && t->last_error != NULL) {
-        /* waiting to retry: why it failed matters more than what it carries */
+    } else if ((pane == PANE_FUTURE || pane == PANE_DUE) && t->attempt > 0 &&
+               t->last_error != NULL) {
+        /* failed before (waiting to retry, or due again): why it failed matters more than
+         * what it carries */
         dq_buf_puts(&rest, "retry: ");
         first_line(&rest, t->last_error);
         rest_attr = color(ui, GRID_YELLOW);
@@ -347,8 +433,8 @@ render_pane(const struct model *m, const struct ui *ui, struct grid *g, int pane
 {
     int row = box->row, col = box->col, height = box->height, width = box->width;
     static const char *const when_names[] = {"WAITING", "DUE IN", "RUNNING", "FAILED"};
-    static const char *const rest_names[] = {"PAYLOAD", "PAYLOAD OR LAST ERROR", "LEASE, WORKER",
-                                             "REASON: ERROR"};
+    static const char *const rest_names[] = {"PAYLOAD OR LAST ERROR", "PAYLOAD OR LAST ERROR",
+                                             "LEASE, WORKER", "REASON: ERROR"};
     bool focused = ui->focus == pane;
     const dq_page *p = &m->pages[pane];
     uint16_t title = focused ? GRID_BOLD | GRID_UNDERLINE | color(ui, GRID_CYAN) : GRID_BOLD;
@@ -356,19 +442,28 @@ render_pane(const struct model *m, const struct ui *ui, struct grid *g, int pane
 
     if (height == 0)
         return;
+    /* the position ("1-17 of 24") is kept at the right end; the title takes the rest */
+    char range[64] = "";
+    if ((int64_t)(m->offsets[pane] + p->n) < p->total || m->offsets[pane] > 0)
+        snprintf(range, sizeof range, " %zu-%zu of %lld", m->offsets[pane] + 1,
+                 m->offsets[pane] + p->n, (long long)p->total);
+    int rangew = (int)strlen(range), titlew = width - rangew > 10 ? width - rangew : width;
     if (pane == PANE_FAILED && ui->group[0] != '\0')
-        grid_printf(g, row, col, width, title | color(ui, GRID_YELLOW),
-                    "[%d] %s of group \"%s\": %lld (Esc: all; r d A X act on the group)", pane + 1,
-                    pane_names[pane], ui->group_sig, (long long)p->total);
+        /* a filter banner: what r d A X act on, before the signature that may be cut */
+        grid_printf(g, row, col, titlew, paint(ui, title, GRID_YELLOW),
+                    "[%d] Failed FILTER group %.8s: %lld of %lld (Esc: all) \"%s\"", pane + 1,
+                    ui->group, (long long)p->total, (long long)m->stats.failed, ui->group_sig);
     else if (pane == ui->filter_pane && ui->filter[0] != '\0')
-        grid_printf(g, row, col, width, title | color(ui, GRID_YELLOW),
-                    "[%d] %s matching \"%s\": %lld (%s %lld of %lld; Esc clears)", pane + 1,
-                    pane_names[pane], ui->filter, (long long)p->total,
+        grid_printf(g, row, col, titlew, paint(ui, title, GRID_YELLOW),
+                    "[%d] %s FILTER: %lld matching \"%s\" (%s %lld of %lld; Esc clears)", pane + 1,
+                    pane_names[pane], (long long)p->total, ui->filter,
                     ui->search_done ? "searched" : "searching", (long long)ui->search_scanned,
                     (long long)ui->search_total);
     else
-        grid_printf(g, row, col, width, title, "[%d] %s (%lld)", pane + 1, pane_names[pane],
+        grid_printf(g, row, col, titlew, title, "[%d] %s (%lld)", pane + 1, pane_names[pane],
                     (long long)p->total);
+    if (titlew < width)
+        grid_puts(g, row, col + titlew, rangew, GRID_DIM, range);
     grid_printf(g, row + 1, col, width, GRID_DIM, "%-*s %-10s %-6s %s", idw, "ID", when_names[pane],
                 "ATT", rest_names[pane]);
     int rows = height - 2;
@@ -384,10 +479,6 @@ render_pane(const struct model *m, const struct ui *ui, struct grid *g, int pane
         render_row(m, ui, g, pane, &p->tasks[first + (size_t)i], row + 2 + i, col, width,
                    focused && index == ui->sel[pane]);
     }
-    if ((int64_t)(m->offsets[pane] + p->n) < p->total || m->offsets[pane] > 0)
-        grid_printf(g, row, col + width - 24 > col ? col + width - 24 : col, 24, GRID_DIM,
-                    "%zu-%zu of %lld", m->offsets[pane] + 1, m->offsets[pane] + p->n,
-                    (long long)p->total);
 }
 
 /* Where each pane goes on a @rows x @cols screen; a pane too small to show is left out. */
@@ -444,6 +535,78 @@ render_status(const struct model *m, const struct ui *ui, struct grid *g)
     char hints[512];
     app_hints(ui, g->cols, hints, sizeof hints);
     grid_puts(g, row, 0, g->cols, GRID_DIM, hints);
+}
+
+/*
+ * A question or a prompt for the status line, made to fit @width columns: when it is too
+ * wide, the text between its first and last double quote (a signature or a search: bytes
+ * from Redis or typed) is shortened with an ellipsis, so what comes before (the count)
+ * and after ("y/N", what to type) stays whole. Returns false when even that is not
+ * enough, with a dozen bytes of it left (the caller wraps). @out gets the text.
+ */
+static bool
+fit_quoted(const char *q, int width, char *out, size_t size)
+{
+    snprintf(out, size, "%s", q);
+    if (grid_text_cols(out, strlen(out)) <= width)
+        return true;
+    const char *open = strchr(q, '"'), *close = strrchr(q, '"');
+    if (open == NULL || close == open)
+        return false;
+    size_t body = (size_t)(close - open - 1);
+    /* shorter than this, the quoted text says nothing: two lines are better */
+    while (body > 12) {
+        body--;
+        while (body > 0 && ((unsigned char)open[1 + body] & 0xc0) == 0x80)
+            body--; /* not inside a UTF-8 sequence */
+        snprintf(out, size, "%.*s…%s", (int)(open + 1 + body - q), q, close);
+        if (grid_text_cols(out, strlen(out)) <= width)
+            return true;
+    }
+    return false;
+}
+
+/* The question (y/N) or the prompt with what was typed, on the status line; on the line
+ * above too when it holds a newline (the question, then what to type) or does not fit
+ * on one line even with its quoted text shortened. */
+static void
+render_question(const struct ui *ui, struct grid *g, const char *q)
+{
+    uint16_t bar = paint(ui, GRID_REVERSE, GRID_YELLOW);
+    int width = g->cols - 1, row = g->rows - 1;
+    const char *nl = strchr(q, '\n');
+    char fitted[1200], first[1200];
+    size_t cut = 0;
+
+    if (nl == NULL && (fit_quoted(q, width, fitted, sizeof fitted) || g->rows < 3)) {
+        grid_attr(g, row, 0, g->cols, bar);
+        grid_printf(g, row, 0, g->cols, bar | GRID_BOLD, " %s", fitted);
+        return;
+    }
+    if (nl != NULL) {
+        snprintf(first, sizeof first, "%.*s", (int)(nl - q), q);
+        fit_quoted(first, width, fitted, sizeof fitted);
+        snprintf(first, sizeof first, "%s", fitted);
+        snprintf(fitted, sizeof fitted, "%s", nl + 1);
+    } else {
+        /* broken at the last blank that leaves the first line within the width */
+        size_t len = strlen(fitted);
+        for (size_t i = 1; i < len; i++)
+            if (fitted[i] == ' ' && grid_text_cols(fitted, i) <= width)
+                cut = i;
+        cut = cut == 0 ? len / 2 : cut;
+        snprintf(first, sizeof first, "%.*s", (int)cut, fitted);
+        memmove(fitted, fitted + cut + (fitted[cut] == ' '), strlen(fitted + cut) + 1);
+    }
+    if (g->rows < 3) { /* no room for two lines: what to type matters most */
+        grid_attr(g, row, 0, g->cols, bar);
+        grid_printf(g, row, 0, g->cols, bar | GRID_BOLD, " %s", fitted);
+        return;
+    }
+    grid_attr(g, row - 1, 0, g->cols, bar);
+    grid_attr(g, row, 0, g->cols, bar);
+    grid_printf(g, row - 1, 0, g->cols, bar | GRID_BOLD, " %s", first);
+    grid_printf(g, row, 0, g->cols, bar | GRID_BOLD, " %s", fitted);
 }
 
 /* Line @i of a text view into @buf (snprintf semantics). */
@@ -512,54 +675,138 @@ render_picker(const struct model *m, const struct ui *ui, const struct layout *l
                     " %10lld %10lld %10lld %10lld", (long long)n[0], (long long)n[1],
                     (long long)n[2], (long long)n[3]);
     }
-    if (ui->pick_total > (int64_t)ui->npick)
+    if (ui->status[0] != '\0')
+        grid_printf(g, g->rows - 1, 0, g->cols, 0, " %s", ui->status);
+    else if (ui->pick_total > (int64_t)ui->npick)
         grid_printf(g, g->rows - 1, 0, g->cols, GRID_DIM,
-                    " %lld more not listed  j/k move  Enter open  Esc back",
-                    (long long)(ui->pick_total - (int64_t)ui->npick));
+                    " %lld more not listed  j/k move  Enter open  %s",
+                    (long long)(ui->pick_total - (int64_t)ui->npick),
+                    ui->pick_first ? "q quit" : "Esc back");
+    else if (ui->pick_first)
+        grid_printf(g, g->rows - 1, 0, g->cols, GRID_DIM, " j/k move  Enter open  q quit");
     else
         grid_printf(g, g->rows - 1, 0, g->cols, GRID_DIM,
                     " j/k move  Enter open  Esc back  (* shown now)");
 }
 
-/* The Errors view (E): one row per error group, largest first, the selected one reversed.
- * Signatures and sample errors come from Redis: grid_puts escapes them. */
+/* Where text @s, wrapped at blanks, breaks into lines of @first then @next columns (at
+ * most @max lines; the last one is cut by grid_put with "…"): @cuts[i] is where line i
+ * starts. Returns the number of lines. Measured escaped, as grid_put draws it. */
+static int
+wrap_text(const char *s, int first, int next, int max, size_t *cuts)
+{
+    size_t len = strlen(s), at = 0;
+    int n = 0;
+
+    while (n < max) {
+        cuts[n++] = at;
+        int w = n == 1 ? first : next;
+        if (n == max || grid_text_cols(s + at, len - at) <= w)
+            break;
+        size_t cut = 0, fit = 0;
+        for (size_t i = at + 1; i <= len; i++) {
+            if (((unsigned char)s[i] & 0xc0) == 0x80)
+                continue; /* inside a UTF-8 sequence */
+            if (grid_text_cols(s + at, i - at) > w)
+                break;
+            fit = i;
+            if (s[i] == ' ')
+                cut = i;
+        }
+        at = cut > at ? cut + 1 : fit > at ? fit : at + 1;
+    }
+    return n;
+}
+
+/* The columns before the signature (with and without the group's id), where its next
+ * lines start (under SHARE, so the count stands out), and how many it may take. */
+enum { ERR_COLS = 57, ERR_COLS_NARROW = 39, ERR_INDENT = 10, ERR_SIG_LINES = 3 };
+
+/* How many lines group @x takes (its signature wrapped), and where they break. */
+static int
+error_lines(const dq_error_group *x, int sigw, int cols, size_t *cuts)
+{
+    return wrap_text(x->signature, sigw, cols - ERR_INDENT - 1, ERR_SIG_LINES, cuts);
+}
+
+/*
+ * The Errors view (E): one row per error group, largest first, the selected one
+ * reversed: count, share, first and last seen, the group's id (what the CLI takes), and
+ * the whole signature, on more lines where it does not fit beside the columns. The
+ * sample error is a column on a wide screen, else the selected group's is shown above
+ * the footer (with its id, below 100 columns). Signatures and sample errors come from Redis:
+ * grid_put escapes them.
+ */
 static void
 render_errors(const struct model *m, const struct ui *ui, const struct layout *l, struct grid *g)
 {
     const dq_errors *e = &ui->errors;
-    int body = g->rows - 3;
-    size_t shown = (size_t)l->rows_visible;
-    size_t first = ui->err_sel >= shown ? ui->err_sel - shown + 1 : 0;
-    int sigw = g->cols > 60 ? (g->cols - 28) * 3 / 5 : 20;
+    bool sample_col = g->cols >= 160, id_col = g->cols >= 100;
+    int before = id_col ? ERR_COLS : ERR_COLS_NARROW;
+    int sigw = sample_col ? (g->cols - before) / 2 : g->cols - before;
+    int body = g->rows - 3 - (sample_col ? 0 : 2);
+    size_t cuts[ERR_SIG_LINES];
 
+    sigw = sigw < 10 ? 10 : sigw;
     grid_attr(g, 0, 0, g->cols, GRID_REVERSE);
     grid_printf(g, 0, 0, g->cols, GRID_REVERSE | GRID_BOLD,
-                " error groups of %s: %lld failed in %zu groups", m->queue, (long long)e->failed,
-                e->n);
-    grid_printf(g, 1, 0, g->cols, GRID_BOLD, " %8s %6s %9s  %-*s %s", "COUNT", "SHARE", "LAST SEEN",
-                sigw, "SIGNATURE", "SAMPLE ERROR");
+                " error groups of %s: %lld failed in %zu group%s", m->queue, (long long)e->failed,
+                e->n, e->n == 1 ? "" : "s");
+    grid_printf(g, 1, 0, g->cols, GRID_BOLD, " %8s %6s %10s %9s  %s%-*s%s", "COUNT", "SHARE",
+                "FIRST SEEN", "LAST SEEN", id_col ? "GROUP             " : "", sigw, "SIGNATURE",
+                sample_col ? " SAMPLE ERROR" : "");
     if (e->n == 0)
         grid_puts(g, 2, 1, g->cols - 1, GRID_DIM, "(no failed tasks)");
-    for (int r = 0; r < body && first + (size_t)r < e->n; r++) {
-        size_t i = first + (size_t)r;
+    /* the first group shown: the selected one and those above it fit */
+    size_t first = ui->err_sel < e->n ? ui->err_sel : 0;
+    for (int used = 0; first < e->n;) {
+        used += error_lines(&e->groups[first], sigw, g->cols, cuts);
+        if (first == 0 || used + error_lines(&e->groups[first - 1], sigw, g->cols, cuts) > body)
+            break;
+        first--;
+    }
+    int row = 2;
+    for (size_t i = first; i < e->n && row < 2 + body; i++) {
         const dq_error_group *x = &e->groups[i];
         uint16_t attr = i == ui->err_sel ? GRID_REVERSE : 0;
-        char last[32];
-        dq_dur_format(last, sizeof last, e->now_ms > x->last_ms ? e->now_ms - x->last_ms : 0);
-        if (i == ui->err_sel)
-            grid_attr(g, 2 + r, 0, g->cols, attr);
-        int c = grid_printf(g, 2 + r, 0, g->cols, attr | color(ui, GRID_RED), " %8lld",
+        char last[32], since[32];
+        int64_t now = e->now_ms;
+        dq_dur_format(last, sizeof last, now > x->last_ms ? now - x->last_ms : 0);
+        dq_dur_format(since, sizeof since, now > x->first_ms ? now - x->first_ms : 0);
+        int lines = error_lines(x, sigw, g->cols, cuts);
+        for (int k = 0; k < lines && row + k < 2 + body && i == ui->err_sel; k++)
+            grid_attr(g, row + k, 0, g->cols, attr);
+        int c = grid_printf(g, row, 0, g->cols, attr | color(ui, GRID_RED), " %8lld",
                             (long long)x->count);
-        c += grid_printf(g, 2 + r, c, g->cols - c, attr, " %5.1f%% %9s  ",
-                         e->failed > 0 ? 100.0 * (double)x->count / (double)e->failed : 0.0, last);
-        grid_puts(g, 2 + r, c, sigw, attr | GRID_BOLD, x->signature);
-        if (c + sigw + 1 < g->cols)
-            grid_puts(g, 2 + r, c + sigw + 1, g->cols - c - sigw - 1, attr | GRID_DIM,
-                      x->sample_error);
+        c += grid_printf(g, row, c, g->cols - c, attr, " %5.1f%% %10s %9s  ",
+                         e->failed > 0 ? 100.0 * (double)x->count / (double)e->failed : 0.0, since,
+                         last);
+        if (id_col)
+            c += grid_printf(g, row, c, g->cols - c, attr, "%-16s  ", x->id);
+        size_t len = strlen(x->signature);
+        for (int k = 0; k < lines && row < 2 + body; k++, row++) {
+            size_t end = k + 1 < lines ? cuts[k + 1] : len;
+            int at = k == 0 ? c : ERR_INDENT;
+            /* a line cut before a blank: the blank is not drawn */
+            while (end > cuts[k] && k + 1 < lines && x->signature[end - 1] == ' ')
+                end--;
+            grid_put(g, row, at, k == 0 ? sigw : g->cols - at - 1, attr | GRID_BOLD,
+                     x->signature + cuts[k], k + 1 < lines ? end - cuts[k] : len - cuts[k]);
+            if (k == 0 && sample_col)
+                grid_puts(g, row, c + sigw + 1, g->cols - c - sigw - 1, attr | GRID_DIM,
+                          x->sample_error ? x->sample_error : "");
+        }
+    }
+    if (!sample_col && ui->err_sel < e->n) {
+        const dq_error_group *x = &e->groups[ui->err_sel];
+        grid_printf(g, g->rows - 3, 1, g->cols - 1, GRID_DIM,
+                    "%s%s%sits newest failure, task %s:", id_col ? "" : "group ",
+                    id_col ? "" : x->id, id_col ? "" : ", ",
+                    x->sample_id && x->sample_id[0] ? x->sample_id : "?");
+        grid_puts(g, g->rows - 2, 3, g->cols - 3, 0, x->sample_error ? x->sample_error : "");
     }
     grid_printf(g, g->rows - 1, 0, g->cols, GRID_DIM,
-                " j/k move  Enter: the group's tasks in Failed  Esc back  (counts kept by the "
-                "scripts: exact)");
+                " j/k move  Enter: its tasks in Failed  Esc back  (exact counts)");
 }
 
 void
@@ -632,14 +879,17 @@ view_render(const struct model *m, const struct ui *ui, struct grid *g)
     render_verdict(m, ui, g);
     render_panes(m, ui, &l, g, 3, g->rows - 1);
     if (ui->mode == MODE_CONFIRM) {
-        char q[600];
+        char q[1000];
         if (ui->confirm_action == ACT_REQUEUE)
             snprintf(q, sizeof q, "requeue %s%s now? y/N ",
                      ui->nmarks[ui->focus] > 0 ? "" : "task ", ui->action_id);
         else if (ui->confirm_action == ACT_REQUEUE_FILTER)
-            snprintf(q, sizeof q, "requeue %s now? y/N ", ui->action_id);
-        else if (ui->confirm_action == ACT_DROP_FILTER)
-            snprintf(q, sizeof q, "drop %s for good? y/N ", ui->action_id);
+            snprintf(q, sizeof q, "requeue %s now? y/N ", ui->prompt);
+        else if (ui->confirm_action == ACT_REQUEUE_ALL)
+            snprintf(q, sizeof q, "requeue %s%s%s? y/N ", ui->prompt,
+                     ui->spread[0] ? ", spread over " : " now", ui->spread);
+        else if (ui->confirm_action == ACT_DROP_FILTER || ui->confirm_action == ACT_DROP_ALL)
+            snprintf(q, sizeof q, "drop %s for good? y/N ", ui->prompt);
         else if (ui->confirm_action == ACT_RUN_NOW)
             snprintf(q, sizeof q, "run task %s now? y/N ", ui->action_id);
         else if (ui->confirm_action == ACT_PAUSE)
@@ -652,15 +902,20 @@ view_render(const struct model *m, const struct ui *ui, struct grid *g)
         else
             snprintf(q, sizeof q, "drop %s%s for good? y/N ",
                      ui->nmarks[ui->focus] > 0 ? "" : "task ", ui->action_id);
-        grid_attr(g, g->rows - 1, 0, g->cols, GRID_REVERSE | color(ui, GRID_YELLOW));
-        grid_printf(g, g->rows - 1, 0, g->cols, GRID_REVERSE | GRID_BOLD | color(ui, GRID_YELLOW),
-                    " %s", q);
+        render_question(ui, g, q);
         return;
     }
     if (ui->mode == MODE_INPUT) {
-        grid_attr(g, g->rows - 1, 0, g->cols, GRID_REVERSE | color(ui, GRID_YELLOW));
-        grid_printf(g, g->rows - 1, 0, g->cols, GRID_REVERSE | GRID_BOLD | color(ui, GRID_YELLOW),
-                    " %s%s_", ui->prompt, ui->input);
+        /* a one-line prompt is fitted first, so what was typed always shows */
+        char fitted[900], line[1200];
+        int typed = grid_text_cols(ui->input, strlen(ui->input)) + 1;
+        if (strchr(ui->prompt, '\n') == NULL)
+            fit_quoted(ui->prompt, g->cols - 1 - typed > 20 ? g->cols - 1 - typed : 20, fitted,
+                       sizeof fitted);
+        else
+            snprintf(fitted, sizeof fitted, "%s", ui->prompt);
+        snprintf(line, sizeof line, "%s%s_", fitted, ui->input);
+        render_question(ui, g, line);
         return;
     }
     render_status(m, ui, g);

@@ -487,6 +487,57 @@ search_failed_in_bounded_steps(void **state)
     fixture_close(&f);
 }
 
+/* Searches found so far, then every one of them (steps until done). */
+static size_t
+search_all(struct fixture *f, const char *needle)
+{
+    dq_search cur = {0};
+    dq_page found = {0};
+
+    while (!cur.done)
+        ASSERT_OK(
+            f, dq_search_step(f->c, f->queue, DQ_VIEW_FAILED, needle, 100, &cur, &found, &f->err));
+    size_t n = found.n;
+    dq_page_free(&found);
+    return n;
+}
+
+/* Smart case: a needle in lower case matches letters in either case, one with a capital
+ * matches exactly; punctuation in a needle is plain text (not a pattern); and a bulk
+ * action on the text moves what the search found. */
+static void
+search_is_smart_case_and_bulk_agrees(void **state)
+{
+    static const char *const errors[] = {"invoice 1: currency XAF not supported",
+                                         "invoice 2: currency xaf not supported", "Xaf.% [x]",
+                                         "nothing to see"};
+    struct fixture f;
+    dq_claimed cl;
+
+    fixture_open(&f, state, "smartcase");
+    for (int i = 0; i < 4; i++)
+        enqueue_str(&f, "{}", 0, NULL, NULL);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 4, 30000, "w", &cl, &f.err));
+    assert_int_equal(cl.n, 4);
+    for (size_t i = 0; i < 4; i++)
+        ASSERT_OK(&f, dq_fail(f.c, f.queue, &cl.tasks[i], errors[i], "", &f.err));
+    dq_claimed_free(&cl);
+    assert_int_equal(search_all(&f, "xaf"), 3);
+    assert_int_equal(search_all(&f, "XAF"), 1);
+    assert_int_equal(search_all(&f, "Xaf"), 1);
+    assert_int_equal(search_all(&f, "xaf.% [x]"), 1); /* magic characters are text */
+    assert_int_equal(search_all(&f, "a.f"), 0);
+    assert_int_equal(search_all(&f, "currency x"), 2);
+    /* the bulk action on the same text moves the same tasks */
+    dq_filter flt = {DQ_FILTER_MATCH, "currency xaf"};
+    dq_bulk cur = {0};
+    while (!cur.done)
+        ASSERT_OK(&f, dq_requeue_filter_step(f.c, f.queue, &flt, 0, 0, 0, &cur, &f.err));
+    assert_int_equal(cur.done_n, 2);
+    assert_int_equal(search_all(&f, "xaf"), 1);
+    fixture_close(&f);
+}
+
 static bool
 listed(dq_client *c, const char *queue, int64_t *total)
 {
@@ -781,6 +832,7 @@ main(void)
         cmocka_unit_test(requeue_all_cursor_survives_trimming),
         cmocka_unit_test(run_now_makes_a_future_task_due),
         cmocka_unit_test(search_failed_in_bounded_steps),
+        cmocka_unit_test(search_is_smart_case_and_bulk_agrees),
         cmocka_unit_test(queues_are_registered_by_use),
         cmocka_unit_test(queues_registry_of_the_wrong_type),
         cmocka_unit_test(registry_cache_holds_many_queues),

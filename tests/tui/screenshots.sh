@@ -57,7 +57,7 @@ tm send-keys -t shot Escape E
 wait_text "error groups of demo"
 shot top-errors 140
 tm send-keys -t shot Enter
-wait_text "Failed of group"
+wait_text "Failed FILTER group"
 shot top-errors-group 140
 tm send-keys -t shot Escape
 tm resize-window -t shot -x 80 -y 24

@@ -278,16 +278,19 @@ bulk_keys_act_on_the_search_shown(void **state)
 
     app_key(&ui, &m, 'A');
     assert_int_equal(ui.mode, MODE_INPUT);
-    assert_non_null(strstr(ui.prompt, "requeue the failed tasks matching \"smtp\" (3 found"));
+    assert_non_null(strstr(ui.prompt, "requeue every failed task matching \"smtp\" (3 found"));
     app_key(&ui, &m, KEY_APP_ESC);
     app_key(&ui, &m, 'X');
-    assert_non_null(strstr(ui.prompt, "drop the failed tasks matching \"smtp\""));
-    assert_non_null(strstr(ui.prompt, "type the queue name (orders)"));
+    assert_non_null(strstr(ui.prompt, "drop every failed task matching \"smtp\""));
+    assert_non_null(strstr(ui.prompt, "type the queue name orders"));
     app_key(&ui, &m, KEY_APP_ESC);
+    /* d on a search: the queue's name is typed (a search's count is not known yet) */
     app_key(&ui, &m, 'd');
-    assert_int_equal(ui.mode, MODE_CONFIRM);
-    assert_int_equal(ui.confirm_action, ACT_DROP_FILTER);
-    assert_int_equal(app_key(&ui, &m, 'y') & APP_ACTION, APP_ACTION);
+    assert_int_equal(ui.mode, MODE_INPUT);
+    assert_true(ui.confirm_typed);
+    for (const char *c = "orders"; *c; c++)
+        app_key(&ui, &m, *c);
+    assert_int_equal(app_key(&ui, &m, KEY_APP_ENTER) & APP_ACTION, APP_ACTION);
     assert_int_equal(app_take_action(&ui), ACT_DROP_FILTER);
     /* marked tasks come first: r then acts on them, not on the search */
     app_key(&ui, &m, ' ');
@@ -304,6 +307,204 @@ bulk_keys_act_on_the_search_shown(void **state)
     ui_free(&ui);
 }
 
+/* A model whose Failed pane shows @n tasks of a group (ids not owned: "7" ...). */
+static void
+group_model(struct model *m, struct ui *ui, dq_task *tasks, int64_t n)
+{
+    static char ids[3][2] = {"7", "8", "9"};
+
+    memset(m, 0, sizeof *m);
+    memset(tasks, 0, 3 * sizeof *tasks);
+    for (int i = 0; i < 3; i++)
+        tasks[i].id = ids[i];
+    m->pages[PANE_FAILED].tasks = tasks;
+    m->pages[PANE_FAILED].n = n < 3 ? (size_t)n : 3;
+    m->pages[PANE_FAILED].total = n;
+    snprintf(m->queue, sizeof m->queue, "billing");
+    ui_init(ui, false, false);
+    ui->focus = PANE_FAILED;
+    snprintf(ui->group, sizeof ui->group, "5d3d4f25ba15735a");
+    snprintf(ui->group_sig, sizeof ui->group_sig, "error: exit #: ValueError: invoice #");
+}
+
+static void
+type(struct ui *ui, const struct model *m, const char *s)
+{
+    for (; *s; s++)
+        app_key(ui, m, *s);
+}
+
+/* r, d, A and X on a group of more than one task: each asks for the queue's name; a
+ * wrong name (or y) changes nothing; on a group of one task, y/N. */
+static void
+bulk_actions_share_one_rule(void **state)
+{
+    static const struct {
+        int key;
+        enum action act;
+    } keys[] = {{'r', ACT_REQUEUE_FILTER},
+                {'d', ACT_DROP_FILTER},
+                {'A', ACT_REQUEUE_ALL},
+                {'X', ACT_DROP_ALL}};
+    struct model m;
+    struct ui ui;
+    dq_task tasks[3];
+
+    group_model(&m, &ui, tasks, 151);
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        app_key(&ui, &m, keys[i].key);
+        if (keys[i].key == 'A') { /* the spread first, then the same question */
+            assert_int_equal(ui.mode, MODE_INPUT);
+            assert_int_equal(ui.input_action, ACT_SPREAD);
+            type(&ui, &m, "30s");
+            assert_int_equal(app_key(&ui, &m, KEY_APP_ENTER) & APP_ACTION, 0);
+            assert_non_null(strstr(ui.prompt, "spread over 30s"));
+        }
+        assert_int_equal(ui.mode, MODE_INPUT);
+        assert_true(ui.confirm_typed);
+        assert_non_null(strstr(ui.prompt, " 151 failed tasks of group 5d3d4f25 \"error:"));
+        assert_non_null(
+            strstr(ui.prompt, "?\ntype the queue name billing to confirm (Esc cancels): "));
+        /* y is not the name: nothing happens */
+        app_key(&ui, &m, 'y');
+        assert_int_equal(app_key(&ui, &m, KEY_APP_ENTER) & APP_ACTION, 0);
+        assert_int_equal(ui.mode, MODE_MAIN);
+        assert_non_null(strstr(ui.status, "nothing changed"));
+        assert_int_equal(app_take_action(&ui), ACT_NONE);
+        /* the name: it is done */
+        app_key(&ui, &m, keys[i].key);
+        if (keys[i].key == 'A') {
+            type(&ui, &m, "30s");
+            app_key(&ui, &m, KEY_APP_ENTER);
+        }
+        type(&ui, &m, "billing");
+        assert_int_equal(app_key(&ui, &m, KEY_APP_ENTER) & APP_ACTION, APP_ACTION);
+        assert_int_equal(app_take_action(&ui), keys[i].act);
+    }
+    ui_free(&ui);
+
+    /* one task: y/N, for every key alike */
+    group_model(&m, &ui, tasks, 1);
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        app_key(&ui, &m, keys[i].key);
+        if (keys[i].key == 'A')
+            app_key(&ui, &m, KEY_APP_ENTER); /* at once */
+        assert_int_equal(ui.mode, MODE_CONFIRM);
+        assert_int_equal(ui.confirm_action, keys[i].act);
+        assert_int_equal(app_key(&ui, &m, 'y') & APP_ACTION, APP_ACTION);
+        assert_int_equal(app_take_action(&ui), keys[i].act);
+    }
+    ui_free(&ui);
+}
+
+/* A paste is text in a prompt up to its first line break, and nothing anywhere else:
+ * a pasted "XAF\nW" searches for XAF without submitting (or opening W), a pasted "y"
+ * answers no question. */
+static void
+paste_is_text_never_keys(void **state)
+{
+    struct model m;
+    struct ui ui;
+    dq_task tasks[3];
+
+    group_model(&m, &ui, tasks, 151);
+    ui.group[0] = '\0';
+    app_key(&ui, &m, '/');
+    assert_int_equal(ui.mode, MODE_INPUT);
+    app_key(&ui, &m, 'x');
+    static const char pasted[] = "AF\tinvoice\x1b[2J\nW\n";
+    assert_int_equal(app_paste(&ui, pasted, strlen(pasted)) & APP_ACTION, 0);
+    assert_int_equal(ui.mode, MODE_INPUT);
+    assert_string_equal(ui.input, "xAF invoice[2J");
+    assert_int_equal(app_take_action(&ui), ACT_NONE);
+    /* a long paste is cut at the input's size */
+    char big[600];
+    memset(big, 'a', sizeof big);
+    app_paste(&ui, big, sizeof big);
+    assert_int_equal(strlen(ui.input), DQ_NEEDLE_MAX);
+    app_key(&ui, &m, KEY_APP_ESC);
+    /* on the main screen and in a question: ignored */
+    app_paste(&ui, "W", 1);
+    assert_int_equal(ui.mode, MODE_MAIN);
+    assert_non_null(strstr(ui.status, "paste ignored"));
+    ui.sel[PANE_FAILED] = 0;
+    app_key(&ui, &m, 'r');
+    assert_int_equal(ui.mode, MODE_CONFIRM);
+    assert_int_equal(app_paste(&ui, "y", 1) & APP_ACTION, 0);
+    assert_int_equal(ui.mode, MODE_CONFIRM);
+    assert_int_equal(app_take_action(&ui), ACT_NONE);
+    ui_free(&ui);
+}
+
+/* The Workers view's refresh replaces its text and keeps the scroll while it is open;
+ * once closed, a refresh that arrives late is dropped and does not open it again. */
+static void
+workers_view_refreshes_only_while_open(void **state)
+{
+    struct ui ui;
+    struct action_result r = {0};
+
+    ui_init(&ui, false, false);
+    r.act = ACT_WORKERS;
+    r.detail = strdup("a\nb\nc\n");
+    snprintf(r.title, sizeof r.title, "workers of q: 1 live, 0 lost");
+    app_action_done(&ui, &r, "q");
+    assert_int_equal(ui.mode, MODE_DETAILS);
+    assert_true(app_view_refreshes(&ui));
+    ui.scroll = 2;
+    r.act = ACT_WORKERS;
+    r.refresh = true;
+    r.detail = strdup("a\nb\nc\nd\n");
+    snprintf(r.title, sizeof r.title, "workers of q: 2 live, 0 lost");
+    app_action_done(&ui, &r, "q");
+    assert_int_equal(ui.ndetail, 4);
+    assert_int_equal(ui.scroll, 2);
+    assert_string_equal(ui.detail_title, "workers of q: 2 live, 0 lost");
+    /* Esc, then a late refresh: still on the main screen */
+    app_key(&ui, &(struct model){0}, KEY_APP_ESC);
+    assert_int_equal(ui.mode, MODE_MAIN);
+    r.act = ACT_WORKERS;
+    r.refresh = true;
+    r.detail = strdup("x\n");
+    app_action_done(&ui, &r, "q");
+    assert_int_equal(ui.mode, MODE_MAIN);
+    assert_null(r.detail);
+    /* details of a task do not refresh */
+    r.act = ACT_DETAILS;
+    r.detail = strdup("id 1\n");
+    app_action_done(&ui, &r, "q");
+    assert_false(app_view_refreshes(&ui));
+    ui_free(&ui);
+}
+
+/* The picker opened at start has nothing behind it: Esc stays (and says why), q quits;
+ * once a queue was opened, Esc goes back as always. */
+static void
+first_picker_esc_stays_q_quits(void **state)
+{
+    struct ui ui;
+    struct model m;
+    char **names = calloc(1, sizeof *names);
+    int64_t(*counts)[4] = calloc(1, sizeof *counts);
+
+    memset(&m, 0, sizeof m);
+    names[0] = strdup("billing");
+    ui_init(&ui, false, false);
+    ui.pick_first = true;
+    app_set_picker(&ui, names, counts, 1, 1, "default");
+    app_key(&ui, &m, KEY_APP_ESC);
+    assert_int_equal(ui.mode, MODE_PICK);
+    assert_non_null(strstr(ui.status, "no queue is shown yet"));
+    assert_int_equal(app_key(&ui, &m, 'q'), APP_QUIT);
+    assert_int_equal(app_key(&ui, &m, KEY_APP_ENTER) & APP_ACTION, APP_ACTION);
+    assert_int_equal(app_take_action(&ui), ACT_SWITCH);
+    assert_false(ui.pick_first);
+    ui.mode = MODE_PICK;
+    app_key(&ui, &m, KEY_APP_ESC);
+    assert_int_equal(ui.mode, MODE_MAIN);
+    ui_free(&ui);
+}
+
 int
 main(void)
 {
@@ -317,6 +518,10 @@ main(void)
         cmocka_unit_test(take_action_hands_it_over_once),
         cmocka_unit_test(every_bound_key_is_in_the_help),
         cmocka_unit_test(bulk_keys_act_on_the_search_shown),
+        cmocka_unit_test(bulk_actions_share_one_rule),
+        cmocka_unit_test(paste_is_text_never_keys),
+        cmocka_unit_test(workers_view_refreshes_only_while_open),
+        cmocka_unit_test(first_picker_esc_stays_q_quits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

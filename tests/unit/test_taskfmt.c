@@ -271,6 +271,32 @@ payload_change_is_a_short_diff(void **state)
 }
 /* history: end */
 
+/* Audit details for people: durations and the times after until/since; other numbers,
+ * ids and a number inside a word stay as they are. */
+static void
+audit_detail_reads_as_times(void **state)
+{
+    struct dq_buf b = DQ_BUF_INIT;
+
+    dq_fmt_audit_detail(&b, "failed until 1795942200000; delay=0ms spread=30000ms", now);
+    dq_buf_putc(&b, '\0');
+    assert_string_equal(b.data,
+                        "failed until 2026-11-29T08:50:00.000Z (1m00s ago); delay=0s spread=30s");
+    dq_buf_reset(&b);
+    dq_fmt_audit_detail(&b, "for 180000ms until 1795942440000: ux 12ms2 x99ms id 1795942440000",
+                        now);
+    dq_buf_putc(&b, '\0');
+    assert_string_equal(b.data, "for 3m00s until 2026-11-29T08:54:00.000Z (in 3m00s): ux 12ms2 "
+                                "x99ms id 1795942440000");
+    dq_buf_reset(&b);
+    /* no server time: the time alone; a number too large for a time is kept */
+    dq_fmt_audit_detail(&b, "paused by bob since 1795942200000 until 99999999999999999999", -1);
+    dq_buf_putc(&b, '\0');
+    assert_string_equal(b.data,
+                        "paused by bob since 2026-11-29T08:50:00.000Z until 99999999999999999999");
+    dq_buf_free(&b);
+}
+
 int
 main(void)
 {
@@ -284,6 +310,7 @@ main(void)
         cmocka_unit_test(history_in_json_and_details),
         cmocka_unit_test(payload_edit_is_pretty_json_or_refused),
         cmocka_unit_test(payload_change_is_a_short_diff),
+        cmocka_unit_test(audit_detail_reads_as_times),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

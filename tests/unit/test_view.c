@@ -206,7 +206,11 @@ keys_move_and_refuse_when_read_only(void **state)
     app_key(&ui, &m, '0');
     app_key(&ui, &m, 'm');
     assert_string_equal(ui.input, "10m");
-    assert_int_equal(app_key(&ui, &m, KEY_APP_ENTER) & APP_ACTION, APP_ACTION);
+    /* one failed task: then y/N (more would ask for the queue's name) */
+    assert_int_equal(app_key(&ui, &m, KEY_APP_ENTER) & APP_ACTION, 0);
+    assert_int_equal(ui.mode, MODE_CONFIRM);
+    assert_string_equal(ui.spread, "10m");
+    assert_int_equal(app_key(&ui, &m, 'y') & APP_ACTION, APP_ACTION);
     assert_int_equal(ui.action, ACT_REQUEUE_ALL);
     /* p only on Future */
     app_key(&ui, &m, 'p');
@@ -369,7 +373,22 @@ selection_follows_its_task_across_a_refresh(void **state)
 
     make_model(&m); /* Due holds t00, t01 */
     ui_init(&ui, false, false);
-    ui.sel[PANE_DUE] = 1;
+    /* first visit, nobody moved: new tasks ahead do not push the selection down */
+    app_selection_save(&ui, &m, &saved);
+    assert_string_equal(saved.id[PANE_DUE], "t00");
+    free(m.pages[PANE_DUE].tasks[0].id);
+    m.pages[PANE_DUE].tasks[0].id = dup_str("t09");
+    free(m.pages[PANE_DUE].tasks[1].id);
+    m.pages[PANE_DUE].tasks[1].id = dup_str("t00");
+    app_selection_follow(&ui, &m, &saved);
+    assert_int_equal(ui.sel[PANE_DUE], 0);
+    free(m.pages[PANE_DUE].tasks[0].id);
+    m.pages[PANE_DUE].tasks[0].id = dup_str("t00");
+    free(m.pages[PANE_DUE].tasks[1].id);
+    m.pages[PANE_DUE].tasks[1].id = dup_str("t01");
+    /* once the operator moved, the selection follows its task */
+    app_key(&ui, &m, 'j');
+    assert_int_equal(ui.sel[PANE_DUE], 1);
     app_selection_save(&ui, &m, &saved);
     assert_string_equal(saved.id[PANE_DUE], "t01");
 
@@ -519,7 +538,7 @@ unknown_queue_is_marked(void **state)
     ui_free(&ui);
 }
 
-/* In-flight rows say how long they run; retrying tasks say why they wait. */
+/* In-flight rows say how long they run; tasks that failed before say why (Future and Due). */
 static void
 rows_say_since_when_and_why(void **state)
 {
@@ -539,6 +558,14 @@ rows_say_since_when_and_why(void **state)
     assert_has(text, "lease 27s w@host:1");
     assert_has(text, "retry: upstream 503 from pa"); /* cut to the pane, not dropped */
     assert_null(strstr(text, "raw: \\xc1"));         /* its payload is in details, not the row */
+    free(text);
+    /* a due task that failed before says why, as on Future */
+    dq_task *due = &m.pages[PANE_DUE].tasks[1];
+    due->attempt = 2;
+    due->last_error = dup_str("exit 75: connection to ledger-db:5432 refused");
+    text = render(&m, &ui, 40, 140);
+    assert_has(text, "retry: exit 75: connect");
+    assert_null(strstr(text, "\"\\u001b[2J\\u0007x!\"")); /* not its payload */
     free(text);
     model_free(&m);
     ui_free(&ui);
@@ -917,7 +944,9 @@ golden_errors(void **state)
         const char *sig, *sample;
         int64_t count, ago;
     } groups[] = {
-        {"error: invoice #: total does not add up", "invoice 4411: total does not add up", 1200,
+        {"error: exit #: ValueError: invoice #: currency XAF not supported by the ledger "
+         "service (rates table <uuid> has no entry for the pair XAF/EUR at the invoice date)",
+         "exit 1: ValueError: invoice 4411: currency XAF not supported by the ledger service", 1200,
          2000},
         {"attempts exhausted: smtp <email> refused", "smtp ana@example.com refused", 300, 65000},
         {"expired: claimed # ms after its deadline", "claimed 912 ms after its deadline", 41,
@@ -935,12 +964,13 @@ golden_errors(void **state)
     ui.errors.now_ms = m.stats.now_ms;
     for (size_t i = 0; i < 4; i++) {
         dq_error_group *g = &ui.errors.groups[i];
-        snprintf(g->id, sizeof g->id, "%016zx", 0xabc0 + i);
+        snprintf(g->id, sizeof g->id, "5d3d4f25ba1573%02zx", 0x5a + i);
         g->signature = dup_str(groups[i].sig);
         g->sample_id = dup_str("42");
         g->sample_error = dup_str(groups[i].sample);
         g->count = groups[i].count;
-        g->first_ms = g->last_ms = m.stats.now_ms - groups[i].ago;
+        g->last_ms = m.stats.now_ms - groups[i].ago;
+        g->first_ms = g->last_ms - 600000 * (int64_t)(i + 1); /* first seen 10m, 20m... before */
         ui.errors.failed += g->count;
     }
     ui.mode = MODE_ERRORS;
@@ -956,11 +986,228 @@ golden_errors(void **state)
     app_key(&ui, &m, 'r');
     assert_int_equal(ui.mode, MODE_CONFIRM);
     assert_int_equal(ui.confirm_action, ACT_REQUEUE_FILTER);
-    assert_non_null(strstr(ui.action_id, "of group \"attempts exhausted: smtp <email> refused\""));
+    assert_non_null(strstr(ui.prompt, "1 failed task of group 5d3d4f25 \"attempts exhausted: smtp "
+                                      "<email> refused\""));
     app_key(&ui, &m, 'n');
     /* Esc: every failed task again */
     app_key(&ui, &m, KEY_APP_ESC);
     assert_string_equal(ui.group, "");
+    model_free(&m);
+    ui_free(&ui);
+}
+
+/* The Failed pane of a group of 24 failed tasks, 17 of them on the page shown. */
+static void
+group_page_model(struct model *m, struct ui *ui)
+{
+    make_model(m);
+    ui_init(ui, false, false);
+    m->pages[PANE_FAILED].total = 24;
+    m->stats.failed = 28;
+    ui->focus = PANE_FAILED;
+    snprintf(ui->group, sizeof ui->group, "5d3d4f25ba15735a");
+    snprintf(ui->group_sig, sizeof ui->group_sig,
+             "error: exit #: ValueError: invoice #: currency XAF not supported");
+}
+
+/* The focused title of a group (a filter) is in one colour that has a pair (not the OR
+ * of cyan and yellow, drawn black on black), and the range at its end is not drawn over
+ * it: the title is cut before it. */
+static void
+filter_title_is_readable_beside_its_range(void **state)
+{
+    struct model m;
+    struct ui ui;
+    struct grid g = {0};
+    struct layout l;
+
+    group_page_model(&m, &ui);
+    assert_int_equal(grid_init(&g, 24, 80), 0);
+    view_layout(&ui, 24, 80, &l);
+    app_set_layout(&ui, &l);
+    view_render(&m, &ui, &g);
+    int row = l.boxes[PANE_FAILED].row;
+    for (int c = 0; c < 50; c++) {
+        uint16_t a = g.cells[row * g.cols + c].attr;
+        assert_int_equal(GRID_COLOR_OF(a), GRID_YELLOW);
+        assert_true(a & GRID_BOLD);
+    }
+    char *text = grid_to_text(&g);
+    char *line = text;
+    for (int r = 0; r < row; r++)
+        line = strchr(line, '\n') + 1;
+    *strchr(line, '\n') = '\0';
+    assert_non_null(strstr(line, "[4] Failed FILTER group 5d3d4f25: 24 of 28 (Esc: all) \"err"));
+    assert_non_null(strstr(line, "… 1-1 of 24"));
+    free(text);
+    grid_free(&g);
+    model_free(&m);
+    ui_free(&ui);
+}
+
+static void
+type_text(struct ui *ui, const struct model *m, const char *s)
+{
+    for (; *s; s++)
+        app_key(ui, m, *s);
+}
+
+/* The last line of @text (the status line), and the one above it. */
+static void
+last_lines(const char *text, char *above, char *last, size_t size)
+{
+    const char *end = text + strlen(text) - 1, *p = end;
+    while (p > text && p[-1] != '\n')
+        p--;
+    snprintf(last, size, "%.*s", (int)(end - p), p);
+    const char *q = p - 1;
+    while (q > text && q[-1] != '\n')
+        q--;
+    snprintf(above, size, "%.*s", (int)(p - 1 - q), q);
+}
+
+/* Every question of a bulk action shows its count and what to answer at 80 columns,
+ * the signature shortened to make room. */
+static void
+questions_fit_at_80_columns(void **state)
+{
+    struct model m;
+    struct ui ui;
+    char above[512], last[512];
+
+    group_page_model(&m, &ui);
+    /* one task: y/N */
+    m.pages[PANE_FAILED].total = 1;
+    app_key(&ui, &m, 'd');
+    assert_int_equal(ui.mode, MODE_CONFIRM);
+    char *text = render(&m, &ui, 24, 80);
+    last_lines(text, above, last, sizeof last);
+    assert_non_null(strstr(last, " drop 1 failed task of group 5d3d4f25 \"error: exit #"));
+    assert_non_null(strstr(last, "…\" for good? y/N"));
+    free(text);
+    app_key(&ui, &m, 'n');
+    /* more: the queue's name is typed, and what was typed shows */
+    m.pages[PANE_FAILED].total = 151;
+    app_key(&ui, &m, 'r');
+    app_key(&ui, &m, 'b');
+    app_key(&ui, &m, 'i');
+    text = render(&m, &ui, 24, 80);
+    last_lines(text, above, last, sizeof last);
+    assert_string_equal(above, " requeue 151 failed tasks of group 5d3d4f25 \"error: exit #: "
+                               "ValueError: invoi…\"?");
+    assert_string_equal(last, " type the queue name orders to confirm (Esc cancels): bi_");
+    free(text);
+    /* a long queue name: still two lines, the signature shortened */
+    app_key(&ui, &m, KEY_APP_ESC);
+    snprintf(m.queue, sizeof m.queue, "billing-invoices-europe-west-primary-2026");
+    app_key(&ui, &m, 'X');
+    text = render(&m, &ui, 24, 80);
+    last_lines(text, above, last, sizeof last);
+    assert_non_null(strstr(above, " drop 151 failed tasks of group 5d3d4f25 \"error: exit #:"));
+    assert_non_null(strstr(above, "…\" for good?"));
+    assert_non_null(
+        strstr(last, "type the queue name billing-invoices-europe-west-primary-2026 to"));
+    /* a y/N question that is too long even with its quote cut wraps at a blank */
+    app_key(&ui, &m, KEY_APP_ESC);
+    ui.group[0] = '\0';
+    ui.focus = PANE_DUE;
+    app_key(&ui, &m, 'P');
+    type_text(&ui, &m, "10m");
+    app_key(&ui, &m, KEY_APP_ENTER);
+    type_text(&ui, &m, "the ledger database is being restored from last night's backup");
+    app_key(&ui, &m, KEY_APP_ENTER);
+    free(text);
+    text = render(&m, &ui, 24, 80);
+    last_lines(text, above, last, sizeof last);
+    assert_non_null(strstr(above, " pause queue billing-invoices-europe-west-primary-2026 for"));
+    assert_non_null(strstr(last, "backup? y/N"));
+    free(text);
+    model_free(&m);
+    ui_free(&ui);
+}
+
+/* E at 80x24: every group's whole signature (over more lines where needed), its first
+ * seen age, and the selected group's id and newest error; the selection stays on screen
+ * when it is far down a list of long rows. */
+static void
+errors_view_says_why_and_since_when_at_80_columns(void **state)
+{
+    static const char sig[] = "error: exit #: ValueError: invoice #: currency XAF not "
+                              "supported by the ledger service in region eu-west";
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    ui_init(&ui, false, false);
+    ui.errors.n = 12;
+    ui.errors.groups = calloc(12, sizeof *ui.errors.groups);
+    ui.errors.now_ms = m.stats.now_ms;
+    for (size_t i = 0; i < 12; i++) {
+        dq_error_group *g = &ui.errors.groups[i];
+        char buf[200];
+        snprintf(g->id, sizeof g->id, "%016zx", 0x5d3d4f25ba157300 + i);
+        snprintf(buf, sizeof buf, "%s %zu", sig, i);
+        g->signature = dup_str(buf);
+        g->sample_id = dup_str("1135");
+        g->sample_error = dup_str("exit 1: ValueError: invoice 1135: currency XAF not supported");
+        g->count = 100 - (int64_t)i;
+        g->last_ms = m.stats.now_ms - 1000;
+        g->first_ms = m.stats.now_ms - 167000; /* 2m47s */
+        ui.errors.failed += g->count;
+    }
+    ui.mode = MODE_ERRORS;
+    char *text = render(&m, &ui, 24, 80);
+    assert_has(text, "FIRST SEEN");
+    assert_has(text, "2m47s");
+    assert_has(text, " group 5d3d4f25ba157300, its newest failure, task 1135:\n"
+                     "   exit 1: ValueError: invoice 1135: currency XAF not supported\n");
+    /* the first signature, whole, over two lines */
+    assert_has(text, "error: exit #: ValueError: invoice #:\n");
+    assert_has(text, "currency XAF not supported by the ledger service in region eu-west 0\n");
+    assert_has(text, " j/k move  Enter: its tasks in Failed  Esc back  (exact counts)");
+    free(text);
+    /* G: the last group is on screen, whole */
+    app_key(&ui, &m, 'G');
+    assert_int_equal(ui.err_sel, 11);
+    text = render(&m, &ui, 24, 80);
+    assert_has(text, "in region eu-west 11\n");
+    assert_has(text, " group 5d3d4f25ba15730b, its newest failure");
+    free(text);
+    model_free(&m);
+    ui_free(&ui);
+}
+
+/* The rows of a search say why they matched when their usual text would not: the trace
+ * line that holds the needle (smart case, as on the server), or the payload. */
+static void
+search_rows_show_what_matched(void **state)
+{
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    ui_init(&ui, false, false);
+    dq_task *f = &m.pages[PANE_FAILED].tasks[0];
+    f->trace = dup_str("Traceback (most recent call last):\n"
+                       "    File \"/srv/billing/db.py\", line 9, in connect\n"
+                       "psycopg2.OperationalError: connection to LEDGER-db:5432 refused\n");
+    ui.focus = PANE_FAILED;
+    snprintf(ui.filter, sizeof ui.filter, "ledger-db");
+    ui.filter_pane = PANE_FAILED;
+    char *text = render(&m, &ui, 24, 80);
+    assert_has(text, "trace: …: connection to LEDGER-db:5432");
+    free(text);
+    /* a needle the error holds: the row as usual */
+    snprintf(ui.filter, sizeof ui.filter, "declined");
+    text = render(&m, &ui, 24, 80);
+    assert_has(text, "error: card declined");
+    assert_null(strstr(text, "trace:"));
+    free(text);
+    /* a capital: exact, so the trace line with "ledger" in lower case does not match */
+    snprintf(ui.filter, sizeof ui.filter, "Ledger");
+    text = render(&m, &ui, 24, 80);
+    assert_null(strstr(text, "trace:"));
+    free(text);
     model_free(&m);
     ui_free(&ui);
 }
@@ -1083,6 +1330,10 @@ main(void)
         cmocka_unit_test(golden_picker),
         cmocka_unit_test(golden_errors),
         cmocka_unit_test(golden_oncall),
+        cmocka_unit_test(filter_title_is_readable_beside_its_range),
+        cmocka_unit_test(questions_fit_at_80_columns),
+        cmocka_unit_test(errors_view_says_why_and_since_when_at_80_columns),
+        cmocka_unit_test(search_rows_show_what_matched),
     };
 
     return cmocka_run_group_tests_name("unit/view", tests, NULL, NULL);
