@@ -27,8 +27,9 @@ cat >"$work/h.sh" <<'EOF'
 #!/bin/sh
 # fails every third task (a stack trace on stderr), completes the others
 cat >/dev/null
-if [ $((DELAYQ_TASK_ID % 3)) -eq 0 ]; then echo "trace of task $DELAYQ_TASK_ID" >&2; exit 1; fi
-exit 0
+[ $((DELAYQ_TASK_ID % 3)) -ne 0 ] && exit 0
+echo "trace of task $DELAYQ_TASK_ID" >&2
+exit 1
 EOF
 chmod +x "$work/h.sh"
 
@@ -98,7 +99,8 @@ check "no refusal in the worker's log" not grep -q "OOM\|out of memory" "$work/w
   grep "OOM\|out of memory" "$work/work.log" | head -3 >&2
 used1=$(mem used_memory)
 peak1=$(mem used_memory_peak)
-echo "# used_memory $used0 before the worker, $used1 after; peak $peak0 before, $peak1 while it drained"
+echo "# used_memory $used0 before the worker, $used1 after;" \
+  "peak $peak0 before, $peak1 while it drained"
 check "used_memory went down ($used0 -> $used1)" [ "$used1" -lt "$used0" ]
 
 # the failed sets go with drop, at maxmemory or not
