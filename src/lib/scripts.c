@@ -175,7 +175,8 @@ load_script(dq_client *c, const struct dq_script_src *src, dq_err *err)
 }
 
 /* FUNCTION LOAD REPLACE of the library. *refused is set when the server will not run
- * FUNCTION at all (Redis 6, an ACL without it): the caller then falls back. REPLACE
+ * FUNCTION at all (Redis 6, an ACL without it) or not now (maxmemory): the caller then
+ * falls back. REPLACE
  * makes two clients loading at once both succeed. */
 static int
 load_library(dq_client *c, bool *refused, dq_err *err)
@@ -189,7 +190,9 @@ load_library(dq_client *c, bool *refused, dq_err *err)
     if (rc != DQ_OK)
         return rc;
     if (r->type == REDIS_REPLY_ERROR) {
-        *refused = command_refused(r);
+        /* FUNCTION LOAD is deny-oom and SCRIPT LOAD is not: at maxmemory a server that
+         * lost the library still runs the drainers on the EVALSHA path */
+        *refused = command_refused(r) || error_starts(r, "OOM ");
         rc = dq_err_from_reply(err, "the function library", r->str, r->len);
     } else if (r->type != REDIS_REPLY_STRING || strcmp(r->str, dq_library_name) != 0) {
         rc = dq_err_set(err, DQ_EPROTO, "FUNCTION LOAD returned an unexpected library name");

@@ -115,4 +115,12 @@ check "over maxmemory again: enqueue refused" not "$bin" enqueue -q "$q" --json 
 check "drop --all-failed at maxmemory: exit 0" [ $? -eq 0 ] || cat "$work/drop.err" >&2
 check "drop --all-failed at maxmemory: no failed left" is "$f" failed 0
 check "drop printed 10 dropped" grep -q "dropped 10" "$work/drop.out"
+# a server that lost the function library at maxmemory (FUNCTION LOAD is refused there,
+# SCRIPT LOAD is not): the drainers still run, on the EVALSHA path
+rcli function flush >/dev/null
+"$bin" pause -q "$q" >/dev/null 2>"$work/pause2.err"
+check "no function library, at maxmemory: pause: exit 0" [ $? -eq 0 ] || cat "$work/pause2.err" >&2
+"$bin" resume -q "$q" >/dev/null 2>"$work/resume2.err"
+check "no function library, at maxmemory: resume: exit 0" [ $? -eq 0 ] ||
+  cat "$work/resume2.err" >&2
 finish
