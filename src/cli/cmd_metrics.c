@@ -690,7 +690,7 @@ read_small(const struct cli *g, const char *opt, const char *path, bool secret)
         fprintf(stderr, "%s: %s: ", g->prog, opt);
         cli_put_safe(stderr, path, strlen(path));
         fprintf(stderr,
-                " holds credentials and its permissions (%03o) let others read it: "
+                " holds a secret and its permissions (%03o) let others read it: "
                 "chmod 600 it\n",
                 (unsigned)(st.st_mode & 0777));
         fclose(f);
