@@ -81,6 +81,7 @@ end
 -- at maxmemory only while the script has written nothing yet, so a write that is not
 -- deny-oom and changes nothing (HDEL of a field no stats hash has) lets the script's
 -- later writes through, as the flag does. It is not replicated: it changes nothing.
+-- The function library (embed.py) replaces it with a no-op: the flag is enough there.
 local function allow_oom()
   redis.call('HDEL', K_STATS, '')
 end
