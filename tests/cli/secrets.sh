@@ -1,0 +1,77 @@
+#!/bin/sh
+# secrets.sh: what delayq keeps to itself and what it bounds (docs/SECURITY.md, Threats).
+# Handlers of delayq work (a command per task and --persistent) get none of the worker's
+# Redis credentials unless --pass-credentials: no DELAYQ_PASSWORD, DELAYQ_SENTINEL_*, and
+# DELAYQ_URL without its password. A private redis-server with an ACL user; deadline
+# waits only (tests/eco/lib.sh).
+set -u
+. "$(dirname "$0")/../eco/lib.sh"
+need redis-cli
+
+redis_start
+port=$redis_port
+r() { redis-cli -h 127.0.0.1 -p "$port" "$@"; }
+r ACL SETUSER wk on '>wk-pw-7731' '~*' '&*' +@all >/dev/null
+r CONFIG SET requirepass nobody-knows >/dev/null # only wk may connect now
+unset DELAYQ_PROFILE DELAYQ_SENTINEL_USER DELAYQ_SENTINEL_PASSWORD DELAYQ_PASSWORD
+secret=wk-pw-7731
+url="redis://wk:$secret@127.0.0.1:$port"
+
+# ---- handlers get no credentials ------------------------------------------------------
+
+# a handler of each mode writes its DELAYQ_* and MY_* variables to $1
+cat >"$work/env_task.sh" <<'SH'
+#!/bin/sh
+cat >/dev/null
+env | grep -E '^(DELAYQ|MY)_' | sort >"$1.tmp"
+mv "$1.tmp" "$1"
+SH
+cat >"$work/env_persist.sh" <<'SH'
+#!/bin/sh
+env | grep -E '^(DELAYQ|MY)_' | sort >"$1.tmp"
+mv "$1.tmp" "$1"
+while read -r line; do
+  id=$(printf '%s\n' "$line" | sed 's/^{"id":"\([^"]*\)".*/\1/')
+  printf '{"id":"%s","result":"done"}\n' "$id"
+done
+SH
+chmod +x "$work/env_task.sh" "$work/env_persist.sh"
+
+# handler_env NAME MODE-FLAGS...: runs a worker with every credential variable set until
+# its handler has written $work/NAME.env; the worker is stopped after
+handler_env() {
+  name=$1
+  shift
+  rm -f "$work/$name.env"
+  DELAYQ_URL=$url "$bin" enqueue -q "$name" --json '{"n":1}' >/dev/null
+  DELAYQ_URL=$url DELAYQ_PASSWORD=$secret DELAYQ_SENTINEL_USER=sentinel-admin \
+    DELAYQ_SENTINEL_PASSWORD=sentinel-pw-9 MY_SETTING=kept \
+    spawn "$bin" work -q "$name" --quiet "$@" 2>"$work/$name.log"
+  w=$spawned
+  wait_for 15000 "$name: the handler's environment" test -s "$work/$name.env"
+  stop_pid "$w"
+}
+for mode in task persist; do
+  flags=
+  [ $mode = persist ] && flags=--persistent
+  # shellcheck disable=SC2086 # $flags is one word or none
+  handler_env "env-$mode" $flags -- "$work/env_$mode.sh" "$work/env-$mode.env"
+  e="$work/env-$mode.env"
+  check "$mode: the handler ran" test -s "$e"
+  check "$mode: no password anywhere in its environment" not grep -q "$secret" "$e"
+  check "$mode: no DELAYQ_PASSWORD" not grep -q '^DELAYQ_PASSWORD=' "$e"
+  check "$mode: no DELAYQ_SENTINEL_USER / _PASSWORD" not grep -q '^DELAYQ_SENTINEL_' "$e"
+  check "$mode: DELAYQ_URL without its password" \
+    grep -qx "DELAYQ_URL=redis://wk@127.0.0.1:$port" "$e"
+  check "$mode: other variables are kept" grep -qx "MY_SETTING=kept" "$e"
+  # shellcheck disable=SC2086
+  handler_env "pass-$mode" --pass-credentials $flags -- "$work/env_$mode.sh" "$work/pass-$mode.env"
+  e="$work/pass-$mode.env"
+  check "$mode --pass-credentials: DELAYQ_PASSWORD is passed" \
+    grep -qx "DELAYQ_PASSWORD=$secret" "$e"
+  check "$mode --pass-credentials: DELAYQ_URL as it was" grep -qx "DELAYQ_URL=$url" "$e"
+  check "$mode --pass-credentials: the sentinel's credentials too" \
+    grep -qx "DELAYQ_SENTINEL_PASSWORD=sentinel-pw-9" "$e"
+done
+
+finish
