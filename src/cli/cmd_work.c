@@ -160,8 +160,7 @@ work_env(struct work *wk, bool pass_credentials)
         return false;
     for (char **e = environ; *e != NULL; e++) {
         bool secret = false;
-        for (size_t i = 0; i < sizeof secret_vars / sizeof secret_vars[0] && !pass_credentials;
-             i++)
+        for (size_t i = 0; i < sizeof secret_vars / sizeof secret_vars[0] && !pass_credentials; i++)
             secret = secret || env_is(*e, secret_vars[i]);
         if (secret)
             continue;

@@ -42,7 +42,6 @@
 #define BACKOFF_FIRST_MS 100
 #define BACKOFF_CAP_MS   10000
 
-
 /* One handler process and what is in flight between us. */
 struct handler {
     pthread_mutex_t mu; /* held for a task, and by persist_close */
