@@ -421,7 +421,7 @@ dq_client_open(const char *url, const dq_client_opts *opts, dq_client **out, dq_
     if (c == NULL)
         return dq_err_set(err, DQ_ENOMEM, "out of memory");
     c->net = DQ_NET_CLOSED;
-    rc = dq_url_parse(url ? url : "redis://127.0.0.1:6379", &c->url, err);
+    rc = dq_url_parse(url ? url : DQ_URL_DEFAULT, &c->url, err);
     if (rc != DQ_OK)
         goto out;
     dq_url_endpoint(&c->url, c->endpoint, sizeof c->endpoint);

@@ -14,6 +14,7 @@
 #include "delayq.h"
 
 #define DQ_URL_DEFAULT_PORT 6379
+#define DQ_URL_DEFAULT      "redis://127.0.0.1:6379" /* where a NULL URL points */
 
 /* ---- Sentinel (sentinel.c) ---- */
 #define DQ_URL_SENTINEL_PORT 26379 /* a sentinel's port when the URL gives none */

@@ -2,11 +2,46 @@
 # secrets.sh: what delayq keeps to itself and what it bounds (docs/SECURITY.md, Threats).
 # Handlers of delayq work (a command per task and --persistent) get none of the worker's
 # Redis credentials unless --pass-credentials: no DELAYQ_PASSWORD, DELAYQ_SENTINEL_*, and
-# DELAYQ_URL without its password. A private redis-server with an ACL user; deadline
-# waits only (tests/eco/lib.sh).
+# DELAYQ_URL without its password. delayq work with no URL at all uses the documented
+# default, redis://127.0.0.1:6379 (checked in a network namespace of its own, where that
+# port is ours). A private redis-server with an ACL user; deadline waits only
+# (tests/eco/lib.sh).
 set -u
 . "$(dirname "$0")/../eco/lib.sh"
 need redis-cli
+
+# ---- delayq work with no URL: redis://127.0.0.1:6379 ---------------------------------
+# (this script again, in a network namespace where nothing else can hold the port)
+if [ "${1:-}" = default-url ]; then
+  ip link set lo up || exit 1
+  redis_start 6379
+  unset DELAYQ_URL
+  "$bin" enqueue -q dflt --json 1 >/dev/null
+  spawn "$bin" work -q dflt --max-idle 1s -- sh -c "cat >/dev/null; touch $work/ran" \
+    2>"$work/work.log"
+  check "work with no URL runs a task from redis://127.0.0.1:6379" \
+    wait_for 15000 "the task run" test -e "$work/ran" || cat "$work/work.log"
+  finish
+  exit
+fi
+port_free() { # nothing accepts on 127.0.0.1:$1
+  python3 -c 'import socket,sys; s=socket.socket(); sys.exit(s.connect_ex(("127.0.0.1", int(sys.argv[1]))) == 0)' "$1"
+}
+if unshare -n true 2>/dev/null; then
+  unshare -n "$0" default-url >"$work/default-url.out" 2>&1
+  rc=$?
+  sed 's/^/  /' "$work/default-url.out"
+  check "delayq work with no URL uses the default (in a network namespace)" [ $rc -eq 0 ]
+elif port_free 6379; then
+  # no namespaces here: the default port is free, so the error names it
+  (unset DELAYQ_URL; "$bin" work -q dflt -- true) >"$work/dflt.out" 2>&1
+  rc=$?
+  refused_there() { [ $rc -eq 3 ] && grep -q "127.0.0.1:6379: connect" "$work/dflt.out"; }
+  check "delayq work with no URL connects to 127.0.0.1:6379 (exit 3, nothing listens)" \
+    refused_there
+else
+  bad "delayq work with no URL: no network namespace and 127.0.0.1:6379 is taken"
+fi
 
 redis_start
 port=$redis_port
