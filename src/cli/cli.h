@@ -135,8 +135,21 @@ void cli_put_safe(FILE *f, const void *s, size_t len);
 int cli_parse_uint(const struct cli *g, const char *opt, const char *s, long long min,
                    long long max, long long *out);
 
-/* Reads all of @f (up to @max bytes + 1 to detect overflow); returns NULL on error. */
+/* Reads all of @f, but never more than @max + 1 bytes (*len > @max: it had more); returns
+ * NULL on error. */
 char *cli_read_all(FILE *f, size_t max, size_t *len);
+
+/* The hard cap on a payload read from a file or stdin, whatever the queue allows. */
+#define CLI_READ_MAX ((size_t)512 << 20)
+
+/*
+ * The most payload bytes g->queue takes, read before a payload is read from a file or
+ * stdin so the read stops there: the queue's max_payload (connecting first), capped at
+ * CLI_READ_MAX, or CLI_READ_MAX when the configuration cannot be read. @why gets the
+ * limit as the message names it ("max_payload (1048576 bytes) of queue emails" or
+ * "512 MiB"). Returns DQ_EXIT_OK or the exit status after printing a connection error.
+ */
+int cli_payload_limit(struct cli *g, size_t *limit, char *why, size_t size);
 
 /* A task as a one-line listing row for @view; payloads summarised and escaped. */
 void cli_task_row(FILE *f, const dq_task *t, dq_view view, int64_t now_ms);

@@ -181,11 +181,32 @@ replace_text(struct cli *g, const struct ops_args *o, size_t *len)
         fprintf(stderr, "\": %s (nothing changed)\n", strerror(errno));
         return NULL;
     }
-    char *text = cli_read_all(f, (size_t)512 << 20, len);
+    /* JSON text is longer than the msgpack it makes (an escaped byte, \u00XX, is 6 bytes
+     * of text for 1; indentation): up to 8 times max_payload is read, the script checks
+     * the msgpack against max_payload itself */
+    char why[160];
+    size_t limit;
+    if (cli_payload_limit(g, &limit, why, sizeof why) != DQ_EXIT_OK) {
+        if (!in)
+            fclose(f);
+        return NULL;
+    }
+    limit = limit < CLI_READ_MAX / 8 ? limit * 8 : CLI_READ_MAX;
+    char *text = cli_read_all(f, limit, len);
     if (!in)
         fclose(f);
-    if (text == NULL)
+    if (text == NULL) {
         fprintf(stderr, "%s: --file: cannot read it (nothing changed)\n", g->prog);
+    } else if (*len > limit) {
+        fprintf(stderr,
+                "%s: --file: over %zu bytes of JSON text, the most read for a payload "
+                "within ",
+                g->prog, limit);
+        cli_put_safe(stderr, why, strlen(why));
+        fprintf(stderr, " (nothing changed)\n");
+        free(text);
+        text = NULL;
+    }
     return text;
 }
 

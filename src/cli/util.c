@@ -476,14 +476,35 @@ cli_read_all(FILE *f, size_t max, size_t *len)
     char chunk[65536];
     size_t n;
 
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    /* no more than one byte past @max: enough to tell it is over */
+    while (b.len <= max &&
+           (n = fread(chunk, 1, max + 1 - b.len < sizeof chunk ? max + 1 - b.len : sizeof chunk,
+                      f)) > 0)
         dq_buf_append(&b, chunk, n);
-        if (b.len > max)
-            break;
-    }
     if (ferror(f) || b.failed) {
         dq_buf_free(&b);
         return NULL;
     }
     return dq_buf_steal(&b, len);
+}
+
+int
+cli_payload_limit(struct cli *g, size_t *limit, char *why, size_t size)
+{
+    dq_config cfg;
+    dq_err err = {0};
+    int rc;
+
+    *limit = CLI_READ_MAX;
+    snprintf(why, size, "512 MiB");
+    if ((rc = cli_connect(g)) != DQ_EXIT_OK)
+        return rc;
+    /* a config this client may not read leaves the hard cap; the script checks anyway */
+    if (dq_config_get(g->client, g->queue, &cfg, &err) != DQ_OK || cfg.max_payload <= 0 ||
+        (uint64_t)cfg.max_payload >= CLI_READ_MAX)
+        return DQ_EXIT_OK;
+    *limit = (size_t)cfg.max_payload;
+    snprintf(why, size, "max_payload (%lld bytes) of queue %s", (long long)cfg.max_payload,
+             g->queue);
+    return DQ_EXIT_OK;
 }

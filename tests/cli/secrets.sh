@@ -109,4 +109,54 @@ for mode in task persist; do
     grep -qx "DELAYQ_SENTINEL_PASSWORD=sentinel-pw-9" "$e"
 done
 
+# ---- bounded reads: --file and - stop at max_payload + 1 -------------------------------
+
+# peak OUT CMD...: runs CMD (stdout and stderr to OUT, no stdin); sets rc and kb, its peak
+# resident memory in KiB (of the largest process it waited for)
+peak() {
+  set -- $(python3 -c '
+import resource, subprocess, sys
+with open(sys.argv[1], "wb") as out:
+    rc = subprocess.call(sys.argv[2:], stdout=out, stderr=subprocess.STDOUT,
+                         stdin=subprocess.DEVNULL)
+print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@")
+  rc=$1 kb=$2
+}
+export DELAYQ_URL=$url
+over="payload: over max_payload (1048576 bytes) of queue bigq"
+peak "$work/big.out" "$bin" enqueue -q bigq --file /dev/zero
+check "enqueue --file /dev/zero: exit 2 (got $rc)" [ "$rc" -eq 2 ]
+check "... saying so: $(cat "$work/big.out")" grep -qF "$over" "$work/big.out"
+check "... having read no more than it needs (peak $kb KiB < 64 MiB)" [ "$kb" -lt 65536 ]
+peak "$work/big.out" sh -c "head -c 629145600 /dev/zero | \"$bin\" enqueue -q bigq -"
+check "600 MB on stdin: exit 2 (got $rc), peak $kb KiB < 64 MiB" \
+  test "$rc" -eq 2 -a "$kb" -lt 65536
+check "... saying so" grep -qF "$over" "$work/big.out"
+head -c 1048576 /dev/zero >"$work/1m"
+head -c 1048577 /dev/zero >"$work/1m1"
+check "exactly max_payload from a file is taken" "$bin" enqueue -q bigq --file "$work/1m"
+"$bin" enqueue -q bigq --file "$work/1m1" >"$work/big.out" 2>&1
+rc=$?
+check "one byte more is refused (exit $rc)" test "$rc" -eq 2
+check "... saying so" grep -qF "$over" "$work/big.out"
+"$bin" config -q bigq max_payload=100 >/dev/null
+head -c 101 /dev/zero >"$work/101"
+"$bin" enqueue -q bigq --file "$work/101" >"$work/big.out" 2>&1
+check "the queue's own max_payload is the limit (100)" \
+  grep -qF "payload: over max_payload (100 bytes) of queue bigq" "$work/big.out"
+# requeue --file: a failed task whose payload is replaced by one read from a file
+"$bin" enqueue -q bigf --max-attempts 1 --json '{"n":1}' >/dev/null
+spawn "$bin" work -q bigf --quiet -- false
+w=$spawned
+failed_one() { "$bin" stats -q bigf --json | grep -q '"failed":1'; }
+check "a task failed to requeue" wait_for 15000 "the task failed" failed_one
+stop_pid "$w"
+id=$("$bin" ls failed -q bigf --json | sed -n 's/.*"id":"\([^"]*\)".*/\1/p' | head -n 1)
+peak "$work/big.out" "$bin" requeue -q bigf --file /dev/zero "$id"
+check "requeue --file /dev/zero: exit 2 (got $rc), peak $kb KiB < 64 MiB" \
+  test "$rc" -eq 2 -a "$kb" -lt 65536
+check "... saying so: $(cat "$work/big.out")" \
+  grep -qF "over 8388608 bytes of JSON text, the most read for a payload within max_payload (1048576 bytes) of queue bigf (nothing changed)" "$work/big.out"
+check "... and the task is still failed" failed_one
+
 finish
