@@ -161,6 +161,16 @@ const char *dq_client_node(const dq_client *c, const char *queue);
 /** The name written to the audit log for actions made through @c. Borrowed. */
 const char *dq_client_who(const dq_client *c);
 
+/**
+ * After a call on @c that failed with DQ_ETIMEOUT or DQ_ECONN: whether its last command
+ * had reached Redis whole before the connection failed or the timeout passed (a script
+ * that ran long, a connection lost before the reply). Redis may then have run it, so the
+ * outcome is unknown: an operator action's entry in the audit log tells (every action
+ * script writes it in the same call). False when nothing reached Redis (unreachable, a
+ * failed connect or AUTH): then nothing changed. Valid until the next call on @c.
+ */
+bool dq_client_unanswered(const dq_client *c);
+
 typedef struct dq_server_info {
     char version[32];    /* redis_version */
     char role[16];       /* master, slave */

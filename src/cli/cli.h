@@ -71,6 +71,15 @@ int cli_exit_status(int code);
 /* Prints "delayq: <msg>" (escaped) to stderr and returns the exit status for the error. */
 int cli_error(const struct cli *g, const dq_err *err);
 
+/* cli_error() for a call that changes something: when the call timed out or lost its
+ * connection after Redis had the whole command (dq_client_unanswered), it may have run,
+ * and a second line says "outcome unknown: " and @check, else "check the audit log
+ * (delayq audit -q QUEUE)" when @check is NULL. */
+int cli_action_error(const struct cli *g, const dq_err *err, const char *check);
+
+/* Whether the call that failed with @err on g->client may have run (cli_action_error). */
+bool cli_outcome_unknown(const struct cli *g, const dq_err *err);
+
 /* Prints a usage error and returns DQ_EXIT_USAGE. */
 int cli_usage_error(const struct cli *g, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -147,7 +156,8 @@ char *cli_read_all(FILE *f, size_t max, size_t *len);
  * stdin so the read stops there: the queue's max_payload (connecting first), capped at
  * CLI_READ_MAX, or CLI_READ_MAX when the configuration cannot be read. @why gets the
  * limit as the message names it ("max_payload (1048576 bytes) of queue emails" or
- * "512 MiB"). Returns DQ_EXIT_OK or the exit status after printing a connection error.
+ * "512 MiB"). Returns DQ_EXIT_OK or the exit status after printing a connection error
+ * (Redis unreachable or not answering the read: exit 3).
  */
 int cli_payload_limit(struct cli *g, size_t *limit, char *why, size_t size);
 

@@ -140,7 +140,12 @@ cmd_enqueue(struct cli *g, int argc, char **argv)
     }
     if (dq_enqueue(g->client, g->queue, &o, json ? payload.data : raw, json ? payload.len : raw_len,
                    &res, &err) != DQ_OK) {
-        rc = cli_error(g, &err);
+        /* enqueues are not in the audit log: an id tells, and makes a retry safe */
+        rc = cli_action_error(g, &err,
+                              o.id != NULL ? "delayq show tells whether it was added, and "
+                                             "enqueueing it again with the same --id is safe"
+                                           : "the task may have been added; give --id to make "
+                                             "a retry safe");
         goto out;
     }
     cli_put_safe(stdout, res.id, strlen(res.id));

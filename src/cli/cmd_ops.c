@@ -258,7 +258,7 @@ requeue_replace(struct cli *g, const struct ops_args *o)
         goto out;
     }
     if (dq_requeue_replace(g->client, g->queue, &t, mp.data, mp.len, o->delay_ms, &err) != DQ_OK) {
-        status = cli_error(g, &err);
+        status = cli_action_error(g, &err, NULL);
         goto out;
     }
     dq_fmt_payload_change(&change, t.payload, t.payload_len, mp.data, mp.len, 20);
@@ -276,6 +276,16 @@ out:
 }
 /* history: end */
 
+/* How far a bulk action came before @err: the step that failed may have run too. */
+static void
+stopped(const struct cli *g, const char *doing, size_t done, const dq_err *err)
+{
+    bool unknown = cli_outcome_unknown(g, err);
+
+    fprintf(stderr, "%s: stopped after %s %s%zu%s\n", g->prog, doing, unknown ? "at least " : "",
+            done, unknown ? " (the last step's outcome is unknown)" : "");
+}
+
 int
 cmd_requeue(struct cli *g, int argc, char **argv)
 {
@@ -290,7 +300,7 @@ cmd_requeue(struct cli *g, int argc, char **argv)
     if (o.n > 0) {
         size_t moved;
         if (dq_requeue(g->client, g->queue, o.ids, o.n, o.delay_ms, &moved, &err) != DQ_OK)
-            return cli_error(g, &err);
+            return cli_action_error(g, &err, NULL);
         printf("requeued %zu\n", moved);
         return DQ_EXIT_OK;
     }
@@ -301,8 +311,8 @@ cmd_requeue(struct cli *g, int argc, char **argv)
                                           0, &cur, &err)
                  : dq_requeue_all_step(g->client, g->queue, o.delay_ms, o.spread_ms, &cur, &err)) !=
             DQ_OK) {
-            fprintf(stderr, "%s: stopped after requeueing %zu\n", g->prog, cur.done_n);
-            return cli_error(g, &err);
+            stopped(g, "requeueing", cur.done_n, &err);
+            return cli_action_error(g, &err, NULL);
         }
     }
     printf("requeued %zu\n", cur.done_n);
@@ -324,15 +334,15 @@ cmd_drop(struct cli *g, int argc, char **argv)
     if (o.n > 0) {
         size_t dropped;
         if (dq_drop(g->client, g->queue, o.ids, o.n, &dropped, &err) != DQ_OK)
-            return cli_error(g, &err);
+            return cli_action_error(g, &err, NULL);
         printf("dropped %zu\n", dropped);
         return DQ_EXIT_OK;
     }
     dq_bulk cur = {0};
     while (!cur.done) {
         if (dq_drop_filter_step(g->client, g->queue, &o.filter, 0, &cur, &err) != DQ_OK) {
-            fprintf(stderr, "%s: stopped after dropping %zu\n", g->prog, cur.done_n);
-            return cli_error(g, &err);
+            stopped(g, "dropping", cur.done_n, &err);
+            return cli_action_error(g, &err, NULL);
         }
     }
     printf("dropped %zu\n", cur.done_n);

@@ -88,6 +88,29 @@ cli_error(const struct cli *g, const dq_err *err)
     return cli_exit_status(err->code);
 }
 
+bool
+cli_outcome_unknown(const struct cli *g, const dq_err *err)
+{
+    return (err->code == DQ_ETIMEOUT || err->code == DQ_ECONN) && g->client != NULL &&
+           dq_client_unanswered(g->client);
+}
+
+int
+cli_action_error(const struct cli *g, const dq_err *err, const char *check)
+{
+    int rc = cli_error(g, err);
+
+    if (!cli_outcome_unknown(g, err))
+        return rc;
+    fprintf(stderr, "%s: outcome unknown: ", g->prog);
+    if (check != NULL)
+        cli_put_safe(stderr, check, strlen(check));
+    else
+        fprintf(stderr, "check the audit log (delayq audit -q %s)", g->queue);
+    fprintf(stderr, "; Redis had the whole command when the reply failed, so it may have run\n");
+    return rc;
+}
+
 int
 cli_usage_error(const struct cli *g, const char *fmt, ...)
 {
@@ -499,9 +522,11 @@ cli_payload_limit(struct cli *g, size_t *limit, char *why, size_t size)
     snprintf(why, size, "512 MiB");
     if ((rc = cli_connect(g)) != DQ_EXIT_OK)
         return rc;
-    /* a config this client may not read leaves the hard cap; the script checks anyway */
-    if (dq_config_get(g->client, g->queue, &cfg, &err) != DQ_OK || cfg.max_payload <= 0 ||
-        (uint64_t)cfg.max_payload >= CLI_READ_MAX)
+    /* a config this client may not read leaves the hard cap (the script checks anyway);
+     * a server that does not answer would not take the payload either */
+    if (dq_config_get(g->client, g->queue, &cfg, &err) != DQ_OK)
+        return err.code == DQ_ECONN || err.code == DQ_ETIMEOUT ? cli_error(g, &err) : DQ_EXIT_OK;
+    if (cfg.max_payload <= 0 || (uint64_t)cfg.max_payload >= CLI_READ_MAX)
         return DQ_EXIT_OK;
     *limit = (size_t)cfg.max_payload;
     snprintf(why, size, "max_payload (%lld bytes) of queue %s", (long long)cfg.max_payload,

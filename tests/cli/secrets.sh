@@ -45,7 +45,7 @@ fi
 
 redis_start
 port=$redis_port
-r() { redis-cli -h 127.0.0.1 -p "$port" "$@"; }
+r() { redis-cli -h 127.0.0.1 -p "$port" --user wk --pass wk-pw-7731 --no-auth-warning "$@"; }
 r ACL SETUSER wk on '>wk-pw-7731' '~*' '&*' +@all >/dev/null
 r CONFIG SET requirepass nobody-knows >/dev/null # only wk may connect now
 unset DELAYQ_PROFILE DELAYQ_SENTINEL_USER DELAYQ_SENTINEL_PASSWORD DELAYQ_PASSWORD
@@ -158,5 +158,72 @@ check "requeue --file /dev/zero: exit 2 (got $rc), peak $kb KiB < 64 MiB" \
 check "... saying so: $(cat "$work/big.out")" \
   grep -qF "over 8388608 bytes of JSON text, the most read for a payload within max_payload (1048576 bytes) of queue bigf (nothing changed)" "$work/big.out"
 check "... and the task is still failed" failed_one
+
+# ---- honest reports: an action whose outcome is unknown says so ------------------------
+# requeue ID --file FIFO reads the task, then blocks reading the FIFO; meanwhile a 3 s
+# script makes Redis busy; the new payload is then written, so the requeue's FCALL
+# reaches Redis while it is busy and gets no answer within --timeout 500ms. Redis runs it
+# after the script: the CLI must say the outcome is unknown, not that nothing changed.
+busy_script="local s=redis.call('TIME') local t0=s[1]*1000000+s[2]
+repeat local n=redis.call('TIME') until n[1]*1000000+n[2]-t0 > 3000000 return 1"
+# redis_busy: Redis takes over 250 ms to answer a PING (a script holds it), within 5 s
+redis_busy() {
+  python3 -c '
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+end = time.monotonic() + 5
+while time.monotonic() < end:
+    s.settimeout(None)
+    s.sendall(b"PING\r\n")
+    s.settimeout(0.25)
+    try:
+        s.recv(64)
+    except socket.timeout:
+        sys.exit(0)
+    time.sleep(0.02)
+sys.exit(1)' "$port"
+}
+"$bin" enqueue -q unk --max-attempts 1 --json '{"n":1}' >/dev/null
+spawn "$bin" work -q unk --quiet -- false
+w=$spawned
+unk_failed() { "$bin" stats -q unk --json | grep -q '"failed":1'; }
+check "a failed task to requeue" wait_for 15000 "the task failed" unk_failed
+stop_pid "$w"
+id=$("$bin" ls failed -q unk --json | sed -n 's/.*"id":"\([^"]*\)".*/\1/p' | head -n 1)
+mkfifo "$work/fifo"
+"$bin" requeue -q unk --timeout 500ms --file "$work/fifo" "$id" >"$work/unk.out" 2>&1 &
+rq=$!
+exec 3>"$work/fifo" # (what runs in the background meanwhile must not hold it: exec 3>&-)
+reading_fifo() { grep -q pipe_read "/proc/$rq/wchan"; }
+check "requeue read the task and waits for the new payload" \
+  wait_for 10000 "requeue reading the fifo" reading_fifo
+(
+  exec 3>&-
+  r EVAL "$busy_script" 0 >/dev/null
+) &
+busy=$!
+check "Redis is busy with a 3 s script" redis_busy
+echo '{"fixed":1}' >&3
+exec 3>&-
+wait $rq
+rc=$?
+wait $busy
+check "the requeue timed out: exit 3 (got $rc)" [ "$rc" -eq 3 ]
+check "... and says the outcome is unknown: $(tail -n 1 "$work/unk.out")" \
+  grep -qF "outcome unknown: check the audit log (delayq audit -q unk)" "$work/unk.out"
+check "... not that nothing changed" not grep -q "nothing changed" "$work/unk.out"
+check "... rightly: Redis ran it (audit: replace ok)" \
+  sh -c "'$bin' audit -q unk | grep -q 'replace  $id .*-> ok: requeued with the new payload'"
+# nothing sent: Redis busy before the command connects, so its AUTH times out: that is
+# not an unknown outcome
+r EVAL "$busy_script" 0 >/dev/null &
+busy=$!
+redis_busy
+"$bin" requeue -q unk --timeout 500ms "$id" >"$work/unk.out" 2>&1
+rc=$?
+wait $busy
+check "a requeue that never reached Redis: exit 3 (got $rc)" [ "$rc" -eq 3 ]
+check "... and no word of an unknown outcome: $(cat "$work/unk.out")" \
+  not grep -q "outcome unknown" "$work/unk.out"
 
 finish
