@@ -57,6 +57,7 @@ struct cli {
     char *url_owned;               /* --url, copied before its password was wiped from argv */
     char client_name[160];         /* CLIENT SETNAME (cli_client_opts) */
     char password[256];            /* the profile's password, once read */
+    char key_warning[300];         /* cli_client_opts: the TLS key others may read ("" if none) */
 };
 
 struct cmd {
@@ -108,8 +109,9 @@ int cli_common_opt(struct cli *g, int argc, char **argv, int *i, const char *hel
 /* The connection options of @g (flags, else $DELAYQ_PASSWORD and $DELAYQ_TLS_*, else the
  * profile) into @o, which borrows @g's strings and the environment: @g must outlive a
  * worker made with them. Prints the --tls-insecure warning to stderr when verification
- * is off, once per run: every command that connects says so. Returns DQ_EXIT_OK, or the
- * exit status after printing why the profile's password could not be read. */
+ * is off, once per run: every command that connects says so; and one for a TLS private
+ * key that others may read (also kept in g->key_warning, for top's status line). Returns
+ * DQ_EXIT_OK, or the exit status after printing why the profile's password could not be read. */
 int cli_client_opts(struct cli *g, dq_client_opts *o);
 
 /* Loads g->profile_name from the profiles file and applies what no variable overrides

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fmt/esc.h"
@@ -365,6 +366,24 @@ env_min_replicas(void)
     return *end == '\0' && n >= 0 && n <= 100 ? (int)n : -1;
 }
 
+/* A TLS private key others may read is warned about, once per run: ssh refuses such a
+ * key, but a key file shared by design (a group of services) is the operator's call. */
+static void
+key_check(struct cli *g, const char *key)
+{
+    struct stat st;
+
+    if (key == NULL || g->key_warning[0] != '\0' || stat(key, &st) != 0 || (st.st_mode & 077) == 0)
+        return;
+    snprintf(g->key_warning, sizeof g->key_warning,
+             "tls-key %.200s: its permissions (%03o) let others read the private key; chmod "
+             "600 it",
+             key, (unsigned)(st.st_mode & 0777));
+    fprintf(stderr, "%s: warning: ", g->prog);
+    cli_put_safe(stderr, g->key_warning, strlen(g->key_warning));
+    fputc('\n', stderr);
+}
+
 int
 cli_client_opts(struct cli *g, dq_client_opts *o)
 {
@@ -398,6 +417,8 @@ cli_client_opts(struct cli *g, dq_client_opts *o)
     o->tls_key = or_profile(flag_or_env(g->tls_key, "DELAYQ_TLS_KEY"), p->tls_key);
     o->tls_server_name =
         or_profile(flag_or_env(g->tls_server_name, "DELAYQ_TLS_SERVER_NAME"), p->tls_server_name);
+    /* without tls-key, the key is in the tls-cert file */
+    key_check(g, o->tls_key != NULL ? o->tls_key : o->tls_cert);
     if (g->client_name[0] == '\0')
         client_name(g);
     o->client_name = g->client_name;
