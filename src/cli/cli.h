@@ -114,6 +114,16 @@ int cli_common_opt(struct cli *g, int argc, char **argv, int *i, const char *hel
  * DQ_EXIT_OK, or the exit status after printing why the profile's password could not be read. */
 int cli_client_opts(struct cli *g, dq_client_opts *o);
 
+/*
+ * Once the process holds a password (from $DELAYQ_PASSWORD, $DELAYQ_SENTINEL_PASSWORD, a
+ * URL, a profile) it is made not dumpable (PR_SET_DUMPABLE 0): no core dump (with
+ * fs.suid_dumpable 2, one only root may read), and no other process of the same user may
+ * ptrace it or read its /proc/PID/mem or environ. Called where a password may arrive:
+ * at start (the environment), --url, a loaded profile, cli_client_opts. A handler of
+ * delayq work is dumpable again (execve resets the flag).
+ */
+void cli_guard_secrets(const struct cli *g);
+
 /* Loads g->profile_name from the profiles file and applies what no variable overrides
  * (url, queue, min-replicas); the rest is read by cli_client_opts. Returns DQ_EXIT_OK or
  * the exit status after printing the error (cmd_profiles.c). */

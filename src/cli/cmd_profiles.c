@@ -56,6 +56,7 @@ load(struct cli *g, char *path, size_t size, bool *missing)
         return DQ_EXIT_USAGE;
     }
     *missing = rc == 1;
+    cli_guard_secrets(g); /* a password = or a url with one is in memory now */
     return DQ_EXIT_OK;
 }
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -160,6 +161,27 @@ url_has_password(const char *url)
     return has;
 }
 
+static bool
+env_set(const char *name)
+{
+    const char *v = getenv(name);
+
+    return v != NULL && v[0] != '\0';
+}
+
+void
+cli_guard_secrets(const struct cli *g)
+{
+    static bool done;
+
+    if (done || !(env_set("DELAYQ_PASSWORD") || env_set("DELAYQ_SENTINEL_PASSWORD") ||
+                  url_has_password(g->url) || g->password[0] != '\0' ||
+                  (g->profiles != NULL && g->profiles->has_password)))
+        return;
+    done = true;
+    (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
 /*
  * A --url value (in argv) that holds a password: returns a copy for use, and overwrites
  * the password's bytes in argv with '*', so ps and /proc/PID/cmdline no longer show it
@@ -177,6 +199,8 @@ url_take(struct cli *g, char *val)
     free(g->url_owned);
     if ((g->url_owned = strdup(val)) == NULL)
         return val;
+    g->url = g->url_owned;
+    cli_guard_secrets(g);
     from += 3;
     /* the user info ends at the last '@' (unix://: the last "@/"), as url.c reads it */
     for (char *q = from; *q != '\0'; q++) {
@@ -424,6 +448,7 @@ cli_client_opts(struct cli *g, dq_client_opts *o)
     o->client_name = g->client_name;
     o->sentinel_user = flag_or_env(NULL, "DELAYQ_SENTINEL_USER");
     o->sentinel_password = flag_or_env(NULL, "DELAYQ_SENTINEL_PASSWORD");
+    cli_guard_secrets(g); /* a profile's password, read just now */
     /* a flag or profile value, 0 included, wins over the variable */
     o->min_replicas = g->min_replicas >= 0 ? g->min_replicas : env_min_replicas();
     /* only an explicit yes turns checking off; anything unclear keeps it on */

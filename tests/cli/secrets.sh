@@ -226,4 +226,37 @@ check "a requeue that never reached Redis: exit 3 (got $rc)" [ "$rc" -eq 3 ]
 check "... and no word of an unknown outcome: $(cat "$work/unk.out")" \
   not grep -q "outcome unknown" "$work/unk.out"
 
+# ---- a process that holds a password is not dumpable ---------------------------------
+# Observed from another process of the same user: /proc/PID/environ (and mem) of a
+# non-dumpable process belong to root and are refused to it. As user nobody (setpriv),
+# so that root's rights do not hide the difference; a long-running delayq metrics, whose
+# server need not answer; without a password the same command stays dumpable (its files
+# are nobody's), which shows the check can fail.
+need setpriv
+nobody="setpriv --reuid=65534 --regid=65534 --clear-groups" # execs: $! is the command
+mkdir -p "$work/nd"
+cp "$bin" "$work/nd/delayq" # a copy nobody may run, wherever the build is
+chmod 755 "$work" "$work/nd" "$work/nd/delayq"
+owner_is() { [ "$(stat -c %u "/proc/$1/environ" 2>/dev/null)" = "$2" ]; }
+# (the pid is delayq's, running as nobody, not a shell's: setpriv execs it; and it is
+# delayq once it logs, past setpriv, which is not dumpable between its setuid and exec)
+is_nobody() { grep -q "^Uid:[[:space:]]*65534[[:space:]]" "/proc/$1/status"; }
+serving() { grep -q "serving /metrics" "$work/nd.log"; }
+DELAYQ_URL="redis://wk@127.0.0.1:$port" DELAYQ_PASSWORD=$secret \
+  spawn $nobody "$work/nd/delayq" metrics --listen 127.0.0.1:0 2>"$work/nd.log"
+nd=$spawned
+wait_for 10000 "metrics serving" serving
+check "metrics with a password runs as nobody" is_nobody "$nd"
+check "... and its /proc files are root's (not dumpable)" owner_is "$nd" 0
+check "... so another process of its user cannot read its environment" \
+  not $nobody cat "/proc/$nd/environ" 2>/dev/null
+stop_pid "$nd"
+DELAYQ_URL="redis://127.0.0.1:1" \
+  spawn $nobody "$work/nd/delayq" metrics --listen 127.0.0.1:0 2>"$work/nd.log"
+nd=$spawned
+wait_for 10000 "metrics serving" serving
+check "metrics without a password stays dumpable (its /proc files are nobody's)" \
+  owner_is "$nd" 65534
+stop_pid "$nd"
+
 finish
