@@ -668,7 +668,8 @@ dq_url_redact(const char *s, char *buf, size_t size)
         return (size_t)snprintf(buf, size, "%s", s);
     rest = sep + 3;
     if (strncasecmp(s, "unix://", 7) == 0) {
-        for (const char *p = strstr(rest, "@/"); p != NULL; p = strstr(p + 1, "@/"))
+        /* unix:///path has no user info: the path is taken literally, '@' and all */
+        for (const char *p = strstr(rest, "@/"); p != NULL && *rest != '/'; p = strstr(p + 1, "@/"))
             at = p;
     } else {
         at = strrchr(rest, '@');

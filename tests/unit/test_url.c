@@ -332,6 +332,7 @@ test_redact(void **state)
     redact_is("unix://bob:" SECRET "@/tmp/x.sock?db=2", "unix://bob@/tmp/x.sock?db=2");
     redact_is("unix://bob:a@/b" SECRET "@/tmp/x.sock", "unix://bob@/tmp/x.sock");
     redact_is("unix:///tmp/redis.sock", "unix:///tmp/redis.sock");
+    redact_is("unix:///tmp/a:b@/c.sock", "unix:///tmp/a:b@/c.sock"); /* a path, not user info */
     redact_is("redis-sentinel://u:" SECRET "@s1:26379,s2/mymaster/1",
               "redis-sentinel://u@s1:26379,s2/mymaster/1");
     redact_is("redis-cluster://:" SECRET "@n1:7000,n2:7001", "redis-cluster://n1:7000,n2:7001");
