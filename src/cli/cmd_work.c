@@ -164,8 +164,11 @@ work_env(struct work *wk, bool pass_credentials)
             secret = secret || env_is(*e, secret_vars[i]);
         if (secret)
             continue;
-        if (!pass_credentials && env_is(*e, "DELAYQ_URL") && wk->env_url == NULL) {
-            /* where the queue is may stay; how to log in may not */
+        if (!pass_credentials && env_is(*e, "DELAYQ_URL")) {
+            /* where the queue is may stay; how to log in may not (a second DELAYQ_URL,
+             * which getenv never sees, goes) */
+            if (wk->env_url != NULL)
+                continue;
             const char *url = *e + strlen("DELAYQ_URL=");
             size_t pre = (size_t)(url - *e), len = pre + dq_url_redact(url, NULL, 0) + 1;
             if ((wk->env_url = malloc(len)) == NULL)
