@@ -135,7 +135,8 @@ typedef struct dq_client_opts {
 /**
  * Connects to @url: redis://[user:password@]host[:port][/db],
  * rediss://[user:password@]host[:port][/db] (TLS, certificate and name verified unless
- * opts->tls_insecure) or unix:///path/to/sock[?db=N]. Connects at once, so an
+ * opts->tls_insecure) or unix:///path/to/sock[?db=N]; NULL is redis://127.0.0.1:6379.
+ * Connects at once, so an
  * unreachable server is reported here (DQ_ECONN or DQ_ETIMEOUT) within the connect
  * timeout; a failed TLS handshake is DQ_ECONN with the reason ("tls: certificate verify
  * failed: ..."). @opts may be NULL. On DQ_OK *out holds a client to release with
@@ -159,6 +160,16 @@ const char *dq_client_node(const dq_client *c, const char *queue);
 
 /** The name written to the audit log for actions made through @c. Borrowed. */
 const char *dq_client_who(const dq_client *c);
+
+/**
+ * After a call on @c that failed with DQ_ETIMEOUT or DQ_ECONN: whether its last command
+ * had reached Redis whole before the connection failed or the timeout passed (a script
+ * that ran long, a connection lost before the reply). Redis may then have run it, so the
+ * outcome is unknown: an operator action's entry in the audit log tells (every action
+ * script writes it in the same call). False when nothing reached Redis (unreachable, a
+ * failed connect or AUTH): then nothing changed. Valid until the next call on @c.
+ */
+bool dq_client_unanswered(const dq_client *c);
 
 typedef struct dq_server_info {
     char version[32];    /* redis_version */
@@ -547,8 +558,9 @@ typedef struct dq_worker_opts {
 typedef struct dq_worker dq_worker; /* opaque */
 
 /**
- * Creates a worker for @queue on @url. It connects when run. On DQ_OK *out holds a
- * worker to release with dq_worker_free().
+ * Creates a worker for @queue on @url (as dq_client_open takes it; NULL is
+ * redis://127.0.0.1:6379). It connects when run. On DQ_OK *out holds a worker to release
+ * with dq_worker_free().
  */
 int dq_worker_new(const char *url, const dq_client_opts *copts, const char *queue,
                   const dq_worker_opts *opts, dq_handler_fn handler, void *arg, dq_worker **out,

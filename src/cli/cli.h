@@ -57,6 +57,7 @@ struct cli {
     char *url_owned;               /* --url, copied before its password was wiped from argv */
     char client_name[160];         /* CLIENT SETNAME (cli_client_opts) */
     char password[256];            /* the profile's password, once read */
+    char key_warning[300];         /* cli_client_opts: the TLS key others may read ("" if none) */
 };
 
 struct cmd {
@@ -70,6 +71,15 @@ int cli_exit_status(int code);
 
 /* Prints "delayq: <msg>" (escaped) to stderr and returns the exit status for the error. */
 int cli_error(const struct cli *g, const dq_err *err);
+
+/* cli_error() for a call that changes something: when the call timed out or lost its
+ * connection after Redis had the whole command (dq_client_unanswered), it may have run,
+ * and a second line says "outcome unknown: " and @check, else "check the audit log
+ * (delayq audit -q QUEUE)" when @check is NULL. */
+int cli_action_error(const struct cli *g, const dq_err *err, const char *check);
+
+/* Whether the call that failed with @err on g->client may have run (cli_action_error). */
+bool cli_outcome_unknown(const struct cli *g, const dq_err *err);
 
 /* Prints a usage error and returns DQ_EXIT_USAGE. */
 int cli_usage_error(const struct cli *g, const char *fmt, ...)
@@ -99,9 +109,20 @@ int cli_common_opt(struct cli *g, int argc, char **argv, int *i, const char *hel
 /* The connection options of @g (flags, else $DELAYQ_PASSWORD and $DELAYQ_TLS_*, else the
  * profile) into @o, which borrows @g's strings and the environment: @g must outlive a
  * worker made with them. Prints the --tls-insecure warning to stderr when verification
- * is off, once per run: every command that connects says so. Returns DQ_EXIT_OK, or the
- * exit status after printing why the profile's password could not be read. */
+ * is off, once per run: every command that connects says so; and one for a TLS private
+ * key that others may read (also kept in g->key_warning, for top's status line). Returns
+ * DQ_EXIT_OK, or the exit status after printing why the profile's password could not be read. */
 int cli_client_opts(struct cli *g, dq_client_opts *o);
+
+/*
+ * Once the process holds a password (from $DELAYQ_PASSWORD, $DELAYQ_SENTINEL_PASSWORD, a
+ * URL, a profile) it is made not dumpable (PR_SET_DUMPABLE 0): no core dump (with
+ * fs.suid_dumpable 2, one only root may read), and no other process of the same user may
+ * ptrace it or read its /proc/PID/mem or environ. Called where a password may arrive:
+ * at start (the environment), --url, a loaded profile, cli_client_opts. A handler of
+ * delayq work is dumpable again (execve resets the flag).
+ */
+void cli_guard_secrets(const struct cli *g);
 
 /* Loads g->profile_name from the profiles file and applies what no variable overrides
  * (url, queue, min-replicas); the rest is read by cli_client_opts. Returns DQ_EXIT_OK or
@@ -135,8 +156,22 @@ void cli_put_safe(FILE *f, const void *s, size_t len);
 int cli_parse_uint(const struct cli *g, const char *opt, const char *s, long long min,
                    long long max, long long *out);
 
-/* Reads all of @f (up to @max bytes + 1 to detect overflow); returns NULL on error. */
+/* Reads all of @f, but never more than @max + 1 bytes (*len > @max: it had more); returns
+ * NULL on error. */
 char *cli_read_all(FILE *f, size_t max, size_t *len);
+
+/* The hard cap on a payload read from a file or stdin, whatever the queue allows. */
+#define CLI_READ_MAX ((size_t)512 << 20)
+
+/*
+ * The most payload bytes g->queue takes, read before a payload is read from a file or
+ * stdin so the read stops there: the queue's max_payload (connecting first), capped at
+ * CLI_READ_MAX, or CLI_READ_MAX when the configuration cannot be read. @why gets the
+ * limit as the message names it ("max_payload (1048576 bytes) of queue emails" or
+ * "512 MiB"). Returns DQ_EXIT_OK or the exit status after printing a connection error
+ * (Redis unreachable or not answering the read: exit 3).
+ */
+int cli_payload_limit(struct cli *g, size_t *limit, char *why, size_t size);
 
 /* A task as a one-line listing row for @view; payloads summarised and escaped. */
 void cli_task_row(FILE *f, const dq_task *t, dq_view view, int64_t now_ms);

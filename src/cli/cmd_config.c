@@ -122,7 +122,7 @@ cmd_config(struct cli *g, int argc, char **argv)
     if ((rc = any ? cli_connect(g) : cli_connect_queue(g)) != DQ_EXIT_OK)
         return rc;
     if (any && dq_config_set(g->client, g->queue, &set, &err) != DQ_OK)
-        return cli_error(g, &err);
+        return cli_action_error(g, &err, NULL);
     if (dq_config_get(g->client, g->queue, &cur, &err) != DQ_OK)
         return cli_error(g, &err);
     if (json)

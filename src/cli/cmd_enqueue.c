@@ -25,8 +25,9 @@ static const char help[] =
     "  --deadline DUR     if not started within DUR after its due time, the task\n"
     "                     fails as \"expired\" instead of running\n"
     "  --json TEXT        the payload as JSON, converted to msgpack\n"
-    "  --file PATH        the payload: the bytes of PATH\n"
-    "  -                  the payload: the bytes on stdin\n\n";
+    "  --file PATH        the payload: the bytes of PATH, read up to the queue's\n"
+    "                     max_payload (+1 byte: over it is exit 2)\n"
+    "  -                  the payload: the bytes on stdin, the same way\n\n";
 
 int
 cmd_enqueue(struct cli *g, int argc, char **argv)
@@ -93,14 +94,18 @@ cmd_enqueue(struct cli *g, int argc, char **argv)
     if (o.id != NULL && (o.id[0] == '\0' || strlen(o.id) > DQ_ID_MAX))
         return cli_usage_error(g, "--id: must be 1..%d bytes (got %zu)", DQ_ID_MAX, strlen(o.id));
 
-    /* Payloads are read whole; the queue's max_payload (checked in the script, default
-     * 1 MiB) is the real limit, 512 MiB only guards this process. */
+    /* A file or stdin is read only up to the queue's max_payload (+1 byte, to tell it is
+     * over): connect and read the limit first, so a huge input costs no memory. */
     if (json != NULL) {
         if (dq_json_to_mp(&payload, json, strlen(json), &err) != DQ_OK) {
             rc = cli_error(g, &err);
             goto out;
         }
+        if ((rc = cli_connect(g)) != DQ_EXIT_OK)
+            goto out;
     } else {
+        char limit_why[160];
+        size_t limit;
         FILE *f = use_stdin ? stdin : fopen(file, "rb");
         if (f == NULL) {
             fprintf(stderr, "%s: --file: cannot open \"", g->prog);
@@ -109,7 +114,12 @@ cmd_enqueue(struct cli *g, int argc, char **argv)
             rc = DQ_EXIT_USAGE;
             goto out;
         }
-        raw = cli_read_all(f, (size_t)512 << 20, &raw_len);
+        if ((rc = cli_payload_limit(g, &limit, limit_why, sizeof limit_why)) != DQ_EXIT_OK) {
+            if (f != stdin)
+                fclose(f);
+            goto out;
+        }
+        raw = cli_read_all(f, limit, &raw_len);
         if (f != stdin)
             fclose(f);
         if (raw == NULL) {
@@ -120,17 +130,22 @@ cmd_enqueue(struct cli *g, int argc, char **argv)
             rc = DQ_EXIT_USAGE;
             goto out;
         }
-        if (raw_len > ((size_t)512 << 20)) {
-            fprintf(stderr, "%s: payload: over 512 MiB\n", g->prog);
+        if (raw_len > limit) {
+            fprintf(stderr, "%s: payload: over ", g->prog);
+            cli_put_safe(stderr, limit_why, strlen(limit_why));
+            fputc('\n', stderr);
             rc = DQ_EXIT_USAGE;
             goto out;
         }
     }
-    if ((rc = cli_connect(g)) != DQ_EXIT_OK)
-        goto out;
     if (dq_enqueue(g->client, g->queue, &o, json ? payload.data : raw, json ? payload.len : raw_len,
                    &res, &err) != DQ_OK) {
-        rc = cli_error(g, &err);
+        /* enqueues are not in the audit log: an id tells, and makes a retry safe */
+        rc = cli_action_error(g, &err,
+                              o.id != NULL ? "delayq show tells whether it was added, and "
+                                             "enqueueing it again with the same --id is safe"
+                                           : "the task may have been added; give --id to make "
+                                             "a retry safe");
         goto out;
     }
     cli_put_safe(stdout, res.id, strlen(res.id));

@@ -183,11 +183,32 @@ replace_text(struct cli *g, const struct ops_args *o, size_t *len)
         fprintf(stderr, "\": %s (nothing changed)\n", strerror(errno));
         return NULL;
     }
-    char *text = cli_read_all(f, (size_t)512 << 20, len);
+    /* JSON text is longer than the msgpack it makes (an escaped byte, \u00XX, is 6 bytes
+     * of text for 1; indentation): up to 8 times max_payload is read, the script checks
+     * the msgpack against max_payload itself */
+    char why[160];
+    size_t limit;
+    if (cli_payload_limit(g, &limit, why, sizeof why) != DQ_EXIT_OK) {
+        if (!in)
+            fclose(f);
+        return NULL;
+    }
+    limit = limit < CLI_READ_MAX / 8 ? limit * 8 : CLI_READ_MAX;
+    char *text = cli_read_all(f, limit, len);
     if (!in)
         fclose(f);
-    if (text == NULL)
+    if (text == NULL) {
         fprintf(stderr, "%s: --file: cannot read it (nothing changed)\n", g->prog);
+    } else if (*len > limit) {
+        fprintf(stderr,
+                "%s: --file: over %zu bytes of JSON text, the most read for a payload "
+                "within ",
+                g->prog, limit);
+        cli_put_safe(stderr, why, strlen(why));
+        fprintf(stderr, " (nothing changed)\n");
+        free(text);
+        text = NULL;
+    }
     return text;
 }
 
@@ -239,7 +260,7 @@ requeue_replace(struct cli *g, const struct ops_args *o)
         goto out;
     }
     if (dq_requeue_replace(g->client, g->queue, &t, mp.data, mp.len, o->delay_ms, &err) != DQ_OK) {
-        status = cli_error(g, &err);
+        status = cli_action_error(g, &err, NULL);
         goto out;
     }
     dq_fmt_payload_change(&change, t.payload, t.payload_len, mp.data, mp.len, 20);
@@ -257,6 +278,16 @@ out:
 }
 /* history: end */
 
+/* How far a bulk action came before @err: the step that failed may have run too. */
+static void
+stopped(const struct cli *g, const char *doing, size_t done, const dq_err *err)
+{
+    bool unknown = cli_outcome_unknown(g, err);
+
+    fprintf(stderr, "%s: stopped after %s %s%zu%s\n", g->prog, doing, unknown ? "at least " : "",
+            done, unknown ? " (the last step's outcome is unknown)" : "");
+}
+
 int
 cmd_requeue(struct cli *g, int argc, char **argv)
 {
@@ -271,7 +302,7 @@ cmd_requeue(struct cli *g, int argc, char **argv)
     if (o.n > 0) {
         size_t moved;
         if (dq_requeue(g->client, g->queue, o.ids, o.n, o.delay_ms, &moved, &err) != DQ_OK)
-            return cli_error(g, &err);
+            return cli_action_error(g, &err, NULL);
         printf("requeued %zu\n", moved);
         return DQ_EXIT_OK;
     }
@@ -282,8 +313,8 @@ cmd_requeue(struct cli *g, int argc, char **argv)
                                           0, &cur, &err)
                  : dq_requeue_all_step(g->client, g->queue, o.delay_ms, o.spread_ms, &cur, &err)) !=
             DQ_OK) {
-            fprintf(stderr, "%s: stopped after requeueing %zu\n", g->prog, cur.done_n);
-            return cli_error(g, &err);
+            stopped(g, "requeueing", cur.done_n, &err);
+            return cli_action_error(g, &err, NULL);
         }
     }
     printf("requeued %zu\n", cur.done_n);
@@ -305,15 +336,15 @@ cmd_drop(struct cli *g, int argc, char **argv)
     if (o.n > 0) {
         size_t dropped;
         if (dq_drop(g->client, g->queue, o.ids, o.n, &dropped, &err) != DQ_OK)
-            return cli_error(g, &err);
+            return cli_action_error(g, &err, NULL);
         printf("dropped %zu\n", dropped);
         return DQ_EXIT_OK;
     }
     dq_bulk cur = {0};
     while (!cur.done) {
         if (dq_drop_filter_step(g->client, g->queue, &o.filter, 0, &cur, &err) != DQ_OK) {
-            fprintf(stderr, "%s: stopped after dropping %zu\n", g->prog, cur.done_n);
-            return cli_error(g, &err);
+            stopped(g, "dropping", cur.done_n, &err);
+            return cli_action_error(g, &err, NULL);
         }
     }
     printf("dropped %zu\n", cur.done_n);

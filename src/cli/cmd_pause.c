@@ -58,7 +58,7 @@ cmd_pause(struct cli *g, int argc, char **argv)
     if ((rc = cli_connect_queue(g)) != DQ_EXIT_OK)
         return rc;
     if (dq_pause(g->client, g->queue, for_ms, reason, &err) != DQ_OK)
-        return cli_error(g, &err);
+        return cli_action_error(g, &err, NULL);
     if (dq_stats_get(g->client, g->queue, &s, &err) != DQ_OK)
         return cli_error(g, &err);
     printf("paused queue %s", g->queue);
@@ -91,7 +91,7 @@ cmd_resume(struct cli *g, int argc, char **argv)
     if ((rc = cli_connect_queue(g)) != DQ_EXIT_OK)
         return rc;
     if (dq_resume(g->client, g->queue, &was, &err) != DQ_OK)
-        return cli_error(g, &err);
+        return cli_action_error(g, &err, NULL);
     printf(was ? "resumed queue %s\n" : "queue %s was not paused\n", g->queue);
     return DQ_EXIT_OK;
 }

@@ -26,8 +26,9 @@ static const char help[] =
     "  tls-ca = /etc/delayq/redis-ca.crt                # tls-cert, tls-key,\n"
     "  queue = emails                                   # tls-server-name,\n"
     "  read-only = yes                                  # min-replicas\n\n"
-    "A file that others may change, or that holds a password (password = ...) and\n"
-    "others may read, is refused, as is a password-file others may read (chmod 600).\n\n";
+    "A file that others may change, or that holds a password (password = ..., or a\n"
+    "url with one) and others may read, is refused, as is a password-file others may\n"
+    "read (chmod 600).\n\n";
 
 /* Loads the profiles file into g->profiles (once). */
 static int
@@ -55,6 +56,7 @@ load(struct cli *g, char *path, size_t size, bool *missing)
         return DQ_EXIT_USAGE;
     }
     *missing = rc == 1;
+    cli_guard_secrets(g); /* a password = or a url with one is in memory now */
     return DQ_EXIT_OK;
 }
 
@@ -146,7 +148,9 @@ cmd_profiles(struct cli *g, int argc, char **argv)
             printf("  user ");
             cli_put_safe(stdout, p->user, strlen(p->user));
         }
-        printf("  password %s", p->password           ? "in the file"
+        /* in the order cli_client_opts takes them: a url's own password first */
+        printf("  password %s", p->url_password       ? "in the url"
+                                : p->password         ? "in the file"
                                 : p->password_file    ? "from password-file"
                                 : p->password_command ? "from password-command"
                                                       : "none");

@@ -61,6 +61,10 @@ cmd_top(struct cli *g, int argc, char **argv)
     /* A refresh must never freeze the keyboard for long: 1 s unless --timeout says. */
     if (g->timeout_ms == 0)
         g->timeout_ms = 1000;
+    dq_client_opts co;
+    if ((rc = cli_client_opts(g, &co)) != DQ_EXIT_OK)
+        return rc;
+    bool tls_insecure = co.tls_insecure;
     if ((rc = cli_connect(g)) != DQ_EXIT_OK)
         return rc;
 
@@ -81,7 +85,9 @@ cmd_top(struct cli *g, int argc, char **argv)
                             .read_only_why = why[0] != '\0' ? why : NULL,
                             .color = !no_color,
                             .mouse = !no_mouse,
-                            .refresh_ms = refresh};
+                            .refresh_ms = refresh,
+                            .tls_insecure = tls_insecure,
+                            .warning = g->key_warning[0] != '\0' ? g->key_warning : NULL};
     dq_client *c = g->client;
     g->client = NULL; /* tui_run takes it */
     switch (tui_run(c, &o)) {

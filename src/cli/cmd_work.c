@@ -27,6 +27,7 @@
 #include "fmt/taskfmt.h"
 #include "lib/clock.h"
 #include "lib/dur.h"
+#include "lib/url.h"
 #include "spawn.h"
 #include "work.h"
 
@@ -73,6 +74,10 @@ static const char help[] =
     "  --max-idle DUR   longest sleep with nothing due (default 60s)\n"
     "  --persistent     one long-running CMD per slot, tasks and results as JSON lines\n"
     "  --name NAME      worker name in leases and logs (default user@host:pid)\n"
+    "  --pass-credentials  give the handlers this process's Redis credentials; by\n"
+    "                   default they get neither DELAYQ_PASSWORD, DELAYQ_SENTINEL_USER,\n"
+    "                   DELAYQ_SENTINEL_PASSWORD, DELAYQ_TLS_KEY nor DELAYQ_PROFILE, and\n"
+    "                   DELAYQ_URL without its password\n"
     "  --log-level L    error, warn, info (default) or debug; --quiet is warn\n\n"
     "Logs go to stderr, one logfmt line per event.\n\n";
 
@@ -130,11 +135,69 @@ static const char *const task_vars[] = {"DELAYQ_TASK_ID", "DELAYQ_QUEUE", "DELAY
                                         "DELAYQ_DUE_MS", "DELAYQ_ENQUEUED_MS"};
 #define NTASK_VARS (sizeof task_vars / sizeof task_vars[0])
 
+/* The variables that give a handler the worker's access to Redis (work.h). */
+static const char *const secret_vars[] = {"DELAYQ_PASSWORD", "DELAYQ_SENTINEL_USER",
+                                          "DELAYQ_SENTINEL_PASSWORD", "DELAYQ_TLS_KEY",
+                                          "DELAYQ_PROFILE"};
+
+/* Whether the entry "NAME=value" @e names @name. */
+static bool
+env_is(const char *e, const char *name)
+{
+    size_t len = strlen(name);
+
+    return strncmp(e, name, len) == 0 && e[len] == '=';
+}
+
+bool
+work_env(struct work *wk, bool pass_credentials)
+{
+    size_t n = 0, k = 0;
+
+    for (char **e = environ; *e != NULL; e++)
+        n++;
+    if ((wk->env = calloc(n + 1, sizeof *wk->env)) == NULL)
+        return false;
+    for (char **e = environ; *e != NULL; e++) {
+        bool secret = false;
+        for (size_t i = 0; i < sizeof secret_vars / sizeof secret_vars[0] && !pass_credentials; i++)
+            secret = secret || env_is(*e, secret_vars[i]);
+        if (secret)
+            continue;
+        if (!pass_credentials && env_is(*e, "DELAYQ_URL")) {
+            /* where the queue is may stay; how to log in may not (a second DELAYQ_URL,
+             * which getenv never sees, goes) */
+            if (wk->env_url != NULL)
+                continue;
+            const char *url = *e + strlen("DELAYQ_URL=");
+            size_t pre = (size_t)(url - *e), len = pre + dq_url_redact(url, NULL, 0) + 1;
+            if ((wk->env_url = malloc(len)) == NULL)
+                return false;
+            memcpy(wk->env_url, *e, pre);
+            dq_url_redact(url, wk->env_url + pre, len - pre);
+            wk->env[k++] = wk->env_url;
+            continue;
+        }
+        wk->env[k++] = *e;
+    }
+    wk->env[k] = NULL;
+    return true;
+}
+
+void
+work_env_free(struct work *wk)
+{
+    free(wk->env);
+    free(wk->env_url);
+    wk->env = NULL;
+    wk->env_url = NULL;
+}
+
 /*
- * The command's environment: this process's, with the task's DELAYQ_* variables. Built
- * before the spawn, because the child of a threaded process must not allocate (setenv there
- * deadlocked when another thread held the allocator's lock at fork; seen with ASan's).
- * The array and the strings in @own are the caller's to free; NULL on OOM.
+ * The command's environment: the handlers' (work_env), with the task's DELAYQ_* variables.
+ * Built before the spawn, because the child of a threaded process must not allocate
+ * (setenv there deadlocked when another thread held the allocator's lock at fork; seen with
+ * ASan's). The array and the strings in @own are the caller's to free; NULL on OOM.
  */
 static char **
 task_env(const struct work *wk, const dq_task *t, char *own[NTASK_VARS])
@@ -153,7 +216,7 @@ task_env(const struct work *wk, const dq_task *t, char *own[NTASK_VARS])
         if (own[i] != NULL)
             snprintf(own[i], len, "%s=%s", task_vars[i], v[i]);
     }
-    for (char **e = environ; *e != NULL; e++)
+    for (char **e = wk->env; *e != NULL; e++)
         n++;
     envp = calloc(n + NTASK_VARS + 1, sizeof *envp);
     for (size_t i = 0; i < NTASK_VARS; i++) {
@@ -164,12 +227,10 @@ task_env(const struct work *wk, const dq_task *t, char *own[NTASK_VARS])
     }
     if (envp == NULL)
         return NULL;
-    for (char **e = environ; *e != NULL; e++) {
+    for (char **e = wk->env; *e != NULL; e++) {
         bool ours = false;
-        for (size_t i = 0; i < NTASK_VARS && !ours; i++) {
-            size_t len = strlen(task_vars[i]);
-            ours = strncmp(*e, task_vars[i], len) == 0 && (*e)[len] == '=';
-        }
+        for (size_t i = 0; i < NTASK_VARS && !ours; i++)
+            ours = env_is(*e, task_vars[i]);
         if (!ours)
             envp[k++] = *e;
     }
@@ -430,7 +491,7 @@ cmd_work(struct cli *g, int argc, char **argv)
     dq_client_opts co;
     const char *val;
     long long n;
-    bool grace_given = false;
+    bool grace_given = false, pass_credentials = false;
     dq_err err = {0};
     int rc, m, i;
 
@@ -452,6 +513,8 @@ cmd_work(struct cli *g, int argc, char **argv)
         }
         if (strcmp(argv[i], "--raw") == 0) {
             wk.raw = true;
+        } else if (strcmp(argv[i], "--pass-credentials") == 0) {
+            pass_credentials = true;
         } else if (strcmp(argv[i], "--persistent") == 0) {
             wk.persistent = true;
         } else if (strcmp(argv[i], "--quiet") == 0) {
@@ -538,8 +601,15 @@ cmd_work(struct cli *g, int argc, char **argv)
     }
     err = (dq_err){0};
     wk.slots = o.concurrency > 0 ? o.concurrency : 1;
+    if (!work_env(&wk, pass_credentials)) {
+        dq_buf_free(&cmdline);
+        work_env_free(&wk);
+        fprintf(stderr, "%s: out of memory\n", g->prog);
+        return DQ_EXIT_FAILED;
+    }
     if (wk.persistent && persist_init(&wk, &err) != DQ_OK) {
         dq_buf_free(&cmdline);
+        work_env_free(&wk);
         return cli_error(g, &err);
     }
     rc = dq_worker_new(g->url, &co, g->queue, &o, wk.persistent ? persist_run : run_command, &wk,
@@ -548,6 +618,7 @@ cmd_work(struct cli *g, int argc, char **argv)
     if (rc != DQ_OK) {
         if (wk.persistent)
             persist_close(0);
+        work_env_free(&wk);
         return cli_error(g, &err);
     }
 
@@ -575,10 +646,7 @@ cmd_work(struct cli *g, int argc, char **argv)
      * second signal) must not outlive the worker. */
     kill_children = 1;
     spawn_kill_all();
-    if (rc != DQ_OK) {
-        dq_worker_free(the_worker);
-        return cli_error(g, &err);
-    }
+    work_env_free(&wk);
     dq_worker_free(the_worker);
-    return DQ_EXIT_OK;
+    return rc != DQ_OK ? cli_error(g, &err) : DQ_EXIT_OK;
 }

@@ -89,7 +89,8 @@ main(int argc, char **argv)
     if (!g.queue_chosen)
         g.queue = "default";
     g.prog = "delayq";
-    g.min_replicas = -1; /* not given: $DELAYQ_MIN_REPLICAS, else 0 */
+    g.min_replicas = -1;   /* not given: $DELAYQ_MIN_REPLICAS, else 0 */
+    cli_guard_secrets(&g); /* a password in the environment is here from the start */
     /* --profile NAME comes before the command, so it is known before the command's own
      * flags (which override it) are read */
     while (first < argc && strncmp(argv[first], "--profile", 9) == 0) {

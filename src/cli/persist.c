@@ -42,8 +42,6 @@
 #define BACKOFF_FIRST_MS 100
 #define BACKOFF_CAP_MS   10000
 
-extern char **environ; /* <unistd.h> declares it only with _GNU_SOURCE */
-
 /* One handler process and what is in flight between us. */
 struct handler {
     pthread_mutex_t mu; /* held for a task, and by persist_close */
@@ -177,7 +175,7 @@ env_entry(const char *name, const char *value)
     return s;
 }
 
-/* The worker's environment with DELAYQ_QUEUE and DELAYQ_SLOT set. */
+/* The handlers' environment (work_env) with DELAYQ_QUEUE and DELAYQ_SLOT set. */
 static bool
 build_env(struct handler *h)
 {
@@ -187,12 +185,12 @@ build_env(struct handler *h)
     snprintf(slot, sizeof slot, "%u", h->slot);
     h->own[0] = env_entry("DELAYQ_QUEUE", wk->queue);
     h->own[1] = env_entry("DELAYQ_SLOT", slot);
-    for (char **e = environ; *e != NULL; e++)
+    for (char **e = wk->env; *e != NULL; e++)
         n++;
     h->envp = calloc(n + 3, sizeof *h->envp);
     if (h->envp == NULL || h->own[0] == NULL || h->own[1] == NULL)
         return false;
-    for (char **e = environ; *e != NULL; e++) {
+    for (char **e = wk->env; *e != NULL; e++) {
         if (strncmp(*e, "DELAYQ_QUEUE=", 13) != 0 && strncmp(*e, "DELAYQ_SLOT=", 12) != 0)
             h->envp[k++] = *e;
     }

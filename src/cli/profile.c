@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "delayq.h"
+#include "lib/url.h"
 
 /* The keys, in the order `delayq profiles` and messages name them. */
 static const char *const keys[] = {
@@ -127,6 +128,31 @@ value_copy(const char *s, size_t n, bool path)
     return v;
 }
 
+/* Whether @url carries a password: as the parser reads it, else (a URL that does not
+ * parse, refused only when used) whether it has user info with a ':' in it, so that a
+ * typo elsewhere in the URL does not let its password skip the permission check. */
+static bool
+url_holds_password(const char *url)
+{
+    struct dq_url u;
+    bool has;
+    char *redacted;
+    size_t len;
+
+    if (dq_url_parse(url, &u, NULL) == DQ_OK) {
+        has = u.has_password;
+        memset(u.password, 0, sizeof u.password);
+        return has;
+    }
+    len = dq_url_redact(url, NULL, 0) + 1;
+    if ((redacted = malloc(len)) == NULL)
+        return true; /* cannot tell: take it as a secret */
+    dq_url_redact(url, redacted, len);
+    has = strcmp(redacted, url) != 0;
+    free(redacted);
+    return has;
+}
+
 /* One "key = value" of @p; -1 with the reason. */
 static int
 set_key(struct profile *p, const char *key, size_t kn, const char *val, size_t vn, const char *file,
@@ -188,6 +214,8 @@ set_key(struct profile *p, const char *key, size_t kn, const char *val, size_t v
         if (dq_queue_name_check(*dst, &err) != DQ_OK)
             return fail(why, size, file, line, "%s", err.msg);
     }
+    if (k == K_URL)
+        p->url_password = url_holds_password(*dst);
     return 0;
 }
 
@@ -280,8 +308,11 @@ profile_parse(const char *text, size_t len, const char *file, struct profiles *o
             val++, vn--;
         if (set_key(&out->v[out->n - 1], s, kn, val, vn, file, line, why, size) != 0)
             goto bad;
-        if (out->v[out->n - 1].password != NULL)
+        const struct profile *p = &out->v[out->n - 1];
+        if ((p->password != NULL || p->url_password) && !out->has_password) {
             out->has_password = true;
+            out->secret_at = out->n - 1;
+        }
     }
     return 0;
 bad:
@@ -363,10 +394,15 @@ profile_load(const char *path, struct profiles *out, char *why, size_t size)
     rc = profile_parse(text, (size_t)got, path, out, why, size);
     memset(text, 0, (size_t)got);
     free(text);
-    if (rc == 0 && out->has_password &&
-        private_check(path, &st, "it holds a password", why, size)) {
-        profile_free(out);
-        return -1;
+    if (rc == 0 && out->has_password) {
+        const struct profile *p = &out->v[out->secret_at];
+        char what[160];
+        snprintf(what, sizeof what, "it holds a password (%s of profile %s)",
+                 p->password != NULL ? "password =" : "in the url", p->name);
+        if (private_check(path, &st, what, why, size) != 0) {
+            profile_free(out);
+            return -1;
+        }
     }
     return rc;
 }

@@ -34,14 +34,16 @@ struct profile {
     /* each owned; NULL when the profile does not set it */
     char *url, *user, *password, *password_file, *password_command;
     char *tls_ca, *tls_cert, *tls_key, *tls_server_name, *queue;
-    int min_replicas; /* -1: not set */
-    int read_only;    /* -1: not set, else 0 or 1 */
+    bool url_password; /* url holds a password (or, unparsable, what looks like one) */
+    int min_replicas;  /* -1: not set */
+    int read_only;     /* -1: not set, else 0 or 1 */
 };
 
 struct profiles {
     struct profile *v; /* owned */
     size_t n;
-    bool has_password; /* some profile holds a password itself (password = ...) */
+    bool has_password; /* some profile holds a password itself (password = ..., or in url) */
+    size_t secret_at;  /* then the first such profile's index in v, for messages */
 };
 
 /*
@@ -66,8 +68,8 @@ bool profile_path(char *buf, size_t size);
 /*
  * Reads and parses @path. Returns 0; 1 when the file does not exist (@out empty); -1
  * with the reason in @why: unreadable, too large, a parse error, or permissions: a file
- * that others may write to, or that holds a password and others may read, is refused
- * with the chmod that fixes it.
+ * that others may write to, or that holds a password (password = ..., or a url with a
+ * password) and others may read, is refused with the chmod that fixes it.
  */
 int profile_load(const char *path, struct profiles *out, char *why, size_t size);
 

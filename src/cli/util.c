@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fmt/esc.h"
@@ -88,6 +90,29 @@ cli_error(const struct cli *g, const dq_err *err)
     return cli_exit_status(err->code);
 }
 
+bool
+cli_outcome_unknown(const struct cli *g, const dq_err *err)
+{
+    return (err->code == DQ_ETIMEOUT || err->code == DQ_ECONN) && g->client != NULL &&
+           dq_client_unanswered(g->client);
+}
+
+int
+cli_action_error(const struct cli *g, const dq_err *err, const char *check)
+{
+    int rc = cli_error(g, err);
+
+    if (!cli_outcome_unknown(g, err))
+        return rc;
+    fprintf(stderr, "%s: outcome unknown: ", g->prog);
+    if (check != NULL)
+        cli_put_safe(stderr, check, strlen(check));
+    else
+        fprintf(stderr, "check the audit log (delayq audit -q %s)", g->queue);
+    fprintf(stderr, "; Redis had the whole command when the reply failed, so it may have run\n");
+    return rc;
+}
+
 int
 cli_usage_error(const struct cli *g, const char *fmt, ...)
 {
@@ -136,6 +161,27 @@ url_has_password(const char *url)
     return has;
 }
 
+static bool
+env_set(const char *name)
+{
+    const char *v = getenv(name);
+
+    return v != NULL && v[0] != '\0';
+}
+
+void
+cli_guard_secrets(const struct cli *g)
+{
+    static bool done;
+
+    if (done || !(env_set("DELAYQ_PASSWORD") || env_set("DELAYQ_SENTINEL_PASSWORD") ||
+                  url_has_password(g->url) || g->password[0] != '\0' ||
+                  (g->profiles != NULL && g->profiles->has_password)))
+        return;
+    done = true;
+    (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
 /*
  * A --url value (in argv) that holds a password: returns a copy for use, and overwrites
  * the password's bytes in argv with '*', so ps and /proc/PID/cmdline no longer show it
@@ -153,6 +199,8 @@ url_take(struct cli *g, char *val)
     free(g->url_owned);
     if ((g->url_owned = strdup(val)) == NULL)
         return val;
+    g->url = g->url_owned;
+    cli_guard_secrets(g);
     from += 3;
     /* the user info ends at the last '@' (unix://: the last "@/"), as url.c reads it */
     for (char *q = from; *q != '\0'; q++) {
@@ -342,6 +390,24 @@ env_min_replicas(void)
     return *end == '\0' && n >= 0 && n <= 100 ? (int)n : -1;
 }
 
+/* A TLS private key others may read is warned about, once per run: ssh refuses such a
+ * key, but a key file shared by design (a group of services) is the operator's call. */
+static void
+key_check(struct cli *g, const char *key)
+{
+    struct stat st;
+
+    if (key == NULL || g->key_warning[0] != '\0' || stat(key, &st) != 0 || (st.st_mode & 077) == 0)
+        return;
+    snprintf(g->key_warning, sizeof g->key_warning,
+             "tls-key %.200s: its permissions (%03o) let others read the private key; chmod "
+             "600 it",
+             key, (unsigned)(st.st_mode & 0777));
+    fprintf(stderr, "%s: warning: ", g->prog);
+    cli_put_safe(stderr, g->key_warning, strlen(g->key_warning));
+    fputc('\n', stderr);
+}
+
 int
 cli_client_opts(struct cli *g, dq_client_opts *o)
 {
@@ -375,11 +441,14 @@ cli_client_opts(struct cli *g, dq_client_opts *o)
     o->tls_key = or_profile(flag_or_env(g->tls_key, "DELAYQ_TLS_KEY"), p->tls_key);
     o->tls_server_name =
         or_profile(flag_or_env(g->tls_server_name, "DELAYQ_TLS_SERVER_NAME"), p->tls_server_name);
+    /* without tls-key, the key is in the tls-cert file */
+    key_check(g, o->tls_key != NULL ? o->tls_key : o->tls_cert);
     if (g->client_name[0] == '\0')
         client_name(g);
     o->client_name = g->client_name;
     o->sentinel_user = flag_or_env(NULL, "DELAYQ_SENTINEL_USER");
     o->sentinel_password = flag_or_env(NULL, "DELAYQ_SENTINEL_PASSWORD");
+    cli_guard_secrets(g); /* a profile's password, read just now */
     /* a flag or profile value, 0 included, wins over the variable */
     o->min_replicas = g->min_replicas >= 0 ? g->min_replicas : env_min_replicas();
     /* only an explicit yes turns checking off; anything unclear keeps it on */
@@ -476,14 +545,37 @@ cli_read_all(FILE *f, size_t max, size_t *len)
     char chunk[65536];
     size_t n;
 
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    /* no more than one byte past @max: enough to tell it is over */
+    while (b.len <= max &&
+           (n = fread(chunk, 1, max + 1 - b.len < sizeof chunk ? max + 1 - b.len : sizeof chunk,
+                      f)) > 0)
         dq_buf_append(&b, chunk, n);
-        if (b.len > max)
-            break;
-    }
     if (ferror(f) || b.failed) {
         dq_buf_free(&b);
         return NULL;
     }
     return dq_buf_steal(&b, len);
+}
+
+int
+cli_payload_limit(struct cli *g, size_t *limit, char *why, size_t size)
+{
+    dq_config cfg;
+    dq_err err = {0};
+    int rc;
+
+    *limit = CLI_READ_MAX;
+    snprintf(why, size, "512 MiB");
+    if ((rc = cli_connect(g)) != DQ_EXIT_OK)
+        return rc;
+    /* a config this client may not read leaves the hard cap (the script checks anyway);
+     * a server that does not answer would not take the payload either */
+    if (dq_config_get(g->client, g->queue, &cfg, &err) != DQ_OK)
+        return err.code == DQ_ECONN || err.code == DQ_ETIMEOUT ? cli_error(g, &err) : DQ_EXIT_OK;
+    if (cfg.max_payload <= 0 || (uint64_t)cfg.max_payload >= CLI_READ_MAX)
+        return DQ_EXIT_OK;
+    *limit = (size_t)cfg.max_payload;
+    snprintf(why, size, "max_payload (%lld bytes) of queue %s", (long long)cfg.max_payload,
+             g->queue);
+    return DQ_EXIT_OK;
 }

@@ -26,7 +26,21 @@ struct work {
     const char *queue;
     int64_t timeout_ms;
     unsigned slots; /* --persistent: handler processes, one per concurrency slot */
+    /* The environment every handler starts from (work_env): this process's, less the
+     * credentials unless --pass-credentials. Strings borrowed from environ, except
+     * env_url (owned), the DELAYQ_URL entry without its password. */
+    char **env;
+    char *env_url;
 };
+
+/*
+ * Fills @wk->env from environ: with @pass_credentials everything, else without
+ * DELAYQ_PASSWORD, DELAYQ_SENTINEL_USER, DELAYQ_SENTINEL_PASSWORD, DELAYQ_TLS_KEY and
+ * DELAYQ_PROFILE (each a credential or the way to one), and with DELAYQ_URL's password
+ * removed. Call before any thread starts. Returns false on OOM. work_env_free undoes it.
+ */
+bool work_env(struct work *wk, bool pass_credentials);
+void work_env_free(struct work *wk);
 
 /* The grace period ended or a second signal came: kill what runs, hand its task back. */
 bool cmd_work_killing(void);

@@ -94,8 +94,11 @@ roundtrip(dq_client *c, int argc, const char **argv, const size_t *lens, redisRe
         char buf[READ_CHUNK];
         ssize_t n;
 
+        /* from here on Redis has the whole command: a failure leaves it unknown whether
+         * it ran (a write that failed sent only part of it, which Redis never runs) */
         if (redisReaderGetReply(c->reader, &reply) != REDIS_OK) {
             snprintf(why, sizeof why, "protocol error: %s", c->reader->errstr);
+            c->unanswered = true;
             return io_error(c, argv[0], c->command_timeout_ms, DQ_ECONN, why, err);
         }
         if (reply != NULL) {
@@ -103,10 +106,14 @@ roundtrip(dq_client *c, int argc, const char **argv, const size_t *lens, redisRe
             break;
         }
         n = dq_net_read(&c->net, buf, sizeof buf, c->command_timeout_ms, why, sizeof why);
-        if (n < 0)
+        if (n < 0) {
+            c->unanswered = true;
             return io_error(c, argv[0], c->command_timeout_ms, (int)n, why, err);
-        if (redisReaderFeed(c->reader, buf, (size_t)n) != REDIS_OK)
+        }
+        if (redisReaderFeed(c->reader, buf, (size_t)n) != REDIS_OK) {
+            c->unanswered = true;
             return io_error(c, argv[0], c->command_timeout_ms, DQ_ECONN, "out of memory", err);
+        }
     }
     *out = reply;
     return DQ_OK;
@@ -321,12 +328,15 @@ dq_conn_command(dq_client *c, int argc, const char **argv, const size_t *lens, r
 {
     int rc;
 
+    c->unanswered = false;
     if (c->cluster != NULL)
         return dq_cluster_command(c, argc, argv, lens, out, err);
     rc = dq_conn_ensure(c, err);
     *out = NULL;
-    if (rc != DQ_OK)
+    if (rc != DQ_OK) {
+        c->unanswered = false; /* a connect or AUTH that failed: the command was not sent */
         return rc;
+    }
     rc = roundtrip(c, argc, argv, lens, out, err);
     if (rc == DQ_OK && c->url.sentinel && dq_sentinel_readonly(*out)) {
         /* demoted under us: the command did not run, so one more try on the master the
@@ -337,6 +347,8 @@ dq_conn_command(dq_client *c, int argc, const char **argv, const size_t *lens, r
         rc = dq_conn_ensure(c, err);
         if (rc == DQ_OK)
             rc = roundtrip(c, argc, argv, lens, out, err);
+        else
+            c->unanswered = false;
     }
     return rc;
 }
@@ -421,7 +433,7 @@ dq_client_open(const char *url, const dq_client_opts *opts, dq_client **out, dq_
     if (c == NULL)
         return dq_err_set(err, DQ_ENOMEM, "out of memory");
     c->net = DQ_NET_CLOSED;
-    rc = dq_url_parse(url ? url : "redis://127.0.0.1:6379", &c->url, err);
+    rc = dq_url_parse(url ? url : DQ_URL_DEFAULT, &c->url, err);
     if (rc != DQ_OK)
         goto out;
     dq_url_endpoint(&c->url, c->endpoint, sizeof c->endpoint);
@@ -591,6 +603,12 @@ const char *
 dq_client_who(const dq_client *c)
 {
     return c->who;
+}
+
+bool
+dq_client_unanswered(const dq_client *c)
+{
+    return c->unanswered;
 }
 
 /* A copy of @c's settings, not connected and owning nothing of @c's but a reference

@@ -41,6 +41,8 @@ struct dq_client {
     redisReader *reader; /* replies on this connection; NULL while disconnected */
     struct dq_tls *tls;  /* rediss://: owned (a reference); NULL otherwise */
     bool answered;       /* the server has sent a reply on this connection */
+    bool unanswered;     /* the last command was sent whole and no reply came (a timeout
+                          * or a lost connection): it may have run (dq_client_unanswered) */
     struct dq_url url;
     char endpoint[300];
     char who[160];

@@ -485,6 +485,7 @@ dq_cluster_command(dq_client *c, int argc, const char **argv, const size_t *lens
         if (rc == DQ_OK)
             rc = dq_conn_command(nc, argc, argv, lens, &r, err);
         ask = -1;
+        c->unanswered = rc != DQ_OK && nc->unanswered;
         if (rc != DQ_OK) {
             /* the node is gone or unreachable: a failover moves its slots to a replica,
              * which the map says once the cluster has agreed (cluster-node-timeout) */

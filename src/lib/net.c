@@ -42,6 +42,7 @@ struct dq_tls {
     bool verify;
     bool has_cert;
     bool name_fixed; /* tls_server_name was given: dq_tls_ref_named keeps it */
+    bool asked;      /* OpenSSL asked for a passphrase: the key is encrypted */
 };
 
 /* ---- TLS settings --------------------------------------------------------------------- */
@@ -62,10 +63,16 @@ ssl_reason(char *buf, size_t size, const char *fallback)
     ERR_clear_error();
 }
 
-/* An encrypted key must fail, not prompt on the terminal (OpenSSL's default). */
+/* An encrypted key must fail, not prompt on the terminal (OpenSSL's default); the
+ * question itself says why it failed (OpenSSL's reason is "interrupted or cancelled"). */
 static int
 no_passphrase(char *buf, int size, int rwflag, void *arg)
 {
+    (void)buf;
+    (void)size;
+    (void)rwflag;
+    if (arg != NULL)
+        ((struct dq_tls *)arg)->asked = true;
     return -1;
 }
 
@@ -122,6 +129,7 @@ dq_tls_new(const dq_client_opts *o, const char *host, struct dq_tls **out, dq_er
     /* a retried write passes the same bytes from a buffer that may have moved */
     SSL_CTX_set_mode(t->ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
     SSL_CTX_set_default_passwd_cb(t->ctx, no_passphrase);
+    SSL_CTX_set_default_passwd_cb_userdata(t->ctx, t);
     SSL_CTX_set_verify(t->ctx, t->verify ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, NULL);
     if (o->tls_ca != NULL && o->tls_ca[0] != '\0') {
         if (!readable("tls-ca", o->tls_ca, &dir, err)) {
@@ -149,7 +157,15 @@ dq_tls_new(const dq_client_opts *o, const char *host, struct dq_tls **out, dq_er
             goto out;
         }
         if (SSL_CTX_use_PrivateKey_file(t->ctx, key, SSL_FILETYPE_PEM) != 1) {
-            rc = file_error(err, "tls-key", key);
+            if (t->asked) {
+                ERR_clear_error();
+                rc = dq_err_set(err, DQ_EINVAL,
+                                "tls-key: %s: the key is encrypted; delayq cannot prompt for a "
+                                "passphrase: decrypt it with openssl pkey -in %s -out NEW.key",
+                                key, key);
+            } else {
+                rc = file_error(err, "tls-key", key);
+            }
             goto out;
         }
         if (SSL_CTX_check_private_key(t->ctx) != 1) {
@@ -160,6 +176,8 @@ dq_tls_new(const dq_client_opts *o, const char *host, struct dq_tls **out, dq_er
         }
         t->has_cert = true;
     }
+    /* the context outlives this dq_tls (dq_tls_ref_named shares it) */
+    SSL_CTX_set_default_passwd_cb_userdata(t->ctx, NULL);
 out:
     if (rc != DQ_OK) {
         dq_tls_free(t);

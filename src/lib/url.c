@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "lib/err.h"
 
@@ -654,5 +655,31 @@ dq_url_endpoint(const struct dq_url *u, char *buf, size_t size)
         n = snprintf(buf, size, "[%s]:%d", u->host, u->port);
     else
         n = snprintf(buf, size, "%s:%d", u->host, u->port);
+    return n < 0 ? 0 : (size_t)n;
+}
+
+size_t
+dq_url_redact(const char *s, char *buf, size_t size)
+{
+    const char *sep = strstr(s, "://"), *rest, *at = NULL, *colon;
+    int n;
+
+    if (sep == NULL)
+        return (size_t)snprintf(buf, size, "%s", s);
+    rest = sep + 3;
+    if (strncasecmp(s, "unix://", 7) == 0) {
+        /* unix:///path has no user info: the path is taken literally, '@' and all */
+        for (const char *p = strstr(rest, "@/"); p != NULL && *rest != '/'; p = strstr(p + 1, "@/"))
+            at = p;
+    } else {
+        at = strrchr(rest, '@');
+    }
+    colon = at != NULL ? memchr(rest, ':', (size_t)(at - rest)) : NULL;
+    if (colon == NULL)
+        n = snprintf(buf, size, "%s", s);
+    else if (colon == rest) /* ":password@": no user left to name */
+        n = snprintf(buf, size, "%.*s%s", (int)(rest - s), s, at + 1);
+    else
+        n = snprintf(buf, size, "%.*s%s", (int)(colon - s), s, at);
     return n < 0 ? 0 : (size_t)n;
 }

@@ -14,6 +14,7 @@
 #include "delayq.h"
 
 #define DQ_URL_DEFAULT_PORT 6379
+#define DQ_URL_DEFAULT      "redis://127.0.0.1:6379" /* where a NULL URL points */
 
 /* ---- Sentinel (sentinel.c) ---- */
 #define DQ_URL_SENTINEL_PORT 26379 /* a sentinel's port when the URL gives none */
@@ -93,5 +94,14 @@ int dq_url_parse(const char *s, struct dq_url *out, dq_err *err);
  * NUL) and always NUL-terminates when @size > 0; @buf may be NULL when @size is 0.
  */
 size_t dq_url_endpoint(const struct dq_url *u, char *buf, size_t size);
+
+/**
+ * Writes the URL text @s without its password: "redis://alice:pw@host" becomes
+ * "redis://alice@host", ":pw@" with no user is dropped whole, and a URL without user info
+ * is copied as it is. The user info is found as dq_url_parse finds it (up to the last '@';
+ * for unix://, the last "@/"), so what is left never holds the password dq_url_parse would
+ * read. snprintf semantics, as dq_url_endpoint.
+ */
+size_t dq_url_redact(const char *s, char *buf, size_t size);
 
 #endif /* DQ_LIB_URL_H */

@@ -210,12 +210,6 @@ wlog(struct dq_worker *w, int level, const char *event, const struct job *job, i
 
 /* ---- lifecycle ----------------------------------------------------------------------- */
 
-static char *
-dup_or_null(const char *s)
-{
-    return s != NULL ? strdup(s) : NULL;
-}
-
 /* How many tasks claimed ahead may wait beyond the handler slots: the concurrency, at
  * least 4 (a one-slot worker sees a few tasks due within one window). */
 static unsigned
@@ -314,7 +308,7 @@ dq_worker_new(const char *url, const dq_client_opts *copts, const char *queue,
     snprintf(w->queue, sizeof w->queue, "%s", queue);
     w->fn = handler;
     w->arg = arg;
-    w->url = dup_or_null(url);
+    w->url = strdup(url != NULL ? url : DQ_URL_DEFAULT); /* NULL: the default, as clients */
     if (copts != NULL)
         w->copts = *copts;
     w->who_set = w->copts.who != NULL;

@@ -87,6 +87,7 @@ struct ui {
     bool status_error;
     bool paused, read_only, no_color;
     char read_only_why[200]; /* "started with --read-only", or what Redis refused */
+    bool insecure;           /* TLS without checks (--tls-insecure): the INSECURE badge */
     int64_t refresh_ms;
     int64_t retry_in_ms; /* while disconnected: until the next attempt */
     enum action action, confirm_action;

@@ -6,13 +6,16 @@
  */
 #include "jobs.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fmt/taskfmt.h"
 #include "lib/buf.h"
+#include "lib/clock.h"
 #include "lib/dur.h"
 
 /* Task ids the Workers view lists per worker. */
@@ -77,6 +80,99 @@ job_status(struct job *j, bool error, const char *fmt, ...)
     vsnprintf(j->result.status, sizeof j->result.status, fmt, ap);
     va_end(ap);
     j->result.error = error;
+}
+
+/* ---- unknown outcomes ---------------------------------------------------------------
+ * An action that timed out or lost its connection after Redis had the whole command
+ * (dq_client_unanswered) may have run: a requeue behind a long script runs once the
+ * script ends. Every action script writes its audit entry in the same call, so the
+ * audit log tells: the newest entry with this client's who and the action's name,
+ * written (server time) since the action started. Read once Redis answers again, within
+ * RECHECK_MS; nothing is read before an action, so a busy server delays no action. */
+#define RECHECK_MS       10000
+#define RECHECK_PAUSE_MS 200
+
+/* The audit entry name of @a's script; NULL for actions that write none. */
+static const char *
+audit_action(enum action a)
+{
+    switch (a) {
+    case ACT_REQUEUE:
+    case ACT_REQUEUE_DELAY:
+        return "requeue";
+    case ACT_DROP:
+        return "drop";
+    case ACT_PAUSE:
+        return "pause";
+    case ACT_RESUME:
+        return "resume";
+    case ACT_REPLACE:
+        return "replace";
+    case ACT_REQUEUE_ALL:
+    case ACT_REQUEUE_FILTER:
+        return "requeue-all";
+    case ACT_DROP_ALL:
+    case ACT_DROP_FILTER:
+        return "drop-all";
+    default:
+        return NULL;
+    }
+}
+
+static void
+pause_ms(int ms)
+{
+    struct timespec ts = {0, (long)ms * 1000000L};
+
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+/*
+ * The status of an action that failed with @err: "@what: MSG (nothing changed)" when
+ * nothing reached Redis (@changed_before: a bulk action had done steps: no "nothing
+ * changed"), else what the audit log says about it. @started_ms: dq_mono_ms() when the
+ * action began.
+ */
+static void
+job_failed(dq_client *c, struct job *j, int64_t started_ms, const dq_err *err, const char *what,
+           bool changed_before)
+{
+    const char *name = audit_action(j->act);
+    bool unknown = (err->code == DQ_ETIMEOUT || err->code == DQ_ECONN) && dq_client_unanswered(c);
+    int64_t deadline = dq_mono_ms() + RECHECK_MS;
+
+    if (!unknown) {
+        job_status(j, true, "%s: %s%s", what, err->msg, changed_before ? "" : " (nothing changed)");
+        return;
+    }
+    while (name != NULL && dq_mono_ms() < deadline) {
+        dq_audit after;
+        dq_stats st;
+        const dq_audit_entry *mine = NULL;
+        if (dq_stats_get(c, j->queue, &st, NULL) != DQ_OK ||
+            dq_audit_get(c, j->queue, 50, &after, NULL) != DQ_OK) {
+            pause_ms(RECHECK_PAUSE_MS);
+            continue;
+        }
+        /* server time when the action began, less a second for the clocks' steps */
+        int64_t since = st.now_ms - (dq_mono_ms() - started_ms) - 1000;
+        for (size_t i = 0; i < after.n && mine == NULL && after.entries[i].at_ms >= since; i++) {
+            const dq_audit_entry *e = &after.entries[i];
+            if (strcmp(e->action, name) == 0 && strcmp(e->who, dq_client_who(c)) == 0)
+                mine = e;
+        }
+        if (mine != NULL)
+            job_status(j, strncmp(mine->result, "ok", 2) != 0,
+                       "%s: no answer in time, but it ran (audit log: %s -> %s)", what,
+                       mine->detail, mine->result);
+        else
+            job_status(j, true, "%s: %s; the audit log has no entry for it: it did not run", what,
+                       err->msg);
+        dq_audit_free(&after);
+        return;
+    }
+    job_status(j, true, "%s: %s: outcome unknown: check the audit log (L)", what, err->msg);
 }
 
 static void
@@ -278,14 +374,16 @@ job_edit(dq_client *c, struct job *j)
 }
 
 static void
-job_replace(dq_client *c, struct job *j)
+job_replace(dq_client *c, struct job *j, int64_t started_ms)
 {
     dq_err err = {0};
+    char what[DQ_ID_MAX + 8];
 
+    snprintf(what, sizeof what, "fix %s", j->id);
     if (dq_requeue_replace(c, j->queue, &j->found, j->payload, j->payload_len, 0, &err) == DQ_OK)
         job_status(j, false, "requeued %s with the new payload: due now", j->id);
     else
-        job_status(j, true, "fix %s: %s (nothing changed)", j->id, err.msg);
+        job_failed(c, j, started_ms, &err, what, false);
 }
 /* history: end */
 
@@ -304,6 +402,8 @@ job_run(dq_client *c, void *arg)
     const char *one[1] = {j->id};
     dq_err err = {0};
     size_t n = 0;
+    char what[DQ_ID_MAX + 40];
+    int64_t started_ms = dq_mono_ms();
 
     switch (j->act) {
     case ACT_DETAILS:
@@ -316,7 +416,7 @@ job_run(dq_client *c, void *arg)
         job_edit(c, j);
         break;
     case ACT_REPLACE:
-        job_replace(c, j);
+        job_replace(c, j, started_ms);
         break;
     case ACT_QUEUES:
         job_queues(c, j);
@@ -332,7 +432,7 @@ job_run(dq_client *c, void *arg)
             job_status(j, false, "paused %s %s%s: workers claim nothing (P resumes)", j->queue,
                        for_ms > 0 ? "for " : "until resumed", j->pause_for);
         else
-            job_status(j, true, "pause: %s (nothing changed)", err.msg);
+            job_failed(c, j, started_ms, &err, "pause", false);
         break;
     }
     case ACT_RESUME: {
@@ -343,7 +443,7 @@ job_run(dq_client *c, void *arg)
                            : "%s was not paused (any more)",
                        j->queue);
         else
-            job_status(j, true, "resume: %s", err.msg);
+            job_failed(c, j, started_ms, &err, "resume", false);
         break;
     }
     case ACT_REQUEUE:
@@ -354,9 +454,10 @@ job_run(dq_client *c, void *arg)
         bool requeue = j->act == ACT_REQUEUE;
         int rc = requeue ? dq_requeue(c, j->queue, set, count, 0, &n, &err)
                          : dq_drop(c, j->queue, set, count, &n, &err);
+        snprintf(what, sizeof what, "%s %s", requeue ? "requeue" : "drop",
+                 j->ids != NULL ? "marked tasks" : j->id);
         if (rc != DQ_OK)
-            job_status(j, true, "%s %s: %s (nothing changed)", requeue ? "requeue" : "drop",
-                       j->ids != NULL ? "marked tasks" : j->id, err.msg);
+            job_failed(c, j, started_ms, &err, what, false);
         else if (j->ids == NULL)
             job_status(j, false, requeue ? "requeued %s: due now" : "dropped %s", j->id);
         else
@@ -387,8 +488,10 @@ job_run(dq_client *c, void *arg)
             job_status(j, true, "%s", err.msg);
         else if (dq_requeue(c, j->queue, one, 1, delay, &n, &err) == DQ_OK)
             job_status(j, false, "requeued %s: due in %s", j->id, j->input);
-        else
-            job_status(j, true, "requeue %s: %s", j->id, err.msg);
+        else {
+            snprintf(what, sizeof what, "requeue %s", j->id);
+            job_failed(c, j, started_ms, &err, what, false);
+        }
         break;
     }
     case ACT_REQUEUE_ALL:
@@ -409,8 +512,10 @@ job_run(dq_client *c, void *arg)
                        f.kind == DQ_FILTER_NONE ? "" : filter_words(f.kind),
                        f.kind ? j->fvalue : "", spread > 0 ? ", spread over " : "",
                        spread > 0 ? j->spread : "");
-        else
-            job_status(j, true, "requeue stopped after %zu: %s", cur.done_n, err.msg);
+        else {
+            snprintf(what, sizeof what, "requeue stopped after %zu", cur.done_n);
+            job_failed(c, j, started_ms, &err, what, true);
+        }
         break;
     }
     case ACT_DROP_ALL:
@@ -424,8 +529,10 @@ job_run(dq_client *c, void *arg)
             job_status(j, false, "dropped %zu failed tasks%s%s", cur.done_n,
                        f.kind == DQ_FILTER_NONE ? "" : filter_words(f.kind),
                        f.kind ? j->fvalue : "");
-        else
-            job_status(j, true, "drop stopped after %zu: %s", cur.done_n, err.msg);
+        else {
+            snprintf(what, sizeof what, "drop stopped after %zu", cur.done_n);
+            job_failed(c, j, started_ms, &err, what, true);
+        }
         break;
     }
     case ACT_ERRORS:

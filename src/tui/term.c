@@ -13,6 +13,7 @@
 
 #include "keys.h"
 #include "fmt/b64.h"
+#include "fmt/esc.h"
 #include "lib/buf.h"
 #include "lib/clock.h"
 
@@ -273,17 +274,33 @@ term_key(int timeout_ms)
 }
 
 void
+term_osc52(struct dq_buf *b, const void *data, size_t len)
+{
+    struct dq_buf safe = DQ_BUF_INIT;
+
+    /* OSC 52: the terminal (also over ssh) sets its clipboard; the bytes are base64, so
+     * nothing in them can act as a terminal command now. What they decode to is pasted
+     * later, into a terminal or a shell (a raw ESC or CR there runs), so it is escaped
+     * as on the screen first. */
+    dq_esc_text(&safe, data, len, DQ_ESC_KEEP_NL | DQ_ESC_KEEP_TAB);
+    dq_buf_puts(b, "\033]52;c;");
+    if (safe.failed)
+        b->failed = true;
+    else
+        dq_b64_encode(b, safe.data, safe.len);
+    dq_buf_puts(b, "\a");
+    dq_buf_free(&safe);
+}
+
+void
 term_copy(const void *data, size_t len)
 {
     struct dq_buf b = DQ_BUF_INIT;
     const char *tmux = getenv("TMUX");
 
-    /* OSC 52: the terminal (also over ssh) sets its clipboard; the bytes are base64, so
-     * nothing in them can act as a terminal command. Inside tmux, the same sequence
-     * wrapped for passthrough reaches the outer terminal too. */
-    dq_buf_puts(&b, "\033]52;c;");
-    dq_b64_encode(&b, data, len);
-    dq_buf_puts(&b, "\a");
+    /* Inside tmux, the same sequence wrapped for passthrough reaches the outer terminal
+     * too. */
+    term_osc52(&b, data, len);
     if (!b.failed) {
         fwrite(b.data, 1, b.len, stdout);
         if (tmux != NULL && tmux[0] != '\0') {

@@ -32,8 +32,18 @@ int term_key(int timeout_ms);
 #define TERM_PASTE_MAX 4096
 const char *term_paste(size_t *len);
 
-/* Puts @len bytes on the local clipboard with OSC 52 (through tmux when inside it). */
+/* Puts @len bytes on the local clipboard with OSC 52 (through tmux when inside it), made
+ * safe to paste by term_osc52. */
 void term_copy(const void *data, size_t len);
+
+struct dq_buf;
+/*
+ * Appends to @b the OSC 52 sequence that puts @len untrusted bytes (a stack trace, a
+ * payload) on the clipboard, escaped as the screen escapes them (dq_esc_text, keeping
+ * newlines and tabs): what is pasted into a terminal or a shell can hold no ESC, BEL,
+ * CR, BS or other control, so it cannot act as a command to either. Pure: for tests.
+ */
+void term_osc52(struct dq_buf *b, const void *data, size_t len);
 
 /* Where the last KEY_APP_CLICK happened. */
 void term_mouse(int *row, int *col);

@@ -610,6 +610,11 @@ tui_run(dq_client *c, const struct tui_options *o)
         snprintf(t.ui.read_only_why, sizeof t.ui.read_only_why, "%s", o->read_only_why);
         app_status(&t.ui, false, "read-only: %s", o->read_only_why);
     }
+    /* what the command warned about on stderr is hidden once the screen is taken */
+    t.ui.insecure = o->tls_insecure;
+    if (o->warning != NULL)
+        app_status(&t.ui, true, "warning: %s%s%s", o->warning, o->read_only ? "; read-only: " : "",
+                   o->read_only ? t.ui.read_only_why : "");
     app_refresh_start(&t.ui, o->refresh_ms);
     if (term_start(o->color, o->mouse) != 0) {
         io_stop(t.io);

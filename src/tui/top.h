@@ -18,7 +18,10 @@ struct tui_options {
     /* why, when not --read-only (the user may not write: docs/SECURITY.md); NULL */
     const char *read_only_why;
     bool color, mouse;
-    int64_t refresh_ms; /* the first refresh interval; it then adapts */
+    int64_t refresh_ms;  /* the first refresh interval; it then adapts */
+    bool tls_insecure;   /* certificates are not checked: an INSECURE badge all along */
+    const char *warning; /* shown on the status line at start (a TLS key others may
+                            read); NULL: none */
 };
 
 enum { TUI_OK = 0, TUI_ENOTTY = -1, TUI_ETHREAD = -2 };

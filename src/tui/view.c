@@ -136,8 +136,12 @@ render_title(const struct model *m, const struct ui *ui, struct grid *g)
         badges += 8;
     if (m->unknown[0] != '\0')
         badges += 15;
+    if (ui->insecure)
+        badges += 10;
     if (badges > 0 && g->cols > badges) {
         int at = g->cols - badges;
+        if (ui->insecure) /* --tls-insecure: anyone on the path may read and change it all */
+            at += grid_puts(g, 0, at, 10, bar | GRID_BOLD | color(ui, GRID_RED), " INSECURE ");
         if (m->unknown[0] != '\0') /* a typo must not look like an idle queue */
             at += grid_puts(g, 0, at, 15, bar | GRID_BOLD | color(ui, GRID_RED), " UNKNOWN QUEUE ");
         if (m->stats.paused)

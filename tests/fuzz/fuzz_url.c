@@ -7,7 +7,9 @@
  * stable; the user info never shows in a message (a URL made to fail after the user
  * info gives the same message with and without it); the endpoint text follows
  * snprintf semantics. Sentinel URLs (redis-sentinel://) keep the same invariants, with
- * the sentinel list and the master name in the canonical form.
+ * the sentinel list and the master name in the canonical form. dq_url_redact (what
+ * delayq work hands its handlers) leaves a URL that parses to the same place and user,
+ * without a password.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,6 +151,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                u.port == u.seeds[0].port && strcmp(u.host, u.seeds[0].host) == 0
                          : u.nseeds == 0);
     check_endpoint(&u);
+
+    size_t rn = dq_url_redact(s, NULL, 0);
+    char *red = malloc(rn + 1);
+    FUZZ_CHECK(red != NULL && dq_url_redact(s, red, rn + 1) == rn && strlen(red) == rn);
+    memset(&again, 0x5a, sizeof again);
+    FUZZ_CHECK(dq_url_parse(red, &again, NULL) == DQ_OK);
+    FUZZ_CHECK(!again.has_password && strcmp(again.user, u.user) == 0 &&
+               strcmp(again.host, u.host) == 0 && again.port == u.port &&
+               strcmp(again.path, u.path) == 0 && again.db == u.db);
+    free(red);
 
     format_url(&text, &u, true);
     FUZZ_CHECK(!text.failed);

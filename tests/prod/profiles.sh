@@ -108,13 +108,38 @@ cp "$cfg" "$work/cfg.good"
 printf '[p]\nurl = redis://127.0.0.1:%s\nuser = alice\npassword = alice-pw-7\n' "$redis_port" >"$cfg"
 chmod 644 "$cfg"
 dq --profile p stats
-expect "a password in a file others may read is refused" 2 "it holds a password, and its permissions (644) let others read it; refusing to use it: chmod 600 $cfg"
+expect "a password in a file others may read is refused" 2 "it holds a password (password = of profile p), and its permissions (644) let others read it; refusing to use it: chmod 600 $cfg"
 chmod 600 "$cfg"
 dq --profile p stats
 expect "... and used after chmod 600" 0 "queue        default"
 dq profiles
 expect "... (listed as: in the file)" 0 "password in the file"
 check "... but never printed" not grep -q "alice-pw-7" "$work/out"
+# the same password inside the url: refused the same way, whatever the mode lets
+# others do (group or other) and whether or not the url parses
+for mode in 644 640 604; do
+  printf '[up]\nurl = redis://alice:alice-pw-7@127.0.0.1:%s\n' "$redis_port" >"$cfg"
+  chmod $mode "$cfg"
+  dq --profile up stats
+  expect "a password in the url of a file others may read ($mode) is refused" 2 "it holds a password (in the url of profile up), and its permissions ($mode) let others read it; refusing to use it: chmod 600 $cfg"
+  dq profiles
+  expect "... delayq profiles too ($mode)" 2 "refusing to use it: chmod 600 $cfg"
+done
+printf '[up]\nurl = redis://alice:alice-pw-7@127.0.0.1:%s:bad\n' "$redis_port" >"$cfg"
+dq profiles
+expect "... a url that does not parse counts too" 2 "in the url of profile up"
+check "... and the message never quotes it" not grep -q "alice-pw-7" "$work/err"
+printf '[up]\nurl = redis://alice:alice-pw-7@127.0.0.1:%s\n' "$redis_port" >"$cfg"
+chmod 600 "$cfg"
+dq --profile up stats
+expect "... and used after chmod 600" 0 "queue        default"
+dq profiles
+expect "... listed as: in the url" 0 "up  redis://127.0.0.1:$redis_port  password in the url"
+check "... but never printed" not grep -q "alice-pw-7" "$work/out"
+printf '[nopw]\nurl = redis://alice@127.0.0.1:%s\n' "$redis_port" >"$cfg"
+chmod 644 "$cfg"
+dq profiles
+expect "a url with a user and no password may be read by others" 0 "nopw  redis://127.0.0.1:$redis_port  password none"
 cp "$work/cfg.good" "$cfg"
 chmod 644 "$cfg" # no password inside: others may read it
 chmod 644 "$work/pw"

@@ -2,8 +2,10 @@
 # top_tls.sh: delayq top over rediss://, in tmux, against a private TLS-only
 # redis-server on a free loopback port (certificates made here with openssl): it shows
 # the queue, carries on across a restart of Redis on the same port, and a wrong CA ends
-# it before the screen opens, with exit 3 and the reason. Every expectation is a
-# deadline poll, never a sleep.
+# it before the screen opens, with exit 3 and the reason. A client key others may read
+# is warned about (stderr, and top's status line), an encrypted one refused with how to
+# decrypt it, and --tls-insecure shows an INSECURE badge for as long as top runs. Every
+# expectation is a deadline poll, never a sleep.
 set -u
 bin=${DELAYQ_BIN:?}
 server=${DQ_REDIS_SERVER:-redis-server}
@@ -78,6 +80,48 @@ rc=$?
 if [ $rc -eq 3 ] && echo "$out" | grep -q "tls: certificate verify failed"; then
   ok "a wrong CA ends top with exit 3 and the reason"
 else bad "wrong CA: exit $rc: $out"; fi
+
+# client keys (the server asks for a certificate but does not require one: the server's
+# own pair is a valid client identity, clientAuth included)
+cp "$work/server.key" "$work/open.key"
+chmod 644 "$work/open.key"
+out=$("$bin" stats --tls-cert "$work/server.crt" --tls-key "$work/open.key" 2>&1)
+rc=$?
+if [ $rc -eq 0 ] && echo "$out" | grep -qF "warning: tls-key $work/open.key: its permissions (644) let others read the private key; chmod 600 it"; then
+  ok "a client key others may read works, with a warning"
+else bad "key 644: exit $rc: $out"; fi
+chmod 600 "$work/open.key"
+out=$("$bin" stats --tls-cert "$work/server.crt" --tls-key "$work/open.key" 2>&1)
+if ! echo "$out" | grep -q "warning"; then ok "... and no warning at 600"; else bad "key 600: $out"; fi
+openssl pkey -in "$work/server.key" -aes256 -passout pass:hunter2 -out "$work/enc.key" 2>>"$work/openssl.log"
+chmod 600 "$work/enc.key"
+out=$("$bin" stats --tls-cert "$work/server.crt" --tls-key "$work/enc.key" </dev/null 2>&1)
+rc=$?
+if [ $rc -eq 2 ] && echo "$out" | grep -qF "tls-key: $work/enc.key: the key is encrypted; delayq cannot prompt for a passphrase: decrypt it with openssl pkey"; then
+  ok "an encrypted key is refused with how to decrypt it (exit 2)"
+else bad "encrypted key: exit $rc: $out"; fi
+chmod 644 "$work/open.key"
+tm -f /dev/null new-session -d -s top -x 160 -y 30 \
+  "$bin top --tls-cert $work/server.crt --tls-key $work/open.key 2>/dev/null; sleep 30"
+if wait_for screen_has "warning: tls-key $work/open.key: its permissions (644)"; then
+  ok "top shows the key warning on its status line"
+else bad "top key warning"; fi
+tm kill-server 2>/dev/null
+gone_server() { ! tm has-session -t top 2>/dev/null; }
+wait_for gone_server
+
+# --tls-insecure: a badge inside the inspector, not only a line before it opens
+tm -f /dev/null new-session -d -s top -x 140 -y 30 "$bin top --tls-insecure 2>/dev/null; sleep 30"
+if wait_for screen_has "[1] Due (5)" && screen_has " INSECURE"; then
+  ok "top --tls-insecure shows the INSECURE badge"
+else bad "insecure badge"; fi
+tm kill-server 2>/dev/null
+wait_for gone_server
+tm -f /dev/null new-session -d -s top -x 140 -y 30 "$bin top 2>/dev/null; sleep 30"
+if wait_for screen_has "[1] Due (5)" && ! screen_has "INSECURE"; then
+  ok "... and only then"
+else bad "badge without --tls-insecure"; fi
+tm kill-server 2>/dev/null
 
 echo "# $passed passed, $failed failed"
 [ $failed -eq 0 ]

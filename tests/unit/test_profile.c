@@ -169,13 +169,39 @@ permissions(void **state)
 
     write_file(path, "[a]\npassword = hunter2\n", 0644);
     assert_int_equal(profile_load(path, &p, why, sizeof why), -1);
-    assert_non_null(strstr(why,
-                           "it holds a password, and its permissions (644) let others read it; "
-                           "refusing to use it: chmod 600"));
+    assert_non_null(strstr(why, "it holds a password (password = of profile a), and its "
+                                "permissions (644) let others read it; refusing to use it: "
+                                "chmod 600"));
     write_file(path, "[a]\npassword = hunter2\n", 0600);
     assert_int_equal(profile_load(path, &p, why, sizeof why), 0);
     assert_int_equal(profile_password(&p.v[0], buf, sizeof buf, why, sizeof why), 1);
     assert_string_equal(buf, "hunter2");
+    profile_free(&p);
+
+    /* a password in a url is one too: in a later profile, with a user or without, in
+     * every URL form, and in a url that does not parse */
+    static const char *const url_pw[] = {
+        "[a]\nurl = redis://x\n[b]\nurl = redis://alice:hunter2@x\n",
+        "[b]\nurl = rediss://:hunter2@x:6380/1\n",
+        "[b]\nurl = unix://u:hunter2@/tmp/r.sock\n",
+        "[b]\nurl = redis-sentinel://u:hunter2@s1,s2/mymaster\n",
+        "[b]\nurl = redis-cluster://u:hunter2@n1:7000\n",
+        "[b]\nurl = redis://alice:hunter2@x:notaport\n",
+    };
+    for (size_t i = 0; i < sizeof url_pw / sizeof url_pw[0]; i++) {
+        write_file(path, url_pw[i], 0640);
+        assert_int_equal(profile_load(path, &p, why, sizeof why), -1);
+        assert_non_null(strstr(why, "it holds a password (in the url of profile b), and its "
+                                    "permissions (640) let others read it"));
+        assert_null(strstr(why, "hunter2"));
+        write_file(path, url_pw[i], 0600);
+        assert_int_equal(profile_load(path, &p, why, sizeof why), 0);
+        assert_true(p.v[p.n - 1].url_password);
+        profile_free(&p);
+    }
+    write_file(path, "[a]\nurl = redis://alice@x\n", 0644);
+    assert_int_equal(profile_load(path, &p, why, sizeof why), 0);
+    assert_false(p.v[0].url_password);
     profile_free(&p);
 
     /* no password in it: others may read it, but never change it */

@@ -295,6 +295,52 @@ test_endpoint(void **state)
     assert_string_equal(buf, "");
 }
 
+/* redact(URL) is what dq_url_redact leaves of URL; it parses to the same place, without
+ * the password */
+static void
+redact_is(const char *url, const char *want)
+{
+    char buf[512];
+    struct dq_url a, b;
+
+    assert_int_equal(dq_url_redact(url, buf, sizeof buf), strlen(want));
+    assert_string_equal(buf, want);
+    assert_null(strstr(buf, SECRET));
+    if (dq_url_parse(url, &a, NULL) == DQ_OK) {
+        b = url_ok(buf);
+        assert_false(b.has_password);
+        assert_string_equal(a.user, b.user);
+        assert_string_equal(a.host, b.host);
+        assert_string_equal(a.path, b.path);
+        assert_int_equal(a.port, b.port);
+        assert_int_equal(a.db, b.db);
+    }
+}
+
+static void
+test_redact(void **state)
+{
+    char buf[8];
+
+    (void)state;
+    redact_is("redis://alice:" SECRET "@10.0.0.1:7000/3", "redis://alice@10.0.0.1:7000/3");
+    redact_is("redis://:" SECRET "@localhost", "redis://localhost");
+    redact_is("rediss://alice@localhost:6380", "rediss://alice@localhost:6380");
+    redact_is("redis://localhost", "redis://localhost");
+    /* the password ends at the last '@', as the parser reads it */
+    redact_is("redis://alice:p@ss:" SECRET "@host/1", "redis://alice@host/1");
+    redact_is("unix://bob:" SECRET "@/tmp/x.sock?db=2", "unix://bob@/tmp/x.sock?db=2");
+    redact_is("unix://bob:a@/b" SECRET "@/tmp/x.sock", "unix://bob@/tmp/x.sock");
+    redact_is("unix:///tmp/redis.sock", "unix:///tmp/redis.sock");
+    redact_is("unix:///tmp/a:b@/c.sock", "unix:///tmp/a:b@/c.sock"); /* a path, not user info */
+    redact_is("redis-sentinel://u:" SECRET "@s1:26379,s2/mymaster/1",
+              "redis-sentinel://u@s1:26379,s2/mymaster/1");
+    redact_is("redis-cluster://:" SECRET "@n1:7000,n2:7001", "redis-cluster://n1:7000,n2:7001");
+    redact_is("not a url", "not a url");
+    assert_int_equal(dq_url_redact("redis://a:" SECRET "@host", buf, sizeof buf), 14);
+    assert_string_equal(buf, "redis:/");
+}
+
 /* ---- redis-sentinel:// --------------------------------------------------------- */
 
 #define SENTINEL_HINT "(use redis-sentinel://host:port[,host:port...]/MASTER_NAME[/db])"
@@ -693,7 +739,7 @@ main(void)
         cmocka_unit_test(test_err_unix),     cmocka_unit_test(test_err_never_leaks_password),
         cmocka_unit_test(test_err_null_err), cmocka_unit_test(test_sentinel),
         cmocka_unit_test(test_err_sentinel), cmocka_unit_test(test_cluster),
-        cmocka_unit_test(test_err_cluster),
+        cmocka_unit_test(test_err_cluster),  cmocka_unit_test(test_redact),
     };
 
     return cmocka_run_group_tests_name("unit/url", tests, NULL, NULL);
