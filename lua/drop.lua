@@ -19,7 +19,10 @@
 --   by the cursor task key and the cursor failed ms.
 -- Errors: DQ_ENOTFOUND naming the missing ids; DQ_EINVAL for an in-flight id.
 -- Complexity: O(k log N) for k ids (k <= 1000).
-local gate = operator_gate()
+local gate = operator_gate('drop', 'EXISTS group HDEL failed groups ids HEXISTS failed groups ' ..
+  'running HGET failed ids HINCRBY stats HMGET config LTRIM hist TIME XADD audit ZCOUNT failidx ' ..
+  'group sched ZRANGE failidx group sched ZRANGEBYSCORE failidx ZRANK failidx group sched ZREM ' ..
+  'failidx group sched ZSCORE group sched')
 if gate then return gate end
 local cfg = config()
 local now = now_ms()

@@ -6,6 +6,9 @@
 -- Reply: one integer per triple: the new lease deadline ms, or -1 when the caller no
 --   longer holds that lease (reaped, or claimed again at a higher attempt).
 -- Complexity: O(k log N) for k pairs.
+-- the role gate (PROTOCOL 5.16a): refused before any command below runs
+local gate = worker_gate('extend', 'HGET running TIME ZADD inflight')
+if gate then return gate end
 local now = now_ms()
 local lease = tonumber(ARGV[1])
 if not lease or lease < 1 or lease > 86400000 or lease ~= math.floor(lease) then

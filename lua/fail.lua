@@ -9,6 +9,12 @@
 -- Reply: 1.
 -- Errors: DQ_ELEASE as for ack.
 -- Complexity: O(log N), plus O(k log N) when k old failures are trimmed (k <= 1000).
+-- the role gate (PROTOCOL 5.16a): refused before any command below runs
+local gate = worker_gate('fail', 'EXISTS group HDEL failed groups running HEXISTS groups HGET ' ..
+  'failed groups running tally HINCRBY stats tally HLEN groups HMGET config HSET failed groups ' ..
+  'tally LTRIM hist RPUSH hist TIME ZADD failidx group ZCARD failidx ZPOPMIN failidx ZREM group ' ..
+  'inflight ZSCORE group')
+if gate then return gate end
 local ok, bad = settle_fail(config(), now_ms(), ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5],
   ARGV[6])
 if not ok then return bad end

@@ -19,7 +19,8 @@
 -- Errors: DQ_EINVAL naming the argument.
 -- Complexity: O(log W) for W registered workers; 'check' adds O(log N) and prunes at
 --   most 100 entries per call.
-local gate = worker_gate()
+local gate = worker_gate('heartbeat', 'HDEL workers HMGET config pause HSET workers TIME ZADD ' ..
+  'beats ZRANGE inflight sched ZRANGEBYSCORE beats ZREM beats')
 if gate then return gate end
 local now = now_ms()
 local mode, name = ARGV[1], ARGV[2]

@@ -6,6 +6,13 @@
 -- ARGV: [1] limit (1..1000), [2] who (the reaping worker).
 -- Reply: {returned, exhausted, earliest lease deadline still running (-1 if none)}.
 -- Complexity: O((1 + limit) log N).
+-- the role gate (PROTOCOL 5.16a): refused before any command below runs
+local gate = worker_gate('reap', 'EXISTS group HDEL failed groups running HEXISTS groups HGET ' ..
+  'failed groups running tally HINCRBY stats tally HLEN groups HMGET config HSET failed groups ' ..
+  'ids tally LTRIM hist PUBLISH wake RPUSH hist SPUBLISH wake TIME ZADD failidx group sched ' ..
+  'ZCARD failidx ZPOPMIN failidx ZRANGE inflight sched ZRANGEBYSCORE inflight ZREM group ' ..
+  'inflight ZSCORE group')
+if gate then return gate end
 local cfg = config()
 local now = now_ms()
 local limit = tonumber(ARGV[1])
