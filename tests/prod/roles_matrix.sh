@@ -7,7 +7,9 @@
 # as written on the FCALL path, the same on the EVALSHA path (DELAYQ_SCRIPTS=evalsha),
 # and the strict lines of SECURITY.md (producer and worker without +evalsha and
 # +script|load) on the FCALL path. Also: the operator imports, and ids never collide
-# afterwards (failed tasks 1..6 imported, a new task gets 7); with the strict lines a
+# afterwards (failed tasks 1..6 imported, a new task gets 7); a producer calling the
+# worker's functions directly (FCALL) is refused before any write (ack used to drop the
+# task from in flight, then be refused its history's LTRIM); with the strict lines a
 # producer on a server without the library loads nothing and says what to do.
 # (top under each role: tests/prod/roles.sh.)
 set -u
@@ -170,6 +172,47 @@ r FUNCTION FLUSH >/dev/null
 r SCRIPT FLUSH >/dev/null
 for role in operator viewer producer worker; do row fcall "$role"; done
 import_ids fcall
+
+# ---- direct calls: a producer calling the worker's functions on a claimed task ------
+# (delayq never does, but the credential may FCALL any function of the library: each
+# must be refused before it writes; ack used to remove the task from in flight, then
+# be refused its history's LTRIM)
+as_user() { u=$1; shift; redis-cli -h 127.0.0.1 -p "$redis_port" --user "delayq-$u" --pass "$pw" --no-auth-warning "$@"; }
+r FLUSHALL >/dev/null
+"$bin" enqueue --url "$adm" -q dq --json '{"direct":1}' >/dev/null
+lib=$(r FUNCTION LIST | sed -n 2p)
+keys=""
+for k in sched ids inflight running failed failidx stats seq config audit wake; do keys="$keys dq:{dq}:$k"; done
+# shellcheck disable=SC2086
+now=$(r FCALL "${lib}_claim" 11 $keys 1 60000 w 2>/dev/null | head -1)
+check "direct: the task is claimed" test "$(r ZCARD 'dq:{dq}:inflight')" -eq 1
+# direct refused|works FN ARGS...: refused names the role and the command, with the
+# digest unchanged; works (the producer's line allows every command of FN: it touches
+# only the eleven keys) answers without an error
+direct() {
+  want=$1 fn=$2
+  shift 2
+  before=$(digest)
+  # shellcheck disable=SC2086
+  out=$(as_user producer FCALL "${lib}_$fn" 11 $keys "$@" 2>&1)
+  after=$(digest)
+  if [ "$want" = refused ]; then
+    if printf '%s' "$out" | grep -q "NOPERM this user may not run a worker ($fn runs " && [ "$before" = "$after" ]; then
+      ok "direct: producer FCALL $fn refused before any write ($(printf '%s' "$out" | head -c 120))"
+    else bad "direct: producer FCALL $fn ($before -> $after: $out)"; fi
+  elif printf '%s' "$out" | grep -qE 'NOPERM|ERR'; then
+    bad "direct: producer FCALL $fn works whole: $out"
+  else ok "direct: producer FCALL $fn works whole (its line allows all of it): $out"; fi
+}
+direct refused ack 1 0 "$now"
+direct refused fail 1 0 "$now" boom '' w
+direct refused retry 1 0 "$now" boom w
+direct refused reap 10 w
+direct refused claim 1 60000 w
+direct refused heartbeat beat w
+check "direct: the task is still in flight, claimed once" test "$(r ZCARD 'dq:{dq}:inflight')" -eq 1
+direct works extend 60000 1 0 "$now"
+direct works release 1 0 "$now"
 
 # ---- round 2: the same lines, EVALSHA (the operator's row first loads each script, as
 # a deploy step would; a refusal must not load one either) ----------------------------
