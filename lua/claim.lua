@@ -29,9 +29,9 @@
 -- Complexity: O(log N + (batch + results) log N).
 local gate = worker_gate('claim', 'EXISTS group HDEL failed groups ids running HEXISTS groups ' ..
   'HGET failed groups running tally HINCRBY stats tally HLEN groups HMGET config pause running ' ..
-  'HSET failed groups ids running tally LTRIM hist PUBLISH wake RPUSH hist SPUBLISH wake TIME ' ..
-  'ZADD failidx group inflight sched ZCARD failidx ZPOPMIN failidx ZRANGE inflight sched ' ..
-  'ZRANGEBYSCORE sched ZREM group inflight sched ZSCORE group')
+  'HSET failed groups ids running tally LTRIM hist PUBLISH wake RPUSH hist TIME ZADD failidx ' ..
+  'group inflight sched ZCARD failidx ZPOPMIN failidx ZRANGE inflight sched ZRANGEBYSCORE sched ' ..
+  'ZREM group inflight sched ZSCORE group')
 if gate then return gate end
 local cfg = config()
 local now, now_us = now_ms_us()

@@ -11,8 +11,8 @@
 -- resume publishes 'resume' on the wake channel, so idle workers claim at once; a
 -- pause publishes nothing (claim tells each worker when it next asks).
 -- Errors: DQ_EINVAL naming the argument. Complexity: O(1).
-local gate = operator_gate('pause', 'DEL pause HMGET config pause HSET pause PUBLISH wake ' ..
-  'SPUBLISH wake TIME XADD audit')
+local gate = operator_gate('pause', 'DEL pause HMGET config pause HSET pause PUBLISH wake TIME ' ..
+  'XADD audit')
 if gate then return gate end
 local cfg = config()
 local now = now_ms()

@@ -9,9 +9,9 @@
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
 local gate = worker_gate('reap', 'EXISTS group HDEL failed groups running HEXISTS groups HGET ' ..
   'failed groups running tally HINCRBY stats tally HLEN groups HMGET config HSET failed groups ' ..
-  'ids tally LTRIM hist PUBLISH wake RPUSH hist SPUBLISH wake TIME ZADD failidx group sched ' ..
-  'ZCARD failidx ZPOPMIN failidx ZRANGE inflight sched ZRANGEBYSCORE inflight ZREM group ' ..
-  'inflight ZSCORE group')
+  'ids tally LTRIM hist PUBLISH wake RPUSH hist TIME ZADD failidx group sched ZCARD failidx ' ..
+  'ZPOPMIN failidx ZRANGE inflight sched ZRANGEBYSCORE inflight ZREM group inflight ZSCORE ' ..
+  'group')
 if gate then return gate end
 local cfg = config()
 local now = now_ms()

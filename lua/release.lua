@@ -6,8 +6,8 @@
 -- Errors: DQ_ELEASE when the caller no longer holds the lease.
 -- Complexity: O(log N).
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = worker_gate('release', 'HDEL running HGET running HSET ids PUBLISH wake SPUBLISH ' ..
-  'wake TIME ZADD sched ZRANGE sched ZREM inflight')
+local gate = worker_gate('release', 'HDEL running HGET running HSET ids PUBLISH wake TIME ZADD ' ..
+  'sched ZRANGE sched ZREM inflight')
 if gate then return gate end
 local ok, bad = settle_release(now_ms(), ARGV[1], ARGV[2], ARGV[3])
 if not ok then return bad end

@@ -11,8 +11,8 @@
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
 local gate = worker_gate('retry', 'EXISTS group HDEL failed groups running HEXISTS groups HGET ' ..
   'failed groups running tally HINCRBY stats tally HLEN groups HMGET config HSET failed groups ' ..
-  'ids tally LTRIM hist PUBLISH wake RPUSH hist SPUBLISH wake TIME ZADD failidx group sched ' ..
-  'ZCARD failidx ZPOPMIN failidx ZRANGE sched ZREM group inflight ZSCORE group')
+  'ids tally LTRIM hist PUBLISH wake RPUSH hist TIME ZADD failidx group sched ZCARD failidx ' ..
+  'ZPOPMIN failidx ZRANGE sched ZREM group inflight ZSCORE group')
 if gate then return gate end
 local due, bad = settle_retry(config(), now_ms(), ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
 if not due then return bad end
