@@ -19,7 +19,7 @@ stdin=
 last=
 
 redis_start
-pw=role-secret-1
+pw='role-secret-1'
 export DELAYQ_PASSWORD=$pw
 r() { redis-cli -h 127.0.0.1 -p "$redis_port" --user admin --pass "$pw" --no-auth-warning "$@"; }
 url() { echo "redis://delayq-$1@127.0.0.1:$redis_port"; }
