@@ -107,7 +107,7 @@ work_try() {
     spawn "$bin" work --url "$(url "$role")" -q mq -- "$work/ok.sh" >"$work/work.log" 2>&1
     wpid=$spawned
     # the due task 7 and the one this row enqueued
-    done2() { [ "$(r HGET 'dq:{mq}:stats' done)" = 2 ]; }
+    done2() { [ "$(r HGET 'dq:{mq}:stats' 'done')" = 2 ]; }
     if wait_for 20000 "the due tasks done" done2; then ok "$tag: $role may work (ran the due tasks)"; else
       bad "$tag: $role may work: $(tail -3 "$work/work.log")"
     fi
