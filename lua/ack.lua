@@ -11,12 +11,16 @@
 -- Complexity: O(k log N) for k tasks and N in flight: one HMGET, ZREM and HDEL for all.
 -- Flags: allow-oom (runs at maxmemory: removes the task; the counters it bumps exist;
 --   docs/OPERATIONS.md).
-allow_oom()
 local k = #ARGV / 3
 if k < 1 or k > DQ_CALL_MAX or k ~= math.floor(k) then
   return err('DQ_EINVAL', 'ack: %d arguments; expected 3 per task, 1..%d tasks', #ARGV,
     DQ_CALL_MAX)
 end
+-- the role gate (PROTOCOL 5.16a): refused before any command below runs
+local gate = worker_gate('ack', 'HDEL running stats HGET running tally HINCRBY stats tally ' ..
+  'HMGET running HSET tally LTRIM hist TIME ZREM inflight')
+if gate then return gate end
+allow_oom()
 local tks, atts, clms = {}, {}, {}
 for i = 0, k - 1 do
   tks[i + 1], atts[i + 1], clms[i + 1] = ARGV[3 * i + 1], ARGV[3 * i + 2], ARGV[3 * i + 3]

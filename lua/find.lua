@@ -19,6 +19,10 @@
 -- Complexity: O(log N) by hash, O(log^2 N) by the id index; O(log N + 1000) per scan
 --   step.
 local id = ARGV[1]
+-- the role gate (PROTOCOL 5.16a): refused before any command below runs
+local gate = viewer_gate('find', 'HEXISTS failed running HGET failed ids running LRANGE hist ' ..
+  'ZCOUNT sched ZRANGE sched ZRANK sched ZSCORE failidx inflight')
+if gate then return gate end
 local tk = resolve(K_RUNNING, id)
 if tk then
   return {'inflight', tk, tonumber(redis.call('ZSCORE', K_INFLIGHT, tk)) or -1,

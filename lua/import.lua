@@ -2,8 +2,9 @@
 -- queue, keeping their ids, sequence numbers, attempts, times and failure fields. One
 -- call is one chunk, all or nothing: every task is validated and looked up first, then
 -- every task that is new is written.
--- KEYS: the eleven queue keys (see lib.lua); writes sched, ids, failed, failidx, seq,
---   audit, and the history key of each imported task that has one (hist:<task key>).
+-- KEYS: the eleven queue keys (see lib.lua); writes sched, ids, failed, failidx, seq
+--   (raised to the highest imported seq, before any task is written), audit, and the
+--   history key of each imported task that has one (hist:<task key>).
 -- ARGV: [1] who, [2] requeue ('0' | '1': failed tasks go to scheduled, due now, attempt
 --   0, no deadline, as requeue does), [3] n (1..1000), then n groups of 18:
 --   kind ('s' scheduled | 'f' failed | 'u' undecodable failed entry), id ('' for a
@@ -40,8 +41,10 @@ if #ARGV ~= 3 + G * n + HG * nhist then
   return err('DQ_EINVAL', 'import: %d arguments; expected %d for %d tasks with %d history ' ..
     'entries', #ARGV, 3 + G * n + HG * nhist, n, nhist)
 end
--- an operator action (it writes the audit log): refused before anything is written
-local gate = operator_gate()
+-- the role gate (PROTOCOL 5.16a): refused before any command below runs
+local gate = operator_gate('import', 'DEL hist HEXISTS failed groups ids running HGET groups ' ..
+  'HLEN groups HMGET config HSET failed groups ids INCRBY seq PUBLISH wake RPUSH hist TIME XADD ' ..
+  'audit ZADD failidx group sched ZCARD failidx ZRANGE sched ZSCORE sched')
 if gate then return gate end
 local cfg = config_of({'max_payload', 'failed_retention', 'audit_retention'})
 local U32, U53 = 4294967295, 9007199254740991
@@ -196,7 +199,15 @@ if new_failed > 0 and have + new_failed > cfg.failed_retention then
     cfg.failed_retention)
 end
 
--- Everything is valid: write. Destination first is moot here (nothing is removed).
+-- Everything is valid: write. The sequence first: generated ids the queue hands out
+-- later must not collide with the imported ones. INCRBY (the producer's command for it)
+-- reads with 0 and raises by the difference; a seq that is not a number fails here,
+-- before any task is written.
+if max_seq > 0 then
+  local cur = redis.call('INCRBY', K_SEQ, 0)
+  if max_seq > cur then redis.call('INCRBY', K_SEQ, dec(max_seq - cur)) end
+end
+-- Destination first is moot here (nothing is removed).
 local first = next_due()
 local earliest, added, nsched = nil, 0, 0
 for k = 1, n do
@@ -226,10 +237,6 @@ for k = 1, n do
   out[#out + 1] = id
   out[#out + 1] = t.status
   out[#out + 1] = due
-end
--- generated ids the queue hands out later must not collide with the imported ones
-if max_seq > (tonumber(redis.call('GET', K_SEQ)) or 0) then
-  redis.call('SET', K_SEQ, dec(max_seq))
 end
 if earliest and (first < 0 or earliest < first) then
   wake(dec(earliest))

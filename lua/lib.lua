@@ -742,24 +742,65 @@ local function audit(cfg, who, action, detail, result)
     'who', who, 'action', action, 'detail', truncate(detail, 1024), 'result', result)
 end
 
--- Role gates (docs/SECURITY.md). Redis checks a script's commands one at a time, so a
--- user refused its third write would keep the first two: the scripts of a role ask
--- first (redis.acl_check_cmd has no side effect) and refuse before writing anything.
--- Operator actions are the scripts that write the audit log; a worker registers in the
--- worker registry. Redis 6 has no acl_check_cmd: no gate there (its ACL still refuses
--- the write itself).
-local function role_gate(role, cmd, key, what)
-  if redis.acl_check_cmd == nil or redis.acl_check_cmd(cmd, key, '*', 'gate', '1') then
-    return nil
+-- Role gates (docs/SECURITY.md, PROTOCOL 5.16a). Redis checks a script's commands one
+-- at a time, so a user refused its third write would keep the first two: every script
+-- asks first (redis.acl_check_cmd has no side effect) whether its user may run each
+-- command it can run, reads included (a refused read after a write half-applies too),
+-- and refuses before it writes anything. @needs lists them: a command in capitals,
+-- then the keys it takes by their names below ('TIME HGET failed running ZADD sched');
+-- tests/lint/gates.py checks that the list holds every command a script can reach and
+-- that the role's ACL line in docs/SECURITY.md grants it. Redis 6 has no
+-- acl_check_cmd: no gate there (its ACL still refuses the command itself).
+local function role_gate(role, script, needs)
+  if redis.acl_check_cmd == nil then return nil end
+  -- hist and group stand for every key of their kind (one task's history, one group)
+  local keys = {sched = K_SCHED, ids = K_IDS, inflight = K_INFLIGHT, running = K_RUNNING,
+    failed = K_FAILED, failidx = K_FAILIDX, stats = K_STATS, seq = K_SEQ, config = K_CONFIG,
+    audit = K_AUDIT, wake = K_WAKE, workers = K_WORKERS, beats = K_BEATS, pause = K_PAUSE,
+    groups = K_GROUPS, group = K_GROUP .. 'gate', tally = K_TALLY,
+    hist = K_PREFIX .. 'hist:gate'}
+  local cmd, checked
+  local function refused(key)
+    local ok
+    if key then ok = redis.acl_check_cmd(cmd, key) else ok = redis.acl_check_cmd(cmd) end
+    if ok then return nil end
+    return redis.error_reply(string.format('NOPERM this user may not run %s (%s runs %s%s, ' ..
+      'which this user may not); see the roles in docs/SECURITY.md', role, script, cmd,
+      key and ' on ' .. key or ''))
   end
-  return redis.error_reply(string.format('NOPERM this user may not run %s (%s: %s on %s); ' ..
-    'see the roles in docs/SECURITY.md', role, what, cmd, key))
+  for w in string.gmatch(needs, '%S+') do
+    if string.match(w, '^%u+$') then
+      if cmd and not checked then
+        local r = refused(nil)
+        if r then return r end
+      end
+      cmd, checked = w, false
+    else
+      local key = keys[w]
+      if not key then
+        return redis.error_reply('ERR role gate of ' .. script .. ': unknown key ' .. w)
+      end
+      local r = refused(key)
+      if r then return r end
+      checked = true
+    end
+  end
+  if cmd and not checked then return refused(nil) end
+  return nil
 end
-local function operator_gate()
-  return role_gate('operator actions', 'XADD', K_AUDIT, 'they write the audit log')
+-- Operator actions are the scripts that write the audit log; workers register in the
+-- worker registry; producers enqueue; the read-only scripts are the viewer's.
+local function operator_gate(script, needs)
+  return role_gate('operator actions', script, needs)
 end
-local function worker_gate()
-  return role_gate('a worker', 'HSET', K_WORKERS, 'workers register')
+local function worker_gate(script, needs)
+  return role_gate('a worker', script, needs)
+end
+local function producer_gate(script, needs)
+  return role_gate("a producer's enqueue", script, needs)
+end
+local function viewer_gate(script, needs)
+  return role_gate("the viewer's reads", script, needs)
 end
 
 -- Comma-joined list of ids for the audit log, bounded.

@@ -24,6 +24,10 @@ if not cursor or cursor < 0 or not chunk or chunk < 1 or chunk > DQ_STEP_MAX or 
   return err('DQ_EINVAL', 'search: cursor >= 0, chunk 1..%d and matches 1..%d', DQ_STEP_MAX,
     DQ_CALL_MAX)
 end
+-- the role gate (PROTOCOL 5.16a): refused before any command below runs
+local gate = viewer_gate('search', 'HMGET failed running TIME ZCARD failidx group inflight ' ..
+  'sched ZCOUNT sched ZRANGE sched')
+if gate then return gate end
 local total, items, recs
 if view == 'failed' or view == 'inflight' then
   local z, h, cmd = K_FAILIDX, K_FAILED, 'ZREVRANGE'

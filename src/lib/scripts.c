@@ -148,6 +148,19 @@ first_path(void)
     return v != NULL && strcmp(v, "evalsha") == 0 ? PATH_EVALSHA : PATH_FUNCTIONS;
 }
 
+/* The library and the scripts are missing and this user may load neither (a viewer; a
+ * producer or worker under the strict ACL lines of docs/SECURITY.md). */
+static int
+not_loaded(dq_client *c, dq_err *err)
+{
+    /* try the function library again next time, someone may load it */
+    c->scripts_path = PATH_UNKNOWN;
+    return dq_err_set(err, DQ_EREDIS,
+                      "%s is not loaded on %s and this user may not load it (NOPERM); run one "
+                      "command of this delayq version as the operator (docs/SECURITY.md)",
+                      dq_library_name, c->endpoint);
+}
+
 static int
 load_script(dq_client *c, const struct dq_script_src *src, dq_err *err)
 {
@@ -160,12 +173,8 @@ load_script(dq_client *c, const struct dq_script_src *src, dq_err *err)
         return rc;
     if (error_starts(r, "NOPERM")) {
         /* a viewer (docs/SECURITY.md) changes nothing on the server, script cache
-         * included; try the function library again next time, someone may load it */
-        c->scripts_path = PATH_UNKNOWN;
-        rc = dq_err_set(err, DQ_EREDIS,
-                        "%s is not loaded on %s and this user may not load it (NOPERM); run "
-                        "one command of this delayq version as the operator (docs/SECURITY.md)",
-                        dq_library_name, c->endpoint);
+         * included */
+        rc = not_loaded(c, err);
     } else if (r->type == REDIS_REPLY_ERROR)
         rc = dq_err_from_reply(err, src->name, r->str, r->len);
     else if (r->type != REDIS_REPLY_STRING || r->len != 40 || memcmp(r->str, src->sha1, 40) != 0)
@@ -201,10 +210,11 @@ load_library(dq_client *c, bool *refused, dq_err *err)
     return rc;
 }
 
-/* One call on the function path; *fallback is set when this server refuses it. */
+/* One call on the function path; *fallback is set when this server refuses it, and
+ * *missing too when that is because the library is not there and may not be loaded. */
 static int
 run_function(dq_client *c, const struct dq_script_src *src, int argc, const char **argv,
-             size_t *lens, redisReply **out, bool *fallback, dq_err *err)
+             size_t *lens, redisReply **out, bool *fallback, bool *missing, dq_err *err)
 {
     redisReply *r = NULL;
     int rc;
@@ -213,13 +223,14 @@ run_function(dq_client *c, const struct dq_script_src *src, int argc, const char
     lens[0] = strlen(argv[0]);
     argv[1] = src->function;
     lens[1] = strlen(src->function);
-    *fallback = false;
+    *fallback = *missing = false;
     rc = dq_conn_command(c, argc, argv, lens, &r, err);
     if (rc == DQ_OK && error_starts(r, "ERR Function not found")) {
         /* a restart, FUNCTION FLUSH, a promoted replica that never had it */
         freeReplyObject(r);
         r = NULL;
         rc = load_library(c, fallback, err);
+        *missing = *fallback;
         if (rc == DQ_OK)
             rc = dq_conn_command(c, argc, argv, lens, &r, err);
     } else if (rc == DQ_OK && command_refused(r)) {
@@ -373,9 +384,10 @@ dq_scripts_run(dq_client *c, enum dq_script_id id, const char *queue, const stru
 
     if (c->scripts_path == PATH_UNKNOWN)
         c->scripts_path = first_path();
+    bool missing = false;
     if (c->scripts_path == PATH_FUNCTIONS) {
         bool fallback;
-        rc = run_function(c, src, (int)argc, argv, lens, &r, &fallback, err);
+        rc = run_function(c, src, (int)argc, argv, lens, &r, &fallback, &missing, err);
         if (rc == DQ_OK && fallback)
             c->scripts_path = PATH_EVALSHA; /* for the life of this client */
     }
@@ -385,6 +397,11 @@ dq_scripts_run(dq_client *c, enum dq_script_id id, const char *queue, const stru
         goto out;
     if (error_starts(r, "OOM ")) {
         rc = oom_error(c, err);
+        goto out;
+    }
+    if (missing && command_refused(r)) {
+        /* no FUNCTION LOAD and no EVALSHA either: say what to do, not "no evalsha" */
+        rc = not_loaded(c, err);
         goto out;
     }
     if (r->type == REDIS_REPLY_ERROR) {
