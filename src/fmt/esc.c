@@ -107,6 +107,12 @@ esc_byte(struct dq_buf *b, unsigned char c, unsigned flags)
     case 0x1b:
         dq_buf_append(b, "\\e", 2);
         return;
+    case '\\':
+        if (flags & DQ_ESC_KEEP_BACKSLASH)
+            dq_buf_putc(b, '\\');
+        else
+            dq_buf_append(b, "\\\\", 2);
+        return;
     default: {
         char tmp[4] = {'\\', 'x', hex[c >> 4], hex[c & 0x0f]};
         dq_buf_append(b, tmp, sizeof tmp);
@@ -129,7 +135,7 @@ dq_esc_text(struct dq_buf *b, const void *s, size_t len, unsigned flags)
     }
     while (p < end) {
         unsigned char c = *p;
-        if (c >= 0x20 && c < 0x7f) {
+        if (c >= 0x20 && c < 0x7f && (c != '\\' || (flags & DQ_ESC_KEEP_BACKSLASH))) {
             p++;
             continue;
         }

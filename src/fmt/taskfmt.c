@@ -502,7 +502,8 @@ dq_fmt_payload_change(struct dq_buf *b, const void *old, size_t old_len, const v
                 break;
             }
             dq_buf_puts(b, side == 0 ? "- " : "+ ");
-            dq_esc_text(b, lines[i], lens[i], DQ_ESC_KEEP_TAB);
+            /* JSON lines: their backslashes are JSON's own escapes */
+            dq_esc_text(b, lines[i], lens[i], DQ_ESC_KEEP_TAB | DQ_ESC_KEEP_BACKSLASH);
             dq_buf_putc(b, '\n');
         }
     }

@@ -69,7 +69,9 @@ test_plain_text_copied(void **state)
     (void)state;
     CHECK("", 0, "");
     CHECK("hello, world", 0, "hello, world");
-    CHECK("C:\\Users\\job\\x41", 0, "C:\\Users\\job\\x41"); /* backslash kept as is */
+    /* a backslash is doubled, so the text "\x41" cannot pass for an escaped byte */
+    CHECK("C:\\Users\\job\\x41", 0, "C:\\\\Users\\\\job\\\\x41");
+    CHECK("C:\\x41", DQ_ESC_KEEP_BACKSLASH, "C:\\x41");
     CHECK("caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80", 0,
           "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80");
     CHECK("\xc2\xa0nbsp", 0, "\xc2\xa0nbsp"); /* U+00A0: first code point after C1 */
@@ -82,7 +84,7 @@ test_csi_and_osc(void **state)
     CHECK("\x1b[2J\x1b[H", 0, "\\e[2J\\e[H");
     /* OSC 52: set the clipboard, terminated by BEL and by ST */
     CHECK("\x1b]52;c;cm0gLXJmIH4=\x07", 0, "\\e]52;c;cm0gLXJmIH4=\\x07");
-    CHECK("\x1b]52;c;eA==\x1b\\", 0, "\\e]52;c;eA==\\e\\");
+    CHECK("\x1b]52;c;eA==\x1b\\", 0, "\\e]52;c;eA==\\e\\\\");
     CHECK("a\x7f"
           "b",
           0, "a\\x7fb");
@@ -175,6 +177,44 @@ test_all_bytes_safe(void **state)
     dq_buf_free(&b);
 }
 
+/* Every string of up to 3 symbols from an alphabet of the bytes that escapes are made
+ * of, and of the bytes they stand for, escapes to a different text: what is shown names
+ * one byte string. (Before backslashes were escaped, "\\e" and ESC both showed \e.) */
+static void
+test_injective(void **state)
+{
+    static const char alphabet[] = {'\\', 'e', 'x', '0', 'n', 'u', '{', 0x1b, '\0', '\n'};
+    enum { SYMS = sizeof alphabet, MAXLEN = 3 };
+    struct dq_buf out[1 + SYMS + SYMS * SYMS + SYMS * SYMS * SYMS];
+    size_t n = 0;
+    (void)state;
+
+    CHECK("\\e[2J", 0, "\\\\e[2J");
+    CHECK("\x1b[2J", 0, "\\e[2J");
+    for (size_t len = 0; len <= MAXLEN; len++) {
+        size_t count = 1;
+        for (size_t k = 0; k < len; k++)
+            count *= SYMS;
+        for (size_t code = 0; code < count; code++) {
+            char in[MAXLEN];
+            size_t c = code;
+            for (size_t k = 0; k < len; k++, c /= SYMS)
+                in[k] = alphabet[c % SYMS];
+            out[n] = (struct dq_buf)DQ_BUF_INIT;
+            dq_esc_text(&out[n], in, len, 0);
+            assert_false(out[n].failed);
+            n++;
+        }
+    }
+    assert_int_equal(n, sizeof out / sizeof out[0]);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            assert_false(out[i].len == out[j].len &&
+                         memcmp(out[i].data, out[j].data, out[i].len) == 0);
+    for (size_t i = 0; i < n; i++)
+        dq_buf_free(&out[i]);
+}
+
 static void
 test_appends(void **state)
 {
@@ -241,11 +281,17 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_plain_text_copied), cmocka_unit_test(test_csi_and_osc),
-        cmocka_unit_test(test_c1_controls),       cmocka_unit_test(test_newline_tab_flags),
-        cmocka_unit_test(test_invalid_utf8),      cmocka_unit_test(test_bidi_controls),
-        cmocka_unit_test(test_all_bytes_safe),    cmocka_unit_test(test_appends),
-        cmocka_unit_test(test_utf8_decode),       cmocka_unit_test(test_width),
+        cmocka_unit_test(test_plain_text_copied),
+        cmocka_unit_test(test_csi_and_osc),
+        cmocka_unit_test(test_c1_controls),
+        cmocka_unit_test(test_newline_tab_flags),
+        cmocka_unit_test(test_invalid_utf8),
+        cmocka_unit_test(test_bidi_controls),
+        cmocka_unit_test(test_all_bytes_safe),
+        cmocka_unit_test(test_appends),
+        cmocka_unit_test(test_injective),
+        cmocka_unit_test(test_utf8_decode),
+        cmocka_unit_test(test_width),
     };
 
     return cmocka_run_group_tests_name("unit/esc", tests, NULL, NULL);
