@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "delayq.h"
 #include "lib/buf.h"
 
 /*
@@ -33,6 +34,14 @@ enum { DQ_ESC_KEEP_NL = 1, DQ_ESC_KEEP_TAB = 2, DQ_ESC_KEEP_BACKSLASH = 4 };
  * byte string. Allocation failure is recorded in @b's sticky flag.
  */
 void dq_esc_text(struct dq_buf *b, const void *s, size_t len, unsigned flags);
+
+/*
+ * The inverse of dq_esc_text() (any flags): appends to @b the bytes that @len bytes of
+ * escaped text @s stand for, so a user can name bytes they cannot type (a NUL, an ESC)
+ * the way delayq showed them. \\ \e \n \t \r \xHH and \u{H...} are read; DQ_EINVAL
+ * naming the byte for any other backslash sequence. Unescaped bytes are copied.
+ */
+int dq_esc_unescape(struct dq_buf *b, const char *s, size_t len, dq_err *err);
 
 /*
  * Display width in terminal columns of already-escaped UTF-8 @s (wide East Asian

@@ -1116,6 +1116,82 @@ queues_lists_used_queues(void **state)
     result_free(&r);
 }
 
+/* SADD of raw bytes (a foreign write) to the registry. */
+static void
+registry_add_raw(const char *member, size_t len)
+{
+    redisContext *c = redisConnect("127.0.0.1", g_redis.port);
+    const char *argv[3] = {"SADD", "dq:queues", member};
+    size_t lens[3] = {4, 9, len};
+
+    assert_non_null(c);
+    assert_int_equal(c->err, 0);
+    redisReply *rep = redisCommandArgv(c, 3, argv, lens);
+    assert_non_null(rep);
+    assert_int_equal(rep->type, REDIS_REPLY_INTEGER);
+    freeReplyObject(rep);
+    redisFree(c);
+}
+
+/* Members of the registry that are no valid queue names (a foreign write: too long, a
+ * space, a NUL) are listed by --invalid, escaped, and --forget removes each, named as
+ * shown; a NUL member is no longer listed as the name before its NUL. */
+static void
+queues_forget_any_member(void **state)
+{
+    struct result r = {0};
+    char q[96], nul[128], longname[151];
+    (void)state;
+
+    test_queue_name(q, sizeof q, "regjunk");
+    RUN(&r, "enqueue", "-q", q, "--json", "1");
+    ASSERT_EXIT(&r, 0);
+    int n = snprintf(nul, sizeof nul, "%s", q);
+    memcpy(nul + n, "\0evil", 5);
+    registry_add_raw(nul, (size_t)n + 5);
+    memset(longname, 'L', 150);
+    longname[150] = '\0';
+    registry_add_raw(longname, 150);
+    registry_add_raw("q x\x1b[2J", 7);
+
+    RUN(&r, "queues");
+    ASSERT_EXIT(&r, 0);
+    const char *first = strstr(r.out, q);
+    assert_non_null(first);
+    assert_null(strstr(first + strlen(q), q)); /* listed once, not twice */
+
+    RUN(&r, "queues", "--invalid");
+    ASSERT_EXIT(&r, 0);
+    assert_terminal_safe("queues --invalid", r.out, r.out_len);
+    ASSERT_HAS(r.out, "q x\\e[2J  (7 bytes)\n");
+    ASSERT_HAS(r.out, "\\x00evil  (");
+    ASSERT_HAS(r.out, longname);
+    ASSERT_HAS(r.out, "(3 of ");
+
+    char shown[160];
+    snprintf(shown, sizeof shown, "%s\\x00evil", q);
+    RUN(&r, "queues", "--forget", shown);
+    ASSERT_EXIT(&r, 0);
+    ASSERT_HAS(r.out, "forgot registry member ");
+    RUN(&r, "queues", "--forget", longname);
+    ASSERT_EXIT(&r, 0);
+    RUN(&r, "queues", "--forget", "q x\\e[2J");
+    ASSERT_EXIT(&r, 0);
+    /* gone: a second forget says so; a bad escape is a usage error */
+    RUN(&r, "queues", "--forget", "q x\\e[2J");
+    ASSERT_EXIT(&r, 1);
+    ASSERT_HAS(r.err, "is not in the registry");
+    RUN(&r, "queues", "--forget", "q\\q");
+    ASSERT_EXIT(&r, 2);
+    RUN(&r, "queues", "--invalid", "--json");
+    ASSERT_EXIT(&r, 0);
+    assert_int_equal(r.out_len, 0);
+    /* the valid queue is still there */
+    RUN(&r, "queues");
+    ASSERT_HAS(r.out, q);
+    result_free(&r);
+}
+
 /* An operator command on a queue nothing has made is a typo until shown otherwise: exit
  * 1 naming the queue, the server and the close registered name, never an empty answer
  * ("requeued 0", "all well"). Known means registered or having any key. */
@@ -2622,6 +2698,7 @@ main(void)
         cmocka_unit_test(paused_server_times_out),
         cmocka_unit_test(help_and_usage),
         cmocka_unit_test(queues_lists_used_queues),
+        cmocka_unit_test(queues_forget_any_member),
         cmocka_unit_test(unknown_queues_are_named),
         cmocka_unit_test(requeue_with_a_new_payload),
         cmocka_unit_test(requeue_refuses_a_task_changed_meanwhile),

@@ -203,6 +203,12 @@ test_injective(void **state)
             out[n] = (struct dq_buf)DQ_BUF_INIT;
             dq_esc_text(&out[n], in, len, 0);
             assert_false(out[n].failed);
+            /* and what is shown reads back to the bytes (delayq queues --forget) */
+            struct dq_buf back = DQ_BUF_INIT;
+            assert_int_equal(dq_esc_unescape(&back, out[n].data, out[n].len, NULL), DQ_OK);
+            assert_int_equal(back.len, len);
+            assert_memory_equal(back.data, in, len);
+            dq_buf_free(&back);
             n++;
         }
     }
@@ -213,6 +219,37 @@ test_injective(void **state)
                          memcmp(out[i].data, out[j].data, out[i].len) == 0);
     for (size_t i = 0; i < n; i++)
         dq_buf_free(&out[i]);
+}
+
+static void
+test_unescape(void **state)
+{
+    struct dq_buf b = DQ_BUF_INIT;
+    dq_err err = {0};
+    (void)state;
+
+    assert_int_equal(dq_esc_unescape(&b, "a\\x00b\\u{202e}\\\\\\e", 18, &err), DQ_OK);
+    assert_int_equal(b.len, 8);
+    assert_memory_equal(b.data, "a\0b\xe2\x80\xae\\\x1b", 8);
+    dq_buf_reset(&b);
+    /* every byte, escaped, reads back */
+    unsigned char all[256];
+    for (int i = 0; i < 256; i++)
+        all[i] = (unsigned char)i;
+    struct dq_buf e = DQ_BUF_INIT;
+    dq_esc_text(&e, all, sizeof all, 0);
+    assert_int_equal(dq_esc_unescape(&b, e.data, e.len, &err), DQ_OK);
+    assert_int_equal(b.len, sizeof all);
+    assert_memory_equal(b.data, all, sizeof all);
+    dq_buf_free(&e);
+    /* what delayq never writes is refused, naming the byte */
+    const char *bad[] = {"ab\\q", "\\x4", "\\u{}", "\\u{d800}", "\\u{110000}", "x\\"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        dq_buf_reset(&b);
+        assert_int_equal(dq_esc_unescape(&b, bad[i], strlen(bad[i]), &err), DQ_EINVAL);
+        assert_non_null(strstr(err.msg, "byte "));
+    }
+    dq_buf_free(&b);
 }
 
 static void
@@ -281,17 +318,12 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_plain_text_copied),
-        cmocka_unit_test(test_csi_and_osc),
-        cmocka_unit_test(test_c1_controls),
-        cmocka_unit_test(test_newline_tab_flags),
-        cmocka_unit_test(test_invalid_utf8),
-        cmocka_unit_test(test_bidi_controls),
-        cmocka_unit_test(test_all_bytes_safe),
-        cmocka_unit_test(test_appends),
-        cmocka_unit_test(test_injective),
-        cmocka_unit_test(test_utf8_decode),
-        cmocka_unit_test(test_width),
+        cmocka_unit_test(test_plain_text_copied), cmocka_unit_test(test_csi_and_osc),
+        cmocka_unit_test(test_c1_controls),       cmocka_unit_test(test_newline_tab_flags),
+        cmocka_unit_test(test_invalid_utf8),      cmocka_unit_test(test_bidi_controls),
+        cmocka_unit_test(test_all_bytes_safe),    cmocka_unit_test(test_appends),
+        cmocka_unit_test(test_injective),         cmocka_unit_test(test_unescape),
+        cmocka_unit_test(test_utf8_decode),       cmocka_unit_test(test_width),
     };
 
     return cmocka_run_group_tests_name("unit/esc", tests, NULL, NULL);
