@@ -11,9 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt/esc.h"
 #include "fmt/taskfmt.h"
 #include "lib/buf.h"
 #include "lib/dur.h"
+#include "lib/task.h"
 
 /* Task ids the Workers view lists per worker. */
 #define WORKER_TASKS_SHOWN 5
@@ -89,10 +91,20 @@ job_audit(dq_client *c, struct job *j)
         return;
     }
     for (size_t i = 0; i < a.n; i++) {
+        const dq_audit_entry *e = &a.entries[i];
         char at[40];
-        dq_time_format(at, sizeof at, a.entries[i].at_ms);
-        dq_buf_printf(&b, "%s  %s  %s  %s  -> %s\n", at, a.entries[i].who, a.entries[i].action,
-                      a.entries[i].detail, a.entries[i].result);
+        dq_time_format(at, sizeof at, e->at_ms);
+        /* escaped here, with their lengths: a NUL or a newline in a field (a foreign
+         * write) must neither cut the entry nor start a line that looks like another */
+        dq_buf_printf(&b, "%s  ", at);
+        dq_esc_text(&b, e->who, dq_slen(e->who, e->who_len), 0);
+        dq_buf_puts(&b, "  ");
+        dq_esc_text(&b, e->action, dq_slen(e->action, e->action_len), 0);
+        dq_buf_puts(&b, "  ");
+        dq_esc_text(&b, e->detail, dq_slen(e->detail, e->detail_len), 0);
+        dq_buf_puts(&b, "  -> ");
+        dq_esc_text(&b, e->result, dq_slen(e->result, e->result_len), 0);
+        dq_buf_putc(&b, '\n');
     }
     if (a.n == 0)
         dq_buf_puts(&b, "(no operator actions recorded)\n");
