@@ -135,29 +135,43 @@ link_of(int rc)
     }
 }
 
-size_t
-model_link_status(const struct model *m, char *buf, size_t size)
+/* m->error for a failed fetch: @raw, and for a server that is there, what that means,
+ * so the status line (and the view before any data) says it in one place. */
+static void
+link_text(struct model *m, const char *raw)
 {
     const char *when = m->have_data ? "; showing the last data" : "";
 
     switch (m->link) {
     case LINK_REFUSED:
         /* Redis does not say which key: name the queue's keys, where TYPE tells */
-        if (strstr(m->error, "WRONGTYPE") != NULL)
-            return (size_t)snprintf(buf, size,
-                                    "%s: a key of queue %s (dq:{%s}:*) is not of the type "
-                                    "delayq writes (redis answered: not disconnected%s)",
-                                    m->error, m->queue, m->queue, when);
-        return (size_t)snprintf(buf, size, "%s (redis answered: not disconnected%s)", m->error,
-                                when);
+        if (strstr(raw, "WRONGTYPE") != NULL)
+            snprintf(m->error, sizeof m->error,
+                     "%s: a key of queue %s (dq:{%s}:*) is not of the type delayq writes "
+                     "(redis answered: not disconnected%s)",
+                     raw, m->queue, m->queue, when);
+        else
+            snprintf(m->error, sizeof m->error, "%s (redis answered: not disconnected%s)", raw,
+                     when);
+        break;
     case LINK_SLOW:
-        return (size_t)snprintf(buf, size,
-                                "%s: redis is busy or paused (CLIENT PAUSE, a long script), "
-                                "not disconnected%s",
-                                m->error, when);
+        snprintf(m->error, sizeof m->error,
+                 "%s: redis is busy or paused (CLIENT PAUSE, a long script), not "
+                 "disconnected%s",
+                 raw, when);
+        break;
     default:
-        return (size_t)snprintf(buf, size, "%s", "");
+        snprintf(m->error, sizeof m->error, "%s", raw);
+        break;
     }
+}
+
+size_t
+model_link_status(const struct model *m, char *buf, size_t size)
+{
+    bool there = m->link == LINK_REFUSED || m->link == LINK_SLOW;
+
+    return (size_t)snprintf(buf, size, "%s", there ? m->error : "");
 }
 
 void
@@ -183,7 +197,7 @@ model_apply(struct model *m, struct snapshot *snap)
         if (snap->held_back && m->link == LINK_DOWN && (was == LINK_SLOW || was == LINK_REFUSED))
             m->link = was;
         else
-            snprintf(m->error, sizeof m->error, "%s", snap->error);
+            link_text(m, snap->error);
         m->connected = m->link != LINK_DOWN;
         snapshot_free(snap);
         return false;

@@ -38,7 +38,7 @@ struct model {
     bool have_data;  /* at least one fetch succeeded */
     bool connected;  /* Redis was reached at the last fetch: link != LINK_DOWN */
     enum link link;  /* how the last fetch ended */
-    char error[256]; /* why the last fetch failed, for the status line */
+    char error[640]; /* why the last fetch failed, for the status line */
     char endpoint[300];
     char node[300]; /* cluster: the node that serves the queue (dq_client_node); else "" */
     char queue[DQ_QUEUE_NAME_MAX + 1];

@@ -166,6 +166,15 @@ banner_tells_refused_and_slow_from_down(void **state)
     assert_has(text, "DISCONNECTED");
     free(text);
     model_free(&m);
+
+    /* before any data the view shows the same words */
+    model_init(&m, "orders", "127.0.0.1:6379");
+    apply_failure(&m, DQ_EREDIS, "redis refused stats: WRONGTYPE Operation", false);
+    text = render(&m, &ui, 40, 140);
+    assert_null(strstr(text, "DISCONNECTED"));
+    assert_has(text, "WRONGTYPE Operation: a key of queue orders (dq:{orders}:*)");
+    free(text);
+    model_free(&m);
     ui_free(&ui);
 }
 
