@@ -73,8 +73,9 @@ dq_fmt_json_str(struct dq_buf *b, const void *s, size_t len)
             dq_buf_puts(b, "\\t");
         } else if (cp == '\r') {
             dq_buf_puts(b, "\\r");
-        } else if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0) || cp == 0x2028 ||
-                   cp == 0x2029) {
+        } else if (dq_esc_is_unsafe(cp) || cp == 0x2028 || cp == 0x2029) {
+            /* C0, DEL, C1 and the bidi controls: a JSON reader gets the same code point,
+             * and a terminal showing the line is not reordered by a U+202E in an id */
             dq_buf_printf(b, "\\u%04x", (unsigned)cp);
         } else {
             dq_buf_append(b, p + i, n);

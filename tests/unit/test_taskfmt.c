@@ -85,6 +85,15 @@ json_is_one_line_and_escaped(void **state)
     assert_has(&b, "\"payload\":{\"a\":1}");
     assert_has(&b, "\"error\":\"card declined \\u001b[2J\"");
     assert_null(strchr(b.data, '\n'));
+    /* a bidi override would reorder the line on a terminal: \u202e, the same code point */
+    struct dq_buf bidi = DQ_BUF_INIT;
+    dq_fmt_json_str(&bidi,
+                    "a\xe2\x80\xae"
+                    "b\xe2\x81\xa6",
+                    8);
+    dq_buf_putc(&bidi, '\0');
+    assert_string_equal(bidi.data, "\"a\\u202eb\\u2066\"");
+    dq_buf_free(&bidi);
     dq_buf_free(&b);
 }
 
