@@ -904,6 +904,7 @@ typedef struct dq_error_group {
     int64_t first_ms, last_ms; /* first and last failure seen since the group appeared */
     char *sample_id;           /* owned: the user-facing id of its newest failure ("" if none) */
     char *sample_error;        /* owned: that failure's first error line, at most 200 bytes */
+    size_t signature_len, sample_id_len, sample_error_len; /* their bytes, as in dq_task */
 } dq_error_group;
 
 typedef struct dq_errors {

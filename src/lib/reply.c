@@ -934,6 +934,9 @@ errors_group(const redisReply *r, size_t base, dq_error_group *g, dq_err *err)
     g->signature = dq_dup_bytes(sig->str, sig->len);
     g->sample_id = dq_dup_bytes(sample->str + skip, sample->len - skip);
     g->sample_error = dq_dup_bytes(serr->str, serr->len);
+    g->signature_len = sig->len;
+    g->sample_id_len = sample->len - skip;
+    g->sample_error_len = serr->len;
     if (g->signature == NULL || g->sample_id == NULL || g->sample_error == NULL)
         return oom(err);
     return DQ_OK;

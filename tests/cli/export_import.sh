@@ -226,6 +226,10 @@ for f in '"last_error":"l\u0000ast"' '"reason":"rea\u0000son"' '"error":"e\u0000
 done
 dq ls --url "$B" -q nulz failed >"$work/z.ls" 2>&1
 check "ls shows the NUL escaped and what follows it" grep -qF 'rea\x00son: e\x00rr' "$work/z.ls"
+dq errors --url "$B" -q nulz >"$work/z.errors" 2>&1
+check "errors shows the signature with the NUL escaped" grep -qF 'e\x00rr' "$work/z.errors"
+dq errors --url "$B" -q nulz --json >"$work/z.errors.json" 2>&1
+check "errors --json keeps the sample error's NUL" grep -qF '"sample_error":"e\u0000rr"' "$work/z.errors.json"
 
 redis_stop
 finish
