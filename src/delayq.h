@@ -245,6 +245,7 @@ typedef struct dq_attempt {
     char *outcome;       /* "retry", "fail", "lease expired", "timed out" or "expired"; "?" when
                             the entry does not decode */
     char *error;         /* the first DQ_HISTORY_ERROR_MAX bytes of its error */
+    size_t worker_len, outcome_len, error_len; /* their bytes, as in dq_task */
 } dq_attempt;
 /* history: end */
 
@@ -252,9 +253,13 @@ typedef struct dq_attempt {
  * A task as read from Redis. Every pointer is owned by the struct and released by
  * dq_task_clear(). Strings are NUL-terminated; the payload is not (use
  * payload_len) and may hold any bytes. Fields that do not apply are -1 / NULL.
+ * Each string has its length in bytes beside it (id_len ...): a string another client
+ * wrote may hold NUL bytes, which a reader of C strings would cut short. The library
+ * always sets them; a length of 0 means strlen() (a task built by hand).
  */
 typedef struct dq_task {
-    char *id;               /* the task id: caller-chosen, or the queue sequence in decimal */
+    char *id; /* the task id: caller-chosen, or the queue sequence in decimal */
+    size_t id_len;
     bool custom_id;         /* the id was chosen by the producer */
     uint64_t seq;           /* per-queue enqueue sequence (orders tasks due in one ms) */
     uint32_t attempt;       /* attempts already made (0 before the first run) */
@@ -265,19 +270,22 @@ typedef struct dq_task {
     unsigned char *payload; /* owned; payload_len bytes */
     size_t payload_len;
     char *last_error; /* message of the last retry; NULL if none */
+    size_t last_error_len;
     dq_state state;
 
     /* in-flight only */
     int64_t lease_ms;   /* lease deadline */
     int64_t claimed_ms; /* when this lease began */
     char *worker;       /* who holds the lease */
+    size_t worker_len;
 
     /* failed only */
     int64_t failed_ms;
-    char *reason;     /* "error", "attempts exhausted", "expired", "undecodable", ... */
-    char *error;      /* the error message */
-    char *trace;      /* the stack trace text; may be empty */
-    char *failed_by;  /* who failed it */
+    char *reason;    /* "error", "attempts exhausted", "expired", "undecodable", ... */
+    char *error;     /* the error message */
+    char *trace;     /* the stack trace text; may be empty */
+    char *failed_by; /* who failed it */
+    size_t reason_len, error_len, trace_len, failed_by_len;
     bool undecodable; /* the raw member could not be decoded; see raw */
 
     unsigned char *raw; /* owned: the envelope bytes exactly as stored in Redis */
@@ -484,6 +492,7 @@ typedef struct dq_result {
     char message[1024]; /* retry / failed: what went wrong (one line is best) */
     char *trace;        /* failed: stack trace text, malloc()ed by the handler; the worker
                            frees it. NULL: none. See dq_trace_capture(). */
+    size_t trace_len;   /* its bytes, when it may hold NULs (a program's stderr); 0: strlen */
 } dq_result;
 
 /* One result settled inside a claim (dq_claim_settle). */
@@ -492,6 +501,7 @@ typedef struct dq_settle {
     dq_outcome outcome;  /* DQ_DONE (ack), DQ_RETRY, DQ_FAILED or DQ_RELEASE */
     const char *message; /* retry, failed: what went wrong; NULL: "" */
     const char *trace;   /* failed: stack trace text; NULL: "" */
+    size_t trace_len;    /* its bytes (it may hold NULs); 0: strlen(trace) */
     /* set by dq_claim_settle when it returns DQ_OK */
     int rc;               /* DQ_OK, or DQ_ELEASE / DQ_EPROTO for this task alone */
     dq_err err;           /* rc's message */
@@ -745,7 +755,8 @@ int dq_find(dq_client *c, const char *queue, const char *id, dq_task *out, dq_er
 
 typedef struct dq_audit_entry {
     int64_t at_ms;
-    char *who, *action, *detail, *result; /* owned */
+    char *who, *action, *detail, *result;               /* owned */
+    size_t who_len, action_len, detail_len, result_len; /* their bytes, as in dq_task */
 } dq_audit_entry;
 
 typedef struct dq_audit {
@@ -906,6 +917,7 @@ typedef struct dq_error_group {
     int64_t first_ms, last_ms; /* first and last failure seen since the group appeared */
     char *sample_id;           /* owned: the user-facing id of its newest failure ("" if none) */
     char *sample_error;        /* owned: that failure's first error line, at most 200 bytes */
+    size_t signature_len, sample_id_len, sample_error_len; /* their bytes, as in dq_task */
 } dq_error_group;
 
 typedef struct dq_errors {

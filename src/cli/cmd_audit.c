@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lib/task.h"
 #include "fmt/taskfmt.h"
 #include "lib/dur.h"
 
@@ -54,24 +55,24 @@ cmd_audit(struct cli *g, int argc, char **argv)
         dq_buf_reset(&b);
         if (json) {
             dq_buf_printf(&b, "{\"at_ms\":%lld,\"at\":\"%s\",\"who\":", (long long)e->at_ms, at);
-            dq_fmt_json_str(&b, e->who, strlen(e->who));
+            dq_fmt_json_str(&b, e->who, dq_slen(e->who, e->who_len));
             dq_buf_puts(&b, ",\"action\":");
-            dq_fmt_json_str(&b, e->action, strlen(e->action));
+            dq_fmt_json_str(&b, e->action, dq_slen(e->action, e->action_len));
             dq_buf_puts(&b, ",\"detail\":");
-            dq_fmt_json_str(&b, e->detail, strlen(e->detail));
+            dq_fmt_json_str(&b, e->detail, dq_slen(e->detail, e->detail_len));
             dq_buf_puts(&b, ",\"result\":");
-            dq_fmt_json_str(&b, e->result, strlen(e->result));
+            dq_fmt_json_str(&b, e->result, dq_slen(e->result, e->result_len));
             dq_buf_puts(&b, "}\n");
             fwrite(b.data, 1, b.len, stdout);
         } else {
             printf("%s  ", at);
-            cli_put_safe(stdout, e->who, strlen(e->who));
+            cli_put_safe(stdout, e->who, dq_slen(e->who, e->who_len));
             fputs("  ", stdout);
-            cli_put_safe(stdout, e->action, strlen(e->action));
+            cli_put_safe(stdout, e->action, dq_slen(e->action, e->action_len));
             fputs("  ", stdout);
-            cli_put_safe(stdout, e->detail, strlen(e->detail));
+            cli_put_safe(stdout, e->detail, dq_slen(e->detail, e->detail_len));
             fputs("  -> ", stdout);
-            cli_put_safe(stdout, e->result, strlen(e->result));
+            cli_put_safe(stdout, e->result, dq_slen(e->result, e->result_len));
             fputc('\n', stdout);
         }
     }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lib/task.h"
 #include "fmt/taskfmt.h"
 #include "lib/dur.h"
 
@@ -21,10 +22,10 @@ static const char help[] =
     "  --json      one JSON object: failed, then a \"groups\" array\n\n";
 
 static void
-put_json_str(struct dq_buf *b, const char *k, const char *v)
+put_json_str(struct dq_buf *b, const char *k, const char *v, size_t len)
 {
     dq_buf_printf(b, ",\"%s\":", k);
-    dq_fmt_json_str(b, v, strlen(v));
+    dq_fmt_json_str(b, v, dq_slen(v, len));
 }
 
 static double
@@ -43,14 +44,14 @@ print_json(const struct cli *g, const dq_errors *e)
     for (size_t i = 0; i < e->n; i++) {
         const dq_error_group *x = &e->groups[i];
         dq_buf_printf(&b, "%s{\"group\":\"%s\"", i ? "," : "", x->id);
-        put_json_str(&b, "signature", x->signature);
+        put_json_str(&b, "signature", x->signature, x->signature_len);
         dq_buf_printf(&b,
                       ",\"count\":%lld,\"share_pct\":%.1f,\"first_seen_ms\":%lld,"
                       "\"last_seen_ms\":%lld",
                       (long long)x->count, share(x->count, e->failed), (long long)x->first_ms,
                       (long long)x->last_ms);
-        put_json_str(&b, "sample_id", x->sample_id);
-        put_json_str(&b, "sample_error", x->sample_error);
+        put_json_str(&b, "sample_id", x->sample_id, x->sample_id_len);
+        put_json_str(&b, "sample_error", x->sample_error, x->sample_error_len);
         dq_buf_puts(&b, "}");
     }
     dq_buf_puts(&b, "]}\n");
@@ -76,13 +77,13 @@ print_human(const struct cli *g, const dq_errors *e)
         strncat(first, " ago", sizeof first - strlen(first) - 1);
         printf("%-16s %8lld %5.1f%% %-9s %-9s  ", x->id, (long long)x->count,
                share(x->count, e->failed), last, first);
-        cli_put_safe(stdout, x->signature, strlen(x->signature));
+        cli_put_safe(stdout, x->signature, dq_slen(x->signature, x->signature_len));
         fputs("\n", stdout);
-        if (x->sample_id[0] != '\0') {
+        if (dq_slen(x->sample_id, x->sample_id_len) > 0) {
             printf("%*s  e.g. ", 16 + 1 + 8 + 1 + 6 + 1 + 9 + 1 + 9, "");
-            cli_put_safe(stdout, x->sample_id, strlen(x->sample_id));
+            cli_put_safe(stdout, x->sample_id, dq_slen(x->sample_id, x->sample_id_len));
             fputs(": ", stdout);
-            cli_put_safe(stdout, x->sample_error, strlen(x->sample_error));
+            cli_put_safe(stdout, x->sample_error, dq_slen(x->sample_error, x->sample_error_len));
             fputs("\n", stdout);
         }
     }

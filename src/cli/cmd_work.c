@@ -435,6 +435,7 @@ exit_to_result(const struct command *c, dq_result *res)
         if (res->trace != NULL) {
             memcpy(res->trace, c->tail->buf, c->tail->len);
             res->trace[c->tail->len] = '\0';
+            res->trace_len = c->tail->len; /* stderr may hold NULs: every byte is kept */
         }
     }
 }

@@ -466,6 +466,7 @@ take_result(struct handler *h, size_t line_len, const struct dq_buf *wire_id, dq
             } else if ((res->trace = malloc(h->tail.len + 1)) != NULL) {
                 memcpy(res->trace, h->tail.buf, h->tail.len);
                 res->trace[h->tail.len] = '\0';
+                res->trace_len = h->tail.len; /* stderr may hold NULs: every byte is kept */
             }
         }
     }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lib/task.h"
 #include "fmt/esc.h"
 #include "fmt/mptext.h"
 #include "fmt/taskfmt.h"
@@ -18,11 +19,13 @@ cli_task_row_header(FILE *f, dq_view view)
             view == DQ_VIEW_FAILED ? "REASON: ERROR" : "PAYLOAD");
 }
 
-/* First line of @s, escaped, at most @max bytes of output. */
+/* First line of @s (@len bytes, 0: strlen), escaped, at most @max bytes of output. */
 static void
-first_line(struct dq_buf *b, const char *s, size_t max)
+first_line(struct dq_buf *b, const char *s, size_t len, size_t max)
 {
-    size_t n = strcspn(s, "\n");
+    len = dq_slen(s, len);
+    const char *nl = memchr(s, '\n', len);
+    size_t n = nl != NULL ? (size_t)(nl - s) : len;
     struct dq_buf tmp = DQ_BUF_INIT;
 
     dq_esc_text(&tmp, s, n, 0);
@@ -46,7 +49,7 @@ cli_task_row(FILE *f, const dq_task *t, dq_view view, int64_t now_ms)
     char when[32] = "-", att[24];
     int64_t d = -1;
 
-    dq_esc_text(&id, t->id, strlen(t->id), 0);
+    dq_esc_text(&id, t->id, dq_slen(t->id, t->id_len), 0);
     switch (view) {
     case DQ_VIEW_DUE:
         d = now_ms - t->due_ms;
@@ -70,16 +73,16 @@ cli_task_row(FILE *f, const dq_task *t, dq_view view, int64_t now_ms)
     }
     dq_fmt_attempts(att, sizeof att, t);
     if (view == DQ_VIEW_FAILED) {
-        first_line(&rest, t->reason ? t->reason : "?", 40);
+        first_line(&rest, t->reason ? t->reason : "?", t->reason ? t->reason_len : 0, 40);
         dq_buf_puts(&rest, ": ");
-        first_line(&rest, t->error ? t->error : "", 80);
+        first_line(&rest, t->error ? t->error : "", t->error ? t->error_len : 0, 80);
     } else if (t->undecodable) {
         dq_buf_puts(&rest, "undecodable ");
         dq_mp_summary(&rest, t->raw, t->raw_len, 60);
     } else {
         if (view == DQ_VIEW_INFLIGHT && t->worker) {
             dq_buf_puts(&rest, "[");
-            first_line(&rest, t->worker, 40);
+            first_line(&rest, t->worker, t->worker_len, 40);
             dq_buf_puts(&rest, "] ");
         }
         dq_mp_summary(&rest, t->payload, t->payload_len, 80);

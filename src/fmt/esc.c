@@ -9,6 +9,8 @@
  */
 #include "fmt/esc.h"
 
+#include "lib/err.h"
+
 size_t
 dq_utf8_decode(const void *s, size_t len, uint32_t *cp)
 {
@@ -107,6 +109,12 @@ esc_byte(struct dq_buf *b, unsigned char c, unsigned flags)
     case 0x1b:
         dq_buf_append(b, "\\e", 2);
         return;
+    case '\\':
+        if (flags & DQ_ESC_KEEP_BACKSLASH)
+            dq_buf_putc(b, '\\');
+        else
+            dq_buf_append(b, "\\\\", 2);
+        return;
     default: {
         char tmp[4] = {'\\', 'x', hex[c >> 4], hex[c & 0x0f]};
         dq_buf_append(b, tmp, sizeof tmp);
@@ -129,7 +137,7 @@ dq_esc_text(struct dq_buf *b, const void *s, size_t len, unsigned flags)
     }
     while (p < end) {
         unsigned char c = *p;
-        if (c >= 0x20 && c < 0x7f) {
+        if (c >= 0x20 && c < 0x7f && (c != '\\' || (flags & DQ_ESC_KEEP_BACKSLASH))) {
             p++;
             continue;
         }
@@ -149,6 +157,110 @@ dq_esc_text(struct dq_buf *b, const void *s, size_t len, unsigned flags)
         run = p;
     }
     dq_buf_append(b, run, (size_t)(p - run));
+}
+
+static int
+hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static void
+put_utf8(struct dq_buf *b, uint32_t cp)
+{
+    unsigned char u[4];
+    size_t n;
+
+    if (cp < 0x80) {
+        u[0] = (unsigned char)cp;
+        n = 1;
+    } else if (cp < 0x800) {
+        u[0] = (unsigned char)(0xc0 | (cp >> 6));
+        u[1] = (unsigned char)(0x80 | (cp & 0x3f));
+        n = 2;
+    } else if (cp < 0x10000) {
+        u[0] = (unsigned char)(0xe0 | (cp >> 12));
+        u[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
+        u[2] = (unsigned char)(0x80 | (cp & 0x3f));
+        n = 3;
+    } else {
+        u[0] = (unsigned char)(0xf0 | (cp >> 18));
+        u[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3f));
+        u[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
+        u[3] = (unsigned char)(0x80 | (cp & 0x3f));
+        n = 4;
+    }
+    dq_buf_append(b, u, n);
+}
+
+int
+dq_esc_unescape(struct dq_buf *b, const char *s, size_t len, dq_err *err)
+{
+    dq_buf_append(b, "", 0);
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] != '\\') {
+            dq_buf_putc(b, s[i]);
+            continue;
+        }
+        size_t at = i + 1; /* 1-based position of the backslash, for the message */
+        char c = i + 1 < len ? s[++i] : '\0';
+        switch (c) {
+        case '\\':
+            dq_buf_putc(b, '\\');
+            break;
+        case 'e':
+            dq_buf_putc(b, 0x1b);
+            break;
+        case 'n':
+            dq_buf_putc(b, '\n');
+            break;
+        case 't':
+            dq_buf_putc(b, '\t');
+            break;
+        case 'r':
+            dq_buf_putc(b, '\r');
+            break;
+        case 'x': {
+            int hi = i + 1 < len ? hex_digit(s[i + 1]) : -1;
+            int lo = i + 2 < len ? hex_digit(s[i + 2]) : -1;
+            if (hi < 0 || lo < 0)
+                return dq_err_set(err, DQ_EINVAL,
+                                  "byte %zu: a backslash and x need two hex digits after them", at);
+            dq_buf_putc(b, (char)(hi << 4 | lo));
+            i += 2;
+            break;
+        }
+        case 'u': {
+            uint32_t cp = 0;
+            size_t j = i + 2, digits = 0;
+            if (i + 1 >= len || s[i + 1] != '{')
+                return dq_err_set(err, DQ_EINVAL,
+                                  "byte %zu: a backslash and u need {hex digits} after them", at);
+            for (; j < len && hex_digit(s[j]) >= 0 && digits < 6; j++, digits++)
+                cp = cp << 4 | (uint32_t)hex_digit(s[j]);
+            if (digits == 0 || j >= len || s[j] != '}' || cp > 0x10ffff ||
+                (cp >= 0xd800 && cp <= 0xdfff))
+                return dq_err_set(
+                    err, DQ_EINVAL,
+                    "byte %zu: a backslash and u{...} need 1..6 hex digits of a code point", at);
+            put_utf8(b, cp);
+            i = j;
+            break;
+        }
+        default:
+            return dq_err_set(err, DQ_EINVAL,
+                              "byte %zu: after a backslash comes another, e, n, t, r, xHH or u{H}, "
+                              "as delayq shows bytes",
+                              at);
+        }
+    }
+    return b->failed ? dq_err_set(err, DQ_ENOMEM, "out of memory") : DQ_OK;
 }
 
 /* ---- width ------------------------------------------------------------------------ */

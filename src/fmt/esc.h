@@ -11,9 +11,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "delayq.h"
 #include "lib/buf.h"
 
-enum { DQ_ESC_KEEP_NL = 1, DQ_ESC_KEEP_TAB = 2 };
+/*
+ * DQ_ESC_KEEP_BACKSLASH copies '\' unchanged: only for text whose backslashes are already
+ * unambiguous by its own notation (JSON, or text this escaper produced). Escaping twice
+ * must not double what the first pass wrote, and one function cannot be both injective
+ * and idempotent.
+ */
+enum { DQ_ESC_KEEP_NL = 1, DQ_ESC_KEEP_TAB = 2, DQ_ESC_KEEP_BACKSLASH = 4 };
 
 /*
  * Appends @len untrusted bytes to @b as terminal-safe UTF-8: valid printable UTF-8 is
@@ -21,11 +28,20 @@ enum { DQ_ESC_KEEP_NL = 1, DQ_ESC_KEEP_TAB = 2 };
  * (U+202A..U+202E, U+2066..U+2069), and every byte of invalid UTF-8 (overlongs,
  * surrogates, > U+10FFFF, truncated sequences) are escaped. \n and \t are kept only
  * when the flag says so, otherwise shown as \n, \t; \r as \r; ESC as \e; other
- * control/invalid bytes as \xHH; escaped code points as \u{202e}. Backslash itself is
- * copied unchanged (readability of Windows paths beats unambiguity here). Allocation
- * failure is recorded in @b's sticky flag.
+ * control/invalid bytes as \xHH (NUL as \x00); escaped code points as \u{202e}; and the
+ * backslash itself as \\, so the escaping is injective: a literal "\e[2J" (shown
+ * \\e[2J) never looks like an escaped ESC (shown \e[2J), and what is shown names one
+ * byte string. Allocation failure is recorded in @b's sticky flag.
  */
 void dq_esc_text(struct dq_buf *b, const void *s, size_t len, unsigned flags);
+
+/*
+ * The inverse of dq_esc_text() (any flags): appends to @b the bytes that @len bytes of
+ * escaped text @s stand for, so a user can name bytes they cannot type (a NUL, an ESC)
+ * the way delayq showed them. \\ \e \n \t \r \xHH and \u{H...} are read; DQ_EINVAL
+ * naming the byte for any other backslash sequence. Unescaped bytes are copied.
+ */
+int dq_esc_unescape(struct dq_buf *b, const char *s, size_t len, dq_err *err);
 
 /*
  * Display width in terminal columns of already-escaped UTF-8 @s (wide East Asian

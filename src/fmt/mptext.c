@@ -499,7 +499,7 @@ tree_key(struct walk *w, struct dq_buf *out, const msgpack_object *k)
         if (key.failed)
             out->failed = true;
         else
-            dq_esc_text(out, key.data, key.len, 0);
+            dq_esc_text(out, key.data, key.len, DQ_ESC_KEEP_BACKSLASH); /* JSON text */
     }
     dq_buf_free(&key);
     return rc;
@@ -632,7 +632,8 @@ dq_mp_summary(struct dq_buf *out, const void *data, size_t len, size_t max_bytes
 
     int rc = json_render(&json, data, len, slack, NULL);
     if (rc == DQ_OK || rc == WALK_CUT) {
-        dq_esc_text(&text, json.data, json.len, 0);
+        /* JSON: its backslashes are its own escapes, doubling them would mislead */
+        dq_esc_text(&text, json.data, json.len, DQ_ESC_KEEP_BACKSLASH);
     } else {
         dq_buf_puts(&text, "raw: ");
         dq_esc_text(&text, data, len < slack ? len : slack, 0);

@@ -12,6 +12,7 @@
 #include "fmt/mptext.h"
 #include "lib/dur.h"
 #include "lib/mp.h"
+#include "lib/task.h"
 #include "lib/err.h"
 
 static const char *const state_names[] = {"none", "scheduled", "inflight", "failed"};
@@ -121,8 +122,9 @@ dq_fmt_json_str(struct dq_buf *b, const void *s, size_t len)
             dq_buf_puts(b, "\\t");
         } else if (cp == '\r') {
             dq_buf_puts(b, "\\r");
-        } else if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0) || cp == 0x2028 ||
-                   cp == 0x2029) {
+        } else if (dq_esc_is_unsafe(cp) || cp == 0x2028 || cp == 0x2029) {
+            /* C0, DEL, C1 and the bidi controls: a JSON reader gets the same code point,
+             * and a terminal showing the line is not reordered by a U+202E in an id */
             dq_buf_printf(b, "\\u%04x", (unsigned)cp);
         } else {
             dq_buf_append(b, p + i, n);
@@ -156,9 +158,9 @@ struct json_mode {
 /* A string value. Lossless: text that is not valid UTF-8 goes through msgpack to JSON,
  * which writes it as {"$str_base64":...} (dq_json_to_mp reads that back to the bytes). */
 static void
-json_str(struct dq_buf *b, const char *s, const struct json_mode *m)
+json_str(struct dq_buf *b, const char *s, size_t len, const struct json_mode *m)
 {
-    size_t len = strlen(s);
+    len = dq_slen(s, len); /* every byte, a NUL inside included (\u0000) */
 
     if (m->lossless && !dq_utf8_valid(s, len)) {
         struct dq_buf mp = DQ_BUF_INIT;
@@ -172,13 +174,14 @@ json_str(struct dq_buf *b, const char *s, const struct json_mode *m)
 }
 
 static void
-json_key_str(struct dq_buf *b, const char *key, const char *s, const struct json_mode *m)
+json_key_str(struct dq_buf *b, const char *key, const char *s, size_t len,
+             const struct json_mode *m)
 {
     dq_buf_printf(b, ",\"%s\":", key);
     if (s == NULL)
         dq_buf_puts(b, "null");
     else
-        json_str(b, s, m);
+        json_str(b, s, len, m);
 }
 
 static void
@@ -203,9 +206,9 @@ json_history(struct dq_buf *b, const dq_task *t, const struct json_mode *m)
         dq_buf_printf(b, "%s{\"attempt\":%u", i > 0 ? "," : "", a->attempt);
         json_key_int(b, "started_ms", a->started_ms);
         json_key_int(b, "duration_ms", a->duration_ms);
-        json_key_str(b, "worker", a->worker, m);
-        json_key_str(b, "outcome", a->outcome, m);
-        json_key_str(b, "error", a->error, m);
+        json_key_str(b, "worker", a->worker, a->worker_len, m);
+        json_key_str(b, "outcome", a->outcome, a->outcome_len, m);
+        json_key_str(b, "error", a->error, a->error_len, m);
         dq_buf_putc(b, '}');
     }
     dq_buf_putc(b, ']');
@@ -250,9 +253,9 @@ static void
 task_json(struct dq_buf *b, const dq_task *t, int64_t now_ms, const struct json_mode *m)
 {
     dq_buf_puts(b, "{\"id\":");
-    json_str(b, t->id, m);
+    json_str(b, t->id, t->id_len, m);
     if (m->queue != NULL)
-        json_key_str(b, "queue", m->queue, m);
+        json_key_str(b, "queue", m->queue, 0, m);
     dq_buf_printf(b, ",\"state\":\"%s\"", state_names[t->state]);
     if (t->undecodable) {
         dq_buf_puts(b, ",\"undecodable\":true,\"raw_base64\":\"");
@@ -264,24 +267,24 @@ task_json(struct dq_buf *b, const dq_task *t, int64_t now_ms, const struct json_
                       t->max_attempts);
         json_key_int(b, "enqueued_ms", t->enqueued_ms);
         json_key_int(b, "deadline_ms", t->deadline_ms);
-        json_key_str(b, "last_error", t->last_error, m);
+        json_key_str(b, "last_error", t->last_error, t->last_error_len, m);
         json_payload(b, t, m);
     }
     json_key_int(b, "due_ms", t->due_ms);
     if (t->state == DQ_STATE_INFLIGHT) {
         json_key_int(b, "lease_ms", t->lease_ms);
         json_key_int(b, "claimed_ms", t->claimed_ms);
-        json_key_str(b, "worker", t->worker, m);
+        json_key_str(b, "worker", t->worker, t->worker_len, m);
         if (!m->lossless)
             dq_buf_printf(b, ",\"lease_expired\":%s",
                           t->lease_ms >= 0 && t->lease_ms < now_ms ? "true" : "false");
     }
     if (t->state == DQ_STATE_FAILED) {
         json_key_int(b, "failed_ms", t->failed_ms);
-        json_key_str(b, "reason", t->reason, m);
-        json_key_str(b, "error", t->error, m);
-        json_key_str(b, "trace", t->trace, m);
-        json_key_str(b, "failed_by", t->failed_by, m);
+        json_key_str(b, "reason", t->reason, t->reason_len, m);
+        json_key_str(b, "error", t->error, t->error_len, m);
+        json_key_str(b, "trace", t->trace, t->trace_len, m);
+        json_key_str(b, "failed_by", t->failed_by, t->failed_by_len, m);
     }
     json_history(b, t, m);
     dq_buf_putc(b, '}');
@@ -303,13 +306,19 @@ dq_fmt_task_export(struct dq_buf *b, const dq_task *t, const char *queue)
     task_json(b, t, 0, &m);
 }
 
-/* "label         value\n", the value escaped. */
+/* "label         value\n", the value (@len bytes, 0: strlen) escaped. */
+static void
+detail_line_n(struct dq_buf *b, const char *label, const char *s, size_t len)
+{
+    dq_buf_printf(b, "%-14s", label);
+    dq_esc_text(b, s, dq_slen(s, len), 0);
+    dq_buf_putc(b, '\n');
+}
+
 static void
 detail_line(struct dq_buf *b, const char *label, const char *s)
 {
-    dq_buf_printf(b, "%-14s", label);
-    dq_esc_text(b, s, strlen(s), 0);
-    dq_buf_putc(b, '\n');
+    detail_line_n(b, label, s, 0);
 }
 
 static void
@@ -325,16 +334,17 @@ detail_time(struct dq_buf *b, const char *label, int64_t ms, int64_t now_ms)
 
 /* Multi-line text under a label, every line escaped and indented by two spaces. */
 static void
-detail_block(struct dq_buf *b, const char *label, const char *s)
+detail_block(struct dq_buf *b, const char *label, const char *s, size_t len)
 {
     struct dq_buf esc = DQ_BUF_INIT;
 
+    len = dq_slen(s, len);
     dq_buf_printf(b, "%s\n", label);
-    if (s[0] == '\0') {
+    if (len == 0) {
         dq_buf_puts(b, "  (empty)\n");
         return;
     }
-    dq_esc_text(&esc, s, strlen(s), DQ_ESC_KEEP_NL | DQ_ESC_KEEP_TAB);
+    dq_esc_text(&esc, s, len, DQ_ESC_KEEP_NL | DQ_ESC_KEEP_TAB);
     dq_buf_puts(b, "  ");
     for (size_t i = 0; i < esc.len; i++) {
         dq_buf_putc(b, esc.data[i]);
@@ -395,12 +405,12 @@ detail_history(struct dq_buf *b, const dq_task *t, int64_t now_ms)
             snprintf(took, sizeof took, "-");
         snprintf(num, sizeof num, "#%u", a->attempt);
         dq_buf_printf(b, "  %-4s %s  ", num, when);
-        dq_esc_text(b, a->outcome, strlen(a->outcome), 0);
+        dq_esc_text(b, a->outcome, dq_slen(a->outcome, a->outcome_len), 0);
         dq_buf_printf(b, " after %s, ", took);
-        dq_esc_text(b, a->worker, strlen(a->worker), 0);
+        dq_esc_text(b, a->worker, dq_slen(a->worker, a->worker_len), 0);
         dq_buf_puts(b, "\n       ");
-        if (a->error[0] != '\0')
-            dq_esc_text(b, a->error, strlen(a->error), 0);
+        if (dq_slen(a->error, a->error_len) > 0)
+            dq_esc_text(b, a->error, dq_slen(a->error, a->error_len), 0);
         else
             dq_buf_puts(b, "(no message)");
         dq_buf_putc(b, '\n');
@@ -413,7 +423,7 @@ dq_fmt_task_details(struct dq_buf *b, const dq_task *t, int64_t now_ms)
 {
     char num[64];
 
-    detail_line(b, "id", t->id);
+    detail_line_n(b, "id", t->id, t->id_len);
     detail_line(b, "state", t->state == DQ_STATE_INFLIGHT ? "in flight" : state_names[t->state]);
     if (!t->undecodable) {
         detail_line(b, "id kind", t->custom_id ? "chosen by the producer" : "generated");
@@ -434,22 +444,23 @@ dq_fmt_task_details(struct dq_buf *b, const dq_task *t, int64_t now_ms)
             detail_line(b, "deadline", "none");
     }
     if (t->state == DQ_STATE_INFLIGHT) {
-        detail_line(b, "worker", t->worker ? t->worker : "?");
+        detail_line_n(b, "worker", t->worker ? t->worker : "?", t->worker ? t->worker_len : 0);
         detail_time(b, "claimed", t->claimed_ms, now_ms);
         detail_time(b, t->lease_ms < now_ms ? "lease EXPIRED" : "lease until", t->lease_ms, now_ms);
     }
     if (t->state == DQ_STATE_FAILED) {
         detail_time(b, "failed", t->failed_ms, now_ms);
-        detail_line(b, "failed by", t->failed_by ? t->failed_by : "?");
-        detail_line(b, "reason", t->reason ? t->reason : "?");
+        detail_line_n(b, "failed by", t->failed_by ? t->failed_by : "?",
+                      t->failed_by ? t->failed_by_len : 0);
+        detail_line_n(b, "reason", t->reason ? t->reason : "?", t->reason ? t->reason_len : 0);
     }
     if (t->last_error != NULL)
-        detail_line(b, "last error", t->last_error);
+        detail_line_n(b, "last error", t->last_error, t->last_error_len);
     detail_history(b, t, now_ms);
     detail_payload(b, t);
     if (t->state == DQ_STATE_FAILED) {
-        detail_block(b, "error", t->error ? t->error : "");
-        detail_block(b, "stack trace", t->trace ? t->trace : "");
+        detail_block(b, "error", t->error ? t->error : "", t->error ? t->error_len : 0);
+        detail_block(b, "stack trace", t->trace ? t->trace : "", t->trace ? t->trace_len : 0);
     }
 }
 
@@ -551,7 +562,8 @@ dq_fmt_payload_change(struct dq_buf *b, const void *old, size_t old_len, const v
                 break;
             }
             dq_buf_puts(b, side == 0 ? "- " : "+ ");
-            dq_esc_text(b, lines[i], lens[i], DQ_ESC_KEEP_TAB);
+            /* JSON lines: their backslashes are JSON's own escapes */
+            dq_esc_text(b, lines[i], lens[i], DQ_ESC_KEEP_TAB | DQ_ESC_KEEP_BACKSLASH);
             dq_buf_putc(b, '\n');
         }
     }

@@ -31,8 +31,8 @@ size_t dq_fmt_time_rel(char *buf, size_t size, int64_t ms, int64_t now_ms);
 void dq_fmt_audit_detail(struct dq_buf *b, const char *detail, int64_t now_ms);
 
 /* A JSON string literal of untrusted bytes: invalid UTF-8 bytes become \u00XX (the
- * byte as a Latin-1 code point), and C0, DEL, C1, U+2028 and U+2029 are escaped, so
- * the literal is also terminal-safe. */
+ * byte as a Latin-1 code point), and C0, DEL, C1, the bidi controls (dq_esc_is_unsafe),
+ * U+2028 and U+2029 are escaped, so the literal is also terminal-safe. */
 void dq_fmt_json_str(struct dq_buf *b, const void *s, size_t len);
 
 /* A payload as a JSON value: msgpack decoded to JSON (dq_mp_to_json), or

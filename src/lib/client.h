@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "delayq.h"
 #include "net.h"
+#include "retry.h"
 #include "sentinel.h"
 #include "url.h"
 
@@ -77,9 +78,6 @@ void dq_names_free(struct dq_names *set);
 
 /* A pseudo-random value in [0, max], to spread retries (not for anything else). */
 int64_t dq_jitter(int64_t max);
-
-/* Milliseconds until the next connect attempt is allowed (0: now, or connected). */
-int64_t dq_conn_retry_in_ms(const dq_client *c);
 
 /* Connects if not connected (respecting the backoff). DQ_OK, DQ_ECONN or DQ_ETIMEOUT. */
 int dq_conn_ensure(dq_client *c, dq_err *err);

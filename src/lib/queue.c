@@ -322,7 +322,10 @@ dq_claim_settle(dq_client *c, const char *queue, dq_settle *results, size_t n, u
         dq_args_str(&a, r->outcome == DQ_RETRY || r->outcome == DQ_FAILED
                             ? (r->message ? r->message : "")
                             : "");
-        dq_args_str(&a, r->outcome == DQ_FAILED && r->trace ? r->trace : "");
+        if (r->outcome == DQ_FAILED && r->trace != NULL) /* a handler's stderr: any bytes */
+            dq_args_bytes(&a, r->trace, dq_slen(r->trace, r->trace_len));
+        else
+            dq_args_str(&a, "");
     }
     rc = dq_scripts_run(c, DQ_SCRIPT_CLAIM, queue, &a, dq_reply_claim_settle, &cs, err);
     dq_args_free(&a);

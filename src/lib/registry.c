@@ -78,8 +78,11 @@ add_page(const redisReply *r, dq_queues *out, size_t most, int *rc, dq_err *err)
     for (size_t i = 0; i < items->elements && out->n < most; i++) {
         const redisReply *e = items->element[i];
         char **grown;
-        if (e->type != REDIS_REPLY_STRING || dq_queue_name_check(e->str, NULL) != DQ_OK)
-            continue; /* not a name a client could have written: not listed */
+        /* not a name a client could have written (a NUL inside included: the name
+         * check sees only the bytes before it): not listed; see dq_registry_invalid */
+        if (e->type != REDIS_REPLY_STRING || memchr(e->str, '\0', e->len) != NULL ||
+            dq_queue_name_check(e->str, NULL) != DQ_OK)
+            continue;
         grown = realloc(out->names, (out->n + 1) * sizeof *grown);
         if (grown == NULL || (grown[out->n] = strdup(e->str)) == NULL) {
             if (grown != NULL)
@@ -226,22 +229,105 @@ dq_queue_known(dq_client *c, const char *queue, bool *known, dq_err *err)
 }
 
 int
-dq_queue_forget(dq_client *c, const char *queue, dq_err *err)
+dq_registry_forget(dq_client *c, const void *name, size_t len, bool *removed, dq_err *err)
 {
-    const char *argv[3] = {"SREM", REGISTRY_KEY, queue};
-    size_t lens[3] = {4, sizeof REGISTRY_KEY - 1, 0};
+    const char *argv[3] = {"SREM", REGISTRY_KEY, name};
+    size_t lens[3] = {4, sizeof REGISTRY_KEY - 1, len};
     redisReply *r = NULL;
-    int rc = dq_queue_name_check(queue, err);
+    int rc = dq_conn_command(c, 3, argv, lens, &r, err);
 
-    if (rc != DQ_OK)
-        return rc;
-    lens[2] = strlen(queue);
-    rc = dq_conn_command(c, 3, argv, lens, &r, err);
+    *removed = false;
     if (rc != DQ_OK)
         return rc;
     if (r->type == REDIS_REPLY_ERROR)
         rc = dq_err_from_reply(err, "queues", r->str, r->len);
+    else if (r->type == REDIS_REPLY_INTEGER)
+        *removed = r->integer > 0;
+    else
+        rc = dq_err_set(err, DQ_EPROTO, "queues: unexpected SREM reply");
     freeReplyObject(r);
-    dq_names_remove(&c->registered, queue); /* a later call registers it again */
+    return rc;
+}
+
+int
+dq_queue_forget(dq_client *c, const char *queue, dq_err *err)
+{
+    bool removed;
+    int rc = dq_queue_name_check(queue, err);
+
+    if (rc != DQ_OK)
+        return rc;
+    rc = dq_registry_forget(c, queue, strlen(queue), &removed, err);
+    if (rc == DQ_OK)
+        dq_names_remove(&c->registered, queue); /* a later call registers it again */
+    return rc;
+}
+
+void
+dq_members_free(struct dq_member *m, size_t n)
+{
+    for (size_t i = 0; i < n && m != NULL; i++)
+        free(m[i].bytes);
+    free(m);
+}
+
+int
+dq_registry_invalid(dq_client *c, size_t most, struct dq_member **out, size_t *n, int64_t *scanned,
+                    dq_err *err)
+{
+    long long cursor = 0;
+    int rc = DQ_OK;
+
+    *out = NULL;
+    *n = 0;
+    *scanned = 0;
+    for (int step = 0; step < KNOWN_SCAN_STEPS_MAX && rc == DQ_OK; step++) {
+        char cur[32];
+        const char *argv[5] = {"SSCAN", REGISTRY_KEY, cur, "COUNT", STR(DQ_STEP_MAX)};
+        size_t lens[5] = {5, sizeof REGISTRY_KEY - 1, 0, 5, sizeof STR(DQ_STEP_MAX) - 1};
+        redisReply *r = NULL;
+        lens[2] = (size_t)snprintf(cur, sizeof cur, "%lld", cursor);
+        if ((rc = dq_conn_command(c, 5, argv, lens, &r, err)) != DQ_OK)
+            break;
+        if (r->type == REDIS_REPLY_ERROR) {
+            rc = dq_err_from_reply(err, "queues", r->str, r->len);
+        } else if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+                   r->element[0]->type != REDIS_REPLY_STRING ||
+                   r->element[1]->type != REDIS_REPLY_ARRAY) {
+            rc = dq_err_set(err, DQ_EPROTO, "queues: unexpected SSCAN reply");
+        } else {
+            const redisReply *items = r->element[1];
+            for (size_t i = 0; i < items->elements && rc == DQ_OK; i++) {
+                const redisReply *e = items->element[i];
+                if (e->type != REDIS_REPLY_STRING)
+                    continue;
+                (*scanned)++;
+                if (*n >= most || (memchr(e->str, '\0', e->len) == NULL &&
+                                   dq_queue_name_check(e->str, NULL) == DQ_OK))
+                    continue;
+                struct dq_member *grown = realloc(*out, (*n + 1) * sizeof *grown);
+                char *copy = malloc(e->len + 1);
+                if (grown != NULL)
+                    *out = grown;
+                if (grown == NULL || copy == NULL) {
+                    free(copy);
+                    rc = dq_err_set(err, DQ_ENOMEM, "queues: out of memory");
+                    break;
+                }
+                memcpy(copy, e->str, e->len);
+                copy[e->len] = '\0';
+                (*out)[(*n)++] = (struct dq_member){copy, e->len};
+            }
+            cursor = strtoll(r->element[0]->str, NULL, 10);
+        }
+        freeReplyObject(r);
+        if (cursor <= 0)
+            break;
+    }
+    if (rc != DQ_OK) {
+        dq_members_free(*out, *n);
+        *out = NULL;
+        *n = 0;
+    }
     return rc;
 }

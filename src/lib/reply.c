@@ -832,18 +832,21 @@ audit_fields(const redisReply *f, dq_audit_entry *ae, dq_err *err)
     for (size_t j = 0; j + 1 < f->elements; j += 2) {
         const redisReply *k = f->element[j], *v = f->element[j + 1];
         char **slot = NULL;
+        size_t *len = NULL;
         if (!is_str(k) || !is_str(v))
             continue; /* a field this client does not know of is not an error */
         if (is_word(k, "who"))
-            slot = &ae->who;
+            slot = &ae->who, len = &ae->who_len;
         else if (is_word(k, "action"))
-            slot = &ae->action;
+            slot = &ae->action, len = &ae->action_len;
         else if (is_word(k, "detail"))
-            slot = &ae->detail;
+            slot = &ae->detail, len = &ae->detail_len;
         else if (is_word(k, "result"))
-            slot = &ae->result;
-        if (slot != NULL && *slot == NULL)
+            slot = &ae->result, len = &ae->result_len;
+        if (slot != NULL && *slot == NULL) {
             *slot = dq_dup_bytes(v->str, v->len);
+            *len = v->len;
+        }
     }
     char **all[] = {&ae->who, &ae->action, &ae->detail, &ae->result};
     for (size_t j = 0; j < sizeof all / sizeof all[0]; j++) {
@@ -931,6 +934,9 @@ errors_group(const redisReply *r, size_t base, dq_error_group *g, dq_err *err)
     g->signature = dq_dup_bytes(sig->str, sig->len);
     g->sample_id = dq_dup_bytes(sample->str + skip, sample->len - skip);
     g->sample_error = dq_dup_bytes(serr->str, serr->len);
+    g->signature_len = sig->len;
+    g->sample_id_len = sample->len - skip;
+    g->sample_error_len = serr->len;
     if (g->signature == NULL || g->sample_id == NULL || g->sample_error == NULL)
         return oom(err);
     return DQ_OK;

@@ -67,16 +67,19 @@ dq_task_from_env(dq_task *t, const void *m, size_t len, const char *fallback_id)
         return DQ_ENOMEM;
     if (dq_env_decode(m, len, &e, NULL) != DQ_OK) {
         t->undecodable = true;
-        t->id = dq_dup_bytes(fallback_id, strlen(fallback_id));
+        t->id_len = strlen(fallback_id);
+        t->id = dq_dup_bytes(fallback_id, t->id_len);
         return t->id ? DQ_OK : DQ_ENOMEM;
     }
     if (e.id.ptr != NULL) {
         t->id = dq_dup_bytes(e.id.ptr, e.id.len);
+        t->id_len = e.id.len;
         t->custom_id = true;
     } else {
         char buf[24];
         snprintf(buf, sizeof buf, "%llu", (unsigned long long)e.seq);
-        t->id = dq_dup_bytes(buf, strlen(buf));
+        t->id_len = strlen(buf);
+        t->id = dq_dup_bytes(buf, t->id_len);
     }
     t->seq = e.seq;
     t->attempt = e.attempt;
@@ -87,6 +90,7 @@ dq_task_from_env(dq_task *t, const void *m, size_t len, const char *fallback_id)
     t->payload_len = e.payload.len;
     if (e.last_error.ptr != NULL)
         t->last_error = dq_dup_bytes(e.last_error.ptr, e.last_error.len);
+    t->last_error_len = e.last_error.len;
     if (t->id == NULL || t->payload == NULL || (e.last_error.ptr && t->last_error == NULL))
         return DQ_ENOMEM;
     return DQ_OK;
@@ -153,6 +157,7 @@ dq_task_from_running(dq_task *t, const char *tk, int64_t lease_ms, const void *r
     t->claimed_ms = rr.claimed_ms;
     t->due_ms = rr.due_ms;
     t->worker = dq_dup_bytes(rr.worker.ptr, rr.worker.len);
+    t->worker_len = rr.worker.len;
     return t->worker ? DQ_OK : DQ_ENOMEM;
 }
 
@@ -174,7 +179,8 @@ dq_task_from_failed(dq_task *t, const char *tk, const void *rec, size_t len)
     /* Undecodable bytes are named by their task key, whatever they look like. */
     if (fr.undecodable) {
         free(t->id);
-        t->id = dq_dup_bytes(tk, strlen(tk));
+        t->id_len = strlen(tk);
+        t->id = dq_dup_bytes(tk, t->id_len);
         t->undecodable = true;
     }
     t->failed_ms = fr.failed_ms;
@@ -182,6 +188,10 @@ dq_task_from_failed(dq_task *t, const char *tk, const void *rec, size_t len)
     t->error = dq_dup_bytes(fr.error.ptr, fr.error.len);
     t->trace = dq_dup_bytes(fr.trace.ptr, fr.trace.len);
     t->failed_by = dq_dup_bytes(fr.who.ptr, fr.who.len);
+    t->reason_len = fr.reason.len;
+    t->error_len = fr.error.len;
+    t->trace_len = fr.trace.len;
+    t->failed_by_len = fr.who.len;
     if (!t->id || !t->reason || !t->error || !t->trace || !t->failed_by)
         return DQ_ENOMEM;
     return DQ_OK;
@@ -207,6 +217,9 @@ dq_task_add_history(dq_task *t, const void *rec, size_t len)
         a->worker = dq_dup_bytes(h.worker.ptr, h.worker.len);
         a->outcome = dq_dup_bytes(h.outcome.ptr, h.outcome.len);
         a->error = dq_dup_bytes(h.error.ptr, h.error.len);
+        a->worker_len = h.worker.len;
+        a->outcome_len = h.outcome.len;
+        a->error_len = h.error.len;
     } else {
         /* a foreign write: shown as such, never a reason to refuse the whole task */
         a->worker = dq_dup_bytes("?", 1);

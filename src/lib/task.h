@@ -9,11 +9,20 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "delayq.h"
 
 /* A NUL-terminated malloc()ed copy of @len bytes at @p, or NULL on OOM. */
 char *dq_dup_bytes(const void *p, size_t len);
+
+/* The bytes of a string of a dq_task: @len, or strlen(@s) when @len is 0 (a task built
+ * by hand); 0 for NULL. */
+static inline size_t
+dq_slen(const char *s, size_t len)
+{
+    return len > 0 ? len : s != NULL ? strlen(s) : 0;
+}
 
 /* Empties @t with every time field -1 ("does not apply"), ready to be filled. */
 void dq_task_init(dq_task *t);

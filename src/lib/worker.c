@@ -1066,6 +1066,7 @@ settle_and_claim(struct dq_worker *w, struct loop *lp, unsigned free_slots, int6
         j->result.message[sizeof j->result.message - 1] = '\0';
         res[k].message = j->result.message;
         res[k].trace = j->result.trace;
+        res[k].trace_len = j->result.trace_len;
         k++;
     }
     pthread_mutex_unlock(&w->mu);

@@ -64,7 +64,7 @@ grid_put(struct grid *g, int row, int col, int width, uint16_t attr, const char 
         return 0;
     if (width > g->cols - col)
         width = g->cols - col;
-    dq_esc_text(&b, s, len, 0);
+    dq_esc_text(&b, s, len, DQ_ESC_KEEP_BACKSLASH);
     for (size_t i = 0; i < b.len;) {
         uint32_t cp;
         size_t n = dq_utf8_decode(b.data + i, b.len - i, &cp);
@@ -111,7 +111,7 @@ grid_text_cols(const char *s, size_t len)
     struct dq_buf b = DQ_BUF_INIT;
     int cols = 0;
 
-    dq_esc_text(&b, s, len, 0);
+    dq_esc_text(&b, s, len, DQ_ESC_KEEP_BACKSLASH);
     for (size_t i = 0; i < b.len;) {
         uint32_t cp;
         size_t n = dq_utf8_decode(b.data + i, b.len - i, &cp);

@@ -59,7 +59,11 @@ void grid_clear(struct grid *g);
 /*
  * Puts untrusted @s (@len bytes) at (@row, @col), escaped (control characters, escape
  * sequences and invalid UTF-8 become visible \e, \xHH ...) and clipped to @width
- * columns; a cut string ends with "…". Returns the columns used.
+ * columns; a cut string ends with "…". Returns the columns used. A backslash is kept
+ * as it is, not doubled: the view hands the grid both raw bytes and text fmt/ has
+ * already escaped (payload summaries, details), and escaping that again would double
+ * every backslash it wrote. So on screen a raw field put here directly (an id, an
+ * error's first line) is safe but not unambiguous; docs/SECURITY.md says so.
  */
 int grid_put(struct grid *g, int row, int col, int width, uint16_t attr, const char *s, size_t len);
 /* The columns grid_put would use for @s with room enough (escaped, wide glyphs 2). */

@@ -13,10 +13,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "fmt/esc.h"
 #include "fmt/taskfmt.h"
 #include "lib/buf.h"
 #include "lib/clock.h"
 #include "lib/dur.h"
+#include "lib/task.h"
 
 /* Task ids the Workers view lists per worker. */
 #define WORKER_TASKS_SHOWN 5
@@ -225,15 +227,29 @@ job_audit(dq_client *c, struct job *j)
             dq_time_format(at, sizeof at, e->at_ms);
         else
             dq_fmt_time_rel(at, sizeof at, e->at_ms, now);
-        struct dq_buf d = DQ_BUF_INIT;
-        dq_buf_printf(&b, "%s  %s  %s\n", at, e->who, e->action);
-        dq_buf_printf(&d, "-> %s", e->result);
+        /* escaped here, with their lengths: a NUL or a newline in a field (a foreign
+         * write) must neither cut the entry nor start a line that looks like another */
+        struct dq_buf d = DQ_BUF_INIT, raw = DQ_BUF_INIT;
+        size_t dlen = dq_slen(e->detail, e->detail_len);
+        dq_buf_printf(&b, "%s  ", at);
+        dq_esc_text(&b, e->who, dq_slen(e->who, e->who_len), 0);
+        dq_buf_puts(&b, "  ");
+        dq_esc_text(&b, e->action, dq_slen(e->action, e->action_len), 0);
+        dq_buf_putc(&b, '\n');
+        dq_buf_puts(&d, "-> ");
+        dq_esc_text(&d, e->result, dq_slen(e->result, e->result_len), 0);
         wrap_lines(&b, d.data ? d.data : "", d.len);
         dq_buf_reset(&d);
-        dq_fmt_audit_detail(&d, e->detail, now);
+        /* times and durations for people, unless a NUL would cut the detail short */
+        if (dlen == strlen(e->detail))
+            dq_fmt_audit_detail(&raw, e->detail, now);
+        else
+            dq_buf_append(&raw, e->detail, dlen);
+        dq_esc_text(&d, raw.data ? raw.data : "", raw.len, 0);
         wrap_lines(&b, d.data ? d.data : "", d.len);
-        b.failed |= d.failed;
+        b.failed |= d.failed | raw.failed;
         dq_buf_free(&d);
+        dq_buf_free(&raw);
     }
     if (a.n == 0)
         dq_buf_puts(&b, "(no operator actions recorded)\n");

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fmt/health.h"
+#include "lib/retry.h"
 
 /* Worker records a refresh reads for the last beat (the counts cover every worker). */
 #define WORKERS_LOOKED 100
@@ -62,6 +63,7 @@ model_snapshot(dq_client *c, const char *queue, int keep, const char *group,
     int rc;
 
     memset(out, 0, sizeof *out);
+    out->held_back = dq_conn_retry_in_ms(c) > 0;
     rc = dq_stats_get(c, queue, &out->stats, &err);
     /* in a cluster, the node of the queue's slot; INFO right after goes to it too */
     if (strcmp(dq_client_node(c, queue), dq_client_endpoint(c)) != 0)
@@ -118,6 +120,60 @@ model_snapshot(dq_client *c, const char *queue, int keep, const char *group,
     return rc;
 }
 
+static enum link
+link_of(int rc)
+{
+    switch (rc) {
+    case DQ_OK:
+        return LINK_UP;
+    case DQ_ETIMEOUT:
+        return LINK_SLOW;
+    case DQ_ECONN:
+        return LINK_DOWN;
+    default: /* an error reply, a reply delayq cannot read, or out of memory here */
+        return LINK_REFUSED;
+    }
+}
+
+/* m->error for a failed fetch: @raw, and for a server that is there, what that means,
+ * so the status line (and the view before any data) says it in one place. */
+static void
+link_text(struct model *m, const char *raw)
+{
+    const char *when = m->have_data ? "; showing the last data" : "";
+
+    switch (m->link) {
+    case LINK_REFUSED:
+        /* Redis does not say which key: name the queue's keys, where TYPE tells */
+        if (strstr(raw, "WRONGTYPE") != NULL)
+            snprintf(m->error, sizeof m->error,
+                     "%s: a key of queue %s (dq:{%s}:*) is not of the type delayq writes "
+                     "(redis answered: not disconnected%s)",
+                     raw, m->queue, m->queue, when);
+        else
+            snprintf(m->error, sizeof m->error, "%s (redis answered: not disconnected%s)", raw,
+                     when);
+        break;
+    case LINK_SLOW:
+        snprintf(m->error, sizeof m->error,
+                 "%s: redis is busy or paused (CLIENT PAUSE, a long script), not "
+                 "disconnected%s",
+                 raw, when);
+        break;
+    default:
+        snprintf(m->error, sizeof m->error, "%s", raw);
+        break;
+    }
+}
+
+size_t
+model_link_status(const struct model *m, char *buf, size_t size)
+{
+    bool there = m->link == LINK_REFUSED || m->link == LINK_SLOW;
+
+    return (size_t)snprintf(buf, size, "%s", there ? m->error : "");
+}
+
 void
 snapshot_free(struct snapshot *s)
 {
@@ -134,8 +190,15 @@ model_apply(struct model *m, struct snapshot *snap)
     bool missing = false;
 
     if (snap->rc != DQ_OK) {
-        m->connected = false;
-        snprintf(m->error, sizeof m->error, "%s", snap->error);
+        enum link was = m->link;
+        m->link = link_of(snap->rc);
+        /* a fetch refused by the client's own reconnect backoff (after a timeout, as
+         * during CLIENT PAUSE) learned nothing new: it keeps what the last try found */
+        if (snap->held_back && m->link == LINK_DOWN && (was == LINK_SLOW || was == LINK_REFUSED))
+            m->link = was;
+        else
+            link_text(m, snap->error);
+        m->connected = m->link != LINK_DOWN;
         snapshot_free(snap);
         return false;
     }
@@ -179,6 +242,7 @@ model_apply(struct model *m, struct snapshot *snap)
     m->spark[m->nspark++] = s->due;
     m->have_data = true;
     m->connected = true;
+    m->link = LINK_UP;
     m->error[0] = '\0';
     return missing;
 }

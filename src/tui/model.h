@@ -22,10 +22,23 @@ struct worker_summary {
     int64_t last_beat_ms; /* the latest beat of any worker, server time; -1: none */
 };
 
+/*
+ * How the last fetch ended. Only LINK_DOWN is "disconnected": a server that answers with
+ * an error (a key of the wrong type, NOPERM) or does not answer in time (a long script,
+ * CLIENT PAUSE) is there, and saying DISCONNECTED would send the on-call to the network.
+ */
+enum link {
+    LINK_UP,      /* the fetch succeeded */
+    LINK_REFUSED, /* Redis answered with an error: error says which */
+    LINK_SLOW,    /* Redis did not answer within the timeout: busy or paused */
+    LINK_DOWN,    /* Redis could not be reached or the connection dropped */
+};
+
 struct model {
     bool have_data;  /* at least one fetch succeeded */
-    bool connected;  /* the last fetch succeeded */
-    char error[256]; /* why the last fetch failed */
+    bool connected;  /* Redis was reached at the last fetch: link != LINK_DOWN */
+    enum link link;  /* how the last fetch ended */
+    char error[640]; /* why the last fetch failed, for the status line */
     char endpoint[300];
     char node[300]; /* cluster: the node that serves the queue (dq_client_node); else "" */
     char queue[DQ_QUEUE_NAME_MAX + 1];
@@ -77,6 +90,7 @@ struct snapshot {
     bool got_config; /* config was read (asked for, and the read succeeded) */
     dq_config config;
     char unknown[400]; /* as model.unknown */
+    bool held_back;    /* the client was still waiting to reconnect: nothing was sent */
 };
 
 /*
@@ -103,6 +117,13 @@ bool model_wants_config(const struct model *m);
  * search ended while it was fetched): fetch again.
  */
 bool model_apply(struct model *m, struct snapshot *s);
+
+/*
+ * The status line's words for a fetch that failed while Redis is there (LINK_REFUSED,
+ * LINK_SLOW), into @buf (snprintf semantics); "" otherwise: LINK_DOWN has the view's
+ * DISCONNECTED banner, LINK_UP nothing to say.
+ */
+size_t model_link_status(const struct model *m, char *buf, size_t size);
 
 /* Frees what a snapshot still owns (when it is dropped instead of applied). */
 void snapshot_free(struct snapshot *s);

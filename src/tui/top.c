@@ -275,9 +275,16 @@ apply_fetch(struct top *t)
     struct selection selected;
     app_selection_save(ui, m, &selected);
     snprintf(m->endpoint, sizeof m->endpoint, "%s", t->fetch.endpoint); /* after a failover */
+    enum link was = m->link;
     if (model_apply(m, &t->fetch.snap))
         t->fetch_now = true; /* a search ended meanwhile: its pane has no rows yet */
-    if (m->connected) {
+    /* Redis is there but refused or did not answer: say so where the view puts status */
+    char why[sizeof ui->status];
+    if (model_link_status(m, why, sizeof why) > 0 && !io_busy(t->io, IO_JOB))
+        app_status(ui, true, "%s", why);
+    else if (m->link == LINK_UP && was != LINK_UP && ui->status_error)
+        app_status(ui, false, "%s", ""); /* that status is over */
+    if (m->link == LINK_UP) {
         app_selection_follow(ui, m, &selected);
         if (app_clamp(ui, m))
             t->fetch_now = true; /* the window moved: fetch the rows now shown */
@@ -285,11 +292,12 @@ apply_fetch(struct top *t)
             app_refreshed(ui, counts_moved(&t->before, &m->stats));
     }
     /* disconnected: try again after a capped backoff */
-    t->next_fetch = dq_mono_ms() + (m->connected ? ui->refresh_ms : t->backoff_ms);
-    t->backoff_ms = m->connected                         ? BACKOFF_MIN_MS
+    bool up = m->link == LINK_UP;
+    t->next_fetch = dq_mono_ms() + (up ? ui->refresh_ms : t->backoff_ms);
+    t->backoff_ms = up                                   ? BACKOFF_MIN_MS
                     : t->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS
                                                          : t->backoff_ms * 2;
-    if (!m->connected)
+    if (!up)
         t->fetch_now = false; /* not even a key press hammers a server that is down */
     /* the default queue, unused, on a server with queues: offer them, once */
     const dq_stats *s = &m->stats;

@@ -201,5 +201,35 @@ rec h-4 4 '"history":[{"attempt":1,"started_ms":1,"duration_ms":1,"worker":"w","
   dq import --url "$B" -q hist >/dev/null 2>"$work/ho.err"
 check "a bad outcome named" grep -q 'line 1: history\[1\].outcome: must be' "$work/ho.err"
 
+# --- NUL bytes: a handler's stderr keeps every byte; export and import keep them ---
+dq enqueue --url "$A" -q nulq --json '{"n":1}' >/dev/null
+printf '#!/bin/sh\nprintf "first line\\000hidden\\nsecond line\\n" >&2\nexit 1\n' >"$work/nul.sh"
+chmod +x "$work/nul.sh"
+spawn "$bin" work --url "$A" -q nulq -- "$work/nul.sh"
+nul_worker=$spawned
+nul_failed() { [ "$(redis-cli -p "$a_port" zcard 'dq:{nulq}:failidx')" -eq 1 ]; }
+check "the task of the NUL-writing handler failed" wait_for 20000 "1 failed in nulq" nul_failed
+stop_pid "$nul_worker"
+dq export --url "$A" -q nulq failed >"$work/nul.jsonl" 2>/dev/null
+check "a NUL in stderr: the whole trace kept and exported as \\u0000" \
+  grep -qF '"trace":"first line\u0000hidden\nsecond line\n"' "$work/nul.jsonl"
+dq show --url "$A" -q nulq 1 >"$work/nul.show" 2>&1
+check "show escapes the NUL and shows what follows it" grep -qF 'first line\x00hidden' "$work/nul.show"
+# every string field a foreign client may write with NULs: import -> export keeps the bytes
+printf '%s\n' '{"id":"z-1","state":"failed","custom_id":true,"seq":1,"attempt":1,"max_attempts":1,"enqueued_ms":1,"deadline_ms":null,"last_error":"l\u0000ast","payload":1,"due_ms":null,"failed_ms":5,"reason":"rea\u0000son","error":"e\u0000rr","trace":"t\u0000race","failed_by":"w\u0000ho"}' >"$work/z.jsonl"
+dq import --url "$B" -q nulz <"$work/z.jsonl" >/dev/null 2>"$work/z.err"
+check "import of fields with NULs exits 0" [ $? -eq 0 ]
+dq export --url "$B" -q nulz failed >"$work/z-out.jsonl" 2>/dev/null
+for f in '"last_error":"l\u0000ast"' '"reason":"rea\u0000son"' '"error":"e\u0000rr"' \
+  '"trace":"t\u0000race"' '"failed_by":"w\u0000ho"'; do
+  check "export keeps $f" grep -qF "$f" "$work/z-out.jsonl"
+done
+dq ls --url "$B" -q nulz failed >"$work/z.ls" 2>&1
+check "ls shows the NUL escaped and what follows it" grep -qF 'rea\x00son: e\x00rr' "$work/z.ls"
+dq errors --url "$B" -q nulz >"$work/z.errors" 2>&1
+check "errors shows the signature with the NUL escaped" grep -qF 'e\x00rr' "$work/z.errors"
+dq errors --url "$B" -q nulz --json >"$work/z.errors.json" 2>&1
+check "errors --json keeps the sample error's NUL" grep -qF '"sample_error":"e\u0000rr"' "$work/z.errors.json"
+
 redis_stop
 finish

@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -1115,6 +1116,82 @@ queues_lists_used_queues(void **state)
     result_free(&r);
 }
 
+/* SADD of raw bytes (a foreign write) to the registry. */
+static void
+registry_add_raw(const char *member, size_t len)
+{
+    redisContext *c = redisConnect("127.0.0.1", g_redis.port);
+    const char *argv[3] = {"SADD", "dq:queues", member};
+    size_t lens[3] = {4, 9, len};
+
+    assert_non_null(c);
+    assert_int_equal(c->err, 0);
+    redisReply *rep = redisCommandArgv(c, 3, argv, lens);
+    assert_non_null(rep);
+    assert_int_equal(rep->type, REDIS_REPLY_INTEGER);
+    freeReplyObject(rep);
+    redisFree(c);
+}
+
+/* Members of the registry that are no valid queue names (a foreign write: too long, a
+ * space, a NUL) are listed by --invalid, escaped, and --forget removes each, named as
+ * shown; a NUL member is no longer listed as the name before its NUL. */
+static void
+queues_forget_any_member(void **state)
+{
+    struct result r = {0};
+    char q[96], nul[128], longname[151];
+    (void)state;
+
+    test_queue_name(q, sizeof q, "regjunk");
+    RUN(&r, "enqueue", "-q", q, "--json", "1");
+    ASSERT_EXIT(&r, 0);
+    int n = snprintf(nul, sizeof nul, "%s", q);
+    memcpy(nul + n, "\0evil", 5);
+    registry_add_raw(nul, (size_t)n + 5);
+    memset(longname, 'L', 150);
+    longname[150] = '\0';
+    registry_add_raw(longname, 150);
+    registry_add_raw("q x\x1b[2J", 7);
+
+    RUN(&r, "queues");
+    ASSERT_EXIT(&r, 0);
+    const char *first = strstr(r.out, q);
+    assert_non_null(first);
+    assert_null(strstr(first + strlen(q), q)); /* listed once, not twice */
+
+    RUN(&r, "queues", "--invalid");
+    ASSERT_EXIT(&r, 0);
+    assert_terminal_safe("queues --invalid", r.out, r.out_len);
+    ASSERT_HAS(r.out, "q x\\e[2J  (7 bytes)\n");
+    ASSERT_HAS(r.out, "\\x00evil  (");
+    ASSERT_HAS(r.out, longname);
+    ASSERT_HAS(r.out, "(3 of ");
+
+    char shown[160];
+    snprintf(shown, sizeof shown, "%s\\x00evil", q);
+    RUN(&r, "queues", "--forget", shown);
+    ASSERT_EXIT(&r, 0);
+    ASSERT_HAS(r.out, "forgot registry member ");
+    RUN(&r, "queues", "--forget", longname);
+    ASSERT_EXIT(&r, 0);
+    RUN(&r, "queues", "--forget", "q x\\e[2J");
+    ASSERT_EXIT(&r, 0);
+    /* gone: a second forget says so; a bad escape is a usage error */
+    RUN(&r, "queues", "--forget", "q x\\e[2J");
+    ASSERT_EXIT(&r, 1);
+    ASSERT_HAS(r.err, "is not in the registry");
+    RUN(&r, "queues", "--forget", "q\\q");
+    ASSERT_EXIT(&r, 2);
+    RUN(&r, "queues", "--invalid", "--json");
+    ASSERT_EXIT(&r, 0);
+    assert_int_equal(r.out_len, 0);
+    /* the valid queue is still there */
+    RUN(&r, "queues");
+    ASSERT_HAS(r.out, q);
+    result_free(&r);
+}
+
 /* An operator command on a queue nothing has made is a typo until shown otherwise: exit
  * 1 naming the queue, the server and the close registered name, never an empty answer
  * ("requeued 0", "all well"). Known means registered or having any key. */
@@ -1744,6 +1821,219 @@ requeue_all(void **state)
     RUN(&r, "drop", "--all-failed", "-q", q);
     ASSERT_EXIT(&r, 0);
     assert_string_equal(r.out, "dropped 0\n");
+    result_free(&r);
+}
+
+/* ---- a reply lost on the way back ----------------------------------------------------- */
+
+/*
+ * A loopback proxy to the test's redis-server that forwards both ways, except that on
+ * the @cut_at-th command holding @needle it forwards the command, waits for the reply,
+ * drops it and closes both sides: the step ran, its caller sees a lost connection.
+ * Runs on its own thread until @stop (bounded by a deadline either way).
+ */
+struct proxy {
+    int listen_fd, port;
+    const char *needle;
+    int cut_at, seen;
+    bool cut; /* the cut happened */
+    volatile bool stop;
+    pthread_t thread;
+};
+
+enum { PROXY_PAIRS = 8 };
+
+static bool
+holds(const char *buf, size_t len, const char *needle)
+{
+    size_t n = strlen(needle);
+
+    for (size_t i = 0; i + n <= len; i++)
+        if (memcmp(buf + i, needle, n) == 0)
+            return true;
+    return false;
+}
+
+static int
+proxy_upstream(void)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)g_redis.port)};
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+static void *
+proxy_run(void *arg)
+{
+    struct proxy *p = arg;
+    int down[PROXY_PAIRS], up[PROXY_PAIRS];
+    bool cutting[PROXY_PAIRS] = {false};
+    int64_t deadline = test_mono_ms() + 60000;
+    char buf[65536];
+
+    for (int i = 0; i < PROXY_PAIRS; i++)
+        down[i] = up[i] = -1;
+    while (!p->stop && test_mono_ms() < deadline) {
+        struct pollfd fds[1 + 2 * PROXY_PAIRS];
+        int n = 0;
+        fds[n++] = (struct pollfd){.fd = p->listen_fd, .events = POLLIN};
+        for (int i = 0; i < PROXY_PAIRS; i++) {
+            fds[n++] = (struct pollfd){.fd = down[i], .events = POLLIN};
+            fds[n++] = (struct pollfd){.fd = up[i], .events = POLLIN};
+        }
+        if (poll(fds, (nfds_t)n, 50) <= 0)
+            continue;
+        if (fds[0].revents & POLLIN) {
+            int c = accept(p->listen_fd, NULL, NULL);
+            int slot = -1;
+            for (int i = 0; i < PROXY_PAIRS && slot < 0; i++)
+                slot = down[i] < 0 ? i : -1;
+            if (c >= 0 && slot >= 0 && (up[slot] = proxy_upstream()) >= 0)
+                down[slot] = c;
+            else if (c >= 0)
+                close(c);
+        }
+        for (int i = 0; i < PROXY_PAIRS; i++) {
+            for (int side = 0; side < 2 && down[i] >= 0; side++) {
+                struct pollfd *f = &fds[1 + 2 * i + side];
+                if (f->fd < 0 || !(f->revents & (POLLIN | POLLHUP | POLLERR)))
+                    continue;
+                int from = side == 0 ? down[i] : up[i], to = side == 0 ? up[i] : down[i];
+                ssize_t got = read(from, buf, sizeof buf - 1);
+                bool drop_pair = got <= 0;
+                if (got > 0 && side == 1 && cutting[i]) {
+                    drop_pair = true; /* the reply of the cut command: never delivered */
+                    p->cut = true;
+                } else if (got > 0) {
+                    buf[got] = '\0';
+                    if (side == 0 && !p->cut && holds(buf, (size_t)got, p->needle) &&
+                        ++p->seen == p->cut_at)
+                        cutting[i] = true;
+                    drop_pair = write(to, buf, (size_t)got) != got;
+                }
+                if (drop_pair) {
+                    close(down[i]);
+                    close(up[i]);
+                    down[i] = up[i] = -1;
+                    cutting[i] = false;
+                }
+            }
+        }
+    }
+    for (int i = 0; i < PROXY_PAIRS; i++) {
+        if (down[i] >= 0) {
+            close(down[i]);
+            close(up[i]);
+        }
+    }
+    return NULL;
+}
+
+static void
+proxy_start(struct proxy *p, const char *needle, int cut_at)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    socklen_t len = sizeof a;
+
+    memset(p, 0, sizeof *p);
+    p->needle = needle;
+    p->cut_at = cut_at;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    p->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(p->listen_fd >= 0);
+    assert_int_equal(bind(p->listen_fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(p->listen_fd, 8), 0);
+    assert_int_equal(getsockname(p->listen_fd, (struct sockaddr *)&a, &len), 0);
+    p->port = ntohs(a.sin_port);
+    assert_int_equal(pthread_create(&p->thread, NULL, proxy_run, p), 0);
+}
+
+static void
+proxy_stop(struct proxy *p)
+{
+    p->stop = true;
+    pthread_join(p->thread, NULL);
+    close(p->listen_fd);
+}
+
+/* @n failed tasks in @q, made through one library client. */
+static void
+lib_make_failed_many(const char *q, size_t n)
+{
+    dq_client *c = lib_open();
+    dq_err e = {0};
+
+    for (size_t i = 0; i < n; i++) {
+        dq_enqueued en;
+        if (dq_enqueue(c, q, NULL, "\x01", 1, &en, &e) != DQ_OK)
+            fail_msg("dq_enqueue: %s", e.msg);
+    }
+    for (size_t left = n; left > 0;) {
+        dq_claimed cl;
+        if (dq_claim(c, q, DQ_CALL_MAX, 60000, WORKER, &cl, &e) != DQ_OK)
+            fail_msg("dq_claim: %s", e.msg);
+        assert_true(cl.n > 0);
+        for (size_t i = 0; i < cl.n; i++)
+            if (dq_fail(c, q, &cl.tasks[i], "down", "", &e) != DQ_OK)
+                fail_msg("dq_fail: %s", e.msg);
+        left -= cl.n;
+        dq_claimed_free(&cl);
+    }
+    dq_client_free(c);
+}
+
+/* The reply to the last step of requeue --all / drop --all-failed is lost (the step ran):
+ * the command reads the audit log back and reports what moved, not what answered. */
+static void
+bulk_reply_lost_is_read_back(void **state)
+{
+    struct result r = {0};
+    struct proxy p;
+    char q[96], url[64];
+
+    (void)state;
+    test_queue_name(q, sizeof q, "lostreply");
+    lib_make_failed_many(q, 1500); /* two steps of 1000 */
+
+    proxy_start(&p, "_requeue\r\n", 2);
+    snprintf(url, sizeof url, "redis://127.0.0.1:%d", p.port);
+    RUN(&r, "requeue", "--all", "-q", q, "--delay", "1h", "--url", url);
+    proxy_stop(&p);
+    assert_true(p.cut);
+    ASSERT_EXIT(&r, 0);
+    assert_string_equal(r.out, "requeued 1500\n");
+    assert_non_null(strstr(r.err, "the audit log shows it ran"));
+    RUN(&r, "stats", "-q", q, "--json");
+    ASSERT_EXIT(&r, 0);
+    assert_int_equal(json_int(json_find(r.out, "counters"), "requeued"), 1500);
+
+    /* the same for drop, whose steps each log their own count */
+    RUN(&r, "drop", "--all-failed", "-q", q);
+    ASSERT_EXIT(&r, 0);
+    lib_make_failed_many(q, 1500);
+    proxy_start(&p, "_drop\r\n", 2);
+    snprintf(url, sizeof url, "redis://127.0.0.1:%d", p.port);
+    RUN(&r, "drop", "--all-failed", "-q", q, "--url", url);
+    proxy_stop(&p);
+    ASSERT_EXIT(&r, 0);
+    assert_true(p.cut);
+    assert_string_equal(r.out, "dropped 1500\n");
+
+    /* a first step lost: nothing names the bulk yet, so the count is "at least" */
+    lib_make_failed_many(q, 10);
+    proxy_start(&p, "_requeue\r\n", 1);
+    snprintf(url, sizeof url, "redis://127.0.0.1:%d", p.port);
+    RUN(&r, "requeue", "--all", "-q", q, "--url", url);
+    proxy_stop(&p);
+    ASSERT_EXIT(&r, 3);
+    assert_non_null(strstr(r.err, "stopped after requeueing at least 0; the last step's "
+                                  "outcome is unknown: see delayq audit -q "));
     result_free(&r);
 }
 
@@ -2405,6 +2695,7 @@ main(void)
         cmocka_unit_test(show_tasks),
         cmocka_unit_test(requeue_drop_and_audit),
         cmocka_unit_test(requeue_all),
+        cmocka_unit_test(bulk_reply_lost_is_read_back),
         cmocka_unit_test(errors_and_filtered_bulk),
         cmocka_unit_test(config_read_and_write),
         cmocka_unit_test(terminal_safety),
@@ -2414,6 +2705,7 @@ main(void)
         cmocka_unit_test(paused_server_times_out),
         cmocka_unit_test(help_and_usage),
         cmocka_unit_test(queues_lists_used_queues),
+        cmocka_unit_test(queues_forget_any_member),
         cmocka_unit_test(unknown_queues_are_named),
         cmocka_unit_test(requeue_with_a_new_payload),
         cmocka_unit_test(requeue_refuses_a_task_changed_meanwhile),

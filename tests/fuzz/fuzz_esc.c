@@ -2,9 +2,11 @@
 /*
  * fuzz_esc.c: terminal escaping (src/fmt/esc.c). The first byte picks the flags, the
  * rest is the untrusted text. Invariants: the output is valid UTF-8 with no control a
- * terminal acts on (\n and \t only when kept); text that is already safe comes out
- * unchanged, so escaping is idempotent; the UTF-8 validator agrees with an independent
- * one; width never exceeds the byte count.
+ * terminal acts on (\n and \t only when kept); text that is already safe and has no
+ * backslash comes out unchanged; escaping the output again keeping backslashes changes
+ * nothing; the output reads back (dq_esc_unescape) to exactly the input, so escaping is
+ * injective; the UTF-8 validator agrees with an independent one; width never exceeds the
+ * byte count.
  */
 #include <string.h>
 
@@ -18,7 +20,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (size == 0)
         return 0;
-    unsigned flags = data[0] & (DQ_ESC_KEEP_NL | DQ_ESC_KEEP_TAB);
+    unsigned flags = data[0] & (DQ_ESC_KEEP_NL | DQ_ESC_KEEP_TAB | DQ_ESC_KEEP_BACKSLASH);
     const uint8_t *s = data + 1;
     size_t len = size - 1;
     char allowed[3] = {0}, *a = allowed;
@@ -33,11 +35,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(fuzz_text_safe(out.data, out.len, allowed));
 
     FUZZ_CHECK(dq_utf8_valid(s, len) == fuzz_utf8_valid(s, len));
-    if (fuzz_text_safe(s, len, allowed))
+    bool backslash = memchr(s, '\\', len) != NULL && !(flags & DQ_ESC_KEEP_BACKSLASH);
+    if (fuzz_text_safe(s, len, allowed) && !backslash)
         FUZZ_CHECK(out.len == len && memcmp(out.data, s, len) == 0);
 
-    dq_esc_text(&again, out.data, out.len, flags);
+    dq_esc_text(&again, out.data, out.len, flags | DQ_ESC_KEEP_BACKSLASH);
     FUZZ_CHECK(again.len == out.len && memcmp(again.data, out.data, out.len) == 0);
+    if (!(flags & DQ_ESC_KEEP_BACKSLASH)) {
+        struct dq_buf back = DQ_BUF_INIT;
+        FUZZ_CHECK(dq_esc_unescape(&back, out.data, out.len, NULL) == DQ_OK);
+        FUZZ_CHECK(back.len == len && (len == 0 || memcmp(back.data, s, len) == 0));
+        dq_buf_free(&back);
+    }
     FUZZ_CHECK(dq_esc_width(out.data, out.len) <= out.len);
 
     /* The decoder takes exactly the shortest forms of scalar values, nothing else. */

@@ -39,7 +39,7 @@ check_summaries(const uint8_t *data, size_t size)
 
     bool renders = dq_mp_to_json(&json, data, size, NULL) == DQ_OK;
     if (renders) {
-        dq_esc_text(&want, json.data, json.len, 0);
+        dq_esc_text(&want, json.data, json.len, DQ_ESC_KEEP_BACKSLASH); /* JSON's own */
     } else {
         dq_buf_puts(&want, "raw: ");
         dq_esc_text(&want, data, size, 0);

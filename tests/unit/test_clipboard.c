@@ -38,7 +38,8 @@ pasted(const char *s, size_t len)
 static void
 hostile_trace(void **state)
 {
-    /* the probe's trace: a clipboard write, a screen clear, a link, CR and BS tricks */
+    /* the probe's trace: a clipboard write, a screen clear, a link, CR and BS tricks (its
+     * literal backslashes come out doubled, as on screen: the escaping is injective) */
     static const char trace[] = "trace \033]52;c;ZWNobyBQV05FRAo=\a\033[2J\033]8;;http://evil."
                                 "example/\033\\link\033]8;;\033\\\n\tat safe\rEVIL\b\b\n"
                                 "\xc2\x9b"
@@ -52,7 +53,7 @@ hostile_trace(void **state)
     assert_null(strstr(got, "\xc2\x9b"));     /* C1 CSI */
     assert_null(strstr(got, "\xe2\x80\xae")); /* U+202E */
     assert_string_equal(got, "trace \\e]52;c;ZWNobyBQV05FRAo=\\x07\\e[2J\\e]8;;http://evil."
-                             "example/\\e\\link\\e]8;;\\e\\\n\tat safe\\rEVIL\\x08\\x08\n"
+                             "example/\\e\\\\link\\e]8;;\\e\\\\\n\tat safe\\rEVIL\\x08\\x08\n"
                              "\\u{9b}31m \\u{202e}cba\n");
     free(got);
 }

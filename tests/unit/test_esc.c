@@ -69,7 +69,9 @@ test_plain_text_copied(void **state)
     (void)state;
     CHECK("", 0, "");
     CHECK("hello, world", 0, "hello, world");
-    CHECK("C:\\Users\\job\\x41", 0, "C:\\Users\\job\\x41"); /* backslash kept as is */
+    /* a backslash is doubled, so the text "\x41" cannot pass for an escaped byte */
+    CHECK("C:\\Users\\job\\x41", 0, "C:\\\\Users\\\\job\\\\x41");
+    CHECK("C:\\x41", DQ_ESC_KEEP_BACKSLASH, "C:\\x41");
     CHECK("caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80", 0,
           "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80");
     CHECK("\xc2\xa0nbsp", 0, "\xc2\xa0nbsp"); /* U+00A0: first code point after C1 */
@@ -82,7 +84,7 @@ test_csi_and_osc(void **state)
     CHECK("\x1b[2J\x1b[H", 0, "\\e[2J\\e[H");
     /* OSC 52: set the clipboard, terminated by BEL and by ST */
     CHECK("\x1b]52;c;cm0gLXJmIH4=\x07", 0, "\\e]52;c;cm0gLXJmIH4=\\x07");
-    CHECK("\x1b]52;c;eA==\x1b\\", 0, "\\e]52;c;eA==\\e\\");
+    CHECK("\x1b]52;c;eA==\x1b\\", 0, "\\e]52;c;eA==\\e\\\\");
     CHECK("a\x7f"
           "b",
           0, "a\\x7fb");
@@ -175,6 +177,81 @@ test_all_bytes_safe(void **state)
     dq_buf_free(&b);
 }
 
+/* Every string of up to 3 symbols from an alphabet of the bytes that escapes are made
+ * of, and of the bytes they stand for, escapes to a different text: what is shown names
+ * one byte string. (Before backslashes were escaped, "\\e" and ESC both showed \e.) */
+static void
+test_injective(void **state)
+{
+    static const char alphabet[] = {'\\', 'e', 'x', '0', 'n', 'u', '{', 0x1b, '\0', '\n'};
+    enum { SYMS = sizeof alphabet, MAXLEN = 3 };
+    struct dq_buf out[1 + SYMS + SYMS * SYMS + SYMS * SYMS * SYMS];
+    size_t n = 0;
+    (void)state;
+
+    CHECK("\\e[2J", 0, "\\\\e[2J");
+    CHECK("\x1b[2J", 0, "\\e[2J");
+    for (size_t len = 0; len <= MAXLEN; len++) {
+        size_t count = 1;
+        for (size_t k = 0; k < len; k++)
+            count *= SYMS;
+        for (size_t code = 0; code < count; code++) {
+            char in[MAXLEN];
+            size_t c = code;
+            for (size_t k = 0; k < len; k++, c /= SYMS)
+                in[k] = alphabet[c % SYMS];
+            out[n] = (struct dq_buf)DQ_BUF_INIT;
+            dq_esc_text(&out[n], in, len, 0);
+            assert_false(out[n].failed);
+            /* and what is shown reads back to the bytes (delayq queues --forget) */
+            struct dq_buf back = DQ_BUF_INIT;
+            assert_int_equal(dq_esc_unescape(&back, out[n].data, out[n].len, NULL), DQ_OK);
+            assert_int_equal(back.len, len);
+            assert_memory_equal(back.data, in, len);
+            dq_buf_free(&back);
+            n++;
+        }
+    }
+    assert_int_equal(n, sizeof out / sizeof out[0]);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            assert_false(out[i].len == out[j].len &&
+                         memcmp(out[i].data, out[j].data, out[i].len) == 0);
+    for (size_t i = 0; i < n; i++)
+        dq_buf_free(&out[i]);
+}
+
+static void
+test_unescape(void **state)
+{
+    struct dq_buf b = DQ_BUF_INIT;
+    dq_err err = {0};
+    (void)state;
+
+    assert_int_equal(dq_esc_unescape(&b, "a\\x00b\\u{202e}\\\\\\e", 18, &err), DQ_OK);
+    assert_int_equal(b.len, 8);
+    assert_memory_equal(b.data, "a\0b\xe2\x80\xae\\\x1b", 8);
+    dq_buf_reset(&b);
+    /* every byte, escaped, reads back */
+    unsigned char all[256];
+    for (int i = 0; i < 256; i++)
+        all[i] = (unsigned char)i;
+    struct dq_buf e = DQ_BUF_INIT;
+    dq_esc_text(&e, all, sizeof all, 0);
+    assert_int_equal(dq_esc_unescape(&b, e.data, e.len, &err), DQ_OK);
+    assert_int_equal(b.len, sizeof all);
+    assert_memory_equal(b.data, all, sizeof all);
+    dq_buf_free(&e);
+    /* what delayq never writes is refused, naming the byte */
+    const char *bad[] = {"ab\\q", "\\x4", "\\u{}", "\\u{d800}", "\\u{110000}", "x\\"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        dq_buf_reset(&b);
+        assert_int_equal(dq_esc_unescape(&b, bad[i], strlen(bad[i]), &err), DQ_EINVAL);
+        assert_non_null(strstr(err.msg, "byte "));
+    }
+    dq_buf_free(&b);
+}
+
 static void
 test_appends(void **state)
 {
@@ -245,6 +322,7 @@ main(void)
         cmocka_unit_test(test_c1_controls),       cmocka_unit_test(test_newline_tab_flags),
         cmocka_unit_test(test_invalid_utf8),      cmocka_unit_test(test_bidi_controls),
         cmocka_unit_test(test_all_bytes_safe),    cmocka_unit_test(test_appends),
+        cmocka_unit_test(test_injective),         cmocka_unit_test(test_unescape),
         cmocka_unit_test(test_utf8_decode),       cmocka_unit_test(test_width),
     };
 

@@ -85,6 +85,15 @@ json_is_one_line_and_escaped(void **state)
     assert_has(&b, "\"payload\":{\"a\":1}");
     assert_has(&b, "\"error\":\"card declined \\u001b[2J\"");
     assert_null(strchr(b.data, '\n'));
+    /* a bidi override would reorder the line on a terminal: \u202e, the same code point */
+    struct dq_buf bidi = DQ_BUF_INIT;
+    dq_fmt_json_str(&bidi,
+                    "a\xe2\x80\xae"
+                    "b\xe2\x81\xa6",
+                    8);
+    dq_buf_putc(&bidi, '\0');
+    assert_string_equal(bidi.data, "\"a\\u202eb\\u2066\"");
+    dq_buf_free(&bidi);
     dq_buf_free(&b);
 }
 
@@ -173,6 +182,42 @@ export_record_is_lossless(void **state)
     dq_buf_free(&b);
 }
 
+/* Strings with NUL bytes (a foreign write): every byte after the NUL is kept, as \u0000
+ * in JSON (export and --json) and as \x00 for people, by the lengths dq_task carries. */
+static void
+nul_bytes_are_kept(void **state)
+{
+    unsigned char payload[8];
+    dq_task t;
+    struct dq_buf b = DQ_BUF_INIT;
+    static char id[] = "ida\0b", err[] = "erra\0hidden", trace[] = "first\0second\nthird",
+                by[] = "whoa\0evil";
+    (void)state;
+
+    make_failed(&t, payload);
+    t.id = id;
+    t.id_len = sizeof id - 1;
+    t.error = err;
+    t.error_len = sizeof err - 1;
+    t.trace = trace;
+    t.trace_len = sizeof trace - 1;
+    t.failed_by = by;
+    t.failed_by_len = sizeof by - 1;
+    dq_fmt_task_export(&b, &t, "q");
+    assert_false(b.failed);
+    assert_has(&b, "{\"id\":\"ida\\u0000b\",\"queue\":\"q\"");
+    assert_has(&b, "\"error\":\"erra\\u0000hidden\"");
+    assert_has(&b, "\"trace\":\"first\\u0000second\\nthird\"");
+    assert_has(&b, "\"failed_by\":\"whoa\\u0000evil\"");
+    dq_buf_reset(&b);
+    dq_fmt_task_details(&b, &t, now);
+    assert_has(&b, "id            ida\\x00b\n");
+    assert_has(&b, "failed by     whoa\\x00evil\n");
+    assert_has(&b, "  erra\\x00hidden\n");
+    assert_has(&b, "  first\\x00second\n  third\n");
+    dq_buf_free(&b);
+}
+
 /* history: begin */
 static void
 history_in_json_and_details(void **state)
@@ -183,8 +228,8 @@ history_in_json_and_details(void **state)
     static char w1[] = "w1", w2[] = "w2", retry[] = "retry", lost[] = "lease expired",
                 e1[] = "503 \x1b[2J", e2[] = "";
     dq_attempt h[2] = {
-        {1, now - 50000, 1200, w1, retry, e1},
-        {2, now - 3000, 640, w2, lost, e2},
+        {1, now - 50000, 1200, w1, retry, e1, 0, 0, 0},
+        {2, now - 3000, 640, w2, lost, e2, 0, 0, 0},
     };
 
     make_failed(&t, payload);
@@ -302,6 +347,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(details_name_every_field_and_escape),
+        cmocka_unit_test(nul_bytes_are_kept),
         cmocka_unit_test(json_is_one_line_and_escaped),
         cmocka_unit_test(copy_prefers_the_trace_only_when_asked),
         cmocka_unit_test(payload_that_is_not_msgpack_becomes_raw_base64),

@@ -104,6 +104,80 @@ assert_has(const char *text, const char *needle)
         fail_msg("missing \"%s\" in:\n%s", needle, text);
 }
 
+/* A fetch that failed with @rc and @msg; @held_back: the client was still waiting to
+ * reconnect and sent nothing. */
+static void
+apply_failure(struct model *m, int rc, const char *msg, bool held_back)
+{
+    struct snapshot s;
+
+    memset(&s, 0, sizeof s);
+    s.rc = rc;
+    s.held_back = held_back;
+    snprintf(s.error, sizeof s.error, "%s", msg);
+    assert_false(model_apply(m, &s));
+}
+
+/* Only a server that cannot be reached is DISCONNECTED: one that answers with an error
+ * (a wrong-type key) or not in time (CLIENT PAUSE) says so, and keeps the last data. */
+static void
+banner_tells_refused_and_slow_from_down(void **state)
+{
+    struct model m;
+    struct ui ui;
+    char why[256];
+    (void)state;
+
+    make_model(&m);
+    ui_init(&ui, false, false);
+    apply_failure(&m, DQ_EREDIS,
+                  "redis refused stats: WRONGTYPE Operation against a key holding the wrong "
+                  "kind of value",
+                  false);
+    assert_int_equal(m.link, LINK_REFUSED);
+    assert_true(m.connected);
+    model_link_status(&m, why, sizeof why);
+    assert_has(why, "WRONGTYPE");
+    assert_has(why, "a key of queue orders (dq:{orders}:*) is not of the type");
+    assert_has(why, "not disconnected");
+    char *text = render(&m, &ui, 40, 140);
+    assert_null(strstr(text, "DISCONNECTED"));
+    assert_has(text, "[4] Failed (1)"); /* the last data stays */
+    free(text);
+
+    apply_failure(&m, DQ_ETIMEOUT, "redis at 127.0.0.1:6379 did not answer FCALL within 1000 ms",
+                  false);
+    assert_int_equal(m.link, LINK_SLOW);
+    /* the client's own reconnect backoff after that timeout is not news */
+    apply_failure(&m, DQ_ECONN, "redis at 127.0.0.1:6379 is unreachable; next try in 200 ms", true);
+    assert_int_equal(m.link, LINK_SLOW);
+    model_link_status(&m, why, sizeof why);
+    assert_has(why, "did not answer FCALL within 1000 ms: redis is busy or paused");
+    text = render(&m, &ui, 40, 140);
+    assert_null(strstr(text, "DISCONNECTED"));
+    free(text);
+
+    /* a connect that was tried and failed is */
+    apply_failure(&m, DQ_ECONN, "redis at 127.0.0.1:6379: connect: Connection refused", false);
+    assert_int_equal(m.link, LINK_DOWN);
+    assert_false(m.connected);
+    assert_int_equal(model_link_status(&m, why, sizeof why), 0);
+    text = render(&m, &ui, 40, 140);
+    assert_has(text, "DISCONNECTED");
+    free(text);
+    model_free(&m);
+
+    /* before any data the view shows the same words */
+    model_init(&m, "orders", "127.0.0.1:6379");
+    apply_failure(&m, DQ_EREDIS, "redis refused stats: WRONGTYPE Operation", false);
+    text = render(&m, &ui, 40, 140);
+    assert_null(strstr(text, "DISCONNECTED"));
+    assert_has(text, "WRONGTYPE Operation: a key of queue orders (dq:{orders}:*)");
+    free(text);
+    model_free(&m);
+    ui_free(&ui);
+}
+
 static void
 large_layout_shows_all_panes(void **state)
 {
@@ -1306,6 +1380,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(large_layout_shows_all_panes),
+        cmocka_unit_test(banner_tells_refused_and_slow_from_down),
         cmocka_unit_test(verdict_takes_the_queues_thresholds),
         cmocka_unit_test(unknown_queue_is_marked),
         cmocka_unit_test(hostile_bytes_are_escaped),
