@@ -90,7 +90,7 @@ _delayq()
         mapfile -t COMPREPLY < <(compgen -W "$(_delayq_profiles "$prog")" -- "$cur")
         return 0
         ;;
-    --file | --textfile)
+    --file | --textfile | --auth-file | --http-tls-cert | --http-tls-key)
         mapfile -t COMPREPLY < <(compgen -f -- "$cur")
         return 0
         ;;
@@ -100,7 +100,7 @@ _delayq()
         ;;
     --url | --who | --timeout | --delay | --at | --id | --max-attempts | --deadline | \
         --json | --limit | --offset | --spread | --concurrency | --batch | --lease | \
-        --grace | --max-idle | --name | --refresh | --listen | --max-far-future | \
+        --grace | --max-idle | --name | --refresh | --listen | --cache | --max-far-future | \
         --max-oldest-due | --min-replicas | --match)
         return 0 # a value only the user knows
         ;;

@@ -9,6 +9,9 @@
 -- Errors: with one task, DQ_ELEASE when the caller no longer holds the lease (reaped,
 --   or claimed again by another worker at a higher attempt); DQ_EINVAL for a bad count.
 -- Complexity: O(k log N) for k tasks and N in flight: one HMGET, ZREM and HDEL for all.
+-- Flags: allow-oom (runs at maxmemory: removes the task; the counters it bumps exist;
+--   docs/OPERATIONS.md).
+allow_oom()
 local k = #ARGV / 3
 if k < 1 or k > DQ_CALL_MAX or k ~= math.floor(k) then
   return err('DQ_EINVAL', 'ack: %d arguments; expected 3 per task, 1..%d tasks', #ARGV,

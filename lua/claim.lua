@@ -27,8 +27,11 @@
 --   'paused' and the pause's end (0: until resumed, else server ms), so a worker knows
 --   how long to sleep (an envelope never equals 'paused': it starts with an array byte).
 -- Complexity: O(log N + (batch + results) log N).
+-- Flags: allow-oom (runs at maxmemory: moves due tasks to in-flight; settles as ack, retry, fail
+--   and release do; docs/OPERATIONS.md).
 local gate = worker_gate()
 if gate then return gate end
+allow_oom()
 local cfg = config()
 local now, now_us = now_ms_us()
 local batch, lease, worker = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]

@@ -20,8 +20,11 @@
 --   by the cursor task key and the cursor failed ms.
 -- Errors: DQ_ENOTFOUND naming the missing ids; DQ_EINVAL for an in-flight id.
 -- Complexity: O(k log N) for k ids (k <= 1000).
+-- Flags: allow-oom (runs at maxmemory: removes tasks; one audit entry, the stream capped at
+--   audit_retention; docs/OPERATIONS.md).
 local gate = operator_gate()
 if gate then return gate end
+allow_oom()
 local cfg = config()
 local now = now_ms()
 local mode, who = ARGV[1], ARGV[2]

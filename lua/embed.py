@@ -15,7 +15,9 @@ Two forms of the same code come out (docs/PROTOCOL.md section 6):
   prelude's key locals (the block between "-- keys: begin" and "-- keys: end") are
   declared at library scope and assigned by bind() at the start of every call, so a
   script body and the prelude see exactly the names they see under EVALSHA. A script
-  whose header has a "-- Flags: no-writes" line is registered with that flag.
+  whose header has a "-- Flags:" line is registered with the flags it names
+  (no-writes, allow-oom; the words before any parenthesis); the library makes the
+  prelude's allow_oom() a no-op, which the allow-oom flag stands for.
 
 Library and function names carry the protocol version and a hash of the library text,
 so two delayq builds sharing a server never replace each other's code.
@@ -56,13 +58,21 @@ def split_prelude(prelude):
     return '\n'.join(rest), names, assigns
 
 
-def no_writes(body):
+FLAGS = ('no-writes', 'allow-oom')
+
+
+def flags_of(body):
+    """The function flags a script's header names on its "-- Flags:" line."""
     for l in body.split('\n'):
         if not l.startswith('--'):
-            return False  # the header is over
-        if l.startswith('-- Flags:') and 'no-writes' in l:
-            return True
-    return False
+            return []  # the header is over
+        if l.startswith('-- Flags:'):
+            return [f for f in FLAGS if f in l.split('(')[0]]
+    return []
+
+
+def no_writes(body):
+    return 'no-writes' in flags_of(body)
 
 
 def library(prelude, names, bodies):
@@ -72,12 +82,17 @@ def library(prelude, names, bodies):
            'local ' + ', '.join(keys),
            rest,
            '',
+           '-- The drainers are registered with the allow-oom flag below: the EVALSHA path\'s',
+           '-- marker write (allow_oom in lib.lua) is not needed here.',
+           'allow_oom = function() end',
+           '',
            'local function bind(KEYS)'] + assigns + ['end', '']
     for n, body in zip(names, bodies):
         out += ['local function f_%s(KEYS, ARGV)' % n, '  bind(KEYS)', body.decode().rstrip('\n'),
                 'end', '']
     for n, body in zip(names, bodies):
-        flags = ", flags = {'no-writes'}" if no_writes(body.decode()) else ''
+        fl = flags_of(body.decode())
+        flags = ", flags = {%s}" % ', '.join("'%s'" % f for f in fl) if fl else ''
         out.append("redis.register_function{function_name = '@LIB@_%s', callback = f_%s%s}"
                    % (n, n, flags))
     text = '\n'.join(out) + '\n'
@@ -124,6 +139,7 @@ def main():
           '    char sha1[41];        /* hex SHA1 of text, as SCRIPT LOAD returns it */',
           '    const char *function; /* its name in the function library (FCALL) */',
           '    bool no_writes;       /* FCALL_RO / EVALSHA_RO */',
+          '    bool allow_oom;       /* runs at maxmemory (lib.lua allow_oom) */',
           '};', '',
           'extern const struct dq_script_src dq_script_table[DQ_SCRIPT_COUNT];', '',
           '/* The function library (FUNCTION LOAD REPLACE), NUL-terminated, and its name. */',
@@ -139,9 +155,11 @@ def main():
         text = prelude + b'\n' + body
         sha = hashlib.sha1(text).hexdigest()
         c_bytes(c, 'static const char text_%s' % n, text)
-        table.append('    {"%s", text_%s, %d, "%s", "%s_%s", %s},' %
+        fl = flags_of(body.decode())
+        table.append('    {"%s", text_%s, %d, "%s", "%s_%s", %s, %s},' %
                      (n, n, len(text), sha, lib_name, n,
-                      'true' if no_writes(body.decode()) else 'false'))
+                      'true' if 'no-writes' in fl else 'false',
+                      'true' if 'allow-oom' in fl else 'false'))
     c_bytes(c, 'const char dq_library_text', lib_text)
     c.append('const struct dq_script_src dq_script_table[DQ_SCRIPT_COUNT] = {')
     c += table

@@ -6,6 +6,8 @@
 -- Reply: one integer per triple: the new lease deadline ms, or -1 when the caller no
 --   longer holds that lease (reaped, or claimed again at a higher attempt).
 -- Complexity: O(k log N) for k pairs.
+-- Flags: allow-oom (runs at maxmemory: moves existing leases (ZADD XX); docs/OPERATIONS.md).
+allow_oom()
 local now = now_ms()
 local lease = tonumber(ARGV[1])
 if not lease or lease < 1 or lease > 86400000 or lease ~= math.floor(lease) then

@@ -9,6 +9,9 @@
 -- Reply: 1.
 -- Errors: DQ_ELEASE as for ack.
 -- Complexity: O(log N), plus O(k log N) when k old failures are trimmed (k <= 1000).
+-- Flags: allow-oom (runs at maxmemory: moves the claimed task to failed, adding its error and
+--   trace (at most 4 KiB + 64 KiB); docs/OPERATIONS.md).
+allow_oom()
 local ok, bad = settle_fail(config(), now_ms(), ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5],
   ARGV[6])
 if not ok then return bad end

@@ -19,8 +19,11 @@
 -- Errors: DQ_EINVAL naming the argument.
 -- Complexity: O(log W) for W registered workers; 'check' adds O(log N) and prunes at
 --   most 100 entries per call.
+-- Flags: allow-oom (runs at maxmemory: one record per worker, rewritten in place, pruned;
+--   docs/OPERATIONS.md).
 local gate = worker_gate()
 if gate then return gate end
+allow_oom()
 local now = now_ms()
 local mode, name = ARGV[1], ARGV[2]
 if mode ~= 'beat' and mode ~= 'check' and mode ~= 'gone' then

@@ -11,8 +11,11 @@
 -- resume publishes 'resume' on the wake channel, so idle workers claim at once; a
 -- pause publishes nothing (claim tells each worker when it next asks).
 -- Errors: DQ_EINVAL naming the argument. Complexity: O(1).
+-- Flags: allow-oom (runs at maxmemory: a 4-field pause hash and one audit entry, the stream
+--   capped; docs/OPERATIONS.md).
 local gate = operator_gate()
 if gate then return gate end
+allow_oom()
 local cfg = config()
 local now = now_ms()
 local op, who = ARGV[1], ARGV[2]

@@ -6,6 +6,9 @@
 -- ARGV: [1] limit (1..1000), [2] who (the reaping worker).
 -- Reply: {returned, exhausted, earliest lease deadline still running (-1 if none)}.
 -- Complexity: O((1 + limit) log N).
+-- Flags: allow-oom (runs at maxmemory: moves expired leases back or to failed, adding a fixed
+--   error text; docs/OPERATIONS.md).
+allow_oom()
 local cfg = config()
 local now = now_ms()
 local limit = tonumber(ARGV[1])

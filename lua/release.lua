@@ -5,6 +5,9 @@
 -- Reply: 1.
 -- Errors: DQ_ELEASE when the caller no longer holds the lease.
 -- Complexity: O(log N).
+-- Flags: allow-oom (runs at maxmemory: moves the claimed task back to scheduled;
+--   docs/OPERATIONS.md).
+allow_oom()
 local ok, bad = settle_release(now_ms(), ARGV[1], ARGV[2], ARGV[3])
 if not ok then return bad end
 return 1

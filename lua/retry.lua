@@ -8,6 +8,9 @@
 -- Reply: {exhausted (0|1), due ms (-1 when exhausted)}.
 -- Errors: DQ_ELEASE as for ack.
 -- Complexity: O(log N).
+-- Flags: allow-oom (runs at maxmemory: moves the claimed task back, adding its last error (512
+--   bytes) and a history entry; docs/OPERATIONS.md).
+allow_oom()
 local due, bad = settle_retry(config(), now_ms(), ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
 if not due then return bad end
 if due < 0 then return {1, -1} end

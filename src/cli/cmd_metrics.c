@@ -10,16 +10,23 @@
  * O(log W) plus at most 1000 beats and 1000 leases read). libmicrohttpd runs every
  * request on its one internal thread, so the single dq_client is never shared between
  * threads. Redis being down is reported as delayq_up 0 with HTTP 200, never a crash.
+ *
+ * The network may be hostile (docs/SECURITY.md, "The metrics exporter"): a scrape is
+ * cached for --cache, so a flood of GETs costs Redis at most one scrape per interval,
+ * and HEAD none; the connection limits are in serve(); --auth-file and --http-tls-cert guard
+ * an exporter that listens beyond loopback.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -27,12 +34,17 @@
 #include <microhttpd.h>
 
 #include "cli.h"
+#include "fmt/b64.h"
 #include "fmt/esc.h"
+#include "lib/clock.h"
+#include "lib/dur.h"
 
 enum { METRICS_MAX_QUEUES = 1000 };
 
 static const char help[] =
-    "usage: delayq metrics [-q QUEUE]... [--listen HOST:PORT | --textfile PATH]\n\n"
+    "usage: delayq metrics [-q QUEUE]... [--listen HOST:PORT] [--cache DUR]\n"
+    "                      [--auth-file PATH] [--http-tls-cert PATH --http-tls-key PATH]\n"
+    "       delayq metrics [-q QUEUE]... --textfile PATH\n\n"
     "The queues' counts, counters, workers and pause for Prometheus: served on\n"
     "http://HOST:PORT/metrics until SIGINT or SIGTERM, or written once to PATH\n"
     "(atomically: a temporary file in the same directory, then rename) for\n"
@@ -45,9 +57,20 @@ static const char help[] =
     "  -q, --queue NAME      export NAME (repeatable; default: every registered queue)\n"
     "  --listen HOST:PORT    address to serve on (default 127.0.0.1:9187; numeric IPv4,\n"
     "                        or [IPv6]:PORT; port 0 picks a free port, which is logged)\n"
+    "  --cache DUR           answer GETs from the last scrape while it is younger than\n"
+    "                        DUR (default 1s; 0: scrape on every GET); HEAD never scrapes\n"
+    "  --auth-file PATH      require credentials: the file's first line is user:password\n"
+    "                        (HTTP basic auth) or a token (Authorization: Bearer); the\n"
+    "                        file must not be readable by group or others\n"
+    "  --http-tls-cert PATH, --http-tls-key PATH\n"
+    "                        serve HTTPS with this certificate chain and key (PEM; the\n"
+    "                        key not readable by group or others); --tls-cert and\n"
+    "                        --tls-key are the Redis connection's, as everywhere\n"
     "  --textfile PATH       write one scrape to PATH and exit (\"-\": standard output);\n"
     "                        exit status 3 when Redis was unreachable (the file still\n"
-    "                        says delayq_up 0)\n\n";
+    "                        says delayq_up 0)\n\n"
+    "Listening beyond loopback without --auth-file and TLS prints a warning: anyone\n"
+    "who reaches the port reads queue names and volumes.\n\n";
 
 /* What one scrape read of one queue. */
 struct queue_read {
@@ -64,6 +87,12 @@ struct metrics {
     long long scrape_errors; /* failed Redis calls since this process started */
     bool had_errors;         /* the previous scrape failed somewhere (log on change) */
     struct dq_buf out;       /* the last exposition; reused between scrapes */
+    int64_t cache_ms;        /* --cache */
+    int64_t scraped_ms;      /* dq_mono_ms() of the last scrape; 0: none yet */
+    char *auth;              /* the Authorization header a request must carry, or NULL */
+    int64_t log_ms;          /* when libmicrohttpd's last message was shown (http_log) */
+    long long log_hidden;    /* its messages not shown since */
+    const char *auth_scheme; /* "Basic" or "Bearer", for WWW-Authenticate */
 };
 
 /* Appends @s as a label value: UTF-8 with \\, \" and \n escaped as the exposition
@@ -313,6 +342,27 @@ scrape(struct metrics *m)
     return up;
 }
 
+/* Whether the request carries --auth-file's credentials (always, without the option).
+ * The comparison takes the same time wherever the first difference is. */
+static bool
+authorized(const struct metrics *m, struct MHD_Connection *conn)
+{
+    const char *got;
+    size_t want_len, got_len;
+    unsigned char diff = 0;
+
+    if (m->auth == NULL)
+        return true;
+    got = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (got == NULL)
+        return false;
+    want_len = strlen(m->auth);
+    got_len = strlen(got);
+    for (size_t i = 0; i < want_len; i++)
+        diff |= (unsigned char)(m->auth[i] ^ (i < got_len ? got[i] : 0));
+    return diff == 0 && got_len == want_len;
+}
+
 static enum MHD_Result
 answer(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
        const char *version, const char *upload_data, size_t *upload_data_size, void **con_cls)
@@ -323,15 +373,32 @@ answer(void *cls, struct MHD_Connection *conn, const char *url, const char *meth
     struct MHD_Response *resp;
     unsigned status = MHD_HTTP_OK;
     enum MHD_Result ret;
+    bool head = strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
 
-    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
+    if (!authorized(m, conn)) {
+        static const char denied[] = "unauthorized: see --auth-file in delayq-metrics(1)\n";
+        char www[64];
+        resp = MHD_create_response_from_buffer(strlen(denied), (void *)(uintptr_t)denied,
+                                               MHD_RESPMEM_PERSISTENT);
+        if (resp == NULL)
+            return MHD_NO;
+        snprintf(www, sizeof www, "%s realm=\"delayq metrics\"", m->auth_scheme);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, www);
+        status = MHD_HTTP_UNAUTHORIZED;
+    } else if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && !head) {
         resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
         if (resp == NULL)
             return MHD_NO;
         MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
         status = MHD_HTTP_METHOD_NOT_ALLOWED;
     } else if (strcmp(url, "/metrics") == 0) {
-        scrape(m);
+        /* HEAD gets the headers of the last exposition (MHD sends no body) and costs
+         * Redis nothing; a GET scrapes only when the cached one is older than --cache */
+        int64_t now = dq_mono_ms();
+        if (!head && (m->scraped_ms == 0 || now - m->scraped_ms >= m->cache_ms)) {
+            scrape(m);
+            m->scraped_ms = dq_mono_ms();
+        }
         resp = MHD_create_response_from_buffer(m->out.len, m->out.data, MHD_RESPMEM_MUST_COPY);
         if (resp == NULL)
             return MHD_NO;
@@ -373,6 +440,16 @@ parse_listen(const struct cli *g, const char *s, struct sockaddr_storage *ss, so
         return cli_usage_error(g, "--listen needs a numeric host before the port (got \"%s\")", s);
     memcpy(host, h, hlen);
     host[hlen] = '\0';
+    /* getaddrinfo takes any number and wraps it (99999 listened on 34463) */
+    const char *port = colon + 1;
+    long long pn = 0;
+    for (const char *p = port; *p != '\0'; p++) {
+        if (*p < '0' || *p > '9' || pn > 65535)
+            break;
+        pn = pn * 10 + (*p - '0');
+    }
+    if (port[strspn(port, "0123456789")] != '\0' || strlen(port) > 5 || pn > 65535)
+        return cli_usage_error(g, "--listen: port \"%s\" is not in 0..65535", port);
     hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
     hints.ai_socktype = SOCK_STREAM;
     if (getaddrinfo(host, colon + 1, &hints, &ai) != 0 || ai == NULL ||
@@ -390,30 +467,129 @@ parse_listen(const struct cli *g, const char *s, struct sockaddr_storage *ss, so
     return DQ_EXIT_OK;
 }
 
+/* Whether @ss is a loopback address (127.0.0.0/8, ::1, ::ffff:127.0.0.0/104). */
+static bool
+is_loopback(const struct sockaddr_storage *ss)
+{
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+        return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (ss->ss_family == AF_INET6) {
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+        return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+    }
+    return false;
+}
+
+/* Connections: libmicrohttpd's one internal thread polls them all (epoll), so a client
+ * that sends half a request, or nothing, holds a slot and a file descriptor, never the
+ * thread. What knocked the exporter out was the slots: 32 of them, each held up to a
+ * 30 s timeout (200 partial requests that closed kept it unreachable 180 s). Now up to
+ * CONN_MAX slots (the file descriptor limit is raised to fit them), at most half of
+ * them from one address, and a connection silent for CONN_IDLE_S is closed. Measured:
+ * with 300 partial requests held open, or sent and closed, a GET answers in under 5 ms
+ * (it did not within 60 s before); after 4000 from one address, within 4.5 s (the one
+ * address's half clears by the timeout). A thread per connection was the other choice:
+ * a stack per slot, and the one Redis client shared; a scrape is the only slow step,
+ * and --cache bounds it. A slot's buffer is capped at CONN_MEM (a request line and
+ * headers: Prometheus sends well under 1 KiB), so all slots hold 32 MiB at most. */
+enum { CONN_MAX = 4096, CONN_IDLE_S = 5, CONN_MEM = 8192 };
+
+/* The connection limit the process's file descriptors allow, after raising the soft
+ * limit towards the hard one. */
+static unsigned
+conn_limit(void)
+{
+    struct rlimit rl;
+    rlim_t want = CONN_MAX + 64; /* the listener, epoll, Redis, stdio, a margin */
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return 256;
+    if (rl.rlim_cur < want) {
+        rlim_t cur = rl.rlim_cur;
+        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            rl.rlim_cur = cur;
+    }
+    if (rl.rlim_cur <= 128)
+        return 32;
+    return rl.rlim_cur - 64 < CONN_MAX ? (unsigned)(rl.rlim_cur - 64) : CONN_MAX;
+}
+
+/* libmicrohttpd's messages (a refused connection, a bad request), one every 10 s at
+ * most: a flood of connections past the limits must not become a flood of log lines.
+ * They may quote what a client sent, so they are escaped. */
+static void
+http_log(void *cls, const char *fmt, va_list ap)
+{
+    struct metrics *m = cls;
+    int64_t now = dq_mono_ms();
+    char line[512];
+    int n;
+
+    if (m->log_ms != 0 && now - m->log_ms < 10000) {
+        m->log_hidden++;
+        return;
+    }
+    n = vsnprintf(line, sizeof line, fmt, ap);
+    if (n < 0)
+        return;
+    n = n >= (int)sizeof line ? (int)sizeof line - 1 : n;
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        n--;
+    fprintf(stderr, "%s: http: ", m->g->prog);
+    cli_put_safe(stderr, line, (size_t)n);
+    if (m->log_hidden > 0)
+        fprintf(stderr, " (and %lld more messages in the last %lld s)", m->log_hidden,
+                (long long)(now - m->log_ms) / 1000);
+    fputc('\n', stderr);
+    m->log_ms = now;
+    m->log_hidden = 0;
+}
+
 static int
-serve(struct metrics *m, const char *listen)
+serve(struct metrics *m, const char *listen, const char *cert, const char *key)
 {
     struct sockaddr_storage ss;
     socklen_t sslen = 0;
     struct MHD_Daemon *d;
     const union MHD_DaemonInfo *info;
     sigset_t set;
-    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
+    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, limit;
     int rc, sig = 0;
 
     if ((rc = parse_listen(m->g, listen, &ss, &sslen)) != DQ_EXIT_OK)
         return rc;
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
+    if (cert != NULL)
+        flags |= MHD_USE_TLS;
+    if (!is_loopback(&ss) && (m->auth == NULL || cert == NULL))
+        fprintf(stderr,
+                "%s: warning: serving /metrics beyond loopback on %s %s: anyone who "
+                "reaches the port reads the queues' names and volumes (use --auth-file "
+                "and --http-tls-cert/--http-tls-key, a firewall, or a reverse proxy; "
+                "docs/SECURITY.md)\n",
+                m->g->prog, listen,
+                m->auth == NULL && cert == NULL ? "without --auth-file or TLS"
+                : m->auth == NULL               ? "without --auth-file"
+                                                : "without TLS (credentials in clear text)");
+    limit = conn_limit();
     /* Block the stop signals before MHD starts its thread (which inherits the mask), so
      * only sigwait() below receives them. */
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
-    d = MHD_start_daemon(flags, 0, NULL, NULL, answer, m, MHD_OPTION_SOCK_ADDR,
-                         (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, 32u,
-                         MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
+    /* the logger first: libmicrohttpd uses its own for what comes before it */
+    d = MHD_start_daemon(flags, 0, NULL, NULL, answer, m, MHD_OPTION_EXTERNAL_LOGGER, http_log, m,
+                         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
+                         limit, MHD_OPTION_PER_IP_CONNECTION_LIMIT, limit / 2,
+                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_IDLE_S,
+                         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEM,
+                         cert != NULL ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, cert,
+                         MHD_OPTION_HTTPS_MEM_KEY, key, MHD_OPTION_END);
     if (d == NULL) {
         fprintf(stderr, "%s: cannot listen on ", m->g->prog);
         cli_put_safe(stderr, listen, strlen(listen));
@@ -421,9 +597,11 @@ serve(struct metrics *m, const char *listen)
         return DQ_EXIT_FAILED;
     }
     info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-    fprintf(stderr, "%s: serving /metrics on %s port %u (%s)\n", m->g->prog, listen,
-            info != NULL ? (unsigned)info->port : 0u,
-            m->n_queues > 0 ? "the -q queues" : "every registered queue");
+    fprintf(stderr, "%s: serving /metrics on %s port %u (%s; %s%s; cache %lld ms)\n", m->g->prog,
+            listen, info != NULL ? (unsigned)info->port : 0u,
+            m->n_queues > 0 ? "the -q queues" : "every registered queue",
+            cert != NULL ? "https" : "http", m->auth != NULL ? " with auth" : "",
+            (long long)m->cache_ms);
     while (sigwait(&set, &sig) != 0 || (sig != SIGINT && sig != SIGTERM))
         ;
     /* waits for a scrape in progress, which the command timeout bounds */
@@ -490,11 +668,96 @@ out:
     return rc;
 }
 
+/* Reads the whole of a small file named by option @opt (certificates, keys, the
+ * credentials): NULL after a message (exit 2) when it cannot be read, is empty or is over
+ * 1 MiB. With @secret, a file that group or others may read is refused: it holds what
+ * lets anyone read the metrics. */
+static char *
+read_small(const struct cli *g, const char *opt, const char *path, bool secret)
+{
+    FILE *f = fopen(path, "rb");
+    struct stat st;
+    size_t len = 0;
+    char *data;
+
+    if (f == NULL) {
+        fprintf(stderr, "%s: %s: cannot open ", g->prog, opt);
+        cli_put_safe(stderr, path, strlen(path));
+        fprintf(stderr, ": %s\n", strerror(errno));
+        return NULL;
+    }
+    if (secret && fstat(fileno(f), &st) == 0 && (st.st_mode & 077) != 0) {
+        fprintf(stderr, "%s: %s: ", g->prog, opt);
+        cli_put_safe(stderr, path, strlen(path));
+        fprintf(stderr,
+                " holds a secret and its permissions (%03o) let others read it: "
+                "chmod 600 it\n",
+                (unsigned)(st.st_mode & 0777));
+        fclose(f);
+        return NULL;
+    }
+    data = cli_read_all(f, 1 << 20, &len);
+    fclose(f);
+    if (data == NULL || len == 0 || len > 1 << 20) {
+        fprintf(stderr, "%s: %s: ", g->prog, opt);
+        cli_put_safe(stderr, path, strlen(path));
+        fprintf(stderr, " %s\n",
+                data == NULL ? "cannot be read"
+                : len == 0   ? "is empty"
+                             : "is over 1 MiB");
+        free(data);
+        return NULL;
+    }
+    return data;
+}
+
+/* --auth-file: the Authorization header value a request must carry, from the file's
+ * first line: "user:password" is basic auth, anything else a bearer token (a token has
+ * no ':', RFC 6750). */
+static int
+load_auth(struct metrics *m, const char *path)
+{
+    char *data = read_small(m->g, "--auth-file", path, true);
+    struct dq_buf b = DQ_BUF_INIT;
+    size_t n;
+
+    if (data == NULL)
+        return DQ_EXIT_USAGE;
+    n = strcspn(data, "\r\n");
+    data[n] = '\0';
+    if (n == 0 || strchr(data, ' ') != NULL || data[0] == ':') {
+        /* the secret is not echoed */
+        explicit_bzero(data, n);
+        free(data);
+        return cli_usage_error(m->g, "--auth-file: the first line must be user:password or a token "
+                                     "(no spaces)");
+    }
+    if (strchr(data, ':') != NULL) {
+        m->auth_scheme = "Basic";
+        dq_buf_puts(&b, "Basic ");
+        dq_b64_encode(&b, data, n);
+    } else {
+        m->auth_scheme = "Bearer";
+        dq_buf_printf(&b, "Bearer %s", data);
+    }
+    explicit_bzero(data, n);
+    free(data);
+    if (b.failed) {
+        fprintf(stderr, "delayq: out of memory\n");
+        exit(DQ_EXIT_FAILED);
+    }
+    m->auth = dq_buf_steal(&b, NULL);
+    return DQ_EXIT_OK;
+}
+
 int
 cmd_metrics(struct cli *g, int argc, char **argv)
 {
-    struct metrics m = {.g = g, .out = DQ_BUF_INIT};
+    struct metrics m = {.g = g, .out = DQ_BUF_INIT, .cache_ms = 1000};
     const char *listen = "127.0.0.1:9187", *textfile = NULL, *val;
+    const char *auth_file = NULL, *cert_file = NULL, *key_file = NULL;
+    char *cert = NULL, *key = NULL;
+    bool listen_given = false;
     dq_err err = {0};
     int rc, k;
 
@@ -529,6 +792,42 @@ cmd_metrics(struct cli *g, int argc, char **argv)
                 return cli_usage_error(g, "--listen needs HOST:PORT");
             }
             listen = val;
+            listen_given = true;
+        } else if ((k = cli_opt(argc, argv, &i, "--cache", NULL, &val)) != 0) {
+            int64_t ms;
+            if (k < 0) {
+                free(m.queues);
+                return cli_usage_error(g, "--cache needs a duration (e.g. 1s; 0: no cache)");
+            }
+            if (strcmp(val, "0") == 0) {
+                ms = 0;
+            } else if (dq_dur_parse(val, "--cache", &ms, &err) != DQ_OK) {
+                free(m.queues);
+                return cli_error(g, &err);
+            }
+            if (ms > 3600000) {
+                free(m.queues);
+                return cli_usage_error(g, "--cache: %s is over the limit of 1h", val);
+            }
+            m.cache_ms = ms;
+        } else if ((k = cli_opt(argc, argv, &i, "--auth-file", NULL, &val)) != 0) {
+            if (k < 0 || val[0] == '\0') {
+                free(m.queues);
+                return cli_usage_error(g, "--auth-file needs a path");
+            }
+            auth_file = val;
+        } else if ((k = cli_opt(argc, argv, &i, "--http-tls-cert", NULL, &val)) != 0) {
+            if (k < 0 || val[0] == '\0') {
+                free(m.queues);
+                return cli_usage_error(g, "--http-tls-cert needs a path");
+            }
+            cert_file = val;
+        } else if ((k = cli_opt(argc, argv, &i, "--http-tls-key", NULL, &val)) != 0) {
+            if (k < 0 || val[0] == '\0') {
+                free(m.queues);
+                return cli_usage_error(g, "--http-tls-key needs a path");
+            }
+            key_file = val;
         } else if ((k = cli_opt(argc, argv, &i, "--textfile", NULL, &val)) != 0) {
             if (k < 0 || val[0] == '\0') {
                 free(m.queues);
@@ -539,6 +838,22 @@ cmd_metrics(struct cli *g, int argc, char **argv)
             free(m.queues);
             return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
         }
+    }
+    if (textfile != NULL && (listen_given || auth_file || cert_file || key_file)) {
+        free(m.queues);
+        return cli_usage_error(g, "--textfile writes a file: --listen, --cache, --auth-file and "
+                                  "--http-tls-* are for the HTTP server");
+    }
+    if ((cert_file == NULL) != (key_file == NULL)) {
+        free(m.queues);
+        return cli_usage_error(g, "--http-tls-cert and --http-tls-key go together");
+    }
+    if ((auth_file != NULL && (rc = load_auth(&m, auth_file)) != DQ_EXIT_OK) ||
+        (cert_file != NULL &&
+         ((cert = read_small(g, "--http-tls-cert", cert_file, false)) == NULL ||
+          (key = read_small(g, "--http-tls-key", key_file, true)) == NULL))) {
+        rc = DQ_EXIT_USAGE;
+        goto out;
     }
     /* a Redis that dies mid-write must fail the call, not kill the exporter */
     signal(SIGPIPE, SIG_IGN);
@@ -553,9 +868,17 @@ cmd_metrics(struct cli *g, int argc, char **argv)
         if (rc == DQ_EXIT_OK && !up)
             rc = DQ_EXIT_REDIS;
     } else {
-        rc = serve(&m, listen);
+        rc = serve(&m, listen, cert, key);
     }
+out:
     dq_buf_free(&m.out);
+    if (key != NULL)
+        explicit_bzero(key, strlen(key));
+    if (m.auth != NULL)
+        explicit_bzero(m.auth, strlen(m.auth));
+    free(key);
+    free(cert);
+    free(m.auth);
     free(m.queues);
     return rc;
 }

@@ -175,7 +175,8 @@ load_script(dq_client *c, const struct dq_script_src *src, dq_err *err)
 }
 
 /* FUNCTION LOAD REPLACE of the library. *refused is set when the server will not run
- * FUNCTION at all (Redis 6, an ACL without it): the caller then falls back. REPLACE
+ * FUNCTION at all (Redis 6, an ACL without it) or not now (maxmemory): the caller then
+ * falls back. REPLACE
  * makes two clients loading at once both succeed. */
 static int
 load_library(dq_client *c, bool *refused, dq_err *err)
@@ -189,7 +190,9 @@ load_library(dq_client *c, bool *refused, dq_err *err)
     if (rc != DQ_OK)
         return rc;
     if (r->type == REDIS_REPLY_ERROR) {
-        *refused = command_refused(r);
+        /* FUNCTION LOAD is deny-oom and SCRIPT LOAD is not: at maxmemory a server that
+         * lost the library still runs the drainers on the EVALSHA path */
+        *refused = command_refused(r) || error_starts(r, "OOM ");
         rc = dq_err_from_reply(err, "the function library", r->str, r->len);
     } else if (r->type != REDIS_REPLY_STRING || strcmp(r->str, dq_library_name) != 0) {
         rc = dq_err_set(err, DQ_EPROTO, "FUNCTION LOAD returned an unexpected library name");
@@ -317,6 +320,22 @@ wait_replicas(dq_client *c, const char *what, dq_err *err)
     return rc;
 }
 
+/* Redis refused a script for maxmemory: the operator's way out, with the limit it hit (INFO,
+ * which every role may run; 0 when it cannot be read). The scripts that drain a queue
+ * are not refused (lib.lua allow_oom): the words say what still works. */
+static int
+oom_error(dq_client *c, dq_err *err)
+{
+    dq_server_info info;
+    dq_err ignored;
+    long long max = dq_server_info_get(c, &info, &ignored) == DQ_OK ? (long long)info.maxmemory : 0;
+
+    return dq_err_set(err, DQ_EREDIS,
+                      "Redis is out of memory (maxmemory %lld): drop or export failed tasks, "
+                      "or raise maxmemory",
+                      max);
+}
+
 int
 dq_scripts_run(dq_client *c, enum dq_script_id id, const char *queue, const struct dq_args *args,
                dq_parse_fn parse, void *out, dq_err *err)
@@ -364,6 +383,10 @@ dq_scripts_run(dq_client *c, enum dq_script_id id, const char *queue, const stru
         rc = run_evalsha(c, src, (int)argc, argv, lens, &r, err);
     if (rc != DQ_OK)
         goto out;
+    if (error_starts(r, "OOM ")) {
+        rc = oom_error(c, err);
+        goto out;
+    }
     if (r->type == REDIS_REPLY_ERROR) {
         rc = dq_err_from_reply(err, src->name, r->str, r->len);
         goto out;

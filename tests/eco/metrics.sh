@@ -127,7 +127,7 @@ check "textfile in a missing directory: exit 1 with a message" \
   sh -c "[ $? -eq 1 ] && grep -q 'cannot create' '$work/tf.err'"
 
 # the HTTP server, on a port the kernel picks (logged)
-spawn "$bin" metrics --listen 127.0.0.1:0 2>"$work/srv.log"
+spawn "$bin" metrics --listen 127.0.0.1:0 --cache 0 2>"$work/srv.log"
 spid=$spawned
 port_logged() { grep -q 'port [1-9]' "$work/srv.log"; }
 wait_for 5000 "the server's port in its log" port_logged || { bad "server started"; cat "$work/srv.log"; }

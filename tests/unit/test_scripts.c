@@ -57,12 +57,16 @@ names_match_ids(void **state)
 }
 
 /* The function library (lua/embed.py): named with the protocol version, one
- * registration per script under the table's name, no-writes exactly on the readers. */
+ * registration per script under the table's name, no-writes exactly on the readers,
+ * allow-oom exactly on the scripts that drain a queue (docs/OPERATIONS.md, "Redis out
+ * of memory"), and those call lib.lua's allow_oom() for the EVALSHA path. */
 static void
 library_registers_every_script(void **state)
 {
     static const char *const readers[] = {"stats", "page",    "find",       "search",
                                           "audit", "workers", "config_get", "errors"};
+    static const char *const drainers[] = {"ack",  "fail",      "retry", "release", "extend",
+                                           "reap", "heartbeat", "claim", "drop",    "pause"};
     char want[200];
 
     assert_int_equal(strlen(dq_library_text), dq_library_len);
@@ -74,12 +78,23 @@ library_registers_every_script(void **state)
         bool reader = false;
         for (size_t r = 0; r < sizeof readers / sizeof readers[0]; r++)
             reader |= strcmp(s->name, readers[r]) == 0;
+        bool drainer = false;
+        for (size_t r = 0; r < sizeof drainers / sizeof drainers[0]; r++)
+            drainer |= strcmp(s->name, drainers[r]) == 0;
         if (reader != s->no_writes)
             fail_msg("script %s: no_writes is %d", s->name, s->no_writes);
+        if (drainer != s->allow_oom)
+            fail_msg("script %s: allow_oom is %d", s->name, s->allow_oom);
         snprintf(want, sizeof want, "function_name = '%s', callback = f_%s%s}", s->function,
-                 s->name, s->no_writes ? ", flags = {'no-writes'}" : "");
+                 s->name,
+                 s->no_writes   ? ", flags = {'no-writes'}"
+                 : s->allow_oom ? ", flags = {'allow-oom'}"
+                                : "");
         if (strstr(dq_library_text, want) == NULL)
             fail_msg("library does not register %s as: %s", s->name, want);
+        /* the same permission on the EVALSHA path, where flags need a shebang */
+        if (s->allow_oom != (strstr(s->text, "\nallow_oom()\n") != NULL))
+            fail_msg("script %s: allow_oom() call does not match its flag", s->name);
     }
     /* the prelude is defined once at library scope, not per function */
     const char *first = strstr(dq_library_text, "local function now_ms()");
