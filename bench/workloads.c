@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * workloads.c: the ceiling (redis-benchmark) and workloads W1..W7, exactly as README's
- * Performance section describes them. Each adds its figures with bench_add(); none
+ * workloads.c: the ceiling (redis-benchmark) and workloads W1..W7, exactly as
+ * bench/README.md describes them. Each adds its figures with bench_add(); none
  * changes its workload to meet a target.
  */
 #include "bench.h"
@@ -392,7 +392,7 @@ w2_once(struct bench *b, dq_client *c, const dq_enqueue_item *it, size_t n, unsi
 
 /* ---- W2p: persistent handlers --------------------------------------------------- */
 
-/* The README's Python handler: --handler (main.c puts it in $DQ_BENCH_HANDLER), else
+/* The Python handler of docs/GUIDE.md: --handler (main.c puts it in $DQ_BENCH_HANDLER), else
  * examples/handler.py in $DQ_SOURCE_ROOT, else in the first directory above this
  * program that has one (a build tree inside the source tree). */
 static bool

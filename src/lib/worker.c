@@ -369,7 +369,7 @@ out:
  * Splits @w into opts.lanes workers: @w keeps the first share of the concurrency and
  * batch, and each other lane is a worker of its own with the rest, named "<name>/<k>".
  * A lane is no more than a second worker in the same process: it has its own
- * connection, so its claim call overlaps the others' (measured in README, Performance).
+ * connection, so its claim call overlaps the others' (measured in bench/README.md, W2).
  */
 /* Lane @k's share of @total over @n lanes: the first total % n lanes get one more. */
 static unsigned

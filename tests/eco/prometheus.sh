@@ -1,7 +1,7 @@
 #!/bin/sh
 # prometheus.sh: a real Prometheus (private, 127.0.0.1, temp dir, stopped by PID)
 # scrapes delayq metrics every second; its HTTP API must return the counts of a queue
-# this test filled, a running worker and a pause. The README's alert rules pass promtool check rules, load into that
+# this test filled, a running worker and a pause. The alert rules of docs/OPERATIONS.md (Monitoring) pass promtool check rules, load into that
 # Prometheus, and DelayqFailuresGrowing goes pending once tasks fail.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -14,11 +14,11 @@ t_enq=$(mono_ms)
 "$bin" enqueue -q "$q" --delay 10m --json '{}' >/dev/null
 "$bin" enqueue -q "$f" --max-attempts 1 --json '{}' >/dev/null
 
-# the README's rules, between its markers, so the README stays what is tested
-sed -n '/<!-- alert rules: begin -->/,/<!-- alert rules: end -->/p' "$src/README.md" |
+# the rules of docs/OPERATIONS.md, between its markers, so the runbook stays what is tested
+sed -n '/<!-- alert rules: begin -->/,/<!-- alert rules: end -->/p' "$src/docs/OPERATIONS.md" |
   sed '1,2d;$d' | sed '$d' >"$work/rules.yml"
-check "README has the alert rules block" grep -q 'alert: DelayqFailuresGrowing' "$work/rules.yml"
-check "promtool check rules accepts the README's rules" sh -c "promtool check rules '$work/rules.yml' >/dev/null"
+check "docs/OPERATIONS.md has the alert rules block" grep -q 'alert: DelayqFailuresGrowing' "$work/rules.yml"
+check "promtool check rules accepts the runbook's rules" sh -c "promtool check rules '$work/rules.yml' >/dev/null"
 
 spawn "$bin" metrics --listen 127.0.0.1:0 2>"$work/metrics.log"
 mpid=$spawned
@@ -93,7 +93,7 @@ rules = [r for g in json.load(sys.stdin)["data"]["groups"] for r in g["rules"]]
 names = {r["name"]: r["health"] for r in rules}
 sys.exit(0 if names == {"DelayqOldestDueTooOld": "ok", "DelayqFailuresGrowing": "ok"} else 1)'
 }
-check "both README rules loaded and evaluated without error" wait_for 15000 "rules evaluated" rules_ok
+check "both runbook rules loaded and evaluated without error" wait_for 15000 "rules evaluated" rules_ok
 
 # a task fails for good: the failures alert goes pending for that queue (increase()
 # needs a sample from before the failure, which the scrapes above already took)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_persist.c: `delayq work --persistent` as a user runs it: the README's Python
+ * test_persist.c: `delayq work --persistent` as a user runs it: docs/GUIDE.md's Python
  * handler (examples/handler.py) and Node handler for real, a Python handler that
  * misbehaves in every way the protocol names (garbage, another id, an unknown result,
  * an exit, a hang past --timeout, a line over the limit), SIGTERM with a task running,
@@ -175,9 +175,9 @@ task_error_has(struct fixture *f, const char *id, dq_state state, const char *wa
     dq_task_clear(&t);
 }
 
-/* The README's handler, run by the worker as the README says. */
+/* The guide's handler, run by the worker as docs/GUIDE.md says. */
 static void
-readme_python_handler(void **state)
+guide_python_handler(void **state)
 {
     struct fixture f;
     char handler[400];
@@ -209,7 +209,7 @@ readme_python_handler(void **state)
     const char *cmd[] = {handler, NULL};
     pid_t pid = start_work(&f, "readme", args, cmd);
     struct counts c = {.f = &f, .done = 102, .failed = 1, .retried = 1};
-    wait_counts(&c, 30000, "the README handler's tasks", "readme");
+    wait_counts(&c, 30000, "the guide handler's tasks", "readme");
     assert_int_equal(stop_work(pid, SIGTERM), 0);
     assert_int_equal(c.s.done, 102);
 
@@ -561,16 +561,16 @@ node_handler(void **state)
     fixture_close(&f);
 }
 
-/* README shows the very files the tests run. */
+/* docs/GUIDE.md shows the very files the tests run. */
 static void
-readme_shows_the_example_handlers(void **state)
+guide_shows_the_example_handlers(void **state)
 {
     char path[400];
     const char *root = getenv("DQ_SOURCE_ROOT");
 
     (void)state;
     assert_non_null(root);
-    snprintf(path, sizeof path, "%s/README.md", root);
+    snprintf(path, sizeof path, "%s/docs/GUIDE.md", root);
     char *readme = slurp(path);
     static const char *const names[] = {"handler.py", "handler.js"};
     for (int i = 0; i < 2; i++) {
@@ -578,7 +578,7 @@ readme_shows_the_example_handlers(void **state)
         char *code = slurp(path);
         assert_true(strlen(code) > 100);
         if (strstr(readme, code) == NULL)
-            fail_msg("README.md does not show examples/%s as it is", names[i]);
+            fail_msg("docs/GUIDE.md does not show examples/%s as it is", names[i]);
         free(code);
     }
     free(readme);
@@ -620,14 +620,14 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(readme_python_handler, reap_workers),
+        cmocka_unit_test_teardown(guide_python_handler, reap_workers),
         cmocka_unit_test_teardown(misbehaving_handler_is_restarted, reap_workers),
         cmocka_unit_test_teardown(sigterm_finishes_the_task_then_closes_stdin, reap_workers),
         cmocka_unit_test_teardown(kill9_of_the_worker_takes_its_handlers, reap_workers),
         cmocka_unit_test_teardown(grace_over_kills_and_hands_back, reap_workers),
         cmocka_unit_test_teardown(second_signal_kills_and_hands_back, reap_workers),
         cmocka_unit_test_teardown(node_handler, reap_workers),
-        cmocka_unit_test(readme_shows_the_example_handlers),
+        cmocka_unit_test(guide_shows_the_example_handlers),
     };
 
     return cmocka_run_group_tests_name("integ/persist", tests, setup, teardown);

@@ -171,12 +171,12 @@ matrix rediss
 unset DELAYQ_TLS_CA
 export DELAYQ_URL="$SURL"
 matrix redis-sentinel
-# README: /MASTER/2 selects db 2; a master the sentinels do not know is exit 3, named
+# docs/DEPLOYMENT.md: /MASTER/2 selects db 2; a master the sentinels do not know is exit 3, named
 form=redis-sentinel
 is 0 "/mymaster/2: enqueue into db 2" '^db2-1$' enqueue --url "$SURL/2" -q mx --id db2-1 --json 1
 check "$form: the task is in db 2 of the master" \
   test "$(redis-cli -h 127.0.0.1 -p "$master_port" -n 2 zcard 'dq:{mx}:sched')" = 1
-# README: --min-replicas waits for the replica; more replicas than exist is exit 1, said
+# docs/DEPLOYMENT.md: --min-replicas waits for the replica; more replicas than exist is exit 1, said
 is 0 "--min-replicas 1 (the replica confirms)" '^mr-1$' enqueue --min-replicas 1 -q mx --id mr-1 --json 1
 dq enqueue --min-replicas 2 --timeout 1s -q mx --id mr-2 --json 1
 check "$form: --min-replicas 2 with one replica is exit 1, said" \
