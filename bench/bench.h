@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench.h: delayq-bench, the workloads of issue 5 against a private redis-server, next
+ * bench.h: delayq-bench, the workloads W1..W7 against a private redis-server, next
  * to the ceiling redis-benchmark measures on the same server in the same run. A
  * benchmark reports; it never fails because a target is missed.
  */

@@ -61,7 +61,7 @@ parse_list(unsigned *out, long max, const char *list)
 static const char usage[] =
     "usage: delayq-bench [--quick] [--only LIST] [--runs N] [--w2-conc LIST] [--w2-lanes LIST]\n"
     "                    [--w2-workers N] [--json FILE] [--delayq PATH] [--handler PATH]\n\n"
-    "Runs the workloads of issue 5 against a private redis-server (hz 10, no persistence)\n"
+    "Runs the workloads W1..W7 against a private redis-server (hz 10, no persistence)\n"
     "and compares them with redis-benchmark on the same server, in the same run.\n\n"
     "  --quick        about 10x smaller counts and shorter windows: a smoke run\n"
     "  --only LIST    run only these workloads, comma-separated: W1 (with W5), W2 (the\n"

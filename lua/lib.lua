@@ -420,7 +420,6 @@ local function undecodable_key(m)
   return 'undecodable:' .. redis.sha1hex(m)
 end
 
--- history: begin
 -- Attempt history (docs/PROTOCOL.md 4.5): the last DQ_HISTORY_MAX attempts of a task that has
 -- failed at least once, oldest first, in a LIST of its own, dq:{Q}:hist:<task key> (named
 -- from KEYS[1] like the registry keys, so it shares the queue's slot). A fresh task has
@@ -528,8 +527,6 @@ end
 local function hist_get(tk)
   return redis.call('LRANGE', hist_key(tk), 0, -1)
 end
--- history: end
--- groups: begin
 -- Error groups (docs/PROTOCOL.md 4.6). Every failure belongs to exactly one group, named
 -- by its signature: the reason and the first line of the error with its variable parts
 -- masked. Each group has a ZSET of its task keys by failed time (K_GROUP .. id), so its
@@ -703,7 +700,6 @@ local function group_enter(tk, reason, msg, at)
   if old then group_remove(tk, old) end
   group_add(tk, reason, msg, at)
 end
--- groups: end
 
 -- Keeps exactly cfg.failed_retention failures: the oldest beyond it are removed and
 -- counted as trimmed. At most DQ_STEP_MAX per call (a lowered limit catches up over
@@ -909,7 +905,7 @@ local function unrun(tk)
   redis.call('HDEL', K_RUNNING, tk)
 end
 
--- ---- worker registry and pause (issue 12) ----------------------------------------------
+-- ---- worker registry and pause (PROTOCOL.md 10.9) ----------------------------------
 -- (their keys, K_WORKERS, K_BEATS and K_PAUSE, are named in the keys block above)
 
 local PAUSE_REASON_MAX = 200     -- bytes of a pause reason (DQ_PAUSE_REASON_MAX in C)

@@ -231,7 +231,6 @@ typedef enum dq_state {
     DQ_STATE_FAILED,    /* parked in the failed set */
 } dq_state;
 
-/* history: begin */
 /* Attempts a task's history keeps (docs/PROTOCOL.md 4.5), and the bytes of each error. */
 #define DQ_HISTORY_MAX       5
 #define DQ_HISTORY_ERROR_MAX 1024
@@ -247,7 +246,6 @@ typedef struct dq_attempt {
     char *error;         /* the first DQ_HISTORY_ERROR_MAX bytes of its error */
     size_t worker_len, outcome_len, error_len; /* their bytes, as in dq_task */
 } dq_attempt;
-/* history: end */
 
 /*
  * A task as read from Redis. Every pointer is owned by the struct and released by
@@ -614,7 +612,7 @@ char *dq_trace_capture(void);
 int dq_requeue(dq_client *c, const char *queue, const char *const *ids, size_t n, int64_t delay_ms,
                size_t *moved, dq_err *err);
 
-/* history: begin (fix and requeue) */
+/* fix and requeue */
 /**
  * Fix and requeue: replaces the payload of failed task @t (as read with dq_find() or a
  * page: its envelope bytes and failure time name the failure) with @len bytes at
@@ -627,7 +625,6 @@ int dq_requeue(dq_client *c, const char *queue, const char *const *ids, size_t n
  */
 int dq_requeue_replace(dq_client *c, const char *queue, const dq_task *t, const void *payload,
                        size_t len, int64_t delay_ms, dq_err *err);
-/* history: end */
 
 /**
  * Makes scheduled task @t (as read from a page or dq_find) due now, keeping its attempts
@@ -884,7 +881,7 @@ int dq_pause(dq_client *c, const char *queue, int64_t for_ms, const char *reason
  */
 int dq_resume(dq_client *c, const char *queue, bool *was_paused, dq_err *err);
 
-/* ---- error groups and filtered bulk actions (issue 13; PROTOCOL.md 4.6) ------------- */
+/* ---- error groups and filtered bulk actions (PROTOCOL.md 4.6) ---------------------- */
 
 /* Error groups a queue keeps; later signatures share the group "other". */
 #define DQ_GROUPS_MAX 500

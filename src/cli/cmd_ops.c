@@ -167,7 +167,7 @@ parse(struct cli *g, int argc, char **argv, bool requeue, struct ops_args *o)
     return cli_connect_queue(g);
 }
 
-/* history: begin (fix and requeue) */
+/* fix and requeue */
 /* The new payload's JSON text: --json, else the bytes of --file (read now, after the
  * task: PATH may be a pipe that is filled while the task is looked at). */
 static char *
@@ -278,7 +278,6 @@ out:
     dq_task_clear(&t);
     return status;
 }
-/* history: end */
 
 /* How long a bulk action waits to read the audit log back after a lost reply: the
  * client reconnects by itself; a server that is down does not come back this soon. */

@@ -415,7 +415,7 @@ put_indent(struct dq_buf *out, int n)
     }
 }
 
-/* history: begin (fix and requeue) */
+/* fix and requeue */
 int
 dq_mp_to_json_pretty(struct dq_buf *out, const void *data, size_t len, dq_err *err)
 {
@@ -476,7 +476,6 @@ dq_mp_to_json_pretty(struct dq_buf *out, const void *data, size_t len, dq_err *e
     dq_buf_free(&flat);
     return rc;
 }
-/* history: end */
 
 /* ---- tree ------------------------------------------------------------------------- */
 

@@ -193,7 +193,6 @@ json_key_int(struct dq_buf *b, const char *key, int64_t v)
         dq_buf_printf(b, ",\"%s\":%lld", key, (long long)v);
 }
 
-/* history: begin */
 /* ,"history":[{...}, ...] (PROTOCOL.md 4.5), oldest first; nothing when it has none. */
 static void
 json_history(struct dq_buf *b, const dq_task *t, const struct json_mode *m)
@@ -213,7 +212,6 @@ json_history(struct dq_buf *b, const dq_task *t, const struct json_mode *m)
     }
     dq_buf_putc(b, ']');
 }
-/* history: end */
 
 /* Lossless: the payload as JSON only when that JSON reads back to exactly its bytes
  * (checked here, by reading it back), else its bytes in base64 under payload_b64. */
@@ -385,7 +383,6 @@ detail_payload(struct dq_buf *b, const dq_task *t)
     dq_buf_free(&body);
 }
 
-/* history: begin */
 /* The attempt history as a timeline, oldest first: one line per attempt (number, start,
  * outcome, duration, worker), its error escaped on the line below. */
 static void
@@ -416,7 +413,6 @@ detail_history(struct dq_buf *b, const dq_task *t, int64_t now_ms)
         dq_buf_putc(b, '\n');
     }
 }
-/* history: end */
 
 void
 dq_fmt_task_details(struct dq_buf *b, const dq_task *t, int64_t now_ms)
@@ -473,7 +469,7 @@ dq_fmt_task_copy(struct dq_buf *b, const dq_task *t, bool prefer_trace)
         dq_fmt_payload_json(b, t->payload, t->payload_len);
 }
 
-/* history: begin (fix and requeue) */
+/* fix and requeue */
 int
 dq_fmt_payload_edit(struct dq_buf *b, const dq_task *t, dq_err *err)
 {
@@ -572,4 +568,3 @@ dq_fmt_payload_change(struct dq_buf *b, const void *old, size_t old_len, const v
     dq_buf_free(&o);
     dq_buf_free(&n);
 }
-/* history: end */

@@ -58,7 +58,7 @@ void dq_fmt_task_details(struct dq_buf *b, const dq_task *t, int64_t now_ms);
  * failed task), else the payload as JSON; nothing for undecodable bytes. */
 void dq_fmt_task_copy(struct dq_buf *b, const dq_task *t, bool prefer_trace);
 
-/* history: begin (fix and requeue) */
+/* fix and requeue */
 /*
  * The payload of @t as pretty JSON for an editor (dq_mp_to_json_pretty), ending in
  * '\n'. DQ_EINVAL with a message saying why when JSON cannot show it faithfully, that
@@ -74,6 +74,5 @@ int dq_fmt_payload_edit(struct dq_buf *b, const dq_task *t, dq_err *err);
  */
 void dq_fmt_payload_change(struct dq_buf *b, const void *old, size_t old_len, const void *new_,
                            size_t new_len, size_t max_lines);
-/* history: end */
 
 #endif /* DQ_FMT_TASKFMT_H */

@@ -188,7 +188,6 @@ members(const struct dq_buf *mp, const msgpack_object *o, struct member *ms, dq_
     return DQ_OK;
 }
 
-/* history: begin */
 /* The members of a history entry, as json_history in taskfmt.c writes them. */
 enum hfield { H_ATTEMPT, H_STARTED, H_DURATION, H_WORKER, H_OUTCOME, H_ERROR, H_COUNT };
 static const char *const hnames[H_COUNT] = {"attempt", "started_ms", "duration_ms",
@@ -306,7 +305,6 @@ history(struct dq_task_rec *r, const struct member *m, dq_err *err)
     t->history = t->nhistory ? r->history : NULL;
     return DQ_OK;
 }
-/* history: end */
 
 static int
 fields(struct dq_task_rec *r, const struct member *ms, dq_err *err)

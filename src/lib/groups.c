@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * groups.c: error groups and the bulk actions scoped to a filter (issue 13; PROTOCOL.md
+ * groups.c: error groups and the bulk actions scoped to a filter (PROTOCOL.md
  * 4.5). The scripts keep the groups; this file only calls them: errors.lua for the list,
  * requeue.lua and drop.lua in their filtered 'all' mode, page.lua with a group.
  */

@@ -539,7 +539,7 @@ dq_requeue(dq_client *c, const char *queue, const char *const *ids, size_t n, in
     return rc;
 }
 
-/* history: begin (fix and requeue) */
+/* fix and requeue */
 int
 dq_requeue_replace(dq_client *c, const char *queue, const dq_task *t, const void *payload,
                    size_t len, int64_t delay_ms, dq_err *err)
@@ -565,7 +565,6 @@ dq_requeue_replace(dq_client *c, const char *queue, const dq_task *t, const void
     dq_args_free(&a);
     return rc;
 }
-/* history: end */
 
 int
 dq_run_now(dq_client *c, const char *queue, const dq_task *t, dq_err *err)

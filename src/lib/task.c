@@ -197,7 +197,6 @@ dq_task_from_failed(dq_task *t, const char *tk, const void *rec, size_t len)
     return DQ_OK;
 }
 
-/* history: begin */
 int
 dq_task_add_history(dq_task *t, const void *rec, size_t len)
 {
@@ -229,7 +228,6 @@ dq_task_add_history(dq_task *t, const void *rec, size_t len)
     t->nhistory++;
     return a->worker && a->outcome && a->error ? DQ_OK : DQ_ENOMEM;
 }
-/* history: end */
 
 /* ---- result structs that own tasks ---------------------------------------------- */
 

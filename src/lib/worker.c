@@ -31,7 +31,7 @@
  * has passed by the server's clock (take_claimed).
 
  *
- * The worker registry (issue 12, PROTOCOL.md 10.9): a beat every beat_ms moves the
+ * The worker registry (PROTOCOL.md 10.9): a beat every beat_ms moves the
  * worker's last-beat time (3 commands in Redis; its record is rewritten only when a field
  * changed). An idle worker's max_idle_ms look is a "check" beat instead of a claim and a
  * reap: the beat's reply carries the next due time, the earliest lease and the pause, so

@@ -145,7 +145,7 @@ app_set_detail(struct ui *ui, const char *text)
     }
 }
 
-/* history: begin (fix and requeue) */
+/* fix and requeue */
 void
 app_confirm_text(struct ui *ui, enum action act, const char *title, const char *text)
 {
@@ -180,7 +180,6 @@ app_confirm_fix(struct ui *ui, const char *id, const void *old, size_t old_len, 
     dq_buf_free(&b);
     return true;
 }
-/* history: end */
 
 const dq_task *
 app_selected_task(const struct ui *ui, const struct model *m)

@@ -38,11 +38,10 @@ enum action {
     ACT_PAUSE_REASON,  /* pause: the reason was typed (input); confirm next */
     ACT_PAUSE,         /* pause the queue for pause_for, with the reason (input) */
     ACT_RESUME,        /* end the queue's pause */
-    /* history: begin (fix and requeue) */
+    /* fix and requeue */
     ACT_EDIT,    /* failed: read the task, open its payload in the editor (top.c) */
     ACT_REPLACE, /* failed: requeue it with the edited payload (after y) */
-    /* history: end */
-    /* error groups (issue 13) */
+    /* error groups (PROTOCOL.md 4.6) */
     ACT_ERRORS,         /* load the error groups for the Errors view (E) */
     ACT_REQUEUE_FILTER, /* failed: requeue every task of the group or search shown (after y) */
     ACT_DROP_FILTER,    /* failed: drop every task of the group or search shown (after y) */
@@ -193,7 +192,7 @@ void app_set_picker(struct ui *ui, char **names, int64_t (*counts)[4], size_t n,
 /* Replaces the details lines with @text split at newlines. */
 void app_set_detail(struct ui *ui, const char *text);
 
-/* history: begin (fix and requeue) */
+/* fix and requeue */
 /* Asks y/N before @act over a text that says what it will do (@text split at newlines,
  * under @title). */
 void app_confirm_text(struct ui *ui, enum action act, const char *title, const char *text);
@@ -203,7 +202,6 @@ void app_confirm_text(struct ui *ui, enum action act, const char *title, const c
  * of memory (nothing asked). */
 bool app_confirm_fix(struct ui *ui, const char *id, const void *old, size_t old_len,
                      const void *new_, size_t new_len);
-/* history: end */
 
 /* Takes the layout the view computed for the screen: rows per pane, pane boxes, and
  * the scroll position kept within the text shown. */

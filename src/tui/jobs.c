@@ -367,7 +367,7 @@ job_workers(dq_client *c, struct job *j)
     dq_workers_free(&w);
 }
 
-/* history: begin (fix and requeue) */
+/* fix and requeue */
 /* e: the task as it is now, and its payload as JSON for the editor (refused, with the
  * reason, when it is not failed or JSON cannot show its payload faithfully). */
 static void
@@ -401,7 +401,6 @@ job_replace(dq_client *c, struct job *j, int64_t started_ms)
     else
         job_failed(c, j, started_ms, &err, what, false);
 }
-/* history: end */
 
 /* How a status line names a filter before its value. */
 static const char *

@@ -29,12 +29,11 @@ struct job {
     char **ids; /* the marked set (owned copies), or NULL for the selected task */
     size_t nids;
     dq_task task; /* run now: the selected task's id and bytes (owned copies) */
-    /* history: begin (fix and requeue) */
+    /* fix and requeue */
     dq_task found;          /* edit: the failed task as read; replace: the same, given back */
     char *edit_text;        /* edit: its payload as pretty JSON (owned) */
     unsigned char *payload; /* replace: the new payload (owned) */
     size_t payload_len;
-    /* history: end */
     struct action_result result;
 };
 

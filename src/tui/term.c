@@ -127,7 +127,7 @@ term_invalidate(void)
     clearok(curscr, TRUE);
 }
 
-/* history: begin (fix and requeue) */
+/* fix and requeue */
 void
 term_suspend(void)
 {
@@ -145,7 +145,6 @@ term_resume(void)
     clearok(curscr, TRUE);
     refresh();
 }
-/* history: end */
 
 /* After an ESC: reads the rest of "[200~" if it follows at once; otherwise gives back
  * what it read (so Esc then a key stays two keys). True for the start of a paste. */

@@ -51,12 +51,11 @@ void term_mouse(int *row, int *col);
 /* Forces a full repaint at the next blit (Ctrl-L). */
 void term_invalidate(void);
 
-/* history: begin (fix and requeue) */
+/* fix and requeue */
 /* Hands the terminal over to another program (an editor) and takes it back, as git and
  * tig do: term_suspend leaves curses mode (the screen as the shell had it, cooked
  * mode), term_resume returns to it and repaints everything at the next blit. */
 void term_suspend(void);
 void term_resume(void);
-/* history: end */
 
 #endif /* DQ_TUI_TERM_H */

@@ -61,11 +61,10 @@ struct top {
     int64_t next_fetch, backoff_ms;
     int64_t next_view; /* the Workers view open: when it reads the registry again */
     int early_zero;    /* key waits that ended at once with nothing: the tty is gone */
-    /* history: begin (fix and requeue): the edit waiting for its y/N */
+    /* fix and requeue: the edit waiting for its y/N */
     dq_task edit_task;           /* the failed task as read before the editor ran */
     unsigned char *edit_payload; /* the payload saved in the editor, as msgpack */
     size_t edit_len;
-    /* history: end */
 };
 
 static bool
@@ -335,7 +334,7 @@ apply_search(struct top *t)
                         t->search.done || t->model.pages[fp].n >= SEARCH_MATCHES_MAX);
 }
 
-/* history: begin (fix and requeue) */
+/* fix and requeue */
 static void
 edit_forget(struct top *t)
 {
@@ -458,7 +457,6 @@ edit_run(struct top *t)
     dq_buf_free(&text);
     dq_buf_free(&mp);
 }
-/* history: end */
 
 static void
 apply_results(struct top *t)

@@ -863,7 +863,7 @@ view_render(const struct model *m, const struct ui *ui, struct grid *g)
         render_picker(m, ui, &l, g);
         return;
     }
-    /* history: begin (fix and requeue: what changed, over the whole screen) */
+    /* fix and requeue: what changed, over the whole screen */
     if (ui->mode == MODE_CONFIRM && ui->confirm_action == ACT_REPLACE) {
         char q[300];
         snprintf(q, sizeof q, "requeue task %s with this payload? y/N ", ui->action_id);
@@ -873,7 +873,6 @@ view_render(const struct model *m, const struct ui *ui, struct grid *g)
                     " %s", q);
         return;
     }
-    /* history: end */
     if (ui->mode == MODE_ERRORS) {
         render_errors(m, ui, &l, g);
         return;

@@ -218,7 +218,6 @@ nul_bytes_are_kept(void **state)
     dq_buf_free(&b);
 }
 
-/* history: begin */
 static void
 history_in_json_and_details(void **state)
 {
@@ -255,9 +254,8 @@ history_in_json_and_details(void **state)
     assert_null(strstr(b.data, "\x1b"));
     dq_buf_free(&b);
 }
-/* history: end */
 
-/* history: begin (fix and requeue) */
+/* fix and requeue */
 static void
 payload_edit_is_pretty_json_or_refused(void **state)
 {
@@ -314,7 +312,6 @@ payload_change_is_a_short_diff(void **state)
     assert_has(&b, "+ [\n+   1,\n+ ... 4 more lines\n");
     dq_buf_free(&b);
 }
-/* history: end */
 
 /* Audit details for people: durations and the times after until/since; other numbers,
  * ids and a number inside a word stay as they are. */

@@ -909,7 +909,7 @@ golden_details(void **state)
     ui_free(&ui);
 }
 
-/* history: begin (fix and requeue) */
+/* fix and requeue */
 /* e asks for the edit of the selected failed task (only there, never read-only); the
  * confirmation that follows performs ACT_REPLACE on y and nothing on any other key. */
 static void
@@ -969,7 +969,6 @@ golden_fix(void **state)
     model_free(&m);
     ui_free(&ui);
 }
-/* history: end */
 
 static void
 golden_help(void **state)
