@@ -83,14 +83,7 @@ static const char help[] =
 
 static dq_worker *the_worker;
 static volatile sig_atomic_t signals_seen;
-static volatile sig_atomic_t kill_children;
 static int64_t grace_ms;
-
-bool
-cmd_work_killing(void)
-{
-    return kill_children != 0;
-}
 
 static void
 arm_timer(int64_t ms)
@@ -107,10 +100,8 @@ on_signal(int sig)
     if (sig == SIGALRM) {
         /* the grace period is over: kill what still runs, just before the worker gives
          * up on it, so each task is handed back after its command is gone */
-        kill_children = 1;
         spawn_kill_all();
     } else if (++signals_seen > 1) {
-        kill_children = 1;
         spawn_kill_all();
         dq_worker_stop(the_worker, true);
     } else {
@@ -316,7 +307,7 @@ kill_if_due(struct command *c, int64_t deadline, int wait)
         if (left > 0 && left < wait)
             wait = (int)left;
     }
-    if (kill_children && !c->killed) {
+    if (spawn_killing() && !c->killed) {
         c->killed = true;
         kill(-c->pid, SIGKILL);
     }
@@ -645,7 +636,6 @@ cmd_work(struct cli *g, int argc, char **argv)
     sigaction(SIGALRM, &sa, NULL);
     /* Commands whose tasks were handed back at the end of the grace period (or at a
      * second signal) must not outlive the worker. */
-    kill_children = 1;
     spawn_kill_all();
     work_env_free(&wk);
     dq_worker_free(the_worker);

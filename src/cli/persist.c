@@ -321,7 +321,7 @@ ensure_started(struct handler *h, dq_result *res)
     if (h->pid > 0)
         return true;
     for (int64_t left; (left = h->restart_at - dq_mono_ms()) > 0;) {
-        if (cmd_work_killing()) {
+        if (spawn_killing()) {
             res->outcome = DQ_RELEASE;
             snprintf(res->message, sizeof res->message, "handler not restarted: shutting down");
             return false;
@@ -371,7 +371,7 @@ exchange(struct handler *h, const struct dq_buf *req, size_t *line_len)
             return GOT_LINE;
         if (h->rbuf.len > HPROTO_LINE_MAX)
             return TOO_LONG;
-        if (cmd_work_killing())
+        if (spawn_killing())
             return KILLED;
         int wait = 100; /* also re-checks for a shutdown */
         if (deadline >= 0) {
@@ -545,7 +545,7 @@ persist_run(const dq_task *t, dq_result *res, void *arg)
     /* the grace timer and a second signal set the kill flag, then kill every handler: an
      * end seen with the flag set is that kill, not the handler's failure, so the task is
      * handed back (not an attempt), as a command killed at shutdown is */
-    if ((how == EXITED || how == TIMED_OUT) && cmd_work_killing())
+    if ((how == EXITED || how == TIMED_OUT) && spawn_killing())
         how = KILLED;
     if (how == GOT_LINE && take_result(h, line_len, &wire_id, res)) {
         h->failures = 0;
@@ -623,7 +623,7 @@ persist_close(int64_t wait_ms)
             fdp[n++] = &h->err;
         }
         int64_t left = deadline - dq_mono_ms();
-        if (!running || left <= 0 || cmd_work_killing())
+        if (!running || left <= 0 || spawn_killing())
             break;
         /* keep reading what they write on the way out, so none blocks on a full pipe;
          * the 20 ms is how soon an exit without output is seen */

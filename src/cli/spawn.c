@@ -259,10 +259,19 @@ kill_groups(atomic_int *g)
     }
 }
 
+static volatile sig_atomic_t killing;
+
 void
 spawn_kill_all(void)
 {
+    killing = 1;
     kill_groups(groups);
+}
+
+bool
+spawn_killing(void)
+{
+    return killing != 0;
 }
 
 /* A free slot, under spawn_lock; NULL when all are taken. */

@@ -48,8 +48,11 @@ bool spawn_pipe(int fds[2]);
  */
 void spawn_forget(pid_t pgid);
 
-/* SIGKILL to every registered group. Async-signal-safe (kill only, no lock). */
+/* SIGKILL to every registered group, and from then on spawn_killing() is true: the
+ * grace period ended or a second signal came, so what still runs is killed and its
+ * task handed back. Async-signal-safe (kill and a flag only, no lock). */
 void spawn_kill_all(void);
+bool spawn_killing(void);
 
 /*
  * Forks the guardian, a small process that outlives the worker however it dies, kill -9

@@ -42,9 +42,6 @@ struct work {
 bool work_env(struct work *wk, bool pass_credentials);
 void work_env_free(struct work *wk);
 
-/* The grace period ended or a second signal came: kill what runs, hand its task back. */
-bool cmd_work_killing(void);
-
 /* Keeps the last STDERR_KEEP bytes a command wrote. */
 struct tail {
     char buf[STDERR_KEEP];
@@ -91,7 +88,7 @@ int persist_init(const struct work *wk, dq_err *err);
 void persist_run(const dq_task *t, dq_result *res, void *arg);
 
 /* After the worker returned: closes each idle handler's stdin and waits up to @wait_ms
- * (less if cmd_work_killing() turns true) for it to exit, then kills what is left. */
+ * (less if spawn_killing() turns true) for it to exit, then kills what is left. */
 void persist_close(int64_t wait_ms);
 
 #endif /* DQ_CLI_WORK_H */

@@ -90,6 +90,14 @@ int dq_conn_ensure(dq_client *c, dq_err *err);
 int dq_conn_command(dq_client *c, int argc, const char **argv, const size_t *lens, redisReply **out,
                     dq_err *err);
 
+/* One node's side of the calls above and below (conn.c), for a client that is no cluster
+ * client: what cluster.c uses on its nodes, so it depends on the connection only. */
+int dq_node_command(dq_client *c, int argc, const char **argv, const size_t *lens, redisReply **out,
+                    dq_err *err);
+int dq_node_sub_open(dq_client *c, const char *channel, dq_client **out, dq_err *err);
+/* Frees a node client (no cluster of its own): its connection, TLS reference, secrets. */
+void dq_node_free(dq_client *c);
+
 /*
  * A client for the node @host:@port of @c's cluster: @c's credentials, TLS settings (a
  * reference), timeouts and name, not a cluster client itself, not yet connected (the

@@ -300,7 +300,7 @@ refresh_from(dq_client *c, int i, dq_err *err)
 
     if (nc == NULL)
         return DQ_ENOMEM;
-    rc = dq_conn_command(nc, 2, argv, NULL, &r, err);
+    rc = dq_node_command(nc, 2, argv, NULL, &r, err);
     if (rc != DQ_OK)
         return rc;
     if (r->type == REDIS_REPLY_ERROR) {
@@ -425,7 +425,7 @@ dq_cluster_free(struct dq_cluster *cl)
     if (cl == NULL)
         return;
     for (int i = 0; i < cl->n; i++)
-        dq_client_free(cl->nodes[i].c);
+        dq_node_free(cl->nodes[i].c);
     free(cl->nodes);
     free(cl);
 }
@@ -478,12 +478,12 @@ dq_cluster_command(dq_client *c, int argc, const char **argv, const size_t *lens
         if ((nc = node_client(c, node, err)) == NULL)
             return DQ_ENOMEM;
         if (ask >= 0) {
-            rc = dq_conn_command(nc, 1, (const char *[]){"ASKING"}, NULL, &r, err);
+            rc = dq_node_command(nc, 1, (const char *[]){"ASKING"}, NULL, &r, err);
             freeReplyObject(r);
             r = NULL;
         }
         if (rc == DQ_OK)
-            rc = dq_conn_command(nc, argc, argv, lens, &r, err);
+            rc = dq_node_command(nc, argc, argv, lens, &r, err);
         ask = -1;
         c->unanswered = rc != DQ_OK && nc->unanswered;
         if (rc != DQ_OK) {
@@ -569,7 +569,7 @@ dq_cluster_sub_open(dq_client *c, const char *channel, dq_client **out, dq_err *
                               slot);
         if ((nc = node_client(c, node, err)) == NULL)
             return DQ_ENOMEM;
-        rc = dq_sub_open(nc, channel, out, err);
+        rc = dq_node_sub_open(nc, channel, out, err);
         if (rc == DQ_OK)
             return DQ_OK;
         /* MOVED (the slot left this node), or the node is gone */
