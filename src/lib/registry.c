@@ -157,6 +157,41 @@ static const char *const known_keys[] = {
  * against a server that never returns cursor 0. */
 #define KNOWN_SCAN_STEPS_MAX 100000
 
+/*
+ * One SSCAN step of the registry from @cursor (MATCH @match when not NULL): on DQ_OK
+ * *@r is the reply, checked to be {cursor, [members]} (the caller frees it), *@items its
+ * members and *@next the cursor to go on from (0: done).
+ */
+static int
+sscan_step(dq_client *c, long long cursor, const char *match, redisReply **r,
+           const redisReply **items, long long *next, dq_err *err)
+{
+    char cur[32];
+    const char *argv[7] = {"SSCAN", REGISTRY_KEY, cur, "COUNT", STR(DQ_STEP_MAX), "MATCH", match};
+    size_t lens[7] = {5, sizeof REGISTRY_KEY - 1,          0, 5, sizeof STR(DQ_STEP_MAX) - 1,
+                      5, match != NULL ? strlen(match) : 0};
+    int rc;
+
+    lens[2] = (size_t)snprintf(cur, sizeof cur, "%lld", cursor);
+    *r = NULL;
+    if ((rc = dq_conn_command(c, match != NULL ? 7 : 5, argv, lens, r, err)) != DQ_OK)
+        return rc;
+    if ((*r)->type == REDIS_REPLY_ERROR) {
+        rc = dq_err_from_reply(err, "queues", (*r)->str, (*r)->len);
+    } else if ((*r)->type != REDIS_REPLY_ARRAY || (*r)->elements != 2 ||
+               (*r)->element[0]->type != REDIS_REPLY_STRING ||
+               (*r)->element[1]->type != REDIS_REPLY_ARRAY) {
+        rc = dq_err_set(err, DQ_EPROTO, "queues: unexpected SSCAN reply");
+    } else {
+        *items = (*r)->element[1];
+        *next = strtoll((*r)->element[0]->str, NULL, 10);
+        return DQ_OK;
+    }
+    freeReplyObject(*r);
+    *r = NULL;
+    return rc;
+}
+
 /* Whether the registry holds @queue: SSCAN MATCH, since the viewer role may SSCAN but
  * not SISMEMBER. A queue name has no glob character (* ? [ ] \ are not allowed in
  * one), so MATCH compares it exactly. */
@@ -167,30 +202,15 @@ registered(dq_client *c, const char *queue, bool *found, dq_err *err)
     int rc = DQ_OK;
 
     *found = false;
-    for (int step = 0; step < KNOWN_SCAN_STEPS_MAX && rc == DQ_OK && !*found; step++) {
-        char cur[32];
-        const char *argv[7] = {"SSCAN", REGISTRY_KEY,    cur, "MATCH", queue,
-                               "COUNT", STR(DQ_STEP_MAX)};
-        size_t lens[7] = {5, sizeof REGISTRY_KEY - 1,    0, 5, strlen(queue),
-                          5, sizeof STR(DQ_STEP_MAX) - 1};
-        redisReply *r = NULL;
-        lens[2] = (size_t)snprintf(cur, sizeof cur, "%lld", cursor);
-        if ((rc = dq_conn_command(c, 7, argv, lens, &r, err)) != DQ_OK)
+    for (int step = 0; step < KNOWN_SCAN_STEPS_MAX && !*found; step++) {
+        const redisReply *items;
+        redisReply *r;
+        if ((rc = sscan_step(c, cursor, queue, &r, &items, &cursor, err)) != DQ_OK)
             break;
-        if (r->type == REDIS_REPLY_ERROR) {
-            rc = dq_err_from_reply(err, "queues", r->str, r->len);
-        } else if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-                   r->element[0]->type != REDIS_REPLY_STRING ||
-                   r->element[1]->type != REDIS_REPLY_ARRAY) {
-            rc = dq_err_set(err, DQ_EPROTO, "queues: unexpected SSCAN reply");
-        } else {
-            const redisReply *items = r->element[1];
-            for (size_t i = 0; i < items->elements; i++)
-                if (items->element[i]->type == REDIS_REPLY_STRING &&
-                    strcmp(items->element[i]->str, queue) == 0)
-                    *found = true;
-            cursor = strtoll(r->element[0]->str, NULL, 10);
-        }
+        for (size_t i = 0; i < items->elements; i++)
+            if (items->element[i]->type == REDIS_REPLY_STRING &&
+                strcmp(items->element[i]->str, queue) == 0)
+                *found = true;
         freeReplyObject(r);
         if (cursor <= 0)
             break;
@@ -282,43 +302,30 @@ dq_registry_invalid(dq_client *c, size_t most, struct dq_member **out, size_t *n
     *n = 0;
     *scanned = 0;
     for (int step = 0; step < KNOWN_SCAN_STEPS_MAX && rc == DQ_OK; step++) {
-        char cur[32];
-        const char *argv[5] = {"SSCAN", REGISTRY_KEY, cur, "COUNT", STR(DQ_STEP_MAX)};
-        size_t lens[5] = {5, sizeof REGISTRY_KEY - 1, 0, 5, sizeof STR(DQ_STEP_MAX) - 1};
-        redisReply *r = NULL;
-        lens[2] = (size_t)snprintf(cur, sizeof cur, "%lld", cursor);
-        if ((rc = dq_conn_command(c, 5, argv, lens, &r, err)) != DQ_OK)
+        const redisReply *items;
+        redisReply *r;
+        if ((rc = sscan_step(c, cursor, NULL, &r, &items, &cursor, err)) != DQ_OK)
             break;
-        if (r->type == REDIS_REPLY_ERROR) {
-            rc = dq_err_from_reply(err, "queues", r->str, r->len);
-        } else if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-                   r->element[0]->type != REDIS_REPLY_STRING ||
-                   r->element[1]->type != REDIS_REPLY_ARRAY) {
-            rc = dq_err_set(err, DQ_EPROTO, "queues: unexpected SSCAN reply");
-        } else {
-            const redisReply *items = r->element[1];
-            for (size_t i = 0; i < items->elements && rc == DQ_OK; i++) {
-                const redisReply *e = items->element[i];
-                if (e->type != REDIS_REPLY_STRING)
-                    continue;
-                (*scanned)++;
-                if (*n >= most || (memchr(e->str, '\0', e->len) == NULL &&
-                                   dq_queue_name_check(e->str, NULL) == DQ_OK))
-                    continue;
-                struct dq_member *grown = realloc(*out, (*n + 1) * sizeof *grown);
-                char *copy = malloc(e->len + 1);
-                if (grown != NULL)
-                    *out = grown;
-                if (grown == NULL || copy == NULL) {
-                    free(copy);
-                    rc = dq_err_set(err, DQ_ENOMEM, "queues: out of memory");
-                    break;
-                }
-                memcpy(copy, e->str, e->len);
-                copy[e->len] = '\0';
-                (*out)[(*n)++] = (struct dq_member){copy, e->len};
+        for (size_t i = 0; i < items->elements && rc == DQ_OK; i++) {
+            const redisReply *e = items->element[i];
+            if (e->type != REDIS_REPLY_STRING)
+                continue;
+            (*scanned)++;
+            if (*n >= most || (memchr(e->str, '\0', e->len) == NULL &&
+                               dq_queue_name_check(e->str, NULL) == DQ_OK))
+                continue;
+            struct dq_member *grown = realloc(*out, (*n + 1) * sizeof *grown);
+            char *copy = malloc(e->len + 1);
+            if (grown != NULL)
+                *out = grown;
+            if (grown == NULL || copy == NULL) {
+                free(copy);
+                rc = dq_err_set(err, DQ_ENOMEM, "queues: out of memory");
+                break;
             }
-            cursor = strtoll(r->element[0]->str, NULL, 10);
+            memcpy(copy, e->str, e->len);
+            copy[e->len] = '\0';
+            (*out)[(*n)++] = (struct dq_member){copy, e->len};
         }
         freeReplyObject(r);
         if (cursor <= 0)
