@@ -70,8 +70,11 @@ struct top {
 static bool
 counts_moved(const dq_stats *a, const dq_stats *b)
 {
+    /* a pause or resume from elsewhere is movement too: the badge must not lag by the
+     * slowed-down refresh (up to 5 s) after an operator resumed the queue */
     return a->due != b->due || a->future != b->future || a->inflight != b->inflight ||
-           a->failed != b->failed || a->enqueued != b->enqueued || a->done != b->done;
+           a->failed != b->failed || a->enqueued != b->enqueued || a->done != b->done ||
+           a->paused != b->paused || a->paused_until_ms != b->paused_until_ms;
 }
 
 /* The layout for the screen and mode now, handed to the UI state (rows per pane). */

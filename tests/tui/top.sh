@@ -6,10 +6,15 @@ set -u
 bin=${DELAYQ_BIN:?}
 work=$(mktemp -d)
 sock="dqtest$$"
-tm() { tmux -L "$sock" "$@"; }
+# one tmux server per session (session below): a step that failed cannot leave its
+# session behind for the next step to type into, and no session is added to a server
+# that is exiting or has "window-size manual" set (tmux 3.3a crashes on both)
+srv=0
+tm() { tmux -L "$sock.$srv" "$@"; }
 demo_pid=
 cleanup() {
-  tm kill-server 2>/dev/null
+  i=0
+  while [ $i -le $srv ]; do tmux -L "$sock.$i" kill-server 2>/dev/null; i=$((i + 1)); done
   tmux -L "${sock}f" kill-server 2>/dev/null
   [ -n "$demo_pid" ] && kill "$demo_pid" 2>/dev/null && wait "$demo_pid" 2>/dev/null
   rm -rf "$work"
@@ -37,11 +42,18 @@ wait_for() { wait_for_n 100 "$@"; }
 screen() { tm capture-pane -p -t top; }
 screen_has() { screen | grep -qF -- "$1"; }
 screen_lacks() { ! screen | grep -qF -- "$1"; }
-# session NAME COLS ROWS COMMAND: starts a tmux session unless it is there (use with
-# wait_for: the previous session's tmux server may still be exiting)
+# session NAME COLS ROWS COMMAND: ends the previous step's tmux server, whatever it
+# still runs, and starts the session on a new one (a few tries, each on a new server)
 session() {
-  tm has-session -t "$1" 2>/dev/null ||
-    tm new-session -d -s "$1" -x "$2" -y "$3" "$4" 2>/dev/null
+  tries=0
+  while [ $tries -lt 20 ]; do
+    tm kill-server 2>/dev/null
+    srv=$((srv + 1))
+    tm -f /dev/null new-session -d -s "$1" -x "$2" -y "$3" "$4" 2>/dev/null && return 0
+    tries=$((tries + 1))
+    sleep 0.05
+  done
+  return 1
 }
 
 "$bin" demo --keep --static >"$work/demo.out" 2>&1 &
@@ -353,6 +365,7 @@ wait_for screen_has " * other " && tm send-keys -t top g Enter
 wait_for screen_has "| queue demo (Q: 2 queues)" && ok "and back to demo" || bad "switch back"
 
 # 7c. W shows the worker view; Esc goes back
+paused_is() { "$bin" stats --json | grep -qF "\"paused\":$1"; }
 tm send-keys -t top W
 if wait_for screen_has "workers of demo"; then ok "W shows the workers of the queue"
 else bad "worker view"; fi
@@ -368,7 +381,8 @@ if wait_for screen_has "w-refresh-probe"; then
   wait_for screen_lacks "w-refresh-probe" && ok "W refreshes while open (a worker came and went)" ||
     bad "W refresh: the worker that exited is still shown"
 else kill "$probe"; wait "$probe" 2>/dev/null; bad "W refresh: a new worker is not shown"; fi
-"$bin" resume -q demo >/dev/null
+"$bin" resume -q demo >/dev/null || bad "resume after the W test"
+wait_for paused_is false || bad "the W test's pause still in Redis"
 tm send-keys -t top Escape
 wait_for screen_has "[4] Failed" || bad "back from the worker view"
 # P below must see the queue unpaused: the refresh after the resume (up to 5 s apart
@@ -377,7 +391,6 @@ tm send-keys -t top C-l
 wait_for_n 300 screen_lacks " PAUSED " || bad "the W test's pause still shown"
 
 # 7d. P pauses the queue (how long, why, y), the header says so; P y resumes it
-paused_is() { "$bin" stats --json | grep -qF "\"paused\":$1"; }
 tm send-keys -t top P
 wait_for screen_has "pause queue demo for" || bad "P prompt"
 tm send-keys -t top 1 0 m Enter
@@ -403,7 +416,7 @@ if wait_for gone; then ok "q quits"; else bad "quit"; fi
 
 # 8-. a queue the server does not know (a typo) opens, marked: the badge, and a verdict
 # that names the close queue instead of "all well"
-wait_for session top 140 40 "$bin top -q dmeo --refresh 250ms"
+session top 140 40 "$bin top -q dmeo --refresh 250ms"
 if wait_for screen_has " UNKNOWN QUEUE" && screen_has '!! queue "dmeo" is not known on 127.0.0.1:' &&
    screen_has "(did you mean demo?)" && screen_lacks "all well"; then
   ok "top -q dmeo: UNKNOWN QUEUE badge, the verdict says did you mean demo"
@@ -412,7 +425,7 @@ tm send-keys -t top q
 wait_for gone || bad "quit from the unknown queue"
 
 # 8a. without -q or $DELAYQ_QUEUE, the unused default queue opens the picker by itself
-wait_for session top 140 40 "env -u DELAYQ_QUEUE $bin top"
+session top 140 40 "env -u DELAYQ_QUEUE $bin top"
 if wait_for screen_has "queues on 127.0.0.1:" && screen_has "demo" && screen_has "other"; then
   # Esc there does not show the unused default queue (it would look healthy): it stays
   screen_has "Enter open  q quit" || bad "the first picker's footer says q quits"
@@ -430,18 +443,18 @@ wait_for gone || bad "quit after the picker"
 # draws the main screen, answers keys and quits. Entries missing on a machine are skipped.
 for term in xterm xterm-256color screen screen-256color tmux-256color vt100; do
   infocmp "$term" >/dev/null 2>&1 || { echo "# TERM=$term: no terminfo entry, skipped"; continue; }
-  wait_for session top 100 30 "env TERM=$term $bin top"
+  session top 100 30 "env TERM=$term $bin top"
   if wait_for screen_has "4 Failed " && tm send-keys -t top '?' &&
      wait_for screen_has "r            Failed: requeue" && tm send-keys -t top Escape q &&
      wait_for gone; then ok "TERM=$term: draws, answers keys, quits"
-  else bad "TERM=$term"; tm kill-session -t top 2>/dev/null; fi
+  else bad "TERM=$term"; fi
 done
 
 # 8c. NO_COLOR: attributes (bold, reverse) but not one colour; without it, colours
 colours() { tm capture-pane -e -p -t top | grep -cE "$(printf '\033')\[([0-9;]*;)?(3[0-7]|4[0-7]|38;5|48;5)[;m]"; }
 for nc in 1 0; do
-  if [ "$nc" = 1 ]; then wait_for session top 140 40 "env NO_COLOR=1 $bin top"
-  else wait_for session top 140 40 "env -u NO_COLOR $bin top"; fi
+  if [ "$nc" = 1 ]; then session top 140 40 "env NO_COLOR=1 $bin top"
+  else session top 140 40 "env -u NO_COLOR $bin top"; fi
   wait_for screen_has "[4] Failed (" || bad "NO_COLOR=$nc start"
   n=$(colours)
   if { [ "$nc" = 1 ] && [ "$n" -eq 0 ]; } || { [ "$nc" = 0 ] && [ "$n" -gt 0 ]; }; then
@@ -452,7 +465,7 @@ for nc in 1 0; do
 done
 
 # 9. --read-only refuses actions and says so
-wait_for session top 140 40 "$bin top --read-only"
+session top 140 40 "$bin top --read-only"
 before=$(stat failed)
 if wait_for screen_has "READ-ONLY"; then
   tm send-keys -t top 4
@@ -467,7 +480,7 @@ wait_for gone || bad "read-only session quits"
 # 9b. Redis stalls (CLIENT PAUSE, 8 s) while top waits up to 5 s for each reply: the
 # action and the refreshes wait on the Redis thread, the keyboard does not. Drawing the
 # help overlay within 2.5 s of the keys is only possible if no key waited for Redis.
-wait_for session top 140 40 "$bin top --refresh 250ms --timeout 5s"
+session top 140 40 "$bin top --refresh 250ms --timeout 5s"
 wait_for screen_has "[4] Failed" || bad "start top for the stall"
 port=${url##*:}
 redis-cli -p "$port" client pause 8000 all >/dev/null
@@ -492,7 +505,7 @@ tm send-keys -t top q
 wait_for gone || bad "quit after the stall"
 
 # 10. Redis goes away: a banner, keys still work, q still quits
-wait_for session top 140 40 "$bin top --refresh 250ms"
+session top 140 40 "$bin top --refresh 250ms"
 # the first refresh arrived (the panes are drawn, "(loading)", before it: under ASan a
 # shutdown before it left no banner to keep)
 wait_for screen_has "[4] Failed" && wait_for screen_lacks "(loading)" || bad "restart top"
@@ -506,8 +519,8 @@ tm send-keys -t top q
 if wait_for gone; then ok "q quits while disconnected"; else bad "quit while disconnected"; fi
 
 # 11. closing the terminal (SIGHUP) under the live demo: everything it started stops
-# the last session just ended, so the tmux server may still be exiting: retry the start
-wait_for session hup 100 30 "$bin demo -q hupdemo"
+# (its own tmux server, as every session here)
+session hup 100 30 "$bin demo -q hupdemo"
 hup_up() { tm capture-pane -p -t hup 2>/dev/null | grep -qF "queue hupdemo"; }
 if wait_for hup_up; then
   pane_pid=$(tm list-panes -t hup -F '#{pane_pid}')
