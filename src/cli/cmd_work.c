@@ -241,6 +241,7 @@ struct command {
     pid_t pid;
     int status; /* from waitpid, once it exited */
     bool exited, killed, timed_out;
+    int64_t limit_ms; /* its time limit (work_limit_ms); 0: none */
 };
 
 static void
@@ -359,7 +360,7 @@ read_stderr(struct command *c, short revents)
 static void
 supervise(struct command *c)
 {
-    int64_t deadline = c->wk->timeout_ms > 0 ? dq_mono_ms() + c->wk->timeout_ms : -1;
+    int64_t deadline = c->limit_ms > 0 ? dq_mono_ms() + c->limit_ms : -1;
     int idle_wait = 1;
 
     while (!c->exited) {
@@ -404,7 +405,7 @@ exit_to_result(const struct command *c, dq_result *res)
         snprintf(res->message, sizeof res->message,
                  "timed out after %lld ms; process group "
                  "killed",
-                 (long long)c->wk->timeout_ms);
+                 (long long)c->limit_ms);
     } else if (by_us) {
         res->outcome = DQ_RELEASE; /* shutdown, not the task's fault: hand it back */
         snprintf(res->message, sizeof res->message, "killed at worker shutdown");
@@ -449,6 +450,7 @@ static void
 run_command(const dq_task *t, dq_result *res, void *arg)
 {
     struct command c = {.wk = arg, .in = DQ_BUF_INIT, .inp = {-1, -1}, .errp = {-1, -1}};
+    c.limit_ms = work_limit_ms(c.wk, t);
     char *env_own[NTASK_VARS] = {NULL};
     char **envp;
 

@@ -57,6 +57,7 @@ struct handler {
     int64_t restart_at; /* monotonic ms: no start before */
     int status;         /* waitpid status of the last process, once reaped */
     bool reaped;        /* pid was waited for already (its group may still exist) */
+    int64_t limit_ms;   /* the task's run time limit (work_limit_ms); 0: none */
 };
 
 static const struct work *wk;
@@ -362,7 +363,7 @@ have_line(struct handler *h, size_t *line_len)
 static enum ending
 exchange(struct handler *h, const struct dq_buf *req, size_t *line_len)
 {
-    int64_t deadline = wk->timeout_ms > 0 ? dq_mono_ms() + wk->timeout_ms : -1;
+    int64_t deadline = h->limit_ms > 0 ? dq_mono_ms() + h->limit_ms : -1;
     size_t written = 0;
     char buf[65536];
 
@@ -495,7 +496,7 @@ abnormal_result(struct handler *h, enum ending how, dq_result *res)
     } else if (how == TIMED_OUT) {
         snprintf(res->message, sizeof res->message,
                  "timed out after %lld ms; handler process group killed and restarted",
-                 (long long)wk->timeout_ms);
+                 (long long)h->limit_ms);
     } else if (how == TOO_LONG) {
         snprintf(res->message, sizeof res->message,
                  "handler wrote a line over %d bytes (the limit of a result line); handler "
@@ -541,6 +542,7 @@ persist_run(const dq_task *t, dq_result *res, void *arg)
         snprintf(res->message, sizeof res->message, "out of memory encoding the task");
         goto out;
     }
+    h->limit_ms = work_limit_ms(wk, t);
     enum ending how = exchange(h, &req, &line_len);
     /* the grace timer and a second signal set the kill flag, then kill every handler: an
      * end seen with the flag set is that kill, not the handler's failure, so the task is

@@ -97,6 +97,10 @@ enqueue_check(const dq_enqueue_opts *o, size_t payload_len, dq_err *err)
         return dq_err_set(err, DQ_EINVAL,
                           "deadline: %lld ms is not in 0..%lld (10 years; 0 = none)",
                           (long long)o->deadline_ms, (long long)DQ_DEADLINE_MAX_MS);
+    if (o->time_limit_ms < 0 || o->time_limit_ms > DQ_TIME_LIMIT_MAX)
+        return dq_err_set(err, DQ_EINVAL,
+                          "time_limit: %lld ms is not in 0..%lld (7 days; 0 = none)",
+                          (long long)o->time_limit_ms, (long long)DQ_TIME_LIMIT_MAX);
     if (o->max_attempts > DQ_ATTEMPTS_MAX)
         return dq_err_set(err, DQ_EINVAL,
                           "max_attempts: %lld is over the limit of %d (-1 = unlimited)",
@@ -120,7 +124,8 @@ enqueue_build(struct dq_buf *b, struct enq_slot *s, const dq_enqueue_opts *o, co
     int64_t maxa = o->max_attempts == 0 ? -1 : o->max_attempts < 0 ? 0 : o->max_attempts;
 
     s->env_at = b->len;
-    dq_env_template(b, o->id, o->id ? strlen(o->id) : 0, maxa, o->deadline_ms, payload, len);
+    dq_env_template(b, o->id, o->id ? strlen(o->id) : 0, maxa, o->deadline_ms, o->time_limit_ms,
+                    payload, len);
     s->env_len = b->len - s->env_at;
     s->time_at = b->len;
     dq_buf_printf(b, "%c%lld", o->at_ms > 0 ? 'a' : 'd',

@@ -731,11 +731,65 @@ teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* A task's own time limit (--time-limit at enqueue; the envelope's tl extension) stops
+ * a command that overruns it, its whole process group, even with no --timeout: the task
+ * is retried at once with the reason, and keeps its limit for the next run. */
+static void
+task_time_limit_stops_the_command_and_retries(void **state)
+{
+    struct fixture f;
+    char body[512], pidfile[320];
+    dq_task t = {0};
+
+    fixture_open(&f, state, "tlimit");
+    snprintf(pidfile, sizeof pidfile, "%s/tlimit.pid", tmpdir);
+    /* a shell wrapper whose child does the sleeping: the child must die too */
+    snprintf(body, sizeof body, "sleep 60 & echo $! > %s; wait", pidfile);
+    const char *h = script("tlimit.sh", body);
+    dq_enqueue_opts o = {.id = "slow", .time_limit_ms = 1000, .max_attempts = 5};
+    dq_enqueued e;
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "\xa1x", 2, &e, &f.err));
+    ASSERT_OK(&f, dq_find(f.c, f.queue, "slow", &t, &f.err));
+    assert_int_equal(t.time_limit_ms, 1000);
+    assert_int_equal(t.raw[0], 0x9a); /* a v2 envelope: it has an extension */
+    dq_task_clear(&t);
+    /* retries far apart, so the retried task waits in scheduled to be looked at */
+    dq_config cfg = {.backoff_base_ms = 60000};
+    ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
+    int64_t t0 = test_mono_ms();
+    pid_t pid = start_work(&f, "tlimit", NULL, h);
+    struct counts c = {.f = &f, .retried = 1};
+    if (!wait_until(counts_reached, &c, 5000, "the overrunning command stopped and retried"))
+        fail_msg("retried %lld inflight %lld", (long long)c.s.retried, (long long)c.s.inflight);
+    int64_t took = test_mono_ms() - t0;
+    printf("# time limit 1 s: retried %lld ms after the worker started\n", (long long)took);
+    assert_true(took < 3000); /* the limit, not the 30 s lease, ended it */
+    ASSERT_OK(&f, dq_find(f.c, f.queue, "slow", &t, &f.err));
+    assert_int_equal(t.state, DQ_STATE_SCHEDULED);
+    assert_int_equal(t.attempt, 1);
+    if (t.last_error == NULL || strstr(t.last_error, "timed out after 1000 ms") == NULL)
+        fail_msg("last error: %s", t.last_error ? t.last_error : "(none)");
+    assert_int_equal(t.time_limit_ms, 1000); /* the retry kept the extension */
+    dq_task_clear(&t);
+    /* no process of the handler is left: the backgrounded sleep is gone too */
+    char *spid = slurp(pidfile);
+    pid_t child = (pid_t)atoi(spid);
+    free(spid);
+    assert_true(child > 1);
+    int64_t until = test_mono_ms() + 3000;
+    while (kill(child, 0) == 0 && test_mono_ms() < until)
+        test_nap_ms(10);
+    assert_int_not_equal(kill(child, 0), 0);
+    assert_int_equal(stop_work(pid, SIGTERM), 0);
+    fixture_close(&f);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(exit_paths, reap_workers),
+        cmocka_unit_test_teardown(task_time_limit_stops_the_command_and_retries, reap_workers),
         cmocka_unit_test_teardown(several_workers_each_task_once_never_early, reap_workers),
         cmocka_unit_test_teardown(kill9_mid_task_runs_it_again_after_the_lease, reap_workers),
         cmocka_unit_test_teardown(sigterm_finishes_running_and_hands_back_the_rest, reap_workers),
