@@ -898,6 +898,24 @@ int dq_pause(dq_client *c, const char *queue, int64_t for_ms, const char *reason
  */
 int dq_resume(dq_client *c, const char *queue, bool *was_paused, dq_err *err);
 
+/* What dq_cancel() found. */
+typedef struct dq_cancelled {
+    char worker[DQ_ID_MAX + 1]; /* the worker that held it ("?" when its record was bad) */
+    uint32_t attempt;           /* the attempt it was on, from 1 (0: not known) */
+} dq_cancelled;
+
+/**
+ * Cancels the running task @id of @queue (operator action): it leaves flight at once,
+ * to failed with reason "cancelled" and error "cancelled by <who>", or deleted with
+ * @drop. The worker holding it is told on the wake-up channel and stops its handler
+ * (dq_task_cancelled; `delayq work` kills the command's process group); the handler's
+ * result is refused. DQ_ENOTFOUND when the task is not in flight (the message says where
+ * it is: a scheduled task is cancelled with dq_drop). Recorded in the audit log.
+ * @out may be NULL.
+ */
+int dq_cancel(dq_client *c, const char *queue, const char *id, bool drop, dq_cancelled *out,
+              dq_err *err);
+
 /* ---- error groups and filtered bulk actions (PROTOCOL.md 4.6) ---------------------- */
 
 /* Error groups a queue keeps; later signatures share the group "other". */

@@ -925,6 +925,27 @@ dq_pause(dq_client *c, const char *queue, int64_t for_ms, const char *reason, dq
 }
 
 int
+dq_cancel(dq_client *c, const char *queue, const char *id, bool drop, dq_cancelled *out,
+          dq_err *err)
+{
+    dq_cancelled r = {0};
+    struct dq_args a;
+    int rc;
+
+    if (id == NULL || id[0] == '\0' || strlen(id) > DQ_ID_MAX)
+        return dq_err_set(err, DQ_EINVAL, "id: must be 1..%d bytes", DQ_ID_MAX);
+    dq_args_init(&a);
+    dq_args_str(&a, id);
+    dq_args_str(&a, drop ? "drop" : "fail");
+    dq_args_str(&a, dq_client_who(c));
+    rc = dq_scripts_run(c, DQ_SCRIPT_CANCEL, queue, &a, dq_reply_cancel, &r, err);
+    dq_args_free(&a);
+    if (rc == DQ_OK && out != NULL)
+        *out = r;
+    return rc;
+}
+
+int
 dq_resume(dq_client *c, const char *queue, bool *was_paused, dq_err *err)
 {
     struct dq_pause_reply r = {0};

@@ -62,6 +62,7 @@
 #include "client.h"
 #include "delayq.h"
 #include "err.h"
+#include "task.h"
 
 enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_FINISHED };
 
@@ -70,7 +71,9 @@ struct job {
     dq_result result;
     int64_t limit_ms;   /* the run's time limit: the smaller of the task's and the
                            worker's timeout_ms; 0: none */
-    atomic_bool cancel; /* the handler is asked to stop (its limit passed, or a stop) */
+    atomic_bool cancel; /* the handler is asked to stop (its limit passed, a stop, or an
+                           operator cancelled it) */
+    bool renew_now;     /* renew this lease at once (see take_cancels) */
     enum job_state state;
     int64_t started_mono, finished_mono;
     int64_t start_ns;  /* monotonic ns: a task claimed ahead does not start before this */
@@ -550,6 +553,43 @@ handler_thread(void *arg)
     return NULL;
 }
 
+/* ---- cancellations ------------------------------------------------------------------- */
+
+/*
+ * An operator cancelled running tasks (cancel.lua moved them out of flight and said so
+ * on the wake-up channel): the jobs holding them are asked to stop, and their leases are
+ * not renewed (Redis would refuse). When more were announced than one drain keeps, every
+ * lease is renewed now: Redis reports the cancelled ones lost (extend_leases), which
+ * asks their handlers to stop the same way.
+ */
+static void
+take_cancels(struct dq_worker *w, const struct dq_wake *wk)
+{
+    struct job *hit[DQ_WAKE_CANCELS];
+    size_t nhit = 0;
+    char key[DQ_TASK_KEY_MAX + 1];
+
+    pthread_mutex_lock(&w->mu);
+    for (struct job *j = w->owned; j != NULL; j = j->next) {
+        if (j->state == JOB_FINISHED || j->abandoned)
+            continue;
+        if (wk->cancel_more)
+            j->renew_now = true;
+        size_t kl = dq_task_key(&j->task, key, sizeof key);
+        for (size_t i = 0; i < wk->ncancel; i++) {
+            if (kl == wk->cancel_len[i] && memcmp(key, wk->cancel[i], kl) == 0 && !j->lost) {
+                j->lost = true; /* gone from flight: no renewal, the result is refused */
+                atomic_store(&j->cancel, true);
+                if (nhit < DQ_WAKE_CANCELS)
+                    hit[nhit++] = j;
+            }
+        }
+    }
+    pthread_mutex_unlock(&w->mu);
+    for (size_t i = 0; i < nhit; i++)
+        wlog(w, DQ_LOG_WARN, "task.cancelled", hit[i], 1, "by", "an operator (cancel)");
+}
+
 /* ---- what a handler may ask about its run ---------------------------------------- */
 
 /* A handler's task is the first member of its job (handler_thread passes &j->task), so
@@ -699,7 +739,8 @@ extend_leases(struct dq_worker *w)
         }
         if (j->state == JOB_FINISHED || j->timed_out || j->abandoned || j->lost)
             continue;
-        int64_t renew = j->lease_srv - w->o.lease_ms / 2 - now;
+        int64_t renew = j->renew_now ? 0 : j->lease_srv - w->o.lease_ms / 2 - now;
+        j->renew_now = false;
         if (renew <= 0 && n < 1000) {
             tasks[n] = &j->task;
             jobs[n++] = j;
@@ -724,7 +765,8 @@ extend_leases(struct dq_worker *w)
     for (size_t i = 0; i < n; i++) {
         if (rc != DQ_OK || lost[i]) {
             wlog(w, DQ_LOG_WARN, "lease.lost", jobs[i], 1, "error", rc != DQ_OK ? err.msg : "");
-            jobs[i]->lost = true; /* stop renewing; its result will be refused */
+            jobs[i]->lost = true;                 /* stop renewing; its result will be refused */
+            atomic_store(&jobs[i]->cancel, true); /* so its handler need not run on */
         } else {
             jobs[i]->lease_srv = now + w->o.lease_ms;
         }
@@ -1236,6 +1278,8 @@ wait_for_wakeup(struct dq_worker *w, struct loop *lp, int64_t wait)
             if (wk.lease_ms >= 0)
                 lp->next_reap = min64(lp->next_reap, wk.lease_ms + 1);
             lp->more_due = lp->more_due || wk.due; /* something earlier was scheduled */
+            if (wk.ncancel > 0 || wk.cancel_more)
+                take_cancels(w, &wk);
         }
     }
 }
