@@ -200,5 +200,6 @@ main(void)
         cmocka_unit_test(help_and_usage),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("cli/misc", tests, cli_group_setup, cli_group_teardown);
 }

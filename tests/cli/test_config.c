@@ -101,5 +101,6 @@ main(void)
         cmocka_unit_test(config_read_and_write),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("cli/config", tests, cli_group_setup, cli_group_teardown);
 }

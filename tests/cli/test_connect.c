@@ -139,5 +139,6 @@ main(void)
         cmocka_unit_test(paused_server_times_out),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("cli/connect", tests, cli_group_setup, cli_group_teardown);
 }

@@ -392,5 +392,6 @@ main(void)
         cmocka_unit_test(enqueue_at_and_options),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("cli/enqueue", tests, cli_group_setup, cli_group_teardown);
 }

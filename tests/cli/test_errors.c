@@ -77,5 +77,6 @@ main(void)
         cmocka_unit_test(errors_and_filtered_bulk),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("cli/errors", tests, cli_group_setup, cli_group_teardown);
 }

@@ -133,5 +133,6 @@ main(void)
         cmocka_unit_test(ls_views_and_paging),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("cli/ls", tests, cli_group_setup, cli_group_teardown);
 }

@@ -204,5 +204,6 @@ main(void)
         cmocka_unit_test(unknown_queues_are_named),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("cli/queues", tests, cli_group_setup, cli_group_teardown);
 }

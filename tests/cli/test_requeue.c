@@ -551,5 +551,6 @@ main(void)
         cmocka_unit_test(requeue_refuses_a_task_changed_meanwhile),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("cli/requeue", tests, cli_group_setup, cli_group_teardown);
 }

@@ -112,5 +112,6 @@ main(void)
         cmocka_unit_test(show_tasks),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("cli/show", tests, cli_group_setup, cli_group_teardown);
 }

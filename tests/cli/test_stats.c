@@ -232,5 +232,6 @@ main(void)
         cmocka_unit_test(stats_check_takes_the_queues_thresholds),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("cli/stats", tests, cli_group_setup, cli_group_teardown);
 }

@@ -296,6 +296,7 @@ main(void)
         cmocka_unit_test(stats_and_audit_record_the_pause),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("integ/pause", tests, fixture_group_setup,
                                        fixture_group_teardown);
 }

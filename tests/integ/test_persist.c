@@ -630,5 +630,6 @@ main(void)
         cmocka_unit_test(guide_shows_the_example_handlers),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("integ/persist", tests, setup, teardown);
 }

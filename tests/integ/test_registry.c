@@ -366,6 +366,7 @@ main(void)
         cmocka_unit_test(idle_beats_stay_within_budget),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("integ/registry", tests, fixture_group_setup,
                                        fixture_group_teardown);
 }

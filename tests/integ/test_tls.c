@@ -671,5 +671,6 @@ main(void)
         cmocka_unit_test(worker_survives_a_restart),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("integ/tls", tests, group_setup, group_teardown);
 }

@@ -747,5 +747,6 @@ main(void)
         cmocka_unit_test_teardown(script_without_shebang_runs_under_sh, reap_workers),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("integ/work", tests, setup, teardown);
 }

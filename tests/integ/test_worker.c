@@ -802,5 +802,6 @@ main(void)
         cmocka_unit_test(stop_now_with_a_stuck_handler_then_free),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("integ/worker", tests, group_setup, group_teardown);
 }
