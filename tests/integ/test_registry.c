@@ -261,38 +261,18 @@ static void
 killed_delayq_work_shows_as_lost(void **state)
 {
     struct fixture f;
-    const char *bin = getenv("DELAYQ_BIN");
     pid_t pid;
-    int status;
 
     fixture_open(&f, state, "killed");
-    assert_non_null(bin);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        char *argv[] = {strdup(bin),
-                        strdup("work"),
-                        strdup("--url"),
-                        strdup(f.redis->url),
-                        strdup("-q"),
-                        strdup(f.queue),
-                        strdup("--name"),
-                        strdup("victim"),
-                        strdup("--quiet"),
-                        strdup("--"),
-                        strdup("sleep"),
-                        strdup("5"),
-                        NULL};
-        execv(bin, argv);
-        _exit(127);
-    }
+    const char *wargv[] = {"--url",   f.redis->url, "-q",    f.queue, "--name", "victim",
+                           "--quiet", "--",         "sleep", "5",     NULL};
+    pid = test_work_start(wargv, NULL);
     struct want_worker want = {.name = "victim", .busy = -1, .done = -1, .held = -1, .lost = 0};
     struct until_workers u = {.f = &f, .pred = worker_is, .arg = &want};
     assert_true(wait_until(workers_ready, &u, 10000, "delayq work to register"));
     assert_string_equal(find_worker(&u.ws, "victim")->command, "sleep 5");
     assert_int_equal(find_worker(&u.ws, "victim")->pid, pid);
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
+    assert_int_equal(test_work_stop(pid, SIGKILL), 128 + SIGKILL);
     /* no clean exit: the entry stays; with its 30 s beats it would be lost after 90 s, so
      * the queue's lost time is shortened to see it */
     dq_workers_free(&u.ws);
