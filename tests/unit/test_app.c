@@ -523,5 +523,6 @@ main(void)
         cmocka_unit_test(workers_view_refreshes_only_while_open),
         cmocka_unit_test(first_picker_esc_stays_q_quits),
     };
+    test_filter_from_env();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1410,5 +1410,6 @@ main(void)
         cmocka_unit_test(search_rows_show_what_matched),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("unit/view", tests, NULL, NULL);
 }
