@@ -40,8 +40,10 @@ wait_for_n() {
   done
   return 1
 }
-# wait_for CMD...: up to 5 s
-wait_for() { wait_for_n 100 "$@"; }
+# wait_for CMD...: up to 10 s (one script alone met 5 s; the top_*.sh scripts run side
+# by side, under ASan on 2 cores in CI; a step that needs a shorter bound says so with
+# wait_for_n)
+wait_for() { wait_for_n 200 "$@"; }
 screen() { tm capture-pane -p -t top; }
 screen_has() { screen | grep -qF -- "$1"; }
 screen_lacks() { ! screen | grep -qF -- "$1"; }

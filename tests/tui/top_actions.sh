@@ -66,7 +66,16 @@ tm send-keys -t top Escape
 # the whole group (how many, which group); y requeues it (checked in Redis); Esc: all
 # again. First a worker whose command fails makes a group: the due tasks fail with it.
 failed_before=$(stat failed)
-timeout 60 "$bin" work --quiet --max-idle 1s -- sh -c 'echo "export 42 failed: disk full" >&2; exit 3'
+# It stops once the due tasks are tried (none due, none in flight but the demo's own
+# leases) and some failed for good, within the 60 s it used to run for: --max-idle caps
+# a worker's sleep, it never ends the worker.
+inflight_before=$(stat inflight)
+"$bin" work --quiet -- sh -c 'echo "export 42 failed: disk full" >&2; exit 3' &
+failing=$!
+tried() { [ "$(stat due)" -eq 0 ] && [ "$(stat inflight)" -le "$inflight_before" ] &&
+  [ "$(stat failed)" -gt "$failed_before" ]; }
+wait_for_n 1200 tried
+kill "$failing" 2>/dev/null; wait "$failing" 2>/dev/null
 [ "$(stat failed)" -gt "$failed_before" ] || bad "a failing worker adds failures"
 # the largest group's count now (read again before each check: the due tasks the worker
 # left in flight may still fail into it)
