@@ -14,6 +14,7 @@
 #include "fmt/health.h"
 #include "fmt/mptext.h"
 #include "fmt/taskfmt.h"
+#include "keymap.h"
 #include "lib/buf.h"
 #include "lib/dur.h"
 
@@ -537,7 +538,7 @@ render_status(const struct model *m, const struct ui *ui, struct grid *g)
         return;
     }
     char hints[512];
-    app_hints(ui, g->cols, hints, sizeof hints);
+    keymap_hints(ui, g->cols, hints, sizeof hints);
     grid_puts(g, row, 0, g->cols, GRID_DIM, hints);
 }
 
@@ -625,7 +626,7 @@ detail_line(const struct ui *ui, size_t i, char *buf, size_t size)
 static void
 help_line(const struct ui *ui, size_t i, char *buf, size_t size)
 {
-    app_help_line(i, buf, size);
+    keymap_help_line(i, buf, size);
 }
 
 static void
@@ -818,7 +819,7 @@ view_layout(const struct ui *ui, int rows, int cols, struct layout *l)
 {
     memset(l, 0, sizeof *l);
     if (ui->mode == MODE_DETAILS || ui->mode == MODE_HELP) {
-        size_t n = ui->mode == MODE_DETAILS ? ui->ndetail : app_help_lines();
+        size_t n = ui->mode == MODE_DETAILS ? ui->ndetail : keymap_help_lines();
         l->rows_visible = rows > 3 ? rows - 2 : 1;
         l->scroll_max = n > 0 ? (int)n - 1 : 0;
         return;
@@ -856,7 +857,7 @@ view_render(const struct model *m, const struct ui *ui, struct grid *g)
         return;
     }
     if (ui->mode == MODE_HELP) {
-        render_lines(ui, g, help_line, app_help_lines(), "delayq top: help", NULL);
+        render_lines(ui, g, help_line, keymap_help_lines(), "delayq top: help", NULL);
         return;
     }
     if (ui->mode == MODE_PICK) {

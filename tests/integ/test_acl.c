@@ -185,6 +185,7 @@ main(void)
         cmocka_unit_test(gates_and_probes),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("integ/acl", tests, fixture_group_setup,
                                        fixture_group_teardown);
 }

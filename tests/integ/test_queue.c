@@ -1413,6 +1413,7 @@ main(void)
         cmocka_unit_test(extend_renews_only_held_leases),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("integ/queue", tests, fixture_group_setup,
                                        fixture_group_teardown);
 }

@@ -6,6 +6,7 @@
  * running worker, and what an idle worker costs.
  */
 #include "harness/fixture.h"
+#include "harness/worker.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -14,10 +15,6 @@
 #include <unistd.h>
 
 static char tmpdir[160];
-
-/* Workers started by the running test; a failed assertion must not leave one behind. */
-static pid_t workers[8];
-static int nworkers;
 
 /* Writes an executable shell script @name into tmpdir; returns its path (static). */
 static const char *
@@ -41,59 +38,23 @@ script(const char *name, const char *body)
 static pid_t
 start_work(struct fixture *f, const char *name, const char *const *args, const char *handler)
 {
-    const char *bin = getenv("DELAYQ_BIN");
+    const char *argv[40];
     char log[320];
-    pid_t pid;
+    int n = 0;
 
-    assert_non_null(bin);
     snprintf(log, sizeof log, "%s/%s.log", tmpdir, name);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        char *argv[32];
-        int n = 0;
-        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        dup2(fd, 2);
-        /* the child owns copies: execv wants char *, our strings are const */
-        argv[n++] = strdup(bin);
-        argv[n++] = strdup("work");
-        argv[n++] = strdup("--url");
-        argv[n++] = strdup(f->redis->url);
-        argv[n++] = strdup("-q");
-        argv[n++] = strdup(f->queue);
-        argv[n++] = strdup("--name");
-        argv[n++] = strdup(name);
-        for (int i = 0; args != NULL && args[i] != NULL && n < 28; i++)
-            argv[n++] = strdup(args[i]);
-        argv[n++] = strdup("--");
-        argv[n++] = strdup(handler);
-        argv[n] = NULL;
-        signal(SIGPIPE, SIG_DFL);
-        execv(bin, argv);
-        _exit(127);
-    }
-    if (nworkers < 8)
-        workers[nworkers++] = pid;
-    return pid;
-}
-
-/* Sends @sig and waits (up to 15 s) for the worker to exit; returns its exit status. */
-static int
-stop_work(pid_t pid, int sig)
-{
-    int status = 0;
-    int64_t deadline = test_mono_ms() + 15000;
-
-    kill(pid, sig);
-    while (waitpid(pid, &status, WNOHANG) == 0) {
-        if (test_mono_ms() > deadline) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
-            fail_msg("worker %d did not exit within 15 s of signal %d", (int)pid, sig);
-        }
-        test_nap_ms(10);
-    }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    argv[n++] = "--url";
+    argv[n++] = f->redis->url;
+    argv[n++] = "-q";
+    argv[n++] = f->queue;
+    argv[n++] = "--name";
+    argv[n++] = name;
+    for (int i = 0; args != NULL && args[i] != NULL && n < 36; i++)
+        argv[n++] = args[i];
+    argv[n++] = "--";
+    argv[n++] = handler;
+    argv[n] = NULL;
+    return test_work_start(argv, log);
 }
 
 struct counts {
@@ -179,7 +140,7 @@ exit_paths(void **state)
         fail_msg("done %lld failed %lld retried %lld inflight %lld", (long long)c.s.done,
                  (long long)c.s.failed, (long long)c.s.retried, (long long)c.s.inflight);
     }
-    assert_int_equal(stop_work(pid, SIGTERM), 0);
+    assert_int_equal(test_work_stop(pid, SIGTERM), 0);
 
     char *runs = slurp(runlog);
     /* stdin is the payload as JSON; the environment names the task */
@@ -244,7 +205,7 @@ several_workers_each_task_once_never_early(void **state)
     struct counts c = {.f = &f, .done = n};
     assert_true(wait_until(counts_reached, &c, 60000, "all tasks done by three workers"));
     for (int i = 0; i < 3; i++)
-        assert_int_equal(stop_work(pids[i], SIGTERM), 0);
+        assert_int_equal(test_work_stop(pids[i], SIGTERM), 0);
 
     char *runs = slurp(runlog);
     int *count = calloc((size_t)n + 1, sizeof *count);
@@ -312,14 +273,14 @@ kill9_mid_task_runs_it_again_after_the_lease(void **state)
         assert_true(test_mono_ms() < deadline);
         test_nap_ms(20);
     }
-    assert_int_equal(stop_work(a, SIGKILL), 128 + SIGKILL);
+    assert_int_equal(test_work_stop(a, SIGKILL), 128 + SIGKILL);
     /* another worker, with other work too: it reaps the lease and runs the task again */
     o.id = "other";
     ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "\xc0", 1, &e, &f.err));
     pid_t b = start_work(&f, "rescuer", NULL, h);
     struct counts c = {.f = &f, .done = 2};
     assert_true(wait_until(counts_reached, &c, 15000, "slow task run again and done"));
-    assert_int_equal(stop_work(b, SIGTERM), 0);
+    assert_int_equal(test_work_stop(b, SIGTERM), 0);
     char *runs = slurp(runlog);
     assert_non_null(strstr(runs, "start slow 2"));
     assert_non_null(strstr(runs, "end slow 2"));
@@ -374,7 +335,7 @@ sigterm_finishes_running_and_hands_back_the_rest(void **state)
     } while (s.due != 2);
     FILE *go = fopen(flag, "w");
     fclose(go);
-    assert_int_equal(stop_work(pid, 0), 0); /* exits 0 once the running two finish */
+    assert_int_equal(test_work_stop(pid, 0), 0); /* exits 0 once the running two finish */
     ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
     assert_int_equal(s.done, 2);
     assert_int_equal(s.due, 2);
@@ -416,7 +377,7 @@ redis_restart_under_a_running_worker(void **state)
         enqueue_str(&f, "y", i * 20, NULL, NULL);
     c.done = 40;
     assert_true(wait_until(counts_reached, &c, 20000, "tasks after the restart done"));
-    assert_int_equal(stop_work(pid, SIGTERM), 0);
+    assert_int_equal(test_work_stop(pid, SIGTERM), 0);
     char log[320];
     snprintf(log, sizeof log, "%s/restart.log", tmpdir);
     char *text = slurp(log);
@@ -493,7 +454,7 @@ idle_worker_costs_little_and_wakes_fast(void **state)
     c.done = 2;
     assert_true(wait_until(counts_reached, &c, 5000, "the task run now done"));
     int64_t run_now_ms = test_mono_ms() - run_now_mono;
-    assert_int_equal(stop_work(pid, SIGTERM), 0);
+    assert_int_equal(test_work_stop(pid, SIGTERM), 0);
     ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
     char *runs = slurp(runlog);
     long long started = 0;
@@ -526,7 +487,7 @@ short_commands_finish_without_poll_delay(void **state)
     struct counts c = {.f = &f, .done = N};
     assert_true(wait_until(counts_reached, &c, 20000, "60 short commands done"));
     int64_t took = test_mono_ms() - t0;
-    assert_int_equal(stop_work(pid, SIGTERM), 0);
+    assert_int_equal(test_work_stop(pid, SIGTERM), 0);
     printf("# %d runs of true, one at a time: %lld ms\n", N, (long long)took);
     /* measured here: 2 to 6 ms per command; 60 ms per command (3.5 s) before the fix */
     assert_true(took < 1800);
@@ -540,7 +501,7 @@ short_commands_finish_without_poll_delay(void **state)
     pid = start_work(&f, "short8", args, "true");
     c.done = N + 300;
     assert_true(wait_until(counts_reached, &c, 60000, "300 more, 8 at a time"));
-    assert_int_equal(stop_work(pid, SIGTERM), 0);
+    assert_int_equal(test_work_stop(pid, SIGTERM), 0);
     fixture_close(&f);
 }
 
@@ -564,7 +525,7 @@ script_without_shebang_runs_under_sh(void **state)
     pid_t pid = start_work(&f, "nosb", NULL, path);
     struct counts c = {.f = &f, .done = 1};
     assert_true(wait_until(counts_reached, &c, 15000, "the task done"));
-    assert_int_equal(stop_work(pid, SIGTERM), 0);
+    assert_int_equal(test_work_stop(pid, SIGTERM), 0);
     char *runs = slurp(runlog);
     char want[400];
     snprintf(want, sizeof want, "ran plain %s\n", path);
@@ -578,11 +539,7 @@ static int
 reap_workers(void **state)
 {
     (void)state;
-    for (int i = 0; i < nworkers; i++) {
-        if (kill(workers[i], SIGKILL) == 0)
-            waitpid(workers[i], NULL, 0);
-    }
-    nworkers = 0;
+    test_work_reap_all();
     return 0;
 }
 
@@ -630,7 +587,7 @@ busy_slots_and_outages_do_not_spin(void **state)
     double down_cpu = cpu_percent(pid, 1500);
     /* and a shutdown while it is down: grace, then give up on the hand-back, exit */
     int64_t t0 = test_mono_ms();
-    int code = stop_work(pid, SIGTERM);
+    int code = test_work_stop(pid, SIGTERM);
     int64_t took = test_mono_ms() - t0;
     printf("# worker CPU: %.1f%% with its slot busy past max idle, %.1f%% with Redis down; "
            "stopped %lld ms after SIGTERM with Redis down\n",
@@ -696,7 +653,7 @@ redis_refusing_writes_is_backed_off_not_hammered(void **state)
     freeReplyObject(r);
     struct counts c = {.f = &f, .done = 1};
     assert_true(wait_until(counts_reached, &c, 15000, "task done once Redis accepts writes"));
-    assert_int_equal(stop_work(pid, SIGTERM), 0);
+    assert_int_equal(test_work_stop(pid, SIGTERM), 0);
     snprintf(log, sizeof log, "%s/oom.log", tmpdir);
     char *text = slurp(log);
     int errors = 0;
@@ -921,5 +878,6 @@ main(void)
         cmocka_unit_test_teardown(script_without_shebang_runs_under_sh, reap_workers),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("integ/work", tests, setup, teardown);
 }

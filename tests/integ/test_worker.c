@@ -6,6 +6,7 @@
  * after a Redis restart, and what an idle worker costs.
  */
 #include "harness/fixture.h"
+#include "harness/worker.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -131,39 +132,6 @@ handler(const dq_task *t, dq_result *res, void *arg)
     atomic_fetch_sub(&s->running, 1);
 }
 
-struct runner {
-    dq_worker *w;
-    pthread_t th;
-    int rc;
-    dq_err err;
-};
-
-static void *
-run_thread(void *arg)
-{
-    struct runner *r = arg;
-    r->rc = dq_worker_run(r->w, &r->err);
-    return NULL;
-}
-
-static void
-start_worker(struct fixture *f, struct runner *r, struct seen *s, dq_worker_opts *o)
-{
-    memset(r, 0, sizeof *r);
-    ASSERT_OK(f, dq_worker_new(f->redis->url, NULL, f->queue, o, handler, s, &r->w, &f->err));
-    assert_int_equal(pthread_create(&r->th, NULL, run_thread, r), 0);
-}
-
-static void
-stop_worker(struct runner *r, bool now)
-{
-    dq_worker_stop(r->w, now);
-    pthread_join(r->th, NULL);
-    if (r->rc != DQ_OK)
-        fail_msg("dq_worker_run: %s", r->err.msg);
-    dq_worker_free(r->w);
-}
-
 static void
 seen_init(struct seen *s, const char *mode)
 {
@@ -207,7 +175,7 @@ every_task_once_never_early(void **state)
 {
     struct fixture f;
     struct seen s;
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {.concurrency = 4, .batch = 16, .max_idle_ms = 60000};
     const int n = 600;
 
@@ -218,10 +186,10 @@ every_task_once_never_early(void **state)
         dq_enqueued e;
         ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &eo, "t", 1, &e, &f.err));
     }
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     struct until_stats u = {.f = &f, .done = n};
     assert_true(wait_until(done_reached, &u, 20000, "all tasks done"));
-    stop_worker(&r, false);
+    test_worker_stop(&r, false);
     int twice = 0, never = 0;
     for (int i = 1; i <= n; i++) {
         twice += s.runs[i] > 1;
@@ -258,7 +226,7 @@ lanes_share_the_work(void **state)
 {
     struct fixture f;
     struct seen s;
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {.concurrency = 5, .lanes = 2, .name = "lanes-w"};
     const int n = 400;
 
@@ -269,11 +237,11 @@ lanes_share_the_work(void **state)
         dq_enqueued e;
         ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &eo, "t", 1, &e, &f.err));
     }
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     assert_true(wait_until(two_registered, &f, 10000, "both lanes registered"));
     struct until_stats u = {.f = &f, .done = n};
     assert_true(wait_until(done_reached, &u, 30000, "all tasks done"));
-    stop_worker(&r, false);
+    test_worker_stop(&r, false);
     int twice = 0, never = 0;
     for (int i = 1; i <= n; i++) {
         twice += s.runs[i] > 1;
@@ -314,7 +282,7 @@ claim_ahead_never_starts_early(void **state)
     enum { N = 20000, WORKERS = 4 };
     struct fixture f;
     struct seen *s = calloc(1, sizeof *s);
-    struct runner r[WORKERS];
+    struct test_worker r[WORKERS];
     dq_worker_opts o = {.concurrency = 8, .claim_ahead_ms = 20, .max_idle_ms = 60000};
     dq_enqueue_item *it = calloc(N, sizeof *it);
     dq_enqueued *out = calloc(N, sizeof *out);
@@ -329,11 +297,11 @@ claim_ahead_never_starts_early(void **state)
     }
     ASSERT_OK(&f, dq_enqueue_batch(f.c, f.queue, it, N, out, &f.err));
     for (int i = 0; i < WORKERS; i++)
-        start_worker(&f, &r[i], s, &o);
+        test_worker_start(&r[i], &f, NULL, &o, handler, s);
     struct until_stats u = {.f = &f, .done = N};
     assert_true(wait_until(done_reached, &u, 60000 * test_slowdown(), "all 20 000 tasks done"));
     for (int i = 0; i < WORKERS; i++)
-        stop_worker(&r[i], false);
+        test_worker_stop(&r[i], false);
     int twice = 0, never = 0;
     int64_t *late = calloc(N, sizeof *late);
     for (int i = 1; i <= N; i++) {
@@ -369,14 +337,14 @@ one_slot_claims_ahead_beyond_its_slot(void **state)
     enum { N = 6 };
     struct fixture f;
     struct seen *s = calloc(1, sizeof *s);
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {.concurrency = 1, .claim_ahead_ms = 200, .max_idle_ms = 60000};
     int64_t base;
 
     fixture_open(&f, state, "ahead1");
     seen_init(s, "sleep");
     s->sleep_ms = 300;
-    start_worker(&f, &r, s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, s);
     base = server_time_us() / 1000 + 1000 * test_slowdown();
     for (int i = 0; i < N; i++) {
         char id[16];
@@ -387,7 +355,7 @@ one_slot_claims_ahead_beyond_its_slot(void **state)
     }
     struct until_stats u = {.f = &f, .done = N};
     assert_true(wait_until(done_reached, &u, 20000 * test_slowdown(), "all 6 tasks done"));
-    stop_worker(&r, false);
+    test_worker_stop(&r, false);
     printf("# one slot, window 200 ms, 6 tasks 1 ms apart: %d claimed ahead, %d early\n", s->ahead,
            s->early);
     assert_int_equal(s->unknown, 0);
@@ -425,7 +393,7 @@ worker_copies_its_connection_strings(void **state)
 {
     struct fixture f;
     struct seen s;
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {.concurrency = 1};
     dq_client_opts co = {0};
     char *name = strdup("delayq-test-copied-name");
@@ -439,9 +407,9 @@ worker_copies_its_connection_strings(void **state)
     ASSERT_OK(&f, dq_worker_new(f.redis->url, &co, f.queue, &o, handler, &s, &r.w, &f.err));
     memset(name, 'Z', strlen(name));
     free(name);
-    assert_int_equal(pthread_create(&r.th, NULL, run_thread, &r), 0);
+    test_worker_run(&r);
     assert_true(wait_until(client_named, &n, 10000 * test_slowdown(), "the worker's name"));
-    stop_worker(&r, false);
+    test_worker_stop(&r, false);
     fixture_close(&f);
 }
 
@@ -450,7 +418,7 @@ retry_then_done_and_failures_keep_traces(void **state)
 {
     struct fixture f;
     struct seen s;
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {.concurrency = 2};
     dq_config cfg = {.backoff_base_ms = 50};
 
@@ -459,20 +427,20 @@ retry_then_done_and_failures_keep_traces(void **state)
     seen_init(&s, "retry-once");
     for (int i = 0; i < 5; i++)
         enqueue_str(&f, "r", 0, NULL, NULL);
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     struct until_stats u = {.f = &f, .done = 5};
     assert_true(wait_until(done_reached, &u, 10000, "retried tasks done"));
-    stop_worker(&r, false);
+    test_worker_stop(&r, false);
     assert_int_equal(u.s.retried, 5);
     for (int i = 1; i <= 5; i++)
         assert_int_equal(s.runs[i], 2);
 
     seen_init(&s, "fail");
     enqueue_str(&f, "f", 0, "will-fail", NULL);
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     u = (struct until_stats){.f = &f, .done = 5, .failed = 1};
     assert_true(wait_until(done_reached, &u, 10000, "failure recorded"));
-    stop_worker(&r, false);
+    test_worker_stop(&r, false);
     dq_task t;
     ASSERT_OK(&f, dq_find(f.c, f.queue, "will-fail", &t, &f.err));
     assert_int_equal(t.state, DQ_STATE_FAILED);
@@ -506,18 +474,18 @@ slow_handler_keeps_its_lease(void **state)
 {
     struct fixture f;
     struct seen s;
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {.lease_ms = 300};
 
     fixture_open(&f, state, "lease");
     seen_init(&s, "sleep");
     s.sleep_ms = 1500; /* five leases long */
     enqueue_str(&f, "slow", 0, NULL, NULL);
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     /* meanwhile, someone reaps all the time: the renewed lease must never expire */
     struct reap_watch rw = {&f, 0};
     assert_true(wait_until(slow_done_while_reaping, &rw, 10000, "slow task done"));
-    stop_worker(&r, false);
+    test_worker_stop(&r, false);
     assert_int_equal(rw.reaped, 0);
     assert_int_equal(s.runs[1], 1);
     fixture_close(&f);
@@ -561,14 +529,14 @@ idle_worker_wakes_for_an_earlier_task(void **state)
 {
     struct fixture f;
     struct seen s;
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {.max_idle_ms = 60000};
     dq_enqueued e;
 
     fixture_open(&f, state, "wake");
     seen_init(&s, "ok");
     enqueue_str(&f, "far", 3600000, NULL, NULL); /* the worker will sleep towards this */
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     /* let it settle into its sleep: its first claim finds nothing due */
     struct until_stats u = {.f = &f};
     int64_t settle = test_mono_ms() + 300 * test_slowdown();
@@ -583,7 +551,7 @@ idle_worker_wakes_for_an_earlier_task(void **state)
     enqueue_str(&f, "soon", 300, NULL, &e);
     u.done = 2;
     assert_true(wait_until(done_reached, &u, 5000, "task due soon done"));
-    stop_worker(&r, false);
+    test_worker_stop(&r, false);
     dq_page p;
     printf("# idle worker: task due now started %lld ms after enqueue\n", (long long)woke);
     assert_true(woke < 1000);
@@ -599,7 +567,7 @@ stop_hands_back_unstarted_and_finishes_running(void **state)
 {
     struct fixture f;
     struct seen s;
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {.concurrency = 1, .batch = 3, .grace_ms = 10000};
     dq_stats st;
 
@@ -607,7 +575,7 @@ stop_hands_back_unstarted_and_finishes_running(void **state)
     seen_init(&s, "block");
     for (int i = 0; i < 3; i++)
         enqueue_str(&f, "b", 0, NULL, NULL);
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     assert_true(wait_until(started_reached, &s, 5000, "first handler started"));
     dq_worker_stop(r.w, false);
     /* the two claimed but unstarted tasks go back at once, not counted as attempts */
@@ -619,9 +587,7 @@ stop_hands_back_unstarted_and_finishes_running(void **state)
     } while (st.due != 2);
     (void)u;
     atomic_store(&s.release, 1); /* the running one finishes within the grace period */
-    pthread_join(r.th, NULL);
-    assert_int_equal(r.rc, DQ_OK);
-    dq_worker_free(r.w);
+    test_worker_join(&r);
     ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &st, &f.err));
     assert_int_equal(st.done, 1);
     assert_int_equal(st.inflight, 0);
@@ -647,7 +613,7 @@ result_written_after_redis_restart(void **state)
 {
     struct fixture f;
     struct seen s;
-    struct runner r;
+    struct test_worker r;
     struct test_redis own;
     const char *aof[] = {"--appendonly", "yes", "--appendfsync", "always", NULL};
     dq_worker_opts o = {.lease_ms = 30000};
@@ -659,7 +625,7 @@ result_written_after_redis_restart(void **state)
     ASSERT_OK(&f, dq_client_open(own.url, NULL, &f.c, &f.err));
     seen_init(&s, "block");
     enqueue_str(&f, "x", 0, NULL, NULL);
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     assert_true(wait_until(started_reached, &s, 5000, "handler started"));
     test_redis_kill(&own);
     atomic_store(&s.release, 1); /* finishes while Redis is down */
@@ -670,7 +636,7 @@ result_written_after_redis_restart(void **state)
     assert_true(wait_until(stats_after_restart, &u, 15000, "result written after restart"));
     assert_int_equal(u.s.inflight, 0);
     assert_int_equal(u.s.done, 1);
-    stop_worker(&r, false);
+    test_worker_stop(&r, false);
     assert_int_equal(s.runs[1], 1);
     fixture_close(&f);
     test_redis_stop(&own);
@@ -726,7 +692,7 @@ claim_that_timed_out_comes_back_after_its_lease(void **state)
 {
     struct fixture f;
     struct seen s;
-    struct runner r;
+    struct test_worker r;
     struct test_redis own;
     struct sleep_arg sl;
     pthread_t th;
@@ -742,7 +708,7 @@ claim_that_timed_out_comes_back_after_its_lease(void **state)
     seen_init(&s, "ok");
     memset(&r, 0, sizeof r);
     ASSERT_OK(&f, dq_worker_new(own.url, &co, f.queue, &o, handler, &s, &r.w, &f.err));
-    assert_int_equal(pthread_create(&r.th, NULL, run_thread, &r), 0);
+    test_worker_run(&r);
     /* idle, with nothing in flight: its next reap is an idle period away */
     assert_true(wait_until(subscribed, &f, 5000, "the worker to subscribe"));
     enqueue_str(&f, "stalled", 300, NULL, NULL); /* due while the server sleeps */
@@ -754,7 +720,7 @@ claim_that_timed_out_comes_back_after_its_lease(void **state)
     assert_true(wait_until(one_run, &s, 10000, "the stalled task to run"));
     printf("# task of a claim that timed out ran %lld ms after the server woke\n",
            (long long)(test_mono_ms() - woke));
-    stop_worker(&r, false);
+    test_worker_stop(&r, false);
     assert_int_equal(s.runs[1], 1);
     fixture_close(&f);
     test_redis_stop(&own);
@@ -778,14 +744,14 @@ dead_workers_new_lease_is_reaped_at_its_deadline(void **state)
 {
     struct fixture f;
     struct seen s;
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {.concurrency = 1, .lease_ms = 60000, .max_idle_ms = 60000};
     dq_claimed cl;
 
     fixture_open(&f, state, "deadlease");
     seen_init(&s, "block");
     enqueue_str(&f, "a", 0, NULL, NULL);
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     assert_true(wait_until(started_reached, &s, 5000, "the worker to run task a"));
     assert_true(wait_until(subscribed, &f, 5000, "the worker to subscribe"));
     /* another worker claims b with a 500 ms lease and dies without a word */
@@ -798,7 +764,7 @@ dead_workers_new_lease_is_reaped_at_its_deadline(void **state)
     printf("# a dead worker's 500 ms lease was reaped %lld ms after the claim\n",
            (long long)(test_mono_ms() - t0));
     atomic_store(&s.release, 1);
-    stop_worker(&r, false);
+    test_worker_stop(&r, false);
     fixture_close(&f);
 }
 
@@ -821,12 +787,12 @@ idle_worker_is_quiet(void **state)
 {
     struct fixture f;
     struct seen s;
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {.max_idle_ms = 60000};
 
     fixture_open(&f, state, "idle");
     seen_init(&s, "ok");
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     int64_t settle = test_mono_ms() + 300 * test_slowdown();
     while (test_mono_ms() < settle)
         test_nap_ms(10);
@@ -836,7 +802,7 @@ idle_worker_is_quiet(void **state)
         test_nap_ms(50);
     long long after = total_calls(f.redis);
     double rate = (double)(after - before) * 1000.0 / (double)(test_mono_ms() - t0);
-    stop_worker(&r, false);
+    test_worker_stop(&r, false);
     printf("# idle worker: %.2f Redis commands/s over 3 s (commands inside scripts included)\n",
            rate);
     assert_true(rate < 1.0);
@@ -848,18 +814,16 @@ stop_now_with_a_stuck_handler_then_free(void **state)
 {
     struct fixture f;
     struct seen *s = calloc(1, sizeof *s); /* outlives the worker's last thread */
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {.grace_ms = 1};
 
     fixture_open(&f, state, "stuck");
     seen_init(s, "block");
     enqueue_str(&f, "x", 0, NULL, NULL);
-    start_worker(&f, &r, s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, s);
     assert_true(wait_until(started_reached, s, 5000, "handler started"));
     dq_worker_stop(r.w, true);
-    pthread_join(r.th, NULL);
-    assert_int_equal(r.rc, DQ_OK);
-    dq_worker_free(r.w); /* the handler still runs: the free is left to its thread */
+    test_worker_join(&r); /* the handler still runs: the free is left to its thread */
     dq_stats st;
     ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &st, &f.err));
     assert_int_equal(st.due, 1); /* handed back */
@@ -891,5 +855,6 @@ main(void)
         cmocka_unit_test(stop_now_with_a_stuck_handler_then_free),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("integ/worker", tests, group_setup, group_teardown);
 }

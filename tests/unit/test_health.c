@@ -247,5 +247,6 @@ main(void)
         cmocka_unit_test(failing_over_the_window),
         cmocka_unit_test(unknown_queue_sentence),
     };
+    test_filter_from_env();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -130,5 +130,6 @@ main(void)
         cmocka_unit_test(derived_limits),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("unit/limits", tests, NULL, NULL);
 }

@@ -154,5 +154,6 @@ main(void)
         cmocka_unit_test(template_filled_in_place_decodes),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("unit/scripts", tests, NULL, NULL);
 }
