@@ -726,6 +726,11 @@ extend_leases(struct dq_worker *w)
 
     pthread_mutex_lock(&w->mu);
     for (struct job *j = w->owned; j != NULL; j = j->next) {
+        /* not started yet: it starts no earlier than now, so its limit passes no earlier
+         * than limit_ms from now; look again then (a handler thread that takes it up
+         * does not wake this loop) */
+        if (j->state == JOB_QUEUED && j->limit_ms > 0 && j->limit_ms < next)
+            next = j->limit_ms;
         if (j->state == JOB_RUNNING && j->limit_ms > 0 && !j->timed_out && !j->abandoned) {
             int64_t left = j->started_mono + j->limit_ms - now_mono;
             if (left <= 0) {

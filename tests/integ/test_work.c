@@ -755,7 +755,7 @@ task_time_limit_stops_the_command_and_retries(void **state)
     free(spid);
     assert_true(child > 1);
     assert_true(wait_until(pid_gone, &child, 3000, "the command's child killed"));
-    assert_int_equal(stop_work(pid, SIGTERM), 0);
+    assert_int_equal(test_work_stop(pid, SIGTERM), 0);
     fixture_close(&f);
 }
 
@@ -851,7 +851,7 @@ cancel_stops_the_running_command(void **state)
     assert_int_equal(s.future, 1);
     assert_int_equal(s.dropped, 1);
     assert_int_equal(kill(pid, 0), 0);
-    assert_int_equal(stop_work(pid, SIGTERM), 0);
+    assert_int_equal(test_work_stop(pid, SIGTERM), 0);
     char log[320];
     snprintf(log, sizeof log, "%s/cancel.log", tmpdir);
     char *lg = slurp(log);

@@ -499,7 +499,7 @@ handler_learns_its_time_limit_and_is_asked_to_stop(void **state)
 {
     struct fixture f;
     struct seen s;
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {.timeout_ms = 5000};
     dq_enqueue_opts eo = {.id = "limited", .time_limit_ms = 400};
     dq_enqueued e;
@@ -508,10 +508,10 @@ handler_learns_its_time_limit_and_is_asked_to_stop(void **state)
     fixture_open(&f, state, "tlimit");
     seen_init(&s, "poll");
     ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &eo, "x", 1, &e, &f.err));
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     struct until_stats u = {.f = &f};
     assert_true(wait_until(retried_once, &u, 8000, "the handler stopped and retried"));
-    stop_worker(&r, false);
+    test_worker_stop(&r, false);
     printf("# time limit 400 ms: left at start %lld ms, cancelled after %lld ms\n",
            (long long)s.left_at_start, (long long)s.cancelled_after_ms);
     assert_int_equal(s.time_limit_ms, 400);
