@@ -805,7 +805,7 @@ static const struct cli_opt opts[] = {
     {"http-tls-cert", 0, "PATH", CLI_STR, .needs = "a path", .flags = CLI_NONEMPTY,
      .help = "serve HTTPS with this certificate chain (PEM)"},
     {"http-tls-key", 0, "PATH", CLI_STR, .needs = "a path", .flags = CLI_NONEMPTY,
-     .help = "and this key (PEM, chmod 600; --tls-* are Redis's)"},
+     .help = "its key (PEM, chmod 600); --tls-key is the Redis one"},
     {"textfile", 0, "PATH", CLI_STR, .needs = "a path", .flags = CLI_NONEMPTY,
      .help = "write one scrape to PATH (\"-\": stdout) and exit; 3: Redis down"},
     {NULL},
