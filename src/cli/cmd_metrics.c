@@ -794,7 +794,7 @@ out:
 }
 
 static const struct cli_opt opts[] = {
-    {"queue", 'q', "NAME", CLI_STR, .needs = "a name", .flags = CLI_REPEAT,
+    {"queue", 'q', "NAME", CLI_STR, .needs = "a name",
      .help = "export NAME (repeatable; default: every registered queue)"},
     {"listen", 0, "HOST:PORT", CLI_STR, .needs = "HOST:PORT",
      .help = "serve there (default 127.0.0.1:9187; [IPv6]:PORT; port 0: any)"},

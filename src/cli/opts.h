@@ -28,7 +28,6 @@ enum cli_type {
 
 enum {
     CLI_NONEMPTY = 1u << 0, /* an empty value is a missing one */
-    CLI_REPEAT = 1u << 1,   /* may be given more than once (each kept in cli_args.given) */
 };
 
 struct cli_opt {
@@ -40,7 +39,7 @@ struct cli_opt {
     const char *limit;         /* the range as messages say it, when not min..max */
     const char *const *values; /* CLI_ENUM: the words, NULL-terminated */
     const char *needs;         /* a missing value: "--NAME needs <needs>" ("a value") */
-    unsigned flags;            /* CLI_NONEMPTY, CLI_REPEAT */
+    unsigned flags;            /* CLI_NONEMPTY */
     const char *help;          /* one paragraph, wrapped by the help printer */
 };
 
@@ -50,7 +49,9 @@ struct cli_given {
     long long num;   /* numbers, durations (ms), sizes, enum index */
 };
 
-/* What cli_parse read: the command's own options in order, and the rest. */
+/* What cli_parse read: the command's own options in order (every time one is given:
+ * the lookups take the last, metrics walks them all for its repeatable -q), and the
+ * rest. */
 struct cli_args {
     const struct cli_cmd *cmd;
     struct cli_given *given; /* owned */
