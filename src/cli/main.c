@@ -102,6 +102,8 @@ main(int argc, char **argv)
          * completions and man pages against them */
         if (argc > 2 && strcmp(argv[1], "help") == 0 && strcmp(argv[2], "--specs") == 0)
             cli_print_specs(stdout, commands, NCOMMANDS);
+        else if (argc > 2 && strcmp(argv[1], "help") == 0 && strcmp(argv[2], "options") == 0)
+            cli_help_globals(stdout); /* the block every CMD --help points to, alone */
         else
             usage(stdout);
         return DQ_EXIT_OK;

@@ -464,8 +464,7 @@ cli_help_cmd(FILE *f, const struct cli_cmd *c)
         fprintf(f, "\n");
         opt_list(f, c->opts, NULL);
     }
-    fprintf(f, "\nGlobal and TLS options (--url, -q, --timeout, ...): see "
-               "delayq --help\n");
+    fprintf(f, "\nGlobal and TLS options (--url, -q, --timeout, ...): delayq help options\n");
 }
 
 void

@@ -98,9 +98,9 @@ const char *cli_str(const struct cli_args *a, const char *name, const char *dflt
 /* The last number of @name (ms for durations, index for enums), else @dflt. */
 long long cli_num(const struct cli_args *a, const char *name, long long dflt);
 
-/* @c's --help: usage, about, its options, and two lines pointing to delayq --help. */
+/* @c's --help: usage, about, its options, and a line pointing to delayq help options. */
 void cli_help_cmd(FILE *f, const struct cli_cmd *c);
-/* The global and TLS options, complete (delayq --help). */
+/* The global and TLS options, complete (delayq --help, delayq help options). */
 void cli_help_globals(FILE *f);
 /* `delayq help --specs`: the global options, then each command: a line with its name,
  * then one per option, "COMMAND --long -x ARG" ("-" for no letter, no argument), and

@@ -1,8 +1,9 @@
 #!/bin/sh
 # help.sh: the declarative command line. Every `delayq CMD --help` is printed from the
 # command's option table: its usage and own options, within 80 columns and 24 lines
-# (config: 25, its 17 fields are its arguments), one line pointing to delayq --help
-# instead of the global and TLS options, which delayq --help prints once, complete.
+# (config: 25, its 17 fields are its arguments), one line pointing to delayq help
+# options instead of the global and TLS options, which delayq help options and
+# delayq --help print once, complete.
 # Then the one parser against a real server: a global option anywhere on the line,
 # --opt=value, short letters, "--" ending options, and the usage errors (exit 2, the
 # field and the limit named) for a missing value, an unknown option and a range.
@@ -20,6 +21,11 @@ for o in $(awk '$1 == "global" { print $2 }' "$work/specs.txt"); do
   check "delayq --help lists the global $o" grep -q -- "$o" "$work/help.txt"
 done
 check "delayq --help has the TLS block once" [ "$(grep -c -- '--tls-server-name' "$work/help.txt")" = 1 ]
+"$bin" help options >"$work/options.txt"
+check "delayq help options is the global block of delayq --help" \
+  sh -c "grep -q -- '--tls-server-name' '$work/options.txt' && ! grep -q '^Commands:' '$work/options.txt'"
+check "delayq help options is within delayq --help, line for line" \
+  sh -c "[ \"\$(grep -xFf '$work/help.txt' '$work/options.txt' | wc -l)\" = \"\$(wc -l <'$work/options.txt')\" ]"
 
 # fits LINES FILE: at most LINES lines of at most 80 columns
 fits() {
@@ -37,7 +43,7 @@ for c in $cmds; do
   lines=24
   [ "$c" = config ] && lines=25
   check "$c --help fits $lines lines of 80 columns" fits "$lines" "$h"
-  check "$c --help points to delayq --help for --url" grep -q -- '--url.*delayq --help' "$h"
+  check "$c --help points to delayq help options for --url" grep -q -- '--url.*delayq help options' "$h"
   check "$c --help does not repeat the TLS options" not grep -q -- '--tls-server-name' "$h"
   for o in $(awk -v c="$c" '$1 == c && NF >= 4 { print $2 }' "$work/specs.txt"); do
     check "$c --help shows its $o" grep -q -- "$o" "$h"
