@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <time.h>
 
 #include "delayq.h"
@@ -469,15 +470,82 @@ test_tz_glibc_oracle(void **state)
                   sizeof oracle_zones / sizeof oracle_zones[0]);
 }
 
+/* Zones are values: threads sharing them get the answers one thread gets alone. */
+enum { SHARED_ZONES = 4, SHARED_INSTANTS = 2000, SHARED_THREADS = 4 };
+
+struct shared {
+    struct dq_tz *zones[SHARED_ZONES];
+    int64_t t[SHARED_INSTANTS];
+    int32_t want[SHARED_ZONES][SHARED_INSTANTS];
+    int64_t want_utc[SHARED_ZONES][SHARED_INSTANTS];
+};
+
+static void *
+shared_run(void *arg)
+{
+    const struct shared *sh = arg;
+    long bad = 0;
+
+    for (int round = 0; round < 5; round++) {
+        for (int z = 0; z < SHARED_ZONES; z++) {
+            for (int i = 0; i < SHARED_INSTANTS; i++) {
+                int32_t o = dq_tz_offset(sh->zones[z], sh->t[i], NULL);
+                int64_t u[2];
+                int n = dq_tz_local_to_utc(sh->zones[z], sh->t[i], u, NULL);
+                bad += o != sh->want[z][i] || (n > 0 ? u[0] : -1) != sh->want_utc[z][i];
+            }
+        }
+    }
+    return (void *)(intptr_t)bad;
+}
+
+static void
+test_tz_shared_between_threads(void **state)
+{
+    (void)state;
+    static struct shared sh;
+    static const char *const names[SHARED_ZONES] = {"America/New_York", "Australia/Lord_Howe",
+                                                    "Europe/Berlin", "Asia/Kolkata"};
+    uint64_t seed = 99;
+    pthread_t th[SHARED_THREADS];
+
+    for (int i = 0; i < SHARED_INSTANTS; i++)
+        sh.t[i] = (int64_t)(next_rand(&seed) % (uint64_t)utc(2100, 1, 1, 0, 0));
+    for (int z = 0; z < SHARED_ZONES; z++) {
+        sh.zones[z] = zone(names[z]);
+        for (int i = 0; i < SHARED_INSTANTS; i++) {
+            int64_t u[2];
+            sh.want[z][i] = dq_tz_offset(sh.zones[z], sh.t[i], NULL);
+            int n = dq_tz_local_to_utc(sh.zones[z], sh.t[i], u, NULL);
+            sh.want_utc[z][i] = n > 0 ? u[0] : -1;
+        }
+    }
+    for (int k = 0; k < SHARED_THREADS; k++)
+        assert_int_equal(pthread_create(&th[k], NULL, shared_run, &sh), 0);
+    for (int k = 0; k < SHARED_THREADS; k++) {
+        void *bad = NULL;
+        assert_int_equal(pthread_join(th[k], &bad), 0);
+        assert_int_equal((intptr_t)bad, 0);
+    }
+    for (int z = 0; z < SHARED_ZONES; z++)
+        dq_tz_free(sh.zones[z]);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tz_new_york),          cmocka_unit_test(test_tz_london),
-        cmocka_unit_test(test_tz_lord_howe),         cmocka_unit_test(test_tz_no_dst),
-        cmocka_unit_test(test_tz_utc_without_files), cmocka_unit_test(test_tz_bad_names),
-        cmocka_unit_test(test_tz_posix_rules),       cmocka_unit_test(test_tz_posix_errors),
-        cmocka_unit_test(test_tz_tzif_errors),       cmocka_unit_test(test_tz_glibc_oracle),
+        cmocka_unit_test(test_tz_new_york),
+        cmocka_unit_test(test_tz_london),
+        cmocka_unit_test(test_tz_lord_howe),
+        cmocka_unit_test(test_tz_no_dst),
+        cmocka_unit_test(test_tz_utc_without_files),
+        cmocka_unit_test(test_tz_bad_names),
+        cmocka_unit_test(test_tz_posix_rules),
+        cmocka_unit_test(test_tz_posix_errors),
+        cmocka_unit_test(test_tz_tzif_errors),
+        cmocka_unit_test(test_tz_glibc_oracle),
+        cmocka_unit_test(test_tz_shared_between_threads),
     };
 
     return cmocka_run_group_tests_name("unit/tz", tests, NULL, NULL);
