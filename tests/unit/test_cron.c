@@ -282,6 +282,10 @@ test_cron_dst(void **state)
           utc_ms(2026, 10, 3, 15, 30), utc_ms(2026, 10, 4, 15, 15));
     FIRES("45 1 * * *", "Australia/Lord_Howe", utc_ms(2026, 4, 4, 0, 0), utc_ms(2026, 4, 4, 14, 45),
           utc_ms(2026, 4, 5, 15, 15));
+    /* Liberia left -0:44:30 at 1972-01-07T00:44:30Z: a local minute before is no whole
+     * UTC minute, and the gap fires at the first whole local minute after it */
+    FIRES("30 0 * * *", "Africa/Monrovia", utc_ms(1972, 1, 5, 12, 0),
+          utc_ms(1972, 1, 6, 1, 14) + 30000, utc_ms(1972, 1, 7, 0, 45), utc_ms(1972, 1, 8, 0, 30));
     /* no DST: +5:30 and +9 */
     FIRES("0 9 * * *", "Asia/Kolkata", utc_ms(2026, 6, 1, 0, 0), utc_ms(2026, 6, 1, 3, 30),
           utc_ms(2026, 6, 2, 3, 30));
