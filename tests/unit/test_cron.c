@@ -540,6 +540,24 @@ test_cron_cost(void **state)
         "cost: dq_cron_next_n 16 of \"0 9 * * MON-FRI\" in Europe/Berlin: median %.2f us\n",
         (double)ns[N / 20] / 1000.0);
     dq_tz_free(z);
+
+    /* and what a worker pays to load a zone (a file read and parse) and parse a spec */
+    for (int k = 0; k < N / 10; k++) {
+        int64_t t0 = now_ns();
+        z = zone("America/New_York");
+        ns[k] = now_ns() - t0;
+        dq_tz_free(z);
+    }
+    qsort(ns, N / 10, sizeof *ns, by_value);
+    print_message("cost: dq_tz_load America/New_York: median %.2f us\n",
+                  (double)ns[N / 20] / 1000.0);
+    for (int k = 0; k < N / 10; k++) {
+        int64_t t0 = now_ns();
+        c = spec("*/15 9-17 1,15 JAN-JUN MON-FRI");
+        ns[k] = now_ns() - t0;
+    }
+    qsort(ns, N / 10, sizeof *ns, by_value);
+    print_message("cost: dq_cron_parse: median %.2f us\n", (double)ns[N / 20] / 1000.0);
     free(ns);
 }
 
