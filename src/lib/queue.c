@@ -18,6 +18,7 @@
 #include "reply.h"
 #include "scripts.h"
 #include "task.h"
+#include "view.h"
 
 /* ---- configuration ------------------------------------------------------------- */
 
@@ -698,14 +699,6 @@ dq_drop_all_step(dq_client *c, const char *queue, dq_bulk *cur, dq_err *err)
 
 /* ---- inspecting: stats, page, search, find, audit ------------------------------ */
 
-/* Script argument names of the views, indexed by dq_view (page and search). */
-static const char *const view_names[] = {
-    [DQ_VIEW_DUE] = "due",
-    [DQ_VIEW_FUTURE] = "future",
-    [DQ_VIEW_INFLIGHT] = "inflight",
-    [DQ_VIEW_FAILED] = "failed",
-};
-
 static int
 view_check(dq_view view, dq_err *err)
 {
@@ -739,7 +732,7 @@ dq_page_get(dq_client *c, const char *queue, dq_view view, size_t offset, size_t
     if ((rc = view_check(view, err)) != DQ_OK)
         return rc;
     dq_args_init(&a);
-    dq_args_str(&a, view_names[view]);
+    dq_args_str(&a, dq_view_name(view));
     dq_args_i64(&a, (int64_t)offset);
     dq_args_i64(&a, (int64_t)limit);
     rc = dq_scripts_run(c, DQ_SCRIPT_PAGE, queue, &a, dq_reply_page, &ps, err);
@@ -764,7 +757,7 @@ dq_search_step(dq_client *c, const char *queue, dq_view view, const char *needle
     if (needle == NULL || needle[0] == '\0' || strlen(needle) > DQ_NEEDLE_MAX)
         return dq_err_set(err, DQ_EINVAL, "search: the text must be 1..%d bytes", DQ_NEEDLE_MAX);
     dq_args_init(&a);
-    dq_args_str(&a, view_names[view]);
+    dq_args_str(&a, dq_view_name(view));
     dq_args_str(&a, needle);
     dq_args_i64(&a, cur->cursor);
     dq_args_i64(&a, DQ_STEP_MAX);
