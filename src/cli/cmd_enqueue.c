@@ -41,6 +41,7 @@ run(struct cli *g, const struct cli_args *args)
         o.max_attempts =
             cli_num(args, "max-attempts", 0) == 0 ? -1 : cli_num(args, "max-attempts", 0);
     o.deadline_ms = cli_num(args, "deadline", 0);
+    o.time_limit_ms = cli_num(args, "time-limit", 0);
     if (cli_has(args, "deadline") && o.deadline_ms == 0)
         return cli_usage_error(g, "--deadline: must be more than 0");
     if ((json != NULL) + (file != NULL) + use_stdin != 1)
@@ -132,6 +133,9 @@ static const struct cli_opt opts[] = {
     {"deadline", 0, "DUR", CLI_DUR,
      .help = "if not started within DUR after its due time, the task fails as \"expired\" "
              "instead of running"},
+    {"time-limit", 0, "DUR", CLI_DUR, 1, DQ_TIME_LIMIT_MAX,
+     .help = "a run still going after DUR is stopped (delayq work kills the command) and "
+             "retried; the worker's --timeout applies when it is shorter (up to 7d)"},
     {"json", 0, "TEXT", CLI_STR, .help = "the payload as JSON, converted to msgpack"},
     {"file", 0, "PATH", CLI_STR,
      .help = "the payload: the bytes of PATH, read up to the queue's max_payload (+1 byte: over it "
@@ -143,7 +147,7 @@ const struct cli_cmd cmd_enqueue = {
     .name = "enqueue",
     .summary = "schedule a task",
     .usage = "delayq enqueue [-q QUEUE] [--delay DUR | --at TIME] [--id ID]\n"
-             "                      [--max-attempts N] [--deadline DUR]\n"
+             "                      [--max-attempts N] [--deadline DUR] [--time-limit DUR]\n"
              "                      (--json TEXT | --file PATH | -)",
     .about = "Schedules one task and prints its id. --json payloads are stored as msgpack;\n"
              "--file and - (stdin) bytes are stored exactly as they are.",
