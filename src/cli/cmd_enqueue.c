@@ -41,6 +41,7 @@ run(struct cli *g, const struct cli_args *args)
         o.max_attempts =
             cli_num(args, "max-attempts", 0) == 0 ? -1 : cli_num(args, "max-attempts", 0);
     o.deadline_ms = cli_num(args, "deadline", 0);
+    o.time_limit_ms = cli_num(args, "time-limit", 0);
     if (cli_has(args, "deadline") && o.deadline_ms == 0)
         return cli_usage_error(g, "--deadline: must be more than 0");
     if ((json != NULL) + (file != NULL) + use_stdin != 1)
@@ -125,17 +126,19 @@ static const struct cli_opt opts[] = {
      .help = "run at TIME: epoch milliseconds or RFC 3339 (2026-12-01T09:00:00Z); a past time "
              "means now"},
     {"id", 0, "ID", CLI_STR,
-     .help = "caller-chosen id (1.." CLI_ID_MAX_TEXT " bytes); a task with this id that already "
-             "exists is not added again (reported on stderr, exit 0)"},
+     .help = "caller-chosen id (1.." CLI_ID_MAX_TEXT " bytes); one that exists already is not "
+             "added again (exit 0)"},
     {"max-attempts", 0, "N", CLI_UINT, 0, 1000000,
      .help = "attempts before the task fails for good (0 = unlimited; default: the queue's, 25)"},
     {"deadline", 0, "DUR", CLI_DUR,
      .help = "if not started within DUR after its due time, the task fails as \"expired\" "
              "instead of running"},
+    {"time-limit", 0, "DUR", CLI_DUR, 1, DQ_TIME_LIMIT_MAX,
+     .help = "a run still going after DUR (up to 7d) is stopped and retried"},
     {"json", 0, "TEXT", CLI_STR, .help = "the payload as JSON, converted to msgpack"},
     {"file", 0, "PATH", CLI_STR,
-     .help = "the payload: the bytes of PATH, read up to the queue's max_payload (+1 byte: over it "
-             "is exit 2); - instead: the bytes on stdin, the same way"},
+     .help = "the payload: the bytes of PATH, up to the queue's max_payload (- instead: "
+             "stdin)"},
     {NULL},
 };
 
@@ -143,7 +146,7 @@ const struct cli_cmd cmd_enqueue = {
     .name = "enqueue",
     .summary = "schedule a task",
     .usage = "delayq enqueue [-q QUEUE] [--delay DUR | --at TIME] [--id ID]\n"
-             "                      [--max-attempts N] [--deadline DUR]\n"
+             "                      [--max-attempts N] [--deadline DUR] [--time-limit DUR]\n"
              "                      (--json TEXT | --file PATH | -)",
     .about = "Schedules one task and prints its id. --json payloads are stored as msgpack;\n"
              "--file and - (stdin) bytes are stored exactly as they are.",

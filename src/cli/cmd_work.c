@@ -191,7 +191,9 @@ struct command {
     int inp[2], errp[2]; /* its stdin and stderr pipes; -1 once closed */
     pid_t pid;
     int status; /* from waitpid, once it exited */
-    bool exited, killed, timed_out;
+    bool exited, killed, timed_out, cancelled;
+    const dq_task *task;
+    int64_t limit_ms; /* its time limit (work_limit_ms); 0: none */
 };
 
 static void
@@ -262,6 +264,16 @@ kill_if_due(struct command *c, int64_t deadline, int wait)
         c->killed = true;
         kill(-c->pid, SIGKILL);
     }
+    /* the worker asks it to stop: an operator cancelled the task (or the library saw
+     * the time limit pass a moment before the deadline above) */
+    if (!c->killed && dq_task_cancelled(c->task)) {
+        c->killed = true;
+        if (dq_task_time_left_ms(c->task) == 0)
+            c->timed_out = true;
+        else
+            c->cancelled = true;
+        kill(-c->pid, SIGKILL);
+    }
     return wait;
 }
 
@@ -310,7 +322,7 @@ read_stderr(struct command *c, short revents)
 static void
 supervise(struct command *c)
 {
-    int64_t deadline = c->wk->timeout_ms > 0 ? dq_mono_ms() + c->wk->timeout_ms : -1;
+    int64_t deadline = c->limit_ms > 0 ? dq_mono_ms() + c->limit_ms : -1;
     int idle_wait = 1;
 
     while (!c->exited) {
@@ -355,7 +367,11 @@ exit_to_result(const struct command *c, dq_result *res)
         snprintf(res->message, sizeof res->message,
                  "timed out after %lld ms; process group "
                  "killed",
-                 (long long)c->wk->timeout_ms);
+                 (long long)c->limit_ms);
+    } else if (c->cancelled && by_us) {
+        /* refused by Redis anyway: the task left flight when it was cancelled */
+        res->outcome = DQ_FAILED;
+        snprintf(res->message, sizeof res->message, "cancelled; process group killed");
     } else if (by_us) {
         res->outcome = DQ_RELEASE; /* shutdown, not the task's fault: hand it back */
         snprintf(res->message, sizeof res->message, "killed at worker shutdown");
@@ -400,6 +416,8 @@ static void
 run_command(const dq_task *t, dq_result *res, void *arg)
 {
     struct command c = {.wk = arg, .in = DQ_BUF_INIT, .inp = {-1, -1}, .errp = {-1, -1}};
+    c.limit_ms = work_limit_ms(c.wk, t);
+    c.task = t;
     char *env_own[NTASK_VARS] = {NULL};
     char **envp;
 

@@ -98,6 +98,10 @@ enqueue_check(const dq_enqueue_opts *o, size_t payload_len, dq_err *err)
         return dq_err_set(err, DQ_EINVAL,
                           "deadline: %lld ms is not in 0..%lld (10 years; 0 = none)",
                           (long long)o->deadline_ms, (long long)DQ_DEADLINE_MAX_MS);
+    if (o->time_limit_ms < 0 || o->time_limit_ms > DQ_TIME_LIMIT_MAX)
+        return dq_err_set(err, DQ_EINVAL,
+                          "time_limit: %lld ms is not in 0..%lld (7 days; 0 = none)",
+                          (long long)o->time_limit_ms, (long long)DQ_TIME_LIMIT_MAX);
     if (o->max_attempts > DQ_ATTEMPTS_MAX)
         return dq_err_set(err, DQ_EINVAL,
                           "max_attempts: %lld is over the limit of %d (-1 = unlimited)",
@@ -121,7 +125,8 @@ enqueue_build(struct dq_buf *b, struct enq_slot *s, const dq_enqueue_opts *o, co
     int64_t maxa = o->max_attempts == 0 ? -1 : o->max_attempts < 0 ? 0 : o->max_attempts;
 
     s->env_at = b->len;
-    dq_env_template(b, o->id, o->id ? strlen(o->id) : 0, maxa, o->deadline_ms, payload, len);
+    dq_env_template(b, o->id, o->id ? strlen(o->id) : 0, maxa, o->deadline_ms, o->time_limit_ms,
+                    payload, len);
     s->env_len = b->len - s->env_at;
     s->time_at = b->len;
     dq_buf_printf(b, "%c%lld", o->at_ms > 0 ? 'a' : 'd',
@@ -909,6 +914,27 @@ dq_pause(dq_client *c, const char *queue, int64_t for_ms, const char *reason, dq
     dq_args_str(&a, reason ? reason : "");
     rc = dq_scripts_run(c, DQ_SCRIPT_PAUSE, queue, &a, dq_reply_pause, &r, err);
     dq_args_free(&a);
+    return rc;
+}
+
+int
+dq_cancel(dq_client *c, const char *queue, const char *id, bool drop, dq_cancelled *out,
+          dq_err *err)
+{
+    dq_cancelled r = {0};
+    struct dq_args a;
+    int rc;
+
+    if (id == NULL || id[0] == '\0' || strlen(id) > DQ_ID_MAX)
+        return dq_err_set(err, DQ_EINVAL, "id: must be 1..%d bytes", DQ_ID_MAX);
+    dq_args_init(&a);
+    dq_args_str(&a, id);
+    dq_args_str(&a, drop ? "drop" : "fail");
+    dq_args_str(&a, dq_client_who(c));
+    rc = dq_scripts_run(c, DQ_SCRIPT_CANCEL, queue, &a, dq_reply_cancel, &r, err);
+    dq_args_free(&a);
+    if (rc == DQ_OK && out != NULL)
+        *out = r;
     return rc;
 }
 

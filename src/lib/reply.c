@@ -1283,6 +1283,22 @@ dq_reply_workers(const redisReply *r, void *out, dq_err *err)
 enum { PAUSE_NOW, PAUSE_UNTIL, PAUSE_WAS, PAUSE_FIELDS };
 
 int
+dq_reply_cancel(const redisReply *r, void *out, dq_err *err)
+{
+    dq_cancelled *c = out;
+    int64_t att;
+    int rc;
+
+    if (!is_array(r, 2))
+        return bad_shape(err, "cancel", r, "an array of a worker and an attempt");
+    if ((rc = get_str_buf(r, 0, "cancel", "worker", c->worker, sizeof c->worker, err)) != DQ_OK ||
+        (rc = get_int(r, 1, "cancel", "attempt", &att, err)) != DQ_OK)
+        return rc;
+    c->attempt = att > 0 && att <= DQ_ATTEMPTS_MAX ? (uint32_t)att : 0;
+    return DQ_OK;
+}
+
+int
 dq_reply_pause(const redisReply *r, void *out, dq_err *err)
 {
     struct dq_pause_reply *p = out;

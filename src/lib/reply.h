@@ -144,5 +144,7 @@ struct dq_pause_reply {
     bool was_paused;
 };
 int dq_reply_pause(const struct redisReply *r, void *out, dq_err *err);
+/* cancel.lua: {worker, attempt} into a dq_cancelled. */
+int dq_reply_cancel(const struct redisReply *r, void *out, dq_err *err);
 
 #endif /* DQ_LIB_REPLY_H */

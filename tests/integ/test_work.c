@@ -688,11 +688,185 @@ teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* The process has exited: gone, or a zombie waiting for whoever reaps orphans (that
+ * reaping is the system's pace, not the worker's). */
+static bool
+pid_gone(void *arg)
+{
+    char path[64], st[256];
+    pid_t pid = *(pid_t *)arg;
+
+    if (kill(pid, 0) != 0)
+        return true;
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *fp = fopen(path, "r");
+    if (fp == NULL)
+        return true;
+    size_t n = fread(st, 1, sizeof st - 1, fp);
+    fclose(fp);
+    st[n] = '\0';
+    const char *close_paren = strrchr(st, ')');
+    return close_paren != NULL && close_paren[1] == ' ' && close_paren[2] == 'Z';
+}
+
+/* A task's own time limit (--time-limit at enqueue; the envelope's tl extension) stops
+ * a command that overruns it, its whole process group, even with no --timeout: the task
+ * is retried at once with the reason, and keeps its limit for the next run. */
+static void
+task_time_limit_stops_the_command_and_retries(void **state)
+{
+    struct fixture f;
+    char body[512], pidfile[320];
+    dq_task t = {0};
+
+    fixture_open(&f, state, "tlimit");
+    snprintf(pidfile, sizeof pidfile, "%s/tlimit.pid", tmpdir);
+    /* a shell wrapper whose child does the sleeping: the child must die too */
+    snprintf(body, sizeof body, "sleep 60 & echo $! > %s; wait", pidfile);
+    const char *h = script("tlimit.sh", body);
+    dq_enqueue_opts o = {.id = "slow", .time_limit_ms = 1000, .max_attempts = 5};
+    dq_enqueued e;
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "\xa1x", 2, &e, &f.err));
+    ASSERT_OK(&f, dq_find(f.c, f.queue, "slow", &t, &f.err));
+    assert_int_equal(t.time_limit_ms, 1000);
+    assert_int_equal(t.raw[0], 0x9a); /* a v2 envelope: it has an extension */
+    dq_task_clear(&t);
+    /* retries far apart, so the retried task waits in scheduled to be looked at */
+    dq_config cfg = {.backoff_base_ms = 60000};
+    ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
+    int64_t t0 = test_mono_ms();
+    pid_t pid = start_work(&f, "tlimit", NULL, h);
+    struct counts c = {.f = &f, .retried = 1};
+    if (!wait_until(counts_reached, &c, 5000, "the overrunning command stopped and retried"))
+        fail_msg("retried %lld inflight %lld", (long long)c.s.retried, (long long)c.s.inflight);
+    int64_t took = test_mono_ms() - t0;
+    printf("# time limit 1 s: retried %lld ms after the worker started\n", (long long)took);
+    assert_true(took < 3000); /* the limit, not the 30 s lease, ended it */
+    ASSERT_OK(&f, dq_find(f.c, f.queue, "slow", &t, &f.err));
+    assert_int_equal(t.state, DQ_STATE_SCHEDULED);
+    assert_int_equal(t.attempt, 1);
+    if (t.last_error == NULL || strstr(t.last_error, "timed out after 1000 ms") == NULL)
+        fail_msg("last error: %s", t.last_error ? t.last_error : "(none)");
+    assert_int_equal(t.time_limit_ms, 1000); /* the retry kept the extension */
+    dq_task_clear(&t);
+    /* no process of the handler is left: the backgrounded sleep is gone too */
+    char *spid = slurp(pidfile);
+    pid_t child = (pid_t)atoi(spid);
+    free(spid);
+    assert_true(child > 1);
+    assert_true(wait_until(pid_gone, &child, 3000, "the command's child killed"));
+    assert_int_equal(test_work_stop(pid, SIGTERM), 0);
+    fixture_close(&f);
+}
+
+struct running_probe {
+    struct fixture *f;
+    const char *id;
+};
+
+static bool
+task_running(void *arg)
+{
+    struct running_probe *p = arg;
+    dq_task t = {0};
+    bool yes = dq_find(p->f->c, p->f->queue, p->id, &t, &p->f->err) == DQ_OK &&
+               t.state == DQ_STATE_INFLIGHT;
+    dq_task_clear(&t);
+    return yes;
+}
+
+/* dq_cancel (delayq cancel) stops a running command within about a second — the worker
+ * hears it on the wake-up channel, no polling — kills its whole process group, and the
+ * task is in failed saying who cancelled it (or gone, with drop). A scheduled or
+ * unknown task is not "running": the error says where it is. */
+static void
+cancel_stops_the_running_command(void **state)
+{
+    struct fixture f;
+    char body[512], pidfile[320];
+    dq_task t = {0};
+    dq_cancelled cc;
+
+    fixture_open(&f, state, "cancel");
+    snprintf(pidfile, sizeof pidfile, "%s/cancel.pid", tmpdir);
+    snprintf(body, sizeof body, "sleep 60 & echo $! > %s.$DELAYQ_TASK_ID; wait", pidfile);
+    const char *h = script("cancel.sh", body);
+    dq_enqueue_opts o = {.id = "charge-1"};
+    dq_enqueued e;
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "\xa1x", 2, &e, &f.err));
+    o.id = "charge-2";
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "\xa1x", 2, &e, &f.err));
+    o.id = "later";
+    o.delay_ms = 3600000;
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "\xa1x", 2, &e, &f.err));
+    const char *args[] = {"--concurrency", "2", NULL};
+    pid_t pid = start_work(&f, "cancel", args, h);
+    struct running_probe p1 = {&f, "charge-1"}, p2 = {&f, "charge-2"};
+    assert_true(wait_until(task_running, &p1, 5000, "charge-1 running"));
+    assert_true(wait_until(task_running, &p2, 5000, "charge-2 running"));
+
+    for (int k = 1; k <= 2; k++) {
+        char path[360];
+        snprintf(path, sizeof path, "%s.charge-%d", pidfile, k);
+        char *spid = NULL;
+        int64_t until = test_mono_ms() + 5000;
+        while (test_mono_ms() < until) { /* the wrapper writes it as it starts */
+            free(spid);
+            spid = slurp(path);
+            if (atoi(spid) > 1)
+                break;
+            test_nap_ms(10);
+        }
+        pid_t child = (pid_t)atoi(spid);
+        free(spid);
+        assert_true(child > 1);
+        int64_t t0 = test_mono_ms();
+        ASSERT_OK(&f,
+                  dq_cancel(f.c, f.queue, k == 1 ? "charge-1" : "charge-2", k == 2, &cc, &f.err));
+        assert_string_equal(cc.worker, "cancel");
+        assert_int_equal(cc.attempt, 1);
+        assert_true(wait_until(pid_gone, &child, 3000, "the cancelled command's child killed"));
+        printf("# cancel %d: the command's process group gone %lld ms after the call\n", k,
+               (long long)(test_mono_ms() - t0));
+    }
+    ASSERT_OK(&f, dq_find(f.c, f.queue, "charge-1", &t, &f.err));
+    assert_int_equal(t.state, DQ_STATE_FAILED);
+    assert_string_equal(t.reason, "cancelled");
+    assert_non_null(strstr(t.error, "cancelled by "));
+    dq_task_clear(&t);
+    assert_int_equal(dq_find(f.c, f.queue, "charge-2", &t, &f.err), DQ_ENOTFOUND);
+    dq_task_clear(&t);
+    /* not running: said so, with where it is */
+    assert_int_equal(dq_cancel(f.c, f.queue, "later", false, NULL, &f.err), DQ_ENOTFOUND);
+    assert_non_null(strstr(f.err.msg, "scheduled"));
+    assert_int_equal(dq_cancel(f.c, f.queue, "charge-1", false, NULL, &f.err), DQ_ENOTFOUND);
+    assert_non_null(strstr(f.err.msg, "failed"));
+    assert_int_equal(dq_cancel(f.c, f.queue, "nope", false, NULL, &f.err), DQ_ENOTFOUND);
+    /* the worker refused nothing it should not have: its results for the two were
+     * refused, nothing else moved, and it is still running */
+    dq_stats s;
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.inflight, 0);
+    assert_int_equal(s.failed, 1);
+    assert_int_equal(s.future, 1);
+    assert_int_equal(s.dropped, 1);
+    assert_int_equal(kill(pid, 0), 0);
+    assert_int_equal(test_work_stop(pid, SIGTERM), 0);
+    char log[320];
+    snprintf(log, sizeof log, "%s/cancel.log", tmpdir);
+    char *lg = slurp(log);
+    assert_non_null(strstr(lg, "task.cancelled"));
+    free(lg);
+    fixture_close(&f);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(exit_paths, reap_workers),
+        cmocka_unit_test_teardown(task_time_limit_stops_the_command_and_retries, reap_workers),
+        cmocka_unit_test_teardown(cancel_stops_the_running_command, reap_workers),
         cmocka_unit_test_teardown(several_workers_each_task_once_never_early, reap_workers),
         cmocka_unit_test_teardown(kill9_mid_task_runs_it_again_after_the_lease, reap_workers),
         cmocka_unit_test_teardown(sigterm_finishes_running_and_hands_back_the_rest, reap_workers),

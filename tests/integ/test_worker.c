@@ -80,7 +80,9 @@ struct seen {
     atomic_int started;
     atomic_int release; /* handlers that block wait for this */
     int sleep_ms;       /* handlers that sleep */
-    const char *mode;   /* "ok", "retry-once", "fail", "block", "sleep" */
+    const char *mode;   /* "ok", "retry-once", "fail", "block", "sleep", "poll" */
+    /* "poll": runs until dq_task_cancelled (10 s at most), and notes what it saw */
+    int64_t left_at_start, cancelled_after_ms, time_limit_ms;
 };
 
 static void
@@ -117,6 +119,15 @@ handler(const dq_task *t, dq_result *res, void *arg)
             test_nap_ms(2);
     } else if (strcmp(s->mode, "sleep") == 0) {
         test_nap_ms(s->sleep_ms);
+    } else if (strcmp(s->mode, "poll") == 0) {
+        int64_t t0 = test_mono_ms();
+        s->left_at_start = dq_task_time_left_ms(t);
+        s->time_limit_ms = t->time_limit_ms;
+        while (!dq_task_cancelled(t) && test_mono_ms() - t0 < 10000)
+            test_nap_ms(5);
+        s->cancelled_after_ms = dq_task_cancelled(t) ? test_mono_ms() - t0 : -1;
+        res->outcome = DQ_RETRY;
+        snprintf(res->message, sizeof res->message, "stopped when asked");
     }
     atomic_fetch_sub(&s->running, 1);
 }
@@ -142,6 +153,14 @@ done_reached(void *arg)
     if (dq_stats_get(u->f->c, u->f->queue, &u->s, &u->f->err) != DQ_OK)
         return false;
     return u->s.done >= u->done && u->s.failed >= u->failed;
+}
+
+static bool
+retried_once(void *arg)
+{
+    struct until_stats *u = arg;
+    return dq_stats_get(u->f->c, u->f->queue, &u->s, &u->f->err) == DQ_OK && u->s.retried >= 1 &&
+           u->s.inflight == 0;
 }
 
 static bool
@@ -472,6 +491,39 @@ slow_handler_keeps_its_lease(void **state)
     fixture_close(&f);
 }
 
+/* A task's time limit reaches a C handler: dq_task_time_left_ms counts it down, and
+ * dq_task_cancelled turns true when it has passed (the worker's own timeout is longer,
+ * so the task's limit is the one that applies); what the handler then returns is kept. */
+static void
+handler_learns_its_time_limit_and_is_asked_to_stop(void **state)
+{
+    struct fixture f;
+    struct seen s;
+    struct test_worker r;
+    dq_worker_opts o = {.timeout_ms = 5000};
+    dq_enqueue_opts eo = {.id = "limited", .time_limit_ms = 400};
+    dq_enqueued e;
+    dq_task t = {0};
+
+    fixture_open(&f, state, "tlimit");
+    seen_init(&s, "poll");
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &eo, "x", 1, &e, &f.err));
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
+    struct until_stats u = {.f = &f};
+    assert_true(wait_until(retried_once, &u, 8000, "the handler stopped and retried"));
+    test_worker_stop(&r, false);
+    printf("# time limit 400 ms: left at start %lld ms, cancelled after %lld ms\n",
+           (long long)s.left_at_start, (long long)s.cancelled_after_ms);
+    assert_int_equal(s.time_limit_ms, 400);
+    assert_true(s.left_at_start > 0 && s.left_at_start <= 400);
+    assert_true(s.cancelled_after_ms >= 390 && s.cancelled_after_ms < 2000);
+    ASSERT_OK(&f, dq_find(f.c, f.queue, "limited", &t, &f.err));
+    assert_string_equal(t.last_error, "stopped when asked");
+    assert_int_equal(t.time_limit_ms, 400);
+    dq_task_clear(&t);
+    fixture_close(&f);
+}
+
 static void
 idle_worker_wakes_for_an_earlier_task(void **state)
 {
@@ -794,6 +846,7 @@ main(void)
         cmocka_unit_test(retry_then_done_and_failures_keep_traces),
         cmocka_unit_test(slow_handler_keeps_its_lease),
         cmocka_unit_test(idle_worker_wakes_for_an_earlier_task),
+        cmocka_unit_test(handler_learns_its_time_limit_and_is_asked_to_stop),
         cmocka_unit_test(stop_hands_back_unstarted_and_finishes_running),
         cmocka_unit_test(result_written_after_redis_restart),
         cmocka_unit_test(claim_that_timed_out_comes_back_after_its_lease),
