@@ -1,5 +1,6 @@
 -- ack: completes claimed tasks; each leaves in-flight for good.
--- KEYS: the eleven queue keys (see lib.lua); writes inflight, running, stats, tally.
+-- KEYS: the eleven queue keys (see lib.lua); writes inflight, running, stats, tally, and
+--   done/doneidx when the queue keeps done tasks (done_retention > 0; PROTOCOL.md 4.7).
 -- ARGV: 3 per task, 1..1000 tasks: task key (generated id, or "c:" .. caller-chosen id),
 --   attempt as claimed, and the claim's server time (claim reply "now"): with the
 --   attempt, the fencing token.
@@ -8,7 +9,8 @@
 --   acked all the same: each task's check stands alone).
 -- Errors: with one task, DQ_ELEASE when the caller no longer holds the lease (reaped,
 --   or claimed again by another worker at a higher attempt); DQ_EINVAL for a bad count.
--- Complexity: O(k log N) for k tasks and N in flight: one HMGET, ZREM and HDEL for all.
+-- Complexity: O(k log N) for k tasks and N in flight: one HMGET, ZREM and HDEL for all;
+--   with done retention also one HSET and ZADD for all, and a trim of at most k.
 -- Flags: allow-oom (runs at maxmemory: removes the task; the counters it bumps exist;
 --   docs/OPERATIONS.md).
 local k = #ARGV / 3
@@ -17,18 +19,24 @@ if k < 1 or k > DQ_CALL_MAX or k ~= math.floor(k) then
     DQ_CALL_MAX)
 end
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = worker_gate('ack', 'HDEL running stats HGET running tally HINCRBY stats tally ' ..
-  'HMGET running HSET tally LTRIM hist TIME ZREM inflight')
+local gate = worker_gate('ack', 'HDEL done running stats HGET running tally HINCRBY stats ' ..
+  'tally HMGET config running HSET done tally LTRIM hist TIME ZADD doneidx ZCARD doneidx ' ..
+  'ZPOPMIN doneidx ZREM inflight')
 if gate then return gate end
 allow_oom()
 local tks, atts, clms = {}, {}, {}
 for i = 0, k - 1 do
   tks[i + 1], atts[i + 1], clms[i + 1] = ARGV[3 * i + 1], ARGV[3 * i + 2], ARGV[3 * i + 3]
 end
-local res, done = settle_acks(tks, atts, clms)
+-- done retention: one HGET of the config per call (not per task)
+local keep = config_of({'done_retention'}).done_retention
+local kept = keep > 0 and {} or nil
+local res, done = settle_acks(tks, atts, clms, kept)
 if done > 0 then
+  local now = now_ms()
   redis.call('HINCRBY', K_STATS, 'done', done)
-  tally('d', done, now_ms())
+  tally('d', done, now)
+  if kept then keep_done(keep, now, kept) end
 end
 if k == 1 then return res[1] end
 local out = {}

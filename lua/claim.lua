@@ -2,7 +2,7 @@
 -- that are due, or due within the next `ahead` ms, to in-flight under a lease.
 -- KEYS: the eleven queue keys (see lib.lua); writes sched, ids, inflight, running, and
 --   failed/failidx/stats for members that cannot run; settling writes what ack, retry,
---   fail and release write.
+--   fail and release write (with done retention, ack's done/doneidx).
 -- ARGV: [1] batch (0..1000; 0 settles only), [2] lease ms (1..86400000), [3] worker name;
 --   optional: [4] ahead ms (0..1000, default 0), [5] who (failure records; default the
 --   worker name), then 6 per result, 0..1000 results, each settled exactly as its own
@@ -29,11 +29,12 @@
 -- Complexity: O(log N + (batch + results) log N).
 -- Flags: allow-oom (runs at maxmemory: moves due tasks to in-flight; settles as ack, retry, fail
 --   and release do; docs/OPERATIONS.md).
-local gate = worker_gate('claim', 'EXISTS group HDEL failed groups ids running stats ' ..
+local gate = worker_gate('claim', 'EXISTS group HDEL done failed groups ids running stats ' ..
   'HEXISTS groups HGET failed groups running tally HINCRBY stats tally HLEN groups HMGET ' ..
-  'config pause running HSET failed groups ids running tally LTRIM hist PUBLISH wake RPUSH ' ..
-  'hist TIME ZADD failidx group inflight sched ZCARD failidx ZPOPMIN failidx ZRANGE ' ..
-  'inflight sched ZRANGEBYSCORE sched ZREM group inflight sched ZSCORE group')
+  'config pause running HSET done failed groups ids running tally LTRIM hist PUBLISH wake ' ..
+  'RPUSH hist TIME ZADD doneidx failidx group inflight sched ZCARD doneidx failidx ZPOPMIN ' ..
+  'doneidx failidx ZRANGE inflight sched ZRANGEBYSCORE sched ZREM group inflight sched ' ..
+  'ZSCORE group')
 if gate then return gate end
 allow_oom()
 local cfg = config()
@@ -70,6 +71,7 @@ if nres > 0 then
   -- Acks all at once (settle_acks), unless another result names one of their tasks:
   -- then all go one by one, in order, as separate calls would.
   local tks, atts, clms, at, acked, alone = {}, {}, {}, {}, {}, false
+  local kept = cfg.done_retention > 0 and {} or nil -- done retention (PROTOCOL.md 4.7)
   for i = 6, #ARGV, 6 do
     if ARGV[i] == 'a' then
       local j = #tks + 1
@@ -81,7 +83,7 @@ if nres > 0 then
     if ARGV[i] ~= 'a' and acked[ARGV[i + 1]] then alone = true end
   end
   if not alone and #tks > 0 then
-    local res, n = settle_acks(tks, atts, clms)
+    local res, n = settle_acks(tks, atts, clms, kept)
     done = n
     for j, i in ipairs(at) do
       results[(i - 6) / 6 + 1] = res[j] == 1 and 1 or res[j].err
@@ -92,7 +94,7 @@ if nres > 0 then
     local r, bad
     if what == 'a' then
       if alone then
-        r, bad = settle_ack(tk, att, clm)
+        r, bad = settle_ack(tk, att, clm, kept)
         if r then done = done + 1 end
       else
         r = results[(i - 6) / 6 + 1]
@@ -111,6 +113,7 @@ if nres > 0 then
   if done > 0 then
     redis.call('HINCRBY', K_STATS, 'done', done)
     tally('d', done, now)
+    if kept then keep_done(cfg.done_retention, now, kept) end
   end
   if earliest >= 0 and (first < 0 or earliest < first) then
     wake(dec(earliest))

@@ -1,7 +1,7 @@
 -- find: locates one task by id, for show and drop.
 -- KEYS: the eleven queue keys (see lib.lua); read only.
 -- ARGV: [1] id, [2] scan cursor: the last member looked at ('' to start), [3] its score.
--- In flight, failed and caller-chosen ids are found through their hashes. A generated
+-- In flight, failed, done and caller-chosen ids are found through their hashes. A generated
 -- id of a scheduled task has no index (that would cost memory on every task), so the
 -- scheduled set is walked: each call looks at up to 1000 members after the cursor (by
 -- rank; if the cursor member is gone, from the first member of its score, so nothing
@@ -11,6 +11,8 @@
 -- Reply: {'inflight', task key, lease deadline, running record, history}
 --      | {'failed', task key, failed ms, failure record, history}
 --      | {'scheduled', envelope bytes, due ms, history}
+--      | {'done', task key, done ms, done record} (done retention, PROTOCOL.md 4.7; on
+--        the first call only, before the walk)
 --      | {'more', cursor member, cursor score}
 --      | {'none'}
 --   history: an array of the task's attempt records, oldest first (empty for a task that
@@ -20,8 +22,8 @@
 --   step.
 local id = ARGV[1]
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = viewer_gate('find', 'HEXISTS failed running HGET failed ids running LRANGE hist ' ..
-  'ZCOUNT sched ZRANGE sched ZRANK sched ZSCORE failidx inflight')
+local gate = viewer_gate('find', 'HEXISTS failed running HGET done failed ids running ' ..
+  'LRANGE hist ZCOUNT sched ZRANGE sched ZRANK sched ZSCORE doneidx failidx inflight')
 if gate then return gate end
 local tk = resolve(K_RUNNING, id)
 if tk then
@@ -37,6 +39,15 @@ local due, seq = ids_get(id)
 if due then
   local m = member_at(due, seq)
   if m then return {'scheduled', m, due, hist_get('c:' .. id)} end
+end
+-- kept by done retention (PROTOCOL.md 4.7): after scheduled, so a reused id shows the
+-- task that is still to run; a generated id is never scheduled again once done
+if ARGV[2] == '' then
+  tk = string.match(id, '^%d+$') and id or 'c:' .. id
+  local rec = redis.call('HGET', K_DONE, tk)
+  if rec then
+    return {'done', tk, tonumber(redis.call('ZSCORE', K_DONEIDX, tk)) or -1, rec}
+  end
 end
 -- an undecodable member, by the name claim would fail it under (undecodable:<sha1>)
 local bad = string.match(id, '^undecodable:%x+$') and #id == 52

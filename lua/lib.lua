@@ -35,6 +35,8 @@ local K_PAUSE = K_PREFIX .. 'pause' -- HASH by, since, until (0: until resumed),
 local K_GROUPS = K_PREFIX .. 'groups' -- HASH group id -> "<first ms> <last ms> <signature>"
 local K_GROUP = K_PREFIX .. 'group:' -- prefix: ZSET per group id, task key -> failed ms
 local K_TALLY = K_PREFIX .. 'tally' -- HASH outcomes per minute, a ring of 64 (tally())
+local K_DONE = K_PREFIX .. 'done' -- HASH task key -> done record (done retention)
+local K_DONEIDX = K_PREFIX .. 'doneidx' -- ZSET task key -> done ms
 -- keys: end
 
 -- Protocol limits (docs/PROTOCOL.md 8.2). src/delayq.h has the same names and numbers;
@@ -110,14 +112,16 @@ end
 local CFG_FIELDS = {'max_delay_ms', 'max_payload', 'backoff_base_ms', 'backoff_cap_ms',
   'max_attempts', 'failed_retention', 'audit_retention', 'far_future_ms', 'worker_lost_ms',
   'worker_prune_ms', 'alert_oldest_due_ms', 'alert_far_future', 'alert_running_ms',
-  'alert_memory_pct', 'alert_window_ms', 'alert_fail_pct', 'alert_fail_per_min'}
+  'alert_memory_pct', 'alert_window_ms', 'alert_fail_pct', 'alert_fail_per_min',
+  'done_retention'}
 -- worker_lost_ms 0: a worker is lost after three of its own beat intervals.
 local CFG_DEFAULT = {max_delay_ms = 7 * 86400000, max_payload = 1048576,
   backoff_base_ms = 1000, backoff_cap_ms = 300000, max_attempts = 25,
   failed_retention = 100000, audit_retention = 10000, far_future_ms = 3600000,
   worker_lost_ms = 0, worker_prune_ms = 3600000, alert_oldest_due_ms = 300000,
   alert_far_future = 100000, alert_running_ms = 300000, alert_memory_pct = 90,
-  alert_window_ms = 300000, alert_fail_pct = 50, alert_fail_per_min = 60}
+  alert_window_ms = 300000, alert_fail_pct = 50, alert_fail_per_min = 60,
+  done_retention = 0}
 -- Only @fields (a hot path reads the few it needs).
 local function config_of(fields)
   local v = redis.call('HMGET', K_CONFIG, unpack(fields))
@@ -799,6 +803,50 @@ local function to_failed(cfg, tk, raw, reason, msg, trace, at, who, undecodable,
   trim_failed(cfg)
 end
 
+-- Done retention (docs/PROTOCOL.md 4.7): with the queue's done_retention N > 0, the last N
+-- finished (acked) tasks are kept as done records in K_DONE, indexed by done time in
+-- K_DONEIDX, exactly counted like the failed set. With 0 (the default) nothing is written.
+-- Done record: fixarray(6) [1, done ms, claimed ms (the run's start), due ms, attempt
+-- (counted from 1), worker]. No envelope: a kept task costs ~60 bytes, not its payload.
+local function done_encode(at, claimed, due, attempt, worker)
+  return '\150\001' .. p_uint(at) .. p_uint(claimed) .. p_uint(due) .. p_uint(attempt) ..
+    p_str(worker)
+end
+
+-- Keeps exactly @keep done records: the oldest beyond it go. At most DQ_STEP_MAX per
+-- call (a lowered retention catches up over calls, as trim_failed does).
+local function trim_done(keep)
+  local excess = redis.call('ZCARD', K_DONEIDX) - keep
+  if excess <= 0 then return 0 end
+  if excess > DQ_STEP_MAX then excess = DQ_STEP_MAX end
+  local old = redis.call('ZPOPMIN', K_DONEIDX, excess)
+  local tks = {}
+  for i = 1, #old, 2 do tks[#tks + 1] = old[i] end
+  redis.call('HDEL', K_DONE, unpack(tks))
+  return #tks
+end
+
+-- Records the acks in @acked ({task key, running record, attempt as claimed} each, at
+-- most DQ_CALL_MAX) as done at @now, then trims to @keep. A task key done again (a
+-- caller-chosen id reused) replaces its record, so the count stays exact.
+local function keep_done(keep, now, acked)
+  if #acked == 0 then return end
+  local h, z = {}, {}
+  for _, a in ipairs(acked) do
+    local run = run_decode(a[2])
+    if run then
+      h[#h + 1] = a[1]
+      h[#h + 1] = done_encode(now, run.claimed, run.due, tonumber(a[3]) + 1, run.worker)
+      z[#z + 1] = dec(now)
+      z[#z + 1] = a[1]
+    end
+  end
+  if #h == 0 then return end
+  redis.call('HSET', K_DONE, unpack(h))
+  redis.call('ZADD', K_DONEIDX, unpack(z))
+  trim_done(keep)
+end
+
 -- Appends one operator action to the capped audit stream (the entry id carries the
 -- server time).
 local function audit(cfg, who, action, detail, result)
@@ -853,7 +901,7 @@ local function role_gate(role, script, needs)
     failed = K_FAILED, failidx = K_FAILIDX, stats = K_STATS, seq = K_SEQ, config = K_CONFIG,
     audit = K_AUDIT, wake = K_WAKE, workers = K_WORKERS, beats = K_BEATS, pause = K_PAUSE,
     groups = K_GROUPS, group = K_GROUP .. 'gate', tally = K_TALLY,
-    hist = K_PREFIX .. 'hist:gate'}
+    hist = K_PREFIX .. 'hist:gate', done = K_DONE, doneidx = K_DONEIDX}
   local list = gate_list(script, needs)
   for i = 1, #list, 2 do
     local cmd, name = list[i], list[i + 1]
@@ -1030,18 +1078,21 @@ local function fence_quick(r, attempt, claimed)
   return a == tonumber(attempt)
 end
 
--- ack: 1. The caller counts 'done' (one HINCRBY per call).
-local function settle_ack(tk, attempt, claimed)
+-- ack: 1. The caller counts 'done' (one HINCRBY per call). @kept, when the queue keeps
+-- done tasks (done retention), gets {task key, running record, attempt} of the ack.
+local function settle_ack(tk, attempt, claimed, kept)
   local r = redis.call('HGET', K_RUNNING, tk)
   if r and fence_quick(r, attempt, claimed) then
     hist_acked(tk, r)
     unrun(tk)
+    if kept then kept[#kept + 1] = {tk, r, attempt} end
     return 1
   end
   local run, _, bad = holder(tk, attempt, claimed) -- the precise error, or an odd layout
   if not run then return nil, bad end
   hist_acked(tk, r)
   unrun(tk)
+  if kept then kept[#kept + 1] = {tk, r, attempt} end
   return 1
 end
 
@@ -1050,8 +1101,9 @@ end
 -- holds by fence_quick, instead of three commands per task. The rest (a lost lease, an
 -- odd layout) and a task key's second and later times go through settle_ack one by one
 -- after that, so each gets its precise error, as separate calls would. Returns one entry
--- per ack, in order (1, or the error reply), and how many were acked.
-local function settle_acks(tks, atts, clms)
+-- per ack, in order (1, or the error reply), and how many were acked. @kept as for
+-- settle_ack.
+local function settle_acks(tks, atts, clms, kept)
   local out, gone, seen, later = {}, {}, {}, {}
   if #tks == 0 then return out, 0 end
   local recs = redis.call('HMGET', K_RUNNING, unpack(tks))
@@ -1059,6 +1111,7 @@ local function settle_acks(tks, atts, clms)
     if not seen[tk] and recs[i] and fence_quick(recs[i], atts[i], clms[i]) then
       gone[#gone + 1] = tk
       hist_acked(tk, recs[i])
+      if kept then kept[#kept + 1] = {tk, recs[i], atts[i]} end
       out[i] = 1
     else
       later[#later + 1] = i
@@ -1071,7 +1124,7 @@ local function settle_acks(tks, atts, clms)
   end
   local done = #gone
   for _, i in ipairs(later) do
-    local r, bad = settle_ack(tks[i], atts[i], clms[i])
+    local r, bad = settle_ack(tks[i], atts[i], clms[i], kept)
     if r then done = done + 1 end
     out[i] = r or bad
   end

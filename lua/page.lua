@@ -1,17 +1,19 @@
 -- page: one page of a view of the queue, for listings and the inspector.
 -- KEYS: the eleven queue keys (see lib.lua); read only.
--- ARGV: [1] view: 'due' | 'future' | 'inflight' | 'failed', [2] offset (>= 0),
+-- ARGV: [1] view: 'due' | 'future' | 'inflight' | 'failed' | 'done', [2] offset (>= 0),
 --   [3] limit (1..1000), optional [4] group (its id or signature; view failed only):
 --   the page is of that group's failures (docs/PROTOCOL.md 4.6); no such group: total 0.
 -- Reply: {now, total in the view, then per item 3 fields}:
 --   due, future: envelope bytes, due ms, '' (ordered by due time, ties in enqueue order);
 --   inflight: task key, lease deadline ms, running record (or '' if missing);
---   failed: task key, failed ms, failure record (or '' if missing), newest first.
+--   failed: task key, failed ms, failure record (or '' if missing), newest first;
+--   done: task key, done ms, done record (or '' if missing), newest first (the tasks
+--   kept by done retention, PROTOCOL.md 4.7).
 -- Flags: no-writes (FCALL_RO / EVALSHA_RO: runs on replicas and for read-only users).
 -- Complexity: O(log N + limit).
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = viewer_gate('page', 'HEXISTS groups HMGET failed running TIME ZCARD failidx group ' ..
-  'inflight sched ZCOUNT sched ZRANGE sched')
+local gate = viewer_gate('page', 'HEXISTS groups HMGET done failed running TIME ZCARD ' ..
+  'doneidx failidx group inflight sched ZCOUNT sched ZRANGE sched')
 if gate then return gate end
 local now = now_ms()
 local view, offset, limit = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -43,9 +45,10 @@ if view == 'due' or view == 'future' then
     local last = base + math.min(offset + limit, total) - 1
     add_scored(redis.call('ZRANGE', K_SCHED, base + offset, last, 'WITHSCORES'))
   end
-elseif view == 'inflight' or view == 'failed' then
+elseif view == 'inflight' or view == 'failed' or view == 'done' then
   local z, h, cmd = K_INFLIGHT, K_RUNNING, 'ZRANGE'
   if view == 'failed' then z, h, cmd = K_FAILIDX, K_FAILED, 'ZREVRANGE' end
+  if view == 'done' then z, h, cmd = K_DONEIDX, K_DONE, 'ZREVRANGE' end
   if ARGV[4] then
     -- a group that does not exist is an empty page ('other!' is no group's key)
     z = K_GROUP .. (group_find(ARGV[4]) or (GROUP_OTHER .. '!'))
@@ -61,6 +64,6 @@ elseif view == 'inflight' or view == 'failed' then
   end
   add_scored(items, data)
 else
-  return err('DQ_EINVAL', 'view: %q is not due, future, inflight or failed', view)
+  return err('DQ_EINVAL', 'view: %q is not due, future, inflight, failed or done', view)
 end
 return out

@@ -231,6 +231,7 @@ typedef enum dq_state {
     DQ_STATE_SCHEDULED, /* waiting in the scheduled set (due or future) */
     DQ_STATE_INFLIGHT,  /* claimed by a worker, under a lease */
     DQ_STATE_FAILED,    /* parked in the failed set */
+    DQ_STATE_DONE,      /* finished, kept by the queue's done_retention (no payload) */
 } dq_state;
 
 /* Attempts a task's history keeps (docs/PROTOCOL.md 4.5), and the bytes of each error. */
@@ -296,6 +297,10 @@ typedef struct dq_task {
      * only a task that failed at least once has any */
     dq_attempt *history;
     size_t nhistory;
+
+    /* done only (done retention): when it finished; claimed_ms, due_ms, worker and attempt
+     * (counted from 1: the run that finished) tell how it ran; no payload is kept */
+    int64_t done_ms;
 } dq_task;
 
 /** Releases everything @t owns and zeroes it. Accepts NULL. */
@@ -328,6 +333,8 @@ typedef struct dq_config {
     int64_t alert_window_ms;     /* the verdict's outcome window (whole minutes); default 5 min */
     int64_t alert_fail_pct;      /* failed share of the window's outcomes: bad; default 50 */
     int64_t alert_fail_per_min;  /* failures a minute over the window: bad; default 60 */
+    int64_t done_retention;      /* finished tasks kept, exactly; default (0 in Redis) none;
+                                    set -1 for that */
 } dq_config;
 
 /** Reads the queue's effective configuration (defaults filled in). */
@@ -719,6 +726,7 @@ typedef enum dq_view {
     DQ_VIEW_FUTURE,
     DQ_VIEW_INFLIGHT,
     DQ_VIEW_FAILED,
+    DQ_VIEW_DONE, /* finished tasks kept by done_retention, newest first */
 } dq_view;
 
 typedef struct dq_page {

@@ -30,6 +30,7 @@ static const struct {
     {"alert_window_ms", true, offsetof(dq_config, alert_window_ms)},
     {"alert_fail_pct", false, offsetof(dq_config, alert_fail_pct)},
     {"alert_fail_per_min", false, offsetof(dq_config, alert_fail_per_min)},
+    {"done_retention", false, offsetof(dq_config, done_retention)},
 };
 #define NFIELDS (sizeof fields / sizeof fields[0])
 
@@ -69,11 +70,12 @@ run(struct cli *g, const struct cli_args *args)
                 return DQ_EXIT_USAGE;
             *slot = v;
         }
-        /* 0 means "leave as is" in dq_config; max_attempts 0 (unlimited) and
-         * worker_lost_ms 0 (three beat intervals) are spelled -1. */
+        /* 0 means "leave as is" in dq_config; max_attempts 0 (unlimited), worker_lost_ms 0
+         * (three beat intervals) and done_retention 0 (none) are spelled -1. */
         if (*slot == 0) {
             if (strcmp(fields[k].name, "max_attempts") != 0 &&
-                strcmp(fields[k].name, "worker_lost_ms") != 0)
+                strcmp(fields[k].name, "worker_lost_ms") != 0 &&
+                strcmp(fields[k].name, "done_retention") != 0)
                 return cli_usage_error(g, "%s: must be more than 0", fields[k].name);
             *slot = -1;
         }
@@ -115,12 +117,11 @@ const struct cli_cmd cmd_config = {
     .name = "config",
     .summary = "read or change a queue's limits",
     .usage = "delayq config [-q QUEUE] [FIELD=VALUE ...] [--json]",
-    .about = "Prints the queue's limits; FIELD=VALUE pairs change them first (all or nothing,\n"
-             "audited). Durations take units (30s, 5m); a bare number in *_ms is ms. Defaults:\n"
+    .about = "Prints the limits; FIELD=VALUE changes them (all or nothing, audited). Defaults:\n"
              "  max_delay_ms         7d       longest delay at enqueue\n"
              "  max_payload          1048576  largest payload in bytes\n"
              "  backoff_base_ms      1s       first retry delay, doubling per attempt\n"
-             "  backoff_cap_ms       5m       longest retry delay\n"
+             "  backoff_cap_ms       5m       longest retry delay (*_ms: 30s, 5m; bare: ms)\n"
              "  max_attempts         25       attempts per task, 0 = unlimited\n"
              "  failed_retention     100000   failed tasks kept; older ones trimmed, counted\n"
              "  audit_retention      10000    audit entries kept, approximately\n"
@@ -133,7 +134,8 @@ const struct cli_cmd cmd_config = {
              "  alert_memory_pct     90       Redis memory over this % of maxmemory warns\n"
              "  alert_window_ms      5m       failures are judged over this window, 1m..1h\n"
              "  alert_fail_pct       50       failed share of the window is bad (from 10 on)\n"
-             "  alert_fail_per_min   60       failures a minute over the window is bad",
+             "  alert_fail_per_min   60       failures a minute over the window is bad\n"
+             "  done_retention       0        finished tasks kept (ls done, show), 0 = none",
     .opts = opts,
     .max_pos = -1,
     .hint = " (use FIELD=VALUE)",

@@ -157,6 +157,8 @@ run(struct cli *g, const struct cli_args *args)
     if (!dq_view_parse(args->pos[0], &view))
         return cli_usage_error(g, "view \"%s\" is not failed, due, future or inflight",
                                args->pos[0]);
+    if (view == DQ_VIEW_DONE) /* done records keep no envelope: nothing to import back */
+        return cli_usage_error(g, "view \"done\" is not exported (list it with ls done --json)");
     if (f.group != NULL && (view != DQ_VIEW_FAILED || f.match != NULL))
         return cli_usage_error(g, "--group applies to the failed view only, without --match");
     if ((rc = cli_connect_queue(g)) != DQ_EXIT_OK)

@@ -19,9 +19,9 @@ run(struct cli *g, const struct cli_args *args)
     int rc;
 
     if (args->npos == 0)
-        return cli_usage_error(g, "which view? due, future, inflight or failed");
+        return cli_usage_error(g, "which view? due, future, inflight, failed or done");
     if (!dq_view_parse(args->pos[0], &view))
-        return cli_usage_error(g, "view \"%s\" is not due, future, inflight or failed",
+        return cli_usage_error(g, "view \"%s\" is not due, future, inflight, failed or done",
                                args->pos[0]);
     if ((rc = cli_connect_queue(g)) != DQ_EXIT_OK)
         return rc;
@@ -60,11 +60,12 @@ static const struct cli_opt opts[] = {
 
 const struct cli_cmd cmd_ls = {
     .name = "ls",
-    .summary = "list due, future, in-flight or failed tasks",
-    .usage = "delayq ls {due|future|inflight|failed} [-q QUEUE] [--limit N]\n"
+    .summary = "list due, future, in-flight, failed or done tasks",
+    .usage = "delayq ls {due|future|inflight|failed|done} [-q QUEUE] [--limit N]\n"
              "                 [--offset N] [--json]",
     .about = "One page of a view: due and future in due order, in-flight by lease deadline,\n"
-             "failed newest first.",
+             "failed newest first; done: the finished tasks the queue keeps (config\n"
+             "done_retention), newest first, with when and how each ran.",
     .opts = opts,
     .max_pos = 1,
     .run = run,

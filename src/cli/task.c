@@ -13,10 +13,12 @@
 void
 cli_task_row_header(FILE *f, dq_view view)
 {
-    static const char *const when[] = {"OVERDUE", "DUE IN", "LEASE LEFT", "FAILED"};
+    static const char *const when[] = {"OVERDUE", "DUE IN", "LEASE LEFT", "FAILED", "DONE"};
 
     fprintf(f, "%-24s %-10s %-7s %s\n", "ID", when[view], "ATTEMPT",
-            view == DQ_VIEW_FAILED ? "REASON: ERROR" : "PAYLOAD");
+            view == DQ_VIEW_FAILED ? "REASON: ERROR"
+            : view == DQ_VIEW_DONE ? "RUN"
+                                   : "PAYLOAD");
 }
 
 /* First line of @s (@len bytes, 0: strlen), escaped, at most @max bytes of output. */
@@ -63,16 +65,21 @@ cli_task_row(FILE *f, const dq_task *t, dq_view view, int64_t now_ms)
     case DQ_VIEW_FAILED:
         d = now_ms - t->failed_ms;
         break;
+    case DQ_VIEW_DONE:
+        d = t->done_ms < 0 ? -1 : now_ms - t->done_ms;
+        break;
     }
     if (view == DQ_VIEW_INFLIGHT && d < 0) {
         snprintf(when, sizeof when, "expired");
     } else if (d >= 0) {
         dq_dur_format(when, sizeof when, d);
-        if (view == DQ_VIEW_FAILED)
+        if (view == DQ_VIEW_FAILED || view == DQ_VIEW_DONE)
             strncat(when, " ago", sizeof when - strlen(when) - 1);
     }
     dq_fmt_attempts(att, sizeof att, t);
-    if (view == DQ_VIEW_FAILED) {
+    if (view == DQ_VIEW_DONE) {
+        dq_fmt_done_run(&rest, t);
+    } else if (view == DQ_VIEW_FAILED) {
         first_line(&rest, t->reason ? t->reason : "?", t->reason ? t->reason_len : 0, 40);
         dq_buf_puts(&rest, ": ");
         first_line(&rest, t->error ? t->error : "", t->error ? t->error_len : 0, 80);

@@ -15,7 +15,7 @@
 #include "lib/task.h"
 #include "lib/err.h"
 
-static const char *const state_names[] = {"none", "scheduled", "inflight", "failed"};
+static const char *const state_names[] = {"none", "scheduled", "inflight", "failed", "done"};
 
 size_t
 dq_fmt_attempts(char *buf, size_t size, const dq_task *t)
@@ -279,6 +279,14 @@ task_json(struct dq_buf *b, const dq_task *t, int64_t now_ms, const struct json_
             dq_buf_printf(b, ",\"lease_expired\":%s",
                           t->lease_ms >= 0 && t->lease_ms < now_ms ? "true" : "false");
     }
+    if (t->state == DQ_STATE_DONE) { /* done retention: no envelope, so no payload */
+        json_key_int(b, "done_ms", t->done_ms);
+        json_key_int(b, "claimed_ms", t->claimed_ms);
+        json_key_int(b, "duration_ms",
+                     t->claimed_ms >= 0 && t->done_ms >= t->claimed_ms ? t->done_ms - t->claimed_ms
+                                                                       : -1);
+        json_key_str(b, "worker", t->worker, t->worker_len, m);
+    }
     if (t->state == DQ_STATE_FAILED) {
         json_key_int(b, "failed_ms", t->failed_ms);
         json_key_str(b, "reason", t->reason, t->reason_len, m);
@@ -417,11 +425,52 @@ detail_history(struct dq_buf *b, const dq_task *t, int64_t now_ms)
 }
 
 void
+dq_fmt_done_run(struct dq_buf *b, const dq_task *t)
+{
+    char took[DQ_DUR_BUFSZ];
+
+    if (t->claimed_ms < 0 || t->worker == NULL) {
+        dq_buf_puts(b, "(done record unreadable)");
+        return;
+    }
+    dq_dur_format(took, sizeof took, t->done_ms > t->claimed_ms ? t->done_ms - t->claimed_ms : 0);
+    dq_buf_printf(b, "after %s on worker ", took);
+    dq_esc_text(b, t->worker, dq_slen(t->worker, t->worker_len), 0);
+    dq_buf_printf(b, " (attempt %u)", t->attempt);
+}
+
+/* show of a done task: what the done record keeps (no envelope, so no payload). */
+static void
+done_details(struct dq_buf *b, const dq_task *t, int64_t now_ms)
+{
+    char when[DQ_TIME_BUFSZ];
+
+    detail_line(b, "state", "done");
+    dq_time_format(when, sizeof when, t->done_ms);
+    dq_buf_printf(b, "%-14sdone %s ", "outcome", when);
+    dq_fmt_done_run(b, t);
+    dq_buf_putc(b, '\n');
+    detail_time(b, "finished", t->done_ms, now_ms);
+    detail_time(b, "started", t->claimed_ms, now_ms);
+    detail_time(b, "due", t->due_ms, now_ms);
+    if (t->due_ms >= 0 && t->claimed_ms >= t->due_ms) {
+        char late[DQ_DUR_BUFSZ];
+        dq_dur_format(late, sizeof late, t->claimed_ms - t->due_ms);
+        detail_line(b, "started late", late);
+    }
+    detail_line(b, "payload", "not kept (done retention keeps when and how a task ran)");
+}
+
+void
 dq_fmt_task_details(struct dq_buf *b, const dq_task *t, int64_t now_ms)
 {
     char num[64];
 
     detail_line_n(b, "id", t->id, t->id_len);
+    if (t->state == DQ_STATE_DONE) {
+        done_details(b, t, now_ms);
+        return;
+    }
     detail_line(b, "state", t->state == DQ_STATE_INFLIGHT ? "in flight" : state_names[t->state]);
     if (!t->undecodable) {
         detail_line(b, "id kind", t->custom_id ? "chosen by the producer" : "generated");

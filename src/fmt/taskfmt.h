@@ -49,6 +49,10 @@ void dq_fmt_task_json(struct dq_buf *b, const dq_task *t, int64_t now_ms);
  * back to exactly its bytes, else as "payload_b64". src/fmt/taskrec.c reads it back. */
 void dq_fmt_task_export(struct dq_buf *b, const dq_task *t, const char *queue);
 
+/* How done task @t ran (done retention): "after 120ms on worker w1 (attempt 2)", the
+ * worker escaped, without a newline (show and `ls done`). */
+void dq_fmt_done_run(struct dq_buf *b, const dq_task *t);
+
 /* Every field of a task for people, one "label  value" line each, then the payload
  * as a tree (or a hex dump), and for a failed task its error and stack trace, every
  * line escaped and ending in '\n' (`show` and the inspector's details view). */

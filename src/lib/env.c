@@ -377,3 +377,28 @@ dq_hist_rec_decode(const void *data, size_t len, struct dq_hist_rec *out, dq_err
     out->error = v[6].bytes;
     return DQ_OK;
 }
+
+int
+dq_done_rec_decode(const void *data, size_t len, struct dq_done_rec *out, dq_err *err)
+{
+    static const struct field fields[] = {
+        {"version", F_UINT}, {"done_ms", F_UINT}, {"claimed_ms", F_UINT},
+        {"due_ms", F_UINT},  {"attempt", F_UINT}, {"worker", F_BYTES},
+    };
+    struct value v[6];
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    rc = read_record(data, len, "done record", fields, 6, v, err);
+    if (rc != DQ_OK)
+        return rc;
+    if (v[0].u != 1 || !fits(v[1].u, INT64_MAX) || !fits(v[2].u, INT64_MAX) ||
+        !fits(v[3].u, INT64_MAX) || !fits(v[4].u, UINT32_MAX))
+        return dq_err_set(err, DQ_EPROTO, "done record: bad version, time or attempt");
+    out->done_ms = (int64_t)v[1].u;
+    out->claimed_ms = (int64_t)v[2].u;
+    out->due_ms = (int64_t)v[3].u;
+    out->attempt = (uint32_t)v[4].u;
+    out->worker = v[5].bytes;
+    return DQ_OK;
+}

@@ -47,6 +47,13 @@ struct dq_fail_rec {
     bool undecodable;
 };
 
+/* A finished task kept by done retention (PROTOCOL.md 4.7). */
+struct dq_done_rec {
+    int64_t done_ms, claimed_ms, due_ms;
+    uint32_t attempt; /* counted from 1 */
+    struct dq_bytes worker;
+};
+
 /* One entry of a task's attempt history (PROTOCOL.md 4.5). */
 struct dq_hist_rec {
     uint32_t attempt;
@@ -60,6 +67,7 @@ int dq_env_decode(const void *data, size_t len, struct dq_env *out, dq_err *err)
 int dq_run_rec_decode(const void *data, size_t len, struct dq_run_rec *out, dq_err *err);
 int dq_fail_rec_decode(const void *data, size_t len, struct dq_fail_rec *out, dq_err *err);
 int dq_hist_rec_decode(const void *data, size_t len, struct dq_hist_rec *out, dq_err *err);
+int dq_done_rec_decode(const void *data, size_t len, struct dq_done_rec *out, dq_err *err);
 
 /* The task key of an envelope ("c:" + id, or the seq in decimal); snprintf semantics.
  * The id's bytes are copied as they are, so the key holds a NUL where the id does. */

@@ -49,9 +49,12 @@ dq_config_set(dq_client *c, const char *queue, const dq_config *cfg, dq_err *err
         int64_t v = *dq_config_slot(&in, i);
         if (v != 0) {
             dq_args_str(&a, dq_config_fields[i]);
-            /* max_attempts 0 (unlimited) and worker_lost_ms 0 (three beats) are -1 here */
-            dq_args_i64(
-                &a, v < 0 && (i == DQ_CONFIG_MAX_ATTEMPTS || i == DQ_CONFIG_WORKER_LOST) ? 0 : v);
+            /* max_attempts 0 (unlimited), worker_lost_ms 0 (three beats) and done_retention 0
+             * (none) are -1 here */
+            dq_args_i64(&a, v < 0 && (i == DQ_CONFIG_MAX_ATTEMPTS || i == DQ_CONFIG_WORKER_LOST ||
+                                      i == DQ_CONFIG_DONE_RETENTION)
+                                ? 0
+                                : v);
         }
     }
     rc = dq_scripts_run(c, DQ_SCRIPT_CONFIG, queue, &a, dq_reply_config, &got, err);
@@ -702,7 +705,7 @@ dq_drop_all_step(dq_client *c, const char *queue, dq_bulk *cur, dq_err *err)
 static int
 view_check(dq_view view, dq_err *err)
 {
-    if ((unsigned)view > DQ_VIEW_FAILED)
+    if ((unsigned)view > DQ_VIEW_DONE)
         return dq_err_set(err, DQ_EINVAL, "view: %d is not a view", (int)view);
     return DQ_OK;
 }

@@ -137,18 +137,18 @@ const char *const dq_config_fields[DQ_CONFIG_FIELDS] = {
     "max_attempts",       "failed_retention", "audit_retention",     "far_future_ms",
     "worker_lost_ms",     "worker_prune_ms",  "alert_oldest_due_ms", "alert_far_future",
     "alert_running_ms",   "alert_memory_pct", "alert_window_ms",     "alert_fail_pct",
-    "alert_fail_per_min",
+    "alert_fail_per_min", "done_retention",
 };
 
 int64_t *
 dq_config_slot(dq_config *c, size_t i)
 {
     int64_t *slots[DQ_CONFIG_FIELDS] = {
-        &c->max_delay_ms,      &c->max_payload,      &c->backoff_base_ms,     &c->backoff_cap_ms,
-        &c->max_attempts,      &c->failed_retention, &c->audit_retention,     &c->far_future_ms,
-        &c->worker_lost_ms,    &c->worker_prune_ms,  &c->alert_oldest_due_ms, &c->alert_far_future,
-        &c->alert_running_ms,  &c->alert_memory_pct, &c->alert_window_ms,     &c->alert_fail_pct,
-        &c->alert_fail_per_min};
+        &c->max_delay_ms,       &c->max_payload,      &c->backoff_base_ms,     &c->backoff_cap_ms,
+        &c->max_attempts,       &c->failed_retention, &c->audit_retention,     &c->far_future_ms,
+        &c->worker_lost_ms,     &c->worker_prune_ms,  &c->alert_oldest_due_ms, &c->alert_far_future,
+        &c->alert_running_ms,   &c->alert_memory_pct, &c->alert_window_ms,     &c->alert_fail_pct,
+        &c->alert_fail_per_min, &c->done_retention};
     return slots[i];
 }
 
@@ -632,6 +632,32 @@ find_task(const redisReply *r, bool inflight, struct dq_find_reply *fs, dq_err *
     return rc == DQ_OK ? find_history(r, FIND_TASK_HISTORY, fs, err) : oom(err);
 }
 
+/* {"done", task key, done ms, done record} (done retention, PROTOCOL.md 4.7) */
+static int
+find_done(const redisReply *r, struct dq_find_reply *fs, dq_err *err)
+{
+    const redisReply *key, *rec;
+    char tk[DQ_TASK_KEY_MAX + 1];
+    int64_t score;
+
+    if (!is_array(r, FIND_TASK_FIELDS))
+        return bad_shape(err, "find", r, "an array of 4 (\"done\", task key, done time, record)");
+    key = r->element[FIND_TASK_KEY];
+    rec = r->element[FIND_RECORD];
+    if (!is_str(key) || key->len >= sizeof tk || memchr(key->str, '\0', key->len) != NULL)
+        return bad_element(err, "find", FIND_TASK_KEY, key, "a task key string", "task key");
+    if (!as_int(r->element[FIND_SCORE], &score))
+        return bad_element(err, "find", FIND_SCORE, r->element[FIND_SCORE], "an integer",
+                           "done time");
+    if (!is_str(rec))
+        return bad_element(err, "find", FIND_RECORD, rec, "a string", "done record");
+    memcpy(tk, key->str, key->len);
+    tk[key->len] = '\0';
+    dq_task_init(fs->out);
+    fs->found = true;
+    return dq_task_from_done(fs->out, tk, score, rec->str, rec->len) == DQ_OK ? DQ_OK : oom(err);
+}
+
 int
 dq_reply_find(const redisReply *r, void *out, dq_err *err)
 {
@@ -651,9 +677,11 @@ dq_reply_find(const redisReply *r, void *out, dq_err *err)
         return find_scheduled(r, fs, err);
     if (is_word(k, "inflight") || is_word(k, "failed"))
         return find_task(r, is_word(k, "inflight"), fs, err);
+    if (is_word(k, "done"))
+        return find_done(r, fs, err);
     return dq_err_set(err, DQ_EPROTO,
                       "find reply: element 1 (kind) is \"%.*s\", expected inflight, failed, "
-                      "scheduled, more or none",
+                      "done, scheduled, more or none",
                       (int)(k->len < 32 ? k->len : 32), k->str);
 }
 
@@ -726,6 +754,7 @@ static const char *const item_names[][ITEM_FIELDS] = {
     [DQ_VIEW_FUTURE] = {"envelope", "due", "third field"},
     [DQ_VIEW_INFLIGHT] = {"task key", "lease deadline", "running record"},
     [DQ_VIEW_FAILED] = {"task key", "failed time", "failure record"},
+    [DQ_VIEW_DONE] = {"task key", "done time", "done record"},
 };
 
 /* Appends the items of a page or search reply, from r->element[first] on, to @p as
@@ -769,6 +798,8 @@ append_items(const redisReply *r, size_t first, const char *what, dq_view view, 
             snprintf(tk, sizeof tk, "%.*s", (int)k->len, k->str);
             if (view == DQ_VIEW_INFLIGHT)
                 rc = dq_task_from_running(t, tk, score, d->str, d->len);
+            else if (view == DQ_VIEW_DONE)
+                rc = dq_task_from_done(t, tk, score, d->str, d->len);
             else
                 rc = dq_task_from_failed(t, tk, d->str, d->len);
             if (view == DQ_VIEW_FAILED && t->failed_ms < 0)

@@ -53,7 +53,7 @@ dq_task_init(dq_task *t)
 {
     memset(t, 0, sizeof *t);
     t->deadline_ms = t->due_ms = t->enqueued_ms = t->time_limit_ms = -1;
-    t->lease_ms = t->claimed_ms = t->failed_ms = -1;
+    t->lease_ms = t->claimed_ms = t->failed_ms = t->done_ms = -1;
 }
 
 int
@@ -159,6 +159,33 @@ dq_task_from_running(dq_task *t, const char *tk, int64_t lease_ms, const void *r
     t->due_ms = rr.due_ms;
     t->worker = dq_dup_bytes(rr.worker.ptr, rr.worker.len);
     t->worker_len = rr.worker.len;
+    return t->worker ? DQ_OK : DQ_ENOMEM;
+}
+
+int
+dq_task_from_done(dq_task *t, const char *tk, int64_t done_ms, const void *rec, size_t len)
+{
+    struct dq_done_rec dr;
+    const char *id = tkey_id(tk);
+
+    t->state = DQ_STATE_DONE;
+    t->custom_id = id != tk;
+    t->done_ms = done_ms;
+    t->id_len = strlen(id);
+    t->id = dq_dup_bytes(id, t->id_len);
+    if (t->id == NULL)
+        return DQ_ENOMEM;
+    if (!t->custom_id)
+        t->seq = strtoull(id, NULL, 10);
+    /* a record that does not decode still names a finished task: shown with what is known */
+    if (dq_done_rec_decode(rec, len, &dr, NULL) != DQ_OK)
+        return DQ_OK;
+    t->done_ms = dr.done_ms;
+    t->claimed_ms = dr.claimed_ms;
+    t->due_ms = dr.due_ms;
+    t->attempt = dr.attempt;
+    t->worker = dq_dup_bytes(dr.worker.ptr, dr.worker.len);
+    t->worker_len = dr.worker.len;
     return t->worker ? DQ_OK : DQ_ENOMEM;
 }
 

@@ -5,10 +5,8 @@
 #include <string.h>
 
 static const char *const names[] = {
-    [DQ_VIEW_DUE] = "due",
-    [DQ_VIEW_FUTURE] = "future",
-    [DQ_VIEW_INFLIGHT] = "inflight",
-    [DQ_VIEW_FAILED] = "failed",
+    [DQ_VIEW_DUE] = "due",       [DQ_VIEW_FUTURE] = "future", [DQ_VIEW_INFLIGHT] = "inflight",
+    [DQ_VIEW_FAILED] = "failed", [DQ_VIEW_DONE] = "done",
 };
 
 const char *

@@ -24,8 +24,8 @@ VARS = {
     ('lib.lua', 'k'): ['hist'],  # hist_add
     ('drop.lua', 'z'): ['sched', 'failidx', 'group'],  # filter_set / the scheduled set
     ('requeue.lua', 'z'): ['failidx', 'group'],  # filter_set
-    ('page.lua', 'z'): ['sched', 'inflight', 'failidx', 'group'],
-    ('page.lua', 'h'): ['running', 'failed'],
+    ('page.lua', 'z'): ['sched', 'inflight', 'failidx', 'group', 'doneidx'],
+    ('page.lua', 'h'): ['running', 'failed', 'done'],
     ('search.lua', 'z'): ['sched', 'inflight', 'failidx', 'group'],
     ('search.lua', 'h'): ['running', 'failed'],
 }
