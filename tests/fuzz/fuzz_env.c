@@ -156,6 +156,21 @@ check_hist(const uint8_t *data, size_t size)
     FUZZ_CHECK(dq_hist_rec_decode(data, size - 1, &h2, NULL) == DQ_EPROTO);
 }
 
+static void
+check_done(const uint8_t *data, size_t size)
+{
+    struct dq_done_rec d, d2;
+    dq_err err = {0};
+
+    if (dq_done_rec_decode(data, size, &d, &err) != DQ_OK) {
+        FUZZ_CHECK(err.code == DQ_EPROTO && strncmp(err.msg, "done record: ", 13) == 0);
+        return;
+    }
+    FUZZ_CHECK(inside(d.worker) && d.worker.ptr);
+    FUZZ_CHECK(d.done_ms >= 0 && d.claimed_ms >= 0 && d.due_ms >= 0);
+    FUZZ_CHECK(dq_done_rec_decode(data, size - 1, &d2, NULL) == DQ_EPROTO);
+}
+
 /* The input as the one envelope of a claim reply {now, next due, moved, envelope, due}. */
 static void
 check_claim(uint8_t *data, size_t size)
@@ -200,6 +215,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_run(copy, size);
     check_fail(copy, size);
     check_hist(copy, size);
+    check_done(copy, size);
     check_claim(copy, size);
     /* With a nil appended, at most one of the two lengths can be a whole record. */
     copy[size] = 0xc0;
@@ -215,6 +231,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct dq_hist_rec h;
     FUZZ_CHECK(dq_hist_rec_decode(copy, size + 1, &h, NULL) == DQ_EPROTO ||
                dq_hist_rec_decode(copy, size, &h, NULL) == DQ_EPROTO);
+    struct dq_done_rec d;
+    FUZZ_CHECK(dq_done_rec_decode(copy, size + 1, &d, NULL) == DQ_EPROTO ||
+               dq_done_rec_decode(copy, size, &d, NULL) == DQ_EPROTO);
     free(copy);
     return 0;
 }

@@ -641,6 +641,68 @@ failed_retention_is_exact_and_counted(void **state)
     fixture_close(&f);
 }
 
+/* Done retention (PROTOCOL.md 4.7) through all three ack paths: ack.lua alone, ack.lua
+ * batched, and claim's settling; exactly done_retention kept, newest first, each with how
+ * it ran; find reaches a done task; 0 keeps none. */
+static void
+done_retention_is_exact_through_every_ack_path(void **state)
+{
+    struct fixture f;
+    dq_config cfg = {.done_retention = 4};
+    dq_claimed cl, cl2;
+    dq_page p;
+    dq_task t;
+    int rcs[3];
+
+    fixture_open(&f, state, "doneret");
+    ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
+    for (int i = 0; i < 7; i++)
+        enqueue_str(&f, "x", 0, NULL, NULL);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 7, 30000, "w-a", &cl, &f.err));
+    assert_int_equal(cl.n, 7);
+    ASSERT_OK(&f, dq_ack(f.c, f.queue, &cl.tasks[0], &f.err)); /* 1: alone */
+    const dq_task *three[] = {&cl.tasks[1], &cl.tasks[2], &cl.tasks[3]};
+    ASSERT_OK(&f, dq_ack_many(f.c, f.queue, three, 3, rcs, NULL, &f.err)); /* 2..4: batched */
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_DONE, 0, 10, &p, &f.err));
+    assert_int_equal(p.total, 4);
+    dq_page_free(&p);
+    dq_settle res[3] = {{.task = &cl.tasks[4], .outcome = DQ_DONE},
+                        {.task = &cl.tasks[5], .outcome = DQ_DONE},
+                        {.task = &cl.tasks[6], .outcome = DQ_DONE}};
+    ASSERT_OK(&f, dq_claim_settle(f.c, f.queue, res, 3, 0, 30000, 0, "w-a", NULL, &cl2, &f.err));
+    dq_claimed_free(&cl2);
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_DONE, 0, 10, &p, &f.err));
+    assert_int_equal(p.total, 4); /* exactly: 1..3 trimmed */
+    assert_int_equal(p.n, 4);
+    for (size_t i = 0; i < p.n; i++) {
+        assert_int_equal(p.tasks[i].state, DQ_STATE_DONE);
+        assert_string_equal(p.tasks[i].worker, "w-a");
+        assert_int_equal(p.tasks[i].attempt, 1);
+        assert_true(p.tasks[i].claimed_ms >= 0 && p.tasks[i].done_ms >= p.tasks[i].claimed_ms);
+        assert_int_equal(p.tasks[i].claimed_ms, cl.tasks[i].claimed_ms);
+    }
+    /* newest first; the kept ones are tasks 4..7 (the oldest three were trimmed) */
+    for (size_t i = 0; i < p.n; i++) {
+        assert_true(atoi(p.tasks[i].id) >= 4);
+        if (i > 0)
+            assert_true(p.tasks[i - 1].done_ms >= p.tasks[i].done_ms);
+    }
+    dq_page_free(&p);
+    ASSERT_OK(&f, dq_find(f.c, f.queue, "7", &t, &f.err));
+    assert_int_equal(t.state, DQ_STATE_DONE);
+    assert_string_equal(t.worker, "w-a");
+    dq_task_clear(&t);
+    assert_int_equal(dq_find(f.c, f.queue, "1", &t, &f.err), DQ_ENOTFOUND);
+    /* back to 0: the next ack keeps nothing more, and config trims what was kept */
+    cfg = (dq_config){.done_retention = -1};
+    ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_DONE, 0, 10, &p, &f.err));
+    assert_int_equal(p.total, 0);
+    dq_page_free(&p);
+    dq_claimed_free(&cl);
+    fixture_close(&f);
+}
+
 /* Reads one pub/sub message from @sub within its timeout; returns its payload as a
  * number, or -1 when none arrived. */
 static long long
@@ -1400,6 +1462,7 @@ main(void)
         cmocka_unit_test(deadline_expires_to_failed),
         cmocka_unit_test(stats_and_pages),
         cmocka_unit_test(failed_retention_is_exact_and_counted),
+        cmocka_unit_test(done_retention_is_exact_through_every_ack_path),
         cmocka_unit_test(earlier_tasks_publish_a_wake_up),
         cmocka_unit_test(batch_enqueue_crosses_chunks),
         cmocka_unit_test(batch_enqueue_duplicates),

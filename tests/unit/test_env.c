@@ -150,6 +150,51 @@ hostile_headers_are_rejected(void **state)
     assert_int_equal(dq_fail_rec_decode(big_array, sizeof big_array, &f, NULL), DQ_EPROTO);
 }
 
+/* The done record of done retention (PROTOCOL.md 4.7), as lua/lib.lua done_encode writes
+ * it: fixarray(6) [1, done ms, claimed ms, due ms, attempt, worker]. */
+static void
+put_done(struct dq_buf *b, uint64_t version, uint64_t done, uint64_t attempt, const char *worker)
+{
+    dq_mp_put_array(b, 6);
+    dq_mp_put_uint(b, version);
+    dq_mp_put_u64fix(b, done);
+    dq_mp_put_u64fix(b, done - 120);
+    dq_mp_put_u64fix(b, done - 125);
+    dq_mp_put_uint(b, attempt);
+    dq_mp_put_str(b, worker, strlen(worker));
+}
+
+static void
+done_records(void **state)
+{
+    struct dq_buf b = DQ_BUF_INIT;
+    struct dq_done_rec d;
+    dq_err err = {0};
+
+    put_done(&b, 1, 1700000000120, 2, "w1");
+    assert_int_equal(dq_done_rec_decode(b.data, b.len, &d, &err), DQ_OK);
+    assert_int_equal(d.done_ms, 1700000000120);
+    assert_int_equal(d.claimed_ms, 1700000000000);
+    assert_int_equal(d.due_ms, 1699999999995);
+    assert_int_equal(d.attempt, 2);
+    assert_int_equal(d.worker.len, 2);
+    assert_memory_equal(d.worker.ptr, "w1", 2);
+    /* one byte short, one byte more, another version, an attempt past 32 bits */
+    assert_int_equal(dq_done_rec_decode(b.data, b.len - 1, &d, &err), DQ_EPROTO);
+    assert_non_null(strstr(err.msg, "done record"));
+    dq_mp_put_nil(&b);
+    assert_int_equal(dq_done_rec_decode(b.data, b.len, &d, NULL), DQ_EPROTO);
+    dq_buf_reset(&b);
+    put_done(&b, 2, 1700000000120, 2, "w1");
+    assert_int_equal(dq_done_rec_decode(b.data, b.len, &d, &err), DQ_EPROTO);
+    dq_buf_reset(&b);
+    put_done(&b, 1, 1700000000120, 1ULL << 32, "w1");
+    assert_int_equal(dq_done_rec_decode(b.data, b.len, &d, NULL), DQ_EPROTO);
+    /* a running record is not a done record */
+    assert_int_equal(dq_done_rec_decode("garbage", 7, &d, NULL), DQ_EPROTO);
+    dq_buf_free(&b);
+}
+
 static void
 running_and_failure_records(void **state)
 {
@@ -257,6 +302,7 @@ main(void)
         cmocka_unit_test(hostile_headers_are_rejected),
         cmocka_unit_test(gib_headers_fail_fast),
         cmocka_unit_test(running_and_failure_records),
+        cmocka_unit_test(done_records),
         cmocka_unit_test(tkey_keeps_every_id_byte),
     };
 

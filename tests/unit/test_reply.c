@@ -177,7 +177,27 @@ find_bulk_audit_and_the_rest(void **state)
     memset(&t, 0, sizeof t);
     expect_refusal(dq_reply_find, &fs, "*1\r\n$3\r\nxyz\r\n",
                    "find reply: element 1 (kind) is \"xyz\", expected inflight, failed, "
-                   "scheduled, more or none");
+                   "done, scheduled, more or none");
+    /* done retention: {"done", task key, done ms, done record} */
+    expect_refusal(dq_reply_find, &fs, "*4\r\n$4\r\ndone\r\n$3\r\nc:x\r\n$2\r\nno\r\n$0\r\n\r\n",
+                   "find reply: element 3 (done time) is a string, expected an integer");
+    dq_task_clear(&t);
+    {
+        /* a done record that does not decode still names the finished task */
+        redisReply *r = read_reply("*4\r\n$4\r\ndone\r\n$5\r\nc:abc\r\n:77\r\n$3\r\nbad\r\n");
+        dq_err err = {0};
+        fs.found = false;
+        assert_int_equal(dq_reply_find(r, &fs, &err), DQ_OK);
+        assert_true(fs.found);
+        assert_int_equal(t.state, DQ_STATE_DONE);
+        assert_string_equal(t.id, "abc");
+        assert_true(t.custom_id);
+        assert_int_equal(t.done_ms, 77);
+        assert_int_equal(t.claimed_ms, -1);
+        assert_null(t.worker);
+        freeReplyObject(r);
+        dq_task_clear(&t);
+    }
     expect_refusal(dq_reply_find, &fs,
                    "*4\r\n$8\r\ninflight\r\n$3\r\nc:x\r\n$2\r\nno\r\n$0\r\n\r\n",
                    "find reply: element 3 (lease deadline) is a string, expected an integer");
