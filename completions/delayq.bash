@@ -128,7 +128,10 @@ _delayq()
         return 0
     fi
     case $cmd in
-    ls | export)
+    ls)
+        mapfile -t COMPREPLY < <(compgen -W "due future inflight failed done" -- "$cur")
+        ;;
+    export)
         mapfile -t COMPREPLY < <(compgen -W "due future inflight failed" -- "$cur")
         ;;
     config)
