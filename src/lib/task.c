@@ -173,7 +173,9 @@ dq_task_from_done(dq_task *t, const char *tk, int64_t done_ms, const void *rec, 
     t->done_ms = done_ms;
     t->id_len = strlen(id);
     t->id = dq_dup_bytes(id, t->id_len);
-    if (t->id == NULL)
+    /* no payload is kept: an empty one, so every reader of a decodable task finds one */
+    t->payload = (unsigned char *)dq_dup_bytes("", 0);
+    if (t->id == NULL || t->payload == NULL)
         return DQ_ENOMEM;
     if (!t->custom_id)
         t->seq = strtoull(id, NULL, 10);

@@ -42,7 +42,8 @@ int dq_task_from_scheduled(dq_task *t, const void *m, size_t len, int64_t due_ms
 int dq_task_from_running(dq_task *t, const char *tk, int64_t lease_ms, const void *rec, size_t len);
 
 /* A done task (done retention): task key @tk, done at @done_ms, done record @rec (a record
- * that does not decode leaves the run's fields at -1 / NULL). No envelope, so no payload. */
+ * that does not decode leaves the run's fields at -1 / NULL). No envelope: raw stays NULL
+ * and the payload is empty. */
 int dq_task_from_done(dq_task *t, const char *tk, int64_t done_ms, const void *rec, size_t len);
 
 /* A failed task: task key @tk, failure record @rec. */
