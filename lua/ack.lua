@@ -19,17 +19,21 @@ if k < 1 or k > DQ_CALL_MAX or k ~= math.floor(k) then
     DQ_CALL_MAX)
 end
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = worker_gate('ack', 'HDEL done running stats HGET running tally HINCRBY stats ' ..
-  'tally HMGET config running HSET done tally LTRIM hist TIME ZADD doneidx ZCARD doneidx ' ..
-  'ZPOPMIN doneidx ZREM inflight')
+local gate = worker_gate('ack', 'HDEL running stats HGET running tally HINCRBY stats tally ' ..
+  'HMGET config running HSET tally LTRIM hist TIME ZREM inflight')
 if gate then return gate end
+-- done retention (PROTOCOL.md 4.7): one HMGET of the config per call, not per task; its
+-- commands are checked only when it is on, so an ack without it pays for no more checks
+local keep = config_of({'done_retention'}).done_retention
+if keep > 0 then
+  gate = worker_gate('ack_done', 'HDEL done HSET done ZADD doneidx ZCARD doneidx ZPOPMIN doneidx')
+  if gate then return gate end
+end
 allow_oom()
 local tks, atts, clms = {}, {}, {}
 for i = 0, k - 1 do
   tks[i + 1], atts[i + 1], clms[i + 1] = ARGV[3 * i + 1], ARGV[3 * i + 2], ARGV[3 * i + 3]
 end
--- done retention: one HGET of the config per call (not per task)
-local keep = config_of({'done_retention'}).done_retention
 local kept = keep > 0 and {} or nil
 local res, done = settle_acks(tks, atts, clms, kept)
 if done > 0 then

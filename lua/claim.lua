@@ -29,15 +29,21 @@
 -- Complexity: O(log N + (batch + results) log N).
 -- Flags: allow-oom (runs at maxmemory: moves due tasks to in-flight; settles as ack, retry, fail
 --   and release do; docs/OPERATIONS.md).
-local gate = worker_gate('claim', 'EXISTS group HDEL done failed groups ids running stats ' ..
+local gate = worker_gate('claim', 'EXISTS group HDEL failed groups ids running stats ' ..
   'HEXISTS groups HGET failed groups running tally HINCRBY stats tally HLEN groups HMGET ' ..
-  'config pause running HSET done failed groups ids running tally LTRIM hist PUBLISH wake ' ..
-  'RPUSH hist TIME ZADD doneidx failidx group inflight sched ZCARD doneidx failidx ZPOPMIN ' ..
-  'doneidx failidx ZRANGE inflight sched ZRANGEBYSCORE sched ZREM group inflight sched ' ..
-  'ZSCORE group')
+  'config pause running HSET failed groups ids running tally LTRIM hist PUBLISH wake RPUSH ' ..
+  'hist TIME ZADD failidx group inflight sched ZCARD failidx ZPOPMIN failidx ZRANGE ' ..
+  'inflight sched ZRANGEBYSCORE sched ZREM group inflight sched ZSCORE group')
 if gate then return gate end
-allow_oom()
 local cfg = config()
+-- done retention's commands (PROTOCOL.md 4.7) are checked only when it is on, before any
+-- write, so a claim without it pays for no more checks
+if cfg.done_retention > 0 then
+  gate = worker_gate('claim_done', 'HDEL done HSET done ZADD doneidx ZCARD doneidx ' ..
+    'ZPOPMIN doneidx')
+  if gate then return gate end
+end
+allow_oom()
 local now, now_us = now_ms_us()
 local batch, lease, worker = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
 local ahead = tonumber(ARGV[4] or '0')

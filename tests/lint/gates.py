@@ -210,6 +210,14 @@ def main():
         if name != f[:-4]:
             print('%s: the gate names the script %r' % (f, name))
             bad += 1
+        # later gates, '<script>_<part>', check what only some calls run (before they
+        # write), so the calls that do not run it do not pay for those checks
+        for more in GATE.finditer(body, gate.end()):
+            if more.group(1) != role or not more.group(2).startswith(name + '_'):
+                print('%s: a later gate %r is not %s_gate(%r)' %
+                      (f, more.group(2), role, name + '_<part>'))
+                bad += 1
+            declared |= parse_needs(''.join(re.findall(r"'([^']*)'", more.group(3))))
         before = body[:gate.start()]
         early = [m.group(1) for m in CALL.finditer(before)] + \
             [n for n in lib if re.search(r'\b%s\(' % n, before) and reach(n)]
