@@ -259,6 +259,9 @@ task_json(struct dq_buf *b, const dq_task *t, int64_t now_ms, const struct json_
         dq_buf_puts(b, ",\"undecodable\":true,\"raw_base64\":\"");
         dq_b64_encode(b, t->raw, t->raw_len);
         dq_buf_putc(b, '"');
+    } else if (t->state == DQ_STATE_DONE) { /* a record of the run: no envelope fields */
+        dq_buf_printf(b, ",\"custom_id\":%s,\"attempt\":%u", t->custom_id ? "true" : "false",
+                      t->attempt);
     } else {
         dq_buf_printf(b, ",\"custom_id\":%s,\"seq\":%llu,\"attempt\":%u,\"max_attempts\":%u",
                       t->custom_id ? "true" : "false", (unsigned long long)t->seq, t->attempt,

@@ -37,6 +37,7 @@ if check "show finds the finished task" wait_for 5000 "charge-123 done" shown; t
 fi
 check "show --json has done_ms, duration and worker" \
   sh -c "'$bin' show -q '$q' --json charge-123 | grep -Eq '\"state\":\"done\".*\"done_ms\":[0-9]+.*\"duration_ms\":[0-9]+.*\"worker\":\"w1\"'"
+check "... and no payload" not sh -c "'$bin' show -q '$q' --json charge-123 | grep -q payload"
 check "ls done lists it" sh -c "'$bin' ls -q '$q' done | grep -Eq '^charge-123 .* ago +2 +after .* on worker w1 \\(attempt 2\\)$'"
 
 # four more: the oldest (charge-123) is trimmed, exactly three are kept
