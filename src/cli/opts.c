@@ -278,6 +278,15 @@ int
 cli_run_cmd(struct cli *g, const struct cli_cmd *c, int argc, char **argv)
 {
     struct cli_args a;
+
+    for (const struct cli_cmd *const *s = c->subs; s != NULL && *s != NULL && argc > 0; s++) {
+        if (strcmp(argv[0], (*s)->name) == 0) {
+            static char prog[64];
+            snprintf(prog, sizeof prog, "%s %s", g->prog, (*s)->name);
+            g->prog = prog;
+            return cli_run_cmd(g, *s, argc - 1, argv + 1);
+        }
+    }
     int rc = cli_parse(g, c, argc, argv, &a);
 
     if (rc != DQ_EXIT_OK)
