@@ -1131,8 +1131,8 @@ end
 -- Periodic schedules (PROTOCOL.md 5.30). A record is JSON text (cjson): spec, tz, every
 -- (ms; 0 for cron), anchor (ms, every's k = 0), paused, fires (cron: the next firings
 -- computed by C, which knows time zones; Lua cannot), last (ms of the last firing),
--- last_id, late (ms the last firing ran after its time), missed (firings skipped by
--- it), runs, created, updated, by. Times are integers below 2^47: cjson's 14 digits
+-- last_id, late (ms the last firing ran after the earliest time it stands for: for a
+-- catch-up, the first missed one), missed (firings skipped by it), runs, created, updated, by. Times are integers below 2^47: cjson's 14 digits
 -- keep them exact.
 local SCHED_FIRE_MAX = 10 -- firings per claim call
 local SCHED_LOW = 8 -- a cron list with this many firings or fewer is topped up
@@ -1222,7 +1222,7 @@ local function sched_fire_one(cfg, name, at, now)
       string.sub(m, t.payload_at))
     redis.call('HSET', K_IDS, id, dec(now) .. ':' .. dec(seq))
   end
-  r.last, r.last_id, r.late, r.missed = fire, id, now - fire, n - 1
+  r.last, r.last_id, r.late, r.missed = fire, id, now - at, n - 1
   r.runs = (r.runs or 0) + 1
   redis.call('HSET', K_SDEFS, name, cjson.encode(r))
   return sched_arm(name, r, now)

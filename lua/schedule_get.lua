@@ -4,8 +4,8 @@
 -- ARGV: none.
 -- Reply: {now ms, then 16 fields per schedule, in name order: name, spec ('' for
 --   every), zone, every ms (0 for cron), paused (0|1), next firing ms (-1: none),
---   last firing ms (-1: never), last task id (''), late ms (how long after its time the
---   last firing ran), missed (firings it skipped: the catch-up rule), runs, created ms,
+--   last firing ms (-1: never), last task id (''), late ms (how long after the earliest
+--   time it stands for the last firing ran), missed (firings it skipped: the catch-up rule), runs, created ms,
 --   updated ms, by, firings listed (cron), the last listed firing ms (-1: none)}. A
 --   record that does not decode comes back with spec '?' and zeros.
 -- Complexity: O(S log S) for S schedules (at most 1000 per queue).
