@@ -15,6 +15,7 @@
 #include "err.h"
 #include "registry.h"
 #include "reply.h"
+#include "schedule.h"
 #include "scripts.h"
 #include "tz.h"
 
@@ -44,15 +45,12 @@ wall_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Up to @n firings of @spec in zone @zone (NULL/"": UTC) after @after_ms, comma-joined
- * into @b. Returns the number, or a DQ_E* code (negative) with @err set. */
-static int
-cron_fires(const char *spec, const char *zone, int64_t after_ms, int n, struct dq_buf *b,
-           dq_err *err)
+int
+dq_schedule_fires(const char *spec, const char *zone, int64_t after_ms, int n, int64_t *out_ms,
+                  dq_err *err)
 {
     struct dq_cron c;
     struct dq_tz *z = NULL;
-    int64_t t[DQ_SCHEDULE_FIRES];
     int rc;
 
     if ((rc = dq_cron_parse(spec, &c, err)) != DQ_OK)
@@ -61,10 +59,19 @@ cron_fires(const char *spec, const char *zone, int64_t after_ms, int n, struct d
         return rc;
     if (n > DQ_SCHEDULE_FIRES)
         n = DQ_SCHEDULE_FIRES;
-    int got = dq_cron_next_n(&c, z, after_ms, n, t, err);
+    int got = dq_cron_next_n(&c, z, after_ms, n, out_ms, err);
     dq_tz_free(z);
-    if (got < 0)
-        return got;
+    return got;
+}
+
+/* The same, comma-joined into @b (the form the schedule script takes). */
+static int
+cron_fires(const char *spec, const char *zone, int64_t after_ms, int n, struct dq_buf *b,
+           dq_err *err)
+{
+    int64_t t[DQ_SCHEDULE_FIRES];
+    int got = dq_schedule_fires(spec, zone, after_ms, n, t, err);
+
     for (int i = 0; i < got; i++)
         dq_buf_printf(b, "%s%lld", i ? "," : "", (long long)t[i]);
     return got;
