@@ -513,5 +513,19 @@ cli_print_specs(FILE *f, const struct cli_cmd *const *cmds, size_t n)
     for (size_t i = 0; i < n; i++) {
         fprintf(f, "%s\n", cmds[i]->name); /* a command without options is listed too */
         spec_lines(f, cmds[i]->name, cmds[i]->opts);
+        /* subcommands' options under the command's name (its one man page lists them),
+         * each name once: the first subcommand that has it says whether it takes a value */
+        for (const struct cli_cmd *const *s = cmds[i]->subs; s != NULL && *s != NULL; s++) {
+            for (const struct cli_opt *o = (*s)->opts; o != NULL && o->name != NULL; o++) {
+                bool seen = false;
+                for (const struct cli_cmd *const *t = cmds[i]->subs; t != s && !seen; t++)
+                    for (const struct cli_opt *p = (*t)->opts; p->name != NULL && !seen; p++)
+                        seen = strcmp(p->name, o->name) == 0;
+                if (!seen) {
+                    struct cli_opt one[2] = {*o, {NULL}};
+                    spec_lines(f, cmds[i]->name, one);
+                }
+            }
+        }
     }
 }
