@@ -264,7 +264,8 @@ static const struct cli_opt no_opts[] = {{NULL}};
 static const struct cli_cmd sub_add = {
     .name = "add",
     .summary = "add or redefine a periodic schedule",
-    .usage = "delayq schedule add [-q QUEUE] NAME (--cron SPEC [--tz ZONE] | --every DUR)\n"
+    .usage = "delayq schedule add [-q QUEUE] NAME\n"
+             "                    (--cron SPEC [--tz ZONE] | --every DUR)\n"
              "                    [--max-attempts N] [--time-limit DUR]\n"
              "                    (--json TEXT | --file PATH | -)",
     .about = "Each firing enqueues one task with id NAME@<firing ms>, run by the workers\n"
@@ -331,12 +332,13 @@ run(struct cli *g, const struct cli_args *args)
 const struct cli_cmd cmd_schedule = {
     .name = "schedule",
     .summary = "periodic schedules: add, ls, rm, pause, resume",
-    .usage = "delayq schedule add NAME (--cron SPEC [--tz ZONE] | --every DUR) ... PAYLOAD\n"
+    .usage = "delayq schedule add NAME (--cron SPEC [--tz ZONE] | --every DUR) [...]\n"
+             "                    (--json TEXT | --file PATH | -)\n"
              "delayq schedule ls [--json]\n"
              "delayq schedule (rm | pause | resume) NAME",
     .about = "Periodic tasks, fired by the workers' own claims: each firing is one task\n"
-             "with id NAME@<ms>. 'delayq schedule SUB --help' for each.",
-    .opts = no_opts,
+             "with id NAME@<ms>. Below: add's options; 'delayq schedule SUB --help'.",
+    .opts = add_opts,
     .max_pos = -1,
     .subs = subs,
     .run = run,

@@ -518,6 +518,8 @@ cli_print_specs(FILE *f, const struct cli_cmd *const *cmds, size_t n)
         for (const struct cli_cmd *const *s = cmds[i]->subs; s != NULL && *s != NULL; s++) {
             for (const struct cli_opt *o = (*s)->opts; o != NULL && o->name != NULL; o++) {
                 bool seen = false;
+                for (const struct cli_opt *p = cmds[i]->opts; p != NULL && p->name && !seen; p++)
+                    seen = strcmp(p->name, o->name) == 0;
                 for (const struct cli_cmd *const *t = cmds[i]->subs; t != s && !seen; t++)
                     for (const struct cli_opt *p = (*t)->opts; p->name != NULL && !seen; p++)
                         seen = strcmp(p->name, o->name) == 0;
