@@ -1147,17 +1147,11 @@ local function sched_decode(raw)
   return r
 end
 
--- The first firing of @r strictly after @after, or -1 (a cron list that is used up).
+-- The first firing of every-schedule @r strictly after @after.
 local function sched_after(r, after)
-  if r.every > 0 then
-    local k = math.floor((after - r.anchor) / r.every) + 1
-    if k < 0 then k = 0 end
-    return r.anchor + k * r.every
-  end
-  for _, t in ipairs(r.fires) do
-    if type(t) == 'number' and t > after then return t end
-  end
-  return -1
+  local k = math.floor((after - r.anchor) / r.every) + 1
+  if k < 1 then k = 1 end
+  return r.anchor + k * r.every
 end
 
 -- Drops the cron firings at or before @now; returns the latest of them (or nil) and
@@ -1174,10 +1168,18 @@ local function sched_pass(name, r, now)
   return latest, n
 end
 
--- Puts @name in the next-firing set at @r's next firing after @now (or out of it).
+-- Puts @name in the next-firing set at @r's next firing (or out of it): for every,
+-- the next after @now; for cron, the first listed, which may have passed (a top-up
+-- must not skip what is due: claim fires it).
 local function sched_arm(name, r, now)
   local nxt = -1
-  if not r.paused then nxt = sched_after(r, now) end
+  if r.paused then
+    nxt = -1
+  elseif r.every > 0 then
+    nxt = sched_after(r, now)
+  elseif type(r.fires[1]) == 'number' then
+    nxt = r.fires[1]
+  end
   if nxt >= 0 then
     redis.call('ZADD', K_SNEXT, dec(nxt), name)
   else

@@ -129,9 +129,11 @@ json_row(struct dq_buf *b, const dq_schedule *s)
                   (long long)s->every_ms, s->paused ? "true" : "false", (long long)s->next_ms,
                   (long long)s->last_ms);
     dq_fmt_json_str(b, s->last_id, strlen(s->last_id));
-    dq_buf_printf(b, ",\"late_ms\":%lld,\"missed\":%lld,\"runs\":%lld,\"created_ms\":%lld}\n",
+    dq_buf_printf(b,
+                  ",\"late_ms\":%lld,\"missed\":%lld,\"runs\":%lld,\"created_ms\":%lld,"
+                  "\"listed\":%lld}\n",
                   (long long)s->late_ms, (long long)s->missed, (long long)s->runs,
-                  (long long)s->created_ms);
+                  (long long)s->created_ms, (long long)s->fires);
 }
 
 static int

@@ -2,7 +2,8 @@
 # schedule.sh: periodic schedules as a user runs them. A --every 1s schedule run by three
 # delayq work processes for 10 s yields 10+-1 tasks, ids NAME@<ms> unique, none twice; a
 # schedule missed for 5 s with no worker runs once when a worker comes back (the latest
-# missed time, flagged late with the others counted as missed), not five times; pause,
+# missed time, flagged late with the others counted as missed), not five times; the same
+# for a cron schedule, whose list of firings the worker tops up; pause,
 # resume and rm, their audit entries, and clear errors with exit 2.
 set -u
 here=$(dirname "$0")
@@ -77,6 +78,32 @@ if [ "$c_runs" -eq 1 ]; then
 fi
 ran=$(head -1 "$work/ran.$q" | sed 's/.*@//')
 check "the catch-up ran the latest missed time" [ $((t0 + 5000 - ran)) -lt 1500 ]
+
+# --- cron: the list of firings, catch-up and top-up -----------------------------------
+# A cron firing cannot be waited for in a test (a minute at least): the schedule's list
+# is rewritten in Redis to hold three times just passed, as if no worker had run for 3
+# minutes; a worker then runs the latest once, and tops the list up from its heartbeat.
+q=cq
+check "schedule add --cron every minute" dq schedule add -q "$q" minute --cron '* * * * *' --json 1
+now=$(redis-cli -p "$redis_port" EVAL "
+  local r = cjson.decode(redis.call('HGET', KEYS[1], ARGV[1]))
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  r.fires = {now - 3000, now - 2000, now - 1000}
+  redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(r))
+  redis.call('ZADD', KEYS[2], now - 3000, ARGV[1])
+  redis.call('ZADD', KEYS[3], 0, ARGV[1])
+  return now" 3 "dq:{$q}:sdefs" "dq:{$q}:snext" "dq:{$q}:slow" minute)
+spawn "$bin" work -q "$q" --name wcron -- "$work/rec.sh" "$q" 2>>"$work/wcron.log"
+check "the worker runs the cron schedule's missed firing" wait_for 3000 "a cron run" first
+check "once, for the latest missed time" [ "$(cat "$work/ran.$q")" = "minute@$((now - 1000))" ]
+topped() { dq schedule ls -q "$q" --json | grep -q '"listed":\(9\|1[0-6]\)[,}]'; }
+check "the worker topped the list up (more than 8 firings listed)" wait_for 3000 "a top-up" topped
+dq schedule ls -q "$q" --json >"$work/c.json"
+check "the cron run counts 2 missed" [ "$(field missed)" -eq 2 ]
+nx=$(field next_ms)
+on_minute() { [ $((nx % 60000)) -eq 0 ] && [ "$nx" -gt "$now" ]; }
+check "the next firing is on a whole minute, ahead" on_minute
 
 # --- bad input ---------------------------------------------------------------------
 check "no --cron or --every is exit 2" not dq schedule add -q "$q" x --json 1
