@@ -2,7 +2,8 @@
 -- that are due, or due within the next `ahead` ms, to in-flight under a lease.
 -- KEYS: the eleven queue keys (see lib.lua); writes sched, ids, inflight, running, and
 --   failed/failidx/stats for members that cannot run; settling writes what ack, retry,
---   fail and release write.
+--   fail and release write; a schedule's firing writes seq, stats, sched, ids and the
+--   derived sdefs, snext and slow keys (PROTOCOL.md 5.30).
 -- ARGV: [1] batch (0..1000; 0 settles only), [2] lease ms (1..86400000), [3] worker name;
 --   optional: [4] ahead ms (0..1000, default 0), [5] who (failure records; default the
 --   worker name), then 6 per result, 0..1000 results, each settled exactly as its own

@@ -105,7 +105,9 @@ run_add(struct cli *g, const struct cli_args *args)
         goto out;
     }
     char when[64];
-    dq_fmt_time_rel(when, sizeof when, next, (int64_t)time(NULL) * 1000);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts); /* the distance only: the time is the server's */
+    dq_fmt_time_rel(when, sizeof when, next, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
     printf("%s schedule %s; next run %s\n", replaced ? "replaced" : "added", name,
            next >= 0 ? when : "none (paused)");
 out:
