@@ -14,8 +14,9 @@
 -- Reply: {now, registered (1: the entry exists now; 0: it did not and no fields were
 --   given: send them), started ms (-1: not known), next due (-1: nothing scheduled),
 --   earliest lease deadline (-1: nothing in flight), paused until (-1: not paused, 0:
---   until resumed, else ms), pruned, low schedules (cron schedules whose list of
---   firings a worker should top up: dq_schedule_refill, PROTOCOL.md 5.30)}; the three
+--   until resumed, else ms), pruned, schedules low ('check', and 'beat' with the record:
+--   1 when a cron schedule's list of firings wants a top-up, dq_schedule_refill,
+--   PROTOCOL.md 5.30; else 0)}; the three
 --   check fields are -2 for 'beat' and 'gone'. The next due time counts the next
 --   firing of a periodic schedule (sdefs, snext), so an idle worker wakes for it.
 -- Errors: DQ_EINVAL naming the argument.
@@ -24,7 +25,7 @@
 -- Flags: allow-oom (runs at maxmemory: one record per worker, rewritten in place, pruned;
 --   docs/OPERATIONS.md).
 local gate = worker_gate('heartbeat', 'HDEL stats workers HMGET config pause HSET workers ' ..
-  'TIME ZADD beats ZCARD slow ZRANGE inflight sched snext ZRANGEBYSCORE beats ZREM beats')
+  'TIME ZADD beats ZRANGE inflight sched snext ZRANGEBYSCORE beats ZREM beats')
 if gate then return gate end
 allow_oom()
 local now = now_ms()
@@ -70,7 +71,11 @@ else
   return err('DQ_EINVAL', 'heartbeat: %d arguments; expected 2 or 14', #ARGV)
 end
 if mode == 'beat' then
-  return {now, registered, started, -2, -2, -2, 0, redis.call('ZCARD', K_SLOW)}
+  -- a worker that ran tasks since its last beat sends its record: it is told of a top-up
+  -- (an idle one learns it from its check)
+  local low = 0
+  if #ARGV == 14 then low = redis.call('ZRANGE', K_SNEXT, 0, 0)[1] == '' and 1 or 0 end
+  return {now, registered, started, -2, -2, -2, 0, low}
 end
 
 local lease = redis.call('ZRANGE', K_INFLIGHT, 0, 0, 'WITHSCORES')
@@ -82,7 +87,7 @@ for _, n in ipairs(old) do
   redis.call('ZREM', K_BEATS, n)
   redis.call('HDEL', K_WORKERS, n)
 end
-local due, fire = next_due(), sched_soonest()
+local due = next_due()
+local fire, low = sched_soonest()
 if fire >= 0 and (due < 0 or fire < due) then due = fire end
-return {now, registered, started, due, tonumber(lease[2]) or -1, p and p.till or -1, #old,
-  redis.call('ZCARD', K_SLOW)}
+return {now, registered, started, due, tonumber(lease[2]) or -1, p and p.till or -1, #old, low}

@@ -41,6 +41,8 @@ local K_SDEFS = K_PREFIX .. 'sdefs' -- HASH name -> schedule record (JSON text)
 local K_STPL = K_PREFIX .. 'stpl' -- HASH name -> envelope template of its tasks
 local K_SNEXT = K_PREFIX .. 'snext' -- ZSET name -> next firing ms (not paused ones)
 local K_SLOW = K_PREFIX .. 'slow' -- ZSET name -> 0: cron lists a worker must top up
+-- (while it has members, snext also holds the member '' at score 0: heartbeat's one
+-- ZRANGE of snext then tells both the next firing and that a top-up is wanted)
 -- keys: end
 
 -- Protocol limits (docs/PROTOCOL.md 8.2). src/delayq.h has the same names and numbers;
@@ -1164,8 +1166,17 @@ local function sched_pass(name, r, now)
     end
   end
   r.fires = rest
-  if #rest <= SCHED_LOW then redis.call('ZADD', K_SLOW, 0, name) end
+  if #rest <= SCHED_LOW then
+    redis.call('ZADD', K_SLOW, 0, name)
+    redis.call('ZADD', K_SNEXT, 0, '')
+  end
   return latest, n
+end
+
+-- @name's list needs no top-up (filled, paused, removed); the mark goes with the last.
+local function sched_unlow(name)
+  redis.call('ZREM', K_SLOW, name)
+  if redis.call('ZCARD', K_SLOW) == 0 then redis.call('ZREM', K_SNEXT, '') end
 end
 
 -- Puts @name in the next-firing set at @r's next firing (or out of it): for every,
@@ -1238,7 +1249,9 @@ local function sched_fire(cfg, now)
   local soonest, fired = -1, 0
   for i = 1, #z, 2 do
     local nxt = tonumber(z[i + 1])
-    if nxt <= now and fired < SCHED_FIRE_MAX then
+    if z[i] == '' then
+      nxt = -1 -- the top-up mark (K_SLOW), not a schedule
+    elseif nxt <= now and fired < SCHED_FIRE_MAX then
       nxt = sched_fire_one(cfg, z[i], nxt, now)
       fired = fired + 1
     end
@@ -1247,9 +1260,9 @@ local function sched_fire(cfg, now)
   return soonest, fired
 end
 
--- The earliest next firing, or -1 (heartbeat's check).
+-- The earliest next firing, or -1, and 1 when a cron list wants a top-up (else 0).
 local function sched_soonest()
-  local f = redis.call('ZRANGE', K_SNEXT, 0, 0, 'WITHSCORES')
-  if f[2] then return tonumber(f[2]) end
-  return -1
+  local f = redis.call('ZRANGE', K_SNEXT, 0, 1, 'WITHSCORES')
+  if f[1] == '' then return tonumber(f[4]) or -1, 1 end
+  return tonumber(f[2]) or -1, 0
 end

@@ -12,9 +12,9 @@
 --   pause/resume: 1 if it was not already so; rm: 1)}.
 -- Errors: DQ_EINVAL naming the argument and its limit; DQ_ENOTFOUND for an unknown name.
 -- Complexity: O(log S + P) for S schedules, P the payload bytes.
-local gate = operator_gate('schedule', 'HEXISTS sdefs HGET sdefs HLEN sdefs HMGET config ' ..
-  'HSET sdefs stpl HDEL sdefs stpl PUBLISH wake TIME XADD audit ZADD slow snext ZRANGE snext ' ..
-  'ZREM slow snext')
+local gate = operator_gate('schedule', 'HDEL sdefs stpl HEXISTS sdefs HGET sdefs HLEN ' ..
+  'sdefs HMGET config HSET sdefs stpl PUBLISH wake TIME XADD audit ZADD slow snext ZCARD ' ..
+  'slow ZRANGE snext ZREM slow snext')
 if gate then return gate end
 local op, who, name = ARGV[1], ARGV[2], ARGV[3]
 if op ~= 'add' and op ~= 'rm' and op ~= 'pause' and op ~= 'resume' then
@@ -71,7 +71,10 @@ if op == 'add' then
   end
   redis.call('HSET', K_STPL, name, tpl)
   redis.call('HSET', K_SDEFS, name, cjson.encode(n))
-  if every == 0 and #list <= SCHED_LOW then redis.call('ZADD', K_SLOW, 0, name) end
+  if every == 0 and #list <= SCHED_LOW then
+    redis.call('ZADD', K_SLOW, 0, name)
+    redis.call('ZADD', K_SNEXT, 0, '')
+  end
   local first = sched_soonest()
   local nxt = sched_arm(name, n, now)
   if nxt >= 0 and (first < 0 or nxt < first) then wake(dec(nxt)) end
@@ -93,7 +96,7 @@ if op == 'rm' then
   redis.call('HDEL', K_SDEFS, name)
   redis.call('HDEL', K_STPL, name)
   redis.call('ZREM', K_SNEXT, name)
-  redis.call('ZREM', K_SLOW, name)
+  sched_unlow(name)
   audit(cfg, who, 'schedule rm', name, 'ok')
   return {-1, 1}
 end
@@ -104,7 +107,7 @@ if not want and r.every == 0 then
   local _ = sched_pass(name, r, now) -- a resume does not fire what passed while paused
 end
 redis.call('HSET', K_SDEFS, name, cjson.encode(r))
-if want then redis.call('ZREM', K_SLOW, name) end -- no top-ups while paused
+if want then sched_unlow(name) end -- no top-ups while paused
 local first = sched_soonest()
 local nxt = sched_arm(name, r, now)
 if nxt >= 0 and (first < 0 or nxt < first) then wake(dec(nxt)) end

@@ -9,8 +9,8 @@
 -- Complexity: O(log S + 16).
 -- Flags: allow-oom (runs at maxmemory: rewrites one small record in place, so schedules
 --   keep firing while the queue drains; docs/OPERATIONS.md).
-local gate = worker_gate('schedule_fill', 'HDEL stats HGET sdefs HSET sdefs TIME ZADD snext ' ..
-  'ZREM slow snext')
+local gate = worker_gate('schedule_fill', 'HDEL stats HGET sdefs HSET sdefs TIME ZADD ' ..
+  'snext ZCARD slow ZREM slow snext')
 if gate then return gate end
 allow_oom()
 local name, updated = ARGV[1], tonumber(ARGV[2])
@@ -32,5 +32,5 @@ for i = 3, #ARGV do
   end
 end
 redis.call('HSET', K_SDEFS, name, cjson.encode(r))
-if #r.fires > SCHED_LOW then redis.call('ZREM', K_SLOW, name) end
+if #r.fires > SCHED_LOW then sched_unlow(name) end
 return {#r.fires, sched_arm(name, r, now)}

@@ -821,7 +821,9 @@ typedef struct dq_beat_reply {
     int64_t paused_until_ms; /* DQ_BEAT_CHECK: -1 not paused, 0 until resumed, else the end;
                                 else -2 */
     size_t pruned;           /* entries removed for silence (DQ_BEAT_CHECK) */
-    size_t schedules_low;    /* cron schedules to top up (dq_schedule_refill) */
+    size_t schedules_low;    /* DQ_BEAT_CHECK, and a beat with @rec: 1 when a cron
+                                schedule's list of firings wants a top-up
+                                (dq_schedule_refill); else 0 */
 } dq_beat_reply;
 
 /**

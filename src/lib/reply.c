@@ -1141,7 +1141,8 @@ dq_reply_heartbeat(const redisReply *r, void *out, dq_err *err)
     b->pruned = v[BEAT_PRUNED] > 0 ? (size_t)v[BEAT_PRUNED] : 0;
     b->schedules_low = 0;
     int64_t low;
-    /* the 8th came with periodic schedules; an older library's reply has 7 */
+    /* the 8th came with periodic schedules (1: a cron list wants a top-up); an older
+     * library's reply has 7 */
     if (r->elements > BEAT_FIELDS && as_int(r->element[BEAT_FIELDS], &low) && low > 0)
         b->schedules_low = (size_t)low;
     return DQ_OK;

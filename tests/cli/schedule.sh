@@ -93,8 +93,10 @@ now=$(redis-cli -p "$redis_port" EVAL "
   redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(r))
   redis.call('ZADD', KEYS[2], now - 3000, ARGV[1])
   redis.call('ZADD', KEYS[3], 0, ARGV[1])
+  redis.call('ZADD', KEYS[2], 0, '')
   return now" 3 "dq:{$q}:sdefs" "dq:{$q}:snext" "dq:{$q}:slow" minute)
-spawn "$bin" work -q "$q" --name wcron -- "$work/rec.sh" "$q" 2>>"$work/wcron.log"
+# an idle worker's check (every --max-idle) tells it a list wants a top-up
+spawn "$bin" work -q "$q" --name wcron --max-idle 1s -- "$work/rec.sh" "$q" 2>>"$work/wcron.log"
 check "the worker runs the cron schedule's missed firing" wait_for 3000 "a cron run" first
 check "once, for the latest missed time" [ "$(cat "$work/ran.$q")" = "minute@$((now - 1000))" ]
 topped() { dq schedule ls -q "$q" --json | grep -q '"listed":\(9\|1[0-6]\)[,}]'; }
