@@ -743,7 +743,8 @@ end
 -- asks first (redis.acl_check_cmd has no side effect) whether its user may run each
 -- command it can run, reads included (a refused read after a write half-applies too),
 -- and refuses before it writes anything. @needs lists them: a command in capitals,
--- then the keys it takes by their names below ('TIME HGET failed running ZADD sched');
+-- then the keys it takes by their names below ('TIME HGET failed running ZADD sched'),
+-- one [[...]] literal (Lua 5.1 does not fold '..': a concatenation is built every call);
 -- tests/lint/gates.py checks that the list holds every command a script can reach and
 -- that the role's ACL line in docs/SECURITY.md grants it. Redis 6 has no
 -- acl_check_cmd: no gate there (its ACL still refuses the command itself).
