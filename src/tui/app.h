@@ -47,6 +47,7 @@ enum action {
     ACT_REQUEUE_FILTER, /* failed: requeue every task of the group or search shown (after y) */
     ACT_DROP_FILTER,    /* failed: drop every task of the group or search shown (after y) */
     ACT_SPREAD,         /* A: the spread window was typed (input); confirm next */
+    ACT_CANCEL,         /* in flight: cancel the selected running task (after y) */
     ACT_COUNT,          /* how many there are (jobs.c has a row for each); not an action */
 };
 

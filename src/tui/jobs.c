@@ -440,6 +440,22 @@ job_requeue_or_drop(dq_client *c, struct job *j, int64_t started_ms)
     j->result.clear_marks = rc == DQ_OK;
 }
 
+/* Cancels a running task (cancel.lua): it goes to failed, and its worker stops it. */
+static void
+job_cancel(dq_client *c, struct job *j, int64_t started_ms)
+{
+    dq_err err = {0};
+    dq_cancelled out;
+    char what[DQ_ID_MAX + 16];
+
+    snprintf(what, sizeof what, "cancel %s", j->id);
+    if (dq_cancel(c, j->queue, j->id, false, &out, &err) != DQ_OK)
+        job_failed(c, j, started_ms, &err, what, false);
+    else
+        job_status(j, false, "cancelled %s (attempt %u): its worker stops it; it is in Failed",
+                   j->id, out.attempt);
+}
+
 static void
 job_reap(dq_client *c, struct job *j, int64_t started_ms)
 {
@@ -581,6 +597,7 @@ static const struct {
     [ACT_ERRORS] = {job_errors, "loading the error groups", NULL},
     [ACT_REQUEUE_FILTER] = {job_requeue_many, "requeueing failed tasks", "requeue-all"},
     [ACT_DROP_FILTER] = {job_drop_many, "dropping failed tasks", "drop-all"},
+    [ACT_CANCEL] = {job_cancel, "cancelling", "cancel"},
     [ACT_SPREAD] = {NULL, "working", NULL},
 };
 _Static_assert(sizeof kinds / sizeof kinds[0] == ACT_COUNT, "jobs.c: an action without a row");

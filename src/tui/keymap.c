@@ -147,6 +147,10 @@ static const struct binding bindings[] = {
         "Failed: fix and requeue: the payload opens as JSON in $VISUAL or $EDITOR; after "
         "you save and quit, shows what changed and asks y/N",
         "e fixes a failed task's payload: go to Failed (4)", "fix"},
+    {BIND_MAIN, {'c'}, "c", I, KB_WRITE | KB_SELECTED, do_confirm, ACT_CANCEL,
+        "In-flight: cancel the selected running task (asks y/N): it goes to Failed and its "
+        "worker stops the handler",
+        "c cancels a running task: go to In-flight (3)", "cancel"},
     {BIND_MAIN, {'x'}, "x", I, KB_WRITE, do_request, ACT_REAP,
         "In-flight: return expired leases now (reap)",
         "x recovers expired leases: go to In-flight (3)", "reap"},

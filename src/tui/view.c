@@ -896,6 +896,8 @@ view_render(const struct model *m, const struct ui *ui, struct grid *g)
             snprintf(q, sizeof q, "drop %s for good? y/N ", ui->prompt);
         else if (ui->confirm_action == ACT_RUN_NOW)
             snprintf(q, sizeof q, "run task %s now? y/N ", ui->action_id);
+        else if (ui->confirm_action == ACT_CANCEL)
+            snprintf(q, sizeof q, "cancel running task %s (to Failed)? y/N ", ui->action_id);
         else if (ui->confirm_action == ACT_PAUSE)
             snprintf(q, sizeof q, "pause queue %s %s%s%s%s? y/N ", ui->action_id,
                      ui->pause_for[0] ? "for " : "until resumed", ui->pause_for,

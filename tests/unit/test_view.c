@@ -656,7 +656,7 @@ hints_follow_the_pane(void **state)
     ui_init(&ui, false, false);
     ui.focus = PANE_INFLIGHT;
     keymap_hints(&ui, 80, h, sizeof h);
-    assert_non_null(strstr(h, "? help  x reap"));
+    assert_non_null(strstr(h, "? help  c cancel  x reap"));
     assert_null(strstr(h, "r requeue"));
     ui.focus = PANE_FUTURE;
     keymap_hints(&ui, 80, h, sizeof h);
