@@ -110,14 +110,15 @@ end
 local CFG_FIELDS = {'max_delay_ms', 'max_payload', 'backoff_base_ms', 'backoff_cap_ms',
   'max_attempts', 'failed_retention', 'audit_retention', 'far_future_ms', 'worker_lost_ms',
   'worker_prune_ms', 'alert_oldest_due_ms', 'alert_far_future', 'alert_running_ms',
-  'alert_memory_pct', 'alert_window_ms', 'alert_fail_pct', 'alert_fail_per_min'}
+  'alert_memory_pct', 'alert_window_ms', 'alert_fail_pct', 'alert_fail_per_min',
+  'time_limit_ms'}
 -- worker_lost_ms 0: a worker is lost after three of its own beat intervals.
 local CFG_DEFAULT = {max_delay_ms = 7 * 86400000, max_payload = 1048576,
   backoff_base_ms = 1000, backoff_cap_ms = 300000, max_attempts = 25,
   failed_retention = 100000, audit_retention = 10000, far_future_ms = 3600000,
   worker_lost_ms = 0, worker_prune_ms = 3600000, alert_oldest_due_ms = 300000,
   alert_far_future = 100000, alert_running_ms = 300000, alert_memory_pct = 90,
-  alert_window_ms = 300000, alert_fail_pct = 50, alert_fail_per_min = 60}
+  alert_window_ms = 300000, alert_fail_pct = 50, alert_fail_per_min = 60, time_limit_ms = 0}
 -- Only @fields (a hot path reads the few it needs).
 local function config_of(fields)
   local v = redis.call('HMGET', K_CONFIG, unpack(fields))
@@ -420,11 +421,17 @@ end
 
 -- The member for template @t: seq, enqueued (@now8, p_u64 of the call's now), max
 -- attempts (@default_max, already packed, when the template left it to the queue) and
--- the deadline (t.due + the template's ms) filled in. One concatenation.
-local function env_fill(t, seq, now8, default_max)
+-- the deadline (t.due + the template's ms) filled in; @default_ext (nil: none) is the
+-- queue's default time limit as an extension map, for a v1 template. One concatenation.
+local function env_fill(t, seq, now8, default_max, default_ext)
   local m = t.m
   local maxf = t.max_default and default_max or string.sub(m, t.max_at, t.dl_at - 1)
   local dlf = t.dl and p_u64(t.due + t.dl) or '\192'
+  if default_ext and t.head == '\153\001' then
+    -- the queue's default time limit, for a template without extensions: v2 with {tl}
+    return '\154\002' .. p_u64(seq) .. string.sub(m, 12, t.attempt_at) .. now8 .. maxf ..
+      dlf .. string.sub(m, t.payload_at) .. default_ext
+  end
   return t.head .. p_u64(seq) .. string.sub(m, 12, t.attempt_at) .. now8 .. maxf ..
     dlf .. string.sub(m, t.payload_at)
 end

@@ -328,6 +328,8 @@ typedef struct dq_config {
     int64_t alert_window_ms;     /* the verdict's outcome window (whole minutes); default 5 min */
     int64_t alert_fail_pct;      /* failed share of the window's outcomes: bad; default 50 */
     int64_t alert_fail_per_min;  /* failures a minute over the window: bad; default 60 */
+    int64_t time_limit_ms;       /* time limit of tasks enqueued without one (their envelopes get
+                                    it at enqueue); default none (-1 here sets none) */
 } dq_config;
 
 /** Reads the queue's effective configuration (defaults filled in). */
