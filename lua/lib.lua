@@ -988,20 +988,31 @@ local WORKER_COMMAND_MAX = 1024 -- bytes of a worker command kept (DQ_WORKER_COM
 
 -- Worker record: fixarray(13) [1, host, pid, version, started ms, beat interval ms,
 -- concurrency, busy, done, retried, failed, command, draining bool].
+-- Version 2: fixarray(14), the same with version 2 and then hung (handlers still running
+-- past their time limit); written only when hung > 0, so a record reads as before
+-- otherwise.
 local function worker_encode(w)
-  return '\157\001' .. p_str(w.host) .. p_uint(w.pid) .. p_str(w.version) ..
+  local body = p_str(w.host) .. p_uint(w.pid) .. p_str(w.version) ..
     p_uint(w.started) .. p_uint(w.beat) .. p_uint(w.conc) .. p_uint(w.busy) ..
     p_uint(w.done) .. p_uint(w.retried) .. p_uint(w.failed) .. p_str(w.command) ..
     (w.draining and '\195' or '\194')
+  if w.hung and w.hung > 0 then return '\158\002' .. body .. p_uint(w.hung) end
+  return '\157\001' .. body
 end
 local WORKER_KINDS = {'uint', 'bytes', 'uint', 'bytes', 'uint', 'uint', 'uint', 'uint', 'uint',
   'uint', 'uint', 'bytes', 'bool'}
+local WORKER2_KINDS = {'uint', 'bytes', 'uint', 'bytes', 'uint', 'uint', 'uint', 'uint', 'uint',
+  'uint', 'uint', 'bytes', 'bool', 'uint'}
 local function worker_decode(r)
   local t = r and rd_record(r, WORKER_KINDS)
-  if not t or t[1] ~= 1 then return nil end
+  if t and t[1] ~= 1 then return nil end
+  if not t then
+    t = r and rd_record(r, WORKER2_KINDS)
+    if not t or t[1] ~= 2 then return nil end
+  end
   return {host = t[2], pid = t[3], version = t[4], started = t[5], beat = t[6], conc = t[7],
     busy = t[8], done = t[9], retried = t[10], failed = t[11], command = t[12],
-    draining = t[13]}
+    draining = t[13], hung = t[14] or 0}
 end
 
 -- The queue's pause, or nil when it is not paused (never paused, resumed, or the pause's

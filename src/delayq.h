@@ -806,7 +806,12 @@ typedef struct dq_beat {
     unsigned concurrency, busy;
     int64_t done, retried, failed; /* tasks since it started */
     bool draining;                 /* stopping: claims nothing more */
+    unsigned hung; /* handlers still running DQ_HUNG_AFTER_MS past their time limit */
 } dq_beat;
+
+/* A handler still running this long after its run's time limit (its cancel flag set) is
+ * counted as hung in its worker's record (dq_worker_info.hung) and by the verdict. */
+#define DQ_HUNG_AFTER_MS 5000
 
 typedef enum dq_beat_mode {
     DQ_BEAT = 0,   /* only the beat */
@@ -849,7 +854,8 @@ typedef struct dq_worker_info {
     bool lost;                         /* silent past the queue's worker_lost_ms */
     bool draining;
     int64_t concurrency, busy, done, retried, failed; /* as of its last beat */
-    size_t held;           /* tasks it holds among the in-flight tasks looked at */
+    int64_t hung; /* handlers past their time limit by DQ_HUNG_AFTER_MS, as of its last beat */
+    size_t held;  /* tasks it holds among the in-flight tasks looked at */
     dq_worker_task *tasks; /* the first ntasks of them (at most the tasks_per_worker asked) */
     size_t ntasks;
 } dq_worker_info;

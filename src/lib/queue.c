@@ -853,6 +853,8 @@ dq_heartbeat(dq_client *c, const char *queue, const char *name, dq_beat_mode mod
         dq_args_bytes(&a, cmd,
                       strlen(cmd) > DQ_WORKER_COMMAND_MAX ? DQ_WORKER_COMMAND_MAX : strlen(cmd));
         dq_args_str(&a, rec->draining ? "1" : "0");
+        if (rec->hung > 0) /* only then: a record without it reads as before */
+            dq_args_i64(&a, rec->hung);
     }
     rc = dq_scripts_run(c, DQ_SCRIPT_HEARTBEAT, queue, &a, dq_reply_heartbeat, out, err);
     dq_args_free(&a);

@@ -1171,6 +1171,7 @@ enum {
     W_FAILED,
     W_COMMAND,
     W_DRAINING,
+    W_HUNG,
     W_HELD,
     W_NTASKS,
     W_FIELDS
@@ -1215,6 +1216,7 @@ worker_row(const redisReply *r, size_t at, size_t k, dq_worker_info *w, int64_t 
     w->retried = v[W_RETRIED];
     w->failed = v[W_FAILED];
     w->draining = v[W_DRAINING] != 0;
+    w->hung = v[W_HUNG] > 0 ? v[W_HUNG] : 0;
     w->held = v[W_HELD] > 0 ? (size_t)v[W_HELD] : 0;
     if (v[W_NTASKS] < 0 || v[W_NTASKS] > 100 ||
         r->elements < at + W_FIELDS + WT_FIELDS * (size_t)v[W_NTASKS])

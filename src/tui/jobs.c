@@ -313,6 +313,7 @@ job_workers(dq_client *c, struct job *j, int64_t started_ms)
         snprintf(busy, sizeof busy, "%lld/%lld", (long long)x->busy, (long long)x->concurrency);
         dq_buf_printf(&b, "%-5s %9s %7s %7lld %7lld %7lld  %s  %s\n",
                       x->lost       ? "LOST"
+                      : x->hung > 0 ? "HUNG"
                       : x->draining ? "drain"
                                     : "live",
                       beat, busy, (long long)x->done, (long long)x->retried, (long long)x->failed,
@@ -323,6 +324,9 @@ job_workers(dq_client *c, struct job *j, int64_t started_ms)
             dq_dur_format(up, sizeof up, x->last_beat_ms - x->started_ms);
             dq_buf_printf(&b, "      was up %s, silent for %s\n", up, beat);
         }
+        if (x->hung > 0)
+            dq_buf_printf(&b, "      %lld handler%s past its time limit, asked to stop, runs on\n",
+                          (long long)x->hung, x->hung == 1 ? "" : "s");
         if (x->held > 0) {
             dq_buf_printf(&b, "      holds %zu:", x->held);
             for (size_t k = 0; k < x->ntasks; k++) {

@@ -236,6 +236,9 @@ render_verdict(const struct model *m, const struct ui *ui, struct grid *g)
                                 .workers_live = m->workers.live,
                                 .workers_lost = m->workers.lost,
                                 .last_beat_ms = m->workers.last_beat_ms,
+                                .workers_hung = m->workers.hung,
+                                .hung_worker =
+                                    m->workers.hung_worker[0] ? m->workers.hung_worker : NULL,
                                 .retry_rate = m->have_data ? m->retry_rate : -1,
                                 .max_running_ms = m->config.alert_running_ms,
                                 .longest_running_ms = -1,
