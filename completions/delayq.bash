@@ -1,5 +1,6 @@
-# bash completion for delayq. Commands and options come from `delayq --help` and
-# `delayq CMD --help` (no Redis, so they can never drift from the program); queue
+# bash completion for delayq. Commands come from `delayq --help`, options, which of
+# them take a value and an enum's words from `delayq help --specs` (the tables the
+# program parses with, no Redis: they can never drift from the program); queue
 # names from `delayq queues --json` with a 1 s timeout, against the --url on the line
 # or $DELAYQ_URL. Installed as "delayq" in bash-completion's completionsdir.
 
@@ -10,11 +11,19 @@ _delayq_commands()
         c && /^  [a-z]/ { print $1 }'
 }
 
-# every -x / --long option that delayq CMD --help prints
+# every -x / --long option of command $2 and the global ones (--profile goes before
+# the command), from help --specs: "CMD --long -x ARG [WORDS]" lines
 _delayq_options()
 {
-    "$1" "$2" --help 2>/dev/null | grep -oE '(^|[^A-Za-z0-9_-])--?[A-Za-z][A-Za-z0-9-]*' |
-        sed 's/^[^-]*//' | sort -u
+    "$1" help --specs 2>/dev/null | awk -v c="$2" '($1 == c || $1 == "global") && NF >= 4 &&
+        $2 != "--profile" { print $2; if ($3 != "-") print $3 }' | sort -u
+}
+
+# the help --specs line of option $3 for command $2 ("" when it is none)
+_delayq_spec()
+{
+    "$1" help --specs 2>/dev/null | awk -v c="$2" -v o="$3" '($1 == c || $1 == "global") &&
+        NF >= 4 && ($2 == o || $3 == o) { print; exit }'
 }
 
 # the profile names `delayq profiles` lists (no Redis)
@@ -94,15 +103,15 @@ _delayq()
         mapfile -t COMPREPLY < <(compgen -f -- "$cur")
         return 0
         ;;
-    --log-level)
-        mapfile -t COMPREPLY < <(compgen -W "error warn info debug" -- "$cur")
-        return 0
-        ;;
-    --url | --who | --timeout | --delay | --at | --id | --max-attempts | --deadline | \
-        --json | --limit | --offset | --spread | --concurrency | --batch | --lease | \
-        --grace | --max-idle | --name | --refresh | --listen | --cache | --max-far-future | \
-        --max-oldest-due | --min-replicas | --match)
-        return 0 # a value only the user knows
+    -*)
+        # an option that takes a value: an enum's words, else a value only the user knows
+        local spec arg words
+        spec=$(_delayq_spec "$prog" "$cmd" "$prev")
+        read -r _ _ _ arg words <<<"$spec"
+        if [[ -n $spec && $arg != - ]]; then
+            [[ -n $words ]] && mapfile -t COMPREPLY < <(compgen -W "${words//,/ }" -- "$cur")
+            return 0
+        fi
         ;;
     esac
 
@@ -123,9 +132,9 @@ _delayq()
         mapfile -t COMPREPLY < <(compgen -W "due future inflight failed" -- "$cur")
         ;;
     config)
-        # FIELD=VALUE: the fields config --help lists
+        # FIELD=VALUE: the fields config --help lists (several a line; each has a _)
         local fields
-        fields=$("$prog" config --help 2>/dev/null | awk '/^  [a-z_]+ / { print $1 "=" }')
+        fields=$("$prog" config --help 2>/dev/null | awk '/^  [a-z_]+ / { for (i = 1; i <= NF; i++) if ($i ~ /^[a-z]+_[a-z_]+$/) print $i "=" }')
         compopt -o nospace 2>/dev/null
         mapfile -t COMPREPLY < <(compgen -W "$fields" -- "$cur")
         ;;

@@ -7,7 +7,8 @@
 --   time: 'd' .. delay ms, or 'a' .. epoch ms (a past time means now);
 --   id: '' for a generated id, else the id the template carries.
 -- The script fills in what only the server knows: seq (one INCRBY for the call),
---   enqueued (one TIME), the default max attempts (one HMGET) and the deadline (due +
+--   enqueued (one TIME), the default max attempts and time limit (one HMGET; the time
+--   limit only into a v1 template, which then becomes v2) and the deadline (due +
 --   the template's ms); it checks what needs server state (max_payload, max_delay_ms)
 --   and what guards the queue's own invariants (the template's layout, the id's form).
 -- Reply: array of 3 per task: id, status (0 added, 1 duplicate scheduled,
@@ -25,7 +26,7 @@ end
 local gate = producer_gate('enqueue', [[HEXISTS failed running HGET ids HINCRBY stats HMGET config
   HSET ids INCRBY seq PUBLISH wake TIME ZADD sched ZRANGE sched]])
 if gate then return gate end
-local cfg = config_of({'max_delay_ms', 'max_payload', 'max_attempts'})
+local cfg = config_of({'max_delay_ms', 'max_payload', 'max_attempts', 'time_limit_ms'})
 local now = now_ms()
 
 local tasks = {}
@@ -90,6 +91,8 @@ if added > 0 then
   local earliest = -1
   local z, ids = {}, {}
   local now8, default_max = p_u64(now), p_uint(cfg.max_attempts)
+  -- the queue's default time limit goes to tasks without one of their own (v1 templates)
+  local default_ext = cfg.time_limit_ms > 0 and '\129\162tl' .. p_uint(cfg.time_limit_ms) or nil
   -- destination first: the counter, then the members, then the index
   redis.call('HINCRBY', K_STATS, 'enqueued', added)
   for _, t in ipairs(tasks) do
@@ -97,7 +100,7 @@ if added > 0 then
       seq = seq + 1
       t.seq = seq
       z[#z + 1] = dec(t.due)
-      z[#z + 1] = env_fill(t, seq, now8, default_max)
+      z[#z + 1] = env_fill(t, seq, now8, default_max, default_ext)
       if t.id then
         ids[#ids + 1] = t.id
         ids[#ids + 1] = dec(t.due) .. ':' .. dec(seq)

@@ -41,7 +41,8 @@ end
 -- an undecodable member, by the name claim would fail it under (undecodable:<sha1>)
 local bad = string.match(id, '^undecodable:%x+$') and #id == 52
 if not bad and (not string.match(id, '^%d+$') or #id > 15) then return {'none'} end
-local prefix = not bad and '\153\001' .. p_u64(tonumber(id)) .. '\192'
+-- a generated id's member starts with its header, its seq and a nil id (v1 or v2)
+local prefix = not bad and p_u64(tonumber(id)) .. '\192'
 local last, last_score = ARGV[2], ARGV[3]
 local start = 0
 if last ~= '' then
@@ -55,7 +56,9 @@ end
 local items = redis.call('ZRANGE', K_SCHED, start, start + DQ_STEP_MAX - 1, 'WITHSCORES')
 for i = 1, #items, 2 do
   local m = items[i]
-  if prefix and string.sub(m, 1, #prefix) == prefix then
+  local head = string.sub(m, 1, 2)
+  if prefix and (head == '\153\001' or head == '\154\002') and
+     string.sub(m, 3, 2 + #prefix) == prefix then
     return {'scheduled', m, tonumber(items[i + 1]), hist_get(id)}
   elseif bad and not env_peek(m) and undecodable_key(m) == id then
     return {'scheduled', m, tonumber(items[i + 1]), {}}

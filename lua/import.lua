@@ -6,11 +6,12 @@
 --   (raised to the highest imported seq, before any task is written), audit, and the
 --   history key of each imported task that has one (hist:<task key>).
 -- ARGV: [1] who, [2] requeue ('0' | '1': failed tasks go to scheduled, due now, attempt
---   0, no deadline, as requeue does), [3] n (1..1000), then n groups of 18:
+--   0, no deadline, as requeue does), [3] n (1..1000), then n groups of 19:
 --   kind ('s' scheduled | 'f' failed | 'u' undecodable failed entry), id ('' for a
 --   generated id), seq, attempt, enqueued ms, max attempts, deadline ms ('' none),
 --   payload, has a last error ('0' | '1'), last error, due ms (s), failed ms (f, u),
---   reason, error, trace, who failed it (f, u), raw bytes (u), h = attempts in its
+--   reason, error, trace, who failed it (f, u), raw bytes (u), time limit ms ('' none;
+--   the envelope's tl extension, PROTOCOL.md 4.1; s, f), h = attempts in its
 --   history (0..5; 0 for u); then, after the n groups, the history entries of the tasks
 --   in order, oldest first, 6 each: attempt (1..2^32-1), started ms, duration ms, worker,
 --   outcome ('retry' | 'fail' | 'lease expired' | 'timed out' | 'expired'), error
@@ -23,7 +24,7 @@
 --   written. Counters are not touched (no task ran or failed); one audit entry.
 -- Complexity: O(n log N).
 local who, requeue, n = ARGV[1], ARGV[2] == '1', tonumber(ARGV[3])
-local G, HG = 18, 6
+local G, HG = 19, 6
 if not n or n < 1 or n > DQ_CALL_MAX or n ~= math.floor(n) or #ARGV < 3 + G * n then
   return err('DQ_EINVAL', 'import: n: %q tasks with %d arguments; expected 1..%d tasks of %d',
     tostring(ARGV[3]), #ARGV, DQ_CALL_MAX, G)
@@ -106,7 +107,7 @@ for k = 1, n do
   if kind ~= 's' and kind ~= 'f' and kind ~= 'u' then
     return err('DQ_EINVAL', 'task %d: kind: %q is not s, f or u', k, kind)
   end
-  local h = tonumber(ARGV[a + 18])
+  local h = tonumber(ARGV[a + 19])
   if h > 0 then
     -- undecodable entries never have a history (hist_forget_keys skips them)
     if kind == 'u' then
@@ -147,6 +148,11 @@ for k = 1, n do
     if ARGV[a + 9] == '1' then
       e.last_error = ARGV[a + 10]
       if not len_ok(k, 'last_error', e.last_error, 512) then return err('DQ_EINVAL', '%s', bad) end
+    end
+    if ARGV[a + 18] ~= '' then
+      local tl = num(k, 'time_limit_ms', ARGV[a + 18], 1, DQ_TIME_LIMIT_MAX)
+      if not tl then return err('DQ_EINVAL', '%s', bad) end
+      e.ext = '\129\162tl' .. p_uint(tl) -- {"tl": ms}: the only extension known here
     end
     t.e, t.tk = e, tkey(e)
     if e.seq > max_seq then max_seq = e.seq end

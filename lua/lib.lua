@@ -46,6 +46,8 @@ local DQ_NEEDLE_MAX = 200 -- bytes of a search needle
 -- a task's attempt and max attempts, and a queue's max_attempts: the readers (here and
 -- src/lib/env.c) refuse an envelope past it, so the scripts never write one
 local DQ_ATTEMPTS_MAX = 1000000
+-- a task's time limit (the envelope's "tl" extension), ms: 7 days
+local DQ_TIME_LIMIT_MAX = 604800000
 
 -- The one clock: Redis server time in integer milliseconds.
 local function now_ms()
@@ -108,14 +110,15 @@ end
 local CFG_FIELDS = {'max_delay_ms', 'max_payload', 'backoff_base_ms', 'backoff_cap_ms',
   'max_attempts', 'failed_retention', 'audit_retention', 'far_future_ms', 'worker_lost_ms',
   'worker_prune_ms', 'alert_oldest_due_ms', 'alert_far_future', 'alert_running_ms',
-  'alert_memory_pct', 'alert_window_ms', 'alert_fail_pct', 'alert_fail_per_min'}
+  'alert_memory_pct', 'alert_window_ms', 'alert_fail_pct', 'alert_fail_per_min',
+  'time_limit_ms'}
 -- worker_lost_ms 0: a worker is lost after three of its own beat intervals.
 local CFG_DEFAULT = {max_delay_ms = 7 * 86400000, max_payload = 1048576,
   backoff_base_ms = 1000, backoff_cap_ms = 300000, max_attempts = 25,
   failed_retention = 100000, audit_retention = 10000, far_future_ms = 3600000,
   worker_lost_ms = 0, worker_prune_ms = 3600000, alert_oldest_due_ms = 300000,
   alert_far_future = 100000, alert_running_ms = 300000, alert_memory_pct = 90,
-  alert_window_ms = 300000, alert_fail_pct = 50, alert_fail_per_min = 60}
+  alert_window_ms = 300000, alert_fail_pct = 50, alert_fail_per_min = 60, time_limit_ms = 0}
 -- Only @fields (a hot path reads the few it needs).
 local function config_of(fields)
   local v = redis.call('HMGET', K_CONFIG, unpack(fields))
@@ -169,12 +172,17 @@ local function p_opt_str(s)
 end
 
 -- Envelope v1: fixarray(9) [1, seq u64, id|nil, attempt, enqueued ms, max attempts
--- (0 = unlimited), deadline ms|nil, payload bin, last error|nil].
+-- (0 = unlimited), deadline ms|nil, payload bin, last error|nil]. v2: fixarray(10), the
+-- same nine with version 2, then a map of extensions (rd_ext), e.ext its bytes as read:
+-- written back unchanged, so a rewrite keeps extensions this code does not know.
 local ENV_PREFIX = '\153\001\207'
+local ENV2_PREFIX = '\154\002\207'
 local function env_encode(e)
-  return '\153\001' .. p_u64(e.seq) .. p_opt_str(e.id) .. p_uint(e.attempt) ..
+  local body = p_u64(e.seq) .. p_opt_str(e.id) .. p_uint(e.attempt) ..
     p_uint(e.enq) .. p_uint(e.max) .. p_opt_uint(e.deadline) .. p_bin(e.payload) ..
     p_opt_str(e.last_error)
+  if e.ext then return '\154\002' .. body .. e.ext end
+  return '\153\001' .. body
 end
 
 -- A minimal msgpack reader for the records this file writes (Redis' cmsgpack does not
@@ -211,14 +219,15 @@ local function rd(s, pos)
   return string.sub(s, pos + h, pos + h - 1 + l), pos + h + l, 'bytes'
 end
 
--- Reads a fixarray of exactly #kinds elements whose kinds match @kinds ('uint',
--- 'bytes', 'bool', or '?uint' / '?bytes' where nil is allowed) and that fills @s
--- exactly. Returns the values as a table (nil elements as false), or nil.
-local function rd_record(s, kinds)
+-- Reads the first #kinds elements of a fixarray of @arity elements whose kinds match
+-- @kinds ('uint', 'bytes', 'bool', or '?uint' / '?bytes' where nil is allowed).
+-- Returns the values as a table (nil elements as false) and the position after them,
+-- or nil.
+local function rd_fields(s, arity, kinds)
   local len, pos, kind = rd(s, 1)
-  if kind ~= 'array' or len ~= #kinds then return nil end
+  if kind ~= 'array' or len ~= arity then return nil end
   local t = {}
-  for i = 1, len do
+  for i = 1, #kinds do
     local v, k
     v, pos, k = rd(s, pos)
     if not pos then return nil end
@@ -230,8 +239,43 @@ local function rd_record(s, kinds)
     if k ~= want then return nil end
     t[i] = v
   end
-  if pos ~= #s + 1 then return nil end
+  return t, pos
+end
+
+-- rd_fields over a whole record: exactly #kinds elements that fill @s exactly.
+local function rd_record(s, kinds)
+  local t, pos = rd_fields(s, #kinds, kinds)
+  if not t or pos ~= #s + 1 then return nil end
   return t
+end
+
+-- The extensions of a v2 envelope (docs/PROTOCOL.md 4.1), from @pos to the end of @s:
+-- a fixmap of 1..15 entries, keys fixstr of [a-z0-9_] in strictly increasing order,
+-- values a uint or a string. Returns a table of the known ones (tl: the time limit),
+-- or nil when the map is malformed. Unknown keys are allowed (a later writer's).
+local function rd_ext(s, pos)
+  local b = string.byte(s, pos)
+  if not b or b < 129 or b > 143 then return nil end
+  local x, prev = {}, nil
+  pos = pos + 1
+  for _ = 1, b - 128 do
+    local kb = string.byte(s, pos)
+    if not kb or kb < 161 or kb > 191 then return nil end
+    local key, v, k
+    key, pos = rd(s, pos)
+    if not pos or not string.match(key, '^[a-z0-9_]+$') or (prev and prev >= key) then
+      return nil
+    end
+    prev = key
+    v, pos, k = rd(s, pos)
+    if k ~= 'uint' and k ~= 'bytes' then return nil end
+    if key == 'tl' then
+      if k ~= 'uint' or v < 1 or v > DQ_TIME_LIMIT_MAX then return nil end
+      x.tl = v
+    end
+  end
+  if pos ~= #s + 1 then return nil end
+  return x
 end
 
 local function opt(v)
@@ -240,14 +284,24 @@ local function opt(v)
 end
 
 local ENV_KINDS = {'uint', 'uint', '?bytes', 'uint', 'uint', 'uint', '?uint', 'bytes', '?bytes'}
--- Returns the envelope as a table, or nil when @m is not a well-formed v1 envelope.
+-- Returns the envelope as a table, or nil when @m is not a well-formed v1 or v2
+-- envelope.
 local function env_decode(m)
-  if string.sub(m, 1, 3) ~= ENV_PREFIX then return nil end
-  local t = rd_record(m, ENV_KINDS)
+  local head, t, ext, x = string.sub(m, 1, 3), nil, nil, nil
+  if head == ENV_PREFIX then
+    t = rd_record(m, ENV_KINDS)
+  elseif head == ENV2_PREFIX then
+    local pos
+    t, pos = rd_fields(m, 10, ENV_KINDS)
+    x = t and rd_ext(m, pos)
+    if not x then return nil end
+    ext = string.sub(m, pos)
+  end
   if not t or (t[3] and (#t[3] == 0 or #t[3] > DQ_ID_MAX)) then return nil end
   if t[4] > DQ_ATTEMPTS_MAX or t[6] > DQ_ATTEMPTS_MAX then return nil end
   return {seq = t[2], id = opt(t[3]), attempt = t[4], enq = t[5], max = t[6],
-    deadline = opt(t[7]), payload = t[8], last_error = opt(t[9])}
+    deadline = opt(t[7]), payload = t[8], last_error = opt(t[9]), ext = ext,
+    tl = x and x.tl}
 end
 
 -- The position after the str or bin at @pos, without copying it (as rd reads it); nil
@@ -269,9 +323,11 @@ end
 -- caller-chosen id (or nil) and the deadline (or nil). It accepts exactly what
 -- env_decode accepts (tests/integ/test_queue.c compares them), walking the fields in
 -- place: no tables, and the payload and last error are not copied. nil when @m is not
--- a well-formed v1 envelope.
+-- a well-formed v1 or v2 envelope.
 local function env_peek(m)
-  if string.sub(m, 1, 3) ~= ENV_PREFIX then return nil end
+  local head = string.sub(m, 1, 3)
+  local v2 = head == ENV2_PREFIX
+  if head ~= ENV_PREFIX and not v2 then return nil end
   local seq, p = rd(m, 3)
   if not p then return nil end
   local id, q, k = rd(m, p)
@@ -300,7 +356,11 @@ local function env_peek(m)
   else
     q = skip_bytes(m, q) -- last error
   end
-  if q ~= #m + 1 then return nil end
+  if v2 then
+    if not q or not rd_ext(m, q) then return nil end
+  elseif q ~= #m + 1 then
+    return nil
+  end
   if id then return 'c:' .. id, id, dl end
   return dec(seq), nil, dl
 end
@@ -308,10 +368,14 @@ end
 -- An envelope template as enqueue.lua takes it (docs/PROTOCOL.md 5.2): a v1 envelope
 -- with seq and enqueued as cf + 8 placeholder bytes, attempt 0, max attempts nil (the
 -- queue's default) or a uint, deadline nil or cf + 8 bytes of ms after the due time,
--- a bin payload and a nil last error. Its layout is checked by position, without
--- copying the payload. Returns a table of the positions env_fill needs, or nil and why.
+-- a bin payload and a nil last error; or the same as v2, with its extensions after
+-- the last error. Its layout is checked by position, without copying the payload.
+-- Returns a table of the positions env_fill needs, or nil and why.
 local function env_template(m, id)
-  if string.sub(m, 1, 3) ~= ENV_PREFIX then return nil, 'does not start with 99 01 cf' end
+  local head = string.sub(m, 1, 3)
+  if head ~= ENV_PREFIX and head ~= ENV2_PREFIX then
+    return nil, 'does not start with 99 01 cf or 9a 02 cf'
+  end
   local p = 12 -- the id field
   if id == '' then
     if string.byte(m, p) ~= 192 then return nil, 'id field is not nil for a generated id' end
@@ -343,21 +407,32 @@ local function env_template(m, id)
   elseif b == 197 and q2 + 2 <= #m then l, h = struct.unpack('>I2', m, q2 + 1), 3
   elseif b == 198 and q2 + 4 <= #m then l, h = struct.unpack('>I4', m, q2 + 1), 5
   else return nil, 'payload is not a bin' end
-  if q2 + h + l ~= #m or string.byte(m, #m) ~= 192 then
+  local le = q2 + h + l -- the last error
+  if string.byte(m, le) ~= 192 then
     return nil, 'payload length does not match, or last error is not nil'
   end
-  t.payload_at, t.payload_len = q2, l
+  if head == ENV_PREFIX and le ~= #m then return nil, 'trailing bytes after the last error' end
+  if head == ENV2_PREFIX and not rd_ext(m, le + 1) then
+    return nil, 'extensions are not a well-formed map (PROTOCOL.md 4.1)'
+  end
+  t.head, t.payload_at, t.payload_len = string.sub(m, 1, 2), q2, l
   return t
 end
 
 -- The member for template @t: seq, enqueued (@now8, p_u64 of the call's now), max
 -- attempts (@default_max, already packed, when the template left it to the queue) and
--- the deadline (t.due + the template's ms) filled in. One concatenation.
-local function env_fill(t, seq, now8, default_max)
+-- the deadline (t.due + the template's ms) filled in; @default_ext (nil: none) is the
+-- queue's default time limit as an extension map, for a v1 template. One concatenation.
+local function env_fill(t, seq, now8, default_max, default_ext)
   local m = t.m
   local maxf = t.max_default and default_max or string.sub(m, t.max_at, t.dl_at - 1)
   local dlf = t.dl and p_u64(t.due + t.dl) or '\192'
-  return '\153\001' .. p_u64(seq) .. string.sub(m, 12, t.attempt_at) .. now8 .. maxf ..
+  if default_ext and t.head == '\153\001' then
+    -- the queue's default time limit, for a template without extensions: v2 with {tl}
+    return '\154\002' .. p_u64(seq) .. string.sub(m, 12, t.attempt_at) .. now8 .. maxf ..
+      dlf .. string.sub(m, t.payload_at) .. default_ext
+  end
+  return t.head .. p_u64(seq) .. string.sub(m, 12, t.attempt_at) .. now8 .. maxf ..
     dlf .. string.sub(m, t.payload_at)
 end
 
@@ -941,20 +1016,31 @@ local WORKER_COMMAND_MAX = 1024 -- bytes of a worker command kept (DQ_WORKER_COM
 
 -- Worker record: fixarray(13) [1, host, pid, version, started ms, beat interval ms,
 -- concurrency, busy, done, retried, failed, command, draining bool].
+-- Version 2: fixarray(14), the same with version 2 and then hung (handlers still running
+-- past their time limit); written only when hung > 0, so a record reads as before
+-- otherwise.
 local function worker_encode(w)
-  return '\157\001' .. p_str(w.host) .. p_uint(w.pid) .. p_str(w.version) ..
+  local body = p_str(w.host) .. p_uint(w.pid) .. p_str(w.version) ..
     p_uint(w.started) .. p_uint(w.beat) .. p_uint(w.conc) .. p_uint(w.busy) ..
     p_uint(w.done) .. p_uint(w.retried) .. p_uint(w.failed) .. p_str(w.command) ..
     (w.draining and '\195' or '\194')
+  if w.hung and w.hung > 0 then return '\158\002' .. body .. p_uint(w.hung) end
+  return '\157\001' .. body
 end
 local WORKER_KINDS = {'uint', 'bytes', 'uint', 'bytes', 'uint', 'uint', 'uint', 'uint', 'uint',
   'uint', 'uint', 'bytes', 'bool'}
+local WORKER2_KINDS = {'uint', 'bytes', 'uint', 'bytes', 'uint', 'uint', 'uint', 'uint', 'uint',
+  'uint', 'uint', 'bytes', 'bool', 'uint'}
 local function worker_decode(r)
   local t = r and rd_record(r, WORKER_KINDS)
-  if not t or t[1] ~= 1 then return nil end
+  if t and t[1] ~= 1 then return nil end
+  if not t then
+    t = r and rd_record(r, WORKER2_KINDS)
+    if not t or t[1] ~= 2 then return nil end
+  end
   return {host = t[2], pid = t[3], version = t[4], started = t[5], beat = t[6], conc = t[7],
     busy = t[8], done = t[9], retried = t[10], failed = t[11], command = t[12],
-    draining = t[13]}
+    draining = t[13], hung = t[14] or 0}
 end
 
 -- The queue's pause, or nil when it is not paused (never paused, resumed, or the pause's

@@ -67,6 +67,8 @@ enum {
 /* A task's attempt and max attempts, and a queue's max_attempts: producers, the scripts
  * and every reader refuse more, so no envelope past it is ever written or run. */
 #define DQ_ATTEMPTS_MAX 1000000
+/* A task's time limit (dq_enqueue_opts.time_limit_ms), ms: 7 days. */
+#define DQ_TIME_LIMIT_MAX 604800000LL
 /* Bytes of a failure's signature (reason + masked first line of its error). */
 #define DQ_SIGNATURE_MAX 200
 /* Reason given to dq_pause(): 0..DQ_PAUSE_REASON_MAX bytes; a buffer needs +1. */
@@ -265,6 +267,7 @@ typedef struct dq_task {
     int64_t enqueued_ms;    /* when it was first enqueued */
     int64_t due_ms;         /* scheduled: due time; in-flight: due time when claimed */
     int64_t deadline_ms;    /* claimed after this, it fails as "expired"; -1: none */
+    int64_t time_limit_ms;  /* a run is stopped after this long; -1: none (the worker's own) */
     unsigned char *payload; /* owned; payload_len bytes */
     size_t payload_len;
     char *last_error; /* message of the last retry; NULL if none */
@@ -325,6 +328,8 @@ typedef struct dq_config {
     int64_t alert_window_ms;     /* the verdict's outcome window (whole minutes); default 5 min */
     int64_t alert_fail_pct;      /* failed share of the window's outcomes: bad; default 50 */
     int64_t alert_fail_per_min;  /* failures a minute over the window: bad; default 60 */
+    int64_t time_limit_ms;       /* time limit of tasks enqueued without one (their envelopes get
+                                    it at enqueue); default none (-1 here sets none) */
 } dq_config;
 
 /** Reads the queue's effective configuration (defaults filled in). */
@@ -337,12 +342,14 @@ int dq_config_set(dq_client *c, const char *queue, const dq_config *cfg, dq_err 
 /* ---- producing ------------------------------------------------------------------- */
 
 typedef struct dq_enqueue_opts {
-    int64_t delay_ms;     /* run this long after now (server time); ignored if at_ms > 0 */
-    int64_t at_ms;        /* run at this absolute time; 0: use delay_ms */
-    const char *id;       /* caller-chosen id (1..DQ_ID_MAX bytes, no control bytes); NULL:
-                             generated */
-    int64_t max_attempts; /* 0: the queue's default; -1: unlimited */
-    int64_t deadline_ms;  /* if > 0, the task expires when not started by due + deadline_ms */
+    int64_t delay_ms;      /* run this long after now (server time); ignored if at_ms > 0 */
+    int64_t at_ms;         /* run at this absolute time; 0: use delay_ms */
+    const char *id;        /* caller-chosen id (1..DQ_ID_MAX bytes, no control bytes); NULL:
+                              generated */
+    int64_t max_attempts;  /* 0: the queue's default; -1: unlimited */
+    int64_t deadline_ms;   /* if > 0, the task expires when not started by due + deadline_ms */
+    int64_t time_limit_ms; /* if > 0 (1..DQ_TIME_LIMIT_MAX): a run still going this long is
+                              stopped and retried ("timed out after ..."); PROTOCOL.md 10.4 */
 } dq_enqueue_opts;
 
 typedef struct dq_enqueued {
@@ -528,6 +535,18 @@ int dq_claim_settle(dq_client *c, const char *queue, dq_settle *results, size_t 
  * the call. Handlers of one worker run concurrently (opts.concurrency).
  */
 typedef void (*dq_handler_fn)(const dq_task *task, dq_result *result, void *arg);
+
+/*
+ * For a handler, about the run of the @task it was given (only that pointer, and only
+ * during the call). A run has a time limit: the smaller of the task's time_limit_ms and
+ * the worker's timeout_ms. Once it has passed, the worker stops renewing the lease (a
+ * reap retries the task, PROTOCOL.md 10.4) and asks the handler to stop; so it does
+ * when a stop's grace ends. A handler that can stop early should poll.
+ */
+/** True once the worker asks the handler to stop: return soon (the result is kept). */
+bool dq_task_cancelled(const dq_task *task);
+/** Milliseconds left of the run's time limit (0 when passed), or -1 when it has none. */
+int64_t dq_task_time_left_ms(const dq_task *task);
 
 enum { DQ_LOG_ERROR = 0, DQ_LOG_WARN = 1, DQ_LOG_INFO = 2, DQ_LOG_DEBUG = 3 };
 
@@ -787,7 +806,12 @@ typedef struct dq_beat {
     unsigned concurrency, busy;
     int64_t done, retried, failed; /* tasks since it started */
     bool draining;                 /* stopping: claims nothing more */
+    unsigned hung; /* handlers still running DQ_HUNG_AFTER_MS past their time limit */
 } dq_beat;
+
+/* A handler still running this long after its run's time limit (its cancel flag set) is
+ * counted as hung in its worker's record (dq_worker_info.hung) and by the verdict. */
+#define DQ_HUNG_AFTER_MS 5000
 
 typedef enum dq_beat_mode {
     DQ_BEAT = 0,   /* only the beat */
@@ -830,7 +854,8 @@ typedef struct dq_worker_info {
     bool lost;                         /* silent past the queue's worker_lost_ms */
     bool draining;
     int64_t concurrency, busy, done, retried, failed; /* as of its last beat */
-    size_t held;           /* tasks it holds among the in-flight tasks looked at */
+    int64_t hung; /* handlers past their time limit by DQ_HUNG_AFTER_MS, as of its last beat */
+    size_t held;  /* tasks it holds among the in-flight tasks looked at */
     dq_worker_task *tasks; /* the first ntasks of them (at most the tasks_per_worker asked) */
     size_t ntasks;
 } dq_worker_info;
@@ -880,6 +905,24 @@ int dq_pause(dq_client *c, const char *queue, int64_t for_ms, const char *reason
  * in the audit log.
  */
 int dq_resume(dq_client *c, const char *queue, bool *was_paused, dq_err *err);
+
+/* What dq_cancel() found. */
+typedef struct dq_cancelled {
+    char worker[DQ_ID_MAX + 1]; /* the worker that held it ("?" when its record was bad) */
+    uint32_t attempt;           /* the attempt it was on, from 1 (0: not known) */
+} dq_cancelled;
+
+/**
+ * Cancels the running task @id of @queue (operator action): it leaves flight at once,
+ * to failed with reason "cancelled" and error "cancelled by <who>", or deleted with
+ * @drop. The worker holding it is told on the wake-up channel and stops its handler
+ * (dq_task_cancelled; `delayq work` kills the command's process group); the handler's
+ * result is refused. DQ_ENOTFOUND when the task is not in flight (the message says where
+ * it is: a scheduled task is cancelled with dq_drop). Recorded in the audit log.
+ * @out may be NULL.
+ */
+int dq_cancel(dq_client *c, const char *queue, const char *id, bool drop, dq_cancelled *out,
+              dq_err *err);
 
 /* ---- error groups and filtered bulk actions (PROTOCOL.md 4.6) ---------------------- */
 

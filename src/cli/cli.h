@@ -15,6 +15,8 @@
 #include "delayq.h"
 #include "lib/buf.h"
 
+struct cli_opt;
+struct cli_cmd;
 struct profile;
 struct profiles;
 
@@ -38,6 +40,8 @@ struct cli {
     const char *url;   /* --url, else $DELAYQ_URL, else redis://127.0.0.1:6379 */
     const char *queue; /* -q, else $DELAYQ_QUEUE, else "default" */
     bool queue_chosen; /* -q or $DELAYQ_QUEUE named it (not the built-in default) */
+    bool queue_flag;   /* -q named it (demo's own default gives way to it only) */
+    bool url_given;    /* --url named the server (demo then starts none) */
     const char *who;   /* --who, else user@host */
     int timeout_ms;    /* --timeout */
     /* --tls-*, else $DELAYQ_TLS_* (read by cli_client_opts); NULL / false: not given */
@@ -58,12 +62,6 @@ struct cli {
     char client_name[160];         /* CLIENT SETNAME (cli_client_opts) */
     char password[256];            /* the profile's password, once read */
     char key_warning[300];         /* cli_client_opts: the TLS key others may read ("" if none) */
-};
-
-struct cmd {
-    const char *name;
-    const char *summary;
-    int (*run)(struct cli *g, int argc, char **argv);
 };
 
 /* The code-to-exit-status mapping; the only one. */
@@ -88,23 +86,10 @@ int cli_usage_error(const struct cli *g, const char *fmt, ...)
 #endif
     ;
 
-/* Handles a global option at argv[*i] (--url, -q/--queue, --who, --timeout, --tls-*,
- * --min-replicas,
- * with "--opt=value" or "--opt value"). Returns 1 if consumed (advancing *i), 0 if not a
- * global option, or -1 after printing a usage error. */
-int cli_global_opt(struct cli *g, int argc, char **argv, int *i);
-
-/* Matches a subcommand option "--name value", "--name=value" or "-s value" (@sname may
- * be NULL) at argv[*i]: 1 if matched (value in *val, *i advanced past a separate value),
- * 0 if not, -1 if the value is missing. */
-int cli_opt(int argc, char **argv, int *i, const char *lname, const char *sname, const char **val);
-
-enum { CLI_NEXT = 0, CLI_CONSUMED, CLI_HELP, CLI_ERROR };
-
-/* The options every subcommand handles the same way: a global option (consumed), or
- * -h/--help (prints @help and the global options). Returns CLI_NEXT when argv[*i] is
- * neither, CLI_ERROR after printing a usage error. */
-int cli_common_opt(struct cli *g, int argc, char **argv, int *i, const char *help);
+/* Applies global option @o (opts.c's cli_globals) with @val, which is in argv (a
+ * password in a --url is wiped from it), and @num, the number it was read as. Returns
+ * DQ_EXIT_OK or the exit status after printing the error. */
+int cli_global_set(struct cli *g, const struct cli_opt *o, char *val, long long num);
 
 /* The connection options of @g (flags, else $DELAYQ_PASSWORD and $DELAYQ_TLS_*, else the
  * profile) into @o, which borrows @g's strings and the environment: @g must outlive a
@@ -146,9 +131,6 @@ int cli_connect_queue(struct cli *g);
  * registered names read for the suggestion) into @buf; for cli_connect_queue and top. */
 void cli_unknown_queue(struct cli *g, char *buf, size_t size);
 
-/* Help text of the global options, for every subcommand's --help. */
-extern const char cli_global_help[];
-
 /* Terminal-safe printing of untrusted bytes. */
 void cli_put_safe(FILE *f, const void *s, size_t len);
 
@@ -178,28 +160,9 @@ void cli_task_row(FILE *f, const dq_task *t, dq_view view, int64_t now_ms);
 /* Header line matching cli_task_row. */
 void cli_task_row_header(FILE *f, dq_view view);
 
-/* Prints the help line for each subcommand. */
-void cli_list_commands(FILE *f);
-
-int cmd_enqueue(struct cli *g, int argc, char **argv);
-int cmd_stats(struct cli *g, int argc, char **argv);
-int cmd_ls(struct cli *g, int argc, char **argv);
-int cmd_show(struct cli *g, int argc, char **argv);
-int cmd_requeue(struct cli *g, int argc, char **argv);
-int cmd_drop(struct cli *g, int argc, char **argv);
-int cmd_audit(struct cli *g, int argc, char **argv);
-int cmd_queues(struct cli *g, int argc, char **argv);
-int cmd_config(struct cli *g, int argc, char **argv);
-int cmd_demo(struct cli *g, int argc, char **argv);
-int cmd_work(struct cli *g, int argc, char **argv);
-int cmd_top(struct cli *g, int argc, char **argv);
-int cmd_metrics(struct cli *g, int argc, char **argv);
-int cmd_workers(struct cli *g, int argc, char **argv);
-int cmd_pause(struct cli *g, int argc, char **argv);
-int cmd_resume(struct cli *g, int argc, char **argv);
-int cmd_profiles(struct cli *g, int argc, char **argv);
-int cmd_export(struct cli *g, int argc, char **argv);
-int cmd_import(struct cli *g, int argc, char **argv);
-int cmd_errors(struct cli *g, int argc, char **argv);
+/* The commands, one per cmd_<name>.c (opts.h), in the order of delayq --help. */
+extern const struct cli_cmd cmd_enqueue, cmd_stats, cmd_ls, cmd_show, cmd_requeue, cmd_drop,
+    cmd_cancel, cmd_export, cmd_import, cmd_errors, cmd_audit, cmd_config, cmd_queues, cmd_workers,
+    cmd_pause, cmd_resume, cmd_metrics, cmd_top, cmd_work, cmd_demo, cmd_profiles;
 
 #endif /* DQ_CLI_CLI_H */

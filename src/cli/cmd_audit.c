@@ -4,44 +4,20 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "lib/task.h"
 #include "fmt/taskfmt.h"
 #include "lib/dur.h"
 
-static const char help[] =
-    "usage: delayq audit [-q QUEUE] [--limit N] [--json]\n\n"
-    "The queue's log of operator actions (requeue, drop, config), newest first: when,\n"
-    "who, what, which ids or how many, and the result. Written by the scripts\n"
-    "themselves, in the same call as the action; capped at the queue's\n"
-    "audit_retention entries.\n\n"
-    "  --limit N   entries (1.." CLI_CALL_MAX_TEXT ", default 50)\n"
-    "  --json      one JSON object per line\n\n";
-
-int
-cmd_audit(struct cli *g, int argc, char **argv)
+static int
+run(struct cli *g, const struct cli_args *args)
 {
-    long long limit = 50;
-    bool json = false;
-    const char *val;
+    long long limit = cli_num(args, "limit", 50);
+    bool json = cli_has(args, "json");
     dq_audit a;
     dq_err err = {0};
-    int rc, m;
+    int rc;
 
-    for (int i = 0; i < argc; i++) {
-        if ((m = cli_common_opt(g, argc, argv, &i, help)) != CLI_NEXT) {
-            if (m == CLI_CONSUMED)
-                continue;
-            return m == CLI_HELP ? DQ_EXIT_OK : DQ_EXIT_USAGE;
-        }
-        if (strcmp(argv[i], "--json") == 0) {
-            json = true;
-        } else if ((m = cli_opt(argc, argv, &i, "--limit", "-n", &val)) != 0) {
-            if (m < 0 || cli_parse_uint(g, "--limit", val, 1, DQ_CALL_MAX, &limit) != 0)
-                return m < 0 ? cli_usage_error(g, "--limit needs a value") : DQ_EXIT_USAGE;
-        } else {
-            return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
-        }
-    }
     if ((rc = cli_connect_queue(g)) != DQ_EXIT_OK)
         return rc;
     if (dq_audit_get(g->client, g->queue, (size_t)limit, &a, &err) != DQ_OK)
@@ -82,3 +58,22 @@ cmd_audit(struct cli *g, int argc, char **argv)
     dq_audit_free(&a);
     return DQ_EXIT_OK;
 }
+
+static const struct cli_opt opts[] = {
+    {"limit", 'n', "N", CLI_UINT, 1, DQ_CALL_MAX,
+     .help = "entries (1.." CLI_CALL_MAX_TEXT ", default 50)"},
+    {"json", 0, NULL, CLI_FLAG, .help = "one JSON object per line"},
+    {NULL},
+};
+
+const struct cli_cmd cmd_audit = {
+    .name = "audit",
+    .summary = "the log of operator actions",
+    .usage = "delayq audit [-q QUEUE] [--limit N] [--json]",
+    .about = "The queue's log of operator actions (requeue, drop, config), newest first: when,\n"
+             "who, what, which ids or how many, and the result. Written by the scripts\n"
+             "themselves, in the same call as the action; capped at the queue's\n"
+             "audit_retention entries.",
+    .opts = opts,
+    .run = run,
+};

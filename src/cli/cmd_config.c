@@ -5,37 +5,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "lib/dur.h"
-
-static const char help[] =
-    "usage: delayq config [-q QUEUE] [FIELD=VALUE ...] [--json]\n\n"
-    "Prints the queue's limits; with FIELD=VALUE pairs, changes them first (all or\n"
-    "nothing; recorded in the audit log). Limits live in Redis, so every producer,\n"
-    "worker and operator of the queue enforces the same ones. Durations take units\n"
-    "(30s, 5m); a bare number in a *_ms field is milliseconds.\n\n"
-    "  max_delay_ms      longest delay at enqueue (default 7d)\n"
-    "  max_payload       largest payload in bytes (default 1048576)\n"
-    "  backoff_base_ms   first retry delay, doubling per attempt (default 1s)\n"
-    "  backoff_cap_ms    longest retry delay (default 5m)\n"
-    "  max_attempts      default attempts per task, 0 = unlimited (default 25)\n"
-    "  failed_retention  failed tasks kept, exactly; older ones are trimmed and\n"
-    "                    counted (default 100000)\n"
-    "  audit_retention   audit entries kept, approximately (default 10000)\n"
-    "  far_future_ms     where \"far future\" begins (default 1h)\n"
-    "  worker_lost_ms    a worker silent this long is shown as lost; 0 = three of its\n"
-    "                    beat intervals (default 0)\n"
-    "  worker_prune_ms   a worker silent this long leaves the registry (default 1h)\n\n"
-    "The health verdict's thresholds (delayq top, delayq stats --check):\n\n"
-    "  alert_oldest_due_ms  the oldest due task waiting longer is bad (default 5m)\n"
-    "  alert_far_future     more tasks than this in the far future is bad\n"
-    "                       (default 100000)\n"
-    "  alert_running_ms     a task in flight longer is long-running (default 5m)\n"
-    "  alert_memory_pct     Redis memory over this % of maxmemory warns, 1..100\n"
-    "  alert_window_ms      the window failures are judged over, 1m..1h (whole minutes)\n"
-    "  alert_fail_pct       failed share of the window's done + failed is bad, 1..100\n"
-    "                       (judged from 10 outcomes on)\n"
-    "  alert_fail_per_min   failures a minute over the window is bad, 1..1000000000\n"
-    "                       (default 90)\n\n";
 
 static const struct {
     const char *name;
@@ -59,38 +30,30 @@ static const struct {
     {"alert_window_ms", true, offsetof(dq_config, alert_window_ms)},
     {"alert_fail_pct", false, offsetof(dq_config, alert_fail_pct)},
     {"alert_fail_per_min", false, offsetof(dq_config, alert_fail_per_min)},
+    {"time_limit_ms", true, offsetof(dq_config, time_limit_ms)},
 };
 #define NFIELDS (sizeof fields / sizeof fields[0])
 
-int
-cmd_config(struct cli *g, int argc, char **argv)
+static int
+run(struct cli *g, const struct cli_args *args)
 {
     dq_config set = {0}, cur;
-    bool json = false, any = false;
+    bool json = cli_has(args, "json"), any = false;
     dq_err err = {0};
-    int rc, m;
+    int rc;
 
-    for (int i = 0; i < argc; i++) {
-        if ((m = cli_common_opt(g, argc, argv, &i, help)) != CLI_NEXT) {
-            if (m == CLI_CONSUMED)
-                continue;
-            return m == CLI_HELP ? DQ_EXIT_OK : DQ_EXIT_USAGE;
-        }
-        if (strcmp(argv[i], "--json") == 0) {
-            json = true;
-            continue;
-        }
-        const char *eq = strchr(argv[i], '=');
+    for (int i = 0; i < args->npos; i++) {
+        const char *arg = args->pos[i], *eq = strchr(arg, '=');
         size_t k;
         if (eq == NULL)
-            return cli_usage_error(g, "unexpected argument \"%s\" (use FIELD=VALUE)", argv[i]);
+            return cli_usage_error(g, "unexpected argument \"%s\" (use FIELD=VALUE)", arg);
         for (k = 0; k < NFIELDS; k++) {
-            if (strlen(fields[k].name) == (size_t)(eq - argv[i]) &&
-                strncmp(argv[i], fields[k].name, (size_t)(eq - argv[i])) == 0)
+            if (strlen(fields[k].name) == (size_t)(eq - arg) &&
+                strncmp(arg, fields[k].name, (size_t)(eq - arg)) == 0)
                 break;
         }
         if (k == NFIELDS)
-            return cli_usage_error(g, "unknown field \"%.*s\"", (int)(eq - argv[i]), argv[i]);
+            return cli_usage_error(g, "unknown field \"%.*s\"", (int)(eq - arg), arg);
         int64_t *slot = (int64_t *)((char *)&set + fields[k].off);
         if (fields[k].dur && eq[1] != '\0' && strspn(eq + 1, "0123456789") == strlen(eq + 1)) {
             /* a bare number in a field named *_ms is milliseconds: the name says so */
@@ -111,7 +74,8 @@ cmd_config(struct cli *g, int argc, char **argv)
          * worker_lost_ms 0 (three beat intervals) are spelled -1. */
         if (*slot == 0) {
             if (strcmp(fields[k].name, "max_attempts") != 0 &&
-                strcmp(fields[k].name, "worker_lost_ms") != 0)
+                strcmp(fields[k].name, "worker_lost_ms") != 0 &&
+                strcmp(fields[k].name, "time_limit_ms") != 0)
                 return cli_usage_error(g, "%s: must be more than 0", fields[k].name);
             *slot = -1;
         }
@@ -143,3 +107,29 @@ cmd_config(struct cli *g, int argc, char **argv)
         printf("}\n");
     return DQ_EXIT_OK;
 }
+
+static const struct cli_opt opts[] = {
+    {"json", 0, NULL, CLI_FLAG, .help = "one JSON object"},
+    {NULL},
+};
+
+const struct cli_cmd cmd_config = {
+    .name = "config",
+    .summary = "read or change a queue's limits",
+    .usage = "delayq config [-q QUEUE] [FIELD=VALUE ...] [--json]",
+    .about = "Prints the queue's limits; FIELD=VALUE pairs change them first (all or nothing,\n"
+             "audited). Durations take units (30s, 5m); a bare number in *_ms is ms. The\n"
+             "fields and their defaults (delayq-config(1): what each does, its range):\n"
+             "  max_delay_ms 7d            max_payload 1048576       backoff_base_ms 1s\n"
+             "  backoff_cap_ms 5m          max_attempts 25           time_limit_ms 0 (none)\n"
+             "  failed_retention 100000    audit_retention 10000     far_future_ms 1h\n"
+             "  worker_lost_ms 0 (3 beats) worker_prune_ms 1h\n"
+             "The health verdict's (top, stats --check; no script reads them):\n"
+             "  alert_oldest_due_ms 5m     alert_far_future 100000   alert_running_ms 5m\n"
+             "  alert_memory_pct 90        alert_window_ms 5m        alert_fail_pct 50\n"
+             "  alert_fail_per_min 60",
+    .opts = opts,
+    .max_pos = -1,
+    .hint = " (use FIELD=VALUE)",
+    .run = run,
+};

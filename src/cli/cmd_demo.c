@@ -16,20 +16,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "fmt/json.h"
 #include "spawn.h"
-
-static const char help[] =
-    "usage: delayq demo [--url URL] [-q QUEUE] [--print | --keep] [--static]\n\n"
-    "Starts a private redis-server (temp dir, free loopback port) unless --url is given,\n"
-    "fills queue \"demo\" with a realistic mix of tasks through the delayq library (due,\n"
-    "future, retrying, failed with stack traces, undecodable payloads), keeps a producer\n"
-    "and a worker running on it, and opens delayq top. Stops everything it started on\n"
-    "exit.\n\n"
-    "  --print  print stats and listings instead of opening the inspector (the default\n"
-    "           when stdout is not a terminal)\n"
-    "  --keep   print, then keep everything running (prints the URL) until Ctrl-C\n"
-    "  --static no producer or worker after the initial fill (for tests)\n\n";
 
 static const char *const traces[] = {
     "Traceback (most recent call last):\n"
@@ -246,39 +235,18 @@ fill(struct cli *g, dq_err *err)
     return rc;
 }
 
-int
-cmd_demo(struct cli *g, int argc, char **argv)
+static int
+run(struct cli *g, const struct cli_args *args)
 {
     struct spawned_redis r = {0};
     struct live lv = {0};
-    bool keep = false, print = !isatty(STDOUT_FILENO), own_server = true, live = true;
+    bool keep = cli_has(args, "keep"), own_server = !g->url_given, live = !cli_has(args, "static");
+    bool print = keep || cli_has(args, "print") || !isatty(STDOUT_FILENO);
     dq_err err = {0};
-    int rc, m;
+    int rc;
 
-    g->queue = "demo";
-    for (int i = 0; i < argc; i++) {
-        const char *before = g->url;
-        if ((m = cli_global_opt(g, argc, argv, &i)) != 0) {
-            if (m < 0)
-                return DQ_EXIT_USAGE;
-            if (g->url != before)
-                own_server = false;
-            i--;
-            continue;
-        }
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            printf("%s%s", help, cli_global_help);
-            return DQ_EXIT_OK;
-        }
-        if (strcmp(argv[i], "--keep") == 0)
-            keep = print = true;
-        else if (strcmp(argv[i], "--print") == 0)
-            print = true;
-        else if (strcmp(argv[i], "--static") == 0)
-            live = false;
-        else
-            return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
-    }
+    if (!g->queue_flag)
+        g->queue = "demo";
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     signal(SIGHUP, on_signal);
@@ -300,7 +268,7 @@ cmd_demo(struct cli *g, int argc, char **argv)
             live_start(&lv);
         char a_ro[] = "--refresh", a_1s[] = "1s";
         char *top_argv[] = {a_ro, a_1s, NULL};
-        rc = cmd_top(g, 2, top_argv);
+        rc = cli_run_cmd(g, &cmd_top, 2, top_argv);
         goto out;
     }
     if (keep && live)
@@ -308,16 +276,16 @@ cmd_demo(struct cli *g, int argc, char **argv)
     printf("delayq demo: queue \"%s\" on %s\n\n$ delayq stats -q %s\n", g->queue, g->url, g->queue);
     fflush(stdout);
     char *stats_argv[] = {NULL};
-    cmd_stats(g, 0, stats_argv);
+    cli_run_cmd(g, &cmd_stats, 0, stats_argv);
     printf("\n$ delayq ls due -q %s --limit 8\n", g->queue);
     fflush(stdout);
     char a_due[] = "due", a_limit[] = "--limit", a_8[] = "8", a_failed[] = "failed";
     char *ls_due[] = {a_due, a_limit, a_8, NULL};
-    cmd_ls(g, 3, ls_due);
+    cli_run_cmd(g, &cmd_ls, 3, ls_due);
     printf("\n$ delayq ls failed -q %s\n", g->queue);
     fflush(stdout);
     char *ls_failed[] = {a_failed, NULL};
-    cmd_ls(g, 1, ls_failed);
+    cli_run_cmd(g, &cmd_ls, 1, ls_failed);
     if (keep) {
         printf("\nThe demo server keeps running until Ctrl-C. Try:\n"
                "  export DELAYQ_URL=%s DELAYQ_QUEUE=%s\n"
@@ -336,3 +304,27 @@ out:
         spawn_redis_stop(&r);
     return rc;
 }
+
+static const struct cli_opt opts[] = {
+    {"print", 0, NULL, CLI_FLAG,
+     .help = "print stats and listings instead of opening the inspector (the default when "
+             "stdout is not a terminal)"},
+    {"keep", 0, NULL, CLI_FLAG,
+     .help = "print, then keep everything running (prints the URL) until Ctrl-C"},
+    {"static", 0, NULL, CLI_FLAG,
+     .help = "no producer or worker after the initial fill (for tests)"},
+    {NULL},
+};
+
+const struct cli_cmd cmd_demo = {
+    .name = "demo",
+    .summary = "a private Redis with a realistic queue to look at",
+    .usage = "delayq demo [--url URL] [-q QUEUE] [--print | --keep] [--static]",
+    .about = "Starts a private redis-server (temp dir, free loopback port) unless --url is given,\n"
+             "fills queue \"demo\" with a realistic mix of tasks through the delayq library (due,\n"
+             "future, retrying, failed with stack traces, undecodable payloads), keeps a producer\n"
+             "and a worker running on it, and opens delayq top. Stops everything it started on\n"
+             "exit.",
+    .opts = opts,
+    .run = run,
+};

@@ -6,87 +6,44 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "fmt/json.h"
 #include "lib/dur.h"
 
-static const char help[] =
-    "usage: delayq enqueue [-q QUEUE] [--delay DUR | --at TIME] [--id ID]\n"
-    "                      [--max-attempts N] [--deadline DUR] (--json TEXT | --file PATH | -)\n\n"
-    "Schedules one task and prints its id. --json payloads are stored as msgpack;\n"
-    "--file and - (stdin) bytes are stored exactly as they are.\n\n"
-    "  --delay DUR        run after DUR: 250ms, 30s, 5m, 2h, 7d, 1h30m (default 0)\n"
-    "  --at TIME          run at TIME: epoch milliseconds or RFC 3339\n"
-    "                     (2026-12-01T09:00:00Z); a past time means now\n"
-    "  --id ID            caller-chosen id (1.." CLI_ID_MAX_TEXT
-    " bytes); a task with this id that\n"
-    "                     already exists is not added again (reported on stderr, exit 0)\n"
-    "  --max-attempts N   attempts before the task fails for good (0 = unlimited;\n"
-    "                     default: the queue's, 25)\n"
-    "  --deadline DUR     if not started within DUR after its due time, the task\n"
-    "                     fails as \"expired\" instead of running\n"
-    "  --json TEXT        the payload as JSON, converted to msgpack\n"
-    "  --file PATH        the payload: the bytes of PATH, read up to the queue's\n"
-    "                     max_payload (+1 byte: over it is exit 2)\n"
-    "  -                  the payload: the bytes on stdin, the same way\n\n";
-
-int
-cmd_enqueue(struct cli *g, int argc, char **argv)
+static int
+run(struct cli *g, const struct cli_args *args)
 {
     dq_enqueue_opts o = {0};
-    const char *json = NULL, *file = NULL, *val;
-    bool use_stdin = false, have_delay = false;
+    const char *json = cli_str(args, "json", NULL), *file = cli_str(args, "file", NULL);
+    const char *at = cli_str(args, "at", NULL);
+    bool use_stdin = false, have_delay = cli_has(args, "delay");
     struct dq_buf payload = DQ_BUF_INIT;
     char *raw = NULL;
     size_t raw_len = 0;
     dq_enqueued res;
     dq_err err = {0};
-    int rc = DQ_EXIT_OK, m;
+    int rc = DQ_EXIT_OK;
 
-    for (int i = 0; i < argc; i++) {
-        if ((m = cli_common_opt(g, argc, argv, &i, help)) != CLI_NEXT) {
-            if (m == CLI_CONSUMED)
-                continue;
-            return m == CLI_HELP ? DQ_EXIT_OK : DQ_EXIT_USAGE;
-        }
-        if (strcmp(argv[i], "-") == 0) {
-            use_stdin = true;
-        } else if ((m = cli_opt(argc, argv, &i, "--delay", NULL, &val)) != 0) {
-            if (m < 0 || dq_dur_parse(val, "--delay", &o.delay_ms, &err) != DQ_OK)
-                return m < 0 ? cli_usage_error(g, "--delay needs a value") : cli_error(g, &err);
-            have_delay = true;
-        } else if ((m = cli_opt(argc, argv, &i, "--at", NULL, &val)) != 0) {
-            if (m < 0 || dq_time_parse(val, "--at", &o.at_ms, &err) != DQ_OK)
-                return m < 0 ? cli_usage_error(g, "--at needs a value") : cli_error(g, &err);
-            if (o.at_ms == 0)
-                o.at_ms = 1; /* the epoch itself: "long ago", due now */
-        } else if ((m = cli_opt(argc, argv, &i, "--id", NULL, &val)) != 0) {
-            if (m < 0)
-                return cli_usage_error(g, "--id needs a value");
-            o.id = val;
-        } else if ((m = cli_opt(argc, argv, &i, "--max-attempts", NULL, &val)) != 0) {
-            long long n;
-            if (m < 0)
-                return cli_usage_error(g, "--max-attempts needs a value");
-            if (cli_parse_uint(g, "--max-attempts", val, 0, 1000000, &n) != 0)
-                return DQ_EXIT_USAGE;
-            o.max_attempts = n == 0 ? -1 : n;
-        } else if ((m = cli_opt(argc, argv, &i, "--deadline", NULL, &val)) != 0) {
-            if (m < 0 || dq_dur_parse(val, "--deadline", &o.deadline_ms, &err) != DQ_OK)
-                return m < 0 ? cli_usage_error(g, "--deadline needs a value") : cli_error(g, &err);
-            if (o.deadline_ms == 0)
-                return cli_usage_error(g, "--deadline: must be more than 0");
-        } else if ((m = cli_opt(argc, argv, &i, "--json", NULL, &val)) != 0) {
-            if (m < 0)
-                return cli_usage_error(g, "--json needs a value");
-            json = val;
-        } else if ((m = cli_opt(argc, argv, &i, "--file", NULL, &val)) != 0) {
-            if (m < 0)
-                return cli_usage_error(g, "--file needs a value");
-            file = val;
-        } else {
-            return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
-        }
+    for (int i = 0; i < args->npos; i++) {
+        if (strcmp(args->pos[i], "-") != 0)
+            return cli_usage_error(g, "unexpected argument \"%s\"", args->pos[i]);
+        use_stdin = true;
     }
+    o.delay_ms = cli_num(args, "delay", 0);
+    if (at != NULL) {
+        if (dq_time_parse(at, "--at", &o.at_ms, &err) != DQ_OK)
+            return cli_error(g, &err);
+        if (o.at_ms == 0)
+            o.at_ms = 1; /* the epoch itself: "long ago", due now */
+    }
+    o.id = cli_str(args, "id", NULL);
+    if (cli_has(args, "max-attempts"))
+        o.max_attempts =
+            cli_num(args, "max-attempts", 0) == 0 ? -1 : cli_num(args, "max-attempts", 0);
+    o.deadline_ms = cli_num(args, "deadline", 0);
+    o.time_limit_ms = cli_num(args, "time-limit", 0);
+    if (cli_has(args, "deadline") && o.deadline_ms == 0)
+        return cli_usage_error(g, "--deadline: must be more than 0");
     if ((json != NULL) + (file != NULL) + use_stdin != 1)
         return cli_usage_error(g, "give the payload exactly once: --json TEXT, --file PATH or -");
     if (have_delay && o.at_ms > 0)
@@ -161,3 +118,39 @@ out:
     free(raw);
     return rc;
 }
+
+static const struct cli_opt opts[] = {
+    {"delay", 0, "DUR", CLI_DUR,
+     .help = "run after DUR: 250ms, 30s, 5m, 2h, 7d, 1h30m (default 0)"},
+    {"at", 0, "TIME", CLI_STR,
+     .help = "run at TIME: epoch milliseconds or RFC 3339 (2026-12-01T09:00:00Z); a past time "
+             "means now"},
+    {"id", 0, "ID", CLI_STR,
+     .help = "caller-chosen id (1.." CLI_ID_MAX_TEXT " bytes); one that exists already is not "
+             "added again (exit 0)"},
+    {"max-attempts", 0, "N", CLI_UINT, 0, 1000000,
+     .help = "attempts before the task fails for good (0 = unlimited; default: the queue's, 25)"},
+    {"deadline", 0, "DUR", CLI_DUR,
+     .help = "if not started within DUR after its due time, the task fails as \"expired\" "
+             "instead of running"},
+    {"time-limit", 0, "DUR", CLI_DUR, 1, DQ_TIME_LIMIT_MAX,
+     .help = "a run still going after DUR (up to 7d) is stopped and retried"},
+    {"json", 0, "TEXT", CLI_STR, .help = "the payload as JSON, converted to msgpack"},
+    {"file", 0, "PATH", CLI_STR,
+     .help = "the payload: the bytes of PATH, up to the queue's max_payload (- instead: "
+             "stdin)"},
+    {NULL},
+};
+
+const struct cli_cmd cmd_enqueue = {
+    .name = "enqueue",
+    .summary = "schedule a task",
+    .usage = "delayq enqueue [-q QUEUE] [--delay DUR | --at TIME] [--id ID]\n"
+             "                      [--max-attempts N] [--deadline DUR] [--time-limit DUR]\n"
+             "                      (--json TEXT | --file PATH | -)",
+    .about = "Schedules one task and prints its id. --json payloads are stored as msgpack;\n"
+             "--file and - (stdin) bytes are stored exactly as they are.",
+    .opts = opts,
+    .max_pos = -1,
+    .run = run,
+};

@@ -7,19 +7,10 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "lib/task.h"
 #include "fmt/taskfmt.h"
 #include "lib/dur.h"
-
-static const char help[] =
-    "usage: delayq errors [-q QUEUE] [--json]\n\n"
-    "The failed tasks grouped by signature: the reason and the first line of the error\n"
-    "with numbers, hex, UUIDs, quoted strings, e-mail addresses and a path's last part\n"
-    "masked. Per group: its id, count and share of the failed set, when it was last and\n"
-    "first seen, and a sample task (its newest) with its error. Counts are exact and kept\n"
-    "by the scripts, so this is one cheap read-only call. Act on a group with\n"
-    "'delayq requeue --group ID' or 'delayq drop --group ID'.\n\n"
-    "  --json      one JSON object: failed, then a \"groups\" array\n\n";
 
 static void
 put_json_str(struct dq_buf *b, const char *k, const char *v, size_t len)
@@ -89,25 +80,14 @@ print_human(const struct cli *g, const dq_errors *e)
     }
 }
 
-int
-cmd_errors(struct cli *g, int argc, char **argv)
+static int
+run(struct cli *g, const struct cli_args *args)
 {
-    bool json = false;
+    bool json = cli_has(args, "json");
     dq_errors e;
     dq_err err = {0};
-    int rc, m;
+    int rc;
 
-    for (int i = 0; i < argc; i++) {
-        if ((m = cli_common_opt(g, argc, argv, &i, help)) != CLI_NEXT) {
-            if (m == CLI_CONSUMED)
-                continue;
-            return m == CLI_HELP ? DQ_EXIT_OK : DQ_EXIT_USAGE;
-        }
-        if (strcmp(argv[i], "--json") == 0)
-            json = true;
-        else
-            return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
-    }
     if ((rc = cli_connect_queue(g)) != DQ_EXIT_OK)
         return rc;
     if (dq_errors_get(g->client, g->queue, &e, &err) != DQ_OK)
@@ -119,3 +99,23 @@ cmd_errors(struct cli *g, int argc, char **argv)
     dq_errors_free(&e);
     return DQ_EXIT_OK;
 }
+
+static const struct cli_opt opts[] = {
+    {"json", 0, NULL, CLI_FLAG, .help = "one JSON object: failed, then a \"groups\" array"},
+    {NULL},
+};
+
+const struct cli_cmd cmd_errors = {
+    .name = "errors",
+    .summary = "the failed tasks grouped by error signature, with counts",
+    .usage = "delayq errors [-q QUEUE] [--json]",
+    .about =
+        "The failed tasks grouped by signature: the reason and the first line of the error\n"
+        "with numbers, hex, UUIDs, quoted strings, e-mail addresses and a path's last part\n"
+        "masked. Per group: its id, count and share of the failed set, when it was last and\n"
+        "first seen, and a sample task (its newest) with its error. Counts are exact and kept\n"
+        "by the scripts, so this is one cheap read-only call. Act on a group with\n"
+        "'delayq requeue --group ID' or 'delayq drop --group ID'.",
+    .opts = opts,
+    .run = run,
+};

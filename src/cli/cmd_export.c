@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "fmt/taskfmt.h"
+#include "lib/view.h"
 #include "lib/task.h"
 
 #define NEEDLE_MAX_TEXT CLI_STR(DQ_NEEDLE_MAX)
@@ -19,29 +21,6 @@
  * while an export runs. */
 #define PAGE      250
 #define PAGE_TEXT "250"
-
-static const char help[] =
-    "usage: delayq export {failed|due|future|inflight} [-q QUEUE] [--match TEXT]\n"
-    "                     [--limit N] > tasks.jsonl\n"
-    "       delayq export failed [-q QUEUE] --group SIG [--limit N] > tasks.jsonl\n\n"
-    "Writes the tasks of a view to stdout, one JSON object per line with every field\n"
-    "(docs/PROTOCOL.md 5.23): the payload as JSON when that reads back to\n"
-    "the same bytes, else as base64 in \"payload_b64\"; undecodable failed entries with\n"
-    "their raw bytes in base64. `delayq import` reads the file back.\n\n"
-    "Read in pages of " PAGE_TEXT " tasks, each one read-only call. Each page is exact,\n"
-    "but while workers run, tasks that enter or leave the view between two pages shift\n"
-    "the pages. A task pushed back into the next page is not written again (unless more\n"
-    "than a page entered ahead of it meanwhile); a task pulled ahead by tasks that left\n"
-    "can be missed. Pause the queue (delayq pause) for a snapshot of due and failed.\n\n"
-    "  --match TEXT  only tasks whose id, payload (failed: also error and stack trace;\n"
-    "                in flight: also the worker) contain TEXT (1.." NEEDLE_MAX_TEXT
-    " bytes, plain,\n"
-    "                smart case: any case unless TEXT has a capital letter): the server's\n"
-    "                search, " CLI_STEP_MAX_TEXT " tasks a step\n"
-    "  --group SIG   failed only: the tasks of one error group (its id or signature,\n"
-    "                as delayq errors shows), read in the group's own index\n"
-    "  --limit N     at most N tasks (default: all)\n\n"
-    "Prints \"exported N tasks\" to stderr. Exit 1 when stdout cannot be written.\n\n";
 
 /* What narrows an export; each filter is one way of reading the view in steps. */
 struct filter {
@@ -159,52 +138,25 @@ attach_history(struct cli *g, dq_task *t)
     dq_task_clear(&found);
 }
 
-int
-cmd_export(struct cli *g, int argc, char **argv)
+static int
+run(struct cli *g, const struct cli_args *args)
 {
-    static const char *const views[] = {"due", "future", "inflight", "failed"};
-    struct filter f = {0};
+    struct filter f = {.match = cli_str(args, "match", NULL),
+                       .group = cli_str(args, "group", NULL)};
     struct cursor cur = {0};
-    long long limit = -1, written = 0, repeats = 0;
-    int view = -1, rc = DQ_EXIT_OK, m;
-    const char *val;
+    long long limit = cli_num(args, "limit", -1), written = 0, repeats = 0;
+    dq_view view;
+    int rc = DQ_EXIT_OK;
     dq_err err = {0};
 
-    for (int i = 0; i < argc; i++) {
-        if ((m = cli_common_opt(g, argc, argv, &i, help)) != CLI_NEXT) {
-            if (m == CLI_CONSUMED)
-                continue;
-            return m == CLI_HELP ? DQ_EXIT_OK : DQ_EXIT_USAGE;
-        }
-        if ((m = cli_opt(argc, argv, &i, "--match", NULL, &val)) != 0) {
-            if (m < 0)
-                return cli_usage_error(g, "--match needs a value");
-            if (val[0] == '\0' || strlen(val) > DQ_NEEDLE_MAX)
-                return cli_usage_error(g, "--match: %zu bytes; the text must be 1..%d bytes",
-                                       strlen(val), DQ_NEEDLE_MAX);
-            f.match = val;
-        } else if ((m = cli_opt(argc, argv, &i, "--group", NULL, &val)) != 0) {
-            if (m < 0 || val[0] == '\0')
-                return cli_usage_error(g, "--group needs a group id or signature");
-            f.group = val;
-        } else if ((m = cli_opt(argc, argv, &i, "--limit", "-n", &val)) != 0) {
-            if (m < 0 || cli_parse_uint(g, "--limit", val, 1, 1LL << 40, &limit) != 0)
-                return m < 0 ? cli_usage_error(g, "--limit needs a value") : DQ_EXIT_USAGE;
-        } else if (view < 0 && argv[i][0] != '-') {
-            for (int v = 0; v < 4; v++) {
-                if (strcmp(argv[i], views[v]) == 0 ||
-                    (v == DQ_VIEW_INFLIGHT && strcmp(argv[i], "in-flight") == 0))
-                    view = v;
-            }
-            if (view < 0)
-                return cli_usage_error(g, "view \"%s\" is not failed, due, future or inflight",
-                                       argv[i]);
-        } else {
-            return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
-        }
-    }
-    if (view < 0)
+    if (f.match != NULL && (f.match[0] == '\0' || strlen(f.match) > DQ_NEEDLE_MAX))
+        return cli_usage_error(g, "--match: %zu bytes; the text must be 1..%d bytes",
+                               strlen(f.match), DQ_NEEDLE_MAX);
+    if (args->npos == 0)
         return cli_usage_error(g, "which view? failed, due, future or inflight");
+    if (!dq_view_parse(args->pos[0], &view))
+        return cli_usage_error(g, "view \"%s\" is not failed, due, future or inflight",
+                               args->pos[0]);
     if (f.group != NULL && (view != DQ_VIEW_FAILED || f.match != NULL))
         return cli_usage_error(g, "--group applies to the failed view only, without --match");
     if ((rc = cli_connect_queue(g)) != DQ_EXIT_OK)
@@ -250,10 +202,42 @@ cmd_export(struct cli *g, int argc, char **argv)
         fprintf(stderr, "%s: cannot write to stdout\n", g->prog);
         rc = rc == DQ_EXIT_OK ? DQ_EXIT_FAILED : rc;
     }
-    fprintf(stderr, "%s: exported %lld tasks (%s of queue ", g->prog, written, views[view]);
+    fprintf(stderr, "%s: exported %lld tasks (%s of queue ", g->prog, written, dq_view_name(view));
     cli_put_safe(stderr, g->queue, strlen(g->queue));
     if (repeats > 0)
         fprintf(stderr, "; %lld read twice as the view moved, written once", repeats);
     fprintf(stderr, ")\n");
     return rc;
 }
+
+static const struct cli_opt opts[] = {
+    {"match", 0, "TEXT", CLI_STR,
+     .help = "only tasks whose id, payload (failed: also error and stack trace; in flight: also "
+             "the worker) contain TEXT (1.." NEEDLE_MAX_TEXT " bytes, plain, smart case: any case "
+             "unless TEXT has a capital letter): the server's search, " CLI_STEP_MAX_TEXT
+             " tasks a step"},
+    {"group", 0, "SIG", CLI_STR, .needs = "a group id or signature", .flags = CLI_NONEMPTY,
+     .help = "failed only: the tasks of one error group (its id or signature, as delayq errors "
+             "shows), read in the group's own index"},
+    {"limit", 'n', "N", CLI_UINT, 1, 1LL << 40, .help = "at most N tasks (default: all)"},
+    {NULL},
+};
+
+const struct cli_cmd cmd_export = {
+    .name = "export",
+    .summary = "write a view's tasks as JSON lines, every field, payloads lossless",
+    .usage = "delayq export {failed|due|future|inflight} [-q QUEUE] [--match TEXT]\n"
+             "                     [--limit N] > tasks.jsonl\n"
+             "delayq export failed [-q QUEUE] --group SIG [--limit N] > tasks.jsonl",
+    .about =
+        "Writes the tasks of a view to stdout, one JSON object per line with every field\n"
+        "(docs/PROTOCOL.md 5.23): the payload as JSON when that reads back to the same\n"
+        "bytes, else as base64 in \"payload_b64\". `delayq import` reads the file back.\n"
+        "Read in pages of " PAGE_TEXT " tasks, each one read-only call: while workers run, tasks\n"
+        "that move between two pages can be missed or (rarely) written twice; pause the\n"
+        "queue (delayq pause) for a snapshot. Prints \"exported N tasks\" to stderr; exit 1\n"
+        "when stdout cannot be written.",
+    .opts = opts,
+    .max_pos = 1,
+    .run = run,
+};

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "fmt/taskrec.h"
 #include "lib/import.h"
 
@@ -25,26 +26,6 @@
 
 #define LINE_MAX_TEXT  "25165824"
 #define CHUNK_MAX_TEXT "100"
-
-static const char help[] =
-    "usage: delayq import [-q QUEUE] [--requeue] < tasks.jsonl\n\n"
-    "Puts the tasks of `delayq export` files into QUEUE (on this or another server),\n"
-    "keeping their ids, attempts, times, payloads and failure fields: failed tasks stay\n"
-    "failed unless --requeue; due and future tasks are scheduled at their due time;\n"
-    "in-flight tasks are scheduled at their due time, as if handed back unrun.\n\n"
-    "Idempotent on task ids: a task already in the queue (scheduled, in flight or\n"
-    "failed) is skipped and reported with its line, so importing a file twice adds\n"
-    "nothing the second time. Generated ids keep their number, and the queue's sequence\n"
-    "is raised past them so new tasks never reuse one; a busy queue that has issued the\n"
-    "same numbers itself can end up with two tasks of one id (see delayq-import(1)).\n\n"
-    "Lines are sent in chunks of up to " CHUNK_MAX_TEXT " tasks (or 16 MiB), each one script\n"
-    "call that checks every task and then writes them all, or nothing. A bad line (not a\n"
-    "record, a field of the wrong type, a payload over the queue's max_payload, a line\n"
-    "over " LINE_MAX_TEXT " bytes) stops the import with exit 2, naming the line and the field:\n"
-    "its chunk is not written, the chunks before it stay imported (the report says how\n"
-    "many lines), and importing the fixed file again skips them.\n\n"
-    "  --requeue   failed tasks go to scheduled, due now, with attempts reset and no\n"
-    "              deadline (as delayq requeue does); undecodable entries stay failed\n\n";
 
 struct chunk {
     struct dq_task_rec recs[CHUNK_TASKS];
@@ -159,27 +140,16 @@ report(const struct cli *g, const struct totals *t)
     printf("), skipped %lld already there\n", t->skipped);
 }
 
-int
-cmd_import(struct cli *g, int argc, char **argv)
+static int
+run(struct cli *g, const struct cli_args *args)
 {
-    bool requeue = false;
+    bool requeue = cli_has(args, "requeue");
     struct totals tot = {0};
     struct dq_buf line = DQ_BUF_INIT;
     struct chunk *ch;
     long long lineno = 0;
-    int rc, m;
+    int rc;
 
-    for (int i = 0; i < argc; i++) {
-        if ((m = cli_common_opt(g, argc, argv, &i, help)) != CLI_NEXT) {
-            if (m == CLI_CONSUMED)
-                continue;
-            return m == CLI_HELP ? DQ_EXIT_OK : DQ_EXIT_USAGE;
-        }
-        if (strcmp(argv[i], "--requeue") == 0)
-            requeue = true;
-        else
-            return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
-    }
     if ((rc = cli_connect(g)) != DQ_EXIT_OK)
         return rc;
     if ((ch = calloc(1, sizeof *ch)) == NULL) {
@@ -239,3 +209,29 @@ cmd_import(struct cli *g, int argc, char **argv)
         fprintf(stderr, "%s: lines 1..%lld were imported\n", g->prog, tot.lines_done);
     return rc;
 }
+
+static const struct cli_opt opts[] = {
+    {"requeue", 0, NULL, CLI_FLAG,
+     .help = "failed tasks go to scheduled, due now, with attempts reset and no deadline (as "
+             "delayq requeue does); undecodable entries stay failed"},
+    {NULL},
+};
+
+const struct cli_cmd cmd_import = {
+    .name = "import",
+    .summary = "put exported tasks into a queue (idempotent on ids)",
+    .usage = "delayq import [-q QUEUE] [--requeue] < tasks.jsonl",
+    .about = "Puts the tasks of `delayq export` files into QUEUE (on this or another server),\n"
+             "keeping their ids, attempts, times, payloads and failure fields: failed tasks stay\n"
+             "failed unless --requeue; due, future and in-flight tasks are scheduled at their\n"
+             "due time. Idempotent on task ids: a task already in the queue is skipped and\n"
+             "reported with its line, so importing a file twice adds nothing the second time.\n"
+             "Lines go in chunks of up to " CHUNK_MAX_TEXT
+             " tasks (or 16 MiB), each one all-or-nothing\n"
+             "script call. A bad line (not a record, a field of the wrong type, a payload over\n"
+             "max_payload, a line over " LINE_MAX_TEXT
+             " bytes) stops the import with exit 2, naming the\n"
+             "line and the field; the chunks before it stay imported. See delayq-import(1).",
+    .opts = opts,
+    .run = run,
+};

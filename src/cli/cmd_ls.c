@@ -4,63 +4,28 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "fmt/taskfmt.h"
+#include "lib/view.h"
 
-static const char help[] =
-    "usage: delayq ls {due|future|inflight|failed} [-q QUEUE] [--limit N] [--offset N]\n"
-    "                 [--json]\n\n"
-    "One page of a view: due and future in due order, in-flight by lease deadline,\n"
-    "failed newest first.\n\n"
-    "  --limit N    rows (1.." CLI_CALL_MAX_TEXT ", default 20)\n"
-    "  --offset N   rows to skip (default 0)\n"
-    "  --json       one JSON object per line; payloads decoded from msgpack to JSON where\n"
-    "               possible (binary as {\"$base64\": ...}; bytes that are not msgpack as\n"
-    "               {\"$raw_base64\": ...})\n\n";
-
-int
-cmd_ls(struct cli *g, int argc, char **argv)
+static int
+run(struct cli *g, const struct cli_args *args)
 {
-    static const char *const views[] = {"due", "future", "inflight", "failed"};
-    int view = -1, rc, m;
-    long long limit = 20, offset = 0;
-    bool json = false;
-    const char *val;
+    long long limit = cli_num(args, "limit", 20), offset = cli_num(args, "offset", 0);
+    bool json = cli_has(args, "json");
+    dq_view view;
     dq_page p;
     dq_err err = {0};
+    int rc;
 
-    for (int i = 0; i < argc; i++) {
-        if ((m = cli_common_opt(g, argc, argv, &i, help)) != CLI_NEXT) {
-            if (m == CLI_CONSUMED)
-                continue;
-            return m == CLI_HELP ? DQ_EXIT_OK : DQ_EXIT_USAGE;
-        }
-        if (strcmp(argv[i], "--json") == 0) {
-            json = true;
-        } else if ((m = cli_opt(argc, argv, &i, "--limit", "-n", &val)) != 0) {
-            if (m < 0 || cli_parse_uint(g, "--limit", val, 1, DQ_CALL_MAX, &limit) != 0)
-                return m < 0 ? cli_usage_error(g, "--limit needs a value") : DQ_EXIT_USAGE;
-        } else if ((m = cli_opt(argc, argv, &i, "--offset", NULL, &val)) != 0) {
-            if (m < 0 || cli_parse_uint(g, "--offset", val, 0, 1LL << 40, &offset) != 0)
-                return m < 0 ? cli_usage_error(g, "--offset needs a value") : DQ_EXIT_USAGE;
-        } else if (view < 0 && argv[i][0] != '-') {
-            for (int v = 0; v < 4; v++) {
-                if (strcmp(argv[i], views[v]) == 0 ||
-                    (v == DQ_VIEW_INFLIGHT && strcmp(argv[i], "in-flight") == 0))
-                    view = v;
-            }
-            if (view < 0)
-                return cli_usage_error(g, "view \"%s\" is not due, future, inflight or failed",
-                                       argv[i]);
-        } else {
-            return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
-        }
-    }
-    if (view < 0)
+    if (args->npos == 0)
         return cli_usage_error(g, "which view? due, future, inflight or failed");
+    if (!dq_view_parse(args->pos[0], &view))
+        return cli_usage_error(g, "view \"%s\" is not due, future, inflight or failed",
+                               args->pos[0]);
     if ((rc = cli_connect_queue(g)) != DQ_EXIT_OK)
         return rc;
-    if (dq_page_get(g->client, g->queue, (dq_view)view, (size_t)offset, (size_t)limit, &p, &err) !=
-        DQ_OK)
+    if (dq_page_get(g->client, g->queue, view, (size_t)offset, (size_t)limit, &p, &err) != DQ_OK)
         return cli_error(g, &err);
     if (json) {
         struct dq_buf b = DQ_BUF_INIT;
@@ -81,3 +46,26 @@ cmd_ls(struct cli *g, int argc, char **argv)
     dq_page_free(&p);
     return DQ_EXIT_OK;
 }
+
+static const struct cli_opt opts[] = {
+    {"limit", 'n', "N", CLI_UINT, 1, DQ_CALL_MAX,
+     .help = "rows (1.." CLI_CALL_MAX_TEXT ", default 20)"},
+    {"offset", 0, "N", CLI_UINT, 0, 1LL << 40, .help = "rows to skip (default 0)"},
+    {"json", 0, NULL, CLI_FLAG,
+     .help = "one JSON object per line; payloads decoded from msgpack to JSON where possible "
+             "(binary as {\"$base64\": ...}; bytes that are not msgpack as "
+             "{\"$raw_base64\": ...})"},
+    {NULL},
+};
+
+const struct cli_cmd cmd_ls = {
+    .name = "ls",
+    .summary = "list due, future, in-flight or failed tasks",
+    .usage = "delayq ls {due|future|inflight|failed} [-q QUEUE] [--limit N]\n"
+             "                 [--offset N] [--json]",
+    .about = "One page of a view: due and future in due order, in-flight by lease deadline,\n"
+             "failed newest first.",
+    .opts = opts,
+    .max_pos = 1,
+    .run = run,
+};

@@ -34,43 +34,13 @@
 #include <microhttpd.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "fmt/b64.h"
 #include "fmt/esc.h"
 #include "lib/clock.h"
 #include "lib/dur.h"
 
 enum { METRICS_MAX_QUEUES = 1000 };
-
-static const char help[] =
-    "usage: delayq metrics [-q QUEUE]... [--listen HOST:PORT] [--cache DUR]\n"
-    "                      [--auth-file PATH] [--http-tls-cert PATH --http-tls-key PATH]\n"
-    "       delayq metrics [-q QUEUE]... --textfile PATH\n\n"
-    "The queues' counts, counters, workers and pause for Prometheus: served on\n"
-    "http://HOST:PORT/metrics until SIGINT or SIGTERM, or written once to PATH\n"
-    "(atomically: a temporary file in the same directory, then rename) for\n"
-    "node_exporter's textfile collector.\n"
-    "Every queue of the registry is exported (up to 1000), or only the -q queues.\n"
-    "A scrape makes one SCARD and one SSCAN per 1000 registered queues (none with -q),\n"
-    "then two script calls per queue: the stats and the worker registry's counts.\n"
-    "When Redis is unreachable the reply is still HTTP 200, with delayq_up 0 and\n"
-    "delayq_scrape_errors_total counting.\n\n"
-    "  -q, --queue NAME      export NAME (repeatable; default: every registered queue)\n"
-    "  --listen HOST:PORT    address to serve on (default 127.0.0.1:9187; numeric IPv4,\n"
-    "                        or [IPv6]:PORT; port 0 picks a free port, which is logged)\n"
-    "  --cache DUR           answer GETs from the last scrape while it is younger than\n"
-    "                        DUR (default 1s; 0: scrape on every GET); HEAD never scrapes\n"
-    "  --auth-file PATH      require credentials: the file's first line is user:password\n"
-    "                        (HTTP basic auth) or a token (Authorization: Bearer); the\n"
-    "                        file must not be readable by group or others\n"
-    "  --http-tls-cert PATH, --http-tls-key PATH\n"
-    "                        serve HTTPS with this certificate chain and key (PEM; the\n"
-    "                        key not readable by group or others); --tls-cert and\n"
-    "                        --tls-key are the Redis connection's, as everywhere\n"
-    "  --textfile PATH       write one scrape to PATH and exit (\"-\": standard output);\n"
-    "                        exit status 3 when Redis was unreachable (the file still\n"
-    "                        says delayq_up 0)\n\n"
-    "Listening beyond loopback without --auth-file and TLS prints a warning: anyone\n"
-    "who reaches the port reads queue names and volumes.\n\n";
 
 /* What one scrape read of one queue. */
 struct queue_read {
@@ -750,94 +720,34 @@ load_auth(struct metrics *m, const char *path)
     return DQ_EXIT_OK;
 }
 
-int
-cmd_metrics(struct cli *g, int argc, char **argv)
+static int
+run(struct cli *g, const struct cli_args *args)
 {
-    struct metrics m = {.g = g, .out = DQ_BUF_INIT, .cache_ms = 1000};
-    const char *listen = "127.0.0.1:9187", *textfile = NULL, *val;
-    const char *auth_file = NULL, *cert_file = NULL, *key_file = NULL;
+    struct metrics m = {.g = g, .out = DQ_BUF_INIT, .cache_ms = cli_num(args, "cache", 1000)};
+    const char *listen = cli_str(args, "listen", "127.0.0.1:9187");
+    const char *textfile = cli_str(args, "textfile", NULL);
+    const char *auth_file = cli_str(args, "auth-file", NULL);
+    const char *cert_file = cli_str(args, "http-tls-cert", NULL);
+    const char *key_file = cli_str(args, "http-tls-key", NULL);
     char *cert = NULL, *key = NULL;
-    bool listen_given = false;
+    bool listen_given = cli_has(args, "listen");
     dq_err err = {0};
-    int rc, k;
+    int rc;
 
-    m.queues = calloc((size_t)argc + 1, sizeof *m.queues);
+    m.queues = calloc(args->ngiven + 1, sizeof *m.queues);
     if (m.queues == NULL) {
         fprintf(stderr, "delayq: out of memory\n");
         return DQ_EXIT_FAILED;
     }
-    for (int i = 0; i < argc; i++) {
-        /* -q is repeatable here, so it is taken before the global option sees it */
-        if ((k = cli_opt(argc, argv, &i, "--queue", "-q", &val)) != 0) {
-            if (k < 0) {
-                free(m.queues);
-                return cli_usage_error(g, "--queue needs a name");
-            }
-            if (dq_queue_name_check(val, &err) != DQ_OK) {
-                free(m.queues);
-                return cli_error(g, &err);
-            }
-            m.queues[m.n_queues++] = val;
+    /* -q is this command's own here, and repeatable: every one is exported */
+    for (size_t i = 0; i < args->ngiven; i++) {
+        if (strcmp(args->given[i].opt->name, "queue") != 0)
             continue;
-        }
-        if ((k = cli_common_opt(g, argc, argv, &i, help)) != CLI_NEXT) {
-            if (k == CLI_CONSUMED)
-                continue;
+        if (dq_queue_name_check(args->given[i].val, &err) != DQ_OK) {
             free(m.queues);
-            return k == CLI_HELP ? DQ_EXIT_OK : DQ_EXIT_USAGE;
+            return cli_error(g, &err);
         }
-        if ((k = cli_opt(argc, argv, &i, "--listen", NULL, &val)) != 0) {
-            if (k < 0) {
-                free(m.queues);
-                return cli_usage_error(g, "--listen needs HOST:PORT");
-            }
-            listen = val;
-            listen_given = true;
-        } else if ((k = cli_opt(argc, argv, &i, "--cache", NULL, &val)) != 0) {
-            int64_t ms;
-            if (k < 0) {
-                free(m.queues);
-                return cli_usage_error(g, "--cache needs a duration (e.g. 1s; 0: no cache)");
-            }
-            if (strcmp(val, "0") == 0) {
-                ms = 0;
-            } else if (dq_dur_parse(val, "--cache", &ms, &err) != DQ_OK) {
-                free(m.queues);
-                return cli_error(g, &err);
-            }
-            if (ms > 3600000) {
-                free(m.queues);
-                return cli_usage_error(g, "--cache: %s is over the limit of 1h", val);
-            }
-            m.cache_ms = ms;
-        } else if ((k = cli_opt(argc, argv, &i, "--auth-file", NULL, &val)) != 0) {
-            if (k < 0 || val[0] == '\0') {
-                free(m.queues);
-                return cli_usage_error(g, "--auth-file needs a path");
-            }
-            auth_file = val;
-        } else if ((k = cli_opt(argc, argv, &i, "--http-tls-cert", NULL, &val)) != 0) {
-            if (k < 0 || val[0] == '\0') {
-                free(m.queues);
-                return cli_usage_error(g, "--http-tls-cert needs a path");
-            }
-            cert_file = val;
-        } else if ((k = cli_opt(argc, argv, &i, "--http-tls-key", NULL, &val)) != 0) {
-            if (k < 0 || val[0] == '\0') {
-                free(m.queues);
-                return cli_usage_error(g, "--http-tls-key needs a path");
-            }
-            key_file = val;
-        } else if ((k = cli_opt(argc, argv, &i, "--textfile", NULL, &val)) != 0) {
-            if (k < 0 || val[0] == '\0') {
-                free(m.queues);
-                return cli_usage_error(g, "--textfile needs a path");
-            }
-            textfile = val;
-        } else {
-            free(m.queues);
-            return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
-        }
+        m.queues[m.n_queues++] = args->given[i].val;
     }
     if (textfile != NULL && (listen_given || auth_file || cert_file || key_file)) {
         free(m.queues);
@@ -882,3 +792,36 @@ out:
     free(m.queues);
     return rc;
 }
+
+static const struct cli_opt opts[] = {
+    {"queue", 'q', "NAME", CLI_STR, .needs = "a name",
+     .help = "export NAME (repeatable; default: every registered queue)"},
+    {"listen", 0, "HOST:PORT", CLI_STR, .needs = "HOST:PORT",
+     .help = "serve there (default 127.0.0.1:9187; [IPv6]:PORT; port 0: any)"},
+    {"cache", 0, "DUR", CLI_DUR, 0, 3600000, .needs = "a duration (e.g. 1s; 0: no cache)",
+     .help = "answer GETs from a scrape younger than DUR (default 1s)"},
+    {"auth-file", 0, "PATH", CLI_STR, .needs = "a path", .flags = CLI_NONEMPTY,
+     .help = "require user:password (basic auth) or a token (Bearer)"},
+    {"http-tls-cert", 0, "PATH", CLI_STR, .needs = "a path", .flags = CLI_NONEMPTY,
+     .help = "serve HTTPS with this certificate chain (PEM)"},
+    {"http-tls-key", 0, "PATH", CLI_STR, .needs = "a path", .flags = CLI_NONEMPTY,
+     .help = "its key (PEM, chmod 600); --tls-key is the Redis one"},
+    {"textfile", 0, "PATH", CLI_STR, .needs = "a path", .flags = CLI_NONEMPTY,
+     .help = "write one scrape to PATH (\"-\": stdout) and exit; 3: Redis down"},
+    {NULL},
+};
+
+const struct cli_cmd cmd_metrics = {
+    .name = "metrics",
+    .summary = "serve the queues' metrics to Prometheus, or write them to a file",
+    .usage = "delayq metrics [-q QUEUE]... [--listen HOST:PORT] [--cache DUR]\n"
+             "                      [--auth-file PATH]\n"
+             "                      [--http-tls-cert PATH --http-tls-key PATH]\n"
+             "delayq metrics [-q QUEUE]... --textfile PATH",
+    .about = "The queues' counts, counters, workers and pause for Prometheus, on\n"
+             "http://HOST:PORT/metrics until SIGTERM, or written once to PATH (atomically) for\n"
+             "node_exporter. Every registered queue (up to 1000), or the -q ones. Redis down:\n"
+             "HTTP 200 with delayq_up 0. Beyond loopback without --auth-file and TLS it warns.",
+    .opts = opts,
+    .run = run,
+};

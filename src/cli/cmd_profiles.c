@@ -9,26 +9,9 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "lib/url.h"
 #include "profile.h"
-
-static const char help[] =
-    "usage: delayq profiles\n\n"
-    "Lists the connection profiles of $XDG_CONFIG_HOME/delayq/config (default\n"
-    "~/.config/delayq/config): name, server (never the user info of its url), user,\n"
-    "where the password comes from (never the password), queue and the other settings.\n"
-    "Use one with 'delayq --profile NAME COMMAND' or DELAYQ_PROFILE=NAME; flags and\n"
-    "variables override what it says. The file:\n\n"
-    "  [prod]\n"
-    "  url = rediss://redis.internal.example:6380/0\n"
-    "  user = alice\n"
-    "  password-file = ~/.config/delayq/prod.password   # or password-command = CMD\n"
-    "  tls-ca = /etc/delayq/redis-ca.crt                # tls-cert, tls-key,\n"
-    "  queue = emails                                   # tls-server-name,\n"
-    "  read-only = yes                                  # min-replicas\n\n"
-    "A file that others may change, or that holds a password (password = ..., or a\n"
-    "url with one) and others may read, is refused, as is a password-file others may\n"
-    "read (chmod 600).\n\n";
 
 /* Loads the profiles file into g->profiles (once). */
 static int
@@ -114,21 +97,13 @@ put_server(const struct profile *p)
         printf("/%d", u.db);
 }
 
-int
-cmd_profiles(struct cli *g, int argc, char **argv)
+static int
+run(struct cli *g, const struct cli_args *args)
 {
     char path[4096];
     bool missing;
-    int rc, m;
+    int rc;
 
-    for (int i = 0; i < argc; i++) {
-        if ((m = cli_common_opt(g, argc, argv, &i, help)) != CLI_NEXT) {
-            if (m == CLI_CONSUMED)
-                continue;
-            return m == CLI_HELP ? DQ_EXIT_OK : DQ_EXIT_USAGE;
-        }
-        return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
-    }
     if ((rc = load(g, path, sizeof path, &missing)) != DQ_EXIT_OK)
         return rc;
     if (missing || g->profiles->n == 0) {
@@ -169,3 +144,25 @@ cmd_profiles(struct cli *g, int argc, char **argv)
         printf("(* in use: --profile or $DELAYQ_PROFILE)\n");
     return DQ_EXIT_OK;
 }
+
+const struct cli_cmd cmd_profiles = {
+    .name = "profiles",
+    .summary = "the connection profiles (never their secrets)",
+    .usage = "delayq profiles",
+    .about = "Lists the connection profiles of $XDG_CONFIG_HOME/delayq/config (default\n"
+             "~/.config/delayq/config): name, server (never the user info of its url), user,\n"
+             "where the password comes from (never the password), queue and the other settings.\n"
+             "Use one with 'delayq --profile NAME COMMAND' or DELAYQ_PROFILE=NAME; flags and\n"
+             "variables override what it says. The file:\n\n"
+             "  [prod]\n"
+             "  url = rediss://redis.internal.example:6380/0\n"
+             "  user = alice\n"
+             "  password-file = ~/.config/delayq/prod.password   # or password-command = CMD\n"
+             "  tls-ca = /etc/delayq/redis-ca.crt                # tls-cert, tls-key,\n"
+             "  queue = emails                                   # tls-server-name,\n"
+             "  read-only = yes                                  # min-replicas\n\n"
+             "A file that others may change, or that holds a password (password = ..., or a\n"
+             "url with one) and others may read, is refused, as is a password-file others may\n"
+             "read (chmod 600).",
+    .run = run,
+};

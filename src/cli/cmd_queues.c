@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "fmt/esc.h"
 #include "fmt/taskfmt.h"
 #include "lib/registry.h"
@@ -11,20 +12,6 @@
 /* Queues listed (a screenful for a person; the registry itself is unbounded). */
 #define QUEUES_LISTED      1000
 #define QUEUES_LISTED_TEXT CLI_STR(QUEUES_LISTED)
-
-static const char help[] =
-    "usage: delayq queues [--json] [--forget QUEUE] [--invalid]\n\n"
-    "The queues of the server, by name, with their due, future, in-flight and failed\n"
-    "counts (up to " QUEUES_LISTED_TEXT
-    " queues). A queue is listed once a producer, worker or operator\n"
-    "has used it; it stays listed when it empties.\n\n"
-    "  --json           one JSON object per line\n"
-    "  --forget QUEUE   remove QUEUE from the list (its tasks are not touched; the next\n"
-    "                   producer or worker of QUEUE lists it again). Also any member of\n"
-    "                   the registry that is no valid queue name (a foreign write): QUEUE\n"
-    "                   as --invalid shows it, backslash escapes read back to the bytes\n"
-    "  --invalid        list the registry members that are no valid queue names (they\n"
-    "                   are not listed otherwise), escaped, up to " QUEUES_LISTED_TEXT "\n\n";
 
 /*
  * --forget of an argument that is no valid queue name: the registry member it names,
@@ -115,35 +102,18 @@ list_invalid(struct cli *g, bool json)
     return DQ_EXIT_OK;
 }
 
-int
-cmd_queues(struct cli *g, int argc, char **argv)
+static int
+run(struct cli *g, const struct cli_args *args)
 {
-    const char *forget = NULL;
+    const char *forget = cli_str(args, "forget", NULL);
     dq_err invalid_name = {0};
-    bool json = false, invalid = false;
+    bool json = cli_has(args, "json"), invalid = cli_has(args, "invalid");
     dq_queues q;
     dq_err err = {0};
-    int rc, m;
+    int rc;
 
-    for (int i = 0; i < argc; i++) {
-        if ((m = cli_common_opt(g, argc, argv, &i, help)) != CLI_NEXT) {
-            if (m == CLI_CONSUMED)
-                continue;
-            return m == CLI_HELP ? DQ_EXIT_OK : DQ_EXIT_USAGE;
-        }
-        if (strcmp(argv[i], "--json") == 0) {
-            json = true;
-        } else if (strcmp(argv[i], "--invalid") == 0) {
-            invalid = true;
-        } else if ((m = cli_opt(argc, argv, &i, "--forget", NULL, &forget)) != 0) {
-            if (m < 0)
-                return cli_usage_error(g, "--forget needs a queue name");
-            if (forget[0] == '\0')
-                return cli_usage_error(g, "--forget needs a queue name, not an empty one");
-        } else {
-            return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
-        }
-    }
+    if (forget != NULL && forget[0] == '\0')
+        return cli_usage_error(g, "--forget needs a queue name, not an empty one");
     if (invalid && forget != NULL)
         return cli_usage_error(g, "--invalid and --forget go one at a time");
     if (invalid)
@@ -194,3 +164,28 @@ cmd_queues(struct cli *g, int argc, char **argv)
     dq_queues_free(&q);
     return rc;
 }
+
+static const struct cli_opt opts[] = {
+    {"json", 0, NULL, CLI_FLAG, .help = "one JSON object per line"},
+    {"forget", 0, "QUEUE", CLI_STR, .needs = "a queue name",
+     .help = "remove QUEUE from the list (its tasks are not touched; the next producer or "
+             "worker of QUEUE lists it again). Also any member of the registry that is no valid "
+             "queue name (a foreign write): QUEUE as --invalid shows it, backslash escapes read "
+             "back to the bytes"},
+    {"invalid", 0, NULL, CLI_FLAG,
+     .help = "list the registry members that are no valid queue names (they are not listed "
+             "otherwise), escaped, up to " QUEUES_LISTED_TEXT},
+    {NULL},
+};
+
+const struct cli_cmd cmd_queues = {
+    .name = "queues",
+    .summary = "the queues of the server, with their counts",
+    .usage = "delayq queues [--json] [--forget QUEUE] [--invalid]",
+    .about = "The queues of the server, by name, with their due, future, in-flight and failed\n"
+             "counts (up to " QUEUES_LISTED_TEXT
+             " queues). A queue is listed once a producer, worker or operator\n"
+             "has used it; it stays listed when it empties.",
+    .opts = opts,
+    .run = run,
+};

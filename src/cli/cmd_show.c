@@ -4,50 +4,19 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "fmt/taskfmt.h"
 
-static const char help[] =
-    "usage: delayq show [-q QUEUE] [--json] [--] ID\n\n"
-    "Every field of one task (in flight, failed or scheduled), the payload decoded from\n"
-    "msgpack, and for a failed task its error and full stack trace. A generated id of a\n"
-    "scheduled task has no index, so finding it walks the scheduled set in bounded steps.\n\n"
-    "  --json   one JSON object\n\n";
-
-int
-cmd_show(struct cli *g, int argc, char **argv)
+static int
+run(struct cli *g, const struct cli_args *args)
 {
-    const char *id = NULL;
-    bool json = false;
+    const char *id = args->npos > 0 ? args->pos[0] : NULL;
+    bool json = cli_has(args, "json");
     dq_task t;
     dq_stats s;
     dq_err err = {0};
-    int rc, m;
+    int rc;
 
-    bool ids_only = false;
-
-    for (int i = 0; i < argc; i++) {
-        if (!ids_only && strcmp(argv[i], "--") == 0) {
-            ids_only = true; /* what follows is an id, even if it starts with '-' */
-            continue;
-        }
-        if (ids_only) {
-            if (id != NULL)
-                return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
-            id = argv[i];
-            continue;
-        }
-        if ((m = cli_common_opt(g, argc, argv, &i, help)) != CLI_NEXT) {
-            if (m == CLI_CONSUMED)
-                continue;
-            return m == CLI_HELP ? DQ_EXIT_OK : DQ_EXIT_USAGE;
-        }
-        if (strcmp(argv[i], "--json") == 0)
-            json = true;
-        else if (id == NULL && (argv[i][0] != '-' || argv[i][1] == '\0'))
-            id = argv[i];
-        else
-            return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
-    }
     if (id == NULL)
         return cli_usage_error(g, "which task? give its id");
     if ((rc = cli_connect_queue(g)) != DQ_EXIT_OK)
@@ -75,3 +44,20 @@ cmd_show(struct cli *g, int argc, char **argv)
     dq_task_clear(&t);
     return status;
 }
+
+static const struct cli_opt opts[] = {
+    {"json", 0, NULL, CLI_FLAG, .help = "one JSON object"},
+    {NULL},
+};
+
+const struct cli_cmd cmd_show = {
+    .name = "show",
+    .summary = "every field of one task, with its error and stack trace",
+    .usage = "delayq show [-q QUEUE] [--json] [--] ID",
+    .about = "Every field of one task (in flight, failed or scheduled), the payload decoded from\n"
+             "msgpack, and for a failed task its error and full stack trace. A generated id of a\n"
+             "scheduled task has no index, so finding it walks the scheduled set in bounded steps.",
+    .opts = opts,
+    .max_pos = 1,
+    .run = run,
+};

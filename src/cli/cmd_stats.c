@@ -4,27 +4,10 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "fmt/health.h"
 #include "fmt/taskfmt.h"
 #include "lib/dur.h"
-
-static const char help[] =
-    "usage: delayq stats [-q QUEUE] [--json] [--check [--max-far-future N]\n"
-    "                    [--max-oldest-due DUR] [--allow-paused]]\n\n"
-    "Counts (due, future, far future, in flight, failed), the next due time, the age of\n"
-    "the oldest due task, the queue's cumulative counters, the live and lost workers,\n"
-    "and the verdict the inspector shows (\"no live worker for 3m12s while 40 are due\",\n"
-    "\"all well\"), in four bounded calls. The verdict's thresholds are the queue's\n"
-    "alert_* config fields (delayq config); the flags below override two of them.\n\n"
-    "  --json                 one JSON object (with \"verdict\": level and text)\n"
-    "  --check                exit 1 with the verdict as the reason when it is bad: no\n"
-    "                         live worker while tasks are due, the oldest due task older\n"
-    "                         than --max-oldest-due (default: alert_oldest_due_ms, 5m),\n"
-    "                         expired leases, more than --max-far-future (default:\n"
-    "                         alert_far_future, 100000) far ahead; or when\n"
-    "                         the queue is paused (delayq pause)\n"
-    "  --allow-paused         with --check: a paused queue passes (the other checks\n"
-    "                         still apply; the oldest due age grows while paused)\n\n";
 
 /* Worker records read for the latest beat (the counts cover all of them). */
 #define VERDICT_WORKERS 100
@@ -53,6 +36,7 @@ make_verdict(struct cli *g, const dq_stats *s, int64_t max_age, long long max_fa
         rc = dq_server_info_get(g->client, &v->info, err);
     if (rc != DQ_OK)
         return rc;
+    const char *hung_worker = NULL;
     struct dq_health_facts f = {.stats = s,
                                 .max_oldest_due_ms =
                                     max_age >= 0 ? max_age : cfg.alert_oldest_due_ms,
@@ -66,6 +50,8 @@ make_verdict(struct cli *g, const dq_stats *s, int64_t max_age, long long max_fa
                                 .workers_live = v->workers.live,
                                 .workers_lost = v->workers.lost,
                                 .last_beat_ms = dq_health_last_beat(&v->workers),
+                                .workers_hung = dq_health_hung(&v->workers, &hung_worker),
+                                .hung_worker = hung_worker,
                                 .retry_rate = -1, /* nor the tasks running or retrying */
                                 .max_running_ms = -1,
                                 .longest_running_ms = -1};
@@ -191,43 +177,18 @@ print_human(const struct cli *g, const dq_stats *s, const struct verdict *v)
            (long long)s->reaped, (long long)s->requeued, (long long)s->dropped);
 }
 
-int
-cmd_stats(struct cli *g, int argc, char **argv)
+static int
+run(struct cli *g, const struct cli_args *args)
 {
-    bool json = false, check = false, allow_paused = false;
-    long long max_far = -1; /* < 0: the queue's alert_far_future */
-    int64_t max_age = -1;   /* < 0: the queue's alert_oldest_due_ms */
-    const char *val;
+    bool json = cli_has(args, "json"), check = cli_has(args, "check");
+    bool allow_paused = cli_has(args, "allow-paused");
+    long long max_far = cli_num(args, "max-far-future", -1); /* < 0: the queue's alert_far_future */
+    int64_t max_age =
+        cli_num(args, "max-oldest-due", -1); /* < 0: the queue's alert_oldest_due_ms */
     dq_stats s;
     dq_err err = {0};
-    int rc, m;
+    int rc;
 
-    for (int i = 0; i < argc; i++) {
-        if ((m = cli_common_opt(g, argc, argv, &i, help)) != CLI_NEXT) {
-            if (m == CLI_CONSUMED)
-                continue;
-            return m == CLI_HELP ? DQ_EXIT_OK : DQ_EXIT_USAGE;
-        }
-        if (strcmp(argv[i], "--json") == 0) {
-            json = true;
-        } else if (strcmp(argv[i], "--check") == 0) {
-            check = true;
-        } else if (strcmp(argv[i], "--allow-paused") == 0) {
-            allow_paused = true;
-        } else if ((m = cli_opt(argc, argv, &i, "--max-far-future", NULL, &val)) != 0) {
-            if (m < 0)
-                return cli_usage_error(g, "--max-far-future needs a value");
-            if (cli_parse_uint(g, "--max-far-future", val, 0, 1LL << 53, &max_far) != 0)
-                return DQ_EXIT_USAGE;
-        } else if ((m = cli_opt(argc, argv, &i, "--max-oldest-due", NULL, &val)) != 0) {
-            if (m < 0)
-                return cli_usage_error(g, "--max-oldest-due needs a value");
-            if (dq_dur_parse(val, "--max-oldest-due", &max_age, &err) != DQ_OK)
-                return cli_error(g, &err);
-        } else {
-            return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
-        }
-    }
     if ((rc = cli_connect_queue(g)) != DQ_EXIT_OK)
         return rc;
     if (dq_stats_get(g->client, g->queue, &s, &err) != DQ_OK)
@@ -254,3 +215,33 @@ cmd_stats(struct cli *g, int argc, char **argv)
     dq_workers_free(&v.workers);
     return status;
 }
+
+static const struct cli_opt opts[] = {
+    {"json", 0, NULL, CLI_FLAG, .help = "one JSON object (with \"verdict\": level and text)"},
+    {"check", 0, NULL, CLI_FLAG,
+     .help = "exit 1 with the verdict as the reason when it is bad: no live worker while tasks "
+             "are due, the oldest due task too old, expired leases, too many far ahead; or when "
+             "the queue is paused (delayq pause)"},
+    {"max-far-future", 0, "N", CLI_UINT, 0, 1LL << 53,
+     .help = "with --check: more than N far ahead is bad (default: alert_far_future, 100000)"},
+    {"max-oldest-due", 0, "DUR", CLI_DUR,
+     .help = "with --check: the oldest due task older is bad (default: alert_oldest_due_ms, 5m)"},
+    {"allow-paused", 0, NULL, CLI_FLAG,
+     .help = "with --check: a paused queue passes (the other checks still apply; the oldest due "
+             "age grows while paused)"},
+    {NULL},
+};
+
+const struct cli_cmd cmd_stats = {
+    .name = "stats",
+    .summary = "counts, counters and health checks of a queue",
+    .usage = "delayq stats [-q QUEUE] [--json] [--check [--max-far-future N]\n"
+             "                    [--max-oldest-due DUR] [--allow-paused]]",
+    .about = "Counts (due, future, far future, in flight, failed), the next due time, the age of\n"
+             "the oldest due task, the queue's cumulative counters, the live and lost workers,\n"
+             "and the verdict the inspector shows (\"no live worker for 3m12s while 40 are due\",\n"
+             "\"all well\"), in four bounded calls. The verdict's thresholds are the queue's\n"
+             "alert_* config fields (delayq config); the flags below override two of them.",
+    .opts = opts,
+    .run = run,
+};

@@ -8,56 +8,23 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "lib/dur.h"
 #include "lib/scripts.h"
 #include "profile.h"
 #include "tui/top.h"
 
-static const char help[] =
-    "usage: delayq top [-q QUEUE] [--read-only] [--no-color] [--no-mouse] [--refresh DUR]\n\n"
-    "The queue inspector: counts and rates, the due backlog over time, and the due,\n"
-    "future, in-flight and failed tasks, with details (payload, error, stack trace) and\n"
-    "actions (requeue, drop, recover expired leases) through the same scripts the\n"
-    "workers use. Press ? inside for every key.\n\n"
-    "  --read-only    disable every action (a badge says so); also when the\n"
-    "                 profile says read-only, or when Redis (its ACL) would refuse\n"
-    "                 this user the queue's operator actions (the status line says)\n"
-    "  --no-color     no colours (also when $NO_COLOR is set)\n"
-    "  --no-mouse     leave the mouse to the terminal (else click selects, wheel scrolls)\n"
-    "  --refresh DUR  first refresh interval (default 1s; it then adapts between 250ms\n"
-    "                 while counts change and 5s while nothing moves)\n\n";
-
-int
-cmd_top(struct cli *g, int argc, char **argv)
+static int
+run(struct cli *g, const struct cli_args *args)
 {
-    bool read_only = false, no_color = getenv("NO_COLOR") != NULL && getenv("NO_COLOR")[0];
-    int64_t refresh = 1000;
-    bool no_mouse = false;
-    const char *val;
+    bool read_only = cli_has(args, "read-only");
+    bool no_color =
+        cli_has(args, "no-color") || (getenv("NO_COLOR") != NULL && getenv("NO_COLOR")[0]);
+    int64_t refresh = cli_num(args, "refresh", 1000);
+    bool no_mouse = cli_has(args, "no-mouse");
     dq_err err = {0};
-    int rc, m;
+    int rc;
 
-    for (int i = 0; i < argc; i++) {
-        if ((m = cli_common_opt(g, argc, argv, &i, help)) != CLI_NEXT) {
-            if (m == CLI_CONSUMED)
-                continue;
-            return m == CLI_HELP ? DQ_EXIT_OK : DQ_EXIT_USAGE;
-        }
-        if (strcmp(argv[i], "--read-only") == 0) {
-            read_only = true;
-        } else if (strcmp(argv[i], "--no-color") == 0) {
-            no_color = true;
-        } else if (strcmp(argv[i], "--no-mouse") == 0) {
-            no_mouse = true;
-        } else if ((m = cli_opt(argc, argv, &i, "--refresh", NULL, &val)) != 0) {
-            if (m < 0 || dq_dur_parse(val, "--refresh", &refresh, &err) != DQ_OK)
-                return m < 0 ? cli_usage_error(g, "--refresh needs a value") : cli_error(g, &err);
-            if (refresh < 100 || refresh > 60000)
-                return cli_usage_error(g, "--refresh: %s is not in 100ms..60s", val);
-        } else {
-            return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
-        }
-    }
     /* A refresh must never freeze the keyboard for long: 1 s unless --timeout says. */
     if (g->timeout_ms == 0)
         g->timeout_ms = 1000;
@@ -101,3 +68,30 @@ cmd_top(struct cli *g, int argc, char **argv)
         return DQ_EXIT_FAILED;
     }
 }
+
+static const struct cli_opt opts[] = {
+    {"read-only", 0, NULL, CLI_FLAG,
+     .help = "disable every action (a badge says so); also when the profile says read-only, or "
+             "when Redis (its ACL) would refuse this user the queue's operator actions (the status "
+             "line says)"},
+    {"no-color", 0, NULL, CLI_FLAG, .help = "no colours (also when $NO_COLOR is set)"},
+    {"no-mouse", 0, NULL, CLI_FLAG,
+     .help = "leave the mouse to the terminal (else click selects, wheel scrolls)"},
+    {"refresh", 0, "DUR", CLI_DUR, 100, 60000, .limit = "100ms..60s",
+     .help = "first refresh interval (default 1s; it then adapts between 250ms while counts "
+             "change and 5s while nothing moves)"},
+    {NULL},
+};
+
+const struct cli_cmd cmd_top = {
+    .name = "top",
+    .summary = "the queue inspector (ncurses)",
+    .usage = "delayq top [-q QUEUE] [--read-only] [--no-color] [--no-mouse]\n"
+             "                  [--refresh DUR]",
+    .about = "The queue inspector: counts and rates, the due backlog over time, and the due,\n"
+             "future, in-flight and failed tasks, with details (payload, error, stack trace) and\n"
+             "actions (requeue, drop, recover expired leases) through the same scripts the\n"
+             "workers use. Press ? inside for every key.",
+    .opts = opts,
+    .run = run,
+};

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "lib/scripts.h"
 #include "fmt/taskfmt.h"
 #include "lib/clock.h"
@@ -30,56 +31,6 @@
 #include "lib/url.h"
 #include "spawn.h"
 #include "work.h"
-
-static const char help[] =
-    "usage: delayq work [-q QUEUE] [--concurrency N] [--batch N] [--lease DUR]\n"
-    "                   [--timeout DUR] [--grace DUR] [--max-idle DUR] [--raw | --persistent]\n"
-    "                   [--name NAME] [--log-level LEVEL | --quiet] -- CMD [ARGS...]\n\n"
-    "Runs CMD once per due task of the queue (--persistent: once per concurrency slot,\n"
-    "fed one task after another).\n\n"
-    "  stdin        the payload as JSON (msgpack decoded; bytes that are not msgpack as\n"
-    "               {\"$raw_base64\": ...}), or the raw bytes with --raw\n"
-    "  environment  DELAYQ_TASK_ID, DELAYQ_QUEUE, DELAYQ_ATTEMPT (1 on the first run),\n"
-    "               DELAYQ_DUE_MS, DELAYQ_ENQUEUED_MS\n"
-    "  exit 0       done\n"
-    "  exit 75      retry later (EX_TEMPFAIL), after the queue's backoff\n"
-    "  other exit   failed for good; the last 16 KiB of stderr is kept as the stack trace\n"
-    "  or a signal\n"
-    "  timeout      the command's process group is killed and the task retried\n"
-    "  worker dies  the commands' process groups are killed too, kill -9 included\n\n"
-    "--persistent: CMD keeps running, with DELAYQ_QUEUE and DELAYQ_SLOT (1..N) set. Each\n"
-    "task is one line on its stdin (times in ms since the epoch; payload as above):\n"
-    "  {\"id\":\"...\",\"queue\":\"...\",\"attempt\":1,\"due_ms\":N,"
-    "\"enqueued_ms\":N,\"payload\":...}\n"
-    "It answers each with one line on stdout (flush it):\n"
-    "  {\"id\":\"<the task's id>\",\"result\":\"done\"|\"retry\"|\"fail\","
-    "\"error\":\"...\",\"trace\":\"...\"}\n"
-    "error and trace are optional, other members ignored. retry: after the queue's backoff;\n"
-    "fail: failed for good, with trace as the stack trace, else the stderr written since\n"
-    "its previous result (the last 16 KiB). A handler that exits, outlives --timeout, or\n"
-    "writes a line that is not such a result (not JSON, another task's id, an unknown\n"
-    "result, over 1 MiB) is killed with its process group and the task retried (an\n"
-    "attempt: the queue's max attempts still end it), with what it wrote as the error;\n"
-    "it is started again after 100 ms, doubling to 10 s while it keeps failing. At\n"
-    "shutdown, running tasks finish within --grace, then the handlers' stdin is closed\n"
-    "and they have what is left of --grace to exit.\n\n"
-    "  --concurrency N  commands running at once (default 1)\n"
-    "  --batch N        tasks per claim (default: concurrency)\n"
-    "  --lease DUR      lease per claim, renewed while the command runs (default 30s)\n"
-    "  --timeout DUR    kill a command running longer and retry its task (default: none;\n"
-    "                   for work this is the command's timeout: Redis calls use 3s)\n"
-    "  --grace DUR      on SIGINT/SIGTERM, how long running commands may finish before\n"
-    "                   they are killed and their tasks handed back (default 30s); a\n"
-    "                   second signal stops at once\n"
-    "  --max-idle DUR   longest sleep with nothing due (default 60s)\n"
-    "  --persistent     one long-running CMD per slot, tasks and results as JSON lines\n"
-    "  --name NAME      worker name in leases and logs (default user@host:pid)\n"
-    "  --pass-credentials  give the handlers this process's Redis credentials; by\n"
-    "                   default they get neither DELAYQ_PASSWORD, DELAYQ_SENTINEL_USER,\n"
-    "                   DELAYQ_SENTINEL_PASSWORD, DELAYQ_TLS_KEY nor DELAYQ_PROFILE, and\n"
-    "                   DELAYQ_URL without its password\n"
-    "  --log-level L    error, warn, info (default) or debug; --quiet is warn\n\n"
-    "Logs go to stderr, one logfmt line per event.\n\n";
 
 static dq_worker *the_worker;
 static volatile sig_atomic_t signals_seen;
@@ -240,7 +191,9 @@ struct command {
     int inp[2], errp[2]; /* its stdin and stderr pipes; -1 once closed */
     pid_t pid;
     int status; /* from waitpid, once it exited */
-    bool exited, killed, timed_out;
+    bool exited, killed, timed_out, cancelled;
+    const dq_task *task;
+    int64_t limit_ms; /* its time limit (work_limit_ms); 0: none */
 };
 
 static void
@@ -311,6 +264,16 @@ kill_if_due(struct command *c, int64_t deadline, int wait)
         c->killed = true;
         kill(-c->pid, SIGKILL);
     }
+    /* the worker asks it to stop: an operator cancelled the task (or the library saw
+     * the time limit pass a moment before the deadline above) */
+    if (!c->killed && dq_task_cancelled(c->task)) {
+        c->killed = true;
+        if (dq_task_time_left_ms(c->task) == 0)
+            c->timed_out = true;
+        else
+            c->cancelled = true;
+        kill(-c->pid, SIGKILL);
+    }
     return wait;
 }
 
@@ -359,7 +322,7 @@ read_stderr(struct command *c, short revents)
 static void
 supervise(struct command *c)
 {
-    int64_t deadline = c->wk->timeout_ms > 0 ? dq_mono_ms() + c->wk->timeout_ms : -1;
+    int64_t deadline = c->limit_ms > 0 ? dq_mono_ms() + c->limit_ms : -1;
     int idle_wait = 1;
 
     while (!c->exited) {
@@ -404,7 +367,11 @@ exit_to_result(const struct command *c, dq_result *res)
         snprintf(res->message, sizeof res->message,
                  "timed out after %lld ms; process group "
                  "killed",
-                 (long long)c->wk->timeout_ms);
+                 (long long)c->limit_ms);
+    } else if (c->cancelled && by_us) {
+        /* refused by Redis anyway: the task left flight when it was cancelled */
+        res->outcome = DQ_FAILED;
+        snprintf(res->message, sizeof res->message, "cancelled; process group killed");
     } else if (by_us) {
         res->outcome = DQ_RELEASE; /* shutdown, not the task's fault: hand it back */
         snprintf(res->message, sizeof res->message, "killed at worker shutdown");
@@ -449,6 +416,8 @@ static void
 run_command(const dq_task *t, dq_result *res, void *arg)
 {
     struct command c = {.wk = arg, .in = DQ_BUF_INIT, .inp = {-1, -1}, .errp = {-1, -1}};
+    c.limit_ms = work_limit_ms(c.wk, t);
+    c.task = t;
     char *env_own[NTASK_VARS] = {NULL};
     char **envp;
 
@@ -466,88 +435,35 @@ run_command(const dq_task *t, dq_result *res, void *arg)
 }
 
 static int
-dur_opt(struct cli *g, const char *name, const char *val, int64_t *out)
-{
-    dq_err err;
-
-    if (dq_dur_parse(val, name, out, &err) != DQ_OK)
-        return cli_error(g, &err);
-    return DQ_EXIT_OK;
-}
-
-int
-cmd_work(struct cli *g, int argc, char **argv)
+run(struct cli *g, const struct cli_args *args)
 {
     dq_worker_opts o = {.log = log_line, .log_level = DQ_LOG_INFO};
     struct work wk = {0};
     dq_client_opts co;
-    const char *val;
-    long long n;
-    bool grace_given = false, pass_credentials = false;
+    bool grace_given = cli_has(args, "grace"), pass_credentials = cli_has(args, "pass-credentials");
     dq_err err = {0};
-    int rc, m, i;
+    int rc, i = args->dashdash;
 
-    for (i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0) {
-            i++;
-            break;
-        }
-        /* here --timeout is the command's, so it is looked at before the global one */
-        if ((m = cli_opt(argc, argv, &i, "--timeout", NULL, &val)) != 0) {
-            if (m < 0 || (rc = dur_opt(g, "--timeout", val, &wk.timeout_ms)) != 0)
-                return m < 0 ? cli_usage_error(g, "--timeout needs a value") : rc;
-            continue;
-        }
-        if ((m = cli_common_opt(g, argc, argv, &i, help)) != CLI_NEXT) {
-            if (m == CLI_CONSUMED)
-                continue;
-            return m == CLI_HELP ? DQ_EXIT_OK : DQ_EXIT_USAGE;
-        }
-        if (strcmp(argv[i], "--raw") == 0) {
-            wk.raw = true;
-        } else if (strcmp(argv[i], "--pass-credentials") == 0) {
-            pass_credentials = true;
-        } else if (strcmp(argv[i], "--persistent") == 0) {
-            wk.persistent = true;
-        } else if (strcmp(argv[i], "--quiet") == 0) {
-            o.log_level = DQ_LOG_WARN;
-        } else if ((m = cli_opt(argc, argv, &i, "--concurrency", "-c", &val)) != 0) {
-            if (m < 0 || cli_parse_uint(g, "--concurrency", val, 1, DQ_CALL_MAX, &n) != 0)
-                return m < 0 ? cli_usage_error(g, "--concurrency needs a value") : DQ_EXIT_USAGE;
-            o.concurrency = (unsigned)n;
-        } else if ((m = cli_opt(argc, argv, &i, "--batch", NULL, &val)) != 0) {
-            if (m < 0 || cli_parse_uint(g, "--batch", val, 1, DQ_CALL_MAX, &n) != 0)
-                return m < 0 ? cli_usage_error(g, "--batch needs a value") : DQ_EXIT_USAGE;
-            o.batch = (unsigned)n;
-        } else if ((m = cli_opt(argc, argv, &i, "--lease", NULL, &val)) != 0) {
-            if (m < 0 || (rc = dur_opt(g, "--lease", val, &o.lease_ms)) != 0)
-                return m < 0 ? cli_usage_error(g, "--lease needs a value") : rc;
-        } else if ((m = cli_opt(argc, argv, &i, "--grace", NULL, &val)) != 0) {
-            if (m < 0 || (rc = dur_opt(g, "--grace", val, &o.grace_ms)) != 0)
-                return m < 0 ? cli_usage_error(g, "--grace needs a value") : rc;
-            grace_given = true;
-        } else if ((m = cli_opt(argc, argv, &i, "--max-idle", NULL, &val)) != 0) {
-            if (m < 0 || (rc = dur_opt(g, "--max-idle", val, &o.max_idle_ms)) != 0)
-                return m < 0 ? cli_usage_error(g, "--max-idle needs a value") : rc;
-        } else if ((m = cli_opt(argc, argv, &i, "--name", NULL, &val)) != 0) {
-            if (m < 0)
-                return cli_usage_error(g, "--name needs a value");
-            o.name = val;
-        } else if ((m = cli_opt(argc, argv, &i, "--log-level", NULL, &val)) != 0) {
-            static const char *const levels[] = {"error", "warn", "info", "debug"};
-            int lv = -1;
-            for (int k = 0; k < 4 && m > 0; k++)
-                lv = strcmp(val, levels[k]) == 0 ? k : lv;
-            if (lv < 0)
-                return cli_usage_error(g, "--log-level: use error, warn, info or debug");
-            o.log_level = lv;
-        } else {
-            return cli_usage_error(g, "unexpected argument \"%s\" (the command goes after --)",
-                                   argv[i]);
-        }
-    }
-    if (i >= argc)
+    if (args->npos > 0 && (i != 0))
+        return cli_usage_error(g, "unexpected argument \"%s\" (the command goes after --)",
+                               args->pos[0]);
+    if (i < 0 || i >= args->npos)
         return cli_usage_error(g, "which command runs the tasks? give it after --");
+    wk.raw = cli_has(args, "raw");
+    wk.persistent = cli_has(args, "persistent");
+    wk.timeout_ms = cli_num(args, "timeout", 0);
+    for (size_t k = 0; k < args->ngiven; k++) { /* --quiet and --log-level: the last says */
+        if (strcmp(args->given[k].opt->name, "quiet") == 0)
+            o.log_level = DQ_LOG_WARN;
+        else if (strcmp(args->given[k].opt->name, "log-level") == 0)
+            o.log_level = (int)args->given[k].num;
+    }
+    o.concurrency = (unsigned)cli_num(args, "concurrency", 0);
+    o.batch = (unsigned)cli_num(args, "batch", 0);
+    o.lease_ms = cli_num(args, "lease", 0);
+    o.grace_ms = cli_num(args, "grace", 0);
+    o.max_idle_ms = cli_num(args, "max-idle", 0);
+    o.name = cli_str(args, "name", NULL);
     if (wk.raw && wk.persistent)
         return cli_usage_error(g, "--raw and --persistent do not mix: a JSON line cannot carry "
                                   "raw bytes (they arrive as {\"$raw_base64\": ...})");
@@ -555,15 +471,15 @@ cmd_work(struct cli *g, int argc, char **argv)
         o.grace_ms = 1; /* "--grace 0": hand back at once (0 in the options means 30 s) */
     else if (o.grace_ms == 0)
         o.grace_ms = 30000;
-    wk.cmd = argv + i;
+    wk.cmd = args->pos + i;
     if (!spawn_resolve(wk.cmd[0], wk.path, sizeof wk.path))
         return cli_usage_error(g, "cannot run \"%s\": no such executable%s", wk.cmd[0],
                                strchr(wk.cmd[0], '/') ? "" : " on $PATH");
     wk.queue = g->queue;
     /* the command line, for the worker registry (delayq workers, the inspector) */
     struct dq_buf cmdline = DQ_BUF_INIT;
-    for (int k = i; k < argc; k++)
-        dq_buf_printf(&cmdline, "%s%s", k > i ? " " : "", argv[k]);
+    for (int k = i; k < args->npos; k++)
+        dq_buf_printf(&cmdline, "%s%s", k > i ? " " : "", args->pos[k]);
     o.command = cmdline.failed ? NULL : cmdline.data;
     if ((rc = cli_client_opts(g, &co)) != DQ_EXIT_OK) {
         dq_buf_free(&cmdline);
@@ -641,3 +557,43 @@ cmd_work(struct cli *g, int argc, char **argv)
     dq_worker_free(the_worker);
     return rc != DQ_OK ? cli_error(g, &err) : DQ_EXIT_OK;
 }
+
+static const char *const levels[] = {"error", "warn", "info", "debug", NULL};
+
+/* Here --timeout is the command's (the parser reads a command's own options first):
+ * Redis calls keep their 3 s. */
+static const struct cli_opt opts[] = {
+    {"concurrency", 'c', "N", CLI_UINT, 1, DQ_CALL_MAX,
+     .help = "commands running at once (default 1)"},
+    {"batch", 0, "N", CLI_UINT, 1, DQ_CALL_MAX, .help = "tasks per claim (default: concurrency)"},
+    {"lease", 0, "DUR", CLI_DUR, .help = "lease per claim, renewed while CMD runs (default 30s)"},
+    {"timeout", 0, "DUR", CLI_DUR,
+     .help = "kill CMD running longer, retry its task (default: none)"},
+    {"grace", 0, "DUR", CLI_DUR, .help = "at SIGTERM, time to finish before kill (default 30s)"},
+    {"max-idle", 0, "DUR", CLI_DUR, .help = "longest sleep with nothing due (default 60s)"},
+    {"raw", 0, NULL, CLI_FLAG, .help = "the payload's raw bytes on stdin, not JSON"},
+    {"persistent", 0, NULL, CLI_FLAG, .help = "one long-running CMD per slot, JSON lines"},
+    {"name", 0, "NAME", CLI_STR, .help = "worker name in leases and logs (default user@host:pid)"},
+    {"pass-credentials", 0, NULL, CLI_FLAG, .help = "give CMD the password, TLS key and profile"},
+    {"log-level", 0, "L", CLI_ENUM, .values = levels,
+     .help = "error, warn, info (default) or debug (logfmt, stderr)"},
+    {"quiet", 0, NULL, CLI_FLAG, .help = "--log-level warn"},
+    {NULL},
+};
+
+const struct cli_cmd cmd_work = {
+    .name = "work",
+    .summary = "run a command once per due task",
+    .usage = "delayq work [-q QUEUE] [--concurrency N] [--batch N] [--lease DUR]\n"
+             "                   [--timeout DUR] [--grace DUR] [--max-idle DUR]\n"
+             "                   [--raw | --persistent] [--name NAME]\n"
+             "                   [--log-level LEVEL | --quiet] -- CMD [ARGS...]",
+    .about = "Runs CMD once per due task: the payload as JSON on stdin (--raw: its bytes), the\n"
+             "task in DELAYQ_TASK_ID, DELAYQ_QUEUE, DELAYQ_ATTEMPT, DELAYQ_DUE_MS and\n"
+             "DELAYQ_ENQUEUED_MS. Exit 0: done; 75: retry after the backoff; else failed, the\n"
+             "stderr tail its stack trace. The --persistent line protocol: delayq-work(1).",
+    .opts = opts,
+    .max_pos = -1,
+    .hint = " (the command goes after --)",
+    .run = run,
+};

@@ -4,20 +4,9 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "fmt/taskfmt.h"
 #include "lib/dur.h"
-
-static const char help[] =
-    "usage: delayq workers [-q QUEUE] [--tasks N] [--json]\n\n"
-    "The workers registered on the queue (every dq_worker and delayq work registers and\n"
-    "sends a heartbeat; a clean exit removes it): name, last beat, busy slots of its\n"
-    "concurrency, tasks done / retried / failed since it started, the tasks it holds,\n"
-    "and the command it runs. A worker whose beats stopped for the queue's\n"
-    "worker_lost_ms (default three beat intervals) is LOST: it died or lost Redis; its\n"
-    "tasks come back when their leases run out. Lost entries are removed after\n"
-    "worker_prune_ms (default 1h). One bounded call.\n\n"
-    "  --tasks N   task ids shown per worker (0..100, default 5)\n"
-    "  --json      one JSON object: counts, then a \"workers\" array\n\n";
 
 static void
 put_json_str(struct dq_buf *b, const char *k, const char *v)
@@ -55,7 +44,7 @@ print_json(const struct cli *g, const dq_workers *ws)
                       (long long)w->concurrency, (long long)w->busy, (long long)w->done,
                       (long long)w->retried, (long long)w->failed);
         put_json_str(&b, "command", w->command);
-        dq_buf_printf(&b, ",\"held\":%zu,\"tasks\":[", w->held);
+        dq_buf_printf(&b, ",\"hung\":%lld,\"held\":%zu,\"tasks\":[", (long long)w->hung, w->held);
         for (size_t j = 0; j < w->ntasks; j++) {
             dq_buf_printf(&b, "%s{\"id\":", j ? "," : "");
             dq_fmt_json_str(&b, w->tasks[j].id, strlen(w->tasks[j].id));
@@ -95,6 +84,7 @@ print_human(const struct cli *g, const dq_workers *ws)
         printf("%*s %-6s %-10s %-9s %8lld %8lld %8lld  up %s",
                (int)(strlen(w->name) < 28 ? 28 - strlen(w->name) : 0), "",
                w->lost       ? "LOST"
+               : w->hung > 0 ? "HUNG"
                : w->draining ? "drain"
                              : "live",
                age, busy, (long long)w->done, (long long)w->retried, (long long)w->failed, up);
@@ -103,6 +93,10 @@ print_human(const struct cli *g, const dq_workers *ws)
             cli_put_safe(stdout, w->command, strlen(w->command));
         }
         fputc('\n', stdout);
+        if (w->hung > 0)
+            printf("    %lld handler%s still running past its time limit (asked to stop; "
+                   "restart the worker to free the slot)\n",
+                   (long long)w->hung, w->hung == 1 ? "" : "s");
         if (w->held > 0) {
             printf("    holds %zu:", w->held);
             for (size_t j = 0; j < w->ntasks; j++) {
@@ -122,31 +116,15 @@ print_human(const struct cli *g, const dq_workers *ws)
                (long long)ws->inflight_looked, (long long)ws->inflight);
 }
 
-int
-cmd_workers(struct cli *g, int argc, char **argv)
+static int
+run(struct cli *g, const struct cli_args *args)
 {
-    long long tasks = 5;
-    bool json = false;
-    const char *val;
+    long long tasks = cli_num(args, "tasks", 5);
+    bool json = cli_has(args, "json");
     dq_workers ws;
     dq_err err = {0};
-    int rc, m;
+    int rc;
 
-    for (int i = 0; i < argc; i++) {
-        if ((m = cli_common_opt(g, argc, argv, &i, help)) != CLI_NEXT) {
-            if (m == CLI_CONSUMED)
-                continue;
-            return m == CLI_HELP ? DQ_EXIT_OK : DQ_EXIT_USAGE;
-        }
-        if (strcmp(argv[i], "--json") == 0) {
-            json = true;
-        } else if ((m = cli_opt(argc, argv, &i, "--tasks", NULL, &val)) != 0) {
-            if (m < 0 || cli_parse_uint(g, "--tasks", val, 0, 100, &tasks) != 0)
-                return m < 0 ? cli_usage_error(g, "--tasks needs a value") : DQ_EXIT_USAGE;
-        } else {
-            return cli_usage_error(g, "unexpected argument \"%s\"", argv[i]);
-        }
-    }
     if ((rc = cli_connect_queue(g)) != DQ_EXIT_OK)
         return rc;
     if (dq_workers_get(g->client, g->queue, DQ_CALL_MAX, (size_t)tasks, &ws, &err) != DQ_OK)
@@ -158,3 +136,24 @@ cmd_workers(struct cli *g, int argc, char **argv)
     dq_workers_free(&ws);
     return DQ_EXIT_OK;
 }
+
+static const struct cli_opt opts[] = {
+    {"tasks", 0, "N", CLI_UINT, 0, 100, .help = "task ids shown per worker (0..100, default 5)"},
+    {"json", 0, NULL, CLI_FLAG, .help = "one JSON object: counts, then a \"workers\" array"},
+    {NULL},
+};
+
+const struct cli_cmd cmd_workers = {
+    .name = "workers",
+    .summary = "the workers of a queue: live, lost, busy, the tasks they hold",
+    .usage = "delayq workers [-q QUEUE] [--tasks N] [--json]",
+    .about = "The workers registered on the queue (every dq_worker and delayq work registers and\n"
+             "sends a heartbeat; a clean exit removes it): name, last beat, busy slots of its\n"
+             "concurrency, tasks done / retried / failed since it started, the tasks it holds,\n"
+             "and the command it runs. A worker whose beats stopped for the queue's\n"
+             "worker_lost_ms (default three beat intervals) is LOST: it died or lost Redis; its\n"
+             "tasks come back when their leases run out. Lost entries are removed after\n"
+             "worker_prune_ms (default 1h). One bounded call.",
+    .opts = opts,
+    .run = run,
+};

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * main.c: the delayq command: a table of subcommands, each in its own cmd_*.c file.
+ * main.c: the delayq command: the table of commands, each the one entry (opts.h) of its
+ * own cmd_<name>.c, and the dispatch.
  * Exit statuses come from cli_exit_status() only.
  */
 #include <stdio.h>
@@ -8,50 +9,31 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "profile.h"
 
-static const struct cmd commands[] = {
-    {"enqueue", "schedule a task", cmd_enqueue},
-    {"stats", "counts, counters and health checks of a queue", cmd_stats},
-    {"ls", "list due, future, in-flight or failed tasks", cmd_ls},
-    {"show", "every field of one task, with its error and stack trace", cmd_show},
-    {"requeue", "move failed tasks back to scheduled", cmd_requeue},
-    {"drop", "delete failed or scheduled tasks", cmd_drop},
-    {"export", "write a view's tasks as JSON lines, every field, payloads lossless", cmd_export},
-    {"import", "put exported tasks into a queue (idempotent on ids)", cmd_import},
-    {"errors", "the failed tasks grouped by error signature, with counts", cmd_errors},
-    {"audit", "the log of operator actions", cmd_audit},
-    {"config", "read or change a queue's limits", cmd_config},
-    {"queues", "the queues of the server, with their counts", cmd_queues},
-    {"workers", "the workers of a queue: live, lost, busy, the tasks they hold", cmd_workers},
-    {"pause", "stop workers claiming from a queue (for a time, or until resumed)", cmd_pause},
-    {"resume", "end a queue's pause; idle workers start at once", cmd_resume},
-    {"metrics", "serve the queues' metrics to Prometheus, or write them to a file", cmd_metrics},
-    {"top", "the queue inspector (ncurses)", cmd_top},
-    {"work", "run a command once per due task", cmd_work},
-    {"demo", "a private Redis with a realistic queue to look at", cmd_demo},
-    {"profiles", "the connection profiles (never their secrets)", cmd_profiles},
+/* Every command, in the order delayq --help lists them. */
+static const struct cli_cmd *const commands[] = {
+    &cmd_enqueue, &cmd_stats,  &cmd_ls,      &cmd_show,  &cmd_requeue, &cmd_drop,   &cmd_cancel,
+    &cmd_export,  &cmd_import, &cmd_errors,  &cmd_audit, &cmd_config,  &cmd_queues, &cmd_workers,
+    &cmd_pause,   &cmd_resume, &cmd_metrics, &cmd_top,   &cmd_work,    &cmd_demo,   &cmd_profiles,
 };
-
-void
-cli_list_commands(FILE *f)
-{
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
-}
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
 
 static void
 usage(FILE *f)
 {
     fprintf(f, "usage: delayq COMMAND [OPTIONS]\n\n"
                "A delayed task queue on Redis.\n\nCommands:\n");
-    cli_list_commands(f);
-    fprintf(f, "\nRun 'delayq COMMAND --help' for a command's options.\n\n%s", cli_global_help);
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(f, "  %-9s %s\n", commands[i]->name, commands[i]->summary);
+    fprintf(f, "\nRun 'delayq COMMAND --help' for a command's options.\n\n");
+    cli_help_globals(f);
 }
 
 /* Runs command @c of @g, with the profile (if any) under the flags and variables. */
 static int
-run(struct cli *g, const struct cmd *c, int argc, char **argv)
+run(struct cli *g, const struct cli_cmd *c, int argc, char **argv)
 {
     static char prog[64];
     const char *name = g->profile_name != NULL ? g->profile_name : getenv("DELAYQ_PROFILE");
@@ -64,7 +46,7 @@ run(struct cli *g, const struct cmd *c, int argc, char **argv)
         rc = cli_profile_use(g);
     }
     if (rc == DQ_EXIT_OK)
-        rc = c->run(g, argc, argv);
+        rc = cli_run_cmd(g, c, argc, argv);
     dq_client_free(g->client);
     if (g->profiles != NULL) {
         profile_free(g->profiles);
@@ -116,16 +98,23 @@ main(int argc, char **argv)
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
-        usage(stdout);
+        /* help --specs: every command's options, for the lint that checks the
+         * completions and man pages against them */
+        if (argc > 2 && strcmp(argv[1], "help") == 0 && strcmp(argv[2], "--specs") == 0)
+            cli_print_specs(stdout, commands, NCOMMANDS);
+        else if (argc > 2 && strcmp(argv[1], "help") == 0 && strcmp(argv[2], "options") == 0)
+            cli_help_globals(stdout); /* the block every CMD --help points to, alone */
+        else
+            usage(stdout);
         return DQ_EXIT_OK;
     }
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
         printf("delayq %s\n", DQ_VERSION);
         return DQ_EXIT_OK;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return run(&g, &commands[i], argc - 2, argv + 2);
+    for (size_t i = 0; i < NCOMMANDS; i++) {
+        if (strcmp(argv[1], commands[i]->name) == 0)
+            return run(&g, commands[i], argc - 2, argv + 2);
     }
     fprintf(stderr, "delayq: unknown command \"");
     cli_put_safe(stderr, argv[1], strlen(argv[1]));

@@ -44,19 +44,21 @@
 
 /* One handler process and what is in flight between us. */
 struct handler {
-    pthread_mutex_t mu; /* held for a task, and by persist_close */
-    unsigned slot;      /* 1-based, in DELAYQ_SLOT */
-    pid_t pid;          /* 0: not running */
-    int in, out, err;   /* our ends of its stdin, stdout, stderr; -1 once closed */
-    char **envp;        /* its environment, built once (the child must not allocate) */
-    char *own[2];       /* the DELAYQ_* strings in envp */
-    struct dq_buf rbuf; /* stdout bytes not yet taken as a line */
-    size_t scanned;     /* bytes of rbuf known to hold no newline */
-    struct tail tail;   /* stderr since the last result */
-    unsigned failures;  /* abnormal ends in a row, for the backoff */
-    int64_t restart_at; /* monotonic ms: no start before */
-    int status;         /* waitpid status of the last process, once reaped */
-    bool reaped;        /* pid was waited for already (its group may still exist) */
+    pthread_mutex_t mu;  /* held for a task, and by persist_close */
+    unsigned slot;       /* 1-based, in DELAYQ_SLOT */
+    pid_t pid;           /* 0: not running */
+    int in, out, err;    /* our ends of its stdin, stdout, stderr; -1 once closed */
+    char **envp;         /* its environment, built once (the child must not allocate) */
+    char *own[2];        /* the DELAYQ_* strings in envp */
+    struct dq_buf rbuf;  /* stdout bytes not yet taken as a line */
+    size_t scanned;      /* bytes of rbuf known to hold no newline */
+    struct tail tail;    /* stderr since the last result */
+    unsigned failures;   /* abnormal ends in a row, for the backoff */
+    int64_t restart_at;  /* monotonic ms: no start before */
+    int status;          /* waitpid status of the last process, once reaped */
+    bool reaped;         /* pid was waited for already (its group may still exist) */
+    int64_t limit_ms;    /* the task's run time limit (work_limit_ms); 0: none */
+    const dq_task *task; /* the task it runs now (NULL between tasks) */
 };
 
 static const struct work *wk;
@@ -342,7 +344,7 @@ ensure_started(struct handler *h, dq_result *res)
     return true;
 }
 
-enum ending { GOT_LINE, EXITED, TIMED_OUT, KILLED, TOO_LONG };
+enum ending { GOT_LINE, EXITED, TIMED_OUT, KILLED, TOO_LONG, CANCELLED };
 
 /* Reads stdout; true when a whole line is in rbuf (its length in *line_len). */
 static bool
@@ -362,7 +364,7 @@ have_line(struct handler *h, size_t *line_len)
 static enum ending
 exchange(struct handler *h, const struct dq_buf *req, size_t *line_len)
 {
-    int64_t deadline = wk->timeout_ms > 0 ? dq_mono_ms() + wk->timeout_ms : -1;
+    int64_t deadline = h->limit_ms > 0 ? dq_mono_ms() + h->limit_ms : -1;
     size_t written = 0;
     char buf[65536];
 
@@ -373,7 +375,11 @@ exchange(struct handler *h, const struct dq_buf *req, size_t *line_len)
             return TOO_LONG;
         if (spawn_killing())
             return KILLED;
-        int wait = 100; /* also re-checks for a shutdown */
+        /* the worker asks it to stop: an operator cancelled the task (the library's own
+         * time limit check says TIMED_OUT, as ours below would a moment later) */
+        if (h->task != NULL && dq_task_cancelled(h->task))
+            return dq_task_time_left_ms(h->task) == 0 ? TIMED_OUT : CANCELLED;
+        int wait = 100; /* also re-checks for a shutdown and a cancel */
         if (deadline >= 0) {
             int64_t left = deadline - dq_mono_ms();
             if (left <= 0)
@@ -492,10 +498,13 @@ abnormal_result(struct handler *h, enum ending how, dq_result *res)
     if (how == KILLED) {
         res->outcome = DQ_RELEASE; /* shutdown, not the task's fault: hand it back */
         snprintf(res->message, sizeof res->message, "killed at worker shutdown");
+    } else if (how == CANCELLED) {
+        snprintf(res->message, sizeof res->message,
+                 "cancelled; handler process group killed and restarted");
     } else if (how == TIMED_OUT) {
         snprintf(res->message, sizeof res->message,
                  "timed out after %lld ms; handler process group killed and restarted",
-                 (long long)wk->timeout_ms);
+                 (long long)h->limit_ms);
     } else if (how == TOO_LONG) {
         snprintf(res->message, sizeof res->message,
                  "handler wrote a line over %d bytes (the limit of a result line); handler "
@@ -541,7 +550,10 @@ persist_run(const dq_task *t, dq_result *res, void *arg)
         snprintf(res->message, sizeof res->message, "out of memory encoding the task");
         goto out;
     }
+    h->limit_ms = work_limit_ms(wk, t);
+    h->task = t;
     enum ending how = exchange(h, &req, &line_len);
+    h->task = NULL;
     /* the grace timer and a second signal set the kill flag, then kill every handler: an
      * end seen with the flag set is that kill, not the handler's failure, so the task is
      * handed back (not an attempt), as a command killed at shutdown is */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* util.c: shared CLI helpers: options, connecting, exit statuses, safe printing. */
+/* util.c: shared CLI helpers: the global options, connecting, exit statuses, safe printing. */
 #include "cli.h"
 
 #include <errno.h>
@@ -18,41 +18,8 @@
 #include "fmt/mptext.h"
 #include "lib/dur.h"
 #include "lib/url.h"
+#include "opts.h"
 #include "profile.h"
-
-const char cli_global_help[] =
-    "Global options:\n"
-    "  --url URL        redis://[user:password@]host[:port][/db], rediss://... (TLS)\n"
-    "                   or unix:///path[?db=N] (default: $DELAYQ_URL, else\n"
-    "                   redis://127.0.0.1:6379; password also from $DELAYQ_PASSWORD);\n"
-    "                   redis-sentinel://[user:password@]host[:port][,host[:port]...]\n"
-    "                   /MASTER[/db] asks those sentinels for MASTER and follows a\n"
-    "                   failover (rediss-sentinel:// with TLS; the sentinels' own\n"
-    "                   AUTH from $DELAYQ_SENTINEL_USER, $DELAYQ_SENTINEL_PASSWORD);\n"
-    "                   redis-cluster://host:port[,host:port...]: a Redis Cluster's\n"
-    "                   seed nodes (rediss-cluster:// over TLS)\n"
-    "  -q, --queue NAME queue name (default: $DELAYQ_QUEUE, else \"default\")\n"
-    "  --who NAME       name recorded in the audit log (default: user@host)\n"
-    "  --timeout DUR    connect and command timeout (default 3s)\n"
-    "  --profile NAME   before the command: the connection profile NAME of\n"
-    "                   $XDG_CONFIG_HOME/delayq/config (default: $DELAYQ_PROFILE; see\n"
-    "                   delayq profiles --help); flags and variables override it\n"
-    "  --min-replicas N after each write (enqueue, ack, every operator action) wait up\n"
-    "                   to --timeout until N replicas have it, else fail with exit 1\n"
-    "                   (default: $DELAYQ_MIN_REPLICAS, else 0: do not wait)\n"
-    "  -h, --help       this help\n"
-    "TLS options, for rediss:// URLs only (also $DELAYQ_TLS_CA, $DELAYQ_TLS_CERT,\n"
-    "$DELAYQ_TLS_KEY, $DELAYQ_TLS_SERVER_NAME, DELAYQ_TLS_INSECURE=1); the server's\n"
-    "certificate and name are always checked unless --tls-insecure:\n"
-    "  --tls-ca FILE|DIR       CAs that may sign the server's certificate\n"
-    "                          (default: the system store)\n"
-    "  --tls-cert FILE         client certificate, for servers that require one\n"
-    "  --tls-key FILE          its private key (default: in the --tls-cert file)\n"
-    "  --tls-server-name NAME  the name the certificate must carry, sent as SNI\n"
-    "                          (default: the URL's host)\n"
-    "  --tls-insecure          check nothing (tests only; warns every time)\n"
-    "Exit status: 0 ok, 1 operation failed, 2 usage or bad input, 3 Redis unreachable,\n"
-    "timed out or refused the connection (TLS included).\n";
 
 int
 cli_exit_status(int code)
@@ -129,26 +96,6 @@ cli_usage_error(const struct cli *g, const char *fmt, ...)
     return DQ_EXIT_USAGE;
 }
 
-/* Matches "--name value", "--name=value" or "-s value" at argv[*i]. */
-static int
-opt_value(int argc, char **argv, int *i, const char *lname, const char *sname, const char **val)
-{
-    const char *a = argv[*i];
-    size_t ln = strlen(lname);
-
-    if (strncmp(a, lname, ln) == 0 && a[ln] == '=') {
-        *val = a + ln + 1;
-        return 1;
-    }
-    if (strcmp(a, lname) == 0 || (sname != NULL && strcmp(a, sname) == 0)) {
-        if (*i + 1 >= argc)
-            return -1;
-        *val = argv[++*i];
-        return 1;
-    }
-    return 0;
-}
-
 /* Whether @url (NULL: the default) carries a password of its own. */
 static bool
 url_has_password(const char *url)
@@ -219,110 +166,39 @@ url_take(struct cli *g, char *val)
 }
 
 int
-cli_global_opt(struct cli *g, int argc, char **argv, int *i)
+cli_global_set(struct cli *g, const struct cli_opt *o, char *val, long long num)
 {
-    static const struct {
-        const char *lname, *sname;
-    } opts[] = {{"--url", NULL},     {"--queue", "-q"},          {"--who", NULL},
-                {"--timeout", NULL}, {"--tls-ca", NULL},         {"--tls-cert", NULL},
-                {"--tls-key", NULL}, {"--tls-server-name", NULL}};
-    const char **tls_dst[] = {&g->tls_ca, &g->tls_cert, &g->tls_key, &g->tls_server_name};
-    const char *val = NULL;
+    const char *n = o->name;
+    dq_err err = {0};
 
-    if (strcmp(argv[*i], "--profile") == 0 || strncmp(argv[*i], "--profile=", 10) == 0) {
-        cli_usage_error(g, "--profile goes before the command: delayq --profile NAME %s ...",
-                        strncmp(g->prog, "delayq ", 7) == 0 ? g->prog + 7 : "COMMAND");
-        return -1;
-    }
-    {
-        const char *mr = NULL;
-        int m = opt_value(argc, argv, i, "--min-replicas", NULL, &mr);
-        long long n;
-
-        if (m < 0) {
-            cli_usage_error(g, "--min-replicas needs a value");
-            return -1;
-        }
-        if (m > 0) {
-            if (cli_parse_uint(g, "--min-replicas", mr, 0, 100, &n) != DQ_EXIT_OK)
-                return -1;
-            g->min_replicas = (int)n;
-            (*i)++;
-            return 1;
-        }
-    }
-    if (strcmp(argv[*i], "--tls-insecure") == 0) {
+    if (strcmp(n, "url") == 0) {
+        g->url = url_take(g, val);
+        g->url_given = true;
+    } else if (strcmp(n, "queue") == 0) {
+        if (dq_queue_name_check(val, &err) != DQ_OK)
+            return cli_error(g, &err);
+        g->queue = val;
+        g->queue_chosen = g->queue_flag = true;
+    } else if (strcmp(n, "who") == 0) {
+        g->who = val;
+    } else if (strcmp(n, "timeout") == 0) {
+        g->timeout_ms = (int)num;
+    } else if (strcmp(n, "min-replicas") == 0) {
+        g->min_replicas = (int)num;
+    } else if (strcmp(n, "tls-insecure") == 0) {
         g->tls_insecure = true;
-        (*i)++;
-        return 1;
+    } else if (strcmp(n, "tls-ca") == 0) {
+        g->tls_ca = val;
+    } else if (strcmp(n, "tls-cert") == 0) {
+        g->tls_cert = val;
+    } else if (strcmp(n, "tls-key") == 0) {
+        g->tls_key = val;
+    } else if (strcmp(n, "tls-server-name") == 0) {
+        g->tls_server_name = val;
+    } else {
+        abort(); /* a global in opts.c's table that is not applied here */
     }
-    for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
-        int m = opt_value(argc, argv, i, opts[k].lname, opts[k].sname, &val);
-        if (m < 0) {
-            cli_usage_error(g, "%s needs a value", opts[k].lname);
-            return -1;
-        }
-        if (m == 0)
-            continue;
-        if (k == 0) {
-            g->url = url_take(g, argv[*i] + (val - argv[*i])); /* val is in argv[*i] */
-        } else if (k == 1) {
-            dq_err err;
-            if (dq_queue_name_check(val, &err) != DQ_OK) {
-                cli_error(g, &err);
-                return -1;
-            }
-            g->queue = val;
-            g->queue_chosen = true;
-        } else if (k == 2) {
-            g->who = val;
-        } else if (k >= 4) {
-            if (val[0] == '\0') {
-                cli_usage_error(g, "%s needs a value", opts[k].lname);
-                return -1;
-            }
-            *tls_dst[k - 4] = val;
-        } else {
-            dq_err err;
-            int64_t ms;
-            if (dq_dur_parse(val, "--timeout", &ms, &err) != DQ_OK) {
-                cli_error(g, &err);
-                return -1;
-            }
-            if (ms < 1 || ms > 600000) {
-                cli_usage_error(g, "--timeout: %s is not in 1ms..10m", val);
-                return -1;
-            }
-            g->timeout_ms = (int)ms;
-        }
-        (*i)++;
-        return 1;
-    }
-    return 0;
-}
-
-int
-cli_common_opt(struct cli *g, int argc, char **argv, int *i, const char *help)
-{
-    int m = cli_global_opt(g, argc, argv, i);
-
-    if (m < 0)
-        return CLI_ERROR;
-    if (m > 0) {
-        (*i)--; /* the caller's loop steps past the option */
-        return CLI_CONSUMED;
-    }
-    if (strcmp(argv[*i], "-h") == 0 || strcmp(argv[*i], "--help") == 0) {
-        printf("%s%s", help, cli_global_help);
-        return CLI_HELP;
-    }
-    return CLI_NEXT;
-}
-
-int
-cli_opt(int argc, char **argv, int *i, const char *lname, const char *sname, const char **val)
-{
-    return opt_value(argc, argv, i, lname, sname, val);
+    return DQ_EXIT_OK;
 }
 
 /* @flag if given, else the variable @name unless it is empty. */

@@ -40,6 +40,16 @@ struct work {
  * removed. Call before any thread starts. Returns false on OOM. work_env_free undoes it.
  */
 bool work_env(struct work *wk, bool pass_credentials);
+
+/* A run's time limit: the smaller of the task's own (--time-limit at enqueue) and
+ * --timeout; 0 when neither is set. The same rule as the library's (dq_task_time_left_ms). */
+static inline int64_t
+work_limit_ms(const struct work *wk, const dq_task *t)
+{
+    if (t->time_limit_ms > 0 && (wk->timeout_ms <= 0 || t->time_limit_ms < wk->timeout_ms))
+        return t->time_limit_ms;
+    return wk->timeout_ms > 0 ? wk->timeout_ms : 0;
+}
 void work_env_free(struct work *wk);
 
 /* Keeps the last STDERR_KEEP bytes a command wrote. */

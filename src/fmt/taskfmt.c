@@ -265,6 +265,8 @@ task_json(struct dq_buf *b, const dq_task *t, int64_t now_ms, const struct json_
                       t->max_attempts);
         json_key_int(b, "enqueued_ms", t->enqueued_ms);
         json_key_int(b, "deadline_ms", t->deadline_ms);
+        if (t->time_limit_ms > 0) /* only when set: older readers see the records they know */
+            json_key_int(b, "time_limit_ms", t->time_limit_ms);
         json_key_str(b, "last_error", t->last_error, t->last_error_len, m);
         json_payload(b, t, m);
     }
@@ -438,6 +440,11 @@ dq_fmt_task_details(struct dq_buf *b, const dq_task *t, int64_t now_ms)
             detail_time(b, "deadline", t->deadline_ms, now_ms);
         else
             detail_line(b, "deadline", "none");
+        if (t->time_limit_ms > 0) {
+            char d[DQ_DUR_BUFSZ];
+            dq_dur_format(d, sizeof d, t->time_limit_ms);
+            detail_line(b, "time limit", d);
+        }
     }
     if (t->state == DQ_STATE_INFLIGHT) {
         detail_line_n(b, "worker", t->worker ? t->worker : "?", t->worker ? t->worker_len : 0);

@@ -43,15 +43,17 @@ enum field {
     F_TRACE,
     F_FAILED_BY,
     F_HISTORY,
+    F_TIME_LIMIT,
     F_COUNT
 };
 
 /* The record's members, as dq_fmt_task_export writes them. */
 static const char *const names[F_COUNT] = {
-    "id",        "queue",       "state",        "undecodable", "raw_base64",  "custom_id",
-    "seq",       "attempt",     "max_attempts", "enqueued_ms", "deadline_ms", "last_error",
-    "payload",   "payload_b64", "due_ms",       "lease_ms",    "claimed_ms",  "worker",
-    "failed_ms", "reason",      "error",        "trace",       "failed_by",   "history",
+    "id",          "queue",      "state",     "undecodable",  "raw_base64",
+    "custom_id",   "seq",        "attempt",   "max_attempts", "enqueued_ms",
+    "deadline_ms", "last_error", "payload",   "payload_b64",  "due_ms",
+    "lease_ms",    "claimed_ms", "worker",    "failed_ms",    "reason",
+    "error",       "trace",      "failed_by", "history",      "time_limit_ms",
 };
 
 struct member {
@@ -330,7 +332,7 @@ fields(struct dq_task_rec *r, const struct member *ms, dq_err *err)
         return want(err, F_STATE, "\"scheduled\", \"inflight\" or \"failed\"");
     if ((rc = get_bool(ms, F_UNDECODABLE, &undecodable, err)) != DQ_OK)
         return rc;
-    t->deadline_ms = -1;
+    t->deadline_ms = t->time_limit_ms = -1;
     if (undecodable) {
         if (r->state != DQ_STATE_FAILED)
             return want(err, F_UNDECODABLE,
@@ -371,6 +373,8 @@ fields(struct dq_task_rec *r, const struct member *ms, dq_err *err)
         t->max_attempts = (uint32_t)v;
         if ((rc = get_num(ms, F_ENQUEUED, true, 0, U53, &t->enqueued_ms, err)) != DQ_OK ||
             (rc = get_num(ms, F_DEADLINE, false, 0, U53, &t->deadline_ms, err)) != DQ_OK ||
+            (rc = get_num(ms, F_TIME_LIMIT, false, 1, DQ_TIME_LIMIT_MAX, &t->time_limit_ms, err)) !=
+                DQ_OK ||
             (rc = get_str(ms, F_LAST_ERROR, false, &t->last_error, &t->last_error_len, err)) !=
                 DQ_OK)
             return rc;

@@ -146,9 +146,16 @@ int dq_sub_open(dq_client *c, const char *channel, dq_client **out, dq_err *err)
 int dq_sub_fd(const dq_client *s);
 
 /* What arrived on the wake-up channel. */
+/* Cancellations one drain keeps ("cancel:<task key>"); more set cancel_more. */
+#define DQ_WAKE_CANCELS 16
+
 struct dq_wake {
     bool due;         /* a task became the earliest scheduled one (or: unknown message) */
     int64_t lease_ms; /* earliest "lease:<ms>" announced (a new earliest lease); -1: none */
+    /* running tasks an operator cancelled (cancel.lua): their task keys */
+    char cancel[DQ_WAKE_CANCELS][DQ_TASK_KEY_MAX + 1];
+    size_t cancel_len[DQ_WAKE_CANCELS], ncancel;
+    bool cancel_more; /* more arrived than were kept: check every lease */
 };
 
 /* Reads what arrived (call when the fd is readable) into @w. Returns the number of

@@ -469,6 +469,8 @@ dq_sub_drain(dq_client *s, struct dq_wake *w, dq_err *err)
 
     w->due = false;
     w->lease_ms = -1;
+    w->ncancel = 0;
+    w->cancel_more = false;
     if (!connected(s))
         return dq_err_set(err, DQ_ECONN, "wake-up connection is closed");
     /* everything ready now, without waiting: over TLS a readable socket may hold only
@@ -502,11 +504,23 @@ dq_sub_drain(dq_client *s, struct dq_wake *w, dq_err *err)
             return io_error(s, "wake-up read", s->command_timeout_ms, DQ_ECONN,
                             "the channel's slot moved to another node", err);
         }
-        /* {"message" or "smessage", channel, payload}: "lease:<ms>" or a due time; anything else
-         * (a subscribe confirmation, an unknown form) counts as "look again" */
-        if (m->type == REDIS_REPLY_ARRAY && m->elements == 3 &&
-            m->element[2]->type == REDIS_REPLY_STRING &&
-            strncmp(m->element[2]->str, "lease:", 6) == 0) {
+        /* {"message" or "smessage", channel, payload}: "lease:<ms>", "cancel:<task key>" or
+         * a due time; anything else (a subscribe confirmation, an unknown form) counts as
+         * "look again" */
+        const redisReply *p = m->type == REDIS_REPLY_ARRAY && m->elements == 3 &&
+                                      m->element[2]->type == REDIS_REPLY_STRING
+                                  ? m->element[2]
+                                  : NULL;
+        if (p != NULL && p->len > 7 && memcmp(p->str, "cancel:", 7) == 0) {
+            size_t kl = p->len - 7;
+            if (w->ncancel < DQ_WAKE_CANCELS && kl <= DQ_TASK_KEY_MAX) {
+                memcpy(w->cancel[w->ncancel], p->str + 7, kl);
+                w->cancel[w->ncancel][kl] = '\0';
+                w->cancel_len[w->ncancel++] = kl;
+            } else {
+                w->cancel_more = true;
+            }
+        } else if (p != NULL && strncmp(p->str, "lease:", 6) == 0) {
             char *end;
             long long v = strtoll(m->element[2]->str + 6, &end, 10);
             if (*end == '\0' && v > 0 && (w->lease_ms < 0 || v < w->lease_ms))

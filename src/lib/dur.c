@@ -258,17 +258,16 @@ is_leap(int64_t y)
     return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
 }
 
-static int
-month_days(int64_t y, int m)
+int
+dq_dur_month_days(int64_t y, int m)
 {
     static const int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
 
     return m == 2 && is_leap(y) ? 29 : days[m - 1];
 }
 
-/* Days since 1970-01-01 of a valid civil date. */
-static int64_t
-days_from_civil(int64_t y, int m, int d)
+int64_t
+dq_dur_days_from_civil(int64_t y, int m, int d)
 {
     y -= m <= 2;
     int64_t era = (y >= 0 ? y : y - 399) / 400;
@@ -279,8 +278,8 @@ days_from_civil(int64_t y, int m, int d)
     return era * 146097 + doe - 719468;
 }
 
-static void
-civil_from_days(int64_t z, int64_t *y, int *m, int *d)
+void
+dq_dur_civil_from_days(int64_t z, int64_t *y, int *m, int *d)
 {
     z += 719468;
     int64_t era = (z >= 0 ? z : z - 146096) / 146097;
@@ -391,7 +390,7 @@ time_parse_rfc3339(const char *s, const char *field, const char *q, int64_t *out
     if (mon < 1 || mon > 12)
         return dq_err_set(err, DQ_EINVAL, "%s: month %d in \"%s\" is out of range 1..12", field,
                           mon, q);
-    dim = month_days(year, mon);
+    dim = dq_dur_month_days(year, mon);
     if (day < 1 || day > dim)
         return dq_err_set(err, DQ_EINVAL,
                           "%s: day %d in \"%s\" is out of range 1..%d for %04d-%02d", field, day, q,
@@ -417,7 +416,7 @@ time_parse_rfc3339(const char *s, const char *field, const char *q, int64_t *out
         return dq_err_set(err, DQ_EINVAL, "%s: offset minute %d in \"%s\" is out of range 0..59",
                           field, om, q);
 
-    ms = days_from_civil(year, mon, day) * MS_PER_DAY + hour * MS_PER_H + min * MS_PER_MIN +
+    ms = dq_dur_days_from_civil(year, mon, day) * MS_PER_DAY + hour * MS_PER_H + min * MS_PER_MIN +
          sec * MS_PER_S + frac_ms;
     ms -= sign * (oh * MS_PER_H + om * MS_PER_MIN); /* local = UTC + offset */
     if (ms < 0)
@@ -475,7 +474,7 @@ dq_time_format(char *buf, size_t size, int64_t ms)
         rem += MS_PER_DAY;
         days--;
     }
-    civil_from_days(days, &y, &m, &d);
+    dq_dur_civil_from_days(days, &y, &m, &d);
     return fmt_result(snprintf(buf, size, "%04" PRId64 "-%02d-%02dT%02d:%02d:%02d.%03dZ", y, m, d,
                                (int)(rem / MS_PER_H), (int)(rem / MS_PER_MIN % 60),
                                (int)(rem / MS_PER_S % 60), (int)(rem % MS_PER_S)));

@@ -64,4 +64,13 @@ int dq_time_parse(const char *s, const char *field, int64_t *out_ms, dq_err *err
  */
 size_t dq_time_format(char *buf, size_t size, int64_t ms);
 
+/*
+ * The proleptic Gregorian calendar, shared with the cron and time zone code (cron.c,
+ * tz.c). Days count from 1970-01-01 (day 0, a Thursday); @m is 1..12, @d 1..31.
+ * Exact for any year whose day count fits in int64_t with room to spare (|y| < 2^50).
+ */
+int dq_dur_month_days(int64_t y, int m);                 /* 28..31 */
+int64_t dq_dur_days_from_civil(int64_t y, int m, int d); /* a valid date */
+void dq_dur_civil_from_days(int64_t days, int64_t *y, int *m, int *d);
+
 #endif /* DQ_LIB_DUR_H */

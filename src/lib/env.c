@@ -84,8 +84,8 @@ take_field(const msgpack_object *o, const unsigned char *body_end, const char *w
  * failure names the field.
  */
 static int
-read_record(const void *data, size_t len, const char *what, const struct field *fields, uint32_t n,
-            struct value *out, dq_err *err)
+read_fields(const void *data, size_t len, const char *what, uint32_t arity,
+            const struct field *fields, uint32_t n, struct value *out, size_t *end, dq_err *err)
 {
     const unsigned char *p = data;
     struct dq_mp_scan scan;
@@ -94,8 +94,8 @@ read_record(const void *data, size_t len, const char *what, const struct field *
     size_t off = 1;
     int rc = DQ_OK;
 
-    if (p == NULL || len == 0 || p[0] != (0x90 | n))
-        return dq_err_set(err, DQ_EPROTO, "%s: not an array of %u fields", what, (unsigned)n);
+    if (p == NULL || len == 0 || p[0] != (0x90 | arity))
+        return dq_err_set(err, DQ_EPROTO, "%s: not an array of %u fields", what, (unsigned)arity);
     if (!msgpack_zone_init(&zone, 256))
         return dq_err_set(err, DQ_ENOMEM, "%s: out of memory", what);
     for (uint32_t i = 0; i < n; i++) {
@@ -128,8 +128,100 @@ read_record(const void *data, size_t len, const char *what, const struct field *
         if (rc != DQ_OK)
             goto out;
     }
-    if (off != len)
+    if (end != NULL)
+        *end = off;
+    else if (off != len)
         rc = dq_err_set(err, DQ_EPROTO, "%s: trailing bytes", what);
+out:
+    msgpack_zone_destroy(&zone);
+    return rc;
+}
+
+static int
+read_record(const void *data, size_t len, const char *what, const struct field *fields, uint32_t n,
+            struct value *out, dq_err *err)
+{
+    return read_fields(data, len, what, n, fields, n, out, NULL, err);
+}
+
+/*
+ * The extension map ending a v2 envelope (PROTOCOL.md 4.1): a fixmap of 1..15 entries,
+ * each key a fixstr of [a-z0-9_] in strictly increasing byte order, each value a uint
+ * below 2^53 or a string. Walked by hand, one field at a time like read_fields, so the
+ * forms accepted are exactly those lua/lib.lua's rd_ext accepts. Unknown keys are
+ * skipped (a later writer's); known ones are checked and stored in @out.
+ */
+static int
+read_ext(const unsigned char *p, size_t len, size_t off, struct dq_env *out, dq_err *err)
+{
+    struct dq_mp_scan scan;
+    msgpack_zone zone;
+    msgpack_object o;
+    const unsigned char *prev = NULL;
+    size_t prev_len = 0;
+    int rc = DQ_OK;
+
+    if (off >= len || p[off] < 0x81 || p[off] > 0x8f)
+        return dq_err_set(err, DQ_EPROTO, "envelope: extensions are not a map of 1..15 entries");
+    unsigned entries = p[off++] & 0x0f;
+    out->ext.ptr = p + off - 1;
+    out->ext.len = len - (off - 1);
+    if (!msgpack_zone_init(&zone, 64))
+        return dq_err_set(err, DQ_ENOMEM, "envelope: out of memory");
+    for (unsigned i = 0; i < entries; i++) {
+        if (off >= len || p[off] < 0xa1 || p[off] > 0xbf ||
+            off + 1 + (size_t)(p[off] & 0x1f) > len) {
+            rc = dq_err_set(err, DQ_EPROTO, "envelope: extension key %u is not a short string", i);
+            goto out;
+        }
+        const unsigned char *key = p + off + 1;
+        size_t klen = p[off] & 0x1f;
+        for (size_t k = 0; k < klen; k++)
+            if (!((key[k] >= 'a' && key[k] <= 'z') || (key[k] >= '0' && key[k] <= '9') ||
+                  key[k] == '_')) {
+                rc = dq_err_set(err, DQ_EPROTO, "envelope: extension key %u is not [a-z0-9_]", i);
+                goto out;
+            }
+        if (prev != NULL) {
+            int c = memcmp(prev, key, prev_len < klen ? prev_len : klen);
+            if (c > 0 || (c == 0 && prev_len >= klen)) {
+                rc = dq_err_set(err, DQ_EPROTO, "envelope: extension keys are not in order");
+                goto out;
+            }
+        }
+        prev = key;
+        prev_len = klen;
+        off += 1 + klen;
+        if (off < len && p[off] >= 0xd0 && p[off] <= 0xd3) {
+            rc = dq_err_set(err, DQ_EPROTO, "envelope: extension %.*s uses a signed form",
+                            (int)klen, (const char *)key);
+            goto out;
+        }
+        rc = dq_mp_unpack(p, len, &off, 0, &zone, &o, &scan);
+        if (rc == DQ_ENOMEM) {
+            rc = dq_err_set(err, DQ_ENOMEM, "envelope: out of memory");
+            goto out;
+        }
+        bool is_uint =
+            rc == DQ_OK && o.type == MSGPACK_OBJECT_POSITIVE_INTEGER && o.via.u64 < (1ULL << 53);
+        bool is_str = rc == DQ_OK && (o.type == MSGPACK_OBJECT_STR || o.type == MSGPACK_OBJECT_BIN);
+        if (!is_uint && !is_str) {
+            rc = dq_err_set(err, DQ_EPROTO,
+                            "envelope: extension %.*s is not an unsigned integer or a string",
+                            (int)klen, (const char *)key);
+            goto out;
+        }
+        if (klen == 2 && memcmp(key, "tl", 2) == 0) {
+            if (!is_uint || o.via.u64 < 1 || o.via.u64 > DQ_TIME_LIMIT_MAX) {
+                rc = dq_err_set(err, DQ_EPROTO, "envelope: time limit is not 1..%lld ms",
+                                (long long)DQ_TIME_LIMIT_MAX);
+                goto out;
+            }
+            out->time_limit_ms = (int64_t)o.via.u64;
+        }
+    }
+    if (off != len)
+        rc = dq_err_set(err, DQ_EPROTO, "envelope: trailing bytes");
 out:
     msgpack_zone_destroy(&zone);
     return rc;
@@ -150,18 +242,22 @@ dq_env_decode(const void *data, size_t len, struct dq_env *out, dq_err *err)
         {"attempt", F_UINT},         {"enqueued_ms", F_UINT}, {"max_attempts", F_UINT},
         {"deadline_ms", F_OPT_UINT}, {"payload", F_BYTES},    {"last_error", F_OPT_BYTES},
     };
+    const unsigned char *p = data;
     struct value v[9];
+    size_t end = 0;
     int rc;
 
     memset(out, 0, sizeof *out);
-    if (len < 3 || ((const unsigned char *)data)[2] != 0xcf)
-        return dq_err_set(err, DQ_EPROTO, "envelope: does not start with a v1 header");
-    rc = read_record(data, len, "envelope", fields, 9, v, err);
+    out->time_limit_ms = -1;
+    /* v1: 9 fields; v2: the same 9 (version 2) and a map of extensions */
+    bool v2 = len >= 3 && p[0] == 0x9a && p[1] == 2;
+    if (len < 3 || p[2] != 0xcf || !(v2 || (p[0] == 0x99 && p[1] == DQ_ENV_VERSION)))
+        return dq_err_set(err, DQ_EPROTO, "envelope: does not start with a v1 or v2 header");
+    rc = read_fields(data, len, "envelope", v2 ? 10 : 9, fields, 9, v, v2 ? &end : NULL, err);
     if (rc != DQ_OK)
         return rc;
-    if (v[0].u != DQ_ENV_VERSION)
-        return dq_err_set(err, DQ_EPROTO, "envelope: version %llu is not %d",
-                          (unsigned long long)v[0].u, DQ_ENV_VERSION);
+    if (v2 && (rc = read_ext(p, len, end, out, err)) != DQ_OK)
+        return rc;
     /* Lua numbers are exact below 2^53: larger values cannot have come from the scripts,
      * and the Lua reader refuses them (lib.lua rd); attempts past DQ_ATTEMPTS_MAX and ids
      * past DQ_ID_MAX are refused by both readers, so claim fails such a member

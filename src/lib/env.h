@@ -14,7 +14,7 @@
 
 #include "delayq.h"
 
-#define DQ_ENV_VERSION 1
+#define DQ_ENV_VERSION 1 /* without extensions; 2 with (PROTOCOL.md 4.1) */
 
 struct dq_bytes {
     const unsigned char *ptr; /* borrowed; not NUL-terminated */
@@ -30,6 +30,10 @@ struct dq_env {
     int64_t deadline_ms; /* -1: none */
     struct dq_bytes payload;
     struct dq_bytes last_error; /* ptr NULL: none */
+    /* v2 only (PROTOCOL.md 4.1): the extension map's bytes as stored (ptr NULL in v1),
+     * kept whole so a rewrite keeps extensions this reader does not know */
+    struct dq_bytes ext;
+    int64_t time_limit_ms; /* the "tl" extension; -1: none */
 };
 
 struct dq_run_rec {

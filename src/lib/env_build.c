@@ -36,9 +36,10 @@ put_uint(struct dq_buf *b, uint64_t v)
 
 void
 dq_env_template(struct dq_buf *b, const char *id, size_t id_len, int64_t max_attempts,
-                int64_t deadline_ms, const void *payload, size_t len)
+                int64_t deadline_ms, int64_t time_limit_ms, const void *payload, size_t len)
 {
-    dq_buf_append(b, "\x99\x01", 2);
+    /* v1 unless an extension is set: a task that uses none stays readable by v1 readers */
+    dq_buf_append(b, time_limit_ms > 0 ? "\x9a\x02" : "\x99\x01", 2);
     put_be(b, 0xcf, 0, 8); /* seq: the script's */
     if (id == NULL)
         dq_buf_putc(b, (char)0xc0);
@@ -69,4 +70,8 @@ dq_env_template(struct dq_buf *b, const char *id, size_t id_len, int64_t max_att
     if (len > 0)
         dq_buf_append(b, payload, len);
     dq_buf_putc(b, (char)0xc0); /* last error */
+    if (time_limit_ms > 0) {
+        dq_buf_append(b, "\x81\xa2tl", 4); /* the extensions: {"tl": ms} */
+        put_uint(b, (uint64_t)time_limit_ms);
+    }
 }

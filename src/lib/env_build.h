@@ -19,11 +19,12 @@
  * Appends to @b the envelope template of one task: attempt 0, seq and enqueued time as
  * cf + 8 zero bytes, max attempts @max_attempts (-1: nil, the queue's default; else
  * 0..2^32-1 with 0 unlimited), deadline nil when @deadline_ms is 0, else cf + 8 bytes
- * of @deadline_ms (ms after the due time), the payload as a bin, and a nil last error.
+ * of @deadline_ms (ms after the due time), the payload as a bin, and a nil last error;
+ * with @time_limit_ms > 0 a v2 envelope whose extensions are {"tl": @time_limit_ms}.
  * @id is NULL for a generated id, else @id_len bytes. The caller checks the values;
  * the buffer's failed flag reports OOM.
  */
 void dq_env_template(struct dq_buf *b, const char *id, size_t id_len, int64_t max_attempts,
-                     int64_t deadline_ms, const void *payload, size_t len);
+                     int64_t deadline_ms, int64_t time_limit_ms, const void *payload, size_t len);
 
 #endif /* DQ_LIB_ENV_BUILD_H */

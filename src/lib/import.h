@@ -36,7 +36,8 @@ struct dq_import_task {
     uint64_t seq;
     uint32_t attempt, max_attempts;
     int64_t enqueued_ms;
-    int64_t deadline_ms; /* -1: none */
+    int64_t deadline_ms;   /* -1: none */
+    int64_t time_limit_ms; /* -1: none (the envelope's tl extension) */
     const void *payload;
     size_t payload_len;
     const char *last_error; /* NULL: none */

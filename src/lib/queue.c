@@ -18,6 +18,7 @@
 #include "reply.h"
 #include "scripts.h"
 #include "task.h"
+#include "view.h"
 
 /* ---- configuration ------------------------------------------------------------- */
 
@@ -49,8 +50,10 @@ dq_config_set(dq_client *c, const char *queue, const dq_config *cfg, dq_err *err
         if (v != 0) {
             dq_args_str(&a, dq_config_fields[i]);
             /* max_attempts 0 (unlimited) and worker_lost_ms 0 (three beats) are -1 here */
-            dq_args_i64(
-                &a, v < 0 && (i == DQ_CONFIG_MAX_ATTEMPTS || i == DQ_CONFIG_WORKER_LOST) ? 0 : v);
+            dq_args_i64(&a, v < 0 && (i == DQ_CONFIG_MAX_ATTEMPTS || i == DQ_CONFIG_WORKER_LOST ||
+                                      i == DQ_CONFIG_TIME_LIMIT)
+                                ? 0
+                                : v);
         }
     }
     rc = dq_scripts_run(c, DQ_SCRIPT_CONFIG, queue, &a, dq_reply_config, &got, err);
@@ -97,6 +100,10 @@ enqueue_check(const dq_enqueue_opts *o, size_t payload_len, dq_err *err)
         return dq_err_set(err, DQ_EINVAL,
                           "deadline: %lld ms is not in 0..%lld (10 years; 0 = none)",
                           (long long)o->deadline_ms, (long long)DQ_DEADLINE_MAX_MS);
+    if (o->time_limit_ms < 0 || o->time_limit_ms > DQ_TIME_LIMIT_MAX)
+        return dq_err_set(err, DQ_EINVAL,
+                          "time_limit: %lld ms is not in 0..%lld (7 days; 0 = none)",
+                          (long long)o->time_limit_ms, (long long)DQ_TIME_LIMIT_MAX);
     if (o->max_attempts > DQ_ATTEMPTS_MAX)
         return dq_err_set(err, DQ_EINVAL,
                           "max_attempts: %lld is over the limit of %d (-1 = unlimited)",
@@ -120,7 +127,8 @@ enqueue_build(struct dq_buf *b, struct enq_slot *s, const dq_enqueue_opts *o, co
     int64_t maxa = o->max_attempts == 0 ? -1 : o->max_attempts < 0 ? 0 : o->max_attempts;
 
     s->env_at = b->len;
-    dq_env_template(b, o->id, o->id ? strlen(o->id) : 0, maxa, o->deadline_ms, payload, len);
+    dq_env_template(b, o->id, o->id ? strlen(o->id) : 0, maxa, o->deadline_ms, o->time_limit_ms,
+                    payload, len);
     s->env_len = b->len - s->env_at;
     s->time_at = b->len;
     dq_buf_printf(b, "%c%lld", o->at_ms > 0 ? 'a' : 'd',
@@ -693,14 +701,6 @@ dq_drop_all_step(dq_client *c, const char *queue, dq_bulk *cur, dq_err *err)
 
 /* ---- inspecting: stats, page, search, find, audit ------------------------------ */
 
-/* Script argument names of the views, indexed by dq_view (page and search). */
-static const char *const view_names[] = {
-    [DQ_VIEW_DUE] = "due",
-    [DQ_VIEW_FUTURE] = "future",
-    [DQ_VIEW_INFLIGHT] = "inflight",
-    [DQ_VIEW_FAILED] = "failed",
-};
-
 static int
 view_check(dq_view view, dq_err *err)
 {
@@ -734,7 +734,7 @@ dq_page_get(dq_client *c, const char *queue, dq_view view, size_t offset, size_t
     if ((rc = view_check(view, err)) != DQ_OK)
         return rc;
     dq_args_init(&a);
-    dq_args_str(&a, view_names[view]);
+    dq_args_str(&a, dq_view_name(view));
     dq_args_i64(&a, (int64_t)offset);
     dq_args_i64(&a, (int64_t)limit);
     rc = dq_scripts_run(c, DQ_SCRIPT_PAGE, queue, &a, dq_reply_page, &ps, err);
@@ -759,7 +759,7 @@ dq_search_step(dq_client *c, const char *queue, dq_view view, const char *needle
     if (needle == NULL || needle[0] == '\0' || strlen(needle) > DQ_NEEDLE_MAX)
         return dq_err_set(err, DQ_EINVAL, "search: the text must be 1..%d bytes", DQ_NEEDLE_MAX);
     dq_args_init(&a);
-    dq_args_str(&a, view_names[view]);
+    dq_args_str(&a, dq_view_name(view));
     dq_args_str(&a, needle);
     dq_args_i64(&a, cur->cursor);
     dq_args_i64(&a, DQ_STEP_MAX);
@@ -853,6 +853,8 @@ dq_heartbeat(dq_client *c, const char *queue, const char *name, dq_beat_mode mod
         dq_args_bytes(&a, cmd,
                       strlen(cmd) > DQ_WORKER_COMMAND_MAX ? DQ_WORKER_COMMAND_MAX : strlen(cmd));
         dq_args_str(&a, rec->draining ? "1" : "0");
+        if (rec->hung > 0) /* only then: a record without it reads as before */
+            dq_args_i64(&a, rec->hung);
     }
     rc = dq_scripts_run(c, DQ_SCRIPT_HEARTBEAT, queue, &a, dq_reply_heartbeat, out, err);
     dq_args_free(&a);
@@ -916,6 +918,27 @@ dq_pause(dq_client *c, const char *queue, int64_t for_ms, const char *reason, dq
     dq_args_str(&a, reason ? reason : "");
     rc = dq_scripts_run(c, DQ_SCRIPT_PAUSE, queue, &a, dq_reply_pause, &r, err);
     dq_args_free(&a);
+    return rc;
+}
+
+int
+dq_cancel(dq_client *c, const char *queue, const char *id, bool drop, dq_cancelled *out,
+          dq_err *err)
+{
+    dq_cancelled r = {0};
+    struct dq_args a;
+    int rc;
+
+    if (id == NULL || id[0] == '\0' || strlen(id) > DQ_ID_MAX)
+        return dq_err_set(err, DQ_EINVAL, "id: must be 1..%d bytes", DQ_ID_MAX);
+    dq_args_init(&a);
+    dq_args_str(&a, id);
+    dq_args_str(&a, drop ? "drop" : "fail");
+    dq_args_str(&a, dq_client_who(c));
+    rc = dq_scripts_run(c, DQ_SCRIPT_CANCEL, queue, &a, dq_reply_cancel, &r, err);
+    dq_args_free(&a);
+    if (rc == DQ_OK && out != NULL)
+        *out = r;
     return rc;
 }
 

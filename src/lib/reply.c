@@ -137,18 +137,18 @@ const char *const dq_config_fields[DQ_CONFIG_FIELDS] = {
     "max_attempts",       "failed_retention", "audit_retention",     "far_future_ms",
     "worker_lost_ms",     "worker_prune_ms",  "alert_oldest_due_ms", "alert_far_future",
     "alert_running_ms",   "alert_memory_pct", "alert_window_ms",     "alert_fail_pct",
-    "alert_fail_per_min",
+    "alert_fail_per_min", "time_limit_ms",
 };
 
 int64_t *
 dq_config_slot(dq_config *c, size_t i)
 {
     int64_t *slots[DQ_CONFIG_FIELDS] = {
-        &c->max_delay_ms,      &c->max_payload,      &c->backoff_base_ms,     &c->backoff_cap_ms,
-        &c->max_attempts,      &c->failed_retention, &c->audit_retention,     &c->far_future_ms,
-        &c->worker_lost_ms,    &c->worker_prune_ms,  &c->alert_oldest_due_ms, &c->alert_far_future,
-        &c->alert_running_ms,  &c->alert_memory_pct, &c->alert_window_ms,     &c->alert_fail_pct,
-        &c->alert_fail_per_min};
+        &c->max_delay_ms,       &c->max_payload,      &c->backoff_base_ms,     &c->backoff_cap_ms,
+        &c->max_attempts,       &c->failed_retention, &c->audit_retention,     &c->far_future_ms,
+        &c->worker_lost_ms,     &c->worker_prune_ms,  &c->alert_oldest_due_ms, &c->alert_far_future,
+        &c->alert_running_ms,   &c->alert_memory_pct, &c->alert_window_ms,     &c->alert_fail_pct,
+        &c->alert_fail_per_min, &c->time_limit_ms};
     return slots[i];
 }
 
@@ -171,6 +171,8 @@ dq_reply_config(const redisReply *r, void *out, dq_err *err)
     c->alert_window_ms = 300000;
     c->alert_fail_pct = 50;
     c->alert_fail_per_min = 60;
+    /* and those older than task time limits answer 17 */
+    c->time_limit_ms = 0;
     for (size_t i = 0; i < DQ_CONFIG_FIELDS && CONFIG_PAIR * i + CONFIG_VALUE < r->elements; i++) {
         int rc = get_int(r, CONFIG_PAIR * i + CONFIG_VALUE, "config", dq_config_fields[i],
                          dq_config_slot(c, i), err);
@@ -1169,6 +1171,7 @@ enum {
     W_FAILED,
     W_COMMAND,
     W_DRAINING,
+    W_HUNG,
     W_HELD,
     W_NTASKS,
     W_FIELDS
@@ -1213,6 +1216,7 @@ worker_row(const redisReply *r, size_t at, size_t k, dq_worker_info *w, int64_t 
     w->retried = v[W_RETRIED];
     w->failed = v[W_FAILED];
     w->draining = v[W_DRAINING] != 0;
+    w->hung = v[W_HUNG] > 0 ? v[W_HUNG] : 0;
     w->held = v[W_HELD] > 0 ? (size_t)v[W_HELD] : 0;
     if (v[W_NTASKS] < 0 || v[W_NTASKS] > 100 ||
         r->elements < at + W_FIELDS + WT_FIELDS * (size_t)v[W_NTASKS])
@@ -1281,6 +1285,22 @@ dq_reply_workers(const redisReply *r, void *out, dq_err *err)
 }
 
 enum { PAUSE_NOW, PAUSE_UNTIL, PAUSE_WAS, PAUSE_FIELDS };
+
+int
+dq_reply_cancel(const redisReply *r, void *out, dq_err *err)
+{
+    dq_cancelled *c = out;
+    int64_t att;
+    int rc;
+
+    if (!is_array(r, 2))
+        return bad_shape(err, "cancel", r, "an array of a worker and an attempt");
+    if ((rc = get_str_buf(r, 0, "cancel", "worker", c->worker, sizeof c->worker, err)) != DQ_OK ||
+        (rc = get_int(r, 1, "cancel", "attempt", &att, err)) != DQ_OK)
+        return rc;
+    c->attempt = att > 0 && att <= DQ_ATTEMPTS_MAX ? (uint32_t)att : 0;
+    return DQ_OK;
+}
 
 int
 dq_reply_pause(const redisReply *r, void *out, dq_err *err)

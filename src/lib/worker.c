@@ -62,17 +62,24 @@
 #include "client.h"
 #include "delayq.h"
 #include "err.h"
+#include "task.h"
 
 enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_FINISHED };
 
 struct job {
-    dq_task task;
+    dq_task task; /* first: a handler's task pointer is its job (dq_task_cancelled) */
     dq_result result;
+    int64_t limit_ms;   /* the run's time limit: the smaller of the task's and the
+                           worker's timeout_ms; 0: none */
+    atomic_bool cancel; /* the handler is asked to stop (its limit passed, a stop, or an
+                           operator cancelled it) */
+    bool renew_now;     /* renew this lease at once (see take_cancels) */
+    bool hung_logged;   /* task.hung was logged for it */
     enum job_state state;
     int64_t started_mono, finished_mono;
     int64_t start_ns;  /* monotonic ns: a task claimed ahead does not start before this */
     int64_t lease_srv; /* lease deadline, server ms */
-    bool timed_out;    /* lease renewal stopped: the handler overran opts.timeout_ms */
+    bool timed_out;    /* lease renewal stopped: the handler overran limit_ms */
     bool lost;         /* Redis said the lease is gone: renewal stopped */
     bool abandoned;    /* will not be written: not started, or stopped waiting at shutdown */
     bool released;     /* an abandoned job was handed back */
@@ -135,6 +142,7 @@ struct dq_worker {
     bool beat_dirty;         /* a field of the record changed since it was last sent */
     bool beat_draining;      /* the record last sent said draining */
     unsigned beat_busy;      /* busy slots the record last sent said */
+    unsigned beat_hung;      /* hung handlers the record last sent said */
     bool beat_failed_logged; /* a refused beat is logged once */
     int64_t paused_until;    /* -1: not paused; 0: paused until resumed; else server ms */
     int64_t n_done, n_retried, n_failed; /* results written since the start */
@@ -547,6 +555,71 @@ handler_thread(void *arg)
     return NULL;
 }
 
+/* ---- cancellations ------------------------------------------------------------------- */
+
+/*
+ * An operator cancelled running tasks (cancel.lua moved them out of flight and said so
+ * on the wake-up channel): the jobs holding them are asked to stop, and their leases are
+ * not renewed (Redis would refuse). When more were announced than one drain keeps, every
+ * lease is renewed now: Redis reports the cancelled ones lost (extend_leases), which
+ * asks their handlers to stop the same way.
+ */
+static void
+take_cancels(struct dq_worker *w, const struct dq_wake *wk)
+{
+    struct job *hit[DQ_WAKE_CANCELS];
+    size_t nhit = 0;
+    char key[DQ_TASK_KEY_MAX + 1];
+
+    pthread_mutex_lock(&w->mu);
+    for (struct job *j = w->owned; j != NULL; j = j->next) {
+        if (j->state == JOB_FINISHED || j->abandoned)
+            continue;
+        if (wk->cancel_more)
+            j->renew_now = true;
+        size_t kl = dq_task_key(&j->task, key, sizeof key);
+        for (size_t i = 0; i < wk->ncancel; i++) {
+            if (kl == wk->cancel_len[i] && memcmp(key, wk->cancel[i], kl) == 0 && !j->lost) {
+                j->lost = true; /* gone from flight: no renewal, the result is refused */
+                atomic_store(&j->cancel, true);
+                if (nhit < DQ_WAKE_CANCELS)
+                    hit[nhit++] = j;
+            }
+        }
+    }
+    pthread_mutex_unlock(&w->mu);
+    for (size_t i = 0; i < nhit; i++)
+        wlog(w, DQ_LOG_WARN, "task.cancelled", hit[i], 1, "by", "an operator (cancel)");
+}
+
+/* ---- what a handler may ask about its run ---------------------------------------- */
+
+/* A handler's task is the first member of its job (handler_thread passes &j->task), so
+ * the job is found from it without a lookup. */
+static const struct job *
+job_of(const dq_task *t)
+{
+    return (const struct job *)(const void *)t;
+}
+
+bool
+dq_task_cancelled(const dq_task *t)
+{
+    return atomic_load(&job_of(t)->cancel);
+}
+
+int64_t
+dq_task_time_left_ms(const dq_task *t)
+{
+    const struct job *j = job_of(t);
+
+    if (j->limit_ms <= 0)
+        return -1;
+    /* started_mono is written by this job's own handler thread before the call */
+    int64_t left = j->started_mono + j->limit_ms - dq_mono_ms();
+    return left > 0 ? left : 0;
+}
+
 /* ---- coordinator --------------------------------------------------------------------- */
 
 static int64_t
@@ -655,10 +728,24 @@ extend_leases(struct dq_worker *w)
 
     pthread_mutex_lock(&w->mu);
     for (struct job *j = w->owned; j != NULL; j = j->next) {
-        if (j->state == JOB_RUNNING && w->o.timeout_ms > 0 && !j->timed_out && !j->abandoned) {
-            int64_t left = j->started_mono + w->o.timeout_ms - now_mono;
+        /* not started yet: it starts no earlier than now, so its limit passes no earlier
+         * than limit_ms from now; look again then (a handler thread that takes it up
+         * does not wake this loop) */
+        if (j->state == JOB_QUEUED && j->limit_ms > 0 && j->limit_ms < next)
+            next = j->limit_ms;
+        /* past its limit and still running: look again when it counts as hung */
+        if (j->state == JOB_RUNNING && j->timed_out && !j->hung_logged && j->limit_ms > 0) {
+            int64_t h = j->started_mono + j->limit_ms + DQ_HUNG_AFTER_MS - now_mono;
+            if (h < next)
+                next = h > 0 ? h : 0;
+        }
+        if (j->state == JOB_RUNNING && j->limit_ms > 0 && !j->timed_out && !j->abandoned) {
+            int64_t left = j->started_mono + j->limit_ms - now_mono;
             if (left <= 0) {
                 j->timed_out = true;
+                atomic_store(&j->cancel, true);
+                if (left + DQ_HUNG_AFTER_MS < next) /* look again when it would count as hung */
+                    next = left + DQ_HUNG_AFTER_MS > 0 ? left + DQ_HUNG_AFTER_MS : 0;
                 if (nt < 64)
                     newly_timed_out[nt++] = j;
             } else if (left < next) {
@@ -667,7 +754,8 @@ extend_leases(struct dq_worker *w)
         }
         if (j->state == JOB_FINISHED || j->timed_out || j->abandoned || j->lost)
             continue;
-        int64_t renew = j->lease_srv - w->o.lease_ms / 2 - now;
+        int64_t renew = j->renew_now ? 0 : j->lease_srv - w->o.lease_ms / 2 - now;
+        j->renew_now = false;
         if (renew <= 0 && n < 1000) {
             tasks[n] = &j->task;
             jobs[n++] = j;
@@ -678,7 +766,7 @@ extend_leases(struct dq_worker *w)
     pthread_mutex_unlock(&w->mu);
     for (size_t i = 0; i < nt; i++) {
         char ms[32];
-        snprintf(ms, sizeof ms, "%lld", (long long)w->o.timeout_ms);
+        snprintf(ms, sizeof ms, "%lld", (long long)newly_timed_out[i]->limit_ms);
         wlog(w, DQ_LOG_WARN, "task.timeout", newly_timed_out[i], 1, "timeout_ms", ms);
     }
     if (n == 0)
@@ -692,7 +780,8 @@ extend_leases(struct dq_worker *w)
     for (size_t i = 0; i < n; i++) {
         if (rc != DQ_OK || lost[i]) {
             wlog(w, DQ_LOG_WARN, "lease.lost", jobs[i], 1, "error", rc != DQ_OK ? err.msg : "");
-            jobs[i]->lost = true; /* stop renewing; its result will be refused */
+            jobs[i]->lost = true;                 /* stop renewing; its result will be refused */
+            atomic_store(&jobs[i]->cancel, true); /* so its handler need not run on */
         } else {
             jobs[i]->lease_srv = now + w->o.lease_ms;
         }
@@ -751,6 +840,10 @@ take_claimed(struct dq_worker *w, dq_claimed *cl, int64_t arrival_ns, int64_t *s
         j->task = cl->tasks[i];
         memset(&cl->tasks[i], 0, sizeof cl->tasks[i]);
         j->lease_srv = cl->now_ms + w->o.lease_ms;
+        j->limit_ms = w->o.timeout_ms;
+        if (j->task.time_limit_ms > 0 && (j->limit_ms <= 0 || j->task.time_limit_ms < j->limit_ms))
+            j->limit_ms = j->task.time_limit_ms;
+        atomic_init(&j->cancel, false);
         int64_t ahead_us = (j->task.due_ms - cl->now_ms) * 1000 - cl->now_us;
         j->start_ns = ahead_us > 0 ? arrival_ns + ahead_us * 1000 + ahead_us : 0;
         j->state = JOB_QUEUED;
@@ -892,8 +985,10 @@ abandon_at_stop(struct dq_worker *w, const struct loop *lp, int64_t nowm)
         j->abandoned = true;
     }
     for (struct job *j = w->owned; j != NULL; j = j->next) {
-        if (nowm >= lp->stop_deadline && j->state == JOB_RUNNING)
+        if (nowm >= lp->stop_deadline && j->state == JOB_RUNNING) {
             j->abandoned = true;
+            atomic_store(&j->cancel, true); /* past the grace: a handler that polls stops */
+        }
     }
     pthread_mutex_unlock(&w->mu);
 }
@@ -1198,6 +1293,8 @@ wait_for_wakeup(struct dq_worker *w, struct loop *lp, int64_t wait)
             if (wk.lease_ms >= 0)
                 lp->next_reap = min64(lp->next_reap, wk.lease_ms + 1);
             lp->more_due = lp->more_due || wk.due; /* something earlier was scheduled */
+            if (wk.ncancel > 0 || wk.cancel_more)
+                take_cancels(w, &wk);
         }
     }
 }
@@ -1397,14 +1494,44 @@ take_check(struct dq_worker *w, struct loop *lp, const dq_beat_reply *br, int64_
  * score. A beat Redis refuses is logged once and tried again at the next interval; a
  * transient failure waits for the backoff.
  */
+/* Handlers still running DQ_HUNG_AFTER_MS past their run's time limit: asked to stop
+ * (dq_task_cancelled), they go on, holding a slot; the lease is not renewed, so the task
+ * itself runs again elsewhere. Reported in the registry and logged once each. */
+static unsigned
+count_hung(struct dq_worker *w, int64_t nowm)
+{
+    struct job *newly[16];
+    unsigned hung = 0, nn = 0;
+
+    pthread_mutex_lock(&w->mu);
+    for (struct job *j = w->owned; j != NULL; j = j->next) {
+        if (j->state != JOB_RUNNING || !j->timed_out || j->limit_ms <= 0 ||
+            nowm - (j->started_mono + j->limit_ms) < DQ_HUNG_AFTER_MS)
+            continue;
+        hung++;
+        if (!j->hung_logged && nn < 16) {
+            j->hung_logged = true;
+            newly[nn++] = j;
+        }
+    }
+    pthread_mutex_unlock(&w->mu);
+    for (unsigned i = 0; i < nn; i++) {
+        char ms[32];
+        snprintf(ms, sizeof ms, "%lld", (long long)newly[i]->limit_ms);
+        wlog(w, DQ_LOG_ERROR, "task.hung", newly[i], 1, "timeout_ms", ms);
+    }
+    return hung;
+}
+
 static void
 heartbeat_step(struct dq_worker *w, struct loop *lp, unsigned busy, int64_t nowm)
 {
+    unsigned hung = count_hung(w, nowm);
     /* while Redis refuses beats, the idle claim and reap of before do the looking */
     bool check =
         !lp->stopping && !w->beat_failed_logged && nowm - lp->last_claim_mono >= w->o.max_idle_ms;
-    bool changed =
-        !w->registered || w->beat_dirty || busy != w->beat_busy || lp->stopping != w->beat_draining;
+    bool changed = !w->registered || w->beat_dirty || busy != w->beat_busy ||
+                   hung != w->beat_hung || lp->stopping != w->beat_draining;
     dq_beat rec = {.host = w->host,
                    .version = DQ_VERSION,
                    .command = w->command,
@@ -1416,11 +1543,14 @@ heartbeat_step(struct dq_worker *w, struct loop *lp, unsigned busy, int64_t nowm
                    .done = w->n_done,
                    .retried = w->n_retried,
                    .failed = w->n_failed,
-                   .draining = lp->stopping};
+                   .draining = lp->stopping,
+                   .hung = hung};
     dq_beat_reply br;
     dq_err err = {0};
 
-    if (!may_call(w) || (!check && nowm < w->beat_next && lp->stopping == w->beat_draining))
+    /* a handler newly hung is said at once, not at the next beat */
+    if (!may_call(w) ||
+        (!check && nowm < w->beat_next && lp->stopping == w->beat_draining && hung == w->beat_hung))
         return;
     int rc = dq_heartbeat(w->c, w->queue, w->name, check ? DQ_BEAT_CHECK : DQ_BEAT,
                           changed ? &rec : NULL, &br, &err);
@@ -1440,6 +1570,7 @@ heartbeat_step(struct dq_worker *w, struct loop *lp, unsigned busy, int64_t nowm
         w->started_srv = br.started_ms;
         w->beat_dirty = false;
         w->beat_busy = busy;
+        w->beat_hung = hung;
         w->beat_draining = lp->stopping;
     } else if (!br.registered) {
         w->registered = false; /* pruned while we were away: send the record at once */

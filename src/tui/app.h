@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * app.h: the inspector's UI state and what a key does to it. Pure: key handlers change
+ * app.h: the inspector's UI state and what a key does to it. Pure: the transitions change
  * state and return reaction flags (redraw, refetch, quit, run an action); they never
  * draw and never call Redis. Every change of UI state is a function here, so the unit
- * tests reach all of them; top.c (the loop) performs the reactions.
+ * tests reach all of them; which key makes which change is the key table's
+ * (keymap.h); top.c (the loop) performs the reactions.
  */
 #ifndef DQ_TUI_APP_H
 #define DQ_TUI_APP_H
@@ -46,6 +47,8 @@ enum action {
     ACT_REQUEUE_FILTER, /* failed: requeue every task of the group or search shown (after y) */
     ACT_DROP_FILTER,    /* failed: drop every task of the group or search shown (after y) */
     ACT_SPREAD,         /* A: the spread window was typed (input); confirm next */
+    ACT_CANCEL,         /* in flight: cancel the selected running task (after y) */
+    ACT_COUNT,          /* how many there are (jobs.c has a row for each); not an action */
 };
 
 /* Bulk actions (r and d on a group or search, A, X) on more than this many tasks, or on
@@ -124,28 +127,61 @@ struct ui {
 void ui_init(struct ui *ui, bool read_only, bool no_color);
 void ui_free(struct ui *ui);
 
-/* Applies a key through the key table (app.c). @m is the last snapshot (for totals and
- * the selected task). */
-int app_key(struct ui *ui, const struct model *m, int key);
+/* Moves beyond a plain row count (+n, -n) for app_move, app_scroll, app_pick_move and
+ * app_err_move. */
+enum { APP_MOVE_PAGE_DOWN = 1000, APP_MOVE_PAGE_UP, APP_MOVE_FIRST, APP_MOVE_LAST };
+
+/*
+ * What a key does to the state: the key table (keymap.c) maps each key to one of these.
+ * Each returns the reaction flags (APP_*); @m is the last snapshot (totals, the selected
+ * task, the queue's name and whether it is paused).
+ */
+/* The focused pane's selection by @move; APP_REFETCH when its window moved. */
+int app_move(struct ui *ui, const struct model *m, int move);
+int app_focus(struct ui *ui, int pane);
+int app_open_help(struct ui *ui);
+/* Back to the main screen from a view, the picker or the Errors view. */
+int app_back(struct ui *ui);
+/* Z: stops or restarts the refreshes. */
+int app_toggle_refresh(struct ui *ui);
+/* Asks the loop for @act on task @id (NULL: none): APP_ACTION. */
+int app_ask(struct ui *ui, enum action act, const char *id);
+/* space: marks or unmarks the selected task and moves down. */
+int app_mark(struct ui *ui, const struct model *m);
+/* /: the search prompt for the focused pane (on Failed it ends the group shown). */
+int app_search_prompt(struct ui *ui);
+/* Esc on the main screen: ends the group shown, else clears the marks, else ends the
+ * pane's search. */
+int app_escape(struct ui *ui);
+/* r, d, p: asks y/N before @act on the marked set (@marks: the key acts on marks) or the
+ * selected task; on Failed with a group or a search shown and nothing marked, r and d
+ * act on all of it (the bulk rule, APP_BULK_TYPED_OVER). */
+int app_confirm(struct ui *ui, const struct model *m, enum action act, bool marks);
+/* P: resume a paused queue (asks y/N), else ask how long, then why, then y/N. */
+int app_pause_prompt(struct ui *ui, const struct model *m);
+/* R: asks for the delay to requeue the selected task after. */
+int app_delay_prompt(struct ui *ui, const struct model *m);
+/* A (ACT_REQUEUE_ALL) and X (ACT_DROP_ALL): every failed task, or the filter's: A asks
+ * for a spread window first; then both ask as the bulk rule says. */
+int app_bulk(struct ui *ui, const struct model *m, enum action act);
+/* A text view (details, help): scrolls; the layout keeps it within the text. */
+int app_scroll(struct ui *ui, int move);
+/* The queue picker: moves; Enter shows the queue picked (ACT_SWITCH). */
+int app_pick_move(struct ui *ui, int move);
+int app_pick_open(struct ui *ui);
+/* The Errors view: moves; Enter shows the group's tasks in Failed, paged on the server. */
+int app_err_move(struct ui *ui, int move);
+int app_err_open(struct ui *ui);
+/* MODE_INPUT, the prompt line: printable characters, backspace; Enter performs, Esc
+ * cancels (a typed confirmation performs only if the queue's name was typed). */
+int app_input_key(struct ui *ui, const struct model *m, int key);
+/* MODE_CONFIRM: y or Y performs the action asked about; any other key cancels. */
+int app_confirm_key(struct ui *ui, int key);
 
 /* A paste (@len bytes) arrived: in a prompt it is text, up to its first line break (a
  * pasted newline never submits); anywhere else it is ignored, so pasted text never
  * acts as command keys or answers a y/N. */
 int app_paste(struct ui *ui, const char *text, size_t len);
-
-/* The help overlay, generated from the key table: how many lines, and line @i into
- * @buf (snprintf semantics; "" past the end). */
-size_t app_help_lines(void);
-void app_help_line(size_t i, char *buf, size_t size);
-
-/* The key hints for the status line, fitted to @cols: the focused pane's actions
- * first, then the general keys (no actions when read-only). Returns the length. */
-size_t app_hints(const struct ui *ui, int cols, char *buf, size_t size);
-
-/* Whether @key is bound anywhere, and every bound key code with the label that help
- * shows for it (up to @max of them; returns how many there are). */
-bool app_key_bound(int key);
-size_t app_bound_keys(int *keys, size_t max, const char **labels);
 
 /* A click at (@row, @col): focuses the pane there and selects the row clicked. */
 int app_click(struct ui *ui, const struct model *m, int row, int col);

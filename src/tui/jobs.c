@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * jobs.c: what the inspector's Redis thread does (see jobs.h): every operator action
- * through the library's calls, the details and audit texts, the picker's counts, a
- * search step and a refresh. Runs on the Redis thread only; touches nothing but its job.
+ * through the library's calls (one function per action, found through a table indexed
+ * by the action), the details and audit texts, the picker's counts, a search step and
+ * a refresh. Runs on the Redis thread only; touches nothing but its job.
  */
 #include "jobs.h"
 
@@ -95,31 +96,7 @@ job_status(struct job *j, bool error, const char *fmt, ...)
 #define RECHECK_PAUSE_MS 200
 
 /* The audit entry name of @a's script; NULL for actions that write none. */
-static const char *
-audit_action(enum action a)
-{
-    switch (a) {
-    case ACT_REQUEUE:
-    case ACT_REQUEUE_DELAY:
-        return "requeue";
-    case ACT_DROP:
-        return "drop";
-    case ACT_PAUSE:
-        return "pause";
-    case ACT_RESUME:
-        return "resume";
-    case ACT_REPLACE:
-        return "replace";
-    case ACT_REQUEUE_ALL:
-    case ACT_REQUEUE_FILTER:
-        return "requeue-all";
-    case ACT_DROP_ALL:
-    case ACT_DROP_FILTER:
-        return "drop-all";
-    default:
-        return NULL;
-    }
-}
+static const char *audit_action(enum action a);
 
 static void
 pause_ms(int ms)
@@ -178,7 +155,7 @@ job_failed(dq_client *c, struct job *j, int64_t started_ms, const dq_err *err, c
 }
 
 static void
-job_details(dq_client *c, struct job *j)
+job_details(dq_client *c, struct job *j, int64_t started_ms)
 {
     dq_task t;
     dq_err err = {0};
@@ -205,7 +182,7 @@ job_details(dq_client *c, struct job *j)
 }
 
 static void
-job_audit(dq_client *c, struct job *j)
+job_audit(dq_client *c, struct job *j, int64_t started_ms)
 {
     dq_audit a;
     dq_err err = {0};
@@ -263,7 +240,7 @@ job_audit(dq_client *c, struct job *j)
 
 /* The picker's list: up to 500 queues, each with its counts (one call per queue). */
 static void
-job_queues(dq_client *c, struct job *j)
+job_queues(dq_client *c, struct job *j, int64_t started_ms)
 {
     struct action_result *r = &j->result;
     dq_queues q = {0};
@@ -301,7 +278,7 @@ job_queues(dq_client *c, struct job *j)
  * each worker's beat, the tasks held from the leases now: the text says which is which
  * and how often workers beat. Numbers first, so they fit at 80 columns; names after. */
 static void
-job_workers(dq_client *c, struct job *j)
+job_workers(dq_client *c, struct job *j, int64_t started_ms)
 {
     dq_workers w;
     dq_err err = {0};
@@ -336,6 +313,7 @@ job_workers(dq_client *c, struct job *j)
         snprintf(busy, sizeof busy, "%lld/%lld", (long long)x->busy, (long long)x->concurrency);
         dq_buf_printf(&b, "%-5s %9s %7s %7lld %7lld %7lld  %s  %s\n",
                       x->lost       ? "LOST"
+                      : x->hung > 0 ? "HUNG"
                       : x->draining ? "drain"
                                     : "live",
                       beat, busy, (long long)x->done, (long long)x->retried, (long long)x->failed,
@@ -346,6 +324,9 @@ job_workers(dq_client *c, struct job *j)
             dq_dur_format(up, sizeof up, x->last_beat_ms - x->started_ms);
             dq_buf_printf(&b, "      was up %s, silent for %s\n", up, beat);
         }
+        if (x->hung > 0)
+            dq_buf_printf(&b, "      %lld handler%s past its time limit, asked to stop, runs on\n",
+                          (long long)x->hung, x->hung == 1 ? "" : "s");
         if (x->held > 0) {
             dq_buf_printf(&b, "      holds %zu:", x->held);
             for (size_t k = 0; k < x->ntasks; k++) {
@@ -371,7 +352,7 @@ job_workers(dq_client *c, struct job *j)
 /* e: the task as it is now, and its payload as JSON for the editor (refused, with the
  * reason, when it is not failed or JSON cannot show its payload faithfully). */
 static void
-job_edit(dq_client *c, struct job *j)
+job_edit(dq_client *c, struct job *j, int64_t started_ms)
 {
     struct dq_buf text = DQ_BUF_INIT;
     dq_err err = {0};
@@ -409,198 +390,243 @@ filter_words(dq_filter_kind k)
     return k == DQ_FILTER_GROUP ? " of group " : " matching ";
 }
 
+static void
+job_pause(dq_client *c, struct job *j, int64_t started_ms)
+{
+    dq_err err = {0};
+    int64_t for_ms = 0;
+
+    if (j->pause_for[0] != '\0' && dq_dur_parse(j->pause_for, "pause for", &for_ms, &err))
+        job_status(j, true, "%s", err.msg);
+    else if (dq_pause(c, j->queue, for_ms, j->input[0] ? j->input : NULL, &err) == DQ_OK)
+        job_status(j, false, "paused %s %s%s: workers claim nothing (P resumes)", j->queue,
+                   for_ms > 0 ? "for " : "until resumed", j->pause_for);
+    else
+        job_failed(c, j, started_ms, &err, "pause", false);
+}
+
+static void
+job_resume(dq_client *c, struct job *j, int64_t started_ms)
+{
+    dq_err err = {0};
+    bool was = false;
+
+    if (dq_resume(c, j->queue, &was, &err) == DQ_OK)
+        job_status(j, false,
+                   was ? "resumed %s: idle workers claim at once" : "%s was not paused (any more)",
+                   j->queue);
+    else
+        job_failed(c, j, started_ms, &err, "resume", false);
+}
+
+/* r and d: the marked set when there is one (all or nothing), else the selection. */
+static void
+job_requeue_or_drop(dq_client *c, struct job *j, int64_t started_ms)
+{
+    const char *one[1] = {j->id};
+    const char *const *set = j->ids != NULL ? (const char *const *)j->ids : one;
+    size_t count = j->ids != NULL ? j->nids : 1, n = 0;
+    bool requeue = j->act == ACT_REQUEUE;
+    dq_err err = {0};
+    char what[DQ_ID_MAX + 40];
+    int rc = requeue ? dq_requeue(c, j->queue, set, count, 0, &n, &err)
+                     : dq_drop(c, j->queue, set, count, &n, &err);
+
+    snprintf(what, sizeof what, "%s %s", requeue ? "requeue" : "drop",
+             j->ids != NULL ? "marked tasks" : j->id);
+    if (rc != DQ_OK)
+        job_failed(c, j, started_ms, &err, what, false);
+    else if (j->ids == NULL)
+        job_status(j, false, requeue ? "requeued %s: due now" : "dropped %s", j->id);
+    else
+        job_status(j, false,
+                   requeue ? "requeued %zu marked tasks: due now" : "dropped %zu marked tasks", n);
+    j->result.clear_marks = rc == DQ_OK;
+}
+
+/* Cancels a running task (cancel.lua): it goes to failed, and its worker stops it. */
+static void
+job_cancel(dq_client *c, struct job *j, int64_t started_ms)
+{
+    dq_err err = {0};
+    dq_cancelled out;
+    char what[DQ_ID_MAX + 16];
+
+    snprintf(what, sizeof what, "cancel %s", j->id);
+    if (dq_cancel(c, j->queue, j->id, false, &out, &err) != DQ_OK)
+        job_failed(c, j, started_ms, &err, what, false);
+    else
+        job_status(j, false, "cancelled %s (attempt %u): its worker stops it; it is in Failed",
+                   j->id, out.attempt);
+}
+
+static void
+job_reap(dq_client *c, struct job *j, int64_t started_ms)
+{
+    dq_err err = {0};
+    dq_reaped rp;
+
+    if (dq_reap(c, j->queue, DQ_CALL_MAX, &rp, &err) == DQ_OK)
+        job_status(j, false, "recovered %zu expired leases (%zu ran out of attempts)",
+                   rp.returned + rp.exhausted, rp.exhausted);
+    else
+        job_status(j, true, "reap: %s", err.msg);
+}
+
+static void
+job_run_now(dq_client *c, struct job *j, int64_t started_ms)
+{
+    dq_err err = {0};
+
+    if (dq_run_now(c, j->queue, &j->task, &err) == DQ_OK)
+        job_status(j, false, "task %s is due now", j->id);
+    else
+        job_status(j, true, "run now %s: %s", j->id, err.msg);
+}
+
+static void
+job_requeue_delay(dq_client *c, struct job *j, int64_t started_ms)
+{
+    const char *one[1] = {j->id};
+    dq_err err = {0};
+    size_t n = 0;
+    int64_t delay;
+    char what[DQ_ID_MAX + 40];
+
+    if (dq_dur_parse(j->input, "delay", &delay, &err) != DQ_OK) {
+        job_status(j, true, "%s", err.msg);
+    } else if (dq_requeue(c, j->queue, one, 1, delay, &n, &err) == DQ_OK) {
+        job_status(j, false, "requeued %s: due in %s", j->id, j->input);
+    } else {
+        snprintf(what, sizeof what, "requeue %s", j->id);
+        job_failed(c, j, started_ms, &err, what, false);
+    }
+}
+
+/* A (all, spread over the window typed) and r on a group or search: in bounded steps. */
+static void
+job_requeue_many(dq_client *c, struct job *j, int64_t started_ms)
+{
+    int64_t spread = 0;
+    dq_bulk cur = {0};
+    dq_filter f = {j->fkind, j->fvalue};
+    dq_err err = {0};
+    char what[DQ_ID_MAX + 40];
+
+    if (j->act == ACT_REQUEUE_ALL && j->spread[0] != '\0' &&
+        dq_dur_parse(j->spread, "spread", &spread, &err) != DQ_OK) {
+        job_status(j, true, "%s", err.msg);
+        return;
+    }
+    int rc = DQ_OK;
+    while (!cur.done && rc == DQ_OK)
+        rc = dq_requeue_filter_step(c, j->queue, &f, 0, spread, 0, &cur, &err);
+    if (rc == DQ_OK) {
+        job_status(j, false, "requeued %zu failed tasks%s%s%s%s", cur.done_n,
+                   f.kind == DQ_FILTER_NONE ? "" : filter_words(f.kind), f.kind ? j->fvalue : "",
+                   spread > 0 ? ", spread over " : "", spread > 0 ? j->spread : "");
+    } else {
+        snprintf(what, sizeof what, "requeue stopped after %zu", cur.done_n);
+        job_failed(c, j, started_ms, &err, what, true);
+    }
+}
+
+/* X and d on a group or search: in bounded steps. */
+static void
+job_drop_many(dq_client *c, struct job *j, int64_t started_ms)
+{
+    dq_bulk cur = {0};
+    dq_filter f = {j->fkind, j->fvalue};
+    dq_err err = {0};
+    char what[DQ_ID_MAX + 40];
+    int rc = DQ_OK;
+
+    while (!cur.done && rc == DQ_OK)
+        rc = dq_drop_filter_step(c, j->queue, &f, 0, &cur, &err);
+    if (rc == DQ_OK) {
+        job_status(j, false, "dropped %zu failed tasks%s%s", cur.done_n,
+                   f.kind == DQ_FILTER_NONE ? "" : filter_words(f.kind), f.kind ? j->fvalue : "");
+    } else {
+        snprintf(what, sizeof what, "drop stopped after %zu", cur.done_n);
+        job_failed(c, j, started_ms, &err, what, true);
+    }
+}
+
+static void
+job_errors(dq_client *c, struct job *j, int64_t started_ms)
+{
+    dq_err err = {0};
+
+    if (dq_errors_get(c, j->queue, &j->result.errors, &err) == DQ_OK)
+        j->result.have_errors = true;
+    else
+        job_status(j, true, "errors: %s", err.msg);
+}
+
+/*
+ * Every action's Redis side, one row per action, in the order of enum action: what runs
+ * on the Redis thread (NULL: the loop does it, or it is a prompt's step and never runs),
+ * what the status line says meanwhile, and the audit entry its script writes (NULL:
+ * none; job_failed looks for it after an unknown outcome). The rows are designated, so
+ * their order cannot slip, and the assert below fails the build when an action has no
+ * row.
+ */
+static const struct {
+    void (*run)(dq_client *c, struct job *j, int64_t started_ms);
+    const char *name;
+    const char *audit;
+} kinds[] = {
+    [ACT_NONE] = {NULL, "working", NULL},
+    [ACT_REQUEUE] = {job_requeue_or_drop, "requeueing", "requeue"},
+    [ACT_DROP] = {job_requeue_or_drop, "dropping", "drop"},
+    [ACT_REAP] = {job_reap, "recovering expired leases", NULL},
+    [ACT_DETAILS] = {job_details, "loading details", NULL},
+    [ACT_RUN_NOW] = {job_run_now, "making the task due", NULL},
+    [ACT_REQUEUE_DELAY] = {job_requeue_delay, "requeueing", "requeue"},
+    [ACT_REQUEUE_ALL] = {job_requeue_many, "requeueing failed tasks", "requeue-all"},
+    [ACT_DROP_ALL] = {job_drop_many, "dropping failed tasks", "drop-all"},
+    [ACT_AUDIT] = {job_audit, "loading the audit log", NULL},
+    [ACT_COPY] = {NULL, "working", NULL},
+    [ACT_SEARCH] = {NULL, "working", NULL},
+    [ACT_UNFILTER] = {NULL, "working", NULL},
+    [ACT_QUEUES] = {job_queues, "loading the queues", NULL},
+    [ACT_SWITCH] = {NULL, "working", NULL},
+    [ACT_WORKERS] = {job_workers, "loading the workers", NULL},
+    [ACT_PAUSE_FOR] = {NULL, "working", NULL},
+    [ACT_PAUSE_REASON] = {NULL, "working", NULL},
+    [ACT_PAUSE] = {job_pause, "pausing the queue", "pause"},
+    [ACT_RESUME] = {job_resume, "resuming the queue", "resume"},
+    [ACT_EDIT] = {job_edit, "reading the task to fix", NULL},
+    [ACT_REPLACE] = {job_replace, "requeueing with the new payload", "replace"},
+    [ACT_ERRORS] = {job_errors, "loading the error groups", NULL},
+    [ACT_REQUEUE_FILTER] = {job_requeue_many, "requeueing failed tasks", "requeue-all"},
+    [ACT_DROP_FILTER] = {job_drop_many, "dropping failed tasks", "drop-all"},
+    [ACT_CANCEL] = {job_cancel, "cancelling", "cancel"},
+    [ACT_SPREAD] = {NULL, "working", NULL},
+};
+_Static_assert(sizeof kinds / sizeof kinds[0] == ACT_COUNT, "jobs.c: an action without a row");
+
+static const char *
+audit_action(enum action a)
+{
+    return (unsigned)a < ACT_COUNT ? kinds[a].audit : NULL;
+}
+
 /* Runs on the Redis thread: the library calls an action needs, results into @arg. */
 void
 job_run(dq_client *c, void *arg)
 {
     struct job *j = arg;
-    const char *one[1] = {j->id};
-    dq_err err = {0};
-    size_t n = 0;
-    char what[DQ_ID_MAX + 40];
     int64_t started_ms = dq_mono_ms();
 
-    switch (j->act) {
-    case ACT_DETAILS:
-        job_details(c, j);
-        break;
-    case ACT_AUDIT:
-        job_audit(c, j);
-        break;
-    case ACT_EDIT:
-        job_edit(c, j);
-        break;
-    case ACT_REPLACE:
-        job_replace(c, j, started_ms);
-        break;
-    case ACT_QUEUES:
-        job_queues(c, j);
-        break;
-    case ACT_WORKERS:
-        job_workers(c, j);
-        break;
-    case ACT_PAUSE: {
-        int64_t for_ms = 0;
-        if (j->pause_for[0] != '\0' && dq_dur_parse(j->pause_for, "pause for", &for_ms, &err))
-            job_status(j, true, "%s", err.msg);
-        else if (dq_pause(c, j->queue, for_ms, j->input[0] ? j->input : NULL, &err) == DQ_OK)
-            job_status(j, false, "paused %s %s%s: workers claim nothing (P resumes)", j->queue,
-                       for_ms > 0 ? "for " : "until resumed", j->pause_for);
-        else
-            job_failed(c, j, started_ms, &err, "pause", false);
-        break;
-    }
-    case ACT_RESUME: {
-        bool was = false;
-        if (dq_resume(c, j->queue, &was, &err) == DQ_OK)
-            job_status(j, false,
-                       was ? "resumed %s: idle workers claim at once"
-                           : "%s was not paused (any more)",
-                       j->queue);
-        else
-            job_failed(c, j, started_ms, &err, "resume", false);
-        break;
-    }
-    case ACT_REQUEUE:
-    case ACT_DROP: {
-        /* the marked set when there is one (all or nothing), else the selection */
-        const char *const *set = j->ids != NULL ? (const char *const *)j->ids : one;
-        size_t count = j->ids != NULL ? j->nids : 1;
-        bool requeue = j->act == ACT_REQUEUE;
-        int rc = requeue ? dq_requeue(c, j->queue, set, count, 0, &n, &err)
-                         : dq_drop(c, j->queue, set, count, &n, &err);
-        snprintf(what, sizeof what, "%s %s", requeue ? "requeue" : "drop",
-                 j->ids != NULL ? "marked tasks" : j->id);
-        if (rc != DQ_OK)
-            job_failed(c, j, started_ms, &err, what, false);
-        else if (j->ids == NULL)
-            job_status(j, false, requeue ? "requeued %s: due now" : "dropped %s", j->id);
-        else
-            job_status(j, false,
-                       requeue ? "requeued %zu marked tasks: due now" : "dropped %zu marked tasks",
-                       n);
-        j->result.clear_marks = rc == DQ_OK;
-        break;
-    }
-    case ACT_REAP: {
-        dq_reaped rp;
-        if (dq_reap(c, j->queue, DQ_CALL_MAX, &rp, &err) == DQ_OK)
-            job_status(j, false, "recovered %zu expired leases (%zu ran out of attempts)",
-                       rp.returned + rp.exhausted, rp.exhausted);
-        else
-            job_status(j, true, "reap: %s", err.msg);
-        break;
-    }
-    case ACT_RUN_NOW:
-        if (dq_run_now(c, j->queue, &j->task, &err) == DQ_OK)
-            job_status(j, false, "task %s is due now", j->id);
-        else
-            job_status(j, true, "run now %s: %s", j->id, err.msg);
-        break;
-    case ACT_REQUEUE_DELAY: {
-        int64_t delay;
-        if (dq_dur_parse(j->input, "delay", &delay, &err) != DQ_OK)
-            job_status(j, true, "%s", err.msg);
-        else if (dq_requeue(c, j->queue, one, 1, delay, &n, &err) == DQ_OK)
-            job_status(j, false, "requeued %s: due in %s", j->id, j->input);
-        else {
-            snprintf(what, sizeof what, "requeue %s", j->id);
-            job_failed(c, j, started_ms, &err, what, false);
-        }
-        break;
-    }
-    case ACT_REQUEUE_ALL:
-    case ACT_REQUEUE_FILTER: {
-        int64_t spread = 0;
-        dq_bulk cur = {0};
-        dq_filter f = {j->fkind, j->fvalue};
-        if (j->act == ACT_REQUEUE_ALL && j->spread[0] != '\0' &&
-            dq_dur_parse(j->spread, "spread", &spread, &err) != DQ_OK) {
-            job_status(j, true, "%s", err.msg);
-            break;
-        }
-        int rc = DQ_OK;
-        while (!cur.done && rc == DQ_OK)
-            rc = dq_requeue_filter_step(c, j->queue, &f, 0, spread, 0, &cur, &err);
-        if (rc == DQ_OK)
-            job_status(j, false, "requeued %zu failed tasks%s%s%s%s", cur.done_n,
-                       f.kind == DQ_FILTER_NONE ? "" : filter_words(f.kind),
-                       f.kind ? j->fvalue : "", spread > 0 ? ", spread over " : "",
-                       spread > 0 ? j->spread : "");
-        else {
-            snprintf(what, sizeof what, "requeue stopped after %zu", cur.done_n);
-            job_failed(c, j, started_ms, &err, what, true);
-        }
-        break;
-    }
-    case ACT_DROP_ALL:
-    case ACT_DROP_FILTER: {
-        dq_bulk cur = {0};
-        dq_filter f = {j->fkind, j->fvalue};
-        int rc = DQ_OK;
-        while (!cur.done && rc == DQ_OK)
-            rc = dq_drop_filter_step(c, j->queue, &f, 0, &cur, &err);
-        if (rc == DQ_OK)
-            job_status(j, false, "dropped %zu failed tasks%s%s", cur.done_n,
-                       f.kind == DQ_FILTER_NONE ? "" : filter_words(f.kind),
-                       f.kind ? j->fvalue : "");
-        else {
-            snprintf(what, sizeof what, "drop stopped after %zu", cur.done_n);
-            job_failed(c, j, started_ms, &err, what, true);
-        }
-        break;
-    }
-    case ACT_ERRORS:
-        if (dq_errors_get(c, j->queue, &j->result.errors, &err) == DQ_OK)
-            j->result.have_errors = true;
-        else
-            job_status(j, true, "errors: %s", err.msg);
-        break;
-    default:
-        break;
-    }
+    if ((unsigned)j->act < ACT_COUNT && kinds[j->act].run != NULL)
+        kinds[j->act].run(c, j, started_ms);
 }
 
 const char *
 job_name(enum action a)
 {
-    switch (a) {
-    case ACT_DETAILS:
-        return "loading details";
-    case ACT_AUDIT:
-        return "loading the audit log";
-    case ACT_EDIT:
-        return "reading the task to fix";
-    case ACT_REPLACE:
-        return "requeueing with the new payload";
-    case ACT_QUEUES:
-        return "loading the queues";
-    case ACT_WORKERS:
-        return "loading the workers";
-    case ACT_PAUSE:
-        return "pausing the queue";
-    case ACT_RESUME:
-        return "resuming the queue";
-    case ACT_REQUEUE:
-    case ACT_REQUEUE_DELAY:
-        return "requeueing";
-    case ACT_DROP:
-        return "dropping";
-    case ACT_REAP:
-        return "recovering expired leases";
-    case ACT_RUN_NOW:
-        return "making the task due";
-    case ACT_REQUEUE_ALL:
-    case ACT_REQUEUE_FILTER:
-        return "requeueing failed tasks";
-    case ACT_DROP_ALL:
-    case ACT_DROP_FILTER:
-        return "dropping failed tasks";
-    case ACT_ERRORS:
-        return "loading the error groups";
-    default:
-        return "working";
-    }
+    return (unsigned)a < ACT_COUNT ? kinds[a].name : "working";
 }
 
 void

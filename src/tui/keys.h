@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * keys.h: the key codes the inspector understands beyond plain characters. term.c maps
- * curses keys to these; app.c reacts to them. Nothing else lives here, so the terminal
+ * curses keys to these; keymap.c reacts to them. Nothing else lives here, so the terminal
  * backend does not depend on the UI state machine.
  */
 #ifndef DQ_TUI_KEYS_H

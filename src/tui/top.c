@@ -3,9 +3,10 @@
  * top.c: the inspector's loop. Each pass: apply what the Redis thread finished (a
  * refresh, a search step, an action), submit the work now due (the next refresh, the
  * next search step), draw (view.c lays the UI state out, term.c copies the grid to the
- * screen), wait for a key or the next deadline, and handle the key (app.c changes the
- * UI state and says what to do; this file does it). The keyboard never waits for Redis:
- * every Redis call runs on the Redis thread (io.c), one at a time (jobs.c).
+ * screen), wait for a key or the next deadline, and handle the key (keymap.c picks the
+ * change of UI state, app.c makes it and says what to do; this file does it). The
+ * keyboard never waits for Redis: every Redis call runs on the Redis thread (io.c),
+ * one at a time (jobs.c).
  */
 #include "top.h"
 
@@ -22,6 +23,7 @@
 #include "fmt/taskfmt.h"
 #include "io.h"
 #include "jobs.h"
+#include "keymap.h"
 #include "lib/buf.h"
 #include "lib/clock.h"
 #include "term.h"
@@ -587,7 +589,7 @@ handle_input(struct top *t, int key)
         const char *text = term_paste(&len);
         r = app_paste(ui, text, len);
     } else {
-        r = app_key(ui, &t->model, key);
+        r = keymap_key(ui, &t->model, key);
     }
     if (r & APP_QUIT)
         t->quit = true;

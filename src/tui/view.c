@@ -14,6 +14,7 @@
 #include "fmt/health.h"
 #include "fmt/mptext.h"
 #include "fmt/taskfmt.h"
+#include "keymap.h"
 #include "lib/buf.h"
 #include "lib/dur.h"
 
@@ -235,6 +236,9 @@ render_verdict(const struct model *m, const struct ui *ui, struct grid *g)
                                 .workers_live = m->workers.live,
                                 .workers_lost = m->workers.lost,
                                 .last_beat_ms = m->workers.last_beat_ms,
+                                .workers_hung = m->workers.hung,
+                                .hung_worker =
+                                    m->workers.hung_worker[0] ? m->workers.hung_worker : NULL,
                                 .retry_rate = m->have_data ? m->retry_rate : -1,
                                 .max_running_ms = m->config.alert_running_ms,
                                 .longest_running_ms = -1,
@@ -537,7 +541,7 @@ render_status(const struct model *m, const struct ui *ui, struct grid *g)
         return;
     }
     char hints[512];
-    app_hints(ui, g->cols, hints, sizeof hints);
+    keymap_hints(ui, g->cols, hints, sizeof hints);
     grid_puts(g, row, 0, g->cols, GRID_DIM, hints);
 }
 
@@ -625,7 +629,7 @@ detail_line(const struct ui *ui, size_t i, char *buf, size_t size)
 static void
 help_line(const struct ui *ui, size_t i, char *buf, size_t size)
 {
-    app_help_line(i, buf, size);
+    keymap_help_line(i, buf, size);
 }
 
 static void
@@ -818,7 +822,7 @@ view_layout(const struct ui *ui, int rows, int cols, struct layout *l)
 {
     memset(l, 0, sizeof *l);
     if (ui->mode == MODE_DETAILS || ui->mode == MODE_HELP) {
-        size_t n = ui->mode == MODE_DETAILS ? ui->ndetail : app_help_lines();
+        size_t n = ui->mode == MODE_DETAILS ? ui->ndetail : keymap_help_lines();
         l->rows_visible = rows > 3 ? rows - 2 : 1;
         l->scroll_max = n > 0 ? (int)n - 1 : 0;
         return;
@@ -856,7 +860,7 @@ view_render(const struct model *m, const struct ui *ui, struct grid *g)
         return;
     }
     if (ui->mode == MODE_HELP) {
-        render_lines(ui, g, help_line, app_help_lines(), "delayq top: help", NULL);
+        render_lines(ui, g, help_line, keymap_help_lines(), "delayq top: help", NULL);
         return;
     }
     if (ui->mode == MODE_PICK) {
@@ -895,6 +899,8 @@ view_render(const struct model *m, const struct ui *ui, struct grid *g)
             snprintf(q, sizeof q, "drop %s for good? y/N ", ui->prompt);
         else if (ui->confirm_action == ACT_RUN_NOW)
             snprintf(q, sizeof q, "run task %s now? y/N ", ui->action_id);
+        else if (ui->confirm_action == ACT_CANCEL)
+            snprintf(q, sizeof q, "cancel running task %s (to Failed)? y/N ", ui->action_id);
         else if (ui->confirm_action == ACT_PAUSE)
             snprintf(q, sizeof q, "pause queue %s %s%s%s%s? y/N ", ui->action_id,
                      ui->pause_for[0] ? "for " : "until resumed", ui->pause_for,

@@ -323,5 +323,6 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(redis_down_under_workers_and_top, teardown),
     };
+    test_filter_from_env();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

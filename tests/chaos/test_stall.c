@@ -369,5 +369,6 @@ main(void)
         cmocka_unit_test_teardown(client_pause, teardown),
         cmocka_unit_test_teardown(debug_sleep_freezes_the_server, teardown),
     };
+    test_filter_from_env();
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -656,5 +656,6 @@ main(void)
         cmocka_unit_test_teardown(kill_storm_and_redis_restart, teardown),
         cmocka_unit_test_teardown(work_kill_storm, teardown),
     };
+    test_filter_from_env();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,7 +36,7 @@ for f in "$bindir/delayq" "$libdir/libdelayq.so" "$libdir/libdelayq.a" "$incdir/
   check "installed: $f" [ -e "$root$f" ]
 done
 if [ "$man" = man ]; then
-  npages=$(ls "$src"/doc/*.scd | wc -l)
+  npages=$(ls "$src"/docs/man/*.scd | wc -l)
   check "installed: all $npages man pages in $mandir/man1" \
     [ "$(ls "$root$mandir/man1" | wc -l)" = "$npages" ]
   check "installed: delayq-top.1" [ -f "$root$mandir/man1/delayq-top.1" ]

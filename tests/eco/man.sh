@@ -1,11 +1,11 @@
 #!/bin/sh
-# man.sh: every command in `delayq --help` has a man page, built from doc/*.scd; each
-# page renders without a groff warning; `man ./build/doc/delayq-top.1` works; and
+# man.sh: every command in `delayq --help` has a man page, built from docs/man/*.scd; each
+# page renders without a groff warning; `man ./build/docs/man/delayq-top.1` works; and
 # every option that `delayq [CMD] --help` prints appears in the rendered page.
 set -u
 . "$(dirname "$0")/lib.sh"
 need man groff col
-doc="$build/doc"
+doc="$build/docs/man"
 # render PAGE: the page as plain ASCII text (so "-" stays "-")
 render() { MANWIDTH=100 man -l -E ascii "$1" 2>/dev/null | col -b; }
 # options OUTPUT: every -x / --long-option in a --help text, once each
@@ -38,9 +38,9 @@ for c in $cmds; do
   check "delayq-$c.1 covers every option of delayq $c --help" covers "$page" "$work/help-$c.txt"
   check "delayq.1 lists $c" grep -qE "^ +$c\$" "$work/delayq.txt"
 done
-# the issue's words: man ./build/doc/delayq-top.1 (a name with a slash is a file)
-(cd "$build" && MANWIDTH=80 man ./doc/delayq-top.1 2>&1) >"$work/top.txt"
-check "man ./build/doc/delayq-top.1 renders" grep -q 'delayq top - the queue inspector' "$work/top.txt"
+# as README says: man ./build/docs/man/delayq-top.1 (a name with a slash is a file)
+(cd "$build" && MANWIDTH=80 man ./docs/man/delayq-top.1 2>&1) >"$work/top.txt"
+check "man ./build/docs/man/delayq-top.1 renders" grep -q 'delayq top - the queue inspector' "$work/top.txt"
 # the comparison can fail: an option the page lacks is caught
 printf '  --no-such-option   x\n' >"$work/fake-help.txt"
 check "an option missing from a page is detected" not covers "$doc/delayq-top.1" "$work/fake-help.txt"

@@ -51,8 +51,8 @@ put_opt_bytes(struct dq_buf *b, struct dq_bytes v, bool bin)
 static void
 put_env(struct dq_buf *b, const struct dq_env *e)
 {
-    dq_mp_put_array(b, 9);
-    dq_mp_put_uint(b, DQ_ENV_VERSION);
+    dq_mp_put_array(b, e->ext.ptr != NULL ? 10 : 9); /* v2: and its extensions */
+    dq_mp_put_uint(b, e->ext.ptr != NULL ? 2 : DQ_ENV_VERSION);
     dq_mp_put_u64fix(b, e->seq);
     put_opt_bytes(b, e->id, false);
     dq_mp_put_uint(b, e->attempt);
@@ -64,6 +64,8 @@ put_env(struct dq_buf *b, const struct dq_env *e)
         dq_mp_put_uint(b, (uint64_t)e->deadline_ms);
     put_opt_bytes(b, e->payload, true);
     put_opt_bytes(b, e->last_error, false);
+    if (e->ext.ptr != NULL)
+        dq_buf_append(b, e->ext.ptr, e->ext.len);
 }
 
 static void
@@ -77,7 +79,10 @@ check_env(const uint8_t *data, size_t size)
         FUZZ_CHECK(err.code == DQ_EPROTO && strncmp(err.msg, "envelope: ", 10) == 0);
         return;
     }
-    FUZZ_CHECK(inside(e.id) && inside(e.payload) && inside(e.last_error));
+    FUZZ_CHECK(inside(e.id) && inside(e.payload) && inside(e.last_error) && inside(e.ext));
+    FUZZ_CHECK(e.time_limit_ms == -1 ||
+               (e.time_limit_ms >= 1 && e.time_limit_ms <= DQ_TIME_LIMIT_MAX));
+    FUZZ_CHECK(e.ext.ptr != NULL || e.time_limit_ms == -1); /* only v2 has extensions */
     FUZZ_CHECK(e.payload.ptr != NULL && (e.id.ptr == NULL || e.id.len > 0));
     FUZZ_CHECK(e.seq <= 1ULL << 53 && e.enqueued_ms >= 0 && e.enqueued_ms <= 1LL << 53);
     FUZZ_CHECK(e.deadline_ms >= -1 && e.deadline_ms <= 1LL << 53);
@@ -96,7 +101,8 @@ check_env(const uint8_t *data, size_t size)
     FUZZ_CHECK(e2.seq == e.seq && e2.attempt == e.attempt && e2.max_attempts == e.max_attempts);
     FUZZ_CHECK(e2.enqueued_ms == e.enqueued_ms && e2.deadline_ms == e.deadline_ms);
     FUZZ_CHECK(same_bytes(e2.id, e.id) && same_bytes(e2.payload, e.payload) &&
-               same_bytes(e2.last_error, e.last_error));
+               same_bytes(e2.last_error, e.last_error) && same_bytes(e2.ext, e.ext));
+    FUZZ_CHECK(e2.time_limit_ms == e.time_limit_ms);
     dq_buf_putc(&b, 0);
     FUZZ_CHECK(dq_env_decode(b.data, b.len, &e2, NULL) == DQ_EPROTO);
     dq_buf_free(&b);

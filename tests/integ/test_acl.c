@@ -285,6 +285,7 @@ main(void)
         cmocka_unit_test(gate_asks_every_call),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("integ/acl", tests, fixture_group_setup,
                                        fixture_group_teardown);
 }

@@ -535,6 +535,7 @@ main(void)
         cmocka_unit_test(groups_past_the_limit_share_other),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("integ/groups", tests, fixture_group_setup,
                                        fixture_group_teardown);
 }

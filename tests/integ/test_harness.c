@@ -280,5 +280,6 @@ main(void)
         cmocka_unit_test(wait_until_polls_and_times_out),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("integ/harness", tests, setup, teardown);
 }

@@ -431,5 +431,6 @@ main(void)
         cmocka_unit_test(replace_requeues_with_the_new_payload),
         cmocka_unit_test(replace_refuses_a_task_that_failed_again),
     };
+    test_filter_from_env();
     return cmocka_run_group_tests(tests, fixture_group_setup, fixture_group_teardown);
 }

@@ -96,6 +96,7 @@ main(void)
         cmocka_unit_test(scheduled_task_memory_near_floor),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("integ/memory", tests, fixture_group_setup,
                                        fixture_group_teardown);
 }

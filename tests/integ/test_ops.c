@@ -841,6 +841,7 @@ main(void)
         cmocka_unit_test(ids_are_limited_to_dq_id_max),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("integ/ops", tests, fixture_group_setup,
                                        fixture_group_teardown);
 }

@@ -6,6 +6,7 @@
  * actions go on while paused; stats carry the pause; the audit log records both.
  */
 #include "harness/fixture.h"
+#include "harness/worker.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -49,39 +50,6 @@ seen_init(struct seen *s, const char *mode)
     s->mode = mode;
 }
 
-struct runner {
-    dq_worker *w;
-    pthread_t th;
-    int rc;
-    dq_err err;
-};
-
-static void *
-run_thread(void *arg)
-{
-    struct runner *r = arg;
-    r->rc = dq_worker_run(r->w, &r->err);
-    return NULL;
-}
-
-static void
-start_worker(struct fixture *f, struct runner *r, struct seen *s, dq_worker_opts *o)
-{
-    memset(r, 0, sizeof *r);
-    ASSERT_OK(f, dq_worker_new(f->redis->url, NULL, f->queue, o, handler, s, &r->w, &f->err));
-    assert_int_equal(pthread_create(&r->th, NULL, run_thread, r), 0);
-}
-
-static void
-stop_worker(struct runner *r)
-{
-    dq_worker_stop(r->w, false);
-    pthread_join(r->th, NULL);
-    if (r->rc != DQ_OK)
-        fail_msg("dq_worker_run: %s", r->err.msg);
-    dq_worker_free(r->w);
-}
-
 static bool
 subscribed(void *arg)
 {
@@ -123,13 +91,13 @@ paused_task_waits_and_runs_within_50ms_of_resume(void **state)
 {
     struct fixture f;
     struct seen s;
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {.name = "pw"};
     dq_stats st;
 
     fixture_open(&f, state, "resume");
     seen_init(&s, "ok");
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     assert_true(wait_until(subscribed, &f, 5000, "the worker to subscribe"));
     ASSERT_OK(&f, dq_pause(f.c, f.queue, 0, "deploy rollback", &f.err));
     /* load the enqueue and stats scripts first, so no NOSCRIPT round adds a call below */
@@ -162,7 +130,7 @@ paused_task_waits_and_runs_within_50ms_of_resume(void **state)
     int64_t late = s.first_start_mono - resumed;
     printf("# the paused task started %lld ms after dq_resume returned\n", (long long)late);
     assert_true(late <= 50 * test_slowdown());
-    stop_worker(&r);
+    test_worker_stop(&r, false);
     fixture_close(&f);
 }
 
@@ -171,13 +139,13 @@ pause_for_ends_by_itself(void **state)
 {
     struct fixture f;
     struct seen s;
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {.name = "pf"};
     dq_stats st;
 
     fixture_open(&f, state, "pausefor");
     seen_init(&s, "ok");
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     assert_true(wait_until(subscribed, &f, 5000, "the worker to subscribe"));
     ASSERT_OK(&f, dq_pause(f.c, f.queue, 400, NULL, &f.err));
     ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &st, &f.err));
@@ -192,7 +160,7 @@ pause_for_ends_by_itself(void **state)
     assert_true(s.first_claimed_ms <= until + 1000);
     ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &st, &f.err));
     assert_false(st.paused); /* ended by time: no write needed */
-    stop_worker(&r);
+    test_worker_stop(&r, false);
     fixture_close(&f);
 }
 
@@ -216,14 +184,14 @@ work_goes_on_while_paused(void **state)
 {
     struct fixture f;
     struct seen s;
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {.name = "pg", .concurrency = 1};
     dq_claimed cl;
     dq_enqueued e;
 
     fixture_open(&f, state, "goeson");
     seen_init(&s, "block");
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     enqueue_str(&f, "running", 0, "running-1", NULL);
     assert_true(wait_until(started_one, &s, 5000, "the first task to start"));
     /* its one slot is busy, so it claims nothing more: these two are claimed by hand, as
@@ -268,7 +236,7 @@ work_goes_on_while_paused(void **state)
     assert_int_equal(u.s.due, 1); /* the requeued task, not run: still paused */
     assert_int_equal(u.s.inflight, 0);
     assert_int_equal(atomic_load(&s.started), 1);
-    stop_worker(&r);
+    test_worker_stop(&r, false);
     fixture_close(&f);
 }
 
@@ -328,6 +296,7 @@ main(void)
         cmocka_unit_test(stats_and_audit_record_the_pause),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("integ/pause", tests, fixture_group_setup,
                                        fixture_group_teardown);
 }

@@ -7,6 +7,7 @@
  * and kill -9 of the worker, against a real redis-server.
  */
 #include "harness/fixture.h"
+#include "harness/worker.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,10 +17,6 @@
 #include <unistd.h>
 
 static char tmpdir[160];
-
-/* Workers started by the running test; a failed assertion must not leave one behind. */
-static pid_t workers[8];
-static int nworkers;
 
 /* Writes @body to tmpdir/@name, executable; returns its path (static, 8 in rotation). */
 static const char *
@@ -44,57 +41,21 @@ write_file(const char *name, const char *body)
 static pid_t
 start_work(struct fixture *f, const char *name, const char *const *args, const char *const *cmd)
 {
-    const char *bin = getenv("DELAYQ_BIN");
+    const char *argv[48];
     char log[320];
-    pid_t pid;
+    int n = 0;
 
-    assert_non_null(bin);
     snprintf(log, sizeof log, "%s/%s.log", tmpdir, name);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        char *argv[40];
-        int n = 0;
-        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        dup2(fd, 2);
-        /* the child owns copies: execv wants char *, our strings are const */
-        const char *fixed[] = {bin,      "work",   "--url", f->redis->url, "-q",
-                               f->queue, "--name", name,    "--persistent"};
-        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
-            argv[n++] = strdup(fixed[i]);
-        for (int i = 0; args != NULL && args[i] != NULL && n < 28; i++)
-            argv[n++] = strdup(args[i]);
-        argv[n++] = strdup("--");
-        for (int i = 0; cmd[i] != NULL && n < 38; i++)
-            argv[n++] = strdup(cmd[i]);
-        argv[n] = NULL;
-        signal(SIGPIPE, SIG_DFL);
-        execv(bin, argv);
-        _exit(127);
-    }
-    if (nworkers < 8)
-        workers[nworkers++] = pid;
-    return pid;
-}
-
-/* Waits (up to 15 s) for the worker to exit after @sig (0: none sent); its status. */
-static int
-stop_work(pid_t pid, int sig)
-{
-    int status = 0;
-    int64_t deadline = test_mono_ms() + 15000;
-
-    if (sig != 0)
-        kill(pid, sig);
-    while (waitpid(pid, &status, WNOHANG) == 0) {
-        if (test_mono_ms() > deadline) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
-            fail_msg("worker %d did not exit within 15 s of signal %d", (int)pid, sig);
-        }
-        test_nap_ms(10);
-    }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    const char *fixed[] = {"--url", f->redis->url, "-q", f->queue, "--name", name, "--persistent"};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        argv[n++] = fixed[i];
+    for (int i = 0; args != NULL && args[i] != NULL && n < 36; i++)
+        argv[n++] = args[i];
+    argv[n++] = "--";
+    for (int i = 0; cmd[i] != NULL && n < 46; i++)
+        argv[n++] = cmd[i];
+    argv[n] = NULL;
+    return test_work_start(argv, log);
 }
 
 struct counts {
@@ -210,7 +171,7 @@ guide_python_handler(void **state)
     pid_t pid = start_work(&f, "readme", args, cmd);
     struct counts c = {.f = &f, .done = 102, .failed = 1, .retried = 1};
     wait_counts(&c, 30000, "the guide handler's tasks", "readme");
-    assert_int_equal(stop_work(pid, SIGTERM), 0);
+    assert_int_equal(test_work_stop(pid, SIGTERM), 0);
     assert_int_equal(c.s.done, 102);
 
     ASSERT_OK(&f, dq_find(f.c, f.queue, "declined", &t, &f.err));
@@ -309,7 +270,7 @@ misbehaving_handler_is_restarted(void **state)
         enqueue_str(&f, "\xc0", 0, NULL, NULL);
     c.done = 44;
     wait_counts(&c, 30000, "tasks after the restarts", "bad");
-    assert_int_equal(stop_work(pid, SIGTERM), 0);
+    assert_int_equal(test_work_stop(pid, SIGTERM), 0);
     printf("# 47 tasks, 6 handler restarts with backoff: %lld ms\n", (long long)took);
 
     task_error_has(&f, "garbage", DQ_STATE_SCHEDULED, "handler wrote garbage (not JSON (json: ");
@@ -399,7 +360,7 @@ sigterm_finishes_the_task_then_closes_stdin(void **state)
     assert_int_equal(waitpid(pid, NULL, WNOHANG), 0);
     FILE *go = fopen(flag, "w");
     fclose(go);
-    assert_int_equal(stop_work(pid, 0), 0);
+    assert_int_equal(test_work_stop(pid, 0), 0);
     assert_true(file_has(&eof)); /* it saw EOF and exited by itself before the worker did */
     dq_stats s;
     ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
@@ -451,7 +412,7 @@ kill9_of_the_worker_takes_its_handlers(void **state)
     free(text);
     assert_true(handler > 0);
     assert_false(pid_gone(&handler));
-    assert_int_equal(stop_work(pid, SIGKILL), 128 + SIGKILL);
+    assert_int_equal(test_work_stop(pid, SIGKILL), 128 + SIGKILL);
     /* PR_SET_PDEATHSIG: the handler does not finish a task that will be run again */
     assert_true(wait_until(pid_gone, &handler, 5000, "the handler killed with its worker"));
     fixture_close(&f);
@@ -493,7 +454,7 @@ shutdown_kills_a_stuck_handler(struct fixture *f, const char *name, const char *
         assert_true(wait_until(file_has, &stopping, 15000, "the worker stopping"));
         kill(pid, SIGTERM);
     }
-    assert_int_equal(stop_work(pid, 0), 0);
+    assert_int_equal(test_work_stop(pid, 0), 0);
     int64_t took = test_mono_ms() - t0;
     printf("# %s: worker out %lld ms after the first signal\n", name, (long long)took);
     assert_true(took < 10000); /* not the handler's 60 s */
@@ -552,7 +513,7 @@ node_handler(void **state)
     pid_t pid = start_work(&f, "node", NULL, cmd);
     struct counts c = {.f = &f, .done = 1, .failed = 1};
     wait_counts(&c, 30000, "the Node handler's tasks", "node");
-    assert_int_equal(stop_work(pid, SIGTERM), 0);
+    assert_int_equal(test_work_stop(pid, SIGTERM), 0);
     ASSERT_OK(&f, dq_find(f.c, f.queue, "declined", &t, &f.err));
     assert_int_equal(t.state, DQ_STATE_FAILED);
     assert_string_equal(t.error, "Error: card declined");
@@ -589,11 +550,7 @@ static int
 reap_workers(void **state)
 {
     (void)state;
-    for (int i = 0; i < nworkers; i++) {
-        if (kill(workers[i], SIGKILL) == 0)
-            waitpid(workers[i], NULL, 0);
-    }
-    nworkers = 0;
+    test_work_reap_all();
     return 0;
 }
 
@@ -630,5 +587,6 @@ main(void)
         cmocka_unit_test(guide_shows_the_example_handlers),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("integ/persist", tests, setup, teardown);
 }

@@ -898,7 +898,7 @@ no_member_past_the_limits_wedges_the_queue(void **state)
     msgpack_sbuffer sb[5];
 
     fixture_open(&f, state, "wedge");
-    dq_env_template(&b, "big-max", 7, 4294967296LL, 0, "x", 1);
+    dq_env_template(&b, "big-max", 7, 4294967296LL, 0, 0, "x", 1);
     expect_refused(&f, b.data, b.len, "d0", "big-max", "over the limit of 1000000");
     dq_buf_free(&b);
 
@@ -948,7 +948,7 @@ script_fills_and_checks_templates(void **state)
     dq_config cfg = {.max_payload = 100};
 
     fixture_open(&f, state, "template");
-    dq_env_template(&b, "job-1", 5, -1, 5000, "hello", 5);
+    dq_env_template(&b, "job-1", 5, -1, 5000, 0, "hello", 5);
     redisReply *r = raw_enqueue(&f, b.data, b.len, "d1000", "job-1");
     assert_int_equal(r->type, REDIS_REPLY_ARRAY);
     assert_int_equal(r->element[1]->integer, 0);
@@ -972,15 +972,15 @@ script_fills_and_checks_templates(void **state)
     b.data[11 + 6] = 1; /* attempt, after the 11-byte head and the 6-byte id */
     expect_refused(&f, b.data, b.len, "d0", "job-1", "envelope: attempt");
     dq_buf_reset(&b);
-    dq_env_template(&b, "123", 3, -1, 0, "x", 1);
+    dq_env_template(&b, "123", 3, -1, 0, 0, "x", 1);
     expect_refused(&f, b.data, b.len, "d0", "123", "all digits");
     dq_buf_reset(&b);
-    dq_env_template(&b, NULL, 0, 3, 0, "x", 1);
+    dq_env_template(&b, NULL, 0, 3, 0, 0, "x", 1);
     expect_refused(&f, b.data, b.len, "d700000000000", "", "max_delay_ms");
     ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
     dq_buf_reset(&b);
     char big[101] = {0};
-    dq_env_template(&b, NULL, 0, 3, 0, big, sizeof big);
+    dq_env_template(&b, NULL, 0, 3, 0, 0, big, sizeof big);
     expect_refused(&f, b.data, b.len, "d0", "", "max_payload");
     dq_buf_free(&b);
     fixture_close(&f);
@@ -1186,9 +1186,13 @@ static const char peek_body[] =
     "   deadline = 1700000005000, payload = string.rep('x', 300), last_error = 'boom'},\n"
     "  {seq = 1, id = string.rep('i', 40), attempt = 200, enq = 5, max = 70000,\n"
     "   payload = '', last_error = string.rep('e', 40)},\n"
+    /* v2: a time limit; and a time limit with an unknown extension after it */
+    "  {seq = 9, attempt = 1, enq = 2, max = 3, payload = 'p', ext = '\\129\\162tl\\10'},\n"
+    "  {seq = 10, id = 'k', attempt = 0, enq = 2, max = 3, payload = 'q', last_error = 'e',\n"
+    "   ext = '\\130\\162tl\\205\\1\\0\\162zz\\163abc'},\n"
     "}\n"
-    "local vals = {0, 1, 127, 128, 144, 153, 159, 160, 191, 192, 194, 195, 196, 197, 198,\n"
-    "  204, 205, 206, 207, 208, 217, 218, 219, 255}\n"
+    "local vals = {0, 1, 127, 128, 129, 130, 143, 144, 153, 154, 159, 160, 161, 162, 191,\n"
+    "  192, 194, 195, 196, 197, 198, 204, 205, 206, 207, 208, 217, 218, 219, 255}\n"
     "local cases, bad, first = 0, 0, ''\n"
     "local function same(a, b) return a == b end\n"
     "local function check(m)\n"
@@ -1206,6 +1210,7 @@ static const char peek_body[] =
     "end\n"
     "for _, e in ipairs(base) do\n"
     "  local m = env_encode(e)\n"
+    "  if not env_decode(m) or not env_peek(m) then return {0, 1, 'a base does not decode'} end\n"
     "  check(m)\n"
     "  check(m .. '\\0')\n"
     "  for len = 0, #m - 1 do check(string.sub(m, 1, len)) end\n"
@@ -1216,6 +1221,114 @@ static const char peek_body[] =
     "  end\n"
     "end\n"
     "return {cases, bad, first}\n";
+
+/* The Lua run by EVAL in lua_and_c_agree_on_v2_envelopes: v2 envelopes and every
+ * one-byte mutation and truncation of them, each with env_decode's verdict and time
+ * limit (-1 none, -2 refused). Replies {member, verdict, member, verdict, ...}. */
+static const char agree_body[] =
+    "local base = {\n"
+    "  {seq = 9, attempt = 1, enq = 2, max = 3, payload = 'p', ext = '\\129\\162tl\\10'},\n"
+    "  {seq = 10, id = 'k', attempt = 0, enq = 2, max = 3, payload = 'q', last_error = 'e',\n"
+    "   ext = '\\130\\162tl\\205\\1\\0\\162zz\\163abc'},\n"
+    "  {seq = 11, attempt = 0, enq = 2, max = 3, payload = 'r', ext = '\\129\\161a\\0'},\n"
+    "}\n"
+    "local vals = {0, 1, 10, 48, 95, 97, 122, 123, 127, 128, 129, 130, 143, 144, 153, 154,\n"
+    "  160, 161, 162, 163, 191, 192, 195, 196, 204, 205, 206, 207, 208, 217, 224, 255}\n"
+    "local out = {}\n"
+    "local function add(m)\n"
+    "  local e = env_decode(m)\n"
+    "  out[#out + 1] = m\n"
+    "  out[#out + 1] = e and (e.tl or -1) or -2\n"
+    "end\n"
+    "for _, e in ipairs(base) do\n"
+    "  local m = env_encode(e)\n"
+    "  add(m)\n"
+    "  add(m .. '\\0')\n"
+    "  for len = 1, #m - 1 do add(string.sub(m, 1, len)) end\n"
+    "  for i = 1, #m do\n"
+    "    for _, v in ipairs(vals) do\n"
+    "      add(string.sub(m, 1, i - 1) .. string.char(v) .. string.sub(m, i + 1))\n"
+    "    end\n"
+    "  end\n"
+    "end\n"
+    "return out\n";
+
+/* Runs lua/lib.lua followed by @body with EVAL and the eleven keys of queue "peek". */
+static redisReply *
+eval_with_lib(struct test_redis *redis, const char *body)
+{
+    const char *root = getenv("DQ_SOURCE_ROOT");
+    char path[4096], chunk[4096];
+    struct dq_buf script = DQ_BUF_INIT;
+    size_t got;
+    FILE *fp;
+
+    if (root == NULL)
+        fail_msg("DQ_SOURCE_ROOT is not set (tests/meson.build sets it)");
+    snprintf(path, sizeof path, "%s/lua/lib.lua", root);
+    fp = fopen(path, "r");
+    assert_non_null(fp);
+    while ((got = fread(chunk, 1, sizeof chunk, fp)) > 0)
+        dq_buf_append(&script, chunk, got);
+    fclose(fp);
+    dq_buf_puts(&script, body);
+    dq_buf_putc(&script, '\0');
+    assert_false(script.failed);
+    const char *argv[] = {"EVAL",
+                          script.data,
+                          "11",
+                          "dq:{peek}:sched",
+                          "dq:{peek}:ids",
+                          "dq:{peek}:inflight",
+                          "dq:{peek}:running",
+                          "dq:{peek}:failed",
+                          "dq:{peek}:failidx",
+                          "dq:{peek}:stats",
+                          "dq:{peek}:seq",
+                          "dq:{peek}:config",
+                          "dq:{peek}:audit",
+                          "dq:{peek}:wake"};
+    redisReply *r = test_redis_cmd(redis, 14, argv);
+    dq_buf_free(&script);
+    assert_non_null(r);
+    if (r->type == REDIS_REPLY_ERROR)
+        fail_msg("EVAL: %s", r->str);
+    return r;
+}
+
+/* The scripts' reader (lib.lua env_decode) and the C one (env.c) accept exactly the same
+ * v2 envelopes, with the same time limit: PROTOCOL.md 4.1's extension map has one
+ * definition of "well formed" on both sides. */
+static void
+lua_and_c_agree_on_v2_envelopes(void **state)
+{
+    redisReply *r = eval_with_lib(*state, agree_body);
+    size_t accepted = 0, limited = 0;
+
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_true(r->elements > 1000);
+    for (size_t i = 0; i + 1 < r->elements; i += 2) {
+        const redisReply *m = r->element[i];
+        long long lua = r->element[i + 1]->integer;
+        struct dq_env e;
+        dq_err err = {0};
+        int rc = dq_env_decode(m->str, m->len, &e, &err);
+        long long c = rc != DQ_OK ? -2 : e.time_limit_ms;
+        if (c != lua) {
+            char hex[512] = "";
+            for (size_t k = 0; k < m->len && k < 200; k++)
+                snprintf(hex + 2 * k, sizeof hex - 2 * k, "%02x", (unsigned char)m->str[k]);
+            fail_msg("member %zu (%s): Lua says %lld, C says %lld (%s)", i / 2, hex, lua, c,
+                     rc != DQ_OK ? err.msg : "ok");
+        }
+        accepted += c != -2;
+        limited += c > 0;
+    }
+    /* the corpus holds both verdicts and both kinds of accepted envelope */
+    assert_true(accepted > 3 && accepted < r->elements / 2);
+    assert_true(limited > 1);
+    freeReplyObject(r);
+}
 
 static void
 claim_envelope_check_matches_decode(void **state)
@@ -1272,6 +1385,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(enqueue_claim_ack),
+        cmocka_unit_test(lua_and_c_agree_on_v2_envelopes),
         cmocka_unit_test(not_claimable_before_due),
         cmocka_unit_test(same_ms_in_enqueue_order),
         cmocka_unit_test(duplicate_ids_are_not_added),
@@ -1299,6 +1413,7 @@ main(void)
         cmocka_unit_test(extend_renews_only_held_leases),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("integ/queue", tests, fixture_group_setup,
                                        fixture_group_teardown);
 }

@@ -123,6 +123,7 @@ main(void)
         cmocka_unit_test(concurrent_claims_are_disjoint_and_complete),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("integ/race", tests, fixture_group_setup,
                                        fixture_group_teardown);
 }

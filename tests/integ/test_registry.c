@@ -7,6 +7,7 @@
  * included).
  */
 #include "harness/fixture.h"
+#include "harness/worker.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -29,39 +30,6 @@ handler(const dq_task *t, dq_result *res, void *arg)
     atomic_fetch_add(&s->started, 1);
     while (!atomic_load(&s->release))
         test_nap_ms(2);
-}
-
-struct runner {
-    dq_worker *w;
-    pthread_t th;
-    int rc;
-    dq_err err;
-};
-
-static void *
-run_thread(void *arg)
-{
-    struct runner *r = arg;
-    r->rc = dq_worker_run(r->w, &r->err);
-    return NULL;
-}
-
-static void
-start_worker(struct fixture *f, struct runner *r, struct seen *s, dq_worker_opts *o)
-{
-    memset(r, 0, sizeof *r);
-    ASSERT_OK(f, dq_worker_new(f->redis->url, NULL, f->queue, o, handler, s, &r->w, &f->err));
-    assert_int_equal(pthread_create(&r->th, NULL, run_thread, r), 0);
-}
-
-static void
-stop_worker(struct runner *r)
-{
-    dq_worker_stop(r->w, false);
-    pthread_join(r->th, NULL);
-    if (r->rc != DQ_OK)
-        fail_msg("dq_worker_run: %s", r->err.msg);
-    dq_worker_free(r->w);
 }
 
 /* Waits for the registry to satisfy @pred; ws holds the last listing. */
@@ -122,14 +90,14 @@ registration_and_heartbeat_fields(void **state)
 {
     struct fixture f;
     struct seen s = {0};
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {
         .name = "reg-1", .concurrency = 3, .beat_ms = 100, .command = "./run.sh --x"};
     char host[128] = "";
 
     fixture_open(&f, state, "reg");
     gethostname(host, sizeof host - 1);
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     struct want_worker want = {.name = "reg-1", .busy = 0, .done = 0, .held = 0, .lost = 0};
     struct until_workers u = {.f = &f, .pred = worker_is, .arg = &want};
     assert_true(wait_until(workers_ready, &u, 5000, "the worker to register"));
@@ -182,7 +150,7 @@ registration_and_heartbeat_fields(void **state)
     want.done = 2;
     assert_true(wait_until(workers_ready, &u, 5000, "done 2 in the record"));
     dq_workers_free(&u.ws);
-    stop_worker(&r);
+    test_worker_stop(&r, false);
     fixture_close(&f);
 }
 
@@ -191,13 +159,13 @@ lost_after_missed_beats(void **state)
 {
     struct fixture f;
     struct seen s = {0};
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {.name = "alive", .beat_ms = 50};
     dq_beat rec = {.host = "h", .version = "x", .pid = 1, .interval_ms = 50, .concurrency = 1};
     dq_beat_reply br;
 
     fixture_open(&f, state, "lost");
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     /* a worker that beats once and then dies */
     ASSERT_OK(&f, dq_heartbeat(f.c, f.queue, "ghost", DQ_BEAT, &rec, &br, &f.err));
     assert_true(br.registered);
@@ -220,7 +188,7 @@ lost_after_missed_beats(void **state)
     assert_true(wait_until(workers_ready, &u, 5000, "the silent worker live under 60 s"));
     assert_int_equal(u.ws.lost_after_ms, 60000);
     dq_workers_free(&u.ws);
-    stop_worker(&r);
+    test_worker_stop(&r, false);
     fixture_close(&f);
 }
 
@@ -229,7 +197,7 @@ pruned_in_bounded_steps(void **state)
 {
     struct fixture f;
     struct seen s = {0};
-    struct runner r;
+    struct test_worker r;
     dq_beat rec = {.host = "h", .version = "x", .pid = 1, .interval_ms = 1000, .concurrency = 1};
     dq_beat_reply br;
     char name[32];
@@ -257,13 +225,13 @@ pruned_in_bounded_steps(void **state)
     ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
     ASSERT_OK(&f, dq_heartbeat(f.c, f.queue, "gone-soon", DQ_BEAT, &rec, &br, &f.err));
     dq_worker_opts o = {.name = "pruner-2", .beat_ms = 50, .max_idle_ms = 100};
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     int64_t one = 1;
     struct until_workers u = {.f = &f, .pred = registered_n, .arg = &one};
     assert_true(wait_until(workers_ready, &u, 5000, "only the running worker left"));
     assert_non_null(find_worker(&u.ws, "pruner-2"));
     dq_workers_free(&u.ws);
-    stop_worker(&r);
+    test_worker_stop(&r, false);
     fixture_close(&f);
 }
 
@@ -272,17 +240,17 @@ clean_exit_removes_at_once(void **state)
 {
     struct fixture f;
     struct seen s = {0};
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {.name = "leaver"};
     dq_workers ws;
 
     fixture_open(&f, state, "leave");
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     int64_t one = 1, none = 0;
     struct until_workers u = {.f = &f, .pred = registered_n, .arg = &one};
     assert_true(wait_until(workers_ready, &u, 5000, "the worker to register"));
     dq_workers_free(&u.ws);
-    stop_worker(&r); /* returns after the entry was removed */
+    test_worker_stop(&r, false); /* returns after the entry was removed */
     ASSERT_OK(&f, dq_workers_get(f.c, f.queue, 10, 0, &ws, &f.err));
     assert_true(registered_n(&ws, &none));
     dq_workers_free(&ws);
@@ -293,38 +261,18 @@ static void
 killed_delayq_work_shows_as_lost(void **state)
 {
     struct fixture f;
-    const char *bin = getenv("DELAYQ_BIN");
     pid_t pid;
-    int status;
 
     fixture_open(&f, state, "killed");
-    assert_non_null(bin);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        char *argv[] = {strdup(bin),
-                        strdup("work"),
-                        strdup("--url"),
-                        strdup(f.redis->url),
-                        strdup("-q"),
-                        strdup(f.queue),
-                        strdup("--name"),
-                        strdup("victim"),
-                        strdup("--quiet"),
-                        strdup("--"),
-                        strdup("sleep"),
-                        strdup("5"),
-                        NULL};
-        execv(bin, argv);
-        _exit(127);
-    }
+    const char *wargv[] = {"--url",   f.redis->url, "-q",    f.queue, "--name", "victim",
+                           "--quiet", "--",         "sleep", "5",     NULL};
+    pid = test_work_start(wargv, NULL);
     struct want_worker want = {.name = "victim", .busy = -1, .done = -1, .held = -1, .lost = 0};
     struct until_workers u = {.f = &f, .pred = worker_is, .arg = &want};
     assert_true(wait_until(workers_ready, &u, 10000, "delayq work to register"));
     assert_string_equal(find_worker(&u.ws, "victim")->command, "sleep 5");
     assert_int_equal(find_worker(&u.ws, "victim")->pid, pid);
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
+    assert_int_equal(test_work_stop(pid, SIGKILL), 128 + SIGKILL);
     /* no clean exit: the entry stays; with its 30 s beats it would be lost after 90 s, so
      * the queue's lost time is shortened to see it */
     dq_workers_free(&u.ws);
@@ -359,14 +307,14 @@ idle_beats_stay_within_budget(void **state)
 {
     struct fixture f;
     struct seen s = {0};
-    struct runner r;
+    struct test_worker r;
     /* the defaults (30 s beats, a 60 s idle look) 100 times faster: W4's budget of 0.2
      * commands/s per idle worker becomes 20/s */
     const int scale = 100;
     dq_worker_opts o = {.name = "idle", .beat_ms = 30000 / scale, .max_idle_ms = 60000 / scale};
 
     fixture_open(&f, state, "budget");
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     int64_t settle = test_mono_ms() + 2 * o.max_idle_ms;
     while (test_mono_ms() < settle)
         test_nap_ms(10);
@@ -377,7 +325,7 @@ idle_beats_stay_within_budget(void **state)
     long long after = total_calls(f.redis);
     double secs = (double)(test_mono_ms() - t0) / 1000.0;
     double rate = (double)(after - before) / secs;
-    stop_worker(&r);
+    test_worker_stop(&r, false);
     printf("# idle worker, intervals / %d: %.1f Redis commands/s (commands inside scripts "
            "included) = %.3f/s at the default intervals (budget 0.2)\n",
            scale, rate, rate / scale);
@@ -398,6 +346,7 @@ main(void)
         cmocka_unit_test(idle_beats_stay_within_budget),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("integ/registry", tests, fixture_group_setup,
                                        fixture_group_teardown);
 }

@@ -105,6 +105,7 @@ main(void)
         cmocka_unit_test(sentinel_url_on_a_plain_redis),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("integ/replicas", tests, fixture_group_setup,
                                        fixture_group_teardown);
 }

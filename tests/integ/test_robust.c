@@ -414,6 +414,7 @@ main(void)
         cmocka_unit_test(password_db_and_unix_socket),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("integ/robust", tests, fixture_group_setup,
                                        fixture_group_teardown);
 }

@@ -8,6 +8,7 @@
  * subscription and a `delayq work` process carry on across a Redis restart.
  */
 #include "harness/fixture.h"
+#include "harness/worker.h"
 #include "lib/client.h"
 
 #include <arpa/inet.h>
@@ -600,30 +601,10 @@ worker_survives_a_restart(void **state)
     for (int i = 0; i < 10; i++)
         enqueue_str(&f, "before", 0, NULL, NULL);
 
-    pid = fork();
-    assert_true(pid >= 0);
+    const char *wargv[] = {"--url",  own.url, "--tls-ca", own.ca,  "-q", f.queue,
+                           "--name", "tlsw",  "--",       handler, NULL};
+    pid = test_work_start(wargv, log);
     worker_pid = pid;
-    if (pid == 0) {
-        const char *bin = getenv("DELAYQ_BIN");
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        dup2(fd, 2);
-        char *argv[] = {strdup(bin),
-                        strdup("work"),
-                        strdup("--url"),
-                        strdup(own.url),
-                        strdup("--tls-ca"),
-                        strdup(own.ca),
-                        strdup("-q"),
-                        strdup(f.queue),
-                        strdup("--name"),
-                        strdup("tlsw"),
-                        strdup("--"),
-                        strdup(handler),
-                        NULL};
-        signal(SIGPIPE, SIG_DFL);
-        execv(bin, argv);
-        _exit(127);
-    }
     struct done_at_least d = {.f = &f, .done = 10};
     assert_true(wait_until(done_reached, &d, 15000, "the first ten tasks done over TLS"));
 
@@ -637,19 +618,8 @@ worker_survives_a_restart(void **state)
     assert_true(wait_until(done_reached, &d, 20000, "ten more done after the restart"));
     /* the worker is still the same process, and stops cleanly */
     assert_int_equal(waitpid(pid, NULL, WNOHANG), 0);
-    kill(pid, SIGTERM);
-    int status = 0;
-    int64_t deadline = test_mono_ms() + 15000;
-    while (waitpid(pid, &status, WNOHANG) == 0) {
-        if (test_mono_ms() > deadline) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
-            fail_msg("worker did not stop within 15 s of SIGTERM");
-        }
-        test_nap_ms(10);
-    }
+    assert_int_equal(test_work_stop(pid, SIGTERM), 0);
     worker_pid = 0;
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     fixture_close(&f);
     test_redis_stop(&own);
 }
@@ -671,5 +641,6 @@ main(void)
         cmocka_unit_test(worker_survives_a_restart),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("integ/tls", tests, group_setup, group_teardown);
 }

@@ -6,6 +6,7 @@
  * running worker, and what an idle worker costs.
  */
 #include "harness/fixture.h"
+#include "harness/worker.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -14,10 +15,6 @@
 #include <unistd.h>
 
 static char tmpdir[160];
-
-/* Workers started by the running test; a failed assertion must not leave one behind. */
-static pid_t workers[8];
-static int nworkers;
 
 /* Writes an executable shell script @name into tmpdir; returns its path (static). */
 static const char *
@@ -41,59 +38,23 @@ script(const char *name, const char *body)
 static pid_t
 start_work(struct fixture *f, const char *name, const char *const *args, const char *handler)
 {
-    const char *bin = getenv("DELAYQ_BIN");
+    const char *argv[40];
     char log[320];
-    pid_t pid;
+    int n = 0;
 
-    assert_non_null(bin);
     snprintf(log, sizeof log, "%s/%s.log", tmpdir, name);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        char *argv[32];
-        int n = 0;
-        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        dup2(fd, 2);
-        /* the child owns copies: execv wants char *, our strings are const */
-        argv[n++] = strdup(bin);
-        argv[n++] = strdup("work");
-        argv[n++] = strdup("--url");
-        argv[n++] = strdup(f->redis->url);
-        argv[n++] = strdup("-q");
-        argv[n++] = strdup(f->queue);
-        argv[n++] = strdup("--name");
-        argv[n++] = strdup(name);
-        for (int i = 0; args != NULL && args[i] != NULL && n < 28; i++)
-            argv[n++] = strdup(args[i]);
-        argv[n++] = strdup("--");
-        argv[n++] = strdup(handler);
-        argv[n] = NULL;
-        signal(SIGPIPE, SIG_DFL);
-        execv(bin, argv);
-        _exit(127);
-    }
-    if (nworkers < 8)
-        workers[nworkers++] = pid;
-    return pid;
-}
-
-/* Sends @sig and waits (up to 15 s) for the worker to exit; returns its exit status. */
-static int
-stop_work(pid_t pid, int sig)
-{
-    int status = 0;
-    int64_t deadline = test_mono_ms() + 15000;
-
-    kill(pid, sig);
-    while (waitpid(pid, &status, WNOHANG) == 0) {
-        if (test_mono_ms() > deadline) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
-            fail_msg("worker %d did not exit within 15 s of signal %d", (int)pid, sig);
-        }
-        test_nap_ms(10);
-    }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    argv[n++] = "--url";
+    argv[n++] = f->redis->url;
+    argv[n++] = "-q";
+    argv[n++] = f->queue;
+    argv[n++] = "--name";
+    argv[n++] = name;
+    for (int i = 0; args != NULL && args[i] != NULL && n < 36; i++)
+        argv[n++] = args[i];
+    argv[n++] = "--";
+    argv[n++] = handler;
+    argv[n] = NULL;
+    return test_work_start(argv, log);
 }
 
 struct counts {
@@ -179,7 +140,7 @@ exit_paths(void **state)
         fail_msg("done %lld failed %lld retried %lld inflight %lld", (long long)c.s.done,
                  (long long)c.s.failed, (long long)c.s.retried, (long long)c.s.inflight);
     }
-    assert_int_equal(stop_work(pid, SIGTERM), 0);
+    assert_int_equal(test_work_stop(pid, SIGTERM), 0);
 
     char *runs = slurp(runlog);
     /* stdin is the payload as JSON; the environment names the task */
@@ -244,7 +205,7 @@ several_workers_each_task_once_never_early(void **state)
     struct counts c = {.f = &f, .done = n};
     assert_true(wait_until(counts_reached, &c, 60000, "all tasks done by three workers"));
     for (int i = 0; i < 3; i++)
-        assert_int_equal(stop_work(pids[i], SIGTERM), 0);
+        assert_int_equal(test_work_stop(pids[i], SIGTERM), 0);
 
     char *runs = slurp(runlog);
     int *count = calloc((size_t)n + 1, sizeof *count);
@@ -312,14 +273,14 @@ kill9_mid_task_runs_it_again_after_the_lease(void **state)
         assert_true(test_mono_ms() < deadline);
         test_nap_ms(20);
     }
-    assert_int_equal(stop_work(a, SIGKILL), 128 + SIGKILL);
+    assert_int_equal(test_work_stop(a, SIGKILL), 128 + SIGKILL);
     /* another worker, with other work too: it reaps the lease and runs the task again */
     o.id = "other";
     ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "\xc0", 1, &e, &f.err));
     pid_t b = start_work(&f, "rescuer", NULL, h);
     struct counts c = {.f = &f, .done = 2};
     assert_true(wait_until(counts_reached, &c, 15000, "slow task run again and done"));
-    assert_int_equal(stop_work(b, SIGTERM), 0);
+    assert_int_equal(test_work_stop(b, SIGTERM), 0);
     char *runs = slurp(runlog);
     assert_non_null(strstr(runs, "start slow 2"));
     assert_non_null(strstr(runs, "end slow 2"));
@@ -374,7 +335,7 @@ sigterm_finishes_running_and_hands_back_the_rest(void **state)
     } while (s.due != 2);
     FILE *go = fopen(flag, "w");
     fclose(go);
-    assert_int_equal(stop_work(pid, 0), 0); /* exits 0 once the running two finish */
+    assert_int_equal(test_work_stop(pid, 0), 0); /* exits 0 once the running two finish */
     ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
     assert_int_equal(s.done, 2);
     assert_int_equal(s.due, 2);
@@ -416,7 +377,7 @@ redis_restart_under_a_running_worker(void **state)
         enqueue_str(&f, "y", i * 20, NULL, NULL);
     c.done = 40;
     assert_true(wait_until(counts_reached, &c, 20000, "tasks after the restart done"));
-    assert_int_equal(stop_work(pid, SIGTERM), 0);
+    assert_int_equal(test_work_stop(pid, SIGTERM), 0);
     char log[320];
     snprintf(log, sizeof log, "%s/restart.log", tmpdir);
     char *text = slurp(log);
@@ -493,7 +454,7 @@ idle_worker_costs_little_and_wakes_fast(void **state)
     c.done = 2;
     assert_true(wait_until(counts_reached, &c, 5000, "the task run now done"));
     int64_t run_now_ms = test_mono_ms() - run_now_mono;
-    assert_int_equal(stop_work(pid, SIGTERM), 0);
+    assert_int_equal(test_work_stop(pid, SIGTERM), 0);
     ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
     char *runs = slurp(runlog);
     long long started = 0;
@@ -526,7 +487,7 @@ short_commands_finish_without_poll_delay(void **state)
     struct counts c = {.f = &f, .done = N};
     assert_true(wait_until(counts_reached, &c, 20000, "60 short commands done"));
     int64_t took = test_mono_ms() - t0;
-    assert_int_equal(stop_work(pid, SIGTERM), 0);
+    assert_int_equal(test_work_stop(pid, SIGTERM), 0);
     printf("# %d runs of true, one at a time: %lld ms\n", N, (long long)took);
     /* measured here: 2 to 6 ms per command; 60 ms per command (3.5 s) before the fix */
     assert_true(took < 1800);
@@ -540,7 +501,7 @@ short_commands_finish_without_poll_delay(void **state)
     pid = start_work(&f, "short8", args, "true");
     c.done = N + 300;
     assert_true(wait_until(counts_reached, &c, 60000, "300 more, 8 at a time"));
-    assert_int_equal(stop_work(pid, SIGTERM), 0);
+    assert_int_equal(test_work_stop(pid, SIGTERM), 0);
     fixture_close(&f);
 }
 
@@ -564,7 +525,7 @@ script_without_shebang_runs_under_sh(void **state)
     pid_t pid = start_work(&f, "nosb", NULL, path);
     struct counts c = {.f = &f, .done = 1};
     assert_true(wait_until(counts_reached, &c, 15000, "the task done"));
-    assert_int_equal(stop_work(pid, SIGTERM), 0);
+    assert_int_equal(test_work_stop(pid, SIGTERM), 0);
     char *runs = slurp(runlog);
     char want[400];
     snprintf(want, sizeof want, "ran plain %s\n", path);
@@ -578,11 +539,7 @@ static int
 reap_workers(void **state)
 {
     (void)state;
-    for (int i = 0; i < nworkers; i++) {
-        if (kill(workers[i], SIGKILL) == 0)
-            waitpid(workers[i], NULL, 0);
-    }
-    nworkers = 0;
+    test_work_reap_all();
     return 0;
 }
 
@@ -630,7 +587,7 @@ busy_slots_and_outages_do_not_spin(void **state)
     double down_cpu = cpu_percent(pid, 1500);
     /* and a shutdown while it is down: grace, then give up on the hand-back, exit */
     int64_t t0 = test_mono_ms();
-    int code = stop_work(pid, SIGTERM);
+    int code = test_work_stop(pid, SIGTERM);
     int64_t took = test_mono_ms() - t0;
     printf("# worker CPU: %.1f%% with its slot busy past max idle, %.1f%% with Redis down; "
            "stopped %lld ms after SIGTERM with Redis down\n",
@@ -696,7 +653,7 @@ redis_refusing_writes_is_backed_off_not_hammered(void **state)
     freeReplyObject(r);
     struct counts c = {.f = &f, .done = 1};
     assert_true(wait_until(counts_reached, &c, 15000, "task done once Redis accepts writes"));
-    assert_int_equal(stop_work(pid, SIGTERM), 0);
+    assert_int_equal(test_work_stop(pid, SIGTERM), 0);
     snprintf(log, sizeof log, "%s/oom.log", tmpdir);
     char *text = slurp(log);
     int errors = 0;
@@ -731,11 +688,185 @@ teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* The process has exited: gone, or a zombie waiting for whoever reaps orphans (that
+ * reaping is the system's pace, not the worker's). */
+static bool
+pid_gone(void *arg)
+{
+    char path[64], st[256];
+    pid_t pid = *(pid_t *)arg;
+
+    if (kill(pid, 0) != 0)
+        return true;
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *fp = fopen(path, "r");
+    if (fp == NULL)
+        return true;
+    size_t n = fread(st, 1, sizeof st - 1, fp);
+    fclose(fp);
+    st[n] = '\0';
+    const char *close_paren = strrchr(st, ')');
+    return close_paren != NULL && close_paren[1] == ' ' && close_paren[2] == 'Z';
+}
+
+/* A task's own time limit (--time-limit at enqueue; the envelope's tl extension) stops
+ * a command that overruns it, its whole process group, even with no --timeout: the task
+ * is retried at once with the reason, and keeps its limit for the next run. */
+static void
+task_time_limit_stops_the_command_and_retries(void **state)
+{
+    struct fixture f;
+    char body[512], pidfile[320];
+    dq_task t = {0};
+
+    fixture_open(&f, state, "tlimit");
+    snprintf(pidfile, sizeof pidfile, "%s/tlimit.pid", tmpdir);
+    /* a shell wrapper whose child does the sleeping: the child must die too */
+    snprintf(body, sizeof body, "sleep 60 & echo $! > %s; wait", pidfile);
+    const char *h = script("tlimit.sh", body);
+    dq_enqueue_opts o = {.id = "slow", .time_limit_ms = 1000, .max_attempts = 5};
+    dq_enqueued e;
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "\xa1x", 2, &e, &f.err));
+    ASSERT_OK(&f, dq_find(f.c, f.queue, "slow", &t, &f.err));
+    assert_int_equal(t.time_limit_ms, 1000);
+    assert_int_equal(t.raw[0], 0x9a); /* a v2 envelope: it has an extension */
+    dq_task_clear(&t);
+    /* retries far apart, so the retried task waits in scheduled to be looked at */
+    dq_config cfg = {.backoff_base_ms = 60000};
+    ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
+    int64_t t0 = test_mono_ms();
+    pid_t pid = start_work(&f, "tlimit", NULL, h);
+    struct counts c = {.f = &f, .retried = 1};
+    if (!wait_until(counts_reached, &c, 5000, "the overrunning command stopped and retried"))
+        fail_msg("retried %lld inflight %lld", (long long)c.s.retried, (long long)c.s.inflight);
+    int64_t took = test_mono_ms() - t0;
+    printf("# time limit 1 s: retried %lld ms after the worker started\n", (long long)took);
+    assert_true(took < 3000); /* the limit, not the 30 s lease, ended it */
+    ASSERT_OK(&f, dq_find(f.c, f.queue, "slow", &t, &f.err));
+    assert_int_equal(t.state, DQ_STATE_SCHEDULED);
+    assert_int_equal(t.attempt, 1);
+    if (t.last_error == NULL || strstr(t.last_error, "timed out after 1000 ms") == NULL)
+        fail_msg("last error: %s", t.last_error ? t.last_error : "(none)");
+    assert_int_equal(t.time_limit_ms, 1000); /* the retry kept the extension */
+    dq_task_clear(&t);
+    /* no process of the handler is left: the backgrounded sleep is gone too */
+    char *spid = slurp(pidfile);
+    pid_t child = (pid_t)atoi(spid);
+    free(spid);
+    assert_true(child > 1);
+    assert_true(wait_until(pid_gone, &child, 3000, "the command's child killed"));
+    assert_int_equal(test_work_stop(pid, SIGTERM), 0);
+    fixture_close(&f);
+}
+
+struct running_probe {
+    struct fixture *f;
+    const char *id;
+};
+
+static bool
+task_running(void *arg)
+{
+    struct running_probe *p = arg;
+    dq_task t = {0};
+    bool yes = dq_find(p->f->c, p->f->queue, p->id, &t, &p->f->err) == DQ_OK &&
+               t.state == DQ_STATE_INFLIGHT;
+    dq_task_clear(&t);
+    return yes;
+}
+
+/* dq_cancel (delayq cancel) stops a running command within about a second — the worker
+ * hears it on the wake-up channel, no polling — kills its whole process group, and the
+ * task is in failed saying who cancelled it (or gone, with drop). A scheduled or
+ * unknown task is not "running": the error says where it is. */
+static void
+cancel_stops_the_running_command(void **state)
+{
+    struct fixture f;
+    char body[512], pidfile[320];
+    dq_task t = {0};
+    dq_cancelled cc;
+
+    fixture_open(&f, state, "cancel");
+    snprintf(pidfile, sizeof pidfile, "%s/cancel.pid", tmpdir);
+    snprintf(body, sizeof body, "sleep 60 & echo $! > %s.$DELAYQ_TASK_ID; wait", pidfile);
+    const char *h = script("cancel.sh", body);
+    dq_enqueue_opts o = {.id = "charge-1"};
+    dq_enqueued e;
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "\xa1x", 2, &e, &f.err));
+    o.id = "charge-2";
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "\xa1x", 2, &e, &f.err));
+    o.id = "later";
+    o.delay_ms = 3600000;
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "\xa1x", 2, &e, &f.err));
+    const char *args[] = {"--concurrency", "2", NULL};
+    pid_t pid = start_work(&f, "cancel", args, h);
+    struct running_probe p1 = {&f, "charge-1"}, p2 = {&f, "charge-2"};
+    assert_true(wait_until(task_running, &p1, 5000, "charge-1 running"));
+    assert_true(wait_until(task_running, &p2, 5000, "charge-2 running"));
+
+    for (int k = 1; k <= 2; k++) {
+        char path[360];
+        snprintf(path, sizeof path, "%s.charge-%d", pidfile, k);
+        char *spid = NULL;
+        int64_t until = test_mono_ms() + 5000;
+        while (test_mono_ms() < until) { /* the wrapper writes it as it starts */
+            free(spid);
+            spid = slurp(path);
+            if (atoi(spid) > 1)
+                break;
+            test_nap_ms(10);
+        }
+        pid_t child = (pid_t)atoi(spid);
+        free(spid);
+        assert_true(child > 1);
+        int64_t t0 = test_mono_ms();
+        ASSERT_OK(&f,
+                  dq_cancel(f.c, f.queue, k == 1 ? "charge-1" : "charge-2", k == 2, &cc, &f.err));
+        assert_string_equal(cc.worker, "cancel");
+        assert_int_equal(cc.attempt, 1);
+        assert_true(wait_until(pid_gone, &child, 3000, "the cancelled command's child killed"));
+        printf("# cancel %d: the command's process group gone %lld ms after the call\n", k,
+               (long long)(test_mono_ms() - t0));
+    }
+    ASSERT_OK(&f, dq_find(f.c, f.queue, "charge-1", &t, &f.err));
+    assert_int_equal(t.state, DQ_STATE_FAILED);
+    assert_string_equal(t.reason, "cancelled");
+    assert_non_null(strstr(t.error, "cancelled by "));
+    dq_task_clear(&t);
+    assert_int_equal(dq_find(f.c, f.queue, "charge-2", &t, &f.err), DQ_ENOTFOUND);
+    dq_task_clear(&t);
+    /* not running: said so, with where it is */
+    assert_int_equal(dq_cancel(f.c, f.queue, "later", false, NULL, &f.err), DQ_ENOTFOUND);
+    assert_non_null(strstr(f.err.msg, "scheduled"));
+    assert_int_equal(dq_cancel(f.c, f.queue, "charge-1", false, NULL, &f.err), DQ_ENOTFOUND);
+    assert_non_null(strstr(f.err.msg, "failed"));
+    assert_int_equal(dq_cancel(f.c, f.queue, "nope", false, NULL, &f.err), DQ_ENOTFOUND);
+    /* the worker refused nothing it should not have: its results for the two were
+     * refused, nothing else moved, and it is still running */
+    dq_stats s;
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.inflight, 0);
+    assert_int_equal(s.failed, 1);
+    assert_int_equal(s.future, 1);
+    assert_int_equal(s.dropped, 1);
+    assert_int_equal(kill(pid, 0), 0);
+    assert_int_equal(test_work_stop(pid, SIGTERM), 0);
+    char log[320];
+    snprintf(log, sizeof log, "%s/cancel.log", tmpdir);
+    char *lg = slurp(log);
+    assert_non_null(strstr(lg, "task.cancelled"));
+    free(lg);
+    fixture_close(&f);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(exit_paths, reap_workers),
+        cmocka_unit_test_teardown(task_time_limit_stops_the_command_and_retries, reap_workers),
+        cmocka_unit_test_teardown(cancel_stops_the_running_command, reap_workers),
         cmocka_unit_test_teardown(several_workers_each_task_once_never_early, reap_workers),
         cmocka_unit_test_teardown(kill9_mid_task_runs_it_again_after_the_lease, reap_workers),
         cmocka_unit_test_teardown(sigterm_finishes_running_and_hands_back_the_rest, reap_workers),
@@ -747,5 +878,6 @@ main(void)
         cmocka_unit_test_teardown(script_without_shebang_runs_under_sh, reap_workers),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("integ/work", tests, setup, teardown);
 }

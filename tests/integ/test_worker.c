@@ -6,6 +6,7 @@
  * after a Redis restart, and what an idle worker costs.
  */
 #include "harness/fixture.h"
+#include "harness/worker.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -79,7 +80,10 @@ struct seen {
     atomic_int started;
     atomic_int release; /* handlers that block wait for this */
     int sleep_ms;       /* handlers that sleep */
-    const char *mode;   /* "ok", "retry-once", "fail", "block", "sleep" */
+    const char *mode;   /* "ok", "retry-once", "fail", "block", "sleep", "poll" */
+    /* "poll": runs until dq_task_cancelled (10 s at most), and notes what it saw;
+     * "ignore": as "block", deaf to dq_task_cancelled */
+    int64_t left_at_start, cancelled_after_ms, time_limit_ms;
 };
 
 static void
@@ -116,41 +120,17 @@ handler(const dq_task *t, dq_result *res, void *arg)
             test_nap_ms(2);
     } else if (strcmp(s->mode, "sleep") == 0) {
         test_nap_ms(s->sleep_ms);
+    } else if (strcmp(s->mode, "poll") == 0) {
+        int64_t t0 = test_mono_ms();
+        s->left_at_start = dq_task_time_left_ms(t);
+        s->time_limit_ms = t->time_limit_ms;
+        while (!dq_task_cancelled(t) && test_mono_ms() - t0 < 10000)
+            test_nap_ms(5);
+        s->cancelled_after_ms = dq_task_cancelled(t) ? test_mono_ms() - t0 : -1;
+        res->outcome = DQ_RETRY;
+        snprintf(res->message, sizeof res->message, "stopped when asked");
     }
     atomic_fetch_sub(&s->running, 1);
-}
-
-struct runner {
-    dq_worker *w;
-    pthread_t th;
-    int rc;
-    dq_err err;
-};
-
-static void *
-run_thread(void *arg)
-{
-    struct runner *r = arg;
-    r->rc = dq_worker_run(r->w, &r->err);
-    return NULL;
-}
-
-static void
-start_worker(struct fixture *f, struct runner *r, struct seen *s, dq_worker_opts *o)
-{
-    memset(r, 0, sizeof *r);
-    ASSERT_OK(f, dq_worker_new(f->redis->url, NULL, f->queue, o, handler, s, &r->w, &f->err));
-    assert_int_equal(pthread_create(&r->th, NULL, run_thread, r), 0);
-}
-
-static void
-stop_worker(struct runner *r, bool now)
-{
-    dq_worker_stop(r->w, now);
-    pthread_join(r->th, NULL);
-    if (r->rc != DQ_OK)
-        fail_msg("dq_worker_run: %s", r->err.msg);
-    dq_worker_free(r->w);
 }
 
 static void
@@ -177,6 +157,14 @@ done_reached(void *arg)
 }
 
 static bool
+retried_once(void *arg)
+{
+    struct until_stats *u = arg;
+    return dq_stats_get(u->f->c, u->f->queue, &u->s, &u->f->err) == DQ_OK && u->s.retried >= 1 &&
+           u->s.inflight == 0;
+}
+
+static bool
 started_reached(void *arg)
 {
     struct seen *s = arg;
@@ -188,7 +176,7 @@ every_task_once_never_early(void **state)
 {
     struct fixture f;
     struct seen s;
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {.concurrency = 4, .batch = 16, .max_idle_ms = 60000};
     const int n = 600;
 
@@ -199,10 +187,10 @@ every_task_once_never_early(void **state)
         dq_enqueued e;
         ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &eo, "t", 1, &e, &f.err));
     }
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     struct until_stats u = {.f = &f, .done = n};
     assert_true(wait_until(done_reached, &u, 20000, "all tasks done"));
-    stop_worker(&r, false);
+    test_worker_stop(&r, false);
     int twice = 0, never = 0;
     for (int i = 1; i <= n; i++) {
         twice += s.runs[i] > 1;
@@ -239,7 +227,7 @@ lanes_share_the_work(void **state)
 {
     struct fixture f;
     struct seen s;
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {.concurrency = 5, .lanes = 2, .name = "lanes-w"};
     const int n = 400;
 
@@ -250,11 +238,11 @@ lanes_share_the_work(void **state)
         dq_enqueued e;
         ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &eo, "t", 1, &e, &f.err));
     }
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     assert_true(wait_until(two_registered, &f, 10000, "both lanes registered"));
     struct until_stats u = {.f = &f, .done = n};
     assert_true(wait_until(done_reached, &u, 30000, "all tasks done"));
-    stop_worker(&r, false);
+    test_worker_stop(&r, false);
     int twice = 0, never = 0;
     for (int i = 1; i <= n; i++) {
         twice += s.runs[i] > 1;
@@ -295,7 +283,7 @@ claim_ahead_never_starts_early(void **state)
     enum { N = 20000, WORKERS = 4 };
     struct fixture f;
     struct seen *s = calloc(1, sizeof *s);
-    struct runner r[WORKERS];
+    struct test_worker r[WORKERS];
     dq_worker_opts o = {.concurrency = 8, .claim_ahead_ms = 20, .max_idle_ms = 60000};
     dq_enqueue_item *it = calloc(N, sizeof *it);
     dq_enqueued *out = calloc(N, sizeof *out);
@@ -310,11 +298,11 @@ claim_ahead_never_starts_early(void **state)
     }
     ASSERT_OK(&f, dq_enqueue_batch(f.c, f.queue, it, N, out, &f.err));
     for (int i = 0; i < WORKERS; i++)
-        start_worker(&f, &r[i], s, &o);
+        test_worker_start(&r[i], &f, NULL, &o, handler, s);
     struct until_stats u = {.f = &f, .done = N};
     assert_true(wait_until(done_reached, &u, 60000 * test_slowdown(), "all 20 000 tasks done"));
     for (int i = 0; i < WORKERS; i++)
-        stop_worker(&r[i], false);
+        test_worker_stop(&r[i], false);
     int twice = 0, never = 0;
     int64_t *late = calloc(N, sizeof *late);
     for (int i = 1; i <= N; i++) {
@@ -350,14 +338,14 @@ one_slot_claims_ahead_beyond_its_slot(void **state)
     enum { N = 6 };
     struct fixture f;
     struct seen *s = calloc(1, sizeof *s);
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {.concurrency = 1, .claim_ahead_ms = 200, .max_idle_ms = 60000};
     int64_t base;
 
     fixture_open(&f, state, "ahead1");
     seen_init(s, "sleep");
     s->sleep_ms = 300;
-    start_worker(&f, &r, s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, s);
     base = server_time_us() / 1000 + 1000 * test_slowdown();
     for (int i = 0; i < N; i++) {
         char id[16];
@@ -368,7 +356,7 @@ one_slot_claims_ahead_beyond_its_slot(void **state)
     }
     struct until_stats u = {.f = &f, .done = N};
     assert_true(wait_until(done_reached, &u, 20000 * test_slowdown(), "all 6 tasks done"));
-    stop_worker(&r, false);
+    test_worker_stop(&r, false);
     printf("# one slot, window 200 ms, 6 tasks 1 ms apart: %d claimed ahead, %d early\n", s->ahead,
            s->early);
     assert_int_equal(s->unknown, 0);
@@ -406,7 +394,7 @@ worker_copies_its_connection_strings(void **state)
 {
     struct fixture f;
     struct seen s;
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {.concurrency = 1};
     dq_client_opts co = {0};
     char *name = strdup("delayq-test-copied-name");
@@ -420,9 +408,9 @@ worker_copies_its_connection_strings(void **state)
     ASSERT_OK(&f, dq_worker_new(f.redis->url, &co, f.queue, &o, handler, &s, &r.w, &f.err));
     memset(name, 'Z', strlen(name));
     free(name);
-    assert_int_equal(pthread_create(&r.th, NULL, run_thread, &r), 0);
+    test_worker_run(&r);
     assert_true(wait_until(client_named, &n, 10000 * test_slowdown(), "the worker's name"));
-    stop_worker(&r, false);
+    test_worker_stop(&r, false);
     fixture_close(&f);
 }
 
@@ -431,7 +419,7 @@ retry_then_done_and_failures_keep_traces(void **state)
 {
     struct fixture f;
     struct seen s;
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {.concurrency = 2};
     dq_config cfg = {.backoff_base_ms = 50};
 
@@ -440,20 +428,20 @@ retry_then_done_and_failures_keep_traces(void **state)
     seen_init(&s, "retry-once");
     for (int i = 0; i < 5; i++)
         enqueue_str(&f, "r", 0, NULL, NULL);
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     struct until_stats u = {.f = &f, .done = 5};
     assert_true(wait_until(done_reached, &u, 10000, "retried tasks done"));
-    stop_worker(&r, false);
+    test_worker_stop(&r, false);
     assert_int_equal(u.s.retried, 5);
     for (int i = 1; i <= 5; i++)
         assert_int_equal(s.runs[i], 2);
 
     seen_init(&s, "fail");
     enqueue_str(&f, "f", 0, "will-fail", NULL);
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     u = (struct until_stats){.f = &f, .done = 5, .failed = 1};
     assert_true(wait_until(done_reached, &u, 10000, "failure recorded"));
-    stop_worker(&r, false);
+    test_worker_stop(&r, false);
     dq_task t;
     ASSERT_OK(&f, dq_find(f.c, f.queue, "will-fail", &t, &f.err));
     assert_int_equal(t.state, DQ_STATE_FAILED);
@@ -487,20 +475,108 @@ slow_handler_keeps_its_lease(void **state)
 {
     struct fixture f;
     struct seen s;
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {.lease_ms = 300};
 
     fixture_open(&f, state, "lease");
     seen_init(&s, "sleep");
     s.sleep_ms = 1500; /* five leases long */
     enqueue_str(&f, "slow", 0, NULL, NULL);
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     /* meanwhile, someone reaps all the time: the renewed lease must never expire */
     struct reap_watch rw = {&f, 0};
     assert_true(wait_until(slow_done_while_reaping, &rw, 10000, "slow task done"));
-    stop_worker(&r, false);
+    test_worker_stop(&r, false);
     assert_int_equal(rw.reaped, 0);
     assert_int_equal(s.runs[1], 1);
+    fixture_close(&f);
+}
+
+/* A task's time limit reaches a C handler: dq_task_time_left_ms counts it down, and
+ * dq_task_cancelled turns true when it has passed (the worker's own timeout is longer,
+ * so the task's limit is the one that applies); what the handler then returns is kept. */
+static void
+handler_learns_its_time_limit_and_is_asked_to_stop(void **state)
+{
+    struct fixture f;
+    struct seen s;
+    struct test_worker r;
+    dq_worker_opts o = {.timeout_ms = 5000};
+    dq_enqueue_opts eo = {.id = "limited", .time_limit_ms = 400};
+    dq_enqueued e;
+    dq_task t = {0};
+
+    fixture_open(&f, state, "tlimit");
+    seen_init(&s, "poll");
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &eo, "x", 1, &e, &f.err));
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
+    struct until_stats u = {.f = &f};
+    assert_true(wait_until(retried_once, &u, 8000, "the handler stopped and retried"));
+    test_worker_stop(&r, false);
+    printf("# time limit 400 ms: left at start %lld ms, cancelled after %lld ms\n",
+           (long long)s.left_at_start, (long long)s.cancelled_after_ms);
+    assert_int_equal(s.time_limit_ms, 400);
+    assert_true(s.left_at_start > 0 && s.left_at_start <= 400);
+    assert_true(s.cancelled_after_ms >= 390 && s.cancelled_after_ms < 2000);
+    ASSERT_OK(&f, dq_find(f.c, f.queue, "limited", &t, &f.err));
+    assert_string_equal(t.last_error, "stopped when asked");
+    assert_int_equal(t.time_limit_ms, 400);
+    dq_task_clear(&t);
+    fixture_close(&f);
+}
+
+struct hung_probe {
+    struct fixture *f;
+    dq_workers w;
+};
+
+static bool
+worker_says_hung(void *arg)
+{
+    struct hung_probe *p = arg;
+    dq_workers_free(&p->w);
+    return dq_workers_get(p->f->c, p->f->queue, 10, 0, &p->w, &p->f->err) == DQ_OK && p->w.n == 1 &&
+           p->w.workers[0].hung == 1;
+}
+
+/* A C handler deaf to dq_task_cancelled past its task's time limit is reported as hung
+ * in the worker's registry record, DQ_HUNG_AFTER_MS after the limit, at once (not at the
+ * next 30 s beat), and no longer once it returns. */
+static void
+handler_ignoring_its_time_limit_is_reported_hung(void **state)
+{
+    struct fixture f;
+    struct seen s;
+    struct test_worker r;
+    dq_worker_opts o = {.name = "deaf"};
+    dq_enqueue_opts eo = {.id = "stuck", .time_limit_ms = 200};
+    dq_enqueued e;
+
+    fixture_open(&f, state, "hung");
+    seen_init(&s, "block");
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &eo, "x", 1, &e, &f.err));
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
+    assert_true(wait_until(started_reached, &s, 5000, "handler started"));
+    int64_t t0 = test_mono_ms();
+    struct hung_probe p = {.f = &f};
+    assert_true(wait_until(worker_says_hung, &p, DQ_HUNG_AFTER_MS + 5000, "hung in the registry"));
+    int64_t took = test_mono_ms() - t0;
+    printf("# a deaf handler past a 200 ms limit: hung in the registry after %lld ms\n",
+           (long long)took);
+    assert_true(took >= DQ_HUNG_AFTER_MS); /* not before its time */
+    atomic_store(&s.release, 1);
+    bool cleared = false;
+    int64_t until = test_mono_ms() + 10000;
+    while (!cleared && test_mono_ms() < until) {
+        dq_workers_free(&p.w);
+        ASSERT_OK(&f, dq_workers_get(f.c, f.queue, 10, 0, &p.w, &f.err));
+        cleared = p.w.n == 1 && p.w.workers[0].hung == 0;
+        if (!cleared)
+            test_nap_ms(50);
+    }
+    assert_true(cleared);
+    dq_workers_free(&p.w);
+    test_worker_stop(&r, false);
     fixture_close(&f);
 }
 
@@ -509,14 +585,14 @@ idle_worker_wakes_for_an_earlier_task(void **state)
 {
     struct fixture f;
     struct seen s;
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {.max_idle_ms = 60000};
     dq_enqueued e;
 
     fixture_open(&f, state, "wake");
     seen_init(&s, "ok");
     enqueue_str(&f, "far", 3600000, NULL, NULL); /* the worker will sleep towards this */
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     /* let it settle into its sleep: its first claim finds nothing due */
     struct until_stats u = {.f = &f};
     int64_t settle = test_mono_ms() + 300 * test_slowdown();
@@ -531,7 +607,7 @@ idle_worker_wakes_for_an_earlier_task(void **state)
     enqueue_str(&f, "soon", 300, NULL, &e);
     u.done = 2;
     assert_true(wait_until(done_reached, &u, 5000, "task due soon done"));
-    stop_worker(&r, false);
+    test_worker_stop(&r, false);
     dq_page p;
     printf("# idle worker: task due now started %lld ms after enqueue\n", (long long)woke);
     assert_true(woke < 1000);
@@ -547,7 +623,7 @@ stop_hands_back_unstarted_and_finishes_running(void **state)
 {
     struct fixture f;
     struct seen s;
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {.concurrency = 1, .batch = 3, .grace_ms = 10000};
     dq_stats st;
 
@@ -555,7 +631,7 @@ stop_hands_back_unstarted_and_finishes_running(void **state)
     seen_init(&s, "block");
     for (int i = 0; i < 3; i++)
         enqueue_str(&f, "b", 0, NULL, NULL);
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     assert_true(wait_until(started_reached, &s, 5000, "first handler started"));
     dq_worker_stop(r.w, false);
     /* the two claimed but unstarted tasks go back at once, not counted as attempts */
@@ -567,9 +643,7 @@ stop_hands_back_unstarted_and_finishes_running(void **state)
     } while (st.due != 2);
     (void)u;
     atomic_store(&s.release, 1); /* the running one finishes within the grace period */
-    pthread_join(r.th, NULL);
-    assert_int_equal(r.rc, DQ_OK);
-    dq_worker_free(r.w);
+    test_worker_join(&r);
     ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &st, &f.err));
     assert_int_equal(st.done, 1);
     assert_int_equal(st.inflight, 0);
@@ -595,7 +669,7 @@ result_written_after_redis_restart(void **state)
 {
     struct fixture f;
     struct seen s;
-    struct runner r;
+    struct test_worker r;
     struct test_redis own;
     const char *aof[] = {"--appendonly", "yes", "--appendfsync", "always", NULL};
     dq_worker_opts o = {.lease_ms = 30000};
@@ -607,7 +681,7 @@ result_written_after_redis_restart(void **state)
     ASSERT_OK(&f, dq_client_open(own.url, NULL, &f.c, &f.err));
     seen_init(&s, "block");
     enqueue_str(&f, "x", 0, NULL, NULL);
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     assert_true(wait_until(started_reached, &s, 5000, "handler started"));
     test_redis_kill(&own);
     atomic_store(&s.release, 1); /* finishes while Redis is down */
@@ -618,7 +692,7 @@ result_written_after_redis_restart(void **state)
     assert_true(wait_until(stats_after_restart, &u, 15000, "result written after restart"));
     assert_int_equal(u.s.inflight, 0);
     assert_int_equal(u.s.done, 1);
-    stop_worker(&r, false);
+    test_worker_stop(&r, false);
     assert_int_equal(s.runs[1], 1);
     fixture_close(&f);
     test_redis_stop(&own);
@@ -674,7 +748,7 @@ claim_that_timed_out_comes_back_after_its_lease(void **state)
 {
     struct fixture f;
     struct seen s;
-    struct runner r;
+    struct test_worker r;
     struct test_redis own;
     struct sleep_arg sl;
     pthread_t th;
@@ -690,7 +764,7 @@ claim_that_timed_out_comes_back_after_its_lease(void **state)
     seen_init(&s, "ok");
     memset(&r, 0, sizeof r);
     ASSERT_OK(&f, dq_worker_new(own.url, &co, f.queue, &o, handler, &s, &r.w, &f.err));
-    assert_int_equal(pthread_create(&r.th, NULL, run_thread, &r), 0);
+    test_worker_run(&r);
     /* idle, with nothing in flight: its next reap is an idle period away */
     assert_true(wait_until(subscribed, &f, 5000, "the worker to subscribe"));
     enqueue_str(&f, "stalled", 300, NULL, NULL); /* due while the server sleeps */
@@ -702,7 +776,7 @@ claim_that_timed_out_comes_back_after_its_lease(void **state)
     assert_true(wait_until(one_run, &s, 10000, "the stalled task to run"));
     printf("# task of a claim that timed out ran %lld ms after the server woke\n",
            (long long)(test_mono_ms() - woke));
-    stop_worker(&r, false);
+    test_worker_stop(&r, false);
     assert_int_equal(s.runs[1], 1);
     fixture_close(&f);
     test_redis_stop(&own);
@@ -726,14 +800,14 @@ dead_workers_new_lease_is_reaped_at_its_deadline(void **state)
 {
     struct fixture f;
     struct seen s;
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {.concurrency = 1, .lease_ms = 60000, .max_idle_ms = 60000};
     dq_claimed cl;
 
     fixture_open(&f, state, "deadlease");
     seen_init(&s, "block");
     enqueue_str(&f, "a", 0, NULL, NULL);
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     assert_true(wait_until(started_reached, &s, 5000, "the worker to run task a"));
     assert_true(wait_until(subscribed, &f, 5000, "the worker to subscribe"));
     /* another worker claims b with a 500 ms lease and dies without a word */
@@ -746,7 +820,7 @@ dead_workers_new_lease_is_reaped_at_its_deadline(void **state)
     printf("# a dead worker's 500 ms lease was reaped %lld ms after the claim\n",
            (long long)(test_mono_ms() - t0));
     atomic_store(&s.release, 1);
-    stop_worker(&r, false);
+    test_worker_stop(&r, false);
     fixture_close(&f);
 }
 
@@ -769,12 +843,12 @@ idle_worker_is_quiet(void **state)
 {
     struct fixture f;
     struct seen s;
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {.max_idle_ms = 60000};
 
     fixture_open(&f, state, "idle");
     seen_init(&s, "ok");
-    start_worker(&f, &r, &s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
     int64_t settle = test_mono_ms() + 300 * test_slowdown();
     while (test_mono_ms() < settle)
         test_nap_ms(10);
@@ -784,7 +858,7 @@ idle_worker_is_quiet(void **state)
         test_nap_ms(50);
     long long after = total_calls(f.redis);
     double rate = (double)(after - before) * 1000.0 / (double)(test_mono_ms() - t0);
-    stop_worker(&r, false);
+    test_worker_stop(&r, false);
     printf("# idle worker: %.2f Redis commands/s over 3 s (commands inside scripts included)\n",
            rate);
     assert_true(rate < 1.0);
@@ -796,18 +870,16 @@ stop_now_with_a_stuck_handler_then_free(void **state)
 {
     struct fixture f;
     struct seen *s = calloc(1, sizeof *s); /* outlives the worker's last thread */
-    struct runner r;
+    struct test_worker r;
     dq_worker_opts o = {.grace_ms = 1};
 
     fixture_open(&f, state, "stuck");
     seen_init(s, "block");
     enqueue_str(&f, "x", 0, NULL, NULL);
-    start_worker(&f, &r, s, &o);
+    test_worker_start(&r, &f, NULL, &o, handler, s);
     assert_true(wait_until(started_reached, s, 5000, "handler started"));
     dq_worker_stop(r.w, true);
-    pthread_join(r.th, NULL);
-    assert_int_equal(r.rc, DQ_OK);
-    dq_worker_free(r.w); /* the handler still runs: the free is left to its thread */
+    test_worker_join(&r); /* the handler still runs: the free is left to its thread */
     dq_stats st;
     ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &st, &f.err));
     assert_int_equal(st.due, 1); /* handed back */
@@ -830,6 +902,8 @@ main(void)
         cmocka_unit_test(retry_then_done_and_failures_keep_traces),
         cmocka_unit_test(slow_handler_keeps_its_lease),
         cmocka_unit_test(idle_worker_wakes_for_an_earlier_task),
+        cmocka_unit_test(handler_learns_its_time_limit_and_is_asked_to_stop),
+        cmocka_unit_test(handler_ignoring_its_time_limit_is_reported_hung),
         cmocka_unit_test(stop_hands_back_unstarted_and_finishes_running),
         cmocka_unit_test(result_written_after_redis_restart),
         cmocka_unit_test(claim_that_timed_out_comes_back_after_its_lease),
@@ -838,5 +912,6 @@ main(void)
         cmocka_unit_test(stop_now_with_a_stuck_handler_then_free),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("integ/worker", tests, group_setup, group_teardown);
 }

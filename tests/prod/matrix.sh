@@ -14,8 +14,21 @@ here=$(dirname "$0")
 need redis-cli openssl tmux python3
 
 sock="dqmatrix$$"
-tm() { tmux -L "$sock" "$@"; }
-trap 'tm kill-server 2>/dev/null; cleanup' EXIT
+# one tmux server per session (top_session): a session is never added to a server that
+# is exiting (tmux 3.3a crashes), and a failed step's session cannot be typed into later
+srv=0
+tm() { tmux -L "$sock.$srv" "$@"; }
+# top_session NAME COMMAND: ends the previous session's server, starts NAME on a new one
+top_session() {
+  tm kill-server 2>/dev/null
+  srv=$((srv + 1))
+  tm -f /dev/null new-session -d -s "$1" -x 120 -y 30 "$2"
+}
+tm_cleanup() {
+  i=0
+  while [ $i -le $srv ]; do tmux -L "$sock.$i" kill-server 2>/dev/null; i=$((i + 1)); done
+}
+trap 'tm_cleanup; cleanup' EXIT
 
 # ---- servers ------------------------------------------------------------------------
 . "$here/../harness/certs.sh"
@@ -136,7 +149,7 @@ matrix() {
   check "$form: export after import is the same records" [ $? -eq 0 ]
 
   # top: header and counts, then r y requeues a failed task
-  tm -f /dev/null new-session -d -s "$form" -x 120 -y 30 \
+  top_session "$form" \
     "DELAYQ_URL='$DELAYQ_URL' DELAYQ_TLS_CA='${DELAYQ_TLS_CA:-}' $bin top -q $q; sleep 30"
   check "$form: top shows the queue in its header" wait_for 15000 "top header" screen_has "queue mx"
   check "$form: top shows 3 failed" wait_for 10000 "top failed" screen_has "failed 3"
@@ -149,7 +162,6 @@ matrix() {
   tm send-keys -t "$form" y
   check "$form: top requeued one (2 failed, 1 due)" wait_for 10000 "requeue by keys" counts_are 1 2
   tm send-keys -t "$form" q
-  tm kill-session -t "$form" 2>/dev/null
 
   is 0 "requeue f2" '^requeued 1$' requeue f2
   check "$form: f2 due again" [ "$(count failed)" = 1 ]
@@ -224,13 +236,13 @@ check "$form: requeue refused with NOPERM, exit 1" \
   sh -c '[ "$1" -eq 1 ] && grep -q NOPERM "$2"' _ "$rc" "$work/err" || cat "$work/err"
 is 0 "show" '^id +f1' show f1
 is 0 "audit" 'requeue' audit
-tm -f /dev/null new-session -d -s viewer -x 120 -y 30 \
+top_session viewer \
   "DELAYQ_URL='$DELAYQ_URL' DELAYQ_PASSWORD=role-secret-1 $bin top -q mx; sleep 30"
 form=viewer
 check "cluster viewer: top opens read-only by itself" \
   wait_for 15000 "viewer top" screen_has "READ-ONLY"
 check "cluster viewer: top shows the queue" screen_has "queue mx"
-tm kill-session -t viewer 2>/dev/null
+tm kill-server 2>/dev/null
 form="cluster operator"
 export DELAYQ_URL="redis-cluster://delayq-operator@127.0.0.1:$1,127.0.0.1:$2"
 is 0 "pause" '^paused queue mx' pause --for 1m

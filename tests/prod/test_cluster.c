@@ -931,5 +931,6 @@ main(void)
         cmocka_unit_test(master_killed_replica_promoted),
     };
     signal(SIGPIPE, SIG_IGN);
+    test_filter_from_env();
     return cmocka_run_group_tests_name("prod/cluster", tests, setup, teardown);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "tui/app.h"
+#include "tui/keymap.h"
 #include "tui/view.h"
 
 static void
@@ -217,8 +218,8 @@ every_bound_key_is_in_the_help(void **state)
 {
     int keys[128];
     const char *labels[128];
-    size_t n = app_bound_keys(keys, 128, labels);
-    size_t lines = app_help_lines();
+    size_t n = keymap_bound_keys(keys, 128, labels);
+    size_t lines = keymap_help_lines();
     char line[256], one[2];
 
     assert_true(n > 40 && n <= 128);
@@ -236,7 +237,7 @@ every_bound_key_is_in_the_help(void **state)
                      name, labels[i]);
         bool shown = false;
         for (size_t l = 0; l < lines && !shown; l++) {
-            app_help_line(l, line, sizeof line);
+            keymap_help_line(l, line, sizeof line);
             char want[64];
             snprintf(want, sizeof want, "  %s  ", labels[i]);
             shown = strstr(line, want) != NULL;
@@ -245,8 +246,8 @@ every_bound_key_is_in_the_help(void **state)
             fail_msg("label \"%s\" is not in the help", labels[i]);
     }
     /* and nothing outside the table does anything */
-    assert_false(app_key_bound('m'));
-    assert_true(app_key_bound('r'));
+    assert_false(keymap_bound('m'));
+    assert_true(keymap_bound('r'));
 }
 
 /* A, X, r and d on Failed while a search is shown: they name the search and its count,
@@ -276,31 +277,31 @@ bulk_keys_act_on_the_search_shown(void **state)
     assert_int_equal(f.kind, DQ_FILTER_MATCH);
     assert_string_equal(f.value, "smtp");
 
-    app_key(&ui, &m, 'A');
+    keymap_key(&ui, &m, 'A');
     assert_int_equal(ui.mode, MODE_INPUT);
     assert_non_null(strstr(ui.prompt, "requeue every failed task matching \"smtp\" (3 found"));
-    app_key(&ui, &m, KEY_APP_ESC);
-    app_key(&ui, &m, 'X');
+    keymap_key(&ui, &m, KEY_APP_ESC);
+    keymap_key(&ui, &m, 'X');
     assert_non_null(strstr(ui.prompt, "drop every failed task matching \"smtp\""));
     assert_non_null(strstr(ui.prompt, "type the queue name orders"));
-    app_key(&ui, &m, KEY_APP_ESC);
+    keymap_key(&ui, &m, KEY_APP_ESC);
     /* d on a search: the queue's name is typed (a search's count is not known yet) */
-    app_key(&ui, &m, 'd');
+    keymap_key(&ui, &m, 'd');
     assert_int_equal(ui.mode, MODE_INPUT);
     assert_true(ui.confirm_typed);
     for (const char *c = "orders"; *c; c++)
-        app_key(&ui, &m, *c);
-    assert_int_equal(app_key(&ui, &m, KEY_APP_ENTER) & APP_ACTION, APP_ACTION);
+        keymap_key(&ui, &m, *c);
+    assert_int_equal(keymap_key(&ui, &m, KEY_APP_ENTER) & APP_ACTION, APP_ACTION);
     assert_int_equal(app_take_action(&ui), ACT_DROP_FILTER);
     /* marked tasks come first: r then acts on them, not on the search */
-    app_key(&ui, &m, ' ');
-    app_key(&ui, &m, 'r');
+    keymap_key(&ui, &m, ' ');
+    keymap_key(&ui, &m, 'r');
     assert_int_equal(ui.confirm_action, ACT_REQUEUE);
     assert_string_equal(ui.action_id, "1 marked tasks");
-    app_key(&ui, &m, 'n');
+    keymap_key(&ui, &m, 'n');
     /* read-only refuses them all */
     ui.read_only = true;
-    app_key(&ui, &m, 'A');
+    keymap_key(&ui, &m, 'A');
     assert_int_equal(ui.mode, MODE_MAIN);
     assert_non_null(strstr(ui.status, "read-only"));
     m.pages[PANE_FAILED].tasks = NULL; /* the model does not own these */
@@ -331,7 +332,7 @@ static void
 type(struct ui *ui, const struct model *m, const char *s)
 {
     for (; *s; s++)
-        app_key(ui, m, *s);
+        keymap_key(ui, m, *s);
 }
 
 /* r, d, A and X on a group of more than one task: each asks for the queue's name; a
@@ -352,12 +353,12 @@ bulk_actions_share_one_rule(void **state)
 
     group_model(&m, &ui, tasks, 151);
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        app_key(&ui, &m, keys[i].key);
+        keymap_key(&ui, &m, keys[i].key);
         if (keys[i].key == 'A') { /* the spread first, then the same question */
             assert_int_equal(ui.mode, MODE_INPUT);
             assert_int_equal(ui.input_action, ACT_SPREAD);
             type(&ui, &m, "30s");
-            assert_int_equal(app_key(&ui, &m, KEY_APP_ENTER) & APP_ACTION, 0);
+            assert_int_equal(keymap_key(&ui, &m, KEY_APP_ENTER) & APP_ACTION, 0);
             assert_non_null(strstr(ui.prompt, "spread over 30s"));
         }
         assert_int_equal(ui.mode, MODE_INPUT);
@@ -366,19 +367,19 @@ bulk_actions_share_one_rule(void **state)
         assert_non_null(
             strstr(ui.prompt, "?\ntype the queue name billing to confirm (Esc cancels): "));
         /* y is not the name: nothing happens */
-        app_key(&ui, &m, 'y');
-        assert_int_equal(app_key(&ui, &m, KEY_APP_ENTER) & APP_ACTION, 0);
+        keymap_key(&ui, &m, 'y');
+        assert_int_equal(keymap_key(&ui, &m, KEY_APP_ENTER) & APP_ACTION, 0);
         assert_int_equal(ui.mode, MODE_MAIN);
         assert_non_null(strstr(ui.status, "nothing changed"));
         assert_int_equal(app_take_action(&ui), ACT_NONE);
         /* the name: it is done */
-        app_key(&ui, &m, keys[i].key);
+        keymap_key(&ui, &m, keys[i].key);
         if (keys[i].key == 'A') {
             type(&ui, &m, "30s");
-            app_key(&ui, &m, KEY_APP_ENTER);
+            keymap_key(&ui, &m, KEY_APP_ENTER);
         }
         type(&ui, &m, "billing");
-        assert_int_equal(app_key(&ui, &m, KEY_APP_ENTER) & APP_ACTION, APP_ACTION);
+        assert_int_equal(keymap_key(&ui, &m, KEY_APP_ENTER) & APP_ACTION, APP_ACTION);
         assert_int_equal(app_take_action(&ui), keys[i].act);
     }
     ui_free(&ui);
@@ -386,12 +387,12 @@ bulk_actions_share_one_rule(void **state)
     /* one task: y/N, for every key alike */
     group_model(&m, &ui, tasks, 1);
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        app_key(&ui, &m, keys[i].key);
+        keymap_key(&ui, &m, keys[i].key);
         if (keys[i].key == 'A')
-            app_key(&ui, &m, KEY_APP_ENTER); /* at once */
+            keymap_key(&ui, &m, KEY_APP_ENTER); /* at once */
         assert_int_equal(ui.mode, MODE_CONFIRM);
         assert_int_equal(ui.confirm_action, keys[i].act);
-        assert_int_equal(app_key(&ui, &m, 'y') & APP_ACTION, APP_ACTION);
+        assert_int_equal(keymap_key(&ui, &m, 'y') & APP_ACTION, APP_ACTION);
         assert_int_equal(app_take_action(&ui), keys[i].act);
     }
     ui_free(&ui);
@@ -409,9 +410,9 @@ paste_is_text_never_keys(void **state)
 
     group_model(&m, &ui, tasks, 151);
     ui.group[0] = '\0';
-    app_key(&ui, &m, '/');
+    keymap_key(&ui, &m, '/');
     assert_int_equal(ui.mode, MODE_INPUT);
-    app_key(&ui, &m, 'x');
+    keymap_key(&ui, &m, 'x');
     static const char pasted[] = "AF\tinvoice\x1b[2J\nW\n";
     assert_int_equal(app_paste(&ui, pasted, strlen(pasted)) & APP_ACTION, 0);
     assert_int_equal(ui.mode, MODE_INPUT);
@@ -422,13 +423,13 @@ paste_is_text_never_keys(void **state)
     memset(big, 'a', sizeof big);
     app_paste(&ui, big, sizeof big);
     assert_int_equal(strlen(ui.input), DQ_NEEDLE_MAX);
-    app_key(&ui, &m, KEY_APP_ESC);
+    keymap_key(&ui, &m, KEY_APP_ESC);
     /* on the main screen and in a question: ignored */
     app_paste(&ui, "W", 1);
     assert_int_equal(ui.mode, MODE_MAIN);
     assert_non_null(strstr(ui.status, "paste ignored"));
     ui.sel[PANE_FAILED] = 0;
-    app_key(&ui, &m, 'r');
+    keymap_key(&ui, &m, 'r');
     assert_int_equal(ui.mode, MODE_CONFIRM);
     assert_int_equal(app_paste(&ui, "y", 1) & APP_ACTION, 0);
     assert_int_equal(ui.mode, MODE_CONFIRM);
@@ -461,7 +462,7 @@ workers_view_refreshes_only_while_open(void **state)
     assert_int_equal(ui.scroll, 2);
     assert_string_equal(ui.detail_title, "workers of q: 2 live, 0 lost");
     /* Esc, then a late refresh: still on the main screen */
-    app_key(&ui, &(struct model){0}, KEY_APP_ESC);
+    keymap_key(&ui, &(struct model){0}, KEY_APP_ESC);
     assert_int_equal(ui.mode, MODE_MAIN);
     r.act = ACT_WORKERS;
     r.refresh = true;
@@ -492,15 +493,15 @@ first_picker_esc_stays_q_quits(void **state)
     ui_init(&ui, false, false);
     ui.pick_first = true;
     app_set_picker(&ui, names, counts, 1, 1, "default");
-    app_key(&ui, &m, KEY_APP_ESC);
+    keymap_key(&ui, &m, KEY_APP_ESC);
     assert_int_equal(ui.mode, MODE_PICK);
     assert_non_null(strstr(ui.status, "no queue is shown yet"));
-    assert_int_equal(app_key(&ui, &m, 'q'), APP_QUIT);
-    assert_int_equal(app_key(&ui, &m, KEY_APP_ENTER) & APP_ACTION, APP_ACTION);
+    assert_int_equal(keymap_key(&ui, &m, 'q'), APP_QUIT);
+    assert_int_equal(keymap_key(&ui, &m, KEY_APP_ENTER) & APP_ACTION, APP_ACTION);
     assert_int_equal(app_take_action(&ui), ACT_SWITCH);
     assert_false(ui.pick_first);
     ui.mode = MODE_PICK;
-    app_key(&ui, &m, KEY_APP_ESC);
+    keymap_key(&ui, &m, KEY_APP_ESC);
     assert_int_equal(ui.mode, MODE_MAIN);
     ui_free(&ui);
 }
@@ -523,5 +524,6 @@ main(void)
         cmocka_unit_test(workers_view_refreshes_only_while_open),
         cmocka_unit_test(first_picker_esc_stays_q_quits),
     };
+    test_filter_from_env();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -77,5 +77,6 @@ main(void)
         cmocka_unit_test(plain_text_unchanged),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("unit/clipboard", tests, NULL, NULL);
 }

@@ -135,5 +135,6 @@ main(void)
         cmocka_unit_test(redirections),
         cmocka_unit_test(slot_map),
     };
+    test_filter_from_env();
     return cmocka_run_group_tests_name("unit/cluster", tests, NULL, NULL);
 }

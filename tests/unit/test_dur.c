@@ -4,11 +4,7 @@
  * error path is checked against its whole message, so the field, the value and the
  * limit it names are pinned down.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "harness/check.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -577,5 +573,6 @@ main(void)
         cmocka_unit_test(test_time_round_trip),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("unit/dur", tests, NULL, NULL);
 }

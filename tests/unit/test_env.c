@@ -260,5 +260,6 @@ main(void)
         cmocka_unit_test(tkey_keeps_every_id_byte),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("unit/env", tests, NULL, NULL);
 }

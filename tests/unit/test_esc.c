@@ -4,12 +4,7 @@
  * OSC 52, C1 in both forms, invalid UTF-8, bidi overrides) comes out escaped, and a
  * scan of the output proves no byte a terminal would act on survives.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-
-#include <cmocka.h>
+#include "harness/check.h"
 
 #include <string.h>
 
@@ -326,5 +321,6 @@ main(void)
         cmocka_unit_test(test_utf8_decode),       cmocka_unit_test(test_width),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("unit/esc", tests, NULL, NULL);
 }

@@ -227,5 +227,6 @@ main(void)
         cmocka_unit_test(wire_id),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("unit/hproto", tests, NULL, NULL);
 }

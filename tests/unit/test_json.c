@@ -4,12 +4,7 @@
  * the reserved {"$base64": ...} shapes, errors with their line and column, depth
  * bombs, and round trips both ways through dq_mp_to_json().
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-
-#include <cmocka.h>
+#include "harness/check.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -659,5 +654,6 @@ main(void)
         cmocka_unit_test(test_round_trip_mp),   cmocka_unit_test(test_appends_and_rollback),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("unit/json", tests, NULL, NULL);
 }

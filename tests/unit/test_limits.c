@@ -26,6 +26,7 @@ static const struct {
     {"DQ_GROUPS_MAX", DQ_GROUPS_MAX},
     {"DQ_SIGNATURE_MAX", DQ_SIGNATURE_MAX},
     {"DQ_ATTEMPTS_MAX", DQ_ATTEMPTS_MAX},
+    {"DQ_TIME_LIMIT_MAX", DQ_TIME_LIMIT_MAX},
 };
 #define NLIMITS (sizeof c_limits / sizeof c_limits[0])
 
@@ -129,5 +130,6 @@ main(void)
         cmocka_unit_test(derived_limits),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("unit/limits", tests, NULL, NULL);
 }

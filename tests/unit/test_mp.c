@@ -6,12 +6,7 @@
  * allocation so ASan sees any overread); hostile headers, which must fail at once
  * without the allocation msgpack-c would make for them; and depth bombs.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-
-#include <cmocka.h>
+#include "harness/check.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -759,5 +754,6 @@ main(void)
         cmocka_unit_test(test_writer_too_long),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("unit/mp", tests, zone_setup, zone_teardown);
 }

@@ -5,12 +5,7 @@
  * and errors (truncation at every prefix, hostile headers, depth bombs) with the
  * byte offset in the message.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-
-#include <cmocka.h>
+#include "harness/check.h"
 
 #include <locale.h>
 #include <math.h>
@@ -713,5 +708,6 @@ main(void)
         cmocka_unit_test(test_summary_large),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("unit/mptext", tests, NULL, NULL);
 }

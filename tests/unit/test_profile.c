@@ -285,5 +285,6 @@ main(void)
         cmocka_unit_test(permissions), cmocka_unit_test(path_from_env),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("unit/profile", tests, NULL, NULL);
 }

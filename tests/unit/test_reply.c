@@ -263,5 +263,6 @@ main(void)
         cmocka_unit_test(find_bulk_audit_and_the_rest),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("unit/reply", tests, NULL, NULL);
 }

@@ -66,7 +66,7 @@ library_registers_every_script(void **state)
     static const char *const readers[] = {"stats", "page",    "find",       "search",
                                           "audit", "workers", "config_get", "errors"};
     static const char *const drainers[] = {"ack",  "fail",      "retry", "release", "extend",
-                                           "reap", "heartbeat", "claim", "drop",    "pause"};
+                                           "reap", "heartbeat", "claim", "drop",    "pause", "cancel"};
     char want[200];
 
     assert_int_equal(strlen(dq_library_text), dq_library_len);
@@ -111,6 +111,7 @@ template_filled_in_place_decodes(void **state)
     static const size_t id_lens[] = {0, 1, 31, 32, 200};
     static const size_t pay_lens[] = {0, 255, 256, 65535, 65536};
     static const int64_t maxes[] = {0, 127, 128, 65536, 1000000};
+    static const int64_t limits[] = {0, 1, 128, 65536, DQ_TIME_LIMIT_MAX};
     static char id[201], pay[65536];
 
     memset(id, 'i', sizeof id - 1);
@@ -120,7 +121,7 @@ template_filled_in_place_decodes(void **state)
         dq_err err;
         size_t il = id_lens[k], idf = il == 0 ? 1 : il < 32 ? 1 + il : 2 + il;
 
-        dq_env_template(&b, il ? id : NULL, il, maxes[k], 0, pay, pay_lens[k]);
+        dq_env_template(&b, il ? id : NULL, il, maxes[k], 0, limits[k], pay, pay_lens[k]);
         assert_false(b.failed);
         unsigned char *m = (unsigned char *)b.data;
         m[10] = 7;                  /* seq 7 */
@@ -134,6 +135,10 @@ template_filled_in_place_decodes(void **state)
         assert_int_equal(e.max_attempts, maxes[k]);
         assert_int_equal(e.deadline_ms, -1);
         assert_int_equal(e.payload.len, pay_lens[k]);
+        /* v2 only with a time limit, so a task without one stays a v1 envelope */
+        assert_int_equal(m[0], limits[k] > 0 ? 0x9a : 0x99);
+        assert_int_equal(e.time_limit_ms, limits[k] > 0 ? limits[k] : -1);
+        assert_int_equal(e.ext.ptr == NULL, limits[k] == 0);
         dq_buf_free(&b);
     }
 }
@@ -149,5 +154,6 @@ main(void)
         cmocka_unit_test(template_filled_in_place_decodes),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("unit/scripts", tests, NULL, NULL);
 }

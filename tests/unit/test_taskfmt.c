@@ -355,5 +355,6 @@ main(void)
         cmocka_unit_test(payload_change_is_a_short_diff),
         cmocka_unit_test(audit_detail_reads_as_times),
     };
+    test_filter_from_env();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,11 +4,7 @@
  * accepted form, every error message, and that no message or failed result ever
  * holds the password.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "harness/check.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -742,5 +738,6 @@ main(void)
         cmocka_unit_test(test_err_cluster),  cmocka_unit_test(test_redact),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("unit/url", tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 #include "fmt/taskfmt.h"
 #include "tui/app.h"
 #include "tui/grid.h"
+#include "tui/keymap.h"
 #include "tui/model.h"
 #include "tui/view.h"
 
@@ -261,48 +262,48 @@ keys_move_and_refuse_when_read_only(void **state)
 
     make_model(&m);
     ui_init(&ui, true, false);
-    assert_int_equal(app_key(&ui, &m, '4') & APP_REDRAW, APP_REDRAW);
+    assert_int_equal(keymap_key(&ui, &m, '4') & APP_REDRAW, APP_REDRAW);
     assert_int_equal(ui.focus, PANE_FAILED);
     assert_string_equal(app_selected_id(&ui, &m), "t30");
-    assert_int_equal(app_key(&ui, &m, 'r') & APP_ACTION, 0);
+    assert_int_equal(keymap_key(&ui, &m, 'r') & APP_ACTION, 0);
     assert_non_null(strstr(ui.status, "read-only"));
     ui.read_only = false;
     /* r asks first, then y performs it */
-    assert_int_equal(app_key(&ui, &m, 'r') & APP_ACTION, 0);
+    assert_int_equal(keymap_key(&ui, &m, 'r') & APP_ACTION, 0);
     assert_int_equal(ui.mode, MODE_CONFIRM);
-    assert_int_equal(app_key(&ui, &m, 'y') & APP_ACTION, APP_ACTION);
+    assert_int_equal(keymap_key(&ui, &m, 'y') & APP_ACTION, APP_ACTION);
     assert_int_equal(ui.action, ACT_REQUEUE);
     assert_string_equal(ui.action_id, "t30");
     /* A asks for a spread window; Esc cancels, Enter performs */
-    app_key(&ui, &m, 'A');
+    keymap_key(&ui, &m, 'A');
     assert_int_equal(ui.mode, MODE_INPUT);
-    app_key(&ui, &m, '1');
-    app_key(&ui, &m, '0');
-    app_key(&ui, &m, 'm');
+    keymap_key(&ui, &m, '1');
+    keymap_key(&ui, &m, '0');
+    keymap_key(&ui, &m, 'm');
     assert_string_equal(ui.input, "10m");
     /* one failed task: then y/N (more would ask for the queue's name) */
-    assert_int_equal(app_key(&ui, &m, KEY_APP_ENTER) & APP_ACTION, 0);
+    assert_int_equal(keymap_key(&ui, &m, KEY_APP_ENTER) & APP_ACTION, 0);
     assert_int_equal(ui.mode, MODE_CONFIRM);
     assert_string_equal(ui.spread, "10m");
-    assert_int_equal(app_key(&ui, &m, 'y') & APP_ACTION, APP_ACTION);
+    assert_int_equal(keymap_key(&ui, &m, 'y') & APP_ACTION, APP_ACTION);
     assert_int_equal(ui.action, ACT_REQUEUE_ALL);
     /* p only on Future */
-    app_key(&ui, &m, 'p');
+    keymap_key(&ui, &m, 'p');
     assert_non_null(strstr(ui.status, "Future"));
     /* d asks first */
-    assert_int_equal(app_key(&ui, &m, 'd') & APP_ACTION, 0);
+    assert_int_equal(keymap_key(&ui, &m, 'd') & APP_ACTION, 0);
     assert_int_equal(ui.mode, MODE_CONFIRM);
-    assert_int_equal(app_key(&ui, &m, 'y') & APP_ACTION, APP_ACTION);
+    assert_int_equal(keymap_key(&ui, &m, 'y') & APP_ACTION, APP_ACTION);
     assert_int_equal(ui.action, ACT_DROP);
     /* moving within the Due pane */
-    app_key(&ui, &m, '1');
-    app_key(&ui, &m, 'j');
+    keymap_key(&ui, &m, '1');
+    keymap_key(&ui, &m, 'j');
     assert_string_equal(app_selected_id(&ui, &m), "t01");
-    app_key(&ui, &m, 'j'); /* stays on the last */
+    keymap_key(&ui, &m, 'j'); /* stays on the last */
     assert_string_equal(app_selected_id(&ui, &m), "t01");
-    app_key(&ui, &m, 'g');
+    keymap_key(&ui, &m, 'g');
     assert_string_equal(app_selected_id(&ui, &m), "t00");
-    assert_int_equal(app_key(&ui, &m, 'q'), APP_QUIT);
+    assert_int_equal(keymap_key(&ui, &m, 'q'), APP_QUIT);
     model_free(&m);
     ui_free(&ui);
 }
@@ -321,11 +322,11 @@ details_view_scrolls(void **state)
     assert_has(text, "task details");
     assert_has(text, "  at g()");
     free(text);
-    app_key(&ui, &m, 'j');
+    keymap_key(&ui, &m, 'j');
     text = render(&m, &ui, 24, 80);
     assert_null(strstr(text, "id  t30"));
     free(text);
-    assert_int_equal(app_key(&ui, &m, KEY_APP_ESC), APP_REDRAW);
+    assert_int_equal(keymap_key(&ui, &m, KEY_APP_ESC), APP_REDRAW);
     assert_int_equal(ui.mode, MODE_MAIN);
     model_free(&m);
     ui_free(&ui);
@@ -339,26 +340,26 @@ marks_apply_actions_to_the_set(void **state)
 
     make_model(&m);
     ui_init(&ui, false, false);
-    app_key(&ui, &m, '1');
-    app_key(&ui, &m, ' '); /* marks t00, moves to t01 */
-    app_key(&ui, &m, ' '); /* marks t01 */
+    keymap_key(&ui, &m, '1');
+    keymap_key(&ui, &m, ' '); /* marks t00, moves to t01 */
+    keymap_key(&ui, &m, ' '); /* marks t01 */
     assert_true(app_is_marked(&ui, PANE_DUE, "t00"));
     assert_true(app_is_marked(&ui, PANE_DUE, "t01"));
     char *text = render(&m, &ui, 40, 140);
     assert_has(text, "*t00");
     assert_has(text, "*t01");
     free(text);
-    app_key(&ui, &m, ' '); /* unmarks t01 (the selection stays on the last row) */
+    keymap_key(&ui, &m, ' '); /* unmarks t01 (the selection stays on the last row) */
     assert_false(app_is_marked(&ui, PANE_DUE, "t01"));
-    assert_int_equal(app_key(&ui, &m, KEY_APP_ESC), APP_REDRAW);
+    assert_int_equal(keymap_key(&ui, &m, KEY_APP_ESC), APP_REDRAW);
     assert_int_equal(ui.nmarks[PANE_DUE], 0);
     /* on Failed, r asks about the marked set */
-    app_key(&ui, &m, '4');
-    app_key(&ui, &m, ' ');
-    app_key(&ui, &m, 'r');
+    keymap_key(&ui, &m, '4');
+    keymap_key(&ui, &m, ' ');
+    keymap_key(&ui, &m, 'r');
     assert_int_equal(ui.mode, MODE_CONFIRM);
     assert_string_equal(ui.action_id, "1 marked tasks");
-    assert_int_equal(app_key(&ui, &m, 'y') & APP_ACTION, APP_ACTION);
+    assert_int_equal(keymap_key(&ui, &m, 'y') & APP_ACTION, APP_ACTION);
     model_free(&m);
     ui_free(&ui);
 }
@@ -381,7 +382,7 @@ click_focuses_and_selects(void **state)
     b = &ui.boxes[PANE_FAILED];
     app_click(&ui, &m, b->row, b->col + 1); /* the title: focus only */
     assert_int_equal(ui.focus, PANE_FAILED);
-    assert_int_equal(app_key(&ui, &m, KEY_APP_WHEEL_DOWN) & APP_REDRAW, APP_REDRAW);
+    assert_int_equal(keymap_key(&ui, &m, KEY_APP_WHEEL_DOWN) & APP_REDRAW, APP_REDRAW);
     model_free(&m);
     ui_free(&ui);
 }
@@ -402,7 +403,7 @@ queue_picker_lists_moves_and_switches(void **state)
     assert_has(text, "queue orders (Q: 5 queues)");
     free(text);
 
-    assert_int_equal(app_key(&ui, &m, 'Q'), APP_ACTION);
+    assert_int_equal(keymap_key(&ui, &m, 'Q'), APP_ACTION);
     assert_int_equal(ui.action, ACT_QUEUES);
     ui.action = ACT_NONE;
     for (int i = 0; i < 3; i++) {
@@ -421,18 +422,18 @@ queue_picker_lists_moves_and_switches(void **state)
     assert_has(text, "2 more not listed");
     free(text);
 
-    assert_int_equal(app_key(&ui, &m, 'j'), APP_REDRAW);
-    assert_int_equal(app_key(&ui, &m, 'j'), APP_REDRAW); /* stays on the last */
+    assert_int_equal(keymap_key(&ui, &m, 'j'), APP_REDRAW);
+    assert_int_equal(keymap_key(&ui, &m, 'j'), APP_REDRAW); /* stays on the last */
     assert_int_equal(ui.pick_sel, 2);
-    assert_int_equal(app_key(&ui, &m, 'g'), APP_REDRAW);
+    assert_int_equal(keymap_key(&ui, &m, 'g'), APP_REDRAW);
     assert_int_equal(ui.pick_sel, 0);
-    assert_int_equal(app_key(&ui, &m, KEY_APP_ENTER), APP_ACTION | APP_REDRAW);
+    assert_int_equal(keymap_key(&ui, &m, KEY_APP_ENTER), APP_ACTION | APP_REDRAW);
     assert_int_equal(ui.action, ACT_SWITCH);
     assert_int_equal(ui.mode, MODE_MAIN);
     assert_string_equal(ui.pick_names[ui.pick_sel], "billing");
 
     ui.mode = MODE_PICK;
-    assert_int_equal(app_key(&ui, &m, KEY_APP_ESC), APP_REDRAW);
+    assert_int_equal(keymap_key(&ui, &m, KEY_APP_ESC), APP_REDRAW);
     assert_int_equal(ui.mode, MODE_MAIN);
     model_free(&m);
     ui_free(&ui);
@@ -461,7 +462,7 @@ selection_follows_its_task_across_a_refresh(void **state)
     free(m.pages[PANE_DUE].tasks[1].id);
     m.pages[PANE_DUE].tasks[1].id = dup_str("t01");
     /* once the operator moved, the selection follows its task */
-    app_key(&ui, &m, 'j');
+    keymap_key(&ui, &m, 'j');
     assert_int_equal(ui.sel[PANE_DUE], 1);
     app_selection_save(&ui, &m, &saved);
     assert_string_equal(saved.id[PANE_DUE], "t01");
@@ -592,7 +593,7 @@ unknown_queue_is_marked(void **state)
     model_init(&m, "billng", "127.0.0.1:6379");
     m.have_data = m.connected = true;
     m.stats.now_ms = 1795942260000;
-    m.workers = (struct worker_summary){0, 0, 0, -1};
+    m.workers = (struct worker_summary){0, 0, 0, -1, 0, ""};
     ui_init(&ui, false, false);
     char *text = render(&m, &ui, 24, 80);
     assert_null(strstr(text, "UNKNOWN QUEUE"));
@@ -654,18 +655,18 @@ hints_follow_the_pane(void **state)
 
     ui_init(&ui, false, false);
     ui.focus = PANE_INFLIGHT;
-    app_hints(&ui, 80, h, sizeof h);
-    assert_non_null(strstr(h, "? help  x reap"));
+    keymap_hints(&ui, 80, h, sizeof h);
+    assert_non_null(strstr(h, "? help  c cancel  x reap"));
     assert_null(strstr(h, "r requeue"));
     ui.focus = PANE_FUTURE;
-    app_hints(&ui, 80, h, sizeof h);
+    keymap_hints(&ui, 80, h, sizeof h);
     assert_non_null(strstr(h, "p run now"));
     assert_true(strlen(h) < 80);
     ui.read_only = true;
-    app_hints(&ui, 80, h, sizeof h);
+    keymap_hints(&ui, 80, h, sizeof h);
     assert_null(strstr(h, "run now"));
     assert_non_null(strstr(h, "Enter details"));
-    app_hints(&ui, 20, h, sizeof h);
+    keymap_hints(&ui, 20, h, sizeof h);
     assert_true(strlen(h) < 20);
     ui_free(&ui);
 }
@@ -674,7 +675,7 @@ static void
 type(struct ui *ui, const struct model *m, const char *text)
 {
     for (const char *p = text; *p; p++)
-        app_key(ui, m, *p);
+        keymap_key(ui, m, *p);
 }
 
 /* P asks how long, then why, then y/N; on a paused queue it offers to resume. */
@@ -686,27 +687,27 @@ pause_asks_how_long_why_and_confirms(void **state)
 
     make_model(&m);
     ui_init(&ui, false, false);
-    assert_int_equal(app_key(&ui, &m, 'P'), APP_REDRAW);
+    assert_int_equal(keymap_key(&ui, &m, 'P'), APP_REDRAW);
     assert_int_equal(ui.mode, MODE_INPUT);
     assert_non_null(strstr(ui.prompt, "pause queue orders for"));
     type(&ui, &m, "soon");
-    app_key(&ui, &m, KEY_APP_ENTER);
+    keymap_key(&ui, &m, KEY_APP_ENTER);
     assert_int_equal(ui.mode, MODE_MAIN); /* not a duration: nothing happens */
     assert_true(ui.status_error);
     assert_non_null(strstr(ui.status, "not a duration"));
 
-    app_key(&ui, &m, 'P');
+    keymap_key(&ui, &m, 'P');
     type(&ui, &m, "30m");
-    app_key(&ui, &m, KEY_APP_ENTER);
+    keymap_key(&ui, &m, KEY_APP_ENTER);
     assert_int_equal(ui.mode, MODE_INPUT);
     assert_non_null(strstr(ui.prompt, "why"));
     type(&ui, &m, "deploy rollback");
-    app_key(&ui, &m, KEY_APP_ENTER);
+    keymap_key(&ui, &m, KEY_APP_ENTER);
     assert_int_equal(ui.mode, MODE_CONFIRM);
     char *text = render(&m, &ui, 24, 80);
     assert_has(text, "pause queue orders for 30m: deploy rollback? y/N");
     free(text);
-    assert_int_equal(app_key(&ui, &m, 'y'), APP_ACTION | APP_REDRAW);
+    assert_int_equal(keymap_key(&ui, &m, 'y'), APP_ACTION | APP_REDRAW);
     assert_int_equal(app_take_action(&ui), ACT_PAUSE);
     assert_string_equal(ui.pause_for, "30m");
     assert_string_equal(ui.input, "deploy rollback");
@@ -720,14 +721,14 @@ pause_asks_how_long_why_and_confirms(void **state)
     assert_has(text, " PAUSED\n"); /* the badge, at the end of the title line */
     assert_has(text, "paused by alice@ops 10m00s ago: deploy rollback, until resumed");
     free(text);
-    app_key(&ui, &m, 'P');
+    keymap_key(&ui, &m, 'P');
     assert_int_equal(ui.mode, MODE_CONFIRM);
     assert_int_equal(ui.confirm_action, ACT_RESUME);
-    app_key(&ui, &m, 'y');
+    keymap_key(&ui, &m, 'y');
     assert_int_equal(app_take_action(&ui), ACT_RESUME);
 
     ui.read_only = true; /* refused before anything is asked */
-    app_key(&ui, &m, 'P');
+    keymap_key(&ui, &m, 'P');
     assert_int_equal(ui.mode, MODE_MAIN);
     assert_non_null(strstr(ui.status, "read-only"));
     model_free(&m);
@@ -743,16 +744,16 @@ workers_in_the_header_and_the_verdict(void **state)
 
     make_model(&m);
     ui_init(&ui, false, false);
-    m.workers = (struct worker_summary){3, 2, 1, m.stats.now_ms - 2000};
+    m.workers = (struct worker_summary){3, 2, 1, m.stats.now_ms - 2000, 0, ""};
     char *text = render(&m, &ui, 24, 80);
     assert_has(text, "workers 2 (1 lost)");
     free(text);
-    m.workers = (struct worker_summary){2, 0, 2, m.stats.now_ms - 192000};
+    m.workers = (struct worker_summary){2, 0, 2, m.stats.now_ms - 192000, 0, ""};
     text = render(&m, &ui, 24, 80);
     assert_has(text, "workers 0 (2 lost)");
     assert_has(text, "no live worker for 3m12s while 2 are due");
     free(text);
-    assert_int_equal(app_key(&ui, &m, 'W'), APP_ACTION);
+    assert_int_equal(keymap_key(&ui, &m, 'W'), APP_ACTION);
     assert_int_equal(app_take_action(&ui), ACT_WORKERS);
     model_free(&m);
     ui_free(&ui);
@@ -921,15 +922,15 @@ e_fixes_a_failed_task_after_y(void **state)
 
     make_model(&m);
     ui_init(&ui, true, false);
-    app_key(&ui, &m, '4');
-    assert_int_equal(app_key(&ui, &m, 'e') & APP_ACTION, 0);
+    keymap_key(&ui, &m, '4');
+    assert_int_equal(keymap_key(&ui, &m, 'e') & APP_ACTION, 0);
     assert_non_null(strstr(ui.status, "read-only"));
     ui.read_only = false;
-    app_key(&ui, &m, '1');
-    assert_int_equal(app_key(&ui, &m, 'e') & APP_ACTION, 0);
+    keymap_key(&ui, &m, '1');
+    assert_int_equal(keymap_key(&ui, &m, 'e') & APP_ACTION, 0);
     assert_non_null(strstr(ui.status, "go to Failed (4)"));
-    app_key(&ui, &m, '4');
-    assert_int_equal(app_key(&ui, &m, 'e') & APP_ACTION, APP_ACTION);
+    keymap_key(&ui, &m, '4');
+    assert_int_equal(keymap_key(&ui, &m, 'e') & APP_ACTION, APP_ACTION);
     assert_int_equal(app_take_action(&ui), ACT_EDIT);
     assert_string_equal(ui.action_id, "t30");
 
@@ -938,11 +939,11 @@ e_fixes_a_failed_task_after_y(void **state)
     assert_true(ui.ndetail > 3);
     assert_string_equal(ui.detail[3], "-   \"n\": 1");
     assert_string_equal(ui.detail[4], "+   \"n\": 2");
-    assert_int_equal(app_key(&ui, &m, 'n') & APP_ACTION, 0);
+    assert_int_equal(keymap_key(&ui, &m, 'n') & APP_ACTION, 0);
     assert_int_equal(ui.mode, MODE_MAIN);
     assert_int_equal(app_take_action(&ui), ACT_NONE);
     assert_true(app_confirm_fix(&ui, "t30", a, sizeof a, b, sizeof b));
-    assert_int_equal(app_key(&ui, &m, 'y') & APP_ACTION, APP_ACTION);
+    assert_int_equal(keymap_key(&ui, &m, 'y') & APP_ACTION, APP_ACTION);
     assert_int_equal(app_take_action(&ui), ACT_REPLACE);
     model_free(&m);
     ui_free(&ui);
@@ -1050,20 +1051,20 @@ golden_errors(void **state)
     ui.err_sel = 1;
     golden_screens(&m, &ui, "errors");
     /* Enter: the Failed pane shows the group */
-    assert_int_equal(app_key(&ui, &m, KEY_APP_ENTER) & APP_REFETCH, APP_REFETCH);
+    assert_int_equal(keymap_key(&ui, &m, KEY_APP_ENTER) & APP_REFETCH, APP_REFETCH);
     assert_int_equal(ui.mode, MODE_MAIN);
     assert_int_equal(ui.focus, PANE_FAILED);
     assert_string_equal(ui.group, ui.errors.groups[1].id);
     golden_screens(&m, &ui, "errors_group");
     /* r with nothing marked asks about the whole group, naming it and its size */
-    app_key(&ui, &m, 'r');
+    keymap_key(&ui, &m, 'r');
     assert_int_equal(ui.mode, MODE_CONFIRM);
     assert_int_equal(ui.confirm_action, ACT_REQUEUE_FILTER);
     assert_non_null(strstr(ui.prompt, "1 failed task of group 5d3d4f25 \"attempts exhausted: smtp "
                                       "<email> refused\""));
-    app_key(&ui, &m, 'n');
+    keymap_key(&ui, &m, 'n');
     /* Esc: every failed task again */
-    app_key(&ui, &m, KEY_APP_ESC);
+    keymap_key(&ui, &m, KEY_APP_ESC);
     assert_string_equal(ui.group, "");
     model_free(&m);
     ui_free(&ui);
@@ -1122,7 +1123,7 @@ static void
 type_text(struct ui *ui, const struct model *m, const char *s)
 {
     for (; *s; s++)
-        app_key(ui, m, *s);
+        keymap_key(ui, m, *s);
 }
 
 /* The last line of @text (the status line), and the one above it. */
@@ -1151,19 +1152,19 @@ questions_fit_at_80_columns(void **state)
     group_page_model(&m, &ui);
     /* one task: y/N */
     m.pages[PANE_FAILED].total = 1;
-    app_key(&ui, &m, 'd');
+    keymap_key(&ui, &m, 'd');
     assert_int_equal(ui.mode, MODE_CONFIRM);
     char *text = render(&m, &ui, 24, 80);
     last_lines(text, above, last, sizeof last);
     assert_non_null(strstr(last, " drop 1 failed task of group 5d3d4f25 \"error: exit #"));
     assert_non_null(strstr(last, "…\" for good? y/N"));
     free(text);
-    app_key(&ui, &m, 'n');
+    keymap_key(&ui, &m, 'n');
     /* more: the queue's name is typed, and what was typed shows */
     m.pages[PANE_FAILED].total = 151;
-    app_key(&ui, &m, 'r');
-    app_key(&ui, &m, 'b');
-    app_key(&ui, &m, 'i');
+    keymap_key(&ui, &m, 'r');
+    keymap_key(&ui, &m, 'b');
+    keymap_key(&ui, &m, 'i');
     text = render(&m, &ui, 24, 80);
     last_lines(text, above, last, sizeof last);
     assert_string_equal(above, " requeue 151 failed tasks of group 5d3d4f25 \"error: exit #: "
@@ -1171,9 +1172,9 @@ questions_fit_at_80_columns(void **state)
     assert_string_equal(last, " type the queue name orders to confirm (Esc cancels): bi_");
     free(text);
     /* a long queue name: still two lines, the signature shortened */
-    app_key(&ui, &m, KEY_APP_ESC);
+    keymap_key(&ui, &m, KEY_APP_ESC);
     snprintf(m.queue, sizeof m.queue, "billing-invoices-europe-west-primary-2026");
-    app_key(&ui, &m, 'X');
+    keymap_key(&ui, &m, 'X');
     text = render(&m, &ui, 24, 80);
     last_lines(text, above, last, sizeof last);
     assert_non_null(strstr(above, " drop 151 failed tasks of group 5d3d4f25 \"error: exit #:"));
@@ -1181,14 +1182,14 @@ questions_fit_at_80_columns(void **state)
     assert_non_null(
         strstr(last, "type the queue name billing-invoices-europe-west-primary-2026 to"));
     /* a y/N question that is too long even with its quote cut wraps at a blank */
-    app_key(&ui, &m, KEY_APP_ESC);
+    keymap_key(&ui, &m, KEY_APP_ESC);
     ui.group[0] = '\0';
     ui.focus = PANE_DUE;
-    app_key(&ui, &m, 'P');
+    keymap_key(&ui, &m, 'P');
     type_text(&ui, &m, "10m");
-    app_key(&ui, &m, KEY_APP_ENTER);
+    keymap_key(&ui, &m, KEY_APP_ENTER);
     type_text(&ui, &m, "the ledger database is being restored from last night's backup");
-    app_key(&ui, &m, KEY_APP_ENTER);
+    keymap_key(&ui, &m, KEY_APP_ENTER);
     free(text);
     text = render(&m, &ui, 24, 80);
     last_lines(text, above, last, sizeof last);
@@ -1240,7 +1241,7 @@ errors_view_says_why_and_since_when_at_80_columns(void **state)
     assert_has(text, " j/k move  Enter: its tasks in Failed  Esc back  (exact counts)");
     free(text);
     /* G: the last group is on screen, whole */
-    app_key(&ui, &m, 'G');
+    keymap_key(&ui, &m, 'G');
     assert_int_equal(ui.err_sel, 11);
     text = render(&m, &ui, 24, 80);
     assert_has(text, "in region eu-west 11\n");
@@ -1313,7 +1314,7 @@ scenario_model(struct model *m)
     m->pages[PANE_INFLIGHT].tasks[0].lease_ms = m->stats.now_ms + 27000;
     m->pages[PANE_INFLIGHT].tasks[0].claimed_ms = m->stats.now_ms - 3000;
     m->stats.trimmed = 0;
-    m->workers = (struct worker_summary){2, 2, 0, m->stats.now_ms - 4000};
+    m->workers = (struct worker_summary){2, 2, 0, m->stats.now_ms - 4000, 0, ""};
 }
 
 static void
@@ -1328,7 +1329,7 @@ golden_oncall(void **state)
     m.stats.due = 40;
     m.pages[PANE_DUE].total = 40;
     m.stats.oldest_due_age_ms = 33000;
-    m.workers = (struct worker_summary){2, 0, 2, now - 192000};
+    m.workers = (struct worker_summary){2, 0, 2, now - 192000, 0, ""};
     ui_init(&ui, false, false);
     scenario_screens(&m, &ui, "noworker");
     model_free(&m);
@@ -1367,7 +1368,7 @@ golden_oncall(void **state)
     m.stats.expired_leases = 1;
     m.pages[PANE_INFLIGHT].tasks[0].lease_ms = now - 5000;
     m.pages[PANE_INFLIGHT].tasks[0].claimed_ms = now - 35000;
-    m.workers = (struct worker_summary){2, 1, 1, now - 2000};
+    m.workers = (struct worker_summary){2, 1, 1, now - 2000, 0, ""};
     ui.focus = PANE_INFLIGHT;
     scenario_screens(&m, &ui, "expired");
     model_free(&m);
@@ -1410,5 +1411,6 @@ main(void)
         cmocka_unit_test(search_rows_show_what_matched),
     };
 
+    test_filter_from_env();
     return cmocka_run_group_tests_name("unit/view", tests, NULL, NULL);
 }

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd_drop.c: delayq drop: delete failed or scheduled tasks for good, by id, all the failed
+ * ones, an error group or a text match. */
+#include <stdio.h>
+
+#include "cli.h"
+#include "ops.h"
+#include "opts.h"
+
+static int
+run(struct cli *g, const struct cli_args *args)
+{
+    struct ops_sel o;
+    dq_err err = {0};
+    int rc;
+
+    if ((rc = ops_select(g, args, "all-failed", &o)) != DQ_EXIT_OK ||
+        (rc = cli_connect_queue(g)) != DQ_EXIT_OK)
+        return rc;
+    if (o.n > 0) {
+        size_t dropped;
+        if (dq_drop(g->client, g->queue, o.ids, o.n, &dropped, &err) != DQ_OK)
+            return cli_action_error(g, &err, NULL);
+        printf("dropped %zu\n", dropped);
+        return DQ_EXIT_OK;
+    }
+    dq_bulk cur = {0};
+    while (!cur.done) {
+        if (dq_drop_filter_step(g->client, g->queue, &o.filter, 0, &cur, &err) != DQ_OK) {
+            return ops_bulk_stopped(g, "drop-all", "dropping", &cur,
+                                    o.filter.kind == DQ_FILTER_NONE, &err);
+        }
+    }
+    printf("dropped %zu\n", cur.done_n);
+    return DQ_EXIT_OK;
+}
+
+static const struct cli_opt opts[] = {
+    {"all-failed", 0, NULL, CLI_FLAG,
+     .help = "every task that failed before now, in steps of " CLI_STEP_MAX_TEXT},
+    {"group", 0, "SIG", CLI_STR,
+     .help = "every task of one error group that failed before now (the group id or the "
+             "signature 'delayq errors' shows); one audit entry"},
+    {"match", 0, "TEXT", CLI_STR,
+     .help = "every task that failed before now whose id, error, stack trace or payload bytes "
+             "contain TEXT (1..200 bytes; smart case: any case unless TEXT has a capital letter)"},
+    {NULL},
+};
+
+const struct cli_cmd cmd_drop = {
+    .name = "drop",
+    .summary = "delete failed or scheduled tasks",
+    .usage = "delayq drop [-q QUEUE]\n"
+             "                   (--all-failed | --group SIG | --match TEXT | [--] ID...)",
+    .about = "Deletes failed or scheduled tasks for good, and prints how many. All or nothing:\n"
+             "an unknown id is exit 1, names the id, and nothing is dropped. A task in flight\n"
+             "cannot be dropped while it runs.",
+    .opts = opts,
+    .max_pos = -1,
+    .run = run,
+};
