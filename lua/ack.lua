@@ -17,8 +17,8 @@ if k < 1 or k > DQ_CALL_MAX or k ~= math.floor(k) then
     DQ_CALL_MAX)
 end
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = worker_gate('ack', 'HDEL running stats HGET running tally HINCRBY stats tally ' ..
-  'HMGET running HSET tally LTRIM hist TIME ZREM inflight')
+local gate = worker_gate('ack', [[HDEL running stats HGET running tally HINCRBY stats tally HMGET
+  running HSET tally LTRIM hist TIME ZREM inflight]])
 if gate then return gate end
 allow_oom()
 local tks, atts, clms = {}, {}, {}

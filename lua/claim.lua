@@ -29,11 +29,11 @@
 -- Complexity: O(log N + (batch + results) log N).
 -- Flags: allow-oom (runs at maxmemory: moves due tasks to in-flight; settles as ack, retry, fail
 --   and release do; docs/OPERATIONS.md).
-local gate = worker_gate('claim', 'EXISTS group HDEL failed groups ids running stats ' ..
-  'HEXISTS groups HGET failed groups running tally HINCRBY stats tally HLEN groups HMGET ' ..
-  'config pause running HSET failed groups ids running tally LTRIM hist PUBLISH wake RPUSH ' ..
-  'hist TIME ZADD failidx group inflight sched ZCARD failidx ZPOPMIN failidx ZRANGE ' ..
-  'inflight sched ZRANGEBYSCORE sched ZREM group inflight sched ZSCORE group')
+local gate = worker_gate('claim', [[EXISTS group HDEL failed groups ids running stats HEXISTS groups
+  HGET failed groups running tally HINCRBY stats tally HLEN groups HMGET config pause running HSET
+  failed groups ids running tally LTRIM hist PUBLISH wake RPUSH hist TIME ZADD failidx group
+  inflight sched ZCARD failidx ZPOPMIN failidx ZRANGE inflight sched ZRANGEBYSCORE sched ZREM
+  group inflight sched ZSCORE group]])
 if gate then return gate end
 allow_oom()
 local cfg = config()

@@ -29,9 +29,9 @@ if #ARGV % 2 ~= 1 then
     #ARGV - 1)
 end
 if #ARGV > 1 then
-  local gate = operator_gate('config', 'EXISTS group HDEL failed groups HGET failed HINCRBY ' ..
-    'stats HMGET config HSET config LTRIM hist XADD audit ZCARD failidx ZPOPMIN failidx ZREM ' ..
-    'group ZSCORE group')
+  local gate = operator_gate('config', [[EXISTS group HDEL failed groups HGET failed HINCRBY stats
+    HMGET config HSET config LTRIM hist XADD audit ZCARD failidx ZPOPMIN failidx ZREM group ZSCORE
+    group]])
   if gate then return gate end
 end
 local set, detail = {}, {}

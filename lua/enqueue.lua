@@ -23,8 +23,8 @@ if not n or n < 1 or n > DQ_CALL_MAX or n ~= math.floor(n) or #ARGV ~= 1 + 3 * n
     tostring(ARGV[1]), #ARGV - 1, DQ_CALL_MAX)
 end
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = producer_gate('enqueue', 'HEXISTS failed running HGET ids HINCRBY stats HMGET ' ..
-  'config HSET ids INCRBY seq PUBLISH wake TIME ZADD sched ZRANGE sched')
+local gate = producer_gate('enqueue', [[HEXISTS failed running HGET ids HINCRBY stats HMGET config
+  HSET ids INCRBY seq PUBLISH wake TIME ZADD sched ZRANGE sched]])
 if gate then return gate end
 local cfg = config_of({'max_delay_ms', 'max_payload', 'max_attempts', 'time_limit_ms'})
 local now = now_ms()

@@ -22,8 +22,8 @@
 --   most 100 entries per call.
 -- Flags: allow-oom (runs at maxmemory: one record per worker, rewritten in place, pruned;
 --   docs/OPERATIONS.md).
-local gate = worker_gate('heartbeat', 'HDEL stats workers HMGET config pause HSET workers ' ..
-  'TIME ZADD beats ZRANGE inflight sched ZRANGEBYSCORE beats ZREM beats')
+local gate = worker_gate('heartbeat', [[HDEL stats workers HMGET config pause HSET workers TIME ZADD
+  beats ZRANGE inflight sched ZRANGEBYSCORE beats ZREM beats]])
 if gate then return gate end
 allow_oom()
 local now = now_ms()

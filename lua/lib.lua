@@ -818,14 +818,16 @@ end
 -- asks first (redis.acl_check_cmd has no side effect) whether its user may run each
 -- command it can run, reads included (a refused read after a write half-applies too),
 -- and refuses before it writes anything. @needs lists them: a command in capitals,
--- then the keys it takes by their names below ('TIME HGET failed running ZADD sched');
+-- then the keys it takes by their names below ('TIME HGET failed running ZADD sched'),
+-- one [[...]] literal (Lua 5.1 does not fold '..': a concatenation is built every call);
 -- tests/lint/gates.py checks that the list holds every command a script can reach and
 -- that the role's ACL line in docs/SECURITY.md grants it. Redis 6 has no
 -- acl_check_cmd: no gate there (its ACL still refuses the command itself).
--- The gate's lists, parsed once: in the function library this table lives as long as
--- the library (parsing a claim's list cost 15 us a call, the checks themselves 6 us);
--- under EVALSHA it is per call, as everything is. Each list is {cmd, key name or
--- false, ...} pairs, in the order of the text.
+-- What is kept across calls, and what is not: PROTOCOL 5.16a, "What the gate costs".
+-- The gate's lists, parsed once per script: in the function library this table lives as
+-- long as the library (parsing a claim's list cost 15 us a call); under EVALSHA it is
+-- per call, as everything is. Each list is {cmd, key name or false, ...} pairs, in the
+-- order of the text.
 local GATE_LISTS = {}
 local function gate_list(script, needs)
   local list = GATE_LISTS[script]
@@ -853,22 +855,48 @@ local function gate_list(script, needs)
   return list
 end
 
-local function role_gate(role, script, needs)
-  if redis.acl_check_cmd == nil then return nil end
+-- The same list with this call's keys in place of their names, and the eleven keys it
+-- was made from (every other key is named from KEYS[1]): one entry per script, so a
+-- worker or producer calling one queue makes it once (building it cost a claim 5-7 us
+-- a call). Only the keys are kept, never a verdict: the ACL can change between two
+-- calls, and two calls can be two users.
+local GATE_KEYED = {}
+local function gate_keyed(script, needs)
+  local c = GATE_KEYED[script]
+  if c and c[1] == K_SCHED and c[2] == K_IDS and c[3] == K_INFLIGHT and c[4] == K_RUNNING
+      and c[5] == K_FAILED and c[6] == K_FAILIDX and c[7] == K_STATS and c[8] == K_SEQ
+      and c[9] == K_CONFIG and c[10] == K_AUDIT and c[11] == K_WAKE then
+    return c.list
+  end
   -- hist and group stand for every key of their kind (one task's history, one group)
   local keys = {sched = K_SCHED, ids = K_IDS, inflight = K_INFLIGHT, running = K_RUNNING,
     failed = K_FAILED, failidx = K_FAILIDX, stats = K_STATS, seq = K_SEQ, config = K_CONFIG,
     audit = K_AUDIT, wake = K_WAKE, workers = K_WORKERS, beats = K_BEATS, pause = K_PAUSE,
     groups = K_GROUPS, group = K_GROUP .. 'gate', tally = K_TALLY,
     hist = K_PREFIX .. 'hist:gate'}
-  local list = gate_list(script, needs)
+  local names, list = gate_list(script, needs), {}
+  for i = 1, #names, 2 do
+    local name = names[i + 1]
+    local key = name and keys[name]
+    if name and not key then return nil, name end
+    list[i], list[i + 1] = names[i], key or false
+  end
+  GATE_KEYED[script] = {K_SCHED, K_IDS, K_INFLIGHT, K_RUNNING, K_FAILED, K_FAILIDX, K_STATS,
+    K_SEQ, K_CONFIG, K_AUDIT, K_WAKE, list = list}
+  return list
+end
+
+local function role_gate(role, script, needs)
+  local check = redis.acl_check_cmd
+  if check == nil then return nil end
+  local list, unknown = gate_keyed(script, needs)
+  if not list then
+    return redis.error_reply('ERR role gate of ' .. script .. ': unknown key ' .. unknown)
+  end
   for i = 1, #list, 2 do
-    local cmd, name = list[i], list[i + 1]
-    local key, ok = name and keys[name], nil
-    if name and not key then
-      return redis.error_reply('ERR role gate of ' .. script .. ': unknown key ' .. name)
-    end
-    if key then ok = redis.acl_check_cmd(cmd, key) else ok = redis.acl_check_cmd(cmd) end
+    local cmd, key = list[i], list[i + 1]
+    local ok
+    if key then ok = check(cmd, key) else ok = check(cmd) end
     if not ok then
       return redis.error_reply(string.format('NOPERM this user may not run %s (%s runs %s%s, ' ..
         'which this user may not); see the roles in docs/SECURITY.md', role, script, cmd,

@@ -24,8 +24,8 @@ local function int_arg(i, lo, hi, what)
   return v
 end
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = viewer_gate('workers', 'HMGET config running workers TIME ZCARD beats inflight ' ..
-  'ZRANGE inflight ZREVRANGE beats')
+local gate = viewer_gate('workers', [[HMGET config running workers TIME ZCARD beats inflight ZRANGE
+  inflight ZREVRANGE beats]])
 if gate then return gate end
 local most, e1 = int_arg(1, 1, DQ_CALL_MAX, 'workers')
 if not most then return e1 end
