@@ -1041,9 +1041,9 @@ end
 -- with a window keeps its caller-chosen id refused by enqueue until the window ends.
 -- Only a v2 envelope can carry one, so a v1 task's ack costs one byte compare and no
 -- command; a v2 one without "uf" a decode in Lua. Each ack of a task with a window also
--- trims up to DQ_UNIQ_TRIM ended windows, oldest first: the set holds the open windows
+-- trims up to UNIQ_TRIM_STEP ended windows, oldest first: the set holds the open windows
 -- and at most the ended ones no later finish has trimmed yet (bounded steps).
-local DQ_UNIQ_TRIM = 100
+local UNIQ_TRIM_STEP = 100
 -- After ack of running record @r: records its window, if it has one. @now is the
 -- call's time if known (nil: read here, once); returns it.
 local function uniq_acked(r, now)
@@ -1054,7 +1054,7 @@ local function uniq_acked(r, now)
   local e = run and env_decode(run.m)
   if not e or not e.uf or not e.id then return now end
   now = now or now_ms()
-  local old = redis.call('ZRANGEBYSCORE', K_UNIQ, '-inf', dec(now), 'LIMIT', 0, DQ_UNIQ_TRIM)
+  local old = redis.call('ZRANGEBYSCORE', K_UNIQ, '-inf', dec(now), 'LIMIT', 0, UNIQ_TRIM_STEP)
   if #old > 0 then redis.call('ZREM', K_UNIQ, unpack(old)) end
   redis.call('ZADD', K_UNIQ, dec(now + e.uf), e.id)
   return now
