@@ -133,8 +133,8 @@ if added + replaced > 0 then
       end
       z[#z + 1] = dec(t.due)
       local mb = env_fill(t, t.seq, now8, default_max)
-      if t.mark then
-        local e = env_decode(mb)
+      local e = t.mark and env_decode(mb)
+      if e then
         e.last_error = t.mark
         mb = env_encode(e)
       end
