@@ -43,7 +43,7 @@ elseif seen ~= '' then
   old = e and not e.id and dec(e.seq) == id and tonumber(redis.call('ZSCORE', K_SCHED, seen))
   m = old and seen
 end
-local detail = id .. ' to ' .. dec(due)
+local detail = id .. ' due ' .. dec(due)
 if not m then
   local where = 'it is not scheduled'
   if resolve(K_RUNNING, id) then
