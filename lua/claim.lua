@@ -32,8 +32,8 @@
 local gate = worker_gate('claim', [[EXISTS group HDEL failed groups ids running stats HEXISTS groups
   HGET failed groups running tally HINCRBY stats tally HLEN groups HMGET config pause running HSET
   failed groups ids running tally LTRIM hist PUBLISH wake RPUSH hist TIME ZADD failidx group
-  inflight sched ZCARD failidx ZPOPMIN failidx ZRANGE inflight sched ZRANGEBYSCORE sched ZREM
-  group inflight sched ZSCORE group]])
+  inflight sched uniq ZCARD failidx ZPOPMIN failidx ZRANGE inflight sched ZRANGEBYSCORE sched uniq
+  ZREM group inflight sched uniq ZSCORE group]])
 if gate then return gate end
 allow_oom()
 local cfg = config()

@@ -35,6 +35,7 @@ local K_PAUSE = K_PREFIX .. 'pause' -- HASH by, since, until (0: until resumed),
 local K_GROUPS = K_PREFIX .. 'groups' -- HASH group id -> "<first ms> <last ms> <signature>"
 local K_GROUP = K_PREFIX .. 'group:' -- prefix: ZSET per group id, task key -> failed ms
 local K_TALLY = K_PREFIX .. 'tally' -- HASH outcomes per minute, a ring of 64 (tally())
+local K_UNIQ = K_PREFIX .. 'uniq' -- ZSET caller-chosen id -> end ms of its unique-for window
 -- keys: end
 
 -- Protocol limits (docs/PROTOCOL.md 8.2). src/delayq.h has the same names and numbers;
@@ -48,6 +49,8 @@ local DQ_NEEDLE_MAX = 200 -- bytes of a search needle
 local DQ_ATTEMPTS_MAX = 1000000
 -- a task's time limit (the envelope's "tl" extension), ms: 7 days
 local DQ_TIME_LIMIT_MAX = 604800000
+-- a task's unique-for window (the envelope's "uf" extension), ms: 7 days
+local DQ_UNIQUE_FOR_MAX = 604800000
 
 -- The one clock: Redis server time in integer milliseconds.
 local function now_ms()
@@ -251,8 +254,9 @@ end
 
 -- The extensions of a v2 envelope (docs/PROTOCOL.md 4.1), from @pos to the end of @s:
 -- a fixmap of 1..15 entries, keys fixstr of [a-z0-9_] in strictly increasing order,
--- values a uint or a string. Returns a table of the known ones (tl: the time limit),
--- or nil when the map is malformed. Unknown keys are allowed (a later writer's).
+-- values a uint or a string. Returns a table of the known ones (tl: the time limit,
+-- uf: the unique-for window), or nil when the map is malformed. Unknown keys are
+-- allowed (a later writer's).
 local function rd_ext(s, pos)
   local b = string.byte(s, pos)
   if not b or b < 129 or b > 143 then return nil end
@@ -272,6 +276,9 @@ local function rd_ext(s, pos)
     if key == 'tl' then
       if k ~= 'uint' or v < 1 or v > DQ_TIME_LIMIT_MAX then return nil end
       x.tl = v
+    elseif key == 'uf' then
+      if k ~= 'uint' or v < 1 or v > DQ_UNIQUE_FOR_MAX then return nil end
+      x.uf = v
     end
   end
   if pos ~= #s + 1 then return nil end
@@ -301,7 +308,7 @@ local function env_decode(m)
   if t[4] > DQ_ATTEMPTS_MAX or t[6] > DQ_ATTEMPTS_MAX then return nil end
   return {seq = t[2], id = opt(t[3]), attempt = t[4], enq = t[5], max = t[6],
     deadline = opt(t[7]), payload = t[8], last_error = opt(t[9]), ext = ext,
-    tl = x and x.tl}
+    tl = x and x.tl, uf = x and x.uf}
 end
 
 -- The position after the str or bin at @pos, without copying it (as rd reads it); nil
@@ -872,7 +879,7 @@ local function gate_keyed(script, needs)
   local keys = {sched = K_SCHED, ids = K_IDS, inflight = K_INFLIGHT, running = K_RUNNING,
     failed = K_FAILED, failidx = K_FAILIDX, stats = K_STATS, seq = K_SEQ, config = K_CONFIG,
     audit = K_AUDIT, wake = K_WAKE, workers = K_WORKERS, beats = K_BEATS, pause = K_PAUSE,
-    groups = K_GROUPS, group = K_GROUP .. 'gate', tally = K_TALLY,
+    groups = K_GROUPS, group = K_GROUP .. 'gate', tally = K_TALLY, uniq = K_UNIQ,
     hist = K_PREFIX .. 'hist:gate'}
   local names, list = gate_list(script, needs), {}
   for i = 1, #names, 2 do
@@ -1076,18 +1083,43 @@ local function fence_quick(r, attempt, claimed)
   return a == tonumber(attempt)
 end
 
+-- Unique-for windows (docs/PROTOCOL.md 4.1 "uf", key uniq in section 2): a task done
+-- with a window keeps its caller-chosen id refused by enqueue until the window ends.
+-- Only a v2 envelope can carry one, so a v1 task's ack costs one byte compare and no
+-- command; a v2 one without "uf" a decode in Lua. Each ack of a task with a window also
+-- trims up to UNIQ_TRIM_STEP ended windows, oldest first: the set holds the open windows
+-- and at most the ended ones no later finish has trimmed yet (bounded steps).
+local UNIQ_TRIM_STEP = 100
+-- After ack of running record @r: records its window, if it has one. @now is the
+-- call's time if known (nil: read here, once); returns it.
+local function uniq_acked(r, now)
+  local b, p = string.byte(r, 2), nil
+  if b == 196 then p = 4 elseif b == 197 then p = 5 elseif b == 198 then p = 7 end
+  if not p or string.byte(r, p) ~= 154 then return now end -- v1: no extensions
+  local run = run_decode(r)
+  local e = run and env_decode(run.m)
+  if not e or not e.uf or not e.id then return now end
+  now = now or now_ms()
+  local old = redis.call('ZRANGEBYSCORE', K_UNIQ, '-inf', dec(now), 'LIMIT', 0, UNIQ_TRIM_STEP)
+  if #old > 0 then redis.call('ZREM', K_UNIQ, unpack(old)) end
+  redis.call('ZADD', K_UNIQ, dec(now + e.uf), e.id)
+  return now
+end
+
 -- ack: 1. The caller counts 'done' (one HINCRBY per call).
 local function settle_ack(tk, attempt, claimed)
   local r = redis.call('HGET', K_RUNNING, tk)
   if r and fence_quick(r, attempt, claimed) then
     hist_acked(tk, r)
     unrun(tk)
+    uniq_acked(r)
     return 1
   end
   local run, _, bad = holder(tk, attempt, claimed) -- the precise error, or an odd layout
   if not run then return nil, bad end
   hist_acked(tk, r)
   unrun(tk)
+  uniq_acked(r)
   return 1
 end
 
@@ -1114,6 +1146,10 @@ local function settle_acks(tks, atts, clms)
   if #gone > 0 then
     redis.call('ZREM', K_INFLIGHT, unpack(gone))
     redis.call('HDEL', K_RUNNING, unpack(gone))
+    local now
+    for i, tk in ipairs(tks) do
+      if out[i] == 1 then now = uniq_acked(recs[i], now) end
+    end
   end
   local done = #gone
   for _, i in ipairs(later) do

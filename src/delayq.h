@@ -69,6 +69,8 @@ enum {
 #define DQ_ATTEMPTS_MAX 1000000
 /* A task's time limit (dq_enqueue_opts.time_limit_ms), ms: 7 days. */
 #define DQ_TIME_LIMIT_MAX 604800000LL
+/* A task's unique-for window (dq_enqueue_opts.unique_for_ms), ms: 7 days. */
+#define DQ_UNIQUE_FOR_MAX 604800000LL
 /* Bytes of a failure's signature (reason + masked first line of its error). */
 #define DQ_SIGNATURE_MAX 200
 /* Reason given to dq_pause(): 0..DQ_PAUSE_REASON_MAX bytes; a buffer needs +1. */
@@ -350,6 +352,11 @@ typedef struct dq_enqueue_opts {
     int64_t deadline_ms;   /* if > 0, the task expires when not started by due + deadline_ms */
     int64_t time_limit_ms; /* if > 0 (1..DQ_TIME_LIMIT_MAX): a run still going this long is
                               stopped and retried ("timed out after ..."); PROTOCOL.md 10.4 */
+    int64_t unique_for_ms; /* if > 0 (1..DQ_UNIQUE_FOR_MAX; needs id): once the task is done,
+                              its id is refused for this long (PROTOCOL.md 4.1 "uf") */
+    bool replace;          /* needs id: a scheduled task with this id gets this payload and
+                              due time instead (debounce); one in flight or failed is left
+                              as it is and reported as a duplicate there */
 } dq_enqueue_opts;
 
 typedef struct dq_enqueued {
@@ -357,6 +364,9 @@ typedef struct dq_enqueued {
     bool duplicate;         /* a task with this id already exists; nothing was added */
     dq_state where;         /* for a duplicate: where the existing task is */
     int64_t due_ms;         /* the due time (of the existing task for a duplicate, if scheduled) */
+    bool replaced;          /* opts.replace: the scheduled task got the new payload and due */
+    int64_t unique_left_ms; /* > 0: a duplicate of a task done within its unique-for window,
+                               which ends this many ms from now; where is DQ_STATE_NONE */
 } dq_enqueued;
 
 /**
@@ -923,6 +933,17 @@ typedef struct dq_cancelled {
  */
 int dq_cancel(dq_client *c, const char *queue, const char *id, bool drop, dq_cancelled *out,
               dq_err *err);
+
+/**
+ * Moves the scheduled task @id of @queue to @at_ms (server epoch ms; 0: use @delay_ms,
+ * ms from now) without touching its envelope (payload, attempt and deadline stay).
+ * Idle workers are woken when it becomes the earliest. DQ_ENOTFOUND when the task is
+ * not scheduled (the message says where it is: in flight or failed); DQ_EINVAL past
+ * max_delay_ms. Operator action, recorded in the audit log. *@due_ms (may be NULL) is the
+ * new due time. A generated id is found by a scan first (as dq_find does).
+ */
+int dq_reschedule(dq_client *c, const char *queue, const char *id, int64_t at_ms, int64_t delay_ms,
+                  int64_t *due_ms, dq_err *err);
 
 /* ---- error groups and filtered bulk actions (PROTOCOL.md 4.6) ---------------------- */
 

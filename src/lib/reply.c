@@ -187,7 +187,14 @@ dq_reply_config(const redisReply *r, void *out, dq_err *err)
 enum { ENQUEUE_ID, ENQUEUE_STATUS, ENQUEUE_DUE, ENQUEUE_FIELDS };
 
 /* Status codes of the enqueue reply. */
-enum { ENQUEUE_ADDED, ENQUEUE_DUP_SCHEDULED, ENQUEUE_DUP_INFLIGHT };
+enum {
+    ENQUEUE_ADDED,
+    ENQUEUE_DUP_SCHEDULED,
+    ENQUEUE_DUP_INFLIGHT,
+    ENQUEUE_DUP_FAILED,
+    ENQUEUE_DUP_UNIQUE, /* done within its unique-for window; due is the ms left of it */
+    ENQUEUE_REPLACED,
+};
 
 int
 dq_reply_enqueue(const redisReply *r, void *out, dq_err *err)
@@ -219,11 +226,18 @@ dq_reply_enqueue(const redisReply *r, void *out, dq_err *err)
                                "an integer", "due of task %zu", i + 1);
         memcpy(e->id, id->str, id->len);
         e->id[id->len] = '\0';
-        e->duplicate = status != ENQUEUE_ADDED;
-        e->where = status == ENQUEUE_ADDED || status == ENQUEUE_DUP_SCHEDULED ? DQ_STATE_SCHEDULED
-                   : status == ENQUEUE_DUP_INFLIGHT                           ? DQ_STATE_INFLIGHT
-                                                                              : DQ_STATE_FAILED;
-        e->due_ms = due;
+        if (status < ENQUEUE_ADDED || status > ENQUEUE_REPLACED)
+            return dq_err_set(err, DQ_EPROTO,
+                              "enqueue reply: status of task %zu is %lld, expected 0..%d", i + 1,
+                              (long long)status, ENQUEUE_REPLACED);
+        e->duplicate = status != ENQUEUE_ADDED && status != ENQUEUE_REPLACED;
+        e->replaced = status == ENQUEUE_REPLACED;
+        e->where = status == ENQUEUE_DUP_INFLIGHT ? DQ_STATE_INFLIGHT
+                   : status == ENQUEUE_DUP_FAILED ? DQ_STATE_FAILED
+                   : status == ENQUEUE_DUP_UNIQUE ? DQ_STATE_NONE
+                                                  : DQ_STATE_SCHEDULED;
+        e->due_ms = status == ENQUEUE_DUP_UNIQUE ? -1 : due;
+        e->unique_left_ms = status == ENQUEUE_DUP_UNIQUE ? (due > 0 ? due : 1) : 0;
     }
     return DQ_OK;
 }
@@ -1285,6 +1299,20 @@ dq_reply_workers(const redisReply *r, void *out, dq_err *err)
 }
 
 enum { PAUSE_NOW, PAUSE_UNTIL, PAUSE_WAS, PAUSE_FIELDS };
+
+int
+dq_reply_ints2(const redisReply *r, void *out, dq_err *err)
+{
+    int64_t *v = out;
+    int rc;
+
+    if (!is_array(r, 2))
+        return bad_shape(err, "reschedule", r, "an array of two integers");
+    if ((rc = get_int(r, 0, "reschedule", "old due", &v[0], err)) != DQ_OK ||
+        (rc = get_int(r, 1, "reschedule", "new due", &v[1], err)) != DQ_OK)
+        return rc;
+    return DQ_OK;
+}
 
 int
 dq_reply_cancel(const redisReply *r, void *out, dq_err *err)

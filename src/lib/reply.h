@@ -146,6 +146,9 @@ struct dq_pause_reply {
     bool was_paused;
 };
 int dq_reply_pause(const struct redisReply *r, void *out, dq_err *err);
+/* Two integers (reschedule.lua's {old due, new due}) into int64_t[2]. */
+int dq_reply_ints2(const struct redisReply *r, void *out, dq_err *err);
+
 /* cancel.lua: {worker, attempt} into a dq_cancelled. */
 int dq_reply_cancel(const struct redisReply *r, void *out, dq_err *err);
 

@@ -503,6 +503,28 @@ job_requeue_delay(dq_client *c, struct job *j, int64_t started_ms)
     }
 }
 
+/* t: the time typed is a duration from now or an RFC 3339 time (app.c checked it). */
+static void
+job_reschedule(dq_client *c, struct job *j, int64_t started_ms)
+{
+    dq_err err = {0};
+    int64_t delay = 0, at = 0, due = -1;
+    char when[DQ_TIME_BUFSZ], what[DQ_ID_MAX + 40];
+
+    if (dq_dur_parse(j->input, "time", &delay, NULL) != DQ_OK &&
+        dq_time_parse(j->input, "time", &at, &err) != DQ_OK) {
+        job_status(j, true, "%s", err.msg);
+        return;
+    }
+    if (dq_reschedule(c, j->queue, j->id, at > 0 ? at : 0, delay, &due, &err) == DQ_OK) {
+        dq_time_format(when, sizeof when, due);
+        job_status(j, false, "rescheduled %s: due %s", j->id, when);
+    } else {
+        snprintf(what, sizeof what, "reschedule %s", j->id);
+        job_failed(c, j, started_ms, &err, what, false);
+    }
+}
+
 /* A (all, spread over the window typed) and r on a group or search: in bounded steps. */
 static void
 job_requeue_many(dq_client *c, struct job *j, int64_t started_ms)
@@ -603,6 +625,8 @@ static const struct {
     [ACT_DROP_FILTER] = {job_drop_many, "dropping failed tasks", "drop-all"},
     [ACT_CANCEL] = {job_cancel, "cancelling", "cancel"},
     [ACT_SPREAD] = {NULL, "working", NULL},
+    [ACT_RESCHEDULE_AT] = {NULL, "working", NULL},
+    [ACT_RESCHEDULE] = {job_reschedule, "rescheduling", "reschedule"},
 };
 _Static_assert(sizeof kinds / sizeof kinds[0] == ACT_COUNT, "jobs.c: an action without a row");
 

@@ -66,10 +66,12 @@ static int do_pick_open(struct ui *, const struct model *, const struct binding 
 static int do_pick_back(struct ui *, const struct model *, const struct binding *, int);
 static int do_err_move(struct ui *, const struct model *, const struct binding *, int);
 static int do_err_open(struct ui *, const struct model *, const struct binding *, int);
+static int do_reschedule(struct ui *, const struct model *, const struct binding *, int);
 
 #define F PANE_BIT(PANE_FAILED)
 #define U PANE_BIT(PANE_FUTURE)
 #define I PANE_BIT(PANE_INFLIGHT)
+#define N PANE_BIT(PANE_DUE)
 
 /* One binding per row reads as the reference card it is: */
 /* clang-format off */
@@ -143,6 +145,10 @@ static const struct binding bindings[] = {
     {BIND_MAIN, {'p'}, "p", U, KB_WRITE | KB_SELECTED, do_confirm, ACT_RUN_NOW,
         "Future: run the selected task now (asks y/N)",
         "p runs a future task now: go to Future (2)", "run now"},
+    {BIND_MAIN, {'t'}, "t", N | U, KB_WRITE | KB_SELECTED, do_reschedule, 0,
+        "Due or Future: move the selected task to a new time you type (10m from now, or "
+        "an RFC 3339 time); asks y/N",
+        "t gives a scheduled task a new time: go to Due (1) or Future (2)", "time"},
     {BIND_MAIN, {'e'}, "e", F, KB_WRITE | KB_SELECTED, do_request, ACT_EDIT,
         "Failed: fix and requeue: the payload opens as JSON in $VISUAL or $EDITOR; after "
         "you save and quit, shows what changed and asks y/N",
@@ -211,6 +217,7 @@ static const struct binding bindings[] = {
 #undef F
 #undef U
 #undef I
+#undef N
 
 #define NBINDINGS (sizeof bindings / sizeof bindings[0])
 
@@ -297,6 +304,12 @@ static int
 do_requeue_after(struct ui *ui, const struct model *m, const struct binding *b, int key)
 {
     return app_delay_prompt(ui, m);
+}
+
+static int
+do_reschedule(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    return app_reschedule_prompt(ui, m);
 }
 
 static int

@@ -905,6 +905,10 @@ view_render(const struct model *m, const struct ui *ui, struct grid *g)
             snprintf(q, sizeof q, "pause queue %s %s%s%s%s? y/N ", ui->action_id,
                      ui->pause_for[0] ? "for " : "until resumed", ui->pause_for,
                      ui->input[0] ? ": " : "", ui->input);
+        else if (ui->confirm_action == ACT_RESCHEDULE)
+            snprintf(q, sizeof q, "reschedule task %s to %s%s? y/N ", ui->action_id, ui->input,
+                     dq_time_parse(ui->input, "time", &(int64_t){0}, NULL) == DQ_OK ? ""
+                                                                                    : " from now");
         else if (ui->confirm_action == ACT_RESUME)
             snprintf(q, sizeof q, "resume queue %s (paused by %s)? y/N ", ui->action_id,
                      m->stats.paused_by);
