@@ -1,5 +1,6 @@
 -- ack: completes claimed tasks; each leaves in-flight for good.
--- KEYS: the eleven queue keys (see lib.lua); writes inflight, running, stats, tally.
+-- KEYS: the eleven queue keys (see lib.lua); writes inflight, running, stats, tally, and
+--   the derived uniq ZSET for a task with a unique-for window (lib.lua uniq_acked).
 -- ARGV: 3 per task, 1..1000 tasks: task key (generated id, or "c:" .. caller-chosen id),
 --   attempt as claimed, and the claim's server time (claim reply "now"): with the
 --   attempt, the fencing token.
@@ -17,8 +18,8 @@ if k < 1 or k > DQ_CALL_MAX or k ~= math.floor(k) then
     DQ_CALL_MAX)
 end
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = worker_gate('ack', 'HDEL running stats HGET running tally HINCRBY stats tally ' ..
-  'HMGET running HSET tally LTRIM hist TIME ZREM inflight')
+local gate = worker_gate('ack', [[HDEL running stats HGET running tally HINCRBY stats tally HMGET
+  running HSET tally LTRIM hist TIME ZADD uniq ZRANGEBYSCORE uniq ZREM inflight uniq]])
 if gate then return gate end
 allow_oom()
 local tks, atts, clms = {}, {}, {}

@@ -33,12 +33,12 @@
 --   (P its payload bytes).
 -- Flags: allow-oom (runs at maxmemory: moves due tasks to in-flight; settles as ack, retry, fail
 --   and release do; docs/OPERATIONS.md).
-local gate = worker_gate('claim', 'EXISTS group HDEL failed groups ids running stats ' ..
-  'HEXISTS failed groups running HGET failed groups ids running sdefs stpl tally HINCRBY ' ..
-  'stats tally HLEN groups HMGET config pause running HSET failed groups ids running sdefs ' ..
-  'tally INCRBY seq LTRIM hist PUBLISH wake RPUSH hist TIME ZADD failidx group inflight ' ..
-  'sched slow snext ZCARD failidx ZPOPMIN failidx ZRANGE inflight sched snext ZRANGEBYSCORE ' ..
-  'sched ZREM group inflight sched snext ZSCORE group')
+local gate = worker_gate('claim', [[EXISTS group HDEL failed groups ids running stats HEXISTS
+  failed groups running HGET failed groups ids running sdefs stpl tally HINCRBY stats tally HLEN
+  groups HMGET config pause running HSET failed groups ids running sdefs tally INCRBY seq LTRIM
+  hist PUBLISH wake RPUSH hist TIME ZADD failidx group inflight sched slow snext uniq ZCARD
+  failidx ZPOPMIN failidx ZRANGE inflight sched snext ZRANGEBYSCORE sched uniq ZREM group
+  inflight sched snext uniq ZSCORE group]])
 if gate then return gate end
 allow_oom()
 local cfg = config()

@@ -10,7 +10,8 @@
 --   the record's 12 fields: [3] host, [4] pid, [5] version, [6] started ms ('': now),
 --   [7] beat interval ms (1..86400000), [8] concurrency, [9] busy, [10] done,
 --   [11] retried, [12] failed (integers >= 0), [13] command (cut at 1024 bytes),
---   [14] draining (0|1).
+--   [14] draining (0|1), and optionally [15] hung (handlers still running well past
+--   their time limit; integer >= 0; absent: 0).
 -- Reply: {now, registered (1: the entry exists now; 0: it did not and no fields were
 --   given: send them), started ms (-1: not known), next due (-1: nothing scheduled),
 --   earliest lease deadline (-1: nothing in flight), paused until (-1: not paused, 0:
@@ -24,8 +25,8 @@
 --   most 100 entries per call.
 -- Flags: allow-oom (runs at maxmemory: one record per worker, rewritten in place, pruned;
 --   docs/OPERATIONS.md).
-local gate = worker_gate('heartbeat', 'HDEL stats workers HMGET config pause HSET workers ' ..
-  'TIME ZADD beats ZRANGE inflight sched snext ZRANGEBYSCORE beats ZREM beats')
+local gate = worker_gate('heartbeat', [[HDEL stats workers HMGET config pause HSET workers TIME
+  ZADD beats ZRANGE inflight sched snext ZRANGEBYSCORE beats ZREM beats]])
 if gate then return gate end
 allow_oom()
 local now = now_ms()
@@ -46,16 +47,17 @@ local registered, started = 1, -1
 if #ARGV == 2 then
   -- XX: a pruned (or never registered) entry is not brought back without its record
   if redis.call('ZADD', K_BEATS, 'XX', 'CH', dec(now), name) == 0 then registered = 0 end
-elseif #ARGV == 14 then
+elseif #ARGV == 14 or #ARGV == 15 then
   local w = {host = ARGV[3], version = ARGV[5], command = truncate(ARGV[13], WORKER_COMMAND_MAX),
     draining = ARGV[14] == '1'}
   -- in argument order, so the first bad one is the one named
   local num = {{'pid', 4}, {'started', 6}, {'beat', 7}, {'conc', 8}, {'busy', 9}, {'done', 10},
-    {'retried', 11}, {'failed', 12}}
+    {'retried', 11}, {'failed', 12}, {'hung', 15}}
   for _, fi in ipairs(num) do
     local f, i = fi[1], fi[2]
     local v = tonumber(ARGV[i])
     if f == 'started' and ARGV[i] == '' then v = now end
+    if f == 'hung' and ARGV[i] == nil then v = 0 end
     if not v or v < 0 or v ~= math.floor(v) or v >= 9007199254740992 then
       return err('DQ_EINVAL', 'heartbeat: %s: %q is not an integer >= 0', f, ARGV[i])
     end
@@ -68,7 +70,7 @@ elseif #ARGV == 14 then
   redis.call('ZADD', K_BEATS, dec(now), name)
   started = w.started
 else
-  return err('DQ_EINVAL', 'heartbeat: %d arguments; expected 2 or 14', #ARGV)
+  return err('DQ_EINVAL', 'heartbeat: %d arguments; expected 2, 14 or 15', #ARGV)
 end
 if mode == 'beat' then
   -- a worker that ran tasks since its last beat sends its record: it is told of a top-up

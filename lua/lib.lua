@@ -35,6 +35,7 @@ local K_PAUSE = K_PREFIX .. 'pause' -- HASH by, since, until (0: until resumed),
 local K_GROUPS = K_PREFIX .. 'groups' -- HASH group id -> "<first ms> <last ms> <signature>"
 local K_GROUP = K_PREFIX .. 'group:' -- prefix: ZSET per group id, task key -> failed ms
 local K_TALLY = K_PREFIX .. 'tally' -- HASH outcomes per minute, a ring of 64 (tally())
+local K_UNIQ = K_PREFIX .. 'uniq' -- ZSET caller-chosen id -> end ms of its unique-for window
 -- Periodic schedules (PROTOCOL.md 2 and 5.30): definitions, envelope templates, next
 -- firing per schedule, and the cron schedules whose list of precomputed firings runs low.
 local K_SDEFS = K_PREFIX .. 'sdefs' -- HASH name -> schedule record (JSON text)
@@ -56,6 +57,8 @@ local DQ_NEEDLE_MAX = 200 -- bytes of a search needle
 local DQ_ATTEMPTS_MAX = 1000000
 -- a task's time limit (the envelope's "tl" extension), ms: 7 days
 local DQ_TIME_LIMIT_MAX = 604800000
+-- a task's unique-for window (the envelope's "uf" extension), ms: 7 days
+local DQ_UNIQUE_FOR_MAX = 604800000
 
 -- The one clock: Redis server time in integer milliseconds.
 local function now_ms()
@@ -118,14 +121,15 @@ end
 local CFG_FIELDS = {'max_delay_ms', 'max_payload', 'backoff_base_ms', 'backoff_cap_ms',
   'max_attempts', 'failed_retention', 'audit_retention', 'far_future_ms', 'worker_lost_ms',
   'worker_prune_ms', 'alert_oldest_due_ms', 'alert_far_future', 'alert_running_ms',
-  'alert_memory_pct', 'alert_window_ms', 'alert_fail_pct', 'alert_fail_per_min'}
+  'alert_memory_pct', 'alert_window_ms', 'alert_fail_pct', 'alert_fail_per_min',
+  'time_limit_ms'}
 -- worker_lost_ms 0: a worker is lost after three of its own beat intervals.
 local CFG_DEFAULT = {max_delay_ms = 7 * 86400000, max_payload = 1048576,
   backoff_base_ms = 1000, backoff_cap_ms = 300000, max_attempts = 25,
   failed_retention = 100000, audit_retention = 10000, far_future_ms = 3600000,
   worker_lost_ms = 0, worker_prune_ms = 3600000, alert_oldest_due_ms = 300000,
   alert_far_future = 100000, alert_running_ms = 300000, alert_memory_pct = 90,
-  alert_window_ms = 300000, alert_fail_pct = 50, alert_fail_per_min = 60}
+  alert_window_ms = 300000, alert_fail_pct = 50, alert_fail_per_min = 60, time_limit_ms = 0}
 -- Only @fields (a hot path reads the few it needs).
 local function config_of(fields)
   local v = redis.call('HMGET', K_CONFIG, unpack(fields))
@@ -258,8 +262,9 @@ end
 
 -- The extensions of a v2 envelope (docs/PROTOCOL.md 4.1), from @pos to the end of @s:
 -- a fixmap of 1..15 entries, keys fixstr of [a-z0-9_] in strictly increasing order,
--- values a uint or a string. Returns a table of the known ones (tl: the time limit),
--- or nil when the map is malformed. Unknown keys are allowed (a later writer's).
+-- values a uint or a string. Returns a table of the known ones (tl: the time limit,
+-- uf: the unique-for window), or nil when the map is malformed. Unknown keys are
+-- allowed (a later writer's).
 local function rd_ext(s, pos)
   local b = string.byte(s, pos)
   if not b or b < 129 or b > 143 then return nil end
@@ -279,6 +284,9 @@ local function rd_ext(s, pos)
     if key == 'tl' then
       if k ~= 'uint' or v < 1 or v > DQ_TIME_LIMIT_MAX then return nil end
       x.tl = v
+    elseif key == 'uf' then
+      if k ~= 'uint' or v < 1 or v > DQ_UNIQUE_FOR_MAX then return nil end
+      x.uf = v
     end
   end
   if pos ~= #s + 1 then return nil end
@@ -308,7 +316,7 @@ local function env_decode(m)
   if t[4] > DQ_ATTEMPTS_MAX or t[6] > DQ_ATTEMPTS_MAX then return nil end
   return {seq = t[2], id = opt(t[3]), attempt = t[4], enq = t[5], max = t[6],
     deadline = opt(t[7]), payload = t[8], last_error = opt(t[9]), ext = ext,
-    tl = x and x.tl}
+    tl = x and x.tl, uf = x and x.uf}
 end
 
 -- The position after the str or bin at @pos, without copying it (as rd reads it); nil
@@ -428,11 +436,17 @@ end
 
 -- The member for template @t: seq, enqueued (@now8, p_u64 of the call's now), max
 -- attempts (@default_max, already packed, when the template left it to the queue) and
--- the deadline (t.due + the template's ms) filled in. One concatenation.
-local function env_fill(t, seq, now8, default_max)
+-- the deadline (t.due + the template's ms) filled in; @default_ext (nil: none) is the
+-- queue's default time limit as an extension map, for a v1 template. One concatenation.
+local function env_fill(t, seq, now8, default_max, default_ext)
   local m = t.m
   local maxf = t.max_default and default_max or string.sub(m, t.max_at, t.dl_at - 1)
   local dlf = t.dl and p_u64(t.due + t.dl) or '\192'
+  if default_ext and t.head == '\153\001' then
+    -- the queue's default time limit, for a template without extensions: v2 with {tl}
+    return '\154\002' .. p_u64(seq) .. string.sub(m, 12, t.attempt_at) .. now8 .. maxf ..
+      dlf .. string.sub(m, t.payload_at) .. default_ext
+  end
   return t.head .. p_u64(seq) .. string.sub(m, 12, t.attempt_at) .. now8 .. maxf ..
     dlf .. string.sub(m, t.payload_at)
 end
@@ -819,14 +833,16 @@ end
 -- asks first (redis.acl_check_cmd has no side effect) whether its user may run each
 -- command it can run, reads included (a refused read after a write half-applies too),
 -- and refuses before it writes anything. @needs lists them: a command in capitals,
--- then the keys it takes by their names below ('TIME HGET failed running ZADD sched');
+-- then the keys it takes by their names below ('TIME HGET failed running ZADD sched'),
+-- one [[...]] literal (Lua 5.1 does not fold '..': a concatenation is built every call);
 -- tests/lint/gates.py checks that the list holds every command a script can reach and
 -- that the role's ACL line in docs/SECURITY.md grants it. Redis 6 has no
 -- acl_check_cmd: no gate there (its ACL still refuses the command itself).
--- The gate's lists, parsed once: in the function library this table lives as long as
--- the library (parsing a claim's list cost 15 us a call, the checks themselves 6 us);
--- under EVALSHA it is per call, as everything is. Each list is {cmd, key name or
--- false, ...} pairs, in the order of the text.
+-- What is kept across calls, and what is not: PROTOCOL 5.16a, "What the gate costs".
+-- The gate's lists, parsed once per script: in the function library this table lives as
+-- long as the library (parsing a claim's list cost 15 us a call); under EVALSHA it is
+-- per call, as everything is. Each list is {cmd, key name or false, ...} pairs, in the
+-- order of the text.
 local GATE_LISTS = {}
 local function gate_list(script, needs)
   local list = GATE_LISTS[script]
@@ -854,23 +870,49 @@ local function gate_list(script, needs)
   return list
 end
 
-local function role_gate(role, script, needs)
-  if redis.acl_check_cmd == nil then return nil end
+-- The same list with this call's keys in place of their names, and the eleven keys it
+-- was made from (every other key is named from KEYS[1]): one entry per script, so a
+-- worker or producer calling one queue makes it once (building it cost a claim 5-7 us
+-- a call). Only the keys are kept, never a verdict: the ACL can change between two
+-- calls, and two calls can be two users.
+local GATE_KEYED = {}
+local function gate_keyed(script, needs)
+  local c = GATE_KEYED[script]
+  if c and c[1] == K_SCHED and c[2] == K_IDS and c[3] == K_INFLIGHT and c[4] == K_RUNNING
+      and c[5] == K_FAILED and c[6] == K_FAILIDX and c[7] == K_STATS and c[8] == K_SEQ
+      and c[9] == K_CONFIG and c[10] == K_AUDIT and c[11] == K_WAKE then
+    return c.list
+  end
   -- hist and group stand for every key of their kind (one task's history, one group)
   local keys = {sched = K_SCHED, ids = K_IDS, inflight = K_INFLIGHT, running = K_RUNNING,
     failed = K_FAILED, failidx = K_FAILIDX, stats = K_STATS, seq = K_SEQ, config = K_CONFIG,
     audit = K_AUDIT, wake = K_WAKE, workers = K_WORKERS, beats = K_BEATS, pause = K_PAUSE,
-    groups = K_GROUPS, group = K_GROUP .. 'gate', tally = K_TALLY,
+    groups = K_GROUPS, group = K_GROUP .. 'gate', tally = K_TALLY, uniq = K_UNIQ,
     sdefs = K_SDEFS, stpl = K_STPL, snext = K_SNEXT, slow = K_SLOW,
     hist = K_PREFIX .. 'hist:gate'}
-  local list = gate_list(script, needs)
+  local names, list = gate_list(script, needs), {}
+  for i = 1, #names, 2 do
+    local name = names[i + 1]
+    local key = name and keys[name]
+    if name and not key then return nil, name end
+    list[i], list[i + 1] = names[i], key or false
+  end
+  GATE_KEYED[script] = {K_SCHED, K_IDS, K_INFLIGHT, K_RUNNING, K_FAILED, K_FAILIDX, K_STATS,
+    K_SEQ, K_CONFIG, K_AUDIT, K_WAKE, list = list}
+  return list
+end
+
+local function role_gate(role, script, needs)
+  local check = redis.acl_check_cmd
+  if check == nil then return nil end
+  local list, unknown = gate_keyed(script, needs)
+  if not list then
+    return redis.error_reply('ERR role gate of ' .. script .. ': unknown key ' .. unknown)
+  end
   for i = 1, #list, 2 do
-    local cmd, name = list[i], list[i + 1]
-    local key, ok = name and keys[name], nil
-    if name and not key then
-      return redis.error_reply('ERR role gate of ' .. script .. ': unknown key ' .. name)
-    end
-    if key then ok = redis.acl_check_cmd(cmd, key) else ok = redis.acl_check_cmd(cmd) end
+    local cmd, key = list[i], list[i + 1]
+    local ok
+    if key then ok = check(cmd, key) else ok = check(cmd) end
     if not ok then
       return redis.error_reply(string.format('NOPERM this user may not run %s (%s runs %s%s, ' ..
         'which this user may not); see the roles in docs/SECURITY.md', role, script, cmd,
@@ -990,20 +1032,31 @@ local WORKER_COMMAND_MAX = 1024 -- bytes of a worker command kept (DQ_WORKER_COM
 
 -- Worker record: fixarray(13) [1, host, pid, version, started ms, beat interval ms,
 -- concurrency, busy, done, retried, failed, command, draining bool].
+-- Version 2: fixarray(14), the same with version 2 and then hung (handlers still running
+-- past their time limit); written only when hung > 0, so a record reads as before
+-- otherwise.
 local function worker_encode(w)
-  return '\157\001' .. p_str(w.host) .. p_uint(w.pid) .. p_str(w.version) ..
+  local body = p_str(w.host) .. p_uint(w.pid) .. p_str(w.version) ..
     p_uint(w.started) .. p_uint(w.beat) .. p_uint(w.conc) .. p_uint(w.busy) ..
     p_uint(w.done) .. p_uint(w.retried) .. p_uint(w.failed) .. p_str(w.command) ..
     (w.draining and '\195' or '\194')
+  if w.hung and w.hung > 0 then return '\158\002' .. body .. p_uint(w.hung) end
+  return '\157\001' .. body
 end
 local WORKER_KINDS = {'uint', 'bytes', 'uint', 'bytes', 'uint', 'uint', 'uint', 'uint', 'uint',
   'uint', 'uint', 'bytes', 'bool'}
+local WORKER2_KINDS = {'uint', 'bytes', 'uint', 'bytes', 'uint', 'uint', 'uint', 'uint', 'uint',
+  'uint', 'uint', 'bytes', 'bool', 'uint'}
 local function worker_decode(r)
   local t = r and rd_record(r, WORKER_KINDS)
-  if not t or t[1] ~= 1 then return nil end
+  if t and t[1] ~= 1 then return nil end
+  if not t then
+    t = r and rd_record(r, WORKER2_KINDS)
+    if not t or t[1] ~= 2 then return nil end
+  end
   return {host = t[2], pid = t[3], version = t[4], started = t[5], beat = t[6], conc = t[7],
     busy = t[8], done = t[9], retried = t[10], failed = t[11], command = t[12],
-    draining = t[13]}
+    draining = t[13], hung = t[14] or 0}
 end
 
 -- The queue's pause, or nil when it is not paused (never paused, resumed, or the pause's
@@ -1039,18 +1092,43 @@ local function fence_quick(r, attempt, claimed)
   return a == tonumber(attempt)
 end
 
+-- Unique-for windows (docs/PROTOCOL.md 4.1 "uf", key uniq in section 2): a task done
+-- with a window keeps its caller-chosen id refused by enqueue until the window ends.
+-- Only a v2 envelope can carry one, so a v1 task's ack costs one byte compare and no
+-- command; a v2 one without "uf" a decode in Lua. Each ack of a task with a window also
+-- trims up to UNIQ_TRIM_STEP ended windows, oldest first: the set holds the open windows
+-- and at most the ended ones no later finish has trimmed yet (bounded steps).
+local UNIQ_TRIM_STEP = 100
+-- After ack of running record @r: records its window, if it has one. @now is the
+-- call's time if known (nil: read here, once); returns it.
+local function uniq_acked(r, now)
+  local b, p = string.byte(r, 2), nil
+  if b == 196 then p = 4 elseif b == 197 then p = 5 elseif b == 198 then p = 7 end
+  if not p or string.byte(r, p) ~= 154 then return now end -- v1: no extensions
+  local run = run_decode(r)
+  local e = run and env_decode(run.m)
+  if not e or not e.uf or not e.id then return now end
+  now = now or now_ms()
+  local old = redis.call('ZRANGEBYSCORE', K_UNIQ, '-inf', dec(now), 'LIMIT', 0, UNIQ_TRIM_STEP)
+  if #old > 0 then redis.call('ZREM', K_UNIQ, unpack(old)) end
+  redis.call('ZADD', K_UNIQ, dec(now + e.uf), e.id)
+  return now
+end
+
 -- ack: 1. The caller counts 'done' (one HINCRBY per call).
 local function settle_ack(tk, attempt, claimed)
   local r = redis.call('HGET', K_RUNNING, tk)
   if r and fence_quick(r, attempt, claimed) then
     hist_acked(tk, r)
     unrun(tk)
+    uniq_acked(r)
     return 1
   end
   local run, _, bad = holder(tk, attempt, claimed) -- the precise error, or an odd layout
   if not run then return nil, bad end
   hist_acked(tk, r)
   unrun(tk)
+  uniq_acked(r)
   return 1
 end
 
@@ -1077,6 +1155,10 @@ local function settle_acks(tks, atts, clms)
   if #gone > 0 then
     redis.call('ZREM', K_INFLIGHT, unpack(gone))
     redis.call('HDEL', K_RUNNING, unpack(gone))
+    local now
+    for i, tk in ipairs(tks) do
+      if out[i] == 1 then now = uniq_acked(recs[i], now) end
+    end
   end
   local done = #gone
   for _, i in ipairs(later) do

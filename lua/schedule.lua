@@ -12,9 +12,9 @@
 --   pause/resume: 1 if it was not already so; rm: 1)}.
 -- Errors: DQ_EINVAL naming the argument and its limit; DQ_ENOTFOUND for an unknown name.
 -- Complexity: O(log S + P) for S schedules, P the payload bytes.
-local gate = operator_gate('schedule', 'HDEL sdefs stpl HEXISTS sdefs HGET sdefs HLEN ' ..
-  'sdefs HMGET config HSET sdefs stpl PUBLISH wake TIME XADD audit ZADD slow snext ZCARD ' ..
-  'slow ZRANGE snext ZREM slow snext')
+local gate = operator_gate('schedule', [[HDEL sdefs stpl HEXISTS sdefs HGET sdefs HLEN sdefs
+  HMGET config HSET sdefs stpl PUBLISH wake TIME XADD audit ZADD slow snext ZCARD slow ZRANGE
+  snext ZREM slow snext]])
 if gate then return gate end
 local op, who, name = ARGV[1], ARGV[2], ARGV[3]
 if op ~= 'add' and op ~= 'rm' and op ~= 'pause' and op ~= 'resume' then

@@ -9,8 +9,8 @@
 -- Complexity: O(log S + 16).
 -- Flags: allow-oom (runs at maxmemory: rewrites one small record in place, so schedules
 --   keep firing while the queue drains; docs/OPERATIONS.md).
-local gate = worker_gate('schedule_fill', 'HDEL stats HGET sdefs HSET sdefs TIME ZADD ' ..
-  'snext ZCARD slow ZREM slow snext')
+local gate = worker_gate('schedule_fill', [[HDEL stats HGET sdefs HSET sdefs TIME ZADD snext
+  ZCARD slow ZREM slow snext]])
 if gate then return gate end
 allow_oom()
 local name, updated = ARGV[1], tonumber(ARGV[2])

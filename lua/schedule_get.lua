@@ -10,7 +10,7 @@
 --   record that does not decode comes back with spec '?' and zeros.
 -- Complexity: O(S log S) for S schedules (at most 1000 per queue).
 -- Flags: no-writes (FCALL_RO / EVALSHA_RO: runs on replicas and for read-only users).
-local gate = viewer_gate('schedule_get', 'HGETALL sdefs TIME ZSCORE snext')
+local gate = viewer_gate('schedule_get', [[HGETALL sdefs TIME ZSCORE snext]])
 if gate then return gate end
 local now = now_ms()
 local all = redis.call('HGETALL', K_SDEFS)

@@ -69,6 +69,8 @@ enum {
 #define DQ_ATTEMPTS_MAX 1000000
 /* A task's time limit (dq_enqueue_opts.time_limit_ms), ms: 7 days. */
 #define DQ_TIME_LIMIT_MAX 604800000LL
+/* A task's unique-for window (dq_enqueue_opts.unique_for_ms), ms: 7 days. */
+#define DQ_UNIQUE_FOR_MAX 604800000LL
 /* Bytes of a failure's signature (reason + masked first line of its error). */
 #define DQ_SIGNATURE_MAX 200
 /* Reason given to dq_pause(): 0..DQ_PAUSE_REASON_MAX bytes; a buffer needs +1. */
@@ -328,6 +330,8 @@ typedef struct dq_config {
     int64_t alert_window_ms;     /* the verdict's outcome window (whole minutes); default 5 min */
     int64_t alert_fail_pct;      /* failed share of the window's outcomes: bad; default 50 */
     int64_t alert_fail_per_min;  /* failures a minute over the window: bad; default 60 */
+    int64_t time_limit_ms;       /* time limit of tasks enqueued without one (their envelopes get
+                                    it at enqueue); default none (-1 here sets none) */
 } dq_config;
 
 /** Reads the queue's effective configuration (defaults filled in). */
@@ -348,6 +352,11 @@ typedef struct dq_enqueue_opts {
     int64_t deadline_ms;   /* if > 0, the task expires when not started by due + deadline_ms */
     int64_t time_limit_ms; /* if > 0 (1..DQ_TIME_LIMIT_MAX): a run still going this long is
                               stopped and retried ("timed out after ..."); PROTOCOL.md 10.4 */
+    int64_t unique_for_ms; /* if > 0 (1..DQ_UNIQUE_FOR_MAX; needs id): once the task is done,
+                              its id is refused for this long (PROTOCOL.md 4.1 "uf") */
+    bool replace;          /* needs id: a scheduled task with this id gets this payload and
+                              due time instead (debounce); one in flight or failed is left
+                              as it is and reported as a duplicate there */
 } dq_enqueue_opts;
 
 typedef struct dq_enqueued {
@@ -355,6 +364,9 @@ typedef struct dq_enqueued {
     bool duplicate;         /* a task with this id already exists; nothing was added */
     dq_state where;         /* for a duplicate: where the existing task is */
     int64_t due_ms;         /* the due time (of the existing task for a duplicate, if scheduled) */
+    bool replaced;          /* opts.replace: the scheduled task got the new payload and due */
+    int64_t unique_left_ms; /* > 0: a duplicate of a task done within its unique-for window,
+                               which ends this many ms from now; where is DQ_STATE_NONE */
 } dq_enqueued;
 
 /**
@@ -804,7 +816,12 @@ typedef struct dq_beat {
     unsigned concurrency, busy;
     int64_t done, retried, failed; /* tasks since it started */
     bool draining;                 /* stopping: claims nothing more */
+    unsigned hung; /* handlers still running DQ_HUNG_AFTER_MS past their time limit */
 } dq_beat;
+
+/* A handler still running this long after its run's time limit (its cancel flag set) is
+ * counted as hung in its worker's record (dq_worker_info.hung) and by the verdict. */
+#define DQ_HUNG_AFTER_MS 5000
 
 typedef enum dq_beat_mode {
     DQ_BEAT = 0,   /* only the beat */
@@ -850,7 +867,8 @@ typedef struct dq_worker_info {
     bool lost;                         /* silent past the queue's worker_lost_ms */
     bool draining;
     int64_t concurrency, busy, done, retried, failed; /* as of its last beat */
-    size_t held;           /* tasks it holds among the in-flight tasks looked at */
+    int64_t hung; /* handlers past their time limit by DQ_HUNG_AFTER_MS, as of its last beat */
+    size_t held;  /* tasks it holds among the in-flight tasks looked at */
     dq_worker_task *tasks; /* the first ntasks of them (at most the tasks_per_worker asked) */
     size_t ntasks;
 } dq_worker_info;
@@ -918,6 +936,17 @@ typedef struct dq_cancelled {
  */
 int dq_cancel(dq_client *c, const char *queue, const char *id, bool drop, dq_cancelled *out,
               dq_err *err);
+
+/**
+ * Moves the scheduled task @id of @queue to @at_ms (server epoch ms; 0: use @delay_ms,
+ * ms from now) without touching its envelope (payload, attempt and deadline stay).
+ * Idle workers are woken when it becomes the earliest. DQ_ENOTFOUND when the task is
+ * not scheduled (the message says where it is: in flight or failed); DQ_EINVAL past
+ * max_delay_ms. Operator action, recorded in the audit log. *@due_ms (may be NULL) is the
+ * new due time. A generated id is found by a scan first (as dq_find does).
+ */
+int dq_reschedule(dq_client *c, const char *queue, const char *id, int64_t at_ms, int64_t delay_ms,
+                  int64_t *due_ms, dq_err *err);
 
 /* ---- error groups and filtered bulk actions (PROTOCOL.md 4.6) ---------------------- */
 

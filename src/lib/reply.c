@@ -137,18 +137,18 @@ const char *const dq_config_fields[DQ_CONFIG_FIELDS] = {
     "max_attempts",       "failed_retention", "audit_retention",     "far_future_ms",
     "worker_lost_ms",     "worker_prune_ms",  "alert_oldest_due_ms", "alert_far_future",
     "alert_running_ms",   "alert_memory_pct", "alert_window_ms",     "alert_fail_pct",
-    "alert_fail_per_min",
+    "alert_fail_per_min", "time_limit_ms",
 };
 
 int64_t *
 dq_config_slot(dq_config *c, size_t i)
 {
     int64_t *slots[DQ_CONFIG_FIELDS] = {
-        &c->max_delay_ms,      &c->max_payload,      &c->backoff_base_ms,     &c->backoff_cap_ms,
-        &c->max_attempts,      &c->failed_retention, &c->audit_retention,     &c->far_future_ms,
-        &c->worker_lost_ms,    &c->worker_prune_ms,  &c->alert_oldest_due_ms, &c->alert_far_future,
-        &c->alert_running_ms,  &c->alert_memory_pct, &c->alert_window_ms,     &c->alert_fail_pct,
-        &c->alert_fail_per_min};
+        &c->max_delay_ms,       &c->max_payload,      &c->backoff_base_ms,     &c->backoff_cap_ms,
+        &c->max_attempts,       &c->failed_retention, &c->audit_retention,     &c->far_future_ms,
+        &c->worker_lost_ms,     &c->worker_prune_ms,  &c->alert_oldest_due_ms, &c->alert_far_future,
+        &c->alert_running_ms,   &c->alert_memory_pct, &c->alert_window_ms,     &c->alert_fail_pct,
+        &c->alert_fail_per_min, &c->time_limit_ms};
     return slots[i];
 }
 
@@ -171,6 +171,8 @@ dq_reply_config(const redisReply *r, void *out, dq_err *err)
     c->alert_window_ms = 300000;
     c->alert_fail_pct = 50;
     c->alert_fail_per_min = 60;
+    /* and those older than task time limits answer 17 */
+    c->time_limit_ms = 0;
     for (size_t i = 0; i < DQ_CONFIG_FIELDS && CONFIG_PAIR * i + CONFIG_VALUE < r->elements; i++) {
         int rc = get_int(r, CONFIG_PAIR * i + CONFIG_VALUE, "config", dq_config_fields[i],
                          dq_config_slot(c, i), err);
@@ -185,7 +187,14 @@ dq_reply_config(const redisReply *r, void *out, dq_err *err)
 enum { ENQUEUE_ID, ENQUEUE_STATUS, ENQUEUE_DUE, ENQUEUE_FIELDS };
 
 /* Status codes of the enqueue reply. */
-enum { ENQUEUE_ADDED, ENQUEUE_DUP_SCHEDULED, ENQUEUE_DUP_INFLIGHT };
+enum {
+    ENQUEUE_ADDED,
+    ENQUEUE_DUP_SCHEDULED,
+    ENQUEUE_DUP_INFLIGHT,
+    ENQUEUE_DUP_FAILED,
+    ENQUEUE_DUP_UNIQUE, /* done within its unique-for window; due is the ms left of it */
+    ENQUEUE_REPLACED,
+};
 
 int
 dq_reply_enqueue(const redisReply *r, void *out, dq_err *err)
@@ -217,11 +226,18 @@ dq_reply_enqueue(const redisReply *r, void *out, dq_err *err)
                                "an integer", "due of task %zu", i + 1);
         memcpy(e->id, id->str, id->len);
         e->id[id->len] = '\0';
-        e->duplicate = status != ENQUEUE_ADDED;
-        e->where = status == ENQUEUE_ADDED || status == ENQUEUE_DUP_SCHEDULED ? DQ_STATE_SCHEDULED
-                   : status == ENQUEUE_DUP_INFLIGHT                           ? DQ_STATE_INFLIGHT
-                                                                              : DQ_STATE_FAILED;
-        e->due_ms = due;
+        if (status < ENQUEUE_ADDED || status > ENQUEUE_REPLACED)
+            return dq_err_set(err, DQ_EPROTO,
+                              "enqueue reply: status of task %zu is %lld, expected 0..%d", i + 1,
+                              (long long)status, ENQUEUE_REPLACED);
+        e->duplicate = status != ENQUEUE_ADDED && status != ENQUEUE_REPLACED;
+        e->replaced = status == ENQUEUE_REPLACED;
+        e->where = status == ENQUEUE_DUP_INFLIGHT ? DQ_STATE_INFLIGHT
+                   : status == ENQUEUE_DUP_FAILED ? DQ_STATE_FAILED
+                   : status == ENQUEUE_DUP_UNIQUE ? DQ_STATE_NONE
+                                                  : DQ_STATE_SCHEDULED;
+        e->due_ms = status == ENQUEUE_DUP_UNIQUE ? -1 : due;
+        e->unique_left_ms = status == ENQUEUE_DUP_UNIQUE ? (due > 0 ? due : 1) : 0;
     }
     return DQ_OK;
 }
@@ -1175,6 +1191,7 @@ enum {
     W_FAILED,
     W_COMMAND,
     W_DRAINING,
+    W_HUNG,
     W_HELD,
     W_NTASKS,
     W_FIELDS
@@ -1219,6 +1236,7 @@ worker_row(const redisReply *r, size_t at, size_t k, dq_worker_info *w, int64_t 
     w->retried = v[W_RETRIED];
     w->failed = v[W_FAILED];
     w->draining = v[W_DRAINING] != 0;
+    w->hung = v[W_HUNG] > 0 ? v[W_HUNG] : 0;
     w->held = v[W_HELD] > 0 ? (size_t)v[W_HELD] : 0;
     if (v[W_NTASKS] < 0 || v[W_NTASKS] > 100 ||
         r->elements < at + W_FIELDS + WT_FIELDS * (size_t)v[W_NTASKS])
@@ -1287,6 +1305,20 @@ dq_reply_workers(const redisReply *r, void *out, dq_err *err)
 }
 
 enum { PAUSE_NOW, PAUSE_UNTIL, PAUSE_WAS, PAUSE_FIELDS };
+
+int
+dq_reply_ints2(const redisReply *r, void *out, dq_err *err)
+{
+    int64_t *v = out;
+    int rc;
+
+    if (!is_array(r, 2))
+        return bad_shape(err, "reschedule", r, "an array of two integers");
+    if ((rc = get_int(r, 0, "reschedule", "old due", &v[0], err)) != DQ_OK ||
+        (rc = get_int(r, 1, "reschedule", "new due", &v[1], err)) != DQ_OK)
+        return rc;
+    return DQ_OK;
+}
 
 int
 dq_reply_cancel(const redisReply *r, void *out, dq_err *err)

@@ -22,7 +22,7 @@
 struct redisReply;
 
 /* The fields of dq_config in the order of the config reply and PROTOCOL.md 8.1. */
-#define DQ_CONFIG_FIELDS 17
+#define DQ_CONFIG_FIELDS 18
 /* How many of them every config reply has (the last two came with the worker registry). */
 #define DQ_CONFIG_FIELDS_OLD 8
 extern const char *const dq_config_fields[DQ_CONFIG_FIELDS];
@@ -32,6 +32,8 @@ int64_t *dq_config_slot(dq_config *c, size_t i);
 #define DQ_CONFIG_MAX_ATTEMPTS 4
 /* The index of worker_lost_ms, likewise -1 for Redis 0 ("three beat intervals"). */
 #define DQ_CONFIG_WORKER_LOST 8
+/* The index of time_limit_ms, likewise -1 for Redis 0 ("none"). */
+#define DQ_CONFIG_TIME_LIMIT 17
 
 /* config: @out is a dq_config. */
 int dq_reply_config(const struct redisReply *r, void *out, dq_err *err);
@@ -144,6 +146,9 @@ struct dq_pause_reply {
     bool was_paused;
 };
 int dq_reply_pause(const struct redisReply *r, void *out, dq_err *err);
+/* Two integers (reschedule.lua's {old due, new due}) into int64_t[2]. */
+int dq_reply_ints2(const struct redisReply *r, void *out, dq_err *err);
+
 /* cancel.lua: {worker, attempt} into a dq_cancelled. */
 int dq_reply_cancel(const struct redisReply *r, void *out, dq_err *err);
 

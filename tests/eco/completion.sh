@@ -42,7 +42,7 @@ comp_is() {
 # comp_has LINE WORD: WORD is among the completions
 comp_has() { comp "$1" | grep -qx -- "$2" || { echo "# '$1' lacks $2"; return 1; }; }
 
-check "delayq re<TAB> -> requeue resume" comp_is "delayq re" requeue resume
+check "delayq re<TAB> -> requeue reschedule resume" comp_is "delayq re" requeue reschedule resume
 check "delayq req<TAB> -> requeue" comp_is "delayq req" requeue
 check "delayq s<TAB> -> schedule show stats" comp_is "delayq s" schedule show stats
 ncmds=$("$bin" --help | sed -n '/^Commands:/,/^$/p' | grep -c '^  [a-z]')
