@@ -15,15 +15,18 @@
 -- Reply: {now, registered (1: the entry exists now; 0: it did not and no fields were
 --   given: send them), started ms (-1: not known), next due (-1: nothing scheduled),
 --   earliest lease deadline (-1: nothing in flight), paused until (-1: not paused, 0:
---   until resumed, else ms), pruned}; the three check fields are -2 for 'beat' and
---   'gone'.
+--   until resumed, else ms), pruned, schedules low ('check', and 'beat' with the record:
+--   1 when a cron schedule's list of firings wants a top-up, dq_schedule_refill,
+--   PROTOCOL.md 5.30; else 0)}; the three
+--   check fields are -2 for 'beat' and 'gone'. The next due time counts the next
+--   firing of a periodic schedule (sdefs, snext), so an idle worker wakes for it.
 -- Errors: DQ_EINVAL naming the argument.
 -- Complexity: O(log W) for W registered workers; 'check' adds O(log N) and prunes at
 --   most 100 entries per call.
 -- Flags: allow-oom (runs at maxmemory: one record per worker, rewritten in place, pruned;
 --   docs/OPERATIONS.md).
-local gate = worker_gate('heartbeat', [[HDEL stats workers HMGET config pause HSET workers TIME ZADD
-  beats ZRANGE inflight sched ZRANGEBYSCORE beats ZREM beats]])
+local gate = worker_gate('heartbeat', [[HDEL stats workers HMGET config pause HSET workers TIME
+  ZADD beats ZRANGE inflight sched snext ZRANGEBYSCORE beats ZREM beats]])
 if gate then return gate end
 allow_oom()
 local now = now_ms()
@@ -37,7 +40,7 @@ end
 if mode == 'gone' then
   redis.call('ZREM', K_BEATS, name)
   redis.call('HDEL', K_WORKERS, name)
-  return {now, 0, -1, -2, -2, -2, 0}
+  return {now, 0, -1, -2, -2, -2, 0, 0}
 end
 
 local registered, started = 1, -1
@@ -69,7 +72,13 @@ elseif #ARGV == 14 or #ARGV == 15 then
 else
   return err('DQ_EINVAL', 'heartbeat: %d arguments; expected 2, 14 or 15', #ARGV)
 end
-if mode == 'beat' then return {now, registered, started, -2, -2, -2, 0} end
+if mode == 'beat' then
+  -- a worker that ran tasks since its last beat sends its record: it is told of a top-up
+  -- (an idle one learns it from its check)
+  local low = 0
+  if #ARGV == 14 then low = redis.call('ZRANGE', K_SNEXT, 0, 0)[1] == '' and 1 or 0 end
+  return {now, registered, started, -2, -2, -2, 0, low}
+end
 
 local lease = redis.call('ZRANGE', K_INFLIGHT, 0, 0, 'WITHSCORES')
 local p = pause_get(now)
@@ -80,4 +89,7 @@ for _, n in ipairs(old) do
   redis.call('ZREM', K_BEATS, n)
   redis.call('HDEL', K_WORKERS, n)
 end
-return {now, registered, started, next_due(), tonumber(lease[2]) or -1, p and p.till or -1, #old}
+local due = next_due()
+local fire, low = sched_soonest()
+if fire >= 0 and (due < 0 or fire < due) then due = fire end
+return {now, registered, started, due, tonumber(lease[2]) or -1, p and p.till or -1, #old, low}

@@ -36,6 +36,14 @@ local K_GROUPS = K_PREFIX .. 'groups' -- HASH group id -> "<first ms> <last ms> 
 local K_GROUP = K_PREFIX .. 'group:' -- prefix: ZSET per group id, task key -> failed ms
 local K_TALLY = K_PREFIX .. 'tally' -- HASH outcomes per minute, a ring of 64 (tally())
 local K_UNIQ = K_PREFIX .. 'uniq' -- ZSET caller-chosen id -> end ms of its unique-for window
+-- Periodic schedules (PROTOCOL.md 2 and 5.30): definitions, envelope templates, next
+-- firing per schedule, and the cron schedules whose list of precomputed firings runs low.
+local K_SDEFS = K_PREFIX .. 'sdefs' -- HASH name -> schedule record (JSON text)
+local K_STPL = K_PREFIX .. 'stpl' -- HASH name -> envelope template of its tasks
+local K_SNEXT = K_PREFIX .. 'snext' -- ZSET name -> next firing ms (not paused ones)
+local K_SLOW = K_PREFIX .. 'slow' -- ZSET name -> 0: cron lists a worker must top up
+-- (while it has members, snext also holds the member '' at score 0: heartbeat's one
+-- ZRANGE of snext then tells both the next firing and that a top-up is wanted)
 -- keys: end
 
 -- Protocol limits (docs/PROTOCOL.md 8.2). src/delayq.h has the same names and numbers;
@@ -880,6 +888,7 @@ local function gate_keyed(script, needs)
     failed = K_FAILED, failidx = K_FAILIDX, stats = K_STATS, seq = K_SEQ, config = K_CONFIG,
     audit = K_AUDIT, wake = K_WAKE, workers = K_WORKERS, beats = K_BEATS, pause = K_PAUSE,
     groups = K_GROUPS, group = K_GROUP .. 'gate', tally = K_TALLY, uniq = K_UNIQ,
+    sdefs = K_SDEFS, stpl = K_STPL, snext = K_SNEXT, slow = K_SLOW,
     hist = K_PREFIX .. 'hist:gate'}
   local names, list = gate_list(script, needs), {}
   for i = 1, #names, 2 do
@@ -1201,4 +1210,141 @@ local function settle_release(now, tk, attempt, claimed, quiet)
   schedule(e, now, quiet)
   unrun(tk)
   return 1
+end
+
+-- Periodic schedules (PROTOCOL.md 5.30). A record is JSON text (cjson): spec, tz, every
+-- (ms; 0 for cron), anchor (ms, every's k = 0), paused, fires (cron: the next firings
+-- computed by C, which knows time zones; Lua cannot), last (ms of the last firing),
+-- last_id, late (ms the last firing ran after the earliest time it stands for: for a
+-- catch-up, the first missed one), missed (firings skipped by it), runs, created, updated, by. Times are integers below 2^47: cjson's 14 digits
+-- keep them exact.
+local SCHED_FIRE_MAX = 10 -- firings per claim call
+local SCHED_LOW = 8 -- a cron list with this many firings or fewer is topped up
+local SCHED_NAME_MAX = 100
+
+local function sched_decode(raw)
+  if not raw then return nil end
+  local ok, r = pcall(cjson.decode, raw)
+  if not ok or type(r) ~= 'table' or type(r.spec) ~= 'string' then return nil end
+  if type(r.every) ~= 'number' or type(r.anchor) ~= 'number' then return nil end
+  if type(r.fires) ~= 'table' then r.fires = {} end
+  return r
+end
+
+-- The first firing of every-schedule @r strictly after @after.
+local function sched_after(r, after)
+  local k = math.floor((after - r.anchor) / r.every) + 1
+  if k < 1 then k = 1 end
+  return r.anchor + k * r.every
+end
+
+-- Drops the cron firings at or before @now; returns the latest of them (or nil) and
+-- how many there were. Marks the list low when it runs short.
+local function sched_pass(name, r, now)
+  local rest, latest, n = {}, nil, 0
+  for _, t in ipairs(r.fires) do
+    if type(t) == 'number' then
+      if t <= now then latest, n = t, n + 1 else rest[#rest + 1] = t end
+    end
+  end
+  r.fires = rest
+  if #rest <= SCHED_LOW then
+    redis.call('ZADD', K_SLOW, 0, name)
+    redis.call('ZADD', K_SNEXT, 0, '')
+  end
+  return latest, n
+end
+
+-- @name's list needs no top-up (filled, paused, removed); the mark goes with the last.
+local function sched_unlow(name)
+  redis.call('ZREM', K_SLOW, name)
+  if redis.call('ZCARD', K_SLOW) == 0 then redis.call('ZREM', K_SNEXT, '') end
+end
+
+-- Puts @name in the next-firing set at @r's next firing (or out of it): for every,
+-- the next after @now; for cron, the first listed, which may have passed (a top-up
+-- must not skip what is due: claim fires it).
+local function sched_arm(name, r, now)
+  local nxt = -1
+  if r.paused then
+    nxt = -1
+  elseif r.every > 0 then
+    nxt = sched_after(r, now)
+  elseif type(r.fires[1]) == 'number' then
+    nxt = r.fires[1]
+  end
+  if nxt >= 0 then
+    redis.call('ZADD', K_SNEXT, dec(nxt), name)
+  else
+    redis.call('ZREM', K_SNEXT, name)
+  end
+  return nxt
+end
+
+-- One firing of the schedule @name, due since @at: enqueues one task with id
+-- NAME@<firing ms> (its due time is @now) unless a task with that id exists, and
+-- moves the schedule on. Catch-up: of the firings missed since @at only the latest
+-- runs; the others are counted in missed. Returns the next firing, or -1.
+local function sched_fire_one(cfg, name, at, now)
+  local r = sched_decode(redis.call('HGET', K_SDEFS, name))
+  local tpl = redis.call('HGET', K_STPL, name)
+  local t = tpl and env_template(tpl, '')
+  if not r or not t or r.paused then
+    redis.call('ZREM', K_SNEXT, name) -- malformed or paused: it stops; ls shows it
+    return -1
+  end
+  local fire, n = at, 1
+  if r.every > 0 then
+    fire = r.anchor + math.floor((now - r.anchor) / r.every) * r.every
+    if fire < at then fire = at end
+    n = math.floor((fire - at) / r.every) + 1
+  else
+    local latest, k = sched_pass(name, r, now)
+    if latest then fire, n = latest, k end
+  end
+  local id = name .. '@' .. dec(fire)
+  if not ids_get(id) and redis.call('HEXISTS', K_RUNNING, 'c:' .. id) == 0 and
+      redis.call('HEXISTS', K_FAILED, 'c:' .. id) == 0 then
+    local seq = redis.call('INCRBY', K_SEQ, 1)
+    redis.call('HINCRBY', K_STATS, 'enqueued', 1)
+    local m = t.m
+    local maxf = t.max_default and p_uint(cfg.max_attempts) or
+      string.sub(m, t.max_at, t.dl_at - 1)
+    local dlf = t.dl and p_u64(now + t.dl) or '\192'
+    -- env_fill with the id spliced in where the template has nil (byte 12)
+    redis.call('ZADD', K_SCHED, dec(now), t.head .. p_u64(seq) .. p_str(id) ..
+      string.sub(m, 13, t.attempt_at) .. p_u64(now) .. maxf .. dlf ..
+      string.sub(m, t.payload_at))
+    redis.call('HSET', K_IDS, id, dec(now) .. ':' .. dec(seq))
+  end
+  r.last, r.last_id, r.late, r.missed = fire, id, now - at, n - 1
+  r.runs = (r.runs or 0) + 1
+  redis.call('HSET', K_SDEFS, name, cjson.encode(r))
+  return sched_arm(name, r, now)
+end
+
+-- Fires the schedules that are due (at most SCHED_FIRE_MAX); returns the earliest
+-- firing still to come (-1: none) and how many fired. A queue without schedules pays
+-- one ZRANGE on a missing key.
+local function sched_fire(cfg, now)
+  local z = redis.call('ZRANGE', K_SNEXT, 0, SCHED_FIRE_MAX, 'WITHSCORES')
+  local soonest, fired = -1, 0
+  for i = 1, #z, 2 do
+    local nxt = tonumber(z[i + 1])
+    if z[i] == '' then
+      nxt = -1 -- the top-up mark (K_SLOW), not a schedule
+    elseif nxt <= now and fired < SCHED_FIRE_MAX then
+      nxt = sched_fire_one(cfg, z[i], nxt, now)
+      fired = fired + 1
+    end
+    if nxt >= 0 and (soonest < 0 or nxt < soonest) then soonest = nxt end
+  end
+  return soonest, fired
+end
+
+-- The earliest next firing, or -1, and 1 when a cron list wants a top-up (else 0).
+local function sched_soonest()
+  local f = redis.call('ZRANGE', K_SNEXT, 0, 1, 'WITHSCORES')
+  if f[1] == '' then return tonumber(f[4]) or -1, 1 end
+  return tonumber(f[2]) or -1, 0
 end

@@ -838,6 +838,9 @@ typedef struct dq_beat_reply {
     int64_t paused_until_ms; /* DQ_BEAT_CHECK: -1 not paused, 0 until resumed, else the end;
                                 else -2 */
     size_t pruned;           /* entries removed for silence (DQ_BEAT_CHECK) */
+    size_t schedules_low;    /* DQ_BEAT_CHECK, and a beat with @rec: 1 when a cron
+                                schedule's list of firings wants a top-up
+                                (dq_schedule_refill); else 0 */
 } dq_beat_reply;
 
 /**
@@ -1015,6 +1018,83 @@ int dq_page_group_get(dq_client *c, const char *queue, const char *group, size_t
                       size_t limit, dq_page *out, dq_err *err);
 
 /* ---- end of error groups ---------------------------------------------------------- */
+
+/* ---- periodic schedules (PROTOCOL.md 5.30) ----------------------------------------- */
+
+/*
+ * A schedule fires inside the claims the workers already make, by server time: each
+ * firing enqueues one ordinary task with id NAME@<firing ms>, so it runs once however
+ * many workers there are, with no leader. Of the firings missed while no worker claimed
+ * only the latest runs (late, with the others counted as missed). Cron times are worked
+ * out in C (zones: lib/tz.h, DST rule: lib/cron.h) and kept as a short list per
+ * schedule that workers top up (dq_schedule_refill); --every is worked out in Lua.
+ */
+
+/* A schedule's name: 1..DQ_SCHEDULE_NAME_MAX bytes of [A-Za-z0-9_.:-]. */
+#define DQ_SCHEDULE_NAME_MAX 100
+/* Schedules per queue, at most. */
+#define DQ_SCHEDULES_MAX 1000
+/* --every, ms: 1 ms .. 366 days. */
+#define DQ_SCHEDULE_EVERY_MAX 31622400000LL
+/* Precomputed cron firings kept per schedule. */
+#define DQ_SCHEDULE_FIRES 16
+
+typedef struct dq_schedule_def {
+    const char *cron;      /* 5-field spec (lib/cron.h), or NULL with every_ms */
+    const char *tz;        /* cron's zone; NULL or "": UTC */
+    int64_t every_ms;      /* > 0: every this long (first firing one period after add) */
+    int64_t max_attempts;  /* of each task, as dq_enqueue_opts */
+    int64_t time_limit_ms; /* of each task, as dq_enqueue_opts */
+    const void *payload;   /* each task's payload */
+    size_t len;
+} dq_schedule_def;
+
+typedef struct dq_schedule {
+    char *name, *spec, *tz, *last_id, *by; /* spec "" for --every; tz "" for UTC */
+    int64_t every_ms;                      /* 0 for cron */
+    bool paused;
+    int64_t next_ms; /* -1: none (paused, or its cron list is used up) */
+    int64_t last_ms; /* the last firing's time, -1: never */
+    int64_t late_ms; /* how long after its time the last firing ran */
+    int64_t missed;  /* firings the last one skipped (the catch-up rule) */
+    int64_t runs;    /* firings so far */
+    int64_t created_ms, updated_ms;
+    int64_t fires;      /* cron firings listed ahead */
+    int64_t fires_last; /* the last listed, -1: none */
+} dq_schedule;
+
+typedef struct dq_schedules {
+    int64_t now_ms;
+    dq_schedule *items;
+    size_t n;
+} dq_schedules;
+
+/**
+ * Adds (or redefines: its run count and last run are kept) schedule @name. Operator
+ * action, audited. *@next_ms (may be NULL) gets its first firing, *@replaced (may be
+ * NULL) whether it existed. DQ_EINVAL names the bad field and its limit.
+ */
+int dq_schedule_add(dq_client *c, const char *queue, const char *name, const dq_schedule_def *def,
+                    int64_t *next_ms, bool *replaced, dq_err *err);
+/** All the schedules of @queue, by name; free with dq_schedules_free. Read-only. */
+int dq_schedule_ls(dq_client *c, const char *queue, dq_schedules *out, dq_err *err);
+void dq_schedules_free(dq_schedules *s);
+/** Removes schedule @name (DQ_ENOTFOUND if none). Its tasks already made stay. Audited. */
+int dq_schedule_rm(dq_client *c, const char *queue, const char *name, dq_err *err);
+/** Stops @name firing until resumed; *@changed: it was not paused. Audited. */
+int dq_schedule_pause(dq_client *c, const char *queue, const char *name, bool *changed,
+                      dq_err *err);
+/** Resumes @name from its next firing after now (nothing missed is run). Audited. */
+int dq_schedule_resume(dq_client *c, const char *queue, const char *name, int64_t *next_ms,
+                       bool *changed, dq_err *err);
+/**
+ * Tops up the cron schedules of @queue whose list of firings runs low (the heartbeat
+ * reports them: dq_beat_reply.schedules_low); the dq_worker calls it itself. Returns
+ * DQ_OK and in *@filled (may be NULL) how many it topped up.
+ */
+int dq_schedule_refill(dq_client *c, const char *queue, size_t *filled, dq_err *err);
+
+/* ---- end of periodic schedules ------------------------------------------------------ */
 
 /** Checks a queue name: 1..DQ_QUEUE_NAME_MAX bytes of [A-Za-z0-9._:-]. DQ_EINVAL names the problem.
  */

@@ -1155,6 +1155,12 @@ dq_reply_heartbeat(const redisReply *r, void *out, dq_err *err)
     b->next_lease_ms = v[BEAT_NEXT_LEASE];
     b->paused_until_ms = v[BEAT_PAUSED];
     b->pruned = v[BEAT_PRUNED] > 0 ? (size_t)v[BEAT_PRUNED] : 0;
+    b->schedules_low = 0;
+    int64_t low;
+    /* the 8th came with periodic schedules (1: a cron list wants a top-up); an older
+     * library's reply has 7 */
+    if (r->elements > BEAT_FIELDS && as_int(r->element[BEAT_FIELDS], &low) && low > 0)
+        b->schedules_low = (size_t)low;
     return DQ_OK;
 }
 
@@ -1345,5 +1351,88 @@ dq_reply_pause(const redisReply *r, void *out, dq_err *err)
         (rc = get_int(r, PAUSE_WAS, "pause", "was paused", &was, err)) != DQ_OK)
         return rc;
     p->was_paused = was != 0;
+    return DQ_OK;
+}
+
+/* ---- periodic schedules (5.30) -------------------------------------------------------- */
+
+int
+dq_reply_schedule(const redisReply *r, void *out, dq_err *err)
+{
+    int64_t *v = out;
+    int rc;
+
+    if (!is_array(r, 2))
+        return bad_shape(err, "schedule", r, "an array of 2 integers");
+    if ((rc = get_int(r, 0, "schedule", "next firing", &v[0], err)) != DQ_OK ||
+        (rc = get_int(r, 1, "schedule", "changed", &v[1], err)) != DQ_OK)
+        return rc;
+    return DQ_OK;
+}
+
+enum {
+    SG_NAME,
+    SG_SPEC,
+    SG_TZ,
+    SG_EVERY,
+    SG_PAUSED,
+    SG_NEXT,
+    SG_LAST,
+    SG_LAST_ID,
+    SG_LATE,
+    SG_MISSED,
+    SG_RUNS,
+    SG_CREATED,
+    SG_UPDATED,
+    SG_BY,
+    SG_FIRES,
+    SG_FIRES_LAST,
+    SG_FIELDS
+};
+
+int
+dq_reply_schedule_get(const redisReply *r, void *out, dq_err *err)
+{
+    dq_schedules *s = out;
+    int rc;
+
+    if (!is_array(r, 1) || (r->elements - 1) % SG_FIELDS != 0 ||
+        (r->elements - 1) / SG_FIELDS > DQ_SCHEDULES_MAX)
+        return bad_shape(err, "schedule_get", r, "now, then %d fields per schedule", SG_FIELDS);
+    if ((rc = get_int(r, 0, "schedule_get", "now", &s->now_ms, err)) != DQ_OK)
+        return rc;
+    size_t n = (r->elements - 1) / SG_FIELDS;
+    if (n == 0)
+        return DQ_OK;
+    if ((s->items = calloc(n, sizeof *s->items)) == NULL)
+        return oom(err);
+    for (size_t k = 0; k < n; k++) {
+        dq_schedule *d = &s->items[k];
+        size_t at = 1 + k * SG_FIELDS;
+        int64_t paused;
+        s->n = k + 1;
+        if ((rc = get_str_dup(r, at + SG_NAME, "schedule_get", "name", &d->name, err)) != DQ_OK ||
+            (rc = get_str_dup(r, at + SG_SPEC, "schedule_get", "spec", &d->spec, err)) != DQ_OK ||
+            (rc = get_str_dup(r, at + SG_TZ, "schedule_get", "zone", &d->tz, err)) != DQ_OK ||
+            (rc = get_int(r, at + SG_EVERY, "schedule_get", "every", &d->every_ms, err)) != DQ_OK ||
+            (rc = get_int(r, at + SG_PAUSED, "schedule_get", "paused", &paused, err)) != DQ_OK ||
+            (rc = get_int(r, at + SG_NEXT, "schedule_get", "next", &d->next_ms, err)) != DQ_OK ||
+            (rc = get_int(r, at + SG_LAST, "schedule_get", "last", &d->last_ms, err)) != DQ_OK ||
+            (rc = get_str_dup(r, at + SG_LAST_ID, "schedule_get", "last id", &d->last_id, err)) !=
+                DQ_OK ||
+            (rc = get_int(r, at + SG_LATE, "schedule_get", "late", &d->late_ms, err)) != DQ_OK ||
+            (rc = get_int(r, at + SG_MISSED, "schedule_get", "missed", &d->missed, err)) != DQ_OK ||
+            (rc = get_int(r, at + SG_RUNS, "schedule_get", "runs", &d->runs, err)) != DQ_OK ||
+            (rc = get_int(r, at + SG_CREATED, "schedule_get", "created", &d->created_ms, err)) !=
+                DQ_OK ||
+            (rc = get_int(r, at + SG_UPDATED, "schedule_get", "updated", &d->updated_ms, err)) !=
+                DQ_OK ||
+            (rc = get_str_dup(r, at + SG_BY, "schedule_get", "by", &d->by, err)) != DQ_OK ||
+            (rc = get_int(r, at + SG_FIRES, "schedule_get", "fires", &d->fires, err)) != DQ_OK ||
+            (rc = get_int(r, at + SG_FIRES_LAST, "schedule_get", "last listed firing",
+                          &d->fires_last, err)) != DQ_OK)
+            return rc;
+        d->paused = paused != 0;
+    }
     return DQ_OK;
 }

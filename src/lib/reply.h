@@ -152,4 +152,10 @@ int dq_reply_ints2(const struct redisReply *r, void *out, dq_err *err);
 /* cancel.lua: {worker, attempt} into a dq_cancelled. */
 int dq_reply_cancel(const struct redisReply *r, void *out, dq_err *err);
 
+/* schedule (5.30): @out is int64_t[2], the next firing and the changed flag; also
+ * schedule_fill's {firings listed, next firing}. */
+int dq_reply_schedule(const struct redisReply *r, void *out, dq_err *err);
+/* schedule_get (5.30): @out is a dq_schedules (free with dq_schedules_free). */
+int dq_reply_schedule_get(const struct redisReply *r, void *out, dq_err *err);
+
 #endif /* DQ_LIB_REPLY_H */

@@ -1578,6 +1578,14 @@ heartbeat_step(struct dq_worker *w, struct loop *lp, unsigned busy, int64_t nowm
     }
     if (check)
         take_check(w, lp, &br, nowm);
+    if (br.schedules_low > 0) {
+        /* cron firings need time zones, which the claim script cannot evaluate: the
+         * worker lists the next ones (PROTOCOL.md 5.30); every worker may, the script
+         * keeps one list */
+        size_t filled = 0;
+        if (dq_schedule_refill(w->c, w->queue, &filled, &err) != DQ_OK)
+            wlog(w, DQ_LOG_ERROR, "schedule.refill_failed", NULL, 1, "error", err.msg);
+    }
 }
 
 /* A clean exit leaves the registry at once. When Redis is away the entry stays; it is
