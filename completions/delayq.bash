@@ -135,9 +135,9 @@ _delayq()
         mapfile -t COMPREPLY < <(compgen -W "due future inflight failed" -- "$cur")
         ;;
     config)
-        # FIELD=VALUE: the fields config --help lists
+        # FIELD=VALUE: the fields config --help lists (several a line; each has a _)
         local fields
-        fields=$("$prog" config --help 2>/dev/null | awk '/^  [a-z_]+ / { print $1 "=" }')
+        fields=$("$prog" config --help 2>/dev/null | awk '/^  [a-z_]+ / { for (i = 1; i <= NF; i++) if ($i ~ /^[a-z]+_[a-z_]+$/) print $i "=" }')
         compopt -o nospace 2>/dev/null
         mapfile -t COMPREPLY < <(compgen -W "$fields" -- "$cur")
         ;;

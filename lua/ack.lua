@@ -1,5 +1,6 @@
 -- ack: completes claimed tasks; each leaves in-flight for good.
 -- KEYS: the eleven queue keys (see lib.lua); writes inflight, running, stats, tally, and
+--   the derived uniq ZSET for a task with a unique-for window (lib.lua uniq_acked), and
 --   done/doneidx when the queue keeps done tasks (done_retention > 0; PROTOCOL.md 4.7).
 -- ARGV: 3 per task, 1..1000 tasks: task key (generated id, or "c:" .. caller-chosen id),
 --   attempt as claimed, and the claim's server time (claim reply "now"): with the
@@ -19,14 +20,14 @@ if k < 1 or k > DQ_CALL_MAX or k ~= math.floor(k) then
     DQ_CALL_MAX)
 end
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = worker_gate('ack', 'HDEL running stats HGET running tally HINCRBY stats tally ' ..
-  'HMGET config running HSET tally LTRIM hist TIME ZREM inflight')
+local gate = worker_gate('ack', [[HDEL running stats HGET running tally HINCRBY stats tally HMGET
+  config running HSET tally LTRIM hist TIME ZADD uniq ZRANGEBYSCORE uniq ZREM inflight uniq]])
 if gate then return gate end
 -- done retention (PROTOCOL.md 4.7): one HMGET of the config per call, not per task; its
 -- commands are checked only when it is on, so an ack without it pays for no more checks
 local keep = config_of({'done_retention'}).done_retention
 if keep > 0 then
-  gate = worker_gate('ack_done', 'HDEL done HSET done ZADD doneidx ZCARD doneidx ZPOPMIN doneidx')
+  gate = worker_gate('ack_done', [[HDEL done HSET done ZADD doneidx ZCARD doneidx ZPOPMIN doneidx]])
   if gate then return gate end
 end
 allow_oom()

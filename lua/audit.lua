@@ -10,6 +10,6 @@ if not n or n < 1 or n > DQ_CALL_MAX or n ~= math.floor(n) then
   return err('DQ_EINVAL', 'limit: %q is not in 1..%d', ARGV[1], DQ_CALL_MAX)
 end
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = viewer_gate('audit', 'XREVRANGE audit')
+local gate = viewer_gate('audit', [[XREVRANGE audit]])
 if gate then return gate end
 return redis.call('XREVRANGE', K_AUDIT, '+', '-', 'COUNT', n)

@@ -2,13 +2,17 @@
 -- that are due, or due within the next `ahead` ms, to in-flight under a lease.
 -- KEYS: the eleven queue keys (see lib.lua); writes sched, ids, inflight, running, and
 --   failed/failidx/stats for members that cannot run; settling writes what ack, retry,
---   fail and release write (with done retention, ack's done/doneidx).
+--   fail and release write (with done retention, ack's done/doneidx); a schedule's
+--   firing writes seq, stats, sched, ids and the derived sdefs, snext and slow keys
+--   (PROTOCOL.md 5.30).
 -- ARGV: [1] batch (0..1000; 0 settles only), [2] lease ms (1..86400000), [3] worker name;
 --   optional: [4] ahead ms (0..1000, default 0), [5] who (failure records; default the
 --   worker name), then 6 per result, 0..1000 results, each settled exactly as its own
 --   script would (sections 5.5-5.10 of docs/PROTOCOL.md): outcome ('a' ack, 'r' retry,
 --   'f' fail, 'l' release), task key, attempt as claimed, claim time, message (retry,
 --   fail), trace (fail).
+-- Fires the periodic schedules that are due first (at most 10; PROTOCOL.md 5.30), by
+--   server time, each firing one ordinary task; their next firing counts as a due time.
 -- Reply: {now ms, next due ms (-1 if nothing is scheduled), moved to failed,
 --   envelope 1, due 1, envelope 2, due 2, ..., then one entry per result, in order:
 --   1 (ack, fail, release) or the next due ms / -1 when exhausted (retry), or that
@@ -26,21 +30,23 @@
 --   moves nothing; the reply then has, right after the first three elements, the string
 --   'paused' and the pause's end (0: until resumed, else server ms), so a worker knows
 --   how long to sleep (an envelope never equals 'paused': it starts with an array byte).
--- Complexity: O(log N + (batch + results) log N).
+-- Complexity: O(log N + (batch + results) log N), plus O(log N + P) per schedule fired
+--   (P its payload bytes).
 -- Flags: allow-oom (runs at maxmemory: moves due tasks to in-flight; settles as ack, retry, fail
 --   and release do; docs/OPERATIONS.md).
-local gate = worker_gate('claim', 'EXISTS group HDEL failed groups ids running stats ' ..
-  'HEXISTS groups HGET failed groups running tally HINCRBY stats tally HLEN groups HMGET ' ..
-  'config pause running HSET failed groups ids running tally LTRIM hist PUBLISH wake RPUSH ' ..
-  'hist TIME ZADD failidx group inflight sched ZCARD failidx ZPOPMIN failidx ZRANGE ' ..
-  'inflight sched ZRANGEBYSCORE sched ZREM group inflight sched ZSCORE group')
+local gate = worker_gate('claim', [[EXISTS group HDEL failed groups ids running stats HEXISTS
+  failed groups running HGET failed groups ids running sdefs stpl tally HINCRBY stats tally HLEN
+  groups HMGET config pause running HSET failed groups ids running sdefs tally INCRBY seq LTRIM
+  hist PUBLISH wake RPUSH hist TIME ZADD failidx group inflight sched slow snext uniq ZCARD
+  failidx ZPOPMIN failidx ZRANGE inflight sched snext ZRANGEBYSCORE sched uniq ZREM group
+  inflight sched snext uniq ZSCORE group]])
 if gate then return gate end
 local cfg = config()
 -- done retention's commands (PROTOCOL.md 4.7) are checked only when it is on, before any
 -- write, so a claim without it pays for no more checks
 if cfg.done_retention > 0 then
-  gate = worker_gate('claim_done', 'HDEL done HSET done ZADD doneidx ZCARD doneidx ' ..
-    'ZPOPMIN doneidx')
+  gate = worker_gate('claim_done', [[HDEL done HSET done ZADD doneidx ZCARD doneidx ZPOPMIN
+    doneidx]])
   if gate then return gate end
 end
 allow_oom()
@@ -126,8 +132,13 @@ if nres > 0 then
   end
 end
 
--- 2. Claim, unless the queue is paused.
+-- 2. Fire the periodic schedules that are due (lib.lua sched_fire), so their tasks can
+-- be claimed below; not while the queue is paused (a resume then fires each once).
 local paused = pause_get(now)
+local soonest, fired = -1, 0
+if not paused then soonest, fired = sched_fire(cfg, now) end
+
+-- 3. Claim, unless the queue is paused.
 local items = {}
 if batch > 0 and not paused then
   items = redis.call('ZRANGEBYSCORE', K_SCHED, '-inf', dec(now + ahead), 'WITHSCORES',
@@ -179,6 +190,8 @@ end
 if #gone > 0 then redis.call('ZREM', K_SCHED, unpack(gone)) end
 if #gone_ids > 0 then redis.call('HDEL', K_IDS, unpack(gone_ids)) end
 out[2] = next_due()
+if soonest >= 0 and (out[2] < 0 or soonest < out[2]) then out[2] = soonest end
+if fired > 0 and batch == 0 then wake(dec(now)) end
 out[3] = moved
 if paused then
   out[4], out[5] = 'paused', paused.till

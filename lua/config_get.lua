@@ -7,7 +7,7 @@
 -- Flags: no-writes (FCALL_RO / EVALSHA_RO: runs on replicas and for read-only users).
 -- Complexity: O(1): one HMGET.
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = viewer_gate('config_get', 'HMGET config')
+local gate = viewer_gate('config_get', [[HMGET config]])
 if gate then return gate end
 local cfg = config()
 local out = {}

@@ -22,10 +22,10 @@
 -- Complexity: O(k log N) for k ids (k <= 1000).
 -- Flags: allow-oom (runs at maxmemory: removes tasks; one audit entry, the stream capped at
 --   audit_retention; docs/OPERATIONS.md).
-local gate = operator_gate('drop', 'EXISTS group HDEL failed groups ids stats HEXISTS ' ..
-  'failed groups running HGET failed ids HINCRBY stats HMGET config LTRIM hist TIME XADD ' ..
-  'audit ZCOUNT failidx group sched ZRANGE failidx group sched ZRANGEBYSCORE failidx ZRANK ' ..
-  'failidx group sched ZREM failidx group sched ZSCORE group sched')
+local gate = operator_gate('drop', [[EXISTS group HDEL failed groups ids stats HEXISTS failed groups
+  running HGET failed ids HINCRBY stats HMGET config LTRIM hist TIME XADD audit ZCOUNT failidx group
+  sched ZRANGE failidx group sched ZRANGEBYSCORE failidx ZRANK failidx group sched ZREM failidx
+  group sched ZSCORE group sched]])
 if gate then return gate end
 allow_oom()
 local cfg = config()

@@ -8,8 +8,8 @@
 -- Flags: no-writes (FCALL_RO / EVALSHA_RO: runs on replicas and for read-only users).
 -- Complexity: O(G log N) for G groups (at most 501).
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = viewer_gate('errors', 'HGET failed HGETALL groups TIME ZCARD failidx group ' ..
-  'ZREVRANGE group')
+local gate = viewer_gate('errors', [[HGET failed HGETALL groups TIME ZCARD failidx group ZREVRANGE
+  group]])
 if gate then return gate end
 local now = now_ms()
 local all = redis.call('HGETALL', K_GROUPS)

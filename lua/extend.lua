@@ -8,7 +8,7 @@
 -- Complexity: O(k log N) for k pairs.
 -- Flags: allow-oom (runs at maxmemory: moves existing leases (ZADD XX); docs/OPERATIONS.md).
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = worker_gate('extend', 'HDEL stats HGET running TIME ZADD inflight')
+local gate = worker_gate('extend', [[HDEL stats HGET running TIME ZADD inflight]])
 if gate then return gate end
 allow_oom()
 local now = now_ms()

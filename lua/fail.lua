@@ -12,10 +12,10 @@
 -- Flags: allow-oom (runs at maxmemory: moves the claimed task to failed, adding its error and
 --   trace (at most 4 KiB + 64 KiB); docs/OPERATIONS.md).
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = worker_gate('fail', 'EXISTS group HDEL failed groups running stats HEXISTS ' ..
-  'groups HGET failed groups running tally HINCRBY stats tally HLEN groups HMGET config ' ..
-  'HSET failed groups tally LTRIM hist RPUSH hist TIME ZADD failidx group ZCARD failidx ' ..
-  'ZPOPMIN failidx ZREM group inflight ZSCORE group')
+local gate = worker_gate('fail', [[EXISTS group HDEL failed groups running stats HEXISTS groups HGET
+  failed groups running tally HINCRBY stats tally HLEN groups HMGET config HSET failed groups tally
+  LTRIM hist RPUSH hist TIME ZADD failidx group ZCARD failidx ZPOPMIN failidx ZREM group inflight
+  ZSCORE group]])
 if gate then return gate end
 allow_oom()
 local ok, bad = settle_fail(config(), now_ms(), ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5],

@@ -22,8 +22,8 @@
 --   step.
 local id = ARGV[1]
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = viewer_gate('find', 'HEXISTS failed running HGET done failed ids running ' ..
-  'LRANGE hist ZCOUNT sched ZRANGE sched ZRANK sched ZSCORE doneidx failidx inflight')
+local gate = viewer_gate('find', [[HEXISTS failed running HGET done failed ids running LRANGE hist
+  ZCOUNT sched ZRANGE sched ZRANK sched ZSCORE doneidx failidx inflight]])
 if gate then return gate end
 local tk = resolve(K_RUNNING, id)
 if tk then

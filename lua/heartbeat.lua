@@ -10,19 +10,23 @@
 --   the record's 12 fields: [3] host, [4] pid, [5] version, [6] started ms ('': now),
 --   [7] beat interval ms (1..86400000), [8] concurrency, [9] busy, [10] done,
 --   [11] retried, [12] failed (integers >= 0), [13] command (cut at 1024 bytes),
---   [14] draining (0|1).
+--   [14] draining (0|1), and optionally [15] hung (handlers still running well past
+--   their time limit; integer >= 0; absent: 0).
 -- Reply: {now, registered (1: the entry exists now; 0: it did not and no fields were
 --   given: send them), started ms (-1: not known), next due (-1: nothing scheduled),
 --   earliest lease deadline (-1: nothing in flight), paused until (-1: not paused, 0:
---   until resumed, else ms), pruned}; the three check fields are -2 for 'beat' and
---   'gone'.
+--   until resumed, else ms), pruned, schedules low ('check', and 'beat' with the record:
+--   1 when a cron schedule's list of firings wants a top-up, dq_schedule_refill,
+--   PROTOCOL.md 5.30; else 0)}; the three
+--   check fields are -2 for 'beat' and 'gone'. The next due time counts the next
+--   firing of a periodic schedule (sdefs, snext), so an idle worker wakes for it.
 -- Errors: DQ_EINVAL naming the argument.
 -- Complexity: O(log W) for W registered workers; 'check' adds O(log N) and prunes at
 --   most 100 entries per call.
 -- Flags: allow-oom (runs at maxmemory: one record per worker, rewritten in place, pruned;
 --   docs/OPERATIONS.md).
-local gate = worker_gate('heartbeat', 'HDEL stats workers HMGET config pause HSET workers ' ..
-  'TIME ZADD beats ZRANGE inflight sched ZRANGEBYSCORE beats ZREM beats')
+local gate = worker_gate('heartbeat', [[HDEL stats workers HMGET config pause HSET workers TIME
+  ZADD beats ZRANGE inflight sched snext ZRANGEBYSCORE beats ZREM beats]])
 if gate then return gate end
 allow_oom()
 local now = now_ms()
@@ -36,23 +40,24 @@ end
 if mode == 'gone' then
   redis.call('ZREM', K_BEATS, name)
   redis.call('HDEL', K_WORKERS, name)
-  return {now, 0, -1, -2, -2, -2, 0}
+  return {now, 0, -1, -2, -2, -2, 0, 0}
 end
 
 local registered, started = 1, -1
 if #ARGV == 2 then
   -- XX: a pruned (or never registered) entry is not brought back without its record
   if redis.call('ZADD', K_BEATS, 'XX', 'CH', dec(now), name) == 0 then registered = 0 end
-elseif #ARGV == 14 then
+elseif #ARGV == 14 or #ARGV == 15 then
   local w = {host = ARGV[3], version = ARGV[5], command = truncate(ARGV[13], WORKER_COMMAND_MAX),
     draining = ARGV[14] == '1'}
   -- in argument order, so the first bad one is the one named
   local num = {{'pid', 4}, {'started', 6}, {'beat', 7}, {'conc', 8}, {'busy', 9}, {'done', 10},
-    {'retried', 11}, {'failed', 12}}
+    {'retried', 11}, {'failed', 12}, {'hung', 15}}
   for _, fi in ipairs(num) do
     local f, i = fi[1], fi[2]
     local v = tonumber(ARGV[i])
     if f == 'started' and ARGV[i] == '' then v = now end
+    if f == 'hung' and ARGV[i] == nil then v = 0 end
     if not v or v < 0 or v ~= math.floor(v) or v >= 9007199254740992 then
       return err('DQ_EINVAL', 'heartbeat: %s: %q is not an integer >= 0', f, ARGV[i])
     end
@@ -65,9 +70,15 @@ elseif #ARGV == 14 then
   redis.call('ZADD', K_BEATS, dec(now), name)
   started = w.started
 else
-  return err('DQ_EINVAL', 'heartbeat: %d arguments; expected 2 or 14', #ARGV)
+  return err('DQ_EINVAL', 'heartbeat: %d arguments; expected 2, 14 or 15', #ARGV)
 end
-if mode == 'beat' then return {now, registered, started, -2, -2, -2, 0} end
+if mode == 'beat' then
+  -- a worker that ran tasks since its last beat sends its record: it is told of a top-up
+  -- (an idle one learns it from its check)
+  local low = 0
+  if #ARGV == 14 then low = redis.call('ZRANGE', K_SNEXT, 0, 0)[1] == '' and 1 or 0 end
+  return {now, registered, started, -2, -2, -2, 0, low}
+end
 
 local lease = redis.call('ZRANGE', K_INFLIGHT, 0, 0, 'WITHSCORES')
 local p = pause_get(now)
@@ -78,4 +89,7 @@ for _, n in ipairs(old) do
   redis.call('ZREM', K_BEATS, n)
   redis.call('HDEL', K_WORKERS, n)
 end
-return {now, registered, started, next_due(), tonumber(lease[2]) or -1, p and p.till or -1, #old}
+local due = next_due()
+local fire, low = sched_soonest()
+if fire >= 0 and (due < 0 or fire < due) then due = fire end
+return {now, registered, started, due, tonumber(lease[2]) or -1, p and p.till or -1, #old, low}

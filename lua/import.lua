@@ -43,9 +43,9 @@ if #ARGV ~= 3 + G * n + HG * nhist then
     'entries', #ARGV, 3 + G * n + HG * nhist, n, nhist)
 end
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = operator_gate('import', 'DEL hist HEXISTS failed groups ids running HGET groups ' ..
-  'HLEN groups HMGET config HSET failed groups ids INCRBY seq PUBLISH wake RPUSH hist TIME XADD ' ..
-  'audit ZADD failidx group sched ZCARD failidx ZRANGE sched ZSCORE sched')
+local gate = operator_gate('import', [[DEL hist HEXISTS failed groups ids running HGET groups HLEN
+  groups HMGET config HSET failed groups ids INCRBY seq PUBLISH wake RPUSH hist TIME XADD audit ZADD
+  failidx group sched ZCARD failidx ZRANGE sched ZSCORE sched]])
 if gate then return gate end
 local cfg = config_of({'max_payload', 'failed_retention', 'audit_retention'})
 local U32, U53 = 4294967295, 9007199254740991

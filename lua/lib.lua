@@ -35,6 +35,15 @@ local K_PAUSE = K_PREFIX .. 'pause' -- HASH by, since, until (0: until resumed),
 local K_GROUPS = K_PREFIX .. 'groups' -- HASH group id -> "<first ms> <last ms> <signature>"
 local K_GROUP = K_PREFIX .. 'group:' -- prefix: ZSET per group id, task key -> failed ms
 local K_TALLY = K_PREFIX .. 'tally' -- HASH outcomes per minute, a ring of 64 (tally())
+local K_UNIQ = K_PREFIX .. 'uniq' -- ZSET caller-chosen id -> end ms of its unique-for window
+-- Periodic schedules (PROTOCOL.md 2 and 5.30): definitions, envelope templates, next
+-- firing per schedule, and the cron schedules whose list of precomputed firings runs low.
+local K_SDEFS = K_PREFIX .. 'sdefs' -- HASH name -> schedule record (JSON text)
+local K_STPL = K_PREFIX .. 'stpl' -- HASH name -> envelope template of its tasks
+local K_SNEXT = K_PREFIX .. 'snext' -- ZSET name -> next firing ms (not paused ones)
+local K_SLOW = K_PREFIX .. 'slow' -- ZSET name -> 0: cron lists a worker must top up
+-- (while it has members, snext also holds the member '' at score 0: heartbeat's one
+-- ZRANGE of snext then tells both the next firing and that a top-up is wanted)
 local K_DONE = K_PREFIX .. 'done' -- HASH task key -> done record (done retention)
 local K_DONEIDX = K_PREFIX .. 'doneidx' -- ZSET task key -> done ms
 -- keys: end
@@ -50,6 +59,8 @@ local DQ_NEEDLE_MAX = 200 -- bytes of a search needle
 local DQ_ATTEMPTS_MAX = 1000000
 -- a task's time limit (the envelope's "tl" extension), ms: 7 days
 local DQ_TIME_LIMIT_MAX = 604800000
+-- a task's unique-for window (the envelope's "uf" extension), ms: 7 days
+local DQ_UNIQUE_FOR_MAX = 604800000
 
 -- The one clock: Redis server time in integer milliseconds.
 local function now_ms()
@@ -113,14 +124,14 @@ local CFG_FIELDS = {'max_delay_ms', 'max_payload', 'backoff_base_ms', 'backoff_c
   'max_attempts', 'failed_retention', 'audit_retention', 'far_future_ms', 'worker_lost_ms',
   'worker_prune_ms', 'alert_oldest_due_ms', 'alert_far_future', 'alert_running_ms',
   'alert_memory_pct', 'alert_window_ms', 'alert_fail_pct', 'alert_fail_per_min',
-  'done_retention'}
+  'time_limit_ms', 'done_retention'}
 -- worker_lost_ms 0: a worker is lost after three of its own beat intervals.
 local CFG_DEFAULT = {max_delay_ms = 7 * 86400000, max_payload = 1048576,
   backoff_base_ms = 1000, backoff_cap_ms = 300000, max_attempts = 25,
   failed_retention = 100000, audit_retention = 10000, far_future_ms = 3600000,
   worker_lost_ms = 0, worker_prune_ms = 3600000, alert_oldest_due_ms = 300000,
   alert_far_future = 100000, alert_running_ms = 300000, alert_memory_pct = 90,
-  alert_window_ms = 300000, alert_fail_pct = 50, alert_fail_per_min = 60,
+  alert_window_ms = 300000, alert_fail_pct = 50, alert_fail_per_min = 60, time_limit_ms = 0,
   done_retention = 0}
 -- Only @fields (a hot path reads the few it needs).
 local function config_of(fields)
@@ -254,8 +265,9 @@ end
 
 -- The extensions of a v2 envelope (docs/PROTOCOL.md 4.1), from @pos to the end of @s:
 -- a fixmap of 1..15 entries, keys fixstr of [a-z0-9_] in strictly increasing order,
--- values a uint or a string. Returns a table of the known ones (tl: the time limit),
--- or nil when the map is malformed. Unknown keys are allowed (a later writer's).
+-- values a uint or a string. Returns a table of the known ones (tl: the time limit,
+-- uf: the unique-for window), or nil when the map is malformed. Unknown keys are
+-- allowed (a later writer's).
 local function rd_ext(s, pos)
   local b = string.byte(s, pos)
   if not b or b < 129 or b > 143 then return nil end
@@ -275,6 +287,9 @@ local function rd_ext(s, pos)
     if key == 'tl' then
       if k ~= 'uint' or v < 1 or v > DQ_TIME_LIMIT_MAX then return nil end
       x.tl = v
+    elseif key == 'uf' then
+      if k ~= 'uint' or v < 1 or v > DQ_UNIQUE_FOR_MAX then return nil end
+      x.uf = v
     end
   end
   if pos ~= #s + 1 then return nil end
@@ -304,7 +319,7 @@ local function env_decode(m)
   if t[4] > DQ_ATTEMPTS_MAX or t[6] > DQ_ATTEMPTS_MAX then return nil end
   return {seq = t[2], id = opt(t[3]), attempt = t[4], enq = t[5], max = t[6],
     deadline = opt(t[7]), payload = t[8], last_error = opt(t[9]), ext = ext,
-    tl = x and x.tl}
+    tl = x and x.tl, uf = x and x.uf}
 end
 
 -- The position after the str or bin at @pos, without copying it (as rd reads it); nil
@@ -424,11 +439,17 @@ end
 
 -- The member for template @t: seq, enqueued (@now8, p_u64 of the call's now), max
 -- attempts (@default_max, already packed, when the template left it to the queue) and
--- the deadline (t.due + the template's ms) filled in. One concatenation.
-local function env_fill(t, seq, now8, default_max)
+-- the deadline (t.due + the template's ms) filled in; @default_ext (nil: none) is the
+-- queue's default time limit as an extension map, for a v1 template. One concatenation.
+local function env_fill(t, seq, now8, default_max, default_ext)
   local m = t.m
   local maxf = t.max_default and default_max or string.sub(m, t.max_at, t.dl_at - 1)
   local dlf = t.dl and p_u64(t.due + t.dl) or '\192'
+  if default_ext and t.head == '\153\001' then
+    -- the queue's default time limit, for a template without extensions: v2 with {tl}
+    return '\154\002' .. p_u64(seq) .. string.sub(m, 12, t.attempt_at) .. now8 .. maxf ..
+      dlf .. string.sub(m, t.payload_at) .. default_ext
+  end
   return t.head .. p_u64(seq) .. string.sub(m, 12, t.attempt_at) .. now8 .. maxf ..
     dlf .. string.sub(m, t.payload_at)
 end
@@ -808,10 +829,6 @@ end
 -- K_DONEIDX, exactly counted like the failed set. With 0 (the default) nothing is written.
 -- Done record: fixarray(6) [1, done ms, claimed ms (the run's start), due ms, attempt
 -- (counted from 1), worker]. No envelope: a kept task costs ~60 bytes, not its payload.
-local function done_encode(at, claimed, due, attempt, worker)
-  return '\150\001' .. p_uint(at) .. p_uint(claimed) .. p_uint(due) .. p_uint(attempt) ..
-    p_str(worker)
-end
 
 -- Keeps exactly @keep done records: the oldest beyond it go. At most DQ_STEP_MAX per
 -- call (a lowered retention catches up over calls, as trim_failed does).
@@ -828,16 +845,38 @@ end
 
 -- Records the acks in @acked ({task key, running record, attempt as claimed} each, at
 -- most DQ_CALL_MAX) as done at @now, then trims to @keep. A task key done again (a
--- caller-chosen id reused) replaces its record, so the count stays exact.
+-- caller-chosen id reused) replaces its record, so the count stays exact. The record is
+-- cut from the running record's bytes (worker, claimed, due follow its envelope) without
+-- decoding or copying the envelope; a record of another layout is skipped.
 local function keep_done(keep, now, acked)
   if #acked == 0 then return end
-  local h, z = {}, {}
+  local h, z, at, ms = {}, {}, '\150\001' .. p_uint(now), dec(now)
   for _, a in ipairs(acked) do
-    local run = run_decode(a[2])
-    if run then
+    local r = a[2]
+    local b, p, n = string.byte(r, 2), nil, nil -- the envelope's bin header
+    if string.byte(r, 1) ~= 148 then b = nil end
+    local len = #r -- (struct.unpack raises past the end: lengths are checked first)
+    if b == 196 and len >= 3 then p, n = 4, string.byte(r, 3)
+    elseif b == 197 and len >= 4 then p, n = 5, struct.unpack('>I2', r, 3)
+    elseif b == 198 and len >= 6 then p, n = 7, struct.unpack('>I4', r, 3) end
+    local w = p and p + n -- the worker's str header
+    local c = w and string.byte(r, w)
+    if c and c >= 160 and c < 192 then n, c = c - 160, w + 1
+    elseif c == 217 and len >= w + 1 then n, c = string.byte(r, w + 1), w + 2
+    elseif c == 218 and len >= w + 2 then n, c = struct.unpack('>I2', r, w + 1), w + 3
+    elseif c == 219 and len >= w + 4 then n, c = struct.unpack('>I4', r, w + 1), w + 5
+    else c = nil end
+    c = c and c + n -- claimed, then due: two uints that end the record
+    local u1 = c and string.byte(r, c)
+    u1 = u1 and (u1 < 128 and 1 or u1 == 204 and 2 or u1 == 205 and 3 or u1 == 206 and 5 or
+      u1 == 207 and 9 or nil)
+    local u2 = u1 and string.byte(r, c + u1)
+    u2 = u2 and (u2 < 128 and 1 or u2 == 204 and 2 or u2 == 205 and 3 or u2 == 206 and 5 or
+      u2 == 207 and 9 or nil)
+    if u2 and c + u1 + u2 == len + 1 then
       h[#h + 1] = a[1]
-      h[#h + 1] = done_encode(now, run.claimed, run.due, tonumber(a[3]) + 1, run.worker)
-      z[#z + 1] = dec(now)
+      h[#h + 1] = at .. string.sub(r, c) .. p_uint(tonumber(a[3]) + 1) .. string.sub(r, w, c - 1)
+      z[#z + 1] = ms
       z[#z + 1] = a[1]
     end
   end
@@ -859,14 +898,16 @@ end
 -- asks first (redis.acl_check_cmd has no side effect) whether its user may run each
 -- command it can run, reads included (a refused read after a write half-applies too),
 -- and refuses before it writes anything. @needs lists them: a command in capitals,
--- then the keys it takes by their names below ('TIME HGET failed running ZADD sched');
+-- then the keys it takes by their names below ('TIME HGET failed running ZADD sched'),
+-- one [[...]] literal (Lua 5.1 does not fold '..': a concatenation is built every call);
 -- tests/lint/gates.py checks that the list holds every command a script can reach and
 -- that the role's ACL line in docs/SECURITY.md grants it. Redis 6 has no
 -- acl_check_cmd: no gate there (its ACL still refuses the command itself).
--- The gate's lists, parsed once: in the function library this table lives as long as
--- the library (parsing a claim's list cost 15 us a call, the checks themselves 6 us);
--- under EVALSHA it is per call, as everything is. Each list is {cmd, key name or
--- false, ...} pairs, in the order of the text.
+-- What is kept across calls, and what is not: PROTOCOL 5.16a, "What the gate costs".
+-- The gate's lists, parsed once per script: in the function library this table lives as
+-- long as the library (parsing a claim's list cost 15 us a call); under EVALSHA it is
+-- per call, as everything is. Each list is {cmd, key name or false, ...} pairs, in the
+-- order of the text.
 local GATE_LISTS = {}
 local function gate_list(script, needs)
   local list = GATE_LISTS[script]
@@ -894,22 +935,49 @@ local function gate_list(script, needs)
   return list
 end
 
-local function role_gate(role, script, needs)
-  if redis.acl_check_cmd == nil then return nil end
+-- The same list with this call's keys in place of their names, and the eleven keys it
+-- was made from (every other key is named from KEYS[1]): one entry per script, so a
+-- worker or producer calling one queue makes it once (building it cost a claim 5-7 us
+-- a call). Only the keys are kept, never a verdict: the ACL can change between two
+-- calls, and two calls can be two users.
+local GATE_KEYED = {}
+local function gate_keyed(script, needs)
+  local c = GATE_KEYED[script]
+  if c and c[1] == K_SCHED and c[2] == K_IDS and c[3] == K_INFLIGHT and c[4] == K_RUNNING
+      and c[5] == K_FAILED and c[6] == K_FAILIDX and c[7] == K_STATS and c[8] == K_SEQ
+      and c[9] == K_CONFIG and c[10] == K_AUDIT and c[11] == K_WAKE then
+    return c.list
+  end
   -- hist and group stand for every key of their kind (one task's history, one group)
   local keys = {sched = K_SCHED, ids = K_IDS, inflight = K_INFLIGHT, running = K_RUNNING,
     failed = K_FAILED, failidx = K_FAILIDX, stats = K_STATS, seq = K_SEQ, config = K_CONFIG,
     audit = K_AUDIT, wake = K_WAKE, workers = K_WORKERS, beats = K_BEATS, pause = K_PAUSE,
-    groups = K_GROUPS, group = K_GROUP .. 'gate', tally = K_TALLY,
+    groups = K_GROUPS, group = K_GROUP .. 'gate', tally = K_TALLY, uniq = K_UNIQ,
+    sdefs = K_SDEFS, stpl = K_STPL, snext = K_SNEXT, slow = K_SLOW,
     hist = K_PREFIX .. 'hist:gate', done = K_DONE, doneidx = K_DONEIDX}
-  local list = gate_list(script, needs)
+  local names, list = gate_list(script, needs), {}
+  for i = 1, #names, 2 do
+    local name = names[i + 1]
+    local key = name and keys[name]
+    if name and not key then return nil, name end
+    list[i], list[i + 1] = names[i], key or false
+  end
+  GATE_KEYED[script] = {K_SCHED, K_IDS, K_INFLIGHT, K_RUNNING, K_FAILED, K_FAILIDX, K_STATS,
+    K_SEQ, K_CONFIG, K_AUDIT, K_WAKE, list = list}
+  return list
+end
+
+local function role_gate(role, script, needs)
+  local check = redis.acl_check_cmd
+  if check == nil then return nil end
+  local list, unknown = gate_keyed(script, needs)
+  if not list then
+    return redis.error_reply('ERR role gate of ' .. script .. ': unknown key ' .. unknown)
+  end
   for i = 1, #list, 2 do
-    local cmd, name = list[i], list[i + 1]
-    local key, ok = name and keys[name], nil
-    if name and not key then
-      return redis.error_reply('ERR role gate of ' .. script .. ': unknown key ' .. name)
-    end
-    if key then ok = redis.acl_check_cmd(cmd, key) else ok = redis.acl_check_cmd(cmd) end
+    local cmd, key = list[i], list[i + 1]
+    local ok
+    if key then ok = check(cmd, key) else ok = check(cmd) end
     if not ok then
       return redis.error_reply(string.format('NOPERM this user may not run %s (%s runs %s%s, ' ..
         'which this user may not); see the roles in docs/SECURITY.md', role, script, cmd,
@@ -1029,20 +1097,31 @@ local WORKER_COMMAND_MAX = 1024 -- bytes of a worker command kept (DQ_WORKER_COM
 
 -- Worker record: fixarray(13) [1, host, pid, version, started ms, beat interval ms,
 -- concurrency, busy, done, retried, failed, command, draining bool].
+-- Version 2: fixarray(14), the same with version 2 and then hung (handlers still running
+-- past their time limit); written only when hung > 0, so a record reads as before
+-- otherwise.
 local function worker_encode(w)
-  return '\157\001' .. p_str(w.host) .. p_uint(w.pid) .. p_str(w.version) ..
+  local body = p_str(w.host) .. p_uint(w.pid) .. p_str(w.version) ..
     p_uint(w.started) .. p_uint(w.beat) .. p_uint(w.conc) .. p_uint(w.busy) ..
     p_uint(w.done) .. p_uint(w.retried) .. p_uint(w.failed) .. p_str(w.command) ..
     (w.draining and '\195' or '\194')
+  if w.hung and w.hung > 0 then return '\158\002' .. body .. p_uint(w.hung) end
+  return '\157\001' .. body
 end
 local WORKER_KINDS = {'uint', 'bytes', 'uint', 'bytes', 'uint', 'uint', 'uint', 'uint', 'uint',
   'uint', 'uint', 'bytes', 'bool'}
+local WORKER2_KINDS = {'uint', 'bytes', 'uint', 'bytes', 'uint', 'uint', 'uint', 'uint', 'uint',
+  'uint', 'uint', 'bytes', 'bool', 'uint'}
 local function worker_decode(r)
   local t = r and rd_record(r, WORKER_KINDS)
-  if not t or t[1] ~= 1 then return nil end
+  if t and t[1] ~= 1 then return nil end
+  if not t then
+    t = r and rd_record(r, WORKER2_KINDS)
+    if not t or t[1] ~= 2 then return nil end
+  end
   return {host = t[2], pid = t[3], version = t[4], started = t[5], beat = t[6], conc = t[7],
     busy = t[8], done = t[9], retried = t[10], failed = t[11], command = t[12],
-    draining = t[13]}
+    draining = t[13], hung = t[14] or 0}
 end
 
 -- The queue's pause, or nil when it is not paused (never paused, resumed, or the pause's
@@ -1078,6 +1157,29 @@ local function fence_quick(r, attempt, claimed)
   return a == tonumber(attempt)
 end
 
+-- Unique-for windows (docs/PROTOCOL.md 4.1 "uf", key uniq in section 2): a task done
+-- with a window keeps its caller-chosen id refused by enqueue until the window ends.
+-- Only a v2 envelope can carry one, so a v1 task's ack costs one byte compare and no
+-- command; a v2 one without "uf" a decode in Lua. Each ack of a task with a window also
+-- trims up to UNIQ_TRIM_STEP ended windows, oldest first: the set holds the open windows
+-- and at most the ended ones no later finish has trimmed yet (bounded steps).
+local UNIQ_TRIM_STEP = 100
+-- After ack of running record @r: records its window, if it has one. @now is the
+-- call's time if known (nil: read here, once); returns it.
+local function uniq_acked(r, now)
+  local b, p = string.byte(r, 2), nil
+  if b == 196 then p = 4 elseif b == 197 then p = 5 elseif b == 198 then p = 7 end
+  if not p or string.byte(r, p) ~= 154 then return now end -- v1: no extensions
+  local run = run_decode(r)
+  local e = run and env_decode(run.m)
+  if not e or not e.uf or not e.id then return now end
+  now = now or now_ms()
+  local old = redis.call('ZRANGEBYSCORE', K_UNIQ, '-inf', dec(now), 'LIMIT', 0, UNIQ_TRIM_STEP)
+  if #old > 0 then redis.call('ZREM', K_UNIQ, unpack(old)) end
+  redis.call('ZADD', K_UNIQ, dec(now + e.uf), e.id)
+  return now
+end
+
 -- ack: 1. The caller counts 'done' (one HINCRBY per call). @kept, when the queue keeps
 -- done tasks (done retention), gets {task key, running record, attempt} of the ack.
 local function settle_ack(tk, attempt, claimed, kept)
@@ -1085,6 +1187,7 @@ local function settle_ack(tk, attempt, claimed, kept)
   if r and fence_quick(r, attempt, claimed) then
     hist_acked(tk, r)
     unrun(tk)
+    uniq_acked(r)
     if kept then kept[#kept + 1] = {tk, r, attempt} end
     return 1
   end
@@ -1092,6 +1195,7 @@ local function settle_ack(tk, attempt, claimed, kept)
   if not run then return nil, bad end
   hist_acked(tk, r)
   unrun(tk)
+  uniq_acked(r)
   if kept then kept[#kept + 1] = {tk, r, attempt} end
   return 1
 end
@@ -1121,6 +1225,10 @@ local function settle_acks(tks, atts, clms, kept)
   if #gone > 0 then
     redis.call('ZREM', K_INFLIGHT, unpack(gone))
     redis.call('HDEL', K_RUNNING, unpack(gone))
+    local now
+    for i, tk in ipairs(tks) do
+      if out[i] == 1 then now = uniq_acked(recs[i], now) end
+    end
   end
   local done = #gone
   for _, i in ipairs(later) do
@@ -1172,4 +1280,141 @@ local function settle_release(now, tk, attempt, claimed, quiet)
   schedule(e, now, quiet)
   unrun(tk)
   return 1
+end
+
+-- Periodic schedules (PROTOCOL.md 5.30). A record is JSON text (cjson): spec, tz, every
+-- (ms; 0 for cron), anchor (ms, every's k = 0), paused, fires (cron: the next firings
+-- computed by C, which knows time zones; Lua cannot), last (ms of the last firing),
+-- last_id, late (ms the last firing ran after the earliest time it stands for: for a
+-- catch-up, the first missed one), missed (firings skipped by it), runs, created, updated, by. Times are integers below 2^47: cjson's 14 digits
+-- keep them exact.
+local SCHED_FIRE_MAX = 10 -- firings per claim call
+local SCHED_LOW = 8 -- a cron list with this many firings or fewer is topped up
+local SCHED_NAME_MAX = 100
+
+local function sched_decode(raw)
+  if not raw then return nil end
+  local ok, r = pcall(cjson.decode, raw)
+  if not ok or type(r) ~= 'table' or type(r.spec) ~= 'string' then return nil end
+  if type(r.every) ~= 'number' or type(r.anchor) ~= 'number' then return nil end
+  if type(r.fires) ~= 'table' then r.fires = {} end
+  return r
+end
+
+-- The first firing of every-schedule @r strictly after @after.
+local function sched_after(r, after)
+  local k = math.floor((after - r.anchor) / r.every) + 1
+  if k < 1 then k = 1 end
+  return r.anchor + k * r.every
+end
+
+-- Drops the cron firings at or before @now; returns the latest of them (or nil) and
+-- how many there were. Marks the list low when it runs short.
+local function sched_pass(name, r, now)
+  local rest, latest, n = {}, nil, 0
+  for _, t in ipairs(r.fires) do
+    if type(t) == 'number' then
+      if t <= now then latest, n = t, n + 1 else rest[#rest + 1] = t end
+    end
+  end
+  r.fires = rest
+  if #rest <= SCHED_LOW then
+    redis.call('ZADD', K_SLOW, 0, name)
+    redis.call('ZADD', K_SNEXT, 0, '')
+  end
+  return latest, n
+end
+
+-- @name's list needs no top-up (filled, paused, removed); the mark goes with the last.
+local function sched_unlow(name)
+  redis.call('ZREM', K_SLOW, name)
+  if redis.call('ZCARD', K_SLOW) == 0 then redis.call('ZREM', K_SNEXT, '') end
+end
+
+-- Puts @name in the next-firing set at @r's next firing (or out of it): for every,
+-- the next after @now; for cron, the first listed, which may have passed (a top-up
+-- must not skip what is due: claim fires it).
+local function sched_arm(name, r, now)
+  local nxt = -1
+  if r.paused then
+    nxt = -1
+  elseif r.every > 0 then
+    nxt = sched_after(r, now)
+  elseif type(r.fires[1]) == 'number' then
+    nxt = r.fires[1]
+  end
+  if nxt >= 0 then
+    redis.call('ZADD', K_SNEXT, dec(nxt), name)
+  else
+    redis.call('ZREM', K_SNEXT, name)
+  end
+  return nxt
+end
+
+-- One firing of the schedule @name, due since @at: enqueues one task with id
+-- NAME@<firing ms> (its due time is @now) unless a task with that id exists, and
+-- moves the schedule on. Catch-up: of the firings missed since @at only the latest
+-- runs; the others are counted in missed. Returns the next firing, or -1.
+local function sched_fire_one(cfg, name, at, now)
+  local r = sched_decode(redis.call('HGET', K_SDEFS, name))
+  local tpl = redis.call('HGET', K_STPL, name)
+  local t = tpl and env_template(tpl, '')
+  if not r or not t or r.paused then
+    redis.call('ZREM', K_SNEXT, name) -- malformed or paused: it stops; ls shows it
+    return -1
+  end
+  local fire, n = at, 1
+  if r.every > 0 then
+    fire = r.anchor + math.floor((now - r.anchor) / r.every) * r.every
+    if fire < at then fire = at end
+    n = math.floor((fire - at) / r.every) + 1
+  else
+    local latest, k = sched_pass(name, r, now)
+    if latest then fire, n = latest, k end
+  end
+  local id = name .. '@' .. dec(fire)
+  if not ids_get(id) and redis.call('HEXISTS', K_RUNNING, 'c:' .. id) == 0 and
+      redis.call('HEXISTS', K_FAILED, 'c:' .. id) == 0 then
+    local seq = redis.call('INCRBY', K_SEQ, 1)
+    redis.call('HINCRBY', K_STATS, 'enqueued', 1)
+    local m = t.m
+    local maxf = t.max_default and p_uint(cfg.max_attempts) or
+      string.sub(m, t.max_at, t.dl_at - 1)
+    local dlf = t.dl and p_u64(now + t.dl) or '\192'
+    -- env_fill with the id spliced in where the template has nil (byte 12)
+    redis.call('ZADD', K_SCHED, dec(now), t.head .. p_u64(seq) .. p_str(id) ..
+      string.sub(m, 13, t.attempt_at) .. p_u64(now) .. maxf .. dlf ..
+      string.sub(m, t.payload_at))
+    redis.call('HSET', K_IDS, id, dec(now) .. ':' .. dec(seq))
+  end
+  r.last, r.last_id, r.late, r.missed = fire, id, now - at, n - 1
+  r.runs = (r.runs or 0) + 1
+  redis.call('HSET', K_SDEFS, name, cjson.encode(r))
+  return sched_arm(name, r, now)
+end
+
+-- Fires the schedules that are due (at most SCHED_FIRE_MAX); returns the earliest
+-- firing still to come (-1: none) and how many fired. A queue without schedules pays
+-- one ZRANGE on a missing key.
+local function sched_fire(cfg, now)
+  local z = redis.call('ZRANGE', K_SNEXT, 0, SCHED_FIRE_MAX, 'WITHSCORES')
+  local soonest, fired = -1, 0
+  for i = 1, #z, 2 do
+    local nxt = tonumber(z[i + 1])
+    if z[i] == '' then
+      nxt = -1 -- the top-up mark (K_SLOW), not a schedule
+    elseif nxt <= now and fired < SCHED_FIRE_MAX then
+      nxt = sched_fire_one(cfg, z[i], nxt, now)
+      fired = fired + 1
+    end
+    if nxt >= 0 and (soonest < 0 or nxt < soonest) then soonest = nxt end
+  end
+  return soonest, fired
+end
+
+-- The earliest next firing, or -1, and 1 when a cron list wants a top-up (else 0).
+local function sched_soonest()
+  local f = redis.call('ZRANGE', K_SNEXT, 0, 1, 'WITHSCORES')
+  if f[1] == '' then return tonumber(f[4]) or -1, 1 end
+  return tonumber(f[2]) or -1, 0
 end

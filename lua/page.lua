@@ -12,8 +12,8 @@
 -- Flags: no-writes (FCALL_RO / EVALSHA_RO: runs on replicas and for read-only users).
 -- Complexity: O(log N + limit).
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = viewer_gate('page', 'HEXISTS groups HMGET done failed running TIME ZCARD ' ..
-  'doneidx failidx group inflight sched ZCOUNT sched ZRANGE sched')
+local gate = viewer_gate('page', [[HEXISTS groups HMGET done failed running TIME ZCARD doneidx
+  failidx group inflight sched ZCOUNT sched ZRANGE sched]])
 if gate then return gate end
 local now = now_ms()
 local view, offset, limit = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])

@@ -13,8 +13,8 @@
 -- Errors: DQ_EINVAL naming the argument. Complexity: O(1).
 -- Flags: allow-oom (runs at maxmemory: a 4-field pause hash and one audit entry, the stream
 --   capped; docs/OPERATIONS.md).
-local gate = operator_gate('pause', 'DEL pause HDEL stats HMGET config pause HSET pause ' ..
-  'PUBLISH wake TIME XADD audit')
+local gate = operator_gate('pause', [[DEL pause HDEL stats HMGET config pause HSET pause PUBLISH
+  wake TIME XADD audit]])
 if gate then return gate end
 allow_oom()
 local cfg = config()

@@ -9,11 +9,10 @@
 -- Flags: allow-oom (runs at maxmemory: moves expired leases back or to failed, adding a fixed
 --   error text; docs/OPERATIONS.md).
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = worker_gate('reap', 'EXISTS group HDEL failed groups running stats HEXISTS ' ..
-  'groups HGET failed groups running tally HINCRBY stats tally HLEN groups HMGET config ' ..
-  'HSET failed groups ids tally LTRIM hist PUBLISH wake RPUSH hist TIME ZADD failidx group ' ..
-  'sched ZCARD failidx ZPOPMIN failidx ZRANGE inflight sched ZRANGEBYSCORE inflight ZREM ' ..
-  'group inflight ZSCORE group')
+local gate = worker_gate('reap', [[EXISTS group HDEL failed groups running stats HEXISTS groups HGET
+  failed groups running tally HINCRBY stats tally HLEN groups HMGET config HSET failed groups ids
+  tally LTRIM hist PUBLISH wake RPUSH hist TIME ZADD failidx group sched ZCARD failidx ZPOPMIN
+  failidx ZRANGE inflight sched ZRANGEBYSCORE inflight ZREM group inflight ZSCORE group]])
 if gate then return gate end
 allow_oom()
 local cfg = config()

@@ -8,8 +8,8 @@
 -- Flags: allow-oom (runs at maxmemory: moves the claimed task back to scheduled;
 --   docs/OPERATIONS.md).
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = worker_gate('release', 'HDEL running stats HGET running HSET ids PUBLISH wake ' ..
-  'TIME ZADD sched ZRANGE sched ZREM inflight')
+local gate = worker_gate('release', [[HDEL running stats HGET running HSET ids PUBLISH wake TIME
+  ZADD sched ZRANGE sched ZREM inflight]])
 if gate then return gate end
 allow_oom()
 local ok, bad = settle_release(now_ms(), ARGV[1], ARGV[2], ARGV[3])

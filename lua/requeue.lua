@@ -29,10 +29,10 @@
 -- Errors: DQ_ENOTFOUND naming the missing ids; DQ_EINVAL for bad arguments or
 --   undecodable ids.
 -- Complexity: O(k log N) for k ids, or k <= step per 'all' step.
-local gate = operator_gate('requeue', 'EXISTS group HDEL failed groups HEXISTS failed groups ' ..
-  'running HGET failed ids HINCRBY stats HMGET config HSET ids PUBLISH wake TIME XADD audit ' ..
-  'ZADD sched ZCOUNT failidx group sched ZRANGE failidx group sched ZRANK failidx group ZREM ' ..
-  'failidx group ZSCORE group sched')
+local gate = operator_gate('requeue', [[EXISTS group HDEL failed groups HEXISTS failed groups
+  running HGET failed ids HINCRBY stats HMGET config HSET ids PUBLISH wake TIME XADD audit ZADD
+  sched ZCOUNT failidx group sched ZRANGE failidx group sched ZRANK failidx group ZREM failidx group
+  ZSCORE group sched]])
 if gate then return gate end
 local cfg = config()
 local now = now_ms()

@@ -11,10 +11,10 @@
 -- Flags: allow-oom (runs at maxmemory: moves the claimed task back, adding its last error (512
 --   bytes) and a history entry; docs/OPERATIONS.md).
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = worker_gate('retry', 'EXISTS group HDEL failed groups running stats HEXISTS ' ..
-  'groups HGET failed groups running tally HINCRBY stats tally HLEN groups HMGET config ' ..
-  'HSET failed groups ids tally LTRIM hist PUBLISH wake RPUSH hist TIME ZADD failidx group ' ..
-  'sched ZCARD failidx ZPOPMIN failidx ZRANGE sched ZREM group inflight ZSCORE group')
+local gate = worker_gate('retry', [[EXISTS group HDEL failed groups running stats HEXISTS groups
+  HGET failed groups running tally HINCRBY stats tally HLEN groups HMGET config HSET failed groups
+  ids tally LTRIM hist PUBLISH wake RPUSH hist TIME ZADD failidx group sched ZCARD failidx ZPOPMIN
+  failidx ZRANGE sched ZREM group inflight ZSCORE group]])
 if gate then return gate end
 allow_oom()
 local due, bad = settle_retry(config(), now_ms(), ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])

@@ -25,8 +25,8 @@ if not cursor or cursor < 0 or not chunk or chunk < 1 or chunk > DQ_STEP_MAX or 
     DQ_CALL_MAX)
 end
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = viewer_gate('search', 'HMGET failed running TIME ZCARD failidx group inflight ' ..
-  'sched ZCOUNT sched ZRANGE sched')
+local gate = viewer_gate('search', [[HMGET failed running TIME ZCARD failidx group inflight sched
+  ZCOUNT sched ZRANGE sched]])
 if gate then return gate end
 local total, items, recs
 if view == 'failed' or view == 'inflight' then

@@ -7,8 +7,9 @@
 --   tasks to look at for holders (0..1000, earliest lease first).
 -- Reply: {now, registered, live, lost, in flight, in flight looked at, lost after ms
 --   (worker_lost_ms; 0: three of each worker's beat intervals), n, then n workers of
---   17 + 2k elements: name, host, pid, version, started ms, beat interval ms, last beat ms,
---   lost (0|1), concurrency, busy, done, retried, failed, command, draining (0|1), held
+--   18 + 2k elements: name, host, pid, version, started ms, beat interval ms, last beat ms,
+--   lost (0|1), concurrency, busy, done, retried, failed, command, draining (0|1), hung
+--   (handlers past their time limit, as of its last beat), held
 --   (tasks it holds among those looked at), k, then k pairs: task id, claimed ms}.
 --   live and lost count the 1000 entries with the latest beats; the n returned are the
 --   first of those by name. A worker is lost when its last beat is older than the lost
@@ -23,8 +24,8 @@ local function int_arg(i, lo, hi, what)
   return v
 end
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = viewer_gate('workers', 'HMGET config running workers TIME ZCARD beats inflight ' ..
-  'ZRANGE inflight ZREVRANGE beats')
+local gate = viewer_gate('workers', [[HMGET config running workers TIME ZCARD beats inflight ZRANGE
+  inflight ZREVRANGE beats]])
 if gate then return gate end
 local most, e1 = int_arg(1, 1, DQ_CALL_MAX, 'workers')
 if not most then return e1 end
@@ -45,7 +46,8 @@ if #names > 0 then recs = redis.call('HMGET', K_WORKERS, unpack(names)) end
 local list, live, lost = {}, 0, 0
 for i, n in ipairs(names) do
   local w = worker_decode(recs[i]) or {host = '', pid = 0, version = '', started = 0, beat = 0,
-    conc = 0, busy = 0, done = 0, retried = 0, failed = 0, command = '', draining = false}
+    conc = 0, busy = 0, done = 0, retried = 0, failed = 0, command = '', draining = false,
+    hung = 0}
   w.name, w.last = n, tonumber(beats[2 * i])
   local after = cfg.worker_lost_ms
   if after == 0 then after = 3 * (w.beat > 0 and w.beat or 30000) end
@@ -85,7 +87,8 @@ local out = {now, redis.call('ZCARD', K_BEATS), live, lost, redis.call('ZCARD', 
 for i = 1, math.min(most, #list) do
   local w = list[i]
   local row = {w.name, w.host, w.pid, w.version, w.started, w.beat, w.last, w.lost and 1 or 0,
-    w.conc, w.busy, w.done, w.retried, w.failed, w.command, w.draining and 1 or 0, w.held,
+    w.conc, w.busy, w.done, w.retried, w.failed, w.command, w.draining and 1 or 0, w.hung,
+    w.held,
     #w.tasks / 2}
   for _, v in ipairs(row) do
     out[#out + 1] = v

@@ -69,6 +69,8 @@ enum {
 #define DQ_ATTEMPTS_MAX 1000000
 /* A task's time limit (dq_enqueue_opts.time_limit_ms), ms: 7 days. */
 #define DQ_TIME_LIMIT_MAX 604800000LL
+/* A task's unique-for window (dq_enqueue_opts.unique_for_ms), ms: 7 days. */
+#define DQ_UNIQUE_FOR_MAX 604800000LL
 /* Bytes of a failure's signature (reason + masked first line of its error). */
 #define DQ_SIGNATURE_MAX 200
 /* Reason given to dq_pause(): 0..DQ_PAUSE_REASON_MAX bytes; a buffer needs +1. */
@@ -333,6 +335,8 @@ typedef struct dq_config {
     int64_t alert_window_ms;     /* the verdict's outcome window (whole minutes); default 5 min */
     int64_t alert_fail_pct;      /* failed share of the window's outcomes: bad; default 50 */
     int64_t alert_fail_per_min;  /* failures a minute over the window: bad; default 60 */
+    int64_t time_limit_ms;       /* time limit of tasks enqueued without one (their envelopes get
+                                    it at enqueue); default none (-1 here sets none) */
     int64_t done_retention;      /* finished tasks kept, exactly; default (0 in Redis) none;
                                     set -1 for that */
 } dq_config;
@@ -355,6 +359,11 @@ typedef struct dq_enqueue_opts {
     int64_t deadline_ms;   /* if > 0, the task expires when not started by due + deadline_ms */
     int64_t time_limit_ms; /* if > 0 (1..DQ_TIME_LIMIT_MAX): a run still going this long is
                               stopped and retried ("timed out after ..."); PROTOCOL.md 10.4 */
+    int64_t unique_for_ms; /* if > 0 (1..DQ_UNIQUE_FOR_MAX; needs id): once the task is done,
+                              its id is refused for this long (PROTOCOL.md 4.1 "uf") */
+    bool replace;          /* needs id: a scheduled task with this id gets this payload and
+                              due time instead (debounce); one in flight or failed is left
+                              as it is and reported as a duplicate there */
 } dq_enqueue_opts;
 
 typedef struct dq_enqueued {
@@ -362,6 +371,9 @@ typedef struct dq_enqueued {
     bool duplicate;         /* a task with this id already exists; nothing was added */
     dq_state where;         /* for a duplicate: where the existing task is */
     int64_t due_ms;         /* the due time (of the existing task for a duplicate, if scheduled) */
+    bool replaced;          /* opts.replace: the scheduled task got the new payload and due */
+    int64_t unique_left_ms; /* > 0: a duplicate of a task done within its unique-for window,
+                               which ends this many ms from now; where is DQ_STATE_NONE */
 } dq_enqueued;
 
 /**
@@ -812,7 +824,12 @@ typedef struct dq_beat {
     unsigned concurrency, busy;
     int64_t done, retried, failed; /* tasks since it started */
     bool draining;                 /* stopping: claims nothing more */
+    unsigned hung; /* handlers still running DQ_HUNG_AFTER_MS past their time limit */
 } dq_beat;
+
+/* A handler still running this long after its run's time limit (its cancel flag set) is
+ * counted as hung in its worker's record (dq_worker_info.hung) and by the verdict. */
+#define DQ_HUNG_AFTER_MS 5000
 
 typedef enum dq_beat_mode {
     DQ_BEAT = 0,   /* only the beat */
@@ -829,6 +846,9 @@ typedef struct dq_beat_reply {
     int64_t paused_until_ms; /* DQ_BEAT_CHECK: -1 not paused, 0 until resumed, else the end;
                                 else -2 */
     size_t pruned;           /* entries removed for silence (DQ_BEAT_CHECK) */
+    size_t schedules_low;    /* DQ_BEAT_CHECK, and a beat with @rec: 1 when a cron
+                                schedule's list of firings wants a top-up
+                                (dq_schedule_refill); else 0 */
 } dq_beat_reply;
 
 /**
@@ -855,7 +875,8 @@ typedef struct dq_worker_info {
     bool lost;                         /* silent past the queue's worker_lost_ms */
     bool draining;
     int64_t concurrency, busy, done, retried, failed; /* as of its last beat */
-    size_t held;           /* tasks it holds among the in-flight tasks looked at */
+    int64_t hung; /* handlers past their time limit by DQ_HUNG_AFTER_MS, as of its last beat */
+    size_t held;  /* tasks it holds among the in-flight tasks looked at */
     dq_worker_task *tasks; /* the first ntasks of them (at most the tasks_per_worker asked) */
     size_t ntasks;
 } dq_worker_info;
@@ -923,6 +944,17 @@ typedef struct dq_cancelled {
  */
 int dq_cancel(dq_client *c, const char *queue, const char *id, bool drop, dq_cancelled *out,
               dq_err *err);
+
+/**
+ * Moves the scheduled task @id of @queue to @at_ms (server epoch ms; 0: use @delay_ms,
+ * ms from now) without touching its envelope (payload, attempt and deadline stay).
+ * Idle workers are woken when it becomes the earliest. DQ_ENOTFOUND when the task is
+ * not scheduled (the message says where it is: in flight or failed); DQ_EINVAL past
+ * max_delay_ms. Operator action, recorded in the audit log. *@due_ms (may be NULL) is the
+ * new due time. A generated id is found by a scan first (as dq_find does).
+ */
+int dq_reschedule(dq_client *c, const char *queue, const char *id, int64_t at_ms, int64_t delay_ms,
+                  int64_t *due_ms, dq_err *err);
 
 /* ---- error groups and filtered bulk actions (PROTOCOL.md 4.6) ---------------------- */
 
@@ -994,6 +1026,83 @@ int dq_page_group_get(dq_client *c, const char *queue, const char *group, size_t
                       size_t limit, dq_page *out, dq_err *err);
 
 /* ---- end of error groups ---------------------------------------------------------- */
+
+/* ---- periodic schedules (PROTOCOL.md 5.30) ----------------------------------------- */
+
+/*
+ * A schedule fires inside the claims the workers already make, by server time: each
+ * firing enqueues one ordinary task with id NAME@<firing ms>, so it runs once however
+ * many workers there are, with no leader. Of the firings missed while no worker claimed
+ * only the latest runs (late, with the others counted as missed). Cron times are worked
+ * out in C (zones: lib/tz.h, DST rule: lib/cron.h) and kept as a short list per
+ * schedule that workers top up (dq_schedule_refill); --every is worked out in Lua.
+ */
+
+/* A schedule's name: 1..DQ_SCHEDULE_NAME_MAX bytes of [A-Za-z0-9_.:-]. */
+#define DQ_SCHEDULE_NAME_MAX 100
+/* Schedules per queue, at most. */
+#define DQ_SCHEDULES_MAX 1000
+/* --every, ms: 1 ms .. 366 days. */
+#define DQ_SCHEDULE_EVERY_MAX 31622400000LL
+/* Precomputed cron firings kept per schedule. */
+#define DQ_SCHEDULE_FIRES 16
+
+typedef struct dq_schedule_def {
+    const char *cron;      /* 5-field spec (lib/cron.h), or NULL with every_ms */
+    const char *tz;        /* cron's zone; NULL or "": UTC */
+    int64_t every_ms;      /* > 0: every this long (first firing one period after add) */
+    int64_t max_attempts;  /* of each task, as dq_enqueue_opts */
+    int64_t time_limit_ms; /* of each task, as dq_enqueue_opts */
+    const void *payload;   /* each task's payload */
+    size_t len;
+} dq_schedule_def;
+
+typedef struct dq_schedule {
+    char *name, *spec, *tz, *last_id, *by; /* spec "" for --every; tz "" for UTC */
+    int64_t every_ms;                      /* 0 for cron */
+    bool paused;
+    int64_t next_ms; /* -1: none (paused, or its cron list is used up) */
+    int64_t last_ms; /* the last firing's time, -1: never */
+    int64_t late_ms; /* how long after its time the last firing ran */
+    int64_t missed;  /* firings the last one skipped (the catch-up rule) */
+    int64_t runs;    /* firings so far */
+    int64_t created_ms, updated_ms;
+    int64_t fires;      /* cron firings listed ahead */
+    int64_t fires_last; /* the last listed, -1: none */
+} dq_schedule;
+
+typedef struct dq_schedules {
+    int64_t now_ms;
+    dq_schedule *items;
+    size_t n;
+} dq_schedules;
+
+/**
+ * Adds (or redefines: its run count and last run are kept) schedule @name. Operator
+ * action, audited. *@next_ms (may be NULL) gets its first firing, *@replaced (may be
+ * NULL) whether it existed. DQ_EINVAL names the bad field and its limit.
+ */
+int dq_schedule_add(dq_client *c, const char *queue, const char *name, const dq_schedule_def *def,
+                    int64_t *next_ms, bool *replaced, dq_err *err);
+/** All the schedules of @queue, by name; free with dq_schedules_free. Read-only. */
+int dq_schedule_ls(dq_client *c, const char *queue, dq_schedules *out, dq_err *err);
+void dq_schedules_free(dq_schedules *s);
+/** Removes schedule @name (DQ_ENOTFOUND if none). Its tasks already made stay. Audited. */
+int dq_schedule_rm(dq_client *c, const char *queue, const char *name, dq_err *err);
+/** Stops @name firing until resumed; *@changed: it was not paused. Audited. */
+int dq_schedule_pause(dq_client *c, const char *queue, const char *name, bool *changed,
+                      dq_err *err);
+/** Resumes @name from its next firing after now (nothing missed is run). Audited. */
+int dq_schedule_resume(dq_client *c, const char *queue, const char *name, int64_t *next_ms,
+                       bool *changed, dq_err *err);
+/**
+ * Tops up the cron schedules of @queue whose list of firings runs low (the heartbeat
+ * reports them: dq_beat_reply.schedules_low); the dq_worker calls it itself. Returns
+ * DQ_OK and in *@filled (may be NULL) how many it topped up.
+ */
+int dq_schedule_refill(dq_client *c, const char *queue, size_t *filled, dq_err *err);
+
+/* ---- end of periodic schedules ------------------------------------------------------ */
 
 /** Checks a queue name: 1..DQ_QUEUE_NAME_MAX bytes of [A-Za-z0-9._:-]. DQ_EINVAL names the problem.
  */

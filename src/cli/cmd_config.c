@@ -30,6 +30,7 @@ static const struct {
     {"alert_window_ms", true, offsetof(dq_config, alert_window_ms)},
     {"alert_fail_pct", false, offsetof(dq_config, alert_fail_pct)},
     {"alert_fail_per_min", false, offsetof(dq_config, alert_fail_per_min)},
+    {"time_limit_ms", true, offsetof(dq_config, time_limit_ms)},
     {"done_retention", false, offsetof(dq_config, done_retention)},
 };
 #define NFIELDS (sizeof fields / sizeof fields[0])
@@ -71,10 +72,12 @@ run(struct cli *g, const struct cli_args *args)
             *slot = v;
         }
         /* 0 means "leave as is" in dq_config; max_attempts 0 (unlimited), worker_lost_ms 0
-         * (three beat intervals) and done_retention 0 (none) are spelled -1. */
+         * (three beat intervals), time_limit_ms 0 (none) and done_retention 0 (none) are
+         * spelled -1. */
         if (*slot == 0) {
             if (strcmp(fields[k].name, "max_attempts") != 0 &&
                 strcmp(fields[k].name, "worker_lost_ms") != 0 &&
+                strcmp(fields[k].name, "time_limit_ms") != 0 &&
                 strcmp(fields[k].name, "done_retention") != 0)
                 return cli_usage_error(g, "%s: must be more than 0", fields[k].name);
             *slot = -1;
@@ -117,25 +120,17 @@ const struct cli_cmd cmd_config = {
     .name = "config",
     .summary = "read or change a queue's limits",
     .usage = "delayq config [-q QUEUE] [FIELD=VALUE ...] [--json]",
-    .about = "Prints the limits; FIELD=VALUE changes them (all or nothing, audited). Defaults:\n"
-             "  max_delay_ms         7d       longest delay at enqueue\n"
-             "  max_payload          1048576  largest payload in bytes\n"
-             "  backoff_base_ms      1s       first retry delay, doubling per attempt\n"
-             "  backoff_cap_ms       5m       longest retry delay (*_ms: 30s, 5m; bare: ms)\n"
-             "  max_attempts         25       attempts per task, 0 = unlimited\n"
-             "  failed_retention     100000   failed tasks kept; older ones trimmed, counted\n"
-             "  audit_retention      10000    audit entries kept, approximately\n"
-             "  far_future_ms        1h       where \"far future\" begins\n"
-             "  worker_lost_ms       0        silent this long: lost (0: three beats)\n"
-             "  worker_prune_ms      1h       silent this long: out of the registry\n"
-             "  alert_oldest_due_ms  5m       health (top, stats --check): due waits longer\n"
-             "  alert_far_future     100000   more in the far future is bad\n"
-             "  alert_running_ms     5m       in flight longer is long-running\n"
-             "  alert_memory_pct     90       Redis memory over this % of maxmemory warns\n"
-             "  alert_window_ms      5m       failures are judged over this window, 1m..1h\n"
-             "  alert_fail_pct       50       failed share of the window is bad (from 10 on)\n"
-             "  alert_fail_per_min   60       failures a minute over the window is bad\n"
-             "  done_retention       0        finished tasks kept (ls done, show), 0 = none",
+    .about = "Prints the queue's limits; FIELD=VALUE pairs change them first (all or nothing,\n"
+             "audited). Durations take units (30s, 5m); a bare number in *_ms is ms. The\n"
+             "fields and their defaults (delayq-config(1): what each does, its range):\n"
+             "  max_delay_ms 7d            max_payload 1048576       backoff_base_ms 1s\n"
+             "  backoff_cap_ms 5m          max_attempts 25           time_limit_ms 0 (none)\n"
+             "  failed_retention 100000    audit_retention 10000     far_future_ms 1h\n"
+             "  worker_lost_ms 0 (3 beats) worker_prune_ms 1h        done_retention 0 (none)\n"
+             "The health verdict's (top, stats --check; no script reads them):\n"
+             "  alert_oldest_due_ms 5m     alert_far_future 100000   alert_running_ms 5m\n"
+             "  alert_memory_pct 90        alert_window_ms 5m        alert_fail_pct 50\n"
+             "  alert_fail_per_min 60",
     .opts = opts,
     .max_pos = -1,
     .hint = " (use FIELD=VALUE)",

@@ -42,6 +42,10 @@ run(struct cli *g, const struct cli_args *args)
             cli_num(args, "max-attempts", 0) == 0 ? -1 : cli_num(args, "max-attempts", 0);
     o.deadline_ms = cli_num(args, "deadline", 0);
     o.time_limit_ms = cli_num(args, "time-limit", 0);
+    o.unique_for_ms = cli_num(args, "unique-for", 0);
+    o.replace = cli_has(args, "replace");
+    if ((o.replace || o.unique_for_ms > 0) && o.id == NULL)
+        return cli_usage_error(g, "--%s: needs --id", o.replace ? "replace" : "unique-for");
     if (cli_has(args, "deadline") && o.deadline_ms == 0)
         return cli_usage_error(g, "--deadline: must be more than 0");
     if ((json != NULL) + (file != NULL) + use_stdin != 1)
@@ -105,13 +109,38 @@ run(struct cli *g, const struct cli_args *args)
                                              "a retry safe");
         goto out;
     }
+    if (o.replace && res.duplicate &&
+        (res.where == DQ_STATE_INFLIGHT || res.where == DQ_STATE_FAILED)) {
+        /* only a task still waiting can be replaced: say where it is instead */
+        fprintf(stderr, "%s: task ", g->prog);
+        cli_put_safe(stderr, res.id, strlen(res.id));
+        fprintf(stderr, " is %s; not replaced (%s)\n",
+                res.where == DQ_STATE_INFLIGHT ? "in flight" : "failed",
+                res.where == DQ_STATE_INFLIGHT ? "wait until it is done, or delayq cancel it"
+                                               : "delayq requeue or drop it first");
+        rc = DQ_EXIT_FAILED;
+        goto out;
+    }
     cli_put_safe(stdout, res.id, strlen(res.id));
     putchar('\n');
-    if (res.duplicate) {
+    if (res.unique_left_ms > 0) {
+        char left[32];
+        dq_dur_format(left, sizeof left, res.unique_left_ms);
+        fprintf(stderr, "%s: task ", g->prog);
+        cli_put_safe(stderr, res.id, strlen(res.id));
+        fprintf(stderr,
+                " is a duplicate of a task done within its unique-for window (%s left); "
+                "not added again\n",
+                left);
+    } else if (res.duplicate) {
         static const char *const where[] = {"?", "scheduled", "in flight", "failed"};
         fprintf(stderr, "%s: task ", g->prog);
         cli_put_safe(stderr, res.id, strlen(res.id));
         fprintf(stderr, " already exists (%s); not added again\n", where[res.where]);
+    } else if (res.replaced) {
+        fprintf(stderr, "%s: task ", g->prog);
+        cli_put_safe(stderr, res.id, strlen(res.id));
+        fprintf(stderr, " was scheduled: replaced its payload and due time\n");
     }
 out:
     dq_buf_free(&payload);
@@ -122,9 +151,7 @@ out:
 static const struct cli_opt opts[] = {
     {"delay", 0, "DUR", CLI_DUR,
      .help = "run after DUR: 250ms, 30s, 5m, 2h, 7d, 1h30m (default 0)"},
-    {"at", 0, "TIME", CLI_STR,
-     .help = "run at TIME: epoch milliseconds or RFC 3339 (2026-12-01T09:00:00Z); a past time "
-             "means now"},
+    {"at", 0, "TIME", CLI_STR, .help = "run at TIME: epoch ms or RFC 3339; a past time means now"},
     {"id", 0, "ID", CLI_STR,
      .help = "caller-chosen id (1.." CLI_ID_MAX_TEXT " bytes); one that exists already is not "
              "added again (exit 0)"},
@@ -134,7 +161,11 @@ static const struct cli_opt opts[] = {
      .help = "if not started within DUR after its due time, the task fails as \"expired\" "
              "instead of running"},
     {"time-limit", 0, "DUR", CLI_DUR, 1, DQ_TIME_LIMIT_MAX,
-     .help = "a run still going after DUR (up to 7d) is stopped and retried"},
+     .help = "a run still going after DUR (up to 7d) is stopped, retried"},
+    {"unique-for", 0, "DUR", CLI_DUR, 1, DQ_UNIQUE_FOR_MAX,
+     .help = "with --id: once done, the id is refused for DUR (up to 7d)"},
+    {"replace", 0, NULL, CLI_FLAG,
+     .help = "with --id: a scheduled task gets this payload and time"},
     {"json", 0, "TEXT", CLI_STR, .help = "the payload as JSON, converted to msgpack"},
     {"file", 0, "PATH", CLI_STR,
      .help = "the payload: the bytes of PATH, up to the queue's max_payload (- instead: "
@@ -147,6 +178,7 @@ const struct cli_cmd cmd_enqueue = {
     .summary = "schedule a task",
     .usage = "delayq enqueue [-q QUEUE] [--delay DUR | --at TIME] [--id ID]\n"
              "                      [--max-attempts N] [--deadline DUR] [--time-limit DUR]\n"
+             "                      [--unique-for DUR] [--replace]\n"
              "                      (--json TEXT | --file PATH | -)",
     .about = "Schedules one task and prints its id. --json payloads are stored as msgpack;\n"
              "--file and - (stdin) bytes are stored exactly as they are.",

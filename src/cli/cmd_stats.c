@@ -36,6 +36,7 @@ make_verdict(struct cli *g, const dq_stats *s, int64_t max_age, long long max_fa
         rc = dq_server_info_get(g->client, &v->info, err);
     if (rc != DQ_OK)
         return rc;
+    const char *hung_worker = NULL;
     struct dq_health_facts f = {.stats = s,
                                 .max_oldest_due_ms =
                                     max_age >= 0 ? max_age : cfg.alert_oldest_due_ms,
@@ -49,6 +50,8 @@ make_verdict(struct cli *g, const dq_stats *s, int64_t max_age, long long max_fa
                                 .workers_live = v->workers.live,
                                 .workers_lost = v->workers.lost,
                                 .last_beat_ms = dq_health_last_beat(&v->workers),
+                                .workers_hung = dq_health_hung(&v->workers, &hung_worker),
+                                .hung_worker = hung_worker,
                                 .retry_rate = -1, /* nor the tasks running or retrying */
                                 .max_running_ms = -1,
                                 .longest_running_ms = -1};

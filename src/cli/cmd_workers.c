@@ -44,7 +44,7 @@ print_json(const struct cli *g, const dq_workers *ws)
                       (long long)w->concurrency, (long long)w->busy, (long long)w->done,
                       (long long)w->retried, (long long)w->failed);
         put_json_str(&b, "command", w->command);
-        dq_buf_printf(&b, ",\"held\":%zu,\"tasks\":[", w->held);
+        dq_buf_printf(&b, ",\"hung\":%lld,\"held\":%zu,\"tasks\":[", (long long)w->hung, w->held);
         for (size_t j = 0; j < w->ntasks; j++) {
             dq_buf_printf(&b, "%s{\"id\":", j ? "," : "");
             dq_fmt_json_str(&b, w->tasks[j].id, strlen(w->tasks[j].id));
@@ -84,6 +84,7 @@ print_human(const struct cli *g, const dq_workers *ws)
         printf("%*s %-6s %-10s %-9s %8lld %8lld %8lld  up %s",
                (int)(strlen(w->name) < 28 ? 28 - strlen(w->name) : 0), "",
                w->lost       ? "LOST"
+               : w->hung > 0 ? "HUNG"
                : w->draining ? "drain"
                              : "live",
                age, busy, (long long)w->done, (long long)w->retried, (long long)w->failed, up);
@@ -92,6 +93,10 @@ print_human(const struct cli *g, const dq_workers *ws)
             cli_put_safe(stdout, w->command, strlen(w->command));
         }
         fputc('\n', stdout);
+        if (w->hung > 0)
+            printf("    %lld handler%s still running past its time limit (asked to stop; "
+                   "restart the worker to free the slot)\n",
+                   (long long)w->hung, w->hung == 1 ? "" : "s");
         if (w->held > 0) {
             printf("    holds %zu:", w->held);
             for (size_t j = 0; j < w->ntasks; j++) {

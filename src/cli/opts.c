@@ -278,6 +278,15 @@ int
 cli_run_cmd(struct cli *g, const struct cli_cmd *c, int argc, char **argv)
 {
     struct cli_args a;
+
+    for (const struct cli_cmd *const *s = c->subs; s != NULL && *s != NULL && argc > 0; s++) {
+        if (strcmp(argv[0], (*s)->name) == 0) {
+            static char prog[64];
+            snprintf(prog, sizeof prog, "%s %s", g->prog, (*s)->name);
+            g->prog = prog;
+            return cli_run_cmd(g, *s, argc - 1, argv + 1);
+        }
+    }
     int rc = cli_parse(g, c, argc, argv, &a);
 
     if (rc != DQ_EXIT_OK)
@@ -504,5 +513,21 @@ cli_print_specs(FILE *f, const struct cli_cmd *const *cmds, size_t n)
     for (size_t i = 0; i < n; i++) {
         fprintf(f, "%s\n", cmds[i]->name); /* a command without options is listed too */
         spec_lines(f, cmds[i]->name, cmds[i]->opts);
+        /* subcommands' options under the command's name (its one man page lists them),
+         * each name once: the first subcommand that has it says whether it takes a value */
+        for (const struct cli_cmd *const *s = cmds[i]->subs; s != NULL && *s != NULL; s++) {
+            for (const struct cli_opt *o = (*s)->opts; o != NULL && o->name != NULL; o++) {
+                bool seen = false;
+                for (const struct cli_opt *p = cmds[i]->opts; p != NULL && p->name && !seen; p++)
+                    seen = strcmp(p->name, o->name) == 0;
+                for (const struct cli_cmd *const *t = cmds[i]->subs; t != s && !seen; t++)
+                    for (const struct cli_opt *p = (*t)->opts; p->name != NULL && !seen; p++)
+                        seen = strcmp(p->name, o->name) == 0;
+                if (!seen) {
+                    struct cli_opt one[2] = {*o, {NULL}};
+                    spec_lines(f, cmds[i]->name, one);
+                }
+            }
+        }
     }
 }

@@ -69,6 +69,8 @@ struct cli_cmd {
     const struct cli_opt *opts;
     int max_pos;      /* positional arguments allowed: 0 (none), N, or -1 (any number) */
     const char *hint; /* appended to "unexpected argument" messages, or NULL */
+    /* NULL-terminated subcommands: `delayq NAME SUB ...` runs SUB with its own options */
+    const struct cli_cmd *const *subs;
     int (*run)(struct cli *g, const struct cli_args *a);
 };
 

@@ -127,6 +127,12 @@ dq_health_verdict(const struct dq_health_facts *f, char *buf, size_t size)
     if (s->expired_leases > 0)
         problem(&v, DQ_HEALTH_BAD, "%lld lease%s expired: workers died holding tasks (x recovers)",
                 (long long)s->expired_leases, s->expired_leases == 1 ? "" : "s");
+    if (f->workers_hung > 0)
+        problem(&v, DQ_HEALTH_WARN,
+                "%lld handler%s hung past %s time limit%s%s (asked to stop, still running)",
+                (long long)f->workers_hung, f->workers_hung == 1 ? "" : "s",
+                f->workers_hung == 1 ? "its" : "their", f->hung_worker ? " on " : "",
+                f->hung_worker ? f->hung_worker : "");
     if (f->workers_lost > 0 && f->workers_live > 0)
         problem(&v, DQ_HEALTH_WARN, "%lld worker%s lost", (long long)f->workers_lost,
                 f->workers_lost == 1 ? "" : "s");
@@ -271,6 +277,26 @@ dq_health_last_beat(const dq_workers *w)
         if (w->workers[i].last_beat_ms > last)
             last = w->workers[i].last_beat_ms;
     return last;
+}
+
+int64_t
+dq_health_hung(const dq_workers *w, const char **worst)
+{
+    int64_t n = 0, most = 0;
+
+    if (worst != NULL)
+        *worst = NULL;
+    for (size_t i = 0; i < w->n; i++) {
+        const dq_worker_info *x = &w->workers[i];
+        if (x->lost || x->hung <= 0)
+            continue; /* a lost worker's last word is old news */
+        n += x->hung;
+        if (x->hung > most && worst != NULL) {
+            most = x->hung;
+            *worst = x->name;
+        }
+    }
+    return n;
 }
 
 const char *

@@ -27,6 +27,8 @@ struct dq_health_facts {
     /* the worker registry (dq_workers_get); registered < 0: not known */
     int64_t workers_registered, workers_live, workers_lost;
     int64_t last_beat_ms;       /* the latest beat of any worker, server time; < 0: none */
+    int64_t workers_hung;       /* handlers hung past their time limit (dq_health_hung) */
+    const char *hung_worker;    /* the worker with the most of them (borrowed), or NULL */
     double retry_rate;          /* retries per second lately; < 0: not known */
     const char *retry_error;    /* the last error of a task waiting to retry (borrowed), or NULL */
     int64_t max_running_ms;     /* a task running longer is a problem */
@@ -66,6 +68,11 @@ void dq_health_unknown_queue(char *buf, size_t size, const char *queue, const ch
 /* The latest beat among the workers @w lists (server ms), or -1 when it lists none: the
  * verdict's last_beat_ms, for "no live worker for 3m12s". */
 int64_t dq_health_last_beat(const dq_workers *w);
+
+/* The handlers hung past their time limit over the live workers @w lists, and in
+ * *worst (may be NULL) the name of the worker with the most (borrowed from @w), NULL
+ * when none: the verdict's workers_hung and hung_worker. */
+int64_t dq_health_hung(const dq_workers *w, const char **worst);
 
 /* "ok", "warn" or "bad" (stats --json). */
 const char *dq_health_level_name(enum dq_health_level level);

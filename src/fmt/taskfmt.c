@@ -75,8 +75,10 @@ dq_fmt_audit_detail(struct dq_buf *b, const char *s, int64_t now_ms)
         }
         /* (s[end] and s[end + 2] are in the string or its NUL once "ms" matched) */
         bool ms = strncmp(s + end, "ms", 2) == 0 && !is_word(s[end + 2]);
-        bool at = !ms && !is_word(s[end]) && i >= 6 &&
-                  (strncmp(s + i - 6, "until ", 6) == 0 || strncmp(s + i - 6, "since ", 6) == 0);
+        bool at = !ms && !is_word(s[end]) &&
+                  ((i >= 6 && (strncmp(s + i - 6, "until ", 6) == 0 ||
+                               strncmp(s + i - 6, "since ", 6) == 0)) ||
+                   (i >= 4 && strncmp(s + i - 4, "due ", 4) == 0)); /* reschedule's */
         char out[80];
         if (!big && ms && v <= DQ_DUR_MAX_MS) {
             dq_dur_format(out, sizeof out, v);

@@ -24,7 +24,7 @@ size_t dq_fmt_attempts(char *buf, size_t size, const dq_task *t);
 size_t dq_fmt_time_rel(char *buf, size_t size, int64_t ms, int64_t now_ms);
 
 /* An audit entry's detail for people: "NNNms" becomes a duration ("30000ms": "30s") and
- * the epoch milliseconds after "until " or "since " an RFC 3339 time with its distance
+ * the epoch milliseconds after "until ", "since " or "due " an RFC 3339 time with its distance
  * from @now_ms (dq_fmt_time_rel; @now_ms < 0: the time alone); everything else is
  * copied as it is (the caller
  * escapes it: it holds bytes from Redis). */

@@ -218,6 +218,13 @@ read_ext(const unsigned char *p, size_t len, size_t off, struct dq_env *out, dq_
                 goto out;
             }
             out->time_limit_ms = (int64_t)o.via.u64;
+        } else if (klen == 2 && memcmp(key, "uf", 2) == 0) {
+            if (!is_uint || o.via.u64 < 1 || o.via.u64 > DQ_UNIQUE_FOR_MAX) {
+                rc = dq_err_set(err, DQ_EPROTO, "envelope: unique-for window is not 1..%lld ms",
+                                (long long)DQ_UNIQUE_FOR_MAX);
+                goto out;
+            }
+            out->unique_for_ms = (int64_t)o.via.u64;
         }
     }
     if (off != len)
@@ -249,6 +256,7 @@ dq_env_decode(const void *data, size_t len, struct dq_env *out, dq_err *err)
 
     memset(out, 0, sizeof *out);
     out->time_limit_ms = -1;
+    out->unique_for_ms = -1;
     /* v1: 9 fields; v2: the same 9 (version 2) and a map of extensions */
     bool v2 = len >= 3 && p[0] == 0x9a && p[1] == 2;
     if (len < 3 || p[2] != 0xcf || !(v2 || (p[0] == 0x99 && p[1] == DQ_ENV_VERSION)))

@@ -34,6 +34,7 @@ struct dq_env {
      * kept whole so a rewrite keeps extensions this reader does not know */
     struct dq_bytes ext;
     int64_t time_limit_ms; /* the "tl" extension; -1: none */
+    int64_t unique_for_ms; /* the "uf" extension; -1: none */
 };
 
 struct dq_run_rec {

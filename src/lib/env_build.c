@@ -38,8 +38,18 @@ void
 dq_env_template(struct dq_buf *b, const char *id, size_t id_len, int64_t max_attempts,
                 int64_t deadline_ms, int64_t time_limit_ms, const void *payload, size_t len)
 {
+    dq_env_template_ext(b, id, id_len, max_attempts, deadline_ms, time_limit_ms, 0, payload, len);
+}
+
+void
+dq_env_template_ext(struct dq_buf *b, const char *id, size_t id_len, int64_t max_attempts,
+                    int64_t deadline_ms, int64_t time_limit_ms, int64_t unique_for_ms,
+                    const void *payload, size_t len)
+{
+    bool ext = time_limit_ms > 0 || unique_for_ms > 0;
+
     /* v1 unless an extension is set: a task that uses none stays readable by v1 readers */
-    dq_buf_append(b, time_limit_ms > 0 ? "\x9a\x02" : "\x99\x01", 2);
+    dq_buf_append(b, ext ? "\x9a\x02" : "\x99\x01", 2);
     put_be(b, 0xcf, 0, 8); /* seq: the script's */
     if (id == NULL)
         dq_buf_putc(b, (char)0xc0);
@@ -70,8 +80,16 @@ dq_env_template(struct dq_buf *b, const char *id, size_t id_len, int64_t max_att
     if (len > 0)
         dq_buf_append(b, payload, len);
     dq_buf_putc(b, (char)0xc0); /* last error */
+    if (!ext)
+        return;
+    /* the extensions, keys in increasing order: {"tl": ms, "uf": ms} */
+    dq_buf_putc(b, (char)(0x80 | ((time_limit_ms > 0) + (unique_for_ms > 0))));
     if (time_limit_ms > 0) {
-        dq_buf_append(b, "\x81\xa2tl", 4); /* the extensions: {"tl": ms} */
+        dq_buf_append(b, "\xa2tl", 3);
         put_uint(b, (uint64_t)time_limit_ms);
+    }
+    if (unique_for_ms > 0) {
+        dq_buf_append(b, "\xa2uf", 3);
+        put_uint(b, (uint64_t)unique_for_ms);
     }
 }

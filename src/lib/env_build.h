@@ -7,13 +7,14 @@
 #ifndef DQ_LIB_ENV_BUILD_H
 #define DQ_LIB_ENV_BUILD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "buf.h"
 
 /* Bytes of a template besides the id and the payload, at most (for sizing). */
-#define DQ_ENV_TEMPLATE_OVERHEAD 48
+#define DQ_ENV_TEMPLATE_OVERHEAD 73
 
 /*
  * Appends to @b the envelope template of one task: attempt 0, seq and enqueued time as
@@ -26,5 +27,11 @@
  */
 void dq_env_template(struct dq_buf *b, const char *id, size_t id_len, int64_t max_attempts,
                      int64_t deadline_ms, int64_t time_limit_ms, const void *payload, size_t len);
+
+/* The same, with @unique_for_ms > 0 adding the "uf" extension (the task's unique-for
+ * window, PROTOCOL.md 4.1) after "tl". */
+void dq_env_template_ext(struct dq_buf *b, const char *id, size_t id_len, int64_t max_attempts,
+                         int64_t deadline_ms, int64_t time_limit_ms, int64_t unique_for_ms,
+                         const void *payload, size_t len);
 
 #endif /* DQ_LIB_ENV_BUILD_H */

@@ -49,10 +49,10 @@ dq_config_set(dq_client *c, const char *queue, const dq_config *cfg, dq_err *err
         int64_t v = *dq_config_slot(&in, i);
         if (v != 0) {
             dq_args_str(&a, dq_config_fields[i]);
-            /* max_attempts 0 (unlimited), worker_lost_ms 0 (three beats) and done_retention 0
-             * (none) are -1 here */
+            /* max_attempts 0 (unlimited), worker_lost_ms 0 (three beats), time_limit_ms 0
+             * (none) and done_retention 0 (none) are -1 here */
             dq_args_i64(&a, v < 0 && (i == DQ_CONFIG_MAX_ATTEMPTS || i == DQ_CONFIG_WORKER_LOST ||
-                                      i == DQ_CONFIG_DONE_RETENTION)
+                                      i == DQ_CONFIG_TIME_LIMIT || i == DQ_CONFIG_DONE_RETENTION)
                                 ? 0
                                 : v);
         }
@@ -105,6 +105,13 @@ enqueue_check(const dq_enqueue_opts *o, size_t payload_len, dq_err *err)
         return dq_err_set(err, DQ_EINVAL,
                           "time_limit: %lld ms is not in 0..%lld (7 days; 0 = none)",
                           (long long)o->time_limit_ms, (long long)DQ_TIME_LIMIT_MAX);
+    if (o->unique_for_ms < 0 || o->unique_for_ms > DQ_UNIQUE_FOR_MAX)
+        return dq_err_set(err, DQ_EINVAL,
+                          "unique_for: %lld ms is not in 0..%lld (7 days; 0 = none)",
+                          (long long)o->unique_for_ms, (long long)DQ_UNIQUE_FOR_MAX);
+    if ((o->unique_for_ms > 0 || o->replace) && o->id == NULL)
+        return dq_err_set(err, DQ_EINVAL, "%s: needs a caller-chosen id",
+                          o->replace ? "replace" : "unique_for");
     if (o->max_attempts > DQ_ATTEMPTS_MAX)
         return dq_err_set(err, DQ_EINVAL,
                           "max_attempts: %lld is over the limit of %d (-1 = unlimited)",
@@ -128,11 +135,12 @@ enqueue_build(struct dq_buf *b, struct enq_slot *s, const dq_enqueue_opts *o, co
     int64_t maxa = o->max_attempts == 0 ? -1 : o->max_attempts < 0 ? 0 : o->max_attempts;
 
     s->env_at = b->len;
-    dq_env_template(b, o->id, o->id ? strlen(o->id) : 0, maxa, o->deadline_ms, o->time_limit_ms,
-                    payload, len);
+    dq_env_template_ext(b, o->id, o->id ? strlen(o->id) : 0, maxa, o->deadline_ms, o->time_limit_ms,
+                        o->unique_for_ms, payload, len);
     s->env_len = b->len - s->env_at;
     s->time_at = b->len;
-    dq_buf_printf(b, "%c%lld", o->at_ms > 0 ? 'a' : 'd',
+    /* capitals ask for replace (PROTOCOL.md 5.2) */
+    dq_buf_printf(b, "%c%lld", o->at_ms > 0 ? (o->replace ? 'A' : 'a') : (o->replace ? 'D' : 'd'),
                   (long long)(o->at_ms > 0 ? o->at_ms : o->delay_ms));
     s->time_len = b->len - s->time_at;
 }
@@ -854,6 +862,8 @@ dq_heartbeat(dq_client *c, const char *queue, const char *name, dq_beat_mode mod
         dq_args_bytes(&a, cmd,
                       strlen(cmd) > DQ_WORKER_COMMAND_MAX ? DQ_WORKER_COMMAND_MAX : strlen(cmd));
         dq_args_str(&a, rec->draining ? "1" : "0");
+        if (rec->hung > 0) /* only then: a record without it reads as before */
+            dq_args_i64(&a, rec->hung);
     }
     rc = dq_scripts_run(c, DQ_SCRIPT_HEARTBEAT, queue, &a, dq_reply_heartbeat, out, err);
     dq_args_free(&a);
@@ -955,5 +965,47 @@ dq_resume(dq_client *c, const char *queue, bool *was_paused, dq_err *err)
     dq_args_free(&a);
     if (was_paused != NULL)
         *was_paused = rc == DQ_OK && r.was_paused;
+    return rc;
+}
+
+int
+dq_reschedule(dq_client *c, const char *queue, const char *id, int64_t at_ms, int64_t delay_ms,
+              int64_t *due_ms, dq_err *err)
+{
+    int64_t r[2] = {-1, -1};
+    dq_task found;
+    struct dq_args a;
+    char when[32];
+    int rc;
+
+    memset(&found, 0, sizeof found);
+    if (id == NULL || id[0] == '\0' || strlen(id) > DQ_ID_MAX)
+        return dq_err_set(err, DQ_EINVAL, "id: must be 1..%d bytes", DQ_ID_MAX);
+    if (at_ms < 0)
+        return dq_err_set(err, DQ_EINVAL, "at: %lld ms is before the epoch", (long long)at_ms);
+    if (at_ms == 0 && delay_ms < 0)
+        return dq_err_set(err, DQ_EINVAL, "delay: %lld ms is negative", (long long)delay_ms);
+    /* a generated id has no index: its member is found by a scan (find.lua) and named by
+     * its bytes; the script checks they are still that task's */
+    if (strspn(id, "0123456789") == strlen(id)) {
+        rc = dq_find(c, queue, id, &found, err);
+        if (rc != DQ_OK && rc != DQ_ENOTFOUND)
+            return rc;
+    }
+    snprintf(when, sizeof when, "%c%lld", at_ms > 0 ? 'a' : 'd',
+             (long long)(at_ms > 0 ? at_ms : delay_ms));
+    dq_args_init(&a);
+    dq_args_str(&a, id);
+    if (found.state == DQ_STATE_SCHEDULED)
+        dq_args_bytes(&a, found.raw, found.raw_len);
+    else
+        dq_args_str(&a, "");
+    dq_args_str(&a, when);
+    dq_args_str(&a, dq_client_who(c));
+    rc = dq_scripts_run(c, DQ_SCRIPT_RESCHEDULE, queue, &a, dq_reply_ints2, r, err);
+    dq_args_free(&a);
+    dq_task_clear(&found);
+    if (rc == DQ_OK && due_ms != NULL)
+        *due_ms = r[1];
     return rc;
 }

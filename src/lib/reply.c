@@ -137,7 +137,7 @@ const char *const dq_config_fields[DQ_CONFIG_FIELDS] = {
     "max_attempts",       "failed_retention", "audit_retention",     "far_future_ms",
     "worker_lost_ms",     "worker_prune_ms",  "alert_oldest_due_ms", "alert_far_future",
     "alert_running_ms",   "alert_memory_pct", "alert_window_ms",     "alert_fail_pct",
-    "alert_fail_per_min", "done_retention",
+    "alert_fail_per_min", "time_limit_ms",    "done_retention",
 };
 
 int64_t *
@@ -148,7 +148,7 @@ dq_config_slot(dq_config *c, size_t i)
         &c->max_attempts,       &c->failed_retention, &c->audit_retention,     &c->far_future_ms,
         &c->worker_lost_ms,     &c->worker_prune_ms,  &c->alert_oldest_due_ms, &c->alert_far_future,
         &c->alert_running_ms,   &c->alert_memory_pct, &c->alert_window_ms,     &c->alert_fail_pct,
-        &c->alert_fail_per_min, &c->done_retention};
+        &c->alert_fail_per_min, &c->time_limit_ms,    &c->done_retention};
     return slots[i];
 }
 
@@ -171,6 +171,10 @@ dq_reply_config(const redisReply *r, void *out, dq_err *err)
     c->alert_window_ms = 300000;
     c->alert_fail_pct = 50;
     c->alert_fail_per_min = 60;
+    /* and those older than task time limits answer 17 */
+    c->time_limit_ms = 0;
+    /* and those older than done retention answer 18 */
+    c->done_retention = 0;
     for (size_t i = 0; i < DQ_CONFIG_FIELDS && CONFIG_PAIR * i + CONFIG_VALUE < r->elements; i++) {
         int rc = get_int(r, CONFIG_PAIR * i + CONFIG_VALUE, "config", dq_config_fields[i],
                          dq_config_slot(c, i), err);
@@ -185,7 +189,14 @@ dq_reply_config(const redisReply *r, void *out, dq_err *err)
 enum { ENQUEUE_ID, ENQUEUE_STATUS, ENQUEUE_DUE, ENQUEUE_FIELDS };
 
 /* Status codes of the enqueue reply. */
-enum { ENQUEUE_ADDED, ENQUEUE_DUP_SCHEDULED, ENQUEUE_DUP_INFLIGHT };
+enum {
+    ENQUEUE_ADDED,
+    ENQUEUE_DUP_SCHEDULED,
+    ENQUEUE_DUP_INFLIGHT,
+    ENQUEUE_DUP_FAILED,
+    ENQUEUE_DUP_UNIQUE, /* done within its unique-for window; due is the ms left of it */
+    ENQUEUE_REPLACED,
+};
 
 int
 dq_reply_enqueue(const redisReply *r, void *out, dq_err *err)
@@ -217,11 +228,18 @@ dq_reply_enqueue(const redisReply *r, void *out, dq_err *err)
                                "an integer", "due of task %zu", i + 1);
         memcpy(e->id, id->str, id->len);
         e->id[id->len] = '\0';
-        e->duplicate = status != ENQUEUE_ADDED;
-        e->where = status == ENQUEUE_ADDED || status == ENQUEUE_DUP_SCHEDULED ? DQ_STATE_SCHEDULED
-                   : status == ENQUEUE_DUP_INFLIGHT                           ? DQ_STATE_INFLIGHT
-                                                                              : DQ_STATE_FAILED;
-        e->due_ms = due;
+        if (status < ENQUEUE_ADDED || status > ENQUEUE_REPLACED)
+            return dq_err_set(err, DQ_EPROTO,
+                              "enqueue reply: status of task %zu is %lld, expected 0..%d", i + 1,
+                              (long long)status, ENQUEUE_REPLACED);
+        e->duplicate = status != ENQUEUE_ADDED && status != ENQUEUE_REPLACED;
+        e->replaced = status == ENQUEUE_REPLACED;
+        e->where = status == ENQUEUE_DUP_INFLIGHT ? DQ_STATE_INFLIGHT
+                   : status == ENQUEUE_DUP_FAILED ? DQ_STATE_FAILED
+                   : status == ENQUEUE_DUP_UNIQUE ? DQ_STATE_NONE
+                                                  : DQ_STATE_SCHEDULED;
+        e->due_ms = status == ENQUEUE_DUP_UNIQUE ? -1 : due;
+        e->unique_left_ms = status == ENQUEUE_DUP_UNIQUE ? (due > 0 ? due : 1) : 0;
     }
     return DQ_OK;
 }
@@ -1170,6 +1188,12 @@ dq_reply_heartbeat(const redisReply *r, void *out, dq_err *err)
     b->next_lease_ms = v[BEAT_NEXT_LEASE];
     b->paused_until_ms = v[BEAT_PAUSED];
     b->pruned = v[BEAT_PRUNED] > 0 ? (size_t)v[BEAT_PRUNED] : 0;
+    b->schedules_low = 0;
+    int64_t low;
+    /* the 8th came with periodic schedules (1: a cron list wants a top-up); an older
+     * library's reply has 7 */
+    if (r->elements > BEAT_FIELDS && as_int(r->element[BEAT_FIELDS], &low) && low > 0)
+        b->schedules_low = (size_t)low;
     return DQ_OK;
 }
 
@@ -1200,6 +1224,7 @@ enum {
     W_FAILED,
     W_COMMAND,
     W_DRAINING,
+    W_HUNG,
     W_HELD,
     W_NTASKS,
     W_FIELDS
@@ -1244,6 +1269,7 @@ worker_row(const redisReply *r, size_t at, size_t k, dq_worker_info *w, int64_t 
     w->retried = v[W_RETRIED];
     w->failed = v[W_FAILED];
     w->draining = v[W_DRAINING] != 0;
+    w->hung = v[W_HUNG] > 0 ? v[W_HUNG] : 0;
     w->held = v[W_HELD] > 0 ? (size_t)v[W_HELD] : 0;
     if (v[W_NTASKS] < 0 || v[W_NTASKS] > 100 ||
         r->elements < at + W_FIELDS + WT_FIELDS * (size_t)v[W_NTASKS])
@@ -1314,6 +1340,20 @@ dq_reply_workers(const redisReply *r, void *out, dq_err *err)
 enum { PAUSE_NOW, PAUSE_UNTIL, PAUSE_WAS, PAUSE_FIELDS };
 
 int
+dq_reply_ints2(const redisReply *r, void *out, dq_err *err)
+{
+    int64_t *v = out;
+    int rc;
+
+    if (!is_array(r, 2))
+        return bad_shape(err, "reschedule", r, "an array of two integers");
+    if ((rc = get_int(r, 0, "reschedule", "old due", &v[0], err)) != DQ_OK ||
+        (rc = get_int(r, 1, "reschedule", "new due", &v[1], err)) != DQ_OK)
+        return rc;
+    return DQ_OK;
+}
+
+int
 dq_reply_cancel(const redisReply *r, void *out, dq_err *err)
 {
     dq_cancelled *c = out;
@@ -1344,5 +1384,88 @@ dq_reply_pause(const redisReply *r, void *out, dq_err *err)
         (rc = get_int(r, PAUSE_WAS, "pause", "was paused", &was, err)) != DQ_OK)
         return rc;
     p->was_paused = was != 0;
+    return DQ_OK;
+}
+
+/* ---- periodic schedules (5.30) -------------------------------------------------------- */
+
+int
+dq_reply_schedule(const redisReply *r, void *out, dq_err *err)
+{
+    int64_t *v = out;
+    int rc;
+
+    if (!is_array(r, 2))
+        return bad_shape(err, "schedule", r, "an array of 2 integers");
+    if ((rc = get_int(r, 0, "schedule", "next firing", &v[0], err)) != DQ_OK ||
+        (rc = get_int(r, 1, "schedule", "changed", &v[1], err)) != DQ_OK)
+        return rc;
+    return DQ_OK;
+}
+
+enum {
+    SG_NAME,
+    SG_SPEC,
+    SG_TZ,
+    SG_EVERY,
+    SG_PAUSED,
+    SG_NEXT,
+    SG_LAST,
+    SG_LAST_ID,
+    SG_LATE,
+    SG_MISSED,
+    SG_RUNS,
+    SG_CREATED,
+    SG_UPDATED,
+    SG_BY,
+    SG_FIRES,
+    SG_FIRES_LAST,
+    SG_FIELDS
+};
+
+int
+dq_reply_schedule_get(const redisReply *r, void *out, dq_err *err)
+{
+    dq_schedules *s = out;
+    int rc;
+
+    if (!is_array(r, 1) || (r->elements - 1) % SG_FIELDS != 0 ||
+        (r->elements - 1) / SG_FIELDS > DQ_SCHEDULES_MAX)
+        return bad_shape(err, "schedule_get", r, "now, then %d fields per schedule", SG_FIELDS);
+    if ((rc = get_int(r, 0, "schedule_get", "now", &s->now_ms, err)) != DQ_OK)
+        return rc;
+    size_t n = (r->elements - 1) / SG_FIELDS;
+    if (n == 0)
+        return DQ_OK;
+    if ((s->items = calloc(n, sizeof *s->items)) == NULL)
+        return oom(err);
+    for (size_t k = 0; k < n; k++) {
+        dq_schedule *d = &s->items[k];
+        size_t at = 1 + k * SG_FIELDS;
+        int64_t paused;
+        s->n = k + 1;
+        if ((rc = get_str_dup(r, at + SG_NAME, "schedule_get", "name", &d->name, err)) != DQ_OK ||
+            (rc = get_str_dup(r, at + SG_SPEC, "schedule_get", "spec", &d->spec, err)) != DQ_OK ||
+            (rc = get_str_dup(r, at + SG_TZ, "schedule_get", "zone", &d->tz, err)) != DQ_OK ||
+            (rc = get_int(r, at + SG_EVERY, "schedule_get", "every", &d->every_ms, err)) != DQ_OK ||
+            (rc = get_int(r, at + SG_PAUSED, "schedule_get", "paused", &paused, err)) != DQ_OK ||
+            (rc = get_int(r, at + SG_NEXT, "schedule_get", "next", &d->next_ms, err)) != DQ_OK ||
+            (rc = get_int(r, at + SG_LAST, "schedule_get", "last", &d->last_ms, err)) != DQ_OK ||
+            (rc = get_str_dup(r, at + SG_LAST_ID, "schedule_get", "last id", &d->last_id, err)) !=
+                DQ_OK ||
+            (rc = get_int(r, at + SG_LATE, "schedule_get", "late", &d->late_ms, err)) != DQ_OK ||
+            (rc = get_int(r, at + SG_MISSED, "schedule_get", "missed", &d->missed, err)) != DQ_OK ||
+            (rc = get_int(r, at + SG_RUNS, "schedule_get", "runs", &d->runs, err)) != DQ_OK ||
+            (rc = get_int(r, at + SG_CREATED, "schedule_get", "created", &d->created_ms, err)) !=
+                DQ_OK ||
+            (rc = get_int(r, at + SG_UPDATED, "schedule_get", "updated", &d->updated_ms, err)) !=
+                DQ_OK ||
+            (rc = get_str_dup(r, at + SG_BY, "schedule_get", "by", &d->by, err)) != DQ_OK ||
+            (rc = get_int(r, at + SG_FIRES, "schedule_get", "fires", &d->fires, err)) != DQ_OK ||
+            (rc = get_int(r, at + SG_FIRES_LAST, "schedule_get", "last listed firing",
+                          &d->fires_last, err)) != DQ_OK)
+            return rc;
+        d->paused = paused != 0;
+    }
     return DQ_OK;
 }

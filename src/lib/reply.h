@@ -22,7 +22,7 @@
 struct redisReply;
 
 /* The fields of dq_config in the order of the config reply and PROTOCOL.md 8.1. */
-#define DQ_CONFIG_FIELDS 18
+#define DQ_CONFIG_FIELDS 19
 /* How many of them every config reply has (the last two came with the worker registry). */
 #define DQ_CONFIG_FIELDS_OLD 8
 extern const char *const dq_config_fields[DQ_CONFIG_FIELDS];
@@ -32,8 +32,10 @@ int64_t *dq_config_slot(dq_config *c, size_t i);
 #define DQ_CONFIG_MAX_ATTEMPTS 4
 /* The index of worker_lost_ms, likewise -1 for Redis 0 ("three beat intervals"). */
 #define DQ_CONFIG_WORKER_LOST 8
+/* The index of time_limit_ms, likewise -1 for Redis 0 ("none"). */
+#define DQ_CONFIG_TIME_LIMIT 17
 /* The index of done_retention, likewise -1 for Redis 0 ("keep none"). */
-#define DQ_CONFIG_DONE_RETENTION 17
+#define DQ_CONFIG_DONE_RETENTION 18
 
 /* config: @out is a dq_config. */
 int dq_reply_config(const struct redisReply *r, void *out, dq_err *err);
@@ -146,7 +148,16 @@ struct dq_pause_reply {
     bool was_paused;
 };
 int dq_reply_pause(const struct redisReply *r, void *out, dq_err *err);
+/* Two integers (reschedule.lua's {old due, new due}) into int64_t[2]. */
+int dq_reply_ints2(const struct redisReply *r, void *out, dq_err *err);
+
 /* cancel.lua: {worker, attempt} into a dq_cancelled. */
 int dq_reply_cancel(const struct redisReply *r, void *out, dq_err *err);
+
+/* schedule (5.30): @out is int64_t[2], the next firing and the changed flag; also
+ * schedule_fill's {firings listed, next firing}. */
+int dq_reply_schedule(const struct redisReply *r, void *out, dq_err *err);
+/* schedule_get (5.30): @out is a dq_schedules (free with dq_schedules_free). */
+int dq_reply_schedule_get(const struct redisReply *r, void *out, dq_err *err);
 
 #endif /* DQ_LIB_REPLY_H */

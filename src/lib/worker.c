@@ -74,6 +74,7 @@ struct job {
     atomic_bool cancel; /* the handler is asked to stop (its limit passed, a stop, or an
                            operator cancelled it) */
     bool renew_now;     /* renew this lease at once (see take_cancels) */
+    bool hung_logged;   /* task.hung was logged for it */
     enum job_state state;
     int64_t started_mono, finished_mono;
     int64_t start_ns;  /* monotonic ns: a task claimed ahead does not start before this */
@@ -141,6 +142,7 @@ struct dq_worker {
     bool beat_dirty;         /* a field of the record changed since it was last sent */
     bool beat_draining;      /* the record last sent said draining */
     unsigned beat_busy;      /* busy slots the record last sent said */
+    unsigned beat_hung;      /* hung handlers the record last sent said */
     bool beat_failed_logged; /* a refused beat is logged once */
     int64_t paused_until;    /* -1: not paused; 0: paused until resumed; else server ms */
     int64_t n_done, n_retried, n_failed; /* results written since the start */
@@ -731,11 +733,19 @@ extend_leases(struct dq_worker *w)
          * does not wake this loop) */
         if (j->state == JOB_QUEUED && j->limit_ms > 0 && j->limit_ms < next)
             next = j->limit_ms;
+        /* past its limit and still running: look again when it counts as hung */
+        if (j->state == JOB_RUNNING && j->timed_out && !j->hung_logged && j->limit_ms > 0) {
+            int64_t h = j->started_mono + j->limit_ms + DQ_HUNG_AFTER_MS - now_mono;
+            if (h < next)
+                next = h > 0 ? h : 0;
+        }
         if (j->state == JOB_RUNNING && j->limit_ms > 0 && !j->timed_out && !j->abandoned) {
             int64_t left = j->started_mono + j->limit_ms - now_mono;
             if (left <= 0) {
                 j->timed_out = true;
                 atomic_store(&j->cancel, true);
+                if (left + DQ_HUNG_AFTER_MS < next) /* look again when it would count as hung */
+                    next = left + DQ_HUNG_AFTER_MS > 0 ? left + DQ_HUNG_AFTER_MS : 0;
                 if (nt < 64)
                     newly_timed_out[nt++] = j;
             } else if (left < next) {
@@ -1484,14 +1494,44 @@ take_check(struct dq_worker *w, struct loop *lp, const dq_beat_reply *br, int64_
  * score. A beat Redis refuses is logged once and tried again at the next interval; a
  * transient failure waits for the backoff.
  */
+/* Handlers still running DQ_HUNG_AFTER_MS past their run's time limit: asked to stop
+ * (dq_task_cancelled), they go on, holding a slot; the lease is not renewed, so the task
+ * itself runs again elsewhere. Reported in the registry and logged once each. */
+static unsigned
+count_hung(struct dq_worker *w, int64_t nowm)
+{
+    struct job *newly[16];
+    unsigned hung = 0, nn = 0;
+
+    pthread_mutex_lock(&w->mu);
+    for (struct job *j = w->owned; j != NULL; j = j->next) {
+        if (j->state != JOB_RUNNING || !j->timed_out || j->limit_ms <= 0 ||
+            nowm - (j->started_mono + j->limit_ms) < DQ_HUNG_AFTER_MS)
+            continue;
+        hung++;
+        if (!j->hung_logged && nn < 16) {
+            j->hung_logged = true;
+            newly[nn++] = j;
+        }
+    }
+    pthread_mutex_unlock(&w->mu);
+    for (unsigned i = 0; i < nn; i++) {
+        char ms[32];
+        snprintf(ms, sizeof ms, "%lld", (long long)newly[i]->limit_ms);
+        wlog(w, DQ_LOG_ERROR, "task.hung", newly[i], 1, "timeout_ms", ms);
+    }
+    return hung;
+}
+
 static void
 heartbeat_step(struct dq_worker *w, struct loop *lp, unsigned busy, int64_t nowm)
 {
+    unsigned hung = count_hung(w, nowm);
     /* while Redis refuses beats, the idle claim and reap of before do the looking */
     bool check =
         !lp->stopping && !w->beat_failed_logged && nowm - lp->last_claim_mono >= w->o.max_idle_ms;
-    bool changed =
-        !w->registered || w->beat_dirty || busy != w->beat_busy || lp->stopping != w->beat_draining;
+    bool changed = !w->registered || w->beat_dirty || busy != w->beat_busy ||
+                   hung != w->beat_hung || lp->stopping != w->beat_draining;
     dq_beat rec = {.host = w->host,
                    .version = DQ_VERSION,
                    .command = w->command,
@@ -1503,11 +1543,14 @@ heartbeat_step(struct dq_worker *w, struct loop *lp, unsigned busy, int64_t nowm
                    .done = w->n_done,
                    .retried = w->n_retried,
                    .failed = w->n_failed,
-                   .draining = lp->stopping};
+                   .draining = lp->stopping,
+                   .hung = hung};
     dq_beat_reply br;
     dq_err err = {0};
 
-    if (!may_call(w) || (!check && nowm < w->beat_next && lp->stopping == w->beat_draining))
+    /* a handler newly hung is said at once, not at the next beat */
+    if (!may_call(w) ||
+        (!check && nowm < w->beat_next && lp->stopping == w->beat_draining && hung == w->beat_hung))
         return;
     int rc = dq_heartbeat(w->c, w->queue, w->name, check ? DQ_BEAT_CHECK : DQ_BEAT,
                           changed ? &rec : NULL, &br, &err);
@@ -1527,6 +1570,7 @@ heartbeat_step(struct dq_worker *w, struct loop *lp, unsigned busy, int64_t nowm
         w->started_srv = br.started_ms;
         w->beat_dirty = false;
         w->beat_busy = busy;
+        w->beat_hung = hung;
         w->beat_draining = lp->stopping;
     } else if (!br.registered) {
         w->registered = false; /* pruned while we were away: send the record at once */
@@ -1534,6 +1578,14 @@ heartbeat_step(struct dq_worker *w, struct loop *lp, unsigned busy, int64_t nowm
     }
     if (check)
         take_check(w, lp, &br, nowm);
+    if (br.schedules_low > 0) {
+        /* cron firings need time zones, which the claim script cannot evaluate: the
+         * worker lists the next ones (PROTOCOL.md 5.30); every worker may, the script
+         * keeps one list */
+        size_t filled = 0;
+        if (dq_schedule_refill(w->c, w->queue, &filled, &err) != DQ_OK)
+            wlog(w, DQ_LOG_ERROR, "schedule.refill_failed", NULL, 1, "error", err.msg);
+    }
 }
 
 /* A clean exit leaves the registry at once. When Redis is away the entry stays; it is

@@ -508,6 +508,18 @@ app_delay_prompt(struct ui *ui, const struct model *m)
 }
 
 int
+app_reschedule_prompt(struct ui *ui, const struct model *m)
+{
+    const char *id = app_selected_id(ui, m);
+
+    snprintf(ui->action_id, sizeof ui->action_id, "%s", id);
+    snprintf(
+        ui->prompt, sizeof ui->prompt,
+        "reschedule %.100s to (e.g. 10m from now, or 2026-12-01T09:00:00Z; Esc: cancel): ", id);
+    return prompt(ui, ACT_RESCHEDULE_AT);
+}
+
+int
 app_bulk(struct ui *ui, const struct model *m, enum action act)
 {
     if (model_pane_total(m, PANE_FAILED) <= 0) {
@@ -657,6 +669,22 @@ app_input_key(struct ui *ui, const struct model *m, int key)
         snprintf(ui->prompt, sizeof ui->prompt,
                  "why (shown in the header and the audit log; Enter: no reason): ");
         return prompt(ui, ACT_PAUSE_REASON);
+    }
+    if (key == KEY_APP_ENTER && ui->input_action == ACT_RESCHEDULE_AT) {
+        int64_t ms;
+        /* checked here so a typo is told before y/N; jobs.c parses it the same way */
+        if (dq_dur_parse(ui->input, "time", &ms, NULL) != DQ_OK &&
+            dq_time_parse(ui->input, "time", &ms, NULL) != DQ_OK) {
+            ui->mode = MODE_MAIN;
+            app_status(ui, true,
+                       "not rescheduled: \"%.60s\" is neither a duration (10m) nor an RFC 3339 "
+                       "time",
+                       ui->input);
+            return APP_REDRAW;
+        }
+        ui->confirm_action = ACT_RESCHEDULE;
+        ui->mode = MODE_CONFIRM;
+        return APP_REDRAW;
     }
     if (key == KEY_APP_ENTER && ui->input_action == ACT_PAUSE_REASON) {
         ui->confirm_action = ACT_PAUSE;

@@ -47,7 +47,11 @@ enum action {
     ACT_REQUEUE_FILTER, /* failed: requeue every task of the group or search shown (after y) */
     ACT_DROP_FILTER,    /* failed: drop every task of the group or search shown (after y) */
     ACT_SPREAD,         /* A: the spread window was typed (input); confirm next */
-    ACT_COUNT,          /* how many there are (jobs.c has a row for each); not an action */
+    ACT_CANCEL,         /* in flight: cancel the selected running task (after y) */
+    /* keyed tasks */
+    ACT_RESCHEDULE_AT, /* due or future: the new time was typed (input); confirm next */
+    ACT_RESCHEDULE,    /* due or future: move the task to the time typed (after y) */
+    ACT_COUNT,         /* how many there are (jobs.c has a row for each); not an action */
 };
 
 /* Bulk actions (r and d on a group or search, A, X) on more than this many tasks, or on
@@ -160,6 +164,10 @@ int app_confirm(struct ui *ui, const struct model *m, enum action act, bool mark
 int app_pause_prompt(struct ui *ui, const struct model *m);
 /* R: asks for the delay to requeue the selected task after. */
 int app_delay_prompt(struct ui *ui, const struct model *m);
+
+/* t on a Due or Future row: asks for the new time (a duration from now or an RFC 3339
+ * time), then y/N, then ACT_RESCHEDULE. */
+int app_reschedule_prompt(struct ui *ui, const struct model *m);
 /* A (ACT_REQUEUE_ALL) and X (ACT_DROP_ALL): every failed task, or the filter's: A asks
  * for a spread window first; then both ask as the bulk rule says. */
 int app_bulk(struct ui *ui, const struct model *m, enum action act);

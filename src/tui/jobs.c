@@ -313,6 +313,7 @@ job_workers(dq_client *c, struct job *j, int64_t started_ms)
         snprintf(busy, sizeof busy, "%lld/%lld", (long long)x->busy, (long long)x->concurrency);
         dq_buf_printf(&b, "%-5s %9s %7s %7lld %7lld %7lld  %s  %s\n",
                       x->lost       ? "LOST"
+                      : x->hung > 0 ? "HUNG"
                       : x->draining ? "drain"
                                     : "live",
                       beat, busy, (long long)x->done, (long long)x->retried, (long long)x->failed,
@@ -323,6 +324,9 @@ job_workers(dq_client *c, struct job *j, int64_t started_ms)
             dq_dur_format(up, sizeof up, x->last_beat_ms - x->started_ms);
             dq_buf_printf(&b, "      was up %s, silent for %s\n", up, beat);
         }
+        if (x->hung > 0)
+            dq_buf_printf(&b, "      %lld handler%s past its time limit, asked to stop, runs on\n",
+                          (long long)x->hung, x->hung == 1 ? "" : "s");
         if (x->held > 0) {
             dq_buf_printf(&b, "      holds %zu:", x->held);
             for (size_t k = 0; k < x->ntasks; k++) {
@@ -440,6 +444,22 @@ job_requeue_or_drop(dq_client *c, struct job *j, int64_t started_ms)
     j->result.clear_marks = rc == DQ_OK;
 }
 
+/* Cancels a running task (cancel.lua): it goes to failed, and its worker stops it. */
+static void
+job_cancel(dq_client *c, struct job *j, int64_t started_ms)
+{
+    dq_err err = {0};
+    dq_cancelled out;
+    char what[DQ_ID_MAX + 16];
+
+    snprintf(what, sizeof what, "cancel %s", j->id);
+    if (dq_cancel(c, j->queue, j->id, false, &out, &err) != DQ_OK)
+        job_failed(c, j, started_ms, &err, what, false);
+    else
+        job_status(j, false, "cancelled %s (attempt %u): its worker stops it; it is in Failed",
+                   j->id, out.attempt);
+}
+
 static void
 job_reap(dq_client *c, struct job *j, int64_t started_ms)
 {
@@ -479,6 +499,28 @@ job_requeue_delay(dq_client *c, struct job *j, int64_t started_ms)
         job_status(j, false, "requeued %s: due in %s", j->id, j->input);
     } else {
         snprintf(what, sizeof what, "requeue %s", j->id);
+        job_failed(c, j, started_ms, &err, what, false);
+    }
+}
+
+/* t: the time typed is a duration from now or an RFC 3339 time (app.c checked it). */
+static void
+job_reschedule(dq_client *c, struct job *j, int64_t started_ms)
+{
+    dq_err err = {0};
+    int64_t delay = 0, at = 0, due = -1;
+    char when[DQ_TIME_BUFSZ], what[DQ_ID_MAX + 40];
+
+    if (dq_dur_parse(j->input, "time", &delay, NULL) != DQ_OK &&
+        dq_time_parse(j->input, "time", &at, &err) != DQ_OK) {
+        job_status(j, true, "%s", err.msg);
+        return;
+    }
+    if (dq_reschedule(c, j->queue, j->id, at > 0 ? at : 0, delay, &due, &err) == DQ_OK) {
+        dq_time_format(when, sizeof when, due);
+        job_status(j, false, "rescheduled %s: due %s", j->id, when);
+    } else {
+        snprintf(what, sizeof what, "reschedule %s", j->id);
         job_failed(c, j, started_ms, &err, what, false);
     }
 }
@@ -581,7 +623,10 @@ static const struct {
     [ACT_ERRORS] = {job_errors, "loading the error groups", NULL},
     [ACT_REQUEUE_FILTER] = {job_requeue_many, "requeueing failed tasks", "requeue-all"},
     [ACT_DROP_FILTER] = {job_drop_many, "dropping failed tasks", "drop-all"},
+    [ACT_CANCEL] = {job_cancel, "cancelling", "cancel"},
     [ACT_SPREAD] = {NULL, "working", NULL},
+    [ACT_RESCHEDULE_AT] = {NULL, "working", NULL},
+    [ACT_RESCHEDULE] = {job_reschedule, "rescheduling", "reschedule"},
 };
 _Static_assert(sizeof kinds / sizeof kinds[0] == ACT_COUNT, "jobs.c: an action without a row");
 

@@ -66,10 +66,12 @@ static int do_pick_open(struct ui *, const struct model *, const struct binding 
 static int do_pick_back(struct ui *, const struct model *, const struct binding *, int);
 static int do_err_move(struct ui *, const struct model *, const struct binding *, int);
 static int do_err_open(struct ui *, const struct model *, const struct binding *, int);
+static int do_reschedule(struct ui *, const struct model *, const struct binding *, int);
 
 #define F PANE_BIT(PANE_FAILED)
 #define U PANE_BIT(PANE_FUTURE)
 #define I PANE_BIT(PANE_INFLIGHT)
+#define N PANE_BIT(PANE_DUE)
 
 /* One binding per row reads as the reference card it is: */
 /* clang-format off */
@@ -143,10 +145,18 @@ static const struct binding bindings[] = {
     {BIND_MAIN, {'p'}, "p", U, KB_WRITE | KB_SELECTED, do_confirm, ACT_RUN_NOW,
         "Future: run the selected task now (asks y/N)",
         "p runs a future task now: go to Future (2)", "run now"},
+    {BIND_MAIN, {'t'}, "t", N | U, KB_WRITE | KB_SELECTED, do_reschedule, 0,
+        "Due or Future: move the selected task to a new time you type (10m from now, or "
+        "an RFC 3339 time); asks y/N",
+        "t gives a scheduled task a new time: go to Due (1) or Future (2)", "time"},
     {BIND_MAIN, {'e'}, "e", F, KB_WRITE | KB_SELECTED, do_request, ACT_EDIT,
         "Failed: fix and requeue: the payload opens as JSON in $VISUAL or $EDITOR; after "
         "you save and quit, shows what changed and asks y/N",
         "e fixes a failed task's payload: go to Failed (4)", "fix"},
+    {BIND_MAIN, {'c'}, "c", I, KB_WRITE | KB_SELECTED, do_confirm, ACT_CANCEL,
+        "In-flight: cancel the selected running task (asks y/N): it goes to Failed and its "
+        "worker stops the handler",
+        "c cancels a running task: go to In-flight (3)", "cancel"},
     {BIND_MAIN, {'x'}, "x", I, KB_WRITE, do_request, ACT_REAP,
         "In-flight: return expired leases now (reap)",
         "x recovers expired leases: go to In-flight (3)", "reap"},
@@ -207,6 +217,7 @@ static const struct binding bindings[] = {
 #undef F
 #undef U
 #undef I
+#undef N
 
 #define NBINDINGS (sizeof bindings / sizeof bindings[0])
 
@@ -293,6 +304,12 @@ static int
 do_requeue_after(struct ui *ui, const struct model *m, const struct binding *b, int key)
 {
     return app_delay_prompt(ui, m);
+}
+
+static int
+do_reschedule(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    return app_reschedule_prompt(ui, m);
 }
 
 static int

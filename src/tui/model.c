@@ -20,7 +20,7 @@ model_init(struct model *m, const char *queue, const char *endpoint)
 {
     memset(m, 0, sizeof *m);
     m->keep = -1;
-    m->workers = (struct worker_summary){-1, 0, 0, -1}; /* not known before a fetch */
+    m->workers = (struct worker_summary){-1, 0, 0, -1, 0, ""}; /* not known before a fetch */
     /* the thresholds' defaults (lua/lib.lua CFG_DEFAULT) until the config is read */
     m->config = (dq_config){.alert_oldest_due_ms = 5 * 60 * 1000,
                             .alert_far_future = 100000,
@@ -91,8 +91,15 @@ model_snapshot(dq_client *c, const char *queue, int keep, const char *group,
         dq_workers w;
         rc = dq_workers_summary(c, queue, WORKERS_LOOKED, &w, &err);
         if (rc == DQ_OK) {
-            out->workers =
-                (struct worker_summary){w.registered, w.live, w.lost, dq_health_last_beat(&w)};
+            const char *worst = NULL;
+            out->workers = (struct worker_summary){w.registered,
+                                                   w.live,
+                                                   w.lost,
+                                                   dq_health_last_beat(&w),
+                                                   dq_health_hung(&w, &worst),
+                                                   ""};
+            if (worst != NULL)
+                snprintf(out->workers.hung_worker, sizeof out->workers.hung_worker, "%s", worst);
             dq_workers_free(&w);
         }
     }

@@ -19,7 +19,9 @@ enum { PANE_DUE = 0, PANE_FUTURE, PANE_INFLIGHT, PANE_FAILED, PANE_COUNT };
 /* The worker registry as the header and the verdict need it. */
 struct worker_summary {
     int64_t registered, live, lost;
-    int64_t last_beat_ms; /* the latest beat of any worker, server time; -1: none */
+    int64_t last_beat_ms;            /* the latest beat of any worker, server time; -1: none */
+    int64_t hung;                    /* handlers hung past their time limit (dq_health_hung) */
+    char hung_worker[DQ_ID_MAX + 1]; /* the worker with the most; "" when none */
 };
 
 /*

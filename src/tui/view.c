@@ -236,6 +236,9 @@ render_verdict(const struct model *m, const struct ui *ui, struct grid *g)
                                 .workers_live = m->workers.live,
                                 .workers_lost = m->workers.lost,
                                 .last_beat_ms = m->workers.last_beat_ms,
+                                .workers_hung = m->workers.hung,
+                                .hung_worker =
+                                    m->workers.hung_worker[0] ? m->workers.hung_worker : NULL,
                                 .retry_rate = m->have_data ? m->retry_rate : -1,
                                 .max_running_ms = m->config.alert_running_ms,
                                 .longest_running_ms = -1,
@@ -896,10 +899,16 @@ view_render(const struct model *m, const struct ui *ui, struct grid *g)
             snprintf(q, sizeof q, "drop %s for good? y/N ", ui->prompt);
         else if (ui->confirm_action == ACT_RUN_NOW)
             snprintf(q, sizeof q, "run task %s now? y/N ", ui->action_id);
+        else if (ui->confirm_action == ACT_CANCEL)
+            snprintf(q, sizeof q, "cancel running task %s (to Failed)? y/N ", ui->action_id);
         else if (ui->confirm_action == ACT_PAUSE)
             snprintf(q, sizeof q, "pause queue %s %s%s%s%s? y/N ", ui->action_id,
                      ui->pause_for[0] ? "for " : "until resumed", ui->pause_for,
                      ui->input[0] ? ": " : "", ui->input);
+        else if (ui->confirm_action == ACT_RESCHEDULE)
+            snprintf(q, sizeof q, "reschedule task %s to %s%s? y/N ", ui->action_id, ui->input,
+                     dq_time_parse(ui->input, "time", &(int64_t){0}, NULL) == DQ_OK ? ""
+                                                                                    : " from now");
         else if (ui->confirm_action == ACT_RESUME)
             snprintf(q, sizeof q, "resume queue %s (paused by %s)? y/N ", ui->action_id,
                      m->stats.paused_by);

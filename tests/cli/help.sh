@@ -1,7 +1,7 @@
 #!/bin/sh
 # help.sh: the declarative command line. Every `delayq CMD --help` is printed from the
-# command's option table: its usage and own options, within 80 columns and 24 lines
-# (config: 25, its 17 fields are its arguments), one line pointing to delayq help
+# command's option table: its usage and own options, within 80 columns and 24 lines,
+# one line pointing to delayq help
 # options instead of the global and TLS options, which delayq help options and
 # delayq --help print once, complete.
 # Then the one parser against a real server: a global option anywhere on the line,
@@ -41,7 +41,6 @@ for c in $cmds; do
   check "$c --help: exit 0, nothing on stderr" [ "$rc" = 0 ] && [ ! -s "$work/err.txt" ]
   check "$c --help: its usage" grep -q "^usage: delayq $c" "$h"
   lines=24
-  [ "$c" = config ] && lines=25
   check "$c --help fits $lines lines of 80 columns" fits "$lines" "$h"
   check "$c --help points to delayq help options for --url" grep -q -- '--url.*delayq help options' "$h"
   check "$c --help does not repeat the TLS options" not grep -q -- '--tls-server-name' "$h"

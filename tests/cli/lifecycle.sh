@@ -43,6 +43,19 @@ check "a limit over 7 days is exit 2" not dq enqueue -q "$q" --time-limit 8d --j
 dq enqueue -q "$q" --time-limit 8d --json 1 2>"$work/err.txt"
 check "... naming the option and the limit" grep -q -- "--time-limit: 8d is not in 1ms..7d" "$work/err.txt"
 
+# the queue's default time limit: into tasks enqueued without one, at enqueue
+check "config time_limit_ms=2s" dq config -q "$q" time_limit_ms=2s
+dq enqueue -q "$q" --id dflt --delay 1h --json 1 >/dev/null
+dq enqueue -q "$q" --id own --delay 1h --time-limit 5s --json 1 >/dev/null
+check "a task without its own gets the queue's (2s)" sh -c "'$bin' show -q '$q' dflt | grep -q 'time limit  *2s'"
+check "a task with its own keeps it (5s)" sh -c "'$bin' show -q '$q' own | grep -q 'time limit  *5s'"
+check "config --json shows it" sh -c "'$bin' config -q '$q' --json | grep -q '\"time_limit_ms\":2000'"
+check "config time_limit_ms=0: none again" dq config -q "$q" time_limit_ms=0
+dq enqueue -q "$q" --id none --delay 1h --json 1 >/dev/null
+check "a task enqueued after that has none" not sh -c "'$bin' show -q '$q' none | grep -q 'time limit'"
+check "the one enqueued before keeps its 2s" sh -c "'$bin' show -q '$q' dflt | grep -q 'time limit  *2s'"
+check "time_limit_ms=8d is exit 2" not dq config -q "$q" time_limit_ms=8d
+
 # --- cancel -------------------------------------------------------------------------
 q=billing
 dq enqueue -q "$q" --id charge-1 --json '{"order":1}' >/dev/null

@@ -42,9 +42,9 @@ comp_is() {
 # comp_has LINE WORD: WORD is among the completions
 comp_has() { comp "$1" | grep -qx -- "$2" || { echo "# '$1' lacks $2"; return 1; }; }
 
-check "delayq re<TAB> -> requeue resume" comp_is "delayq re" requeue resume
+check "delayq re<TAB> -> requeue reschedule resume" comp_is "delayq re" requeue reschedule resume
 check "delayq req<TAB> -> requeue" comp_is "delayq req" requeue
-check "delayq s<TAB> -> show stats" comp_is "delayq s" show stats
+check "delayq s<TAB> -> schedule show stats" comp_is "delayq s" schedule show stats
 ncmds=$("$bin" --help | sed -n '/^Commands:/,/^$/p' | grep -c '^  [a-z]')
 check "delayq <TAB> offers all $ncmds commands" [ "$(comp 'delayq ' | grep -c .)" = "$ncmds" ]
 check "delayq me<TAB> -> metrics" comp_is "delayq me" metrics
@@ -110,7 +110,7 @@ printf '[prod]\nurl = redis://127.0.0.1:1\n[dev.2]\nqueue = emails\n' >"$work/xd
 chmod 600 "$work/xdg/delayq/config"
 export XDG_CONFIG_HOME="$work/xdg"
 check "delayq --profile <TAB> -> the profiles" comp_is "delayq --profile " dev.2 prod
-check "delayq --profile prod s<TAB> -> show stats" comp_is "delayq --profile prod s" show stats
+check "delayq --profile prod s<TAB> -> schedule show stats" comp_is "delayq --profile prod s" schedule show stats
 check "delayq --p<TAB> -> --profile" comp_is "delayq --p" --profile
 unset XDG_CONFIG_HOME
 

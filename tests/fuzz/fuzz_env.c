@@ -83,6 +83,9 @@ check_env(const uint8_t *data, size_t size)
     FUZZ_CHECK(e.time_limit_ms == -1 ||
                (e.time_limit_ms >= 1 && e.time_limit_ms <= DQ_TIME_LIMIT_MAX));
     FUZZ_CHECK(e.ext.ptr != NULL || e.time_limit_ms == -1); /* only v2 has extensions */
+    FUZZ_CHECK(e.unique_for_ms == -1 ||
+               (e.unique_for_ms >= 1 && e.unique_for_ms <= DQ_UNIQUE_FOR_MAX));
+    FUZZ_CHECK(e.ext.ptr != NULL || e.unique_for_ms == -1);
     FUZZ_CHECK(e.payload.ptr != NULL && (e.id.ptr == NULL || e.id.len > 0));
     FUZZ_CHECK(e.seq <= 1ULL << 53 && e.enqueued_ms >= 0 && e.enqueued_ms <= 1LL << 53);
     FUZZ_CHECK(e.deadline_ms >= -1 && e.deadline_ms <= 1LL << 53);
@@ -102,7 +105,7 @@ check_env(const uint8_t *data, size_t size)
     FUZZ_CHECK(e2.enqueued_ms == e.enqueued_ms && e2.deadline_ms == e.deadline_ms);
     FUZZ_CHECK(same_bytes(e2.id, e.id) && same_bytes(e2.payload, e.payload) &&
                same_bytes(e2.last_error, e.last_error) && same_bytes(e2.ext, e.ext));
-    FUZZ_CHECK(e2.time_limit_ms == e.time_limit_ms);
+    FUZZ_CHECK(e2.time_limit_ms == e.time_limit_ms && e2.unique_for_ms == e.unique_for_ms);
     dq_buf_putc(&b, 0);
     FUZZ_CHECK(dq_env_decode(b.data, b.len, &e2, NULL) == DQ_EPROTO);
     dq_buf_free(&b);

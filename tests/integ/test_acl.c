@@ -4,7 +4,8 @@
  * server: the connection name (the default delayq:lib:HOST:PID, a given one with
  * illegal bytes made legal), the user option, a user refused CLIENT SETNAME still
  * connecting, the role gates of the scripts refusing before any write, and the
- * side-effect-free probes (lib/scripts.c) for each kind of user. The roles of
+ * side-effect-free probes (lib/scripts.c) for each kind of user, and the gate asking
+ * Redis on every call (an ACL changed between two calls). The roles of
  * docs/SECURITY.md themselves are tested by tests/prod/roles.sh.
  */
 #include "harness/fixture.h"
@@ -177,12 +178,111 @@ gates_and_probes(void **state)
     fixture_close(&f);
 }
 
+/* The count of @key's members (ZCARD or HLEN by @cmd) in queue @q. */
+static long long
+count(struct fixture *f, const char *cmd, const char *q, const char *key)
+{
+    char k[200];
+
+    snprintf(k, sizeof k, "dq:{%s}:%s", q, key);
+    return test_redis_int(f->redis, 2, (const char *[]){cmd, k});
+}
+
+static void
+claim_refused(struct fixture *f, dq_client *c, const char *q)
+{
+    dq_claimed cl = {0};
+    int rc = dq_claim(c, q, 1, 30000, "w1", &cl, &f->err);
+
+    dq_claimed_free(&cl);
+    assert_int_equal(rc, DQ_EREDIS);
+    if (strstr(f->err.msg, "NOPERM this user may not run a worker") == NULL)
+        fail_msg("claim on %s refused with: %s", q, f->err.msg);
+}
+
+static void
+claim_one(struct fixture *f, dq_client *c, const char *q)
+{
+    dq_claimed cl = {0};
+
+    ASSERT_OK(f, dq_claim(c, q, 1, 30000, "w1", &cl, &f->err));
+    assert_int_equal(cl.n, 1);
+    dq_claimed_free(&cl);
+}
+
+/*
+ * The gate keeps each script's list with its keys across calls (the function library's
+ * state lives on; PROTOCOL 5.16a), never a verdict: the same script on the same server,
+ * the ACL changed between two calls, must be refused the second time, and a call on
+ * another queue must be checked on that queue's keys. Each refusal here would otherwise
+ * be half-applied: the script's first writes are allowed and a later one is not.
+ */
+static void
+gate_asks_every_call(void **state)
+{
+    struct fixture f;
+    char other[120], line[1024];
+    dq_client *c;
+
+    fixture_open(&f, state, "gatecall");
+    snprintf(other, sizeof other, "%s-b", f.queue);
+    for (int i = 0; i < 2; i++) {
+        enqueue_str(&f, "{}", 0, NULL, NULL);
+        ASSERT_OK(
+            &f, dq_enqueue(f.c, other, &(dq_enqueue_opts){0}, "{}", 2, &(dq_enqueued){0}, &f.err));
+    }
+    acl(&f, "ACL SETUSER g-live reset on >pw-1 ~dq:* &* +@all");
+    c = open_as(&f, "g-live", NULL);
+    claim_one(&f, c, f.queue);
+
+    /* the ACL changes between two calls of claim: the second is refused, whole */
+    acl(&f, "ACL SETUSER g-live -zadd");
+    claim_refused(&f, c, f.queue);
+    assert_int_equal(count(&f, "ZCARD", f.queue, "sched"), 1);
+    assert_int_equal(count(&f, "HLEN", f.queue, "running"), 1);
+    assert_int_equal(count(&f, "ZCARD", f.queue, "inflight"), 1);
+
+    /* allowed again: the next call is let through */
+    acl(&f, "ACL SETUSER g-live +zadd");
+    claim_one(&f, c, f.queue);
+    assert_int_equal(count(&f, "HLEN", f.queue, "running"), 2);
+
+    /* the other queue's eleven keys (FCALL itself checks those) but its tally read only:
+     * ack there is refused, on that queue's keys, right after an ack here (each would
+     * otherwise end its lease and then fail at the tally) */
+    dq_claimed mine = {0}, theirs = {0};
+    enqueue_str(&f, "{}", 0, NULL, NULL);
+    ASSERT_OK(&f, dq_claim(c, f.queue, 1, 30000, "w1", &mine, &f.err));
+    ASSERT_OK(&f, dq_claim(c, other, 1, 30000, "w1", &theirs, &f.err));
+    assert_int_equal(mine.n + theirs.n, 2);
+    snprintf(line, sizeof line, "ACL SETUSER g-live reset on >pw-1 &* +@all %%R~dq:* ~dq:{%s}:*",
+             f.queue);
+    for (int i = 0; i < DQ_QUEUE_KEYS; i++) {
+        char k[200];
+        dq_queue_key(other, i, k, sizeof k);
+        snprintf(line + strlen(line), sizeof line - strlen(line), " ~%s", k);
+    }
+    acl(&f, line);
+    ASSERT_OK(&f, dq_ack(c, f.queue, &mine.tasks[0], &f.err));
+    assert_int_equal(dq_ack(c, other, &theirs.tasks[0], &f.err), DQ_EREDIS);
+    if (strstr(f.err.msg, "NOPERM this user may not run a worker (ack runs ") == NULL ||
+        strstr(f.err.msg, other) == NULL || strstr(f.err.msg, ":tally,") == NULL)
+        fail_msg("ack on %s refused with: %s", other, f.err.msg);
+    assert_int_equal(count(&f, "ZCARD", other, "inflight"), 1);
+    assert_int_equal(count(&f, "HLEN", other, "running"), 1);
+    dq_claimed_free(&mine);
+    dq_claimed_free(&theirs);
+    dq_client_free(c);
+    fixture_close(&f);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(names_and_users),
         cmocka_unit_test(gates_and_probes),
+        cmocka_unit_test(gate_asks_every_call),
     };
 
     test_filter_from_env();

@@ -1286,13 +1286,18 @@ static const char peek_body[] =
 
 /* The Lua run by EVAL in lua_and_c_agree_on_v2_envelopes: v2 envelopes and every
  * one-byte mutation and truncation of them, each with env_decode's verdict and time
- * limit (-1 none, -2 refused). Replies {member, verdict, member, verdict, ...}. */
+ * limit (-1 none, -2 refused) and unique-for window (-1 none). Replies {member, verdict,
+ * window, member, verdict, window, ...}. */
 static const char agree_body[] =
     "local base = {\n"
     "  {seq = 9, attempt = 1, enq = 2, max = 3, payload = 'p', ext = '\\129\\162tl\\10'},\n"
     "  {seq = 10, id = 'k', attempt = 0, enq = 2, max = 3, payload = 'q', last_error = 'e',\n"
     "   ext = '\\130\\162tl\\205\\1\\0\\162zz\\163abc'},\n"
     "  {seq = 11, attempt = 0, enq = 2, max = 3, payload = 'r', ext = '\\129\\161a\\0'},\n"
+    "  {seq = 12, id = 'u', attempt = 0, enq = 2, max = 3, payload = 's',\n"
+    "   ext = '\\130\\162tl\\10\\162uf\\205\\3\\232'},\n"
+    "  {seq = 13, id = 'v', attempt = 0, enq = 2, max = 3, payload = 't', ext = "
+    "'\\129\\162uf\\1'},\n"
     "}\n"
     "local vals = {0, 1, 10, 48, 95, 97, 122, 123, 127, 128, 129, 130, 143, 144, 153, 154,\n"
     "  160, 161, 162, 163, 191, 192, 195, 196, 204, 205, 206, 207, 208, 217, 224, 255}\n"
@@ -1301,6 +1306,7 @@ static const char agree_body[] =
     "  local e = env_decode(m)\n"
     "  out[#out + 1] = m\n"
     "  out[#out + 1] = e and (e.tl or -1) or -2\n"
+    "  out[#out + 1] = e and (e.uf or -1) or -1\n"
     "end\n"
     "for _, e in ipairs(base) do\n"
     "  local m = env_encode(e)\n"
@@ -1365,30 +1371,33 @@ static void
 lua_and_c_agree_on_v2_envelopes(void **state)
 {
     redisReply *r = eval_with_lib(*state, agree_body);
-    size_t accepted = 0, limited = 0;
+    size_t accepted = 0, limited = 0, windowed = 0;
 
     assert_int_equal(r->type, REDIS_REPLY_ARRAY);
     assert_true(r->elements > 1000);
-    for (size_t i = 0; i + 1 < r->elements; i += 2) {
+    for (size_t i = 0; i + 2 < r->elements; i += 3) {
         const redisReply *m = r->element[i];
-        long long lua = r->element[i + 1]->integer;
+        long long lua = r->element[i + 1]->integer, lua_uf = r->element[i + 2]->integer;
         struct dq_env e;
         dq_err err = {0};
         int rc = dq_env_decode(m->str, m->len, &e, &err);
         long long c = rc != DQ_OK ? -2 : e.time_limit_ms;
-        if (c != lua) {
+        long long c_uf = rc != DQ_OK ? -1 : e.unique_for_ms;
+        if (c != lua || c_uf != lua_uf) {
             char hex[512] = "";
             for (size_t k = 0; k < m->len && k < 200; k++)
                 snprintf(hex + 2 * k, sizeof hex - 2 * k, "%02x", (unsigned char)m->str[k]);
-            fail_msg("member %zu (%s): Lua says %lld, C says %lld (%s)", i / 2, hex, lua, c,
-                     rc != DQ_OK ? err.msg : "ok");
+            fail_msg("member %zu (%s): Lua says %lld/%lld, C says %lld/%lld (%s)", i / 3, hex, lua,
+                     lua_uf, c, c_uf, rc != DQ_OK ? err.msg : "ok");
         }
         accepted += c != -2;
         limited += c > 0;
+        windowed += c_uf > 0;
     }
-    /* the corpus holds both verdicts and both kinds of accepted envelope */
-    assert_true(accepted > 3 && accepted < r->elements / 2);
+    /* the corpus holds both verdicts and every kind of accepted envelope */
+    assert_true(accepted > 5 && accepted < r->elements / 3);
     assert_true(limited > 1);
+    assert_true(windowed > 1);
     freeReplyObject(r);
 }
 
@@ -1442,6 +1451,123 @@ claim_envelope_check_matches_decode(void **state)
     dq_buf_free(&script);
 }
 
+/* A unique-for window starts when the task is done, on every ack path, also after a
+ * reap (a worker that died mid-run): the envelope carries it, not the worker. */
+static void
+unique_for_window_survives_a_reap(void **state)
+{
+    struct fixture f;
+    dq_enqueue_opts o = {.id = "u-1", .unique_for_ms = 60000};
+    dq_enqueued e;
+    dq_claimed cl, cl2, cl3;
+    dq_reaped rp;
+
+    fixture_open(&f, state, "uniq");
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "x", 1, &e, &f.err));
+    assert_false(e.duplicate);
+    /* the first worker dies holding it: its lease runs out and reap returns it */
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 1, 50, "dead-worker", &cl, &f.err));
+    assert_int_equal(cl.n, 1);
+    int64_t deadline = test_mono_ms() + 5000;
+    do {
+        ASSERT_OK(&f, dq_reap(f.c, f.queue, 100, &rp, &f.err));
+        if (rp.returned == 0) {
+            assert_true(test_mono_ms() < deadline);
+            test_nap_ms(10);
+        }
+    } while (rp.returned == 0);
+    /* while scheduled again it is an ordinary duplicate */
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "x", 1, &e, &f.err));
+    assert_true(e.duplicate);
+    assert_int_equal(e.unique_left_ms, 0);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 1, 30000, "w2", &cl2, &f.err));
+    assert_int_equal(cl2.n, 1);
+    assert_int_equal(cl2.tasks[0].attempt, 1);
+    /* done through claim's settling (the batched ack path) */
+    dq_settle done = {.task = &cl2.tasks[0], .outcome = DQ_DONE};
+    ASSERT_OK(&f, dq_claim_settle(f.c, f.queue, &done, 1, 0, 30000, 0, "w2", NULL, &cl3, &f.err));
+    assert_int_equal(done.rc, DQ_OK);
+    /* refused now, by any enqueue of the id, with the window's rest */
+    dq_enqueue_opts plain = {.id = "u-1"};
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &plain, "y", 1, &e, &f.err));
+    assert_true(e.duplicate);
+    assert_int_equal(e.where, DQ_STATE_NONE);
+    assert_true(e.unique_left_ms > 50000 && e.unique_left_ms <= 60000);
+    /* another id is not */
+    dq_enqueue_opts other = {.id = "u-2", .unique_for_ms = 1};
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &other, "z", 1, &e, &f.err));
+    assert_false(e.duplicate);
+    /* no id, or a window past 7 days: refused by the library, naming the field */
+    dq_enqueue_opts bad = {.unique_for_ms = 1000};
+    assert_int_equal(dq_enqueue(f.c, f.queue, &bad, "z", 1, &e, &f.err), DQ_EINVAL);
+    assert_non_null(strstr(f.err.msg, "unique_for"));
+    bad.id = "u-3";
+    bad.unique_for_ms = DQ_UNIQUE_FOR_MAX + 1;
+    assert_int_equal(dq_enqueue(f.c, f.queue, &bad, "z", 1, &e, &f.err), DQ_EINVAL);
+    dq_claimed_free(&cl);
+    dq_claimed_free(&cl2);
+    dq_claimed_free(&cl3);
+    fixture_close(&f);
+}
+
+/* replace keeps the task's seq and history; reschedule moves a generated id's task
+ * without touching its envelope. */
+static void
+replace_and_reschedule(void **state)
+{
+    struct fixture f;
+    dq_enqueue_opts o = {.id = "r-1", .delay_ms = 3600000};
+    dq_enqueued e, e2;
+    dq_claimed cl;
+    dq_task t;
+    int64_t due = 0;
+
+    fixture_open(&f, state, "resched");
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "old", 3, &e, &f.err));
+    /* one failed attempt: the task has a history */
+    o.delay_ms = 0;
+    o.replace = true;
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "old", 3, &e, &f.err));
+    assert_true(e.replaced);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 1, 30000, "w1", &cl, &f.err));
+    assert_int_equal(cl.n, 1);
+    ASSERT_OK(&f, dq_retry(f.c, f.queue, &cl.tasks[0], "boom", NULL, &f.err));
+    dq_claimed_free(&cl);
+    o.delay_ms = 7200000;
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "new", 3, &e2, &f.err));
+    assert_true(e2.replaced);
+    assert_false(e2.duplicate);
+    ASSERT_OK(&f, dq_find(f.c, f.queue, "r-1", &t, &f.err));
+    assert_int_equal(t.state, DQ_STATE_SCHEDULED);
+    assert_memory_equal(t.payload, "new", 3);
+    assert_int_equal(t.seq, 1);
+    assert_int_equal(t.attempt, 0);
+    assert_int_equal(t.nhistory, 1);
+    assert_true(t.due_ms >= e.due_ms + 7100000);
+    dq_task_clear(&t);
+
+    /* a generated id: found by its scan, moved, envelope unchanged */
+    dq_enqueue_opts g = {.delay_ms = 3600000};
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &g, "gen", 3, &e, &f.err));
+    ASSERT_OK(&f, dq_reschedule(f.c, f.queue, e.id, 0, 0, &due, &f.err));
+    ASSERT_OK(&f, dq_find(f.c, f.queue, e.id, &t, &f.err));
+    assert_int_equal(t.due_ms, due);
+    assert_true(due < e.due_ms - 3500000);
+    assert_memory_equal(t.payload, "gen", 3);
+    dq_task_clear(&t);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 10, 30000, "w1", &cl, &f.err));
+    assert_int_equal(cl.n, 1);
+    assert_string_equal(cl.tasks[0].id, e.id);
+    /* in flight now: not scheduled, and the error says where it is */
+    assert_int_equal(dq_reschedule(f.c, f.queue, e.id, 0, 1000, &due, &f.err), DQ_ENOTFOUND);
+    assert_non_null(strstr(f.err.msg, "in flight"));
+    dq_claimed_free(&cl);
+    assert_int_equal(dq_reschedule(f.c, f.queue, "r-1", 0, 8LL * 86400000, &due, &f.err),
+                     DQ_EINVAL);
+    assert_non_null(strstr(f.err.msg, "max_delay_ms"));
+    fixture_close(&f);
+}
+
 int
 main(void)
 {
@@ -1474,6 +1600,8 @@ main(void)
         cmocka_unit_test(claim_envelope_check_matches_decode),
         cmocka_unit_test(batched_acks_settle_like_separate_calls),
         cmocka_unit_test(extend_renews_only_held_leases),
+        cmocka_unit_test(unique_for_window_survives_a_reap),
+        cmocka_unit_test(replace_and_reschedule),
     };
 
     test_filter_from_env();

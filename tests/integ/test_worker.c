@@ -81,7 +81,8 @@ struct seen {
     atomic_int release; /* handlers that block wait for this */
     int sleep_ms;       /* handlers that sleep */
     const char *mode;   /* "ok", "retry-once", "fail", "block", "sleep", "poll" */
-    /* "poll": runs until dq_task_cancelled (10 s at most), and notes what it saw */
+    /* "poll": runs until dq_task_cancelled (10 s at most), and notes what it saw;
+     * "ignore": as "block", deaf to dq_task_cancelled */
     int64_t left_at_start, cancelled_after_ms, time_limit_ms;
 };
 
@@ -524,6 +525,61 @@ handler_learns_its_time_limit_and_is_asked_to_stop(void **state)
     fixture_close(&f);
 }
 
+struct hung_probe {
+    struct fixture *f;
+    dq_workers w;
+};
+
+static bool
+worker_says_hung(void *arg)
+{
+    struct hung_probe *p = arg;
+    dq_workers_free(&p->w);
+    return dq_workers_get(p->f->c, p->f->queue, 10, 0, &p->w, &p->f->err) == DQ_OK && p->w.n == 1 &&
+           p->w.workers[0].hung == 1;
+}
+
+/* A C handler deaf to dq_task_cancelled past its task's time limit is reported as hung
+ * in the worker's registry record, DQ_HUNG_AFTER_MS after the limit, at once (not at the
+ * next 30 s beat), and no longer once it returns. */
+static void
+handler_ignoring_its_time_limit_is_reported_hung(void **state)
+{
+    struct fixture f;
+    struct seen s;
+    struct test_worker r;
+    dq_worker_opts o = {.name = "deaf"};
+    dq_enqueue_opts eo = {.id = "stuck", .time_limit_ms = 200};
+    dq_enqueued e;
+
+    fixture_open(&f, state, "hung");
+    seen_init(&s, "block");
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &eo, "x", 1, &e, &f.err));
+    test_worker_start(&r, &f, NULL, &o, handler, &s);
+    assert_true(wait_until(started_reached, &s, 5000, "handler started"));
+    int64_t t0 = test_mono_ms();
+    struct hung_probe p = {.f = &f};
+    assert_true(wait_until(worker_says_hung, &p, DQ_HUNG_AFTER_MS + 5000, "hung in the registry"));
+    int64_t took = test_mono_ms() - t0;
+    printf("# a deaf handler past a 200 ms limit: hung in the registry after %lld ms\n",
+           (long long)took);
+    assert_true(took >= DQ_HUNG_AFTER_MS); /* not before its time */
+    atomic_store(&s.release, 1);
+    bool cleared = false;
+    int64_t until = test_mono_ms() + 10000;
+    while (!cleared && test_mono_ms() < until) {
+        dq_workers_free(&p.w);
+        ASSERT_OK(&f, dq_workers_get(f.c, f.queue, 10, 0, &p.w, &f.err));
+        cleared = p.w.n == 1 && p.w.workers[0].hung == 0;
+        if (!cleared)
+            test_nap_ms(50);
+    }
+    assert_true(cleared);
+    dq_workers_free(&p.w);
+    test_worker_stop(&r, false);
+    fixture_close(&f);
+}
+
 static void
 idle_worker_wakes_for_an_earlier_task(void **state)
 {
@@ -847,6 +903,7 @@ main(void)
         cmocka_unit_test(slow_handler_keeps_its_lease),
         cmocka_unit_test(idle_worker_wakes_for_an_earlier_task),
         cmocka_unit_test(handler_learns_its_time_limit_and_is_asked_to_stop),
+        cmocka_unit_test(handler_ignoring_its_time_limit_is_reported_hung),
         cmocka_unit_test(stop_hands_back_unstarted_and_finishes_running),
         cmocka_unit_test(result_written_after_redis_restart),
         cmocka_unit_test(claim_that_timed_out_comes_back_after_its_lease),

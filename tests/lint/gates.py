@@ -42,7 +42,10 @@ FUNC = re.compile(r'^local function (\w+)\(', re.M)
 # redis.call only: a refused redis.pcall returns an error the script handles (wake()
 # falls back from SPUBLISH to PUBLISH), so it cannot leave a script half-applied
 CALL = re.compile(r"redis\.call\(\s*'(\w+)'")
-GATE = re.compile(r"\b(operator|worker|producer|viewer)_gate\(\s*'(\w+)',((?:\s*'[^']*'\s*(?:\.\.)?)+)\)")
+# The needs are one long-bracket literal: Lua 5.1 does not fold '...' .. '...', so a
+# concatenation would be built on every call of the script (PROTOCOL 5.16a, its costs).
+GATE = re.compile(r"\b(operator|worker|producer|viewer)_gate\(\s*'(\w+)',\s*\[\[([^\]]*)\]\]\s*\)")
+GATE_ANY = re.compile(r"\b(operator|worker|producer|viewer)_gate\(")
 
 
 def code(text):
@@ -202,11 +205,15 @@ def main():
         if show:
             print('%s: %s' % (f, needs_text(needs)))
         if not gate:
-            print('%s: no role gate (<role>_gate(NAME, NEEDS) before any command)' % f)
+            if GATE_ANY.search(body):
+                print("%s: the role gate's needs are not one [[...]] literal "
+                      "(<role>_gate('NAME', [[NEEDS]]))" % f)
+            else:
+                print('%s: no role gate (<role>_gate(NAME, NEEDS) before any command)' % f)
             bad += 1
             continue
         role, name = gate.group(1), gate.group(2)
-        declared = parse_needs(''.join(re.findall(r"'([^']*)'", gate.group(3))))
+        declared = parse_needs(gate.group(3))
         if name != f[:-4]:
             print('%s: the gate names the script %r' % (f, name))
             bad += 1
@@ -217,7 +224,7 @@ def main():
                 print('%s: a later gate %r is not %s_gate(%r)' %
                       (f, more.group(2), role, name + '_<part>'))
                 bad += 1
-            declared |= parse_needs(''.join(re.findall(r"'([^']*)'", more.group(3))))
+            declared |= parse_needs(more.group(3))
         before = body[:gate.start()]
         early = [m.group(1) for m in CALL.finditer(before)] + \
             [n for n in lib if re.search(r'\b%s\(' % n, before) and reach(n)]

@@ -2,7 +2,7 @@
 # top_actions.sh: delayq top end to end, in tmux, on the live demo queue: the actions,
 # each checked in Redis and the audit log: requeue, drop (asked first), marks, run now,
 # the audit view, the error groups and the bulk rule on a group, requeue all spread over
-# a window, pause and resume, and fix and requeue (e) on a queue of its own.
+# a window, pause and resume, cancel (c), and fix and requeue (e) on a queue of its own.
 . "$(dirname "$0")/lib.sh"
 start_demo
 main_session "$bin top --refresh 250ms"
@@ -166,6 +166,22 @@ tm send-keys -t top y
 if wait_for paused_is false && wait_for screen_lacks " PAUSED"; then
   ok "P y resumes it (stats --json says \"paused\":false)"
 else bad "resume"; fi
+
+# 5e. c cancels the selected running task (asks first): it goes to Failed, audited
+tm send-keys -t top 3
+if [ "$(stat inflight)" -gt 0 ] && wait_for screen_has "[3] In-flight ("; then
+  tm send-keys -t top c
+  if wait_for screen_has "(to Failed)? y/N"; then
+    id=$(screen | sed -n 's/.*cancel running task \(.*\) (to Failed)? y\/N.*/\1/p' | head -1)
+    tm send-keys -t top y
+    cancelled() { "$bin" show "$id" 2>/dev/null | grep -q "reason  *cancelled"; }
+    if [ -n "$id" ] && wait_for screen_has "cancelled $id" && wait_for cancelled; then
+      ok "c, y cancelled running task $id (in Failed, reason cancelled)"
+    else bad "cancel from top ($id)"; fi
+    "$bin" audit --limit 1 | grep -q "cancel  $id" && ok "the cancel is in the audit log" ||
+      bad "cancel audit entry"
+  else bad "c asks first"; fi
+else bad "no in-flight task in the demo to cancel"; fi
 
 # 3d. attempt history and fix and requeue (e), on a queue of its own: a task retried
 # twice until its attempts ran out has a timeline in its details; e opens its payload in

@@ -104,6 +104,38 @@ nobody_consuming_and_paused(void **state)
     assert_string_equal(dq_health_level_name(DQ_HEALTH_WARN), "warn");
 }
 
+/* A handler that ignores its time limit's cancel is said by name, and is not bad by
+ * itself: the task runs again elsewhere, only a slot is held. */
+static void
+handler_hung_past_its_time_limit(void **state)
+{
+    dq_stats s = {.now_ms = 1000000};
+    struct dq_health_facts f = {.stats = &s,
+                                .max_oldest_due_ms = -1,
+                                .max_far_future = -1,
+                                .workers_registered = 1,
+                                .workers_live = 1,
+                                .workers_hung = 1,
+                                .hung_worker = "w1"};
+    char buf[256];
+
+    assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_WARN);
+    assert_string_equal(buf, "1 handler hung past its time limit on w1 (asked to stop, still "
+                             "running)");
+    f.workers_hung = 3;
+    f.hung_worker = NULL;
+    assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_WARN);
+    assert_string_equal(buf,
+                        "3 handlers hung past their time limit (asked to stop, still running)");
+    /* a lost worker's count is old news: dq_health_hung leaves it out */
+    char na[] = "a", nb[] = "b";
+    dq_worker_info ws[2] = {{.name = na, .hung = 2, .lost = true}, {.name = nb, .hung = 1}};
+    dq_workers w = {.workers = ws, .n = 2};
+    const char *worst = NULL;
+    assert_int_equal(dq_health_hung(&w, &worst), 1);
+    assert_string_equal(worst, "b");
+}
+
 static void
 hung_handler_and_retries(void **state)
 {
@@ -244,6 +276,7 @@ main(void)
         cmocka_unit_test(warnings_alone_and_checks_off),
         cmocka_unit_test(nobody_consuming_and_paused),
         cmocka_unit_test(hung_handler_and_retries),
+        cmocka_unit_test(handler_hung_past_its_time_limit),
         cmocka_unit_test(failing_over_the_window),
         cmocka_unit_test(unknown_queue_sentence),
     };

@@ -63,10 +63,11 @@ names_match_ids(void **state)
 static void
 library_registers_every_script(void **state)
 {
-    static const char *const readers[] = {"stats", "page",    "find",       "search",
-                                          "audit", "workers", "config_get", "errors"};
-    static const char *const drainers[] = {"ack",  "fail",      "retry", "release", "extend",
-                                           "reap", "heartbeat", "claim", "drop",    "pause", "cancel"};
+    static const char *const readers[] = {"stats",   "page",       "find",   "search",      "audit",
+                                          "workers", "config_get", "errors", "schedule_get"};
+    static const char *const drainers[] = {"ack",    "fail",  "retry",     "release",
+                                           "extend", "reap",  "heartbeat", "claim",
+                                           "drop",   "pause", "cancel",    "schedule_fill"};
     char want[200];
 
     assert_int_equal(strlen(dq_library_text), dq_library_len);

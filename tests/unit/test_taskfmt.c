@@ -331,6 +331,10 @@ audit_detail_reads_as_times(void **state)
     assert_string_equal(b.data, "for 3m00s until 2026-11-29T08:54:00.000Z (in 3m00s): ux 12ms2 "
                                 "x99ms id 1795942440000");
     dq_buf_reset(&b);
+    dq_fmt_audit_detail(&b, "remind-42 due 1795942440000", now);
+    dq_buf_putc(&b, '\0');
+    assert_string_equal(b.data, "remind-42 due 2026-11-29T08:54:00.000Z (in 3m00s)");
+    dq_buf_reset(&b);
     /* no server time: the time alone; a number too large for a time is kept */
     dq_fmt_audit_detail(&b, "paused by bob since 1795942200000 until 99999999999999999999", -1);
     dq_buf_putc(&b, '\0');

@@ -593,7 +593,7 @@ unknown_queue_is_marked(void **state)
     model_init(&m, "billng", "127.0.0.1:6379");
     m.have_data = m.connected = true;
     m.stats.now_ms = 1795942260000;
-    m.workers = (struct worker_summary){0, 0, 0, -1};
+    m.workers = (struct worker_summary){0, 0, 0, -1, 0, ""};
     ui_init(&ui, false, false);
     char *text = render(&m, &ui, 24, 80);
     assert_null(strstr(text, "UNKNOWN QUEUE"));
@@ -656,7 +656,7 @@ hints_follow_the_pane(void **state)
     ui_init(&ui, false, false);
     ui.focus = PANE_INFLIGHT;
     keymap_hints(&ui, 80, h, sizeof h);
-    assert_non_null(strstr(h, "? help  x reap"));
+    assert_non_null(strstr(h, "? help  c cancel  x reap"));
     assert_null(strstr(h, "r requeue"));
     ui.focus = PANE_FUTURE;
     keymap_hints(&ui, 80, h, sizeof h);
@@ -744,11 +744,11 @@ workers_in_the_header_and_the_verdict(void **state)
 
     make_model(&m);
     ui_init(&ui, false, false);
-    m.workers = (struct worker_summary){3, 2, 1, m.stats.now_ms - 2000};
+    m.workers = (struct worker_summary){3, 2, 1, m.stats.now_ms - 2000, 0, ""};
     char *text = render(&m, &ui, 24, 80);
     assert_has(text, "workers 2 (1 lost)");
     free(text);
-    m.workers = (struct worker_summary){2, 0, 2, m.stats.now_ms - 192000};
+    m.workers = (struct worker_summary){2, 0, 2, m.stats.now_ms - 192000, 0, ""};
     text = render(&m, &ui, 24, 80);
     assert_has(text, "workers 0 (2 lost)");
     assert_has(text, "no live worker for 3m12s while 2 are due");
@@ -1314,7 +1314,7 @@ scenario_model(struct model *m)
     m->pages[PANE_INFLIGHT].tasks[0].lease_ms = m->stats.now_ms + 27000;
     m->pages[PANE_INFLIGHT].tasks[0].claimed_ms = m->stats.now_ms - 3000;
     m->stats.trimmed = 0;
-    m->workers = (struct worker_summary){2, 2, 0, m->stats.now_ms - 4000};
+    m->workers = (struct worker_summary){2, 2, 0, m->stats.now_ms - 4000, 0, ""};
 }
 
 static void
@@ -1329,7 +1329,7 @@ golden_oncall(void **state)
     m.stats.due = 40;
     m.pages[PANE_DUE].total = 40;
     m.stats.oldest_due_age_ms = 33000;
-    m.workers = (struct worker_summary){2, 0, 2, now - 192000};
+    m.workers = (struct worker_summary){2, 0, 2, now - 192000, 0, ""};
     ui_init(&ui, false, false);
     scenario_screens(&m, &ui, "noworker");
     model_free(&m);
@@ -1368,7 +1368,7 @@ golden_oncall(void **state)
     m.stats.expired_leases = 1;
     m.pages[PANE_INFLIGHT].tasks[0].lease_ms = now - 5000;
     m.pages[PANE_INFLIGHT].tasks[0].claimed_ms = now - 35000;
-    m.workers = (struct worker_summary){2, 1, 1, now - 2000};
+    m.workers = (struct worker_summary){2, 1, 1, now - 2000, 0, ""};
     ui.focus = PANE_INFLIGHT;
     scenario_screens(&m, &ui, "expired");
     model_free(&m);
