@@ -4,7 +4,9 @@
 --   done/doneidx when the queue keeps done tasks (done_retention > 0; PROTOCOL.md 4.7).
 -- ARGV: 3 per task, 1..1000 tasks: task key (generated id, or "c:" .. caller-chosen id),
 --   attempt as claimed, and the claim's server time (claim reply "now"): with the
---   attempt, the fencing token.
+--   attempt, the fencing token; then optionally the done flag of the claim that leased
+--   them (claim's 'd', PROTOCOL.md 4.7): '1' when the queue kept done tasks then, and
+--   ack reads done_retention and keeps them; absent or '0': ack reads no config.
 -- Reply: with one task, 1. With more, an array with one entry per task, in order: 1 when
 --   acked, else the DQ_ELEASE / DQ_EPROTO error text of that task (the others are
 --   acked all the same: each task's check stands alone).
@@ -14,21 +16,24 @@
 --   with done retention also one HSET and ZADD for all, and a trim of at most k.
 -- Flags: allow-oom (runs at maxmemory: removes the task; the counters it bumps exist;
 --   docs/OPERATIONS.md).
-local k = #ARGV / 3
-if k < 1 or k > DQ_CALL_MAX or k ~= math.floor(k) then
-  return err('DQ_EINVAL', 'ack: %d arguments; expected 3 per task, 1..%d tasks', #ARGV,
-    DQ_CALL_MAX)
+local flag = #ARGV % 3 == 1 and ARGV[#ARGV] or nil
+local k = flag and (#ARGV - 1) / 3 or #ARGV / 3
+if k < 1 or k > DQ_CALL_MAX or k ~= math.floor(k) or (flag and flag ~= '0' and flag ~= '1') then
+  return err('DQ_EINVAL', 'ack: %d arguments; expected 3 per task, 1..%d tasks, then ' ..
+    'optionally 0 or 1', #ARGV, DQ_CALL_MAX)
 end
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
 local gate = worker_gate('ack', [[HDEL running stats HGET running tally HINCRBY stats tally HMGET
-  config running HSET tally LTRIM hist TIME ZADD uniq ZRANGEBYSCORE uniq ZREM inflight uniq]])
+  running HSET tally LTRIM hist TIME ZADD uniq ZRANGEBYSCORE uniq ZREM inflight uniq]])
 if gate then return gate end
--- done retention (PROTOCOL.md 4.7): one HMGET of the config per call, not per task; its
--- commands are checked only when it is on, so an ack without it pays for no more checks
-local keep = config_of({'done_retention'}).done_retention
-if keep > 0 then
-  gate = worker_gate('ack_done', [[HDEL done HSET done ZADD doneidx ZCARD doneidx ZPOPMIN doneidx]])
+-- done retention (PROTOCOL.md 4.7): only an ack whose claim saw it on reads the config
+-- (once per call) and pays for the checks of its writes; one without it reads nothing
+local keep = 0
+if flag == '1' then
+  gate = worker_gate('ack_done', [[HMGET config HDEL done HSET done ZADD doneidx ZCARD doneidx
+    ZPOPMIN doneidx]])
   if gate then return gate end
+  keep = config_of({'done_retention'}).done_retention
 end
 allow_oom()
 local tks, atts, clms = {}, {}, {}

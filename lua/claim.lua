@@ -10,14 +10,16 @@
 --   worker name), then 6 per result, 0..1000 results, each settled exactly as its own
 --   script would (sections 5.5-5.10 of docs/PROTOCOL.md): outcome ('a' ack, 'r' retry,
 --   'f' fail, 'l' release), task key, attempt as claimed, claim time, message (retry,
---   fail), trace (fail).
+--   fail), trace (fail); then optionally 'd' (with [4] and [5] given): the reply ends
+--   with the queue's done flag, which its acks pass to ack (PROTOCOL.md 4.7).
 -- Fires the periodic schedules that are due first (at most 10; PROTOCOL.md 5.30), by
 --   server time, each firing one ordinary task; their next firing counts as a due time.
 -- Reply: {now ms, next due ms (-1 if nothing is scheduled), moved to failed,
 --   envelope 1, due 1, envelope 2, due 2, ..., then one entry per result, in order:
 --   1 (ack, fail, release) or the next due ms / -1 when exhausted (retry), or that
 --   result's DQ_ELEASE / DQ_EPROTO error text, then, when ahead ms was given, now_us:
---   the microseconds of the claim's TIME past now (0..999)}. Tasks come in due order,
+--   the microseconds of the claim's TIME past now (0..999), then, when 'd' was given, 1
+--   if the queue keeps done tasks (done_retention > 0), else 0}. Tasks come in due order,
 --   ties in enqueue order; a task claimed ahead has due > now, and must not start before
 --   the worker's own clock has let (due - now) ms - now_us us pass since the reply
 --   arrived (PROTOCOL.md 10.2).
@@ -63,14 +65,23 @@ end
 if not ahead or ahead < 0 or ahead > 1000 or ahead ~= math.floor(ahead) then
   return err('DQ_EINVAL', 'ahead: %q ms is not in 0..1000', tostring(ARGV[4]))
 end
-local nres = 0
-if #ARGV >= 5 then nres = (#ARGV - 5) / 6 end
+-- a last 'd' after the results asks whether the queue keeps done tasks (done retention)
+local nres, tell = 0, #ARGV >= 6 and (#ARGV - 5) % 6 == 1
+if tell then
+  if ARGV[#ARGV] ~= 'd' then
+    return err('DQ_EINVAL', 'claim: last argument %q is not d', ARGV[#ARGV])
+  end
+  nres = (#ARGV - 6) / 6
+elseif #ARGV >= 5 then
+  nres = (#ARGV - 5) / 6
+end
 if nres ~= math.floor(nres) or nres > DQ_CALL_MAX then
   return err('DQ_EINVAL', 'claim: %d arguments; expected 3, 4, or 5 and then 6 per result ' ..
-    '(0..%d results)', #ARGV, DQ_CALL_MAX)
+    '(0..%d results), then optionally d', #ARGV, DQ_CALL_MAX)
 end
+local last = 5 + 6 * nres -- the last result's last argument
 local SETTLE = {a = true, r = true, f = true, l = true}
-for i = 6, #ARGV, 6 do
+for i = 6, last, 6 do
   if not SETTLE[ARGV[i]] then
     return err('DQ_EINVAL', 'result %d: outcome %q is not a, r, f or l', (i - 6) / 6 + 1, ARGV[i])
   end
@@ -84,14 +95,14 @@ if nres > 0 then
   -- then all go one by one, in order, as separate calls would.
   local tks, atts, clms, at, acked, alone = {}, {}, {}, {}, {}, false
   local kept = cfg.done_retention > 0 and {} or nil -- done retention (PROTOCOL.md 4.7)
-  for i = 6, #ARGV, 6 do
+  for i = 6, last, 6 do
     if ARGV[i] == 'a' then
       local j = #tks + 1
       tks[j], atts[j], clms[j], at[j] = ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], i
       acked[ARGV[i + 1]] = true
     end
   end
-  for i = 6, #ARGV, 6 do
+  for i = 6, last, 6 do
     if ARGV[i] ~= 'a' and acked[ARGV[i + 1]] then alone = true end
   end
   if not alone and #tks > 0 then
@@ -101,7 +112,7 @@ if nres > 0 then
       results[(i - 6) / 6 + 1] = res[j] == 1 and 1 or res[j].err
     end
   end
-  for i = 6, #ARGV, 6 do
+  for i = 6, last, 6 do
     local what, tk, att, clm = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
     local r, bad
     if what == 'a' then
@@ -203,4 +214,5 @@ for _, r in ipairs(results) do
   out[#out + 1] = r
 end
 if ARGV[4] then out[#out + 1] = now_us end
+if tell then out[#out + 1] = cfg.done_retention > 0 and 1 or 0 end
 return out

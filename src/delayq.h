@@ -282,6 +282,7 @@ typedef struct dq_task {
     int64_t claimed_ms; /* when this lease began */
     char *worker;       /* who holds the lease */
     size_t worker_len;
+    bool keep_done; /* its queue kept done tasks when it was claimed: its ack records it */
 
     /* failed only */
     int64_t failed_ms;
@@ -426,6 +427,7 @@ typedef struct dq_claimed {
     int now_us;              /* dq_claim_settle: microseconds of the claim's TIME past now_ms */
     bool paused;             /* the queue is paused (dq_pause): nothing was claimed */
     int64_t paused_until_ms; /* when paused: the pause's end, server ms; 0: until resumed */
+    bool keep_done;          /* the queue keeps done tasks (done_retention > 0) */
 } dq_claimed;
 
 /**
@@ -444,7 +446,8 @@ void dq_claimed_free(dq_claimed *out);
  * Completes a task claimed as @t: it leaves in-flight for good. The attempt and
  * claimed_ms fields of @t are the lease's fencing token: a worker whose lease expired
  * and whose task was claimed again (or requeued, or handed back) gets DQ_ELEASE and
- * changes nothing.
+ * changes nothing. Its keep_done (from the claim) asks the queue to keep a done record
+ * (done retention, PROTOCOL.md 4.7); a task claimed with it false is not kept.
  */
 int dq_ack(dq_client *c, const char *queue, const dq_task *t, dq_err *err);
 

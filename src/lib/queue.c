@@ -280,6 +280,9 @@ dq_claim(dq_client *c, const char *queue, unsigned batch, int64_t lease_ms, cons
     dq_args_i64(&a, batch);
     dq_args_i64(&a, lease_ms);
     dq_args_str(&a, worker ? worker : dq_client_who(c));
+    dq_args_i64(&a, 0);                                  /* ahead */
+    dq_args_str(&a, worker ? worker : dq_client_who(c)); /* who */
+    dq_args_str(&a, "d"); /* the reply says whether acks keep done tasks */
     rc = dq_scripts_run(c, DQ_SCRIPT_CLAIM, queue, &a, dq_reply_claim, out, err);
     dq_args_free(&a);
     if (rc == DQ_OK) {
@@ -344,6 +347,7 @@ dq_claim_settle(dq_client *c, const char *queue, dq_settle *results, size_t n, u
         else
             dq_args_str(&a, "");
     }
+    dq_args_str(&a, "d"); /* the reply says whether acks keep done tasks */
     rc = dq_scripts_run(c, DQ_SCRIPT_CLAIM, queue, &a, dq_reply_claim_settle, &cs, err);
     dq_args_free(&a);
     free(tk);
@@ -386,7 +390,11 @@ finish(dq_client *c, enum dq_script_id id, const char *queue, const dq_task *t,
 int
 dq_ack(dq_client *c, const char *queue, const dq_task *t, dq_err *err)
 {
-    return finish(c, DQ_SCRIPT_ACK, queue, t, NULL, 0, NULL, NULL, err);
+    /* the claim's done flag: an ack of a queue without done retention reads no config */
+    static const char *const keep[] = {"1"};
+
+    return finish(c, DQ_SCRIPT_ACK, queue, t, t != NULL && t->keep_done ? keep : NULL,
+                  t != NULL && t->keep_done ? 1 : 0, NULL, NULL, err);
 }
 
 int
@@ -396,6 +404,7 @@ dq_ack_many(dq_client *c, const char *queue, const dq_task *const *tasks, size_t
     struct dq_ack_reply am = {n, rcs, errs};
     struct dq_args a;
     char(*tk)[DQ_TASK_KEY_MAX + 1];
+    bool keep = false;
     int rc;
 
     if (n == 0 || n > DQ_CALL_MAX)
@@ -427,7 +436,10 @@ dq_ack_many(dq_client *c, const char *queue, const dq_task *const *tasks, size_t
         dq_args_str(&a, tk[i]);
         dq_args_i64(&a, tasks[i]->attempt);
         dq_args_i64(&a, tasks[i]->claimed_ms);
+        keep = keep || tasks[i]->keep_done;
     }
+    if (keep)
+        dq_args_str(&a, "1"); /* dq_ack's done flag */
     rc = dq_scripts_run(c, DQ_SCRIPT_ACK, queue, &a, dq_reply_ack_many, &am, err);
     dq_args_free(&a);
     free(tk);

@@ -263,8 +263,9 @@ claim_tasks(const redisReply *r, size_t trailing, dq_claimed *cl, dq_err *err)
     if (dq_reply_claim_paused(r, cl))
         head += CLAIM_PAUSE_FIELDS; /* the pause, then only the settled results */
     if (!is_array(r, head + trailing) || (r->elements - head - trailing) % CLAIM_TASK_FIELDS != 0)
-        return bad_shape(err, "claim", r, "an array of 3, then 2 per task (envelope, due)%s",
-                         trailing ? ", then one per result" : "");
+        return bad_shape(err, "claim", r,
+                         "an array of 3, then 2 per task (envelope, due), then one per result, "
+                         "now us and the done flag");
     if ((rc = get_int(r, CLAIM_NOW, "claim", "now", &cl->now_ms, err)) != DQ_OK ||
         (rc = get_int(r, CLAIM_NEXT_DUE, "claim", "next due", &cl->next_due_ms, err)) != DQ_OK ||
         (rc = get_int(r, CLAIM_MOVED, "claim", "moved to failed", &moved, err)) != DQ_OK)
@@ -299,28 +300,43 @@ claim_tasks(const redisReply *r, size_t trailing, dq_claimed *cl, dq_err *err)
     return DQ_OK;
 }
 
+/* The last two elements when the claim was asked with 'd': now_us, then the done flag
+ * (1: the queue keeps done tasks, PROTOCOL.md 4.7), which each task keeps for its ack. */
+static int
+claim_tail(const redisReply *r, dq_claimed *cl, dq_err *err)
+{
+    const redisReply *u = r->element[r->elements - 2], *d = r->element[r->elements - 1];
+    int64_t us, keep;
+
+    if (!as_int(u, &us) || us < 0 || us > 999)
+        return bad_element(err, "claim", r->elements - 2, u, "an integer 0..999", "now us");
+    if (!as_int(d, &keep) || (keep != 0 && keep != 1))
+        return bad_element(err, "claim", r->elements - 1, d, "0 or 1", "done flag");
+    cl->now_us = (int)us;
+    cl->keep_done = keep == 1;
+    for (size_t i = 0; i < cl->n; i++)
+        cl->tasks[i].keep_done = cl->keep_done;
+    return DQ_OK;
+}
+
 int
 dq_reply_claim(const redisReply *r, void *out, dq_err *err)
 {
-    return claim_tasks(r, 0, out, err);
+    int rc = claim_tasks(r, 2, out, err);
+
+    return rc != DQ_OK ? rc : claim_tail(r, out, err);
 }
 
 int
 dq_reply_claim_settle(const redisReply *r, void *out, dq_err *err)
 {
     struct dq_claim_settle_reply *cs = out;
-    int rc = claim_tasks(r, cs->n + 1, cs->cl, err);
-    int64_t us;
+    int rc = claim_tasks(r, cs->n + 2, cs->cl, err);
 
-    if (rc != DQ_OK)
+    if (rc != DQ_OK || (rc = claim_tail(r, cs->cl, err)) != DQ_OK)
         return rc;
-    /* last: the microseconds of the claim's TIME past now */
-    if (!as_int(r->element[r->elements - 1], &us) || us < 0 || us > 999)
-        return bad_element(err, "claim", r->elements - 1, r->element[r->elements - 1],
-                           "an integer 0..999", "now us");
-    cs->cl->now_us = (int)us;
     for (size_t i = 0; i < cs->n; i++) {
-        size_t at = r->elements - 1 - cs->n + i;
+        size_t at = r->elements - 2 - cs->n + i;
         const redisReply *e = r->element[at];
         dq_settle *s = &cs->res[i];
         int64_t v;

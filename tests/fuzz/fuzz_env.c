@@ -174,7 +174,8 @@ check_done(const uint8_t *data, size_t size)
     FUZZ_CHECK(dq_done_rec_decode(data, size - 1, &d2, NULL) == DQ_EPROTO);
 }
 
-/* The input as the one envelope of a claim reply {now, next due, moved, envelope, due}. */
+/* The input as the one envelope of a claim reply {now, next due, moved, envelope, due,
+ * now us, done flag}. */
 static void
 check_claim(uint8_t *data, size_t size)
 {
@@ -183,8 +184,10 @@ check_claim(uint8_t *data, size_t size)
     redisReply moved = {.type = REDIS_REPLY_INTEGER, .integer = 0};
     redisReply env = {.type = REDIS_REPLY_STRING, .str = (char *)data, .len = size};
     redisReply due = {.type = REDIS_REPLY_INTEGER, .integer = 1700000000000};
-    redisReply *els[] = {&now, &next, &moved, &env, &due};
-    redisReply arr = {.type = REDIS_REPLY_ARRAY, .elements = 5, .element = els};
+    redisReply us = {.type = REDIS_REPLY_INTEGER, .integer = 0};
+    redisReply keep = {.type = REDIS_REPLY_INTEGER, .integer = 0};
+    redisReply *els[] = {&now, &next, &moved, &env, &due, &us, &keep};
+    redisReply arr = {.type = REDIS_REPLY_ARRAY, .elements = 7, .element = els};
     dq_claimed cl;
     dq_err err = {0};
     struct dq_env e;

@@ -83,15 +83,18 @@ try_claim(const redisReply *r)
     check_rc(rc, &err);
     if (rc == DQ_OK) {
         /* paused: the mark and the pause's end after the head, and never a task */
-        FUZZ_CHECK(cl.paused ? cl.n == 0 && r->elements == 5 : cl.n == (r->elements - 3) / 2);
+        /* (then now us and the done flag) */
+        FUZZ_CHECK(cl.paused ? cl.n == 0 && r->elements == 7 : cl.n == (r->elements - 5) / 2);
+        for (size_t i = 0; i < cl.n; i++)
+            FUZZ_CHECK(cl.tasks[i].keep_done == cl.keep_done);
         check_tasks(cl.tasks, cl.n, DQ_STATE_INFLIGHT);
     }
     dq_claimed_free(&cl);
 }
 
-/* A claim that settled @n results (then the microseconds of its TIME): their outcomes
- * cycle through ack, retry, fail and release, so each result shape is read where the
- * parser expects it. */
+/* A claim that settled @n results (then the microseconds of its TIME and the done flag):
+ * their outcomes cycle through ack, retry, fail and release, so each result shape is read
+ * where the parser expects it. */
 static void
 try_claim_settle(const redisReply *r, size_t n)
 {
@@ -107,8 +110,8 @@ try_claim_settle(const redisReply *r, size_t n)
     int rc = dq_reply_claim_settle(r, &cs, &err);
     check_rc(rc, &err);
     if (rc == DQ_OK) {
-        FUZZ_CHECK(cl.paused ? cl.n == 0 && r->elements == 5 + n + 1
-                             : cl.n == (r->elements - 4 - n) / 2);
+        FUZZ_CHECK(cl.paused ? cl.n == 0 && r->elements == 5 + n + 2
+                             : cl.n == (r->elements - 5 - n) / 2);
         FUZZ_CHECK(cl.now_us >= 0 && cl.now_us <= 999);
         check_tasks(cl.tasks, cl.n, DQ_STATE_INFLIGHT);
         for (size_t i = 0; i < n; i++) {

@@ -703,6 +703,73 @@ done_retention_is_exact_through_every_ack_path(void **state)
     fixture_close(&f);
 }
 
+/* HMGET calls Redis counted since the last CONFIG RESETSTAT (scripts' commands count). */
+static long long
+hmget_calls(redisContext *rc)
+{
+    redisReply *r = redisCommand(rc, "INFO commandstats");
+    long long n = 0;
+
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_STRING);
+    const char *at = strstr(r->str, "cmdstat_hmget:calls=");
+    if (at != NULL)
+        n = atoll(at + strlen("cmdstat_hmget:calls="));
+    freeReplyObject(r);
+    return n;
+}
+
+/* Done retention off costs an ack nothing (PROTOCOL.md 4.7): the claim tells its tasks
+ * the queue keeps none, and their ack reads no config (one HMGET, of the running
+ * records); on, the claim says so and the ack keeps the task. A task claimed before
+ * retention was turned on is not kept (its claim said off). */
+static void
+done_retention_off_reads_no_config_on_ack(void **state)
+{
+    struct fixture f;
+    dq_config cfg = {.done_retention = 3};
+    dq_claimed cl;
+    dq_page p;
+
+    fixture_open(&f, state, "donefree");
+    redisContext *rc = redisConnect("127.0.0.1", f.redis->port);
+    assert_non_null(rc);
+    assert_int_equal(rc->err, 0);
+    enqueue_str(&f, "x", 0, NULL, NULL);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 1, 30000, "w-a", &cl, &f.err));
+    assert_int_equal(cl.n, 1);
+    assert_false(cl.keep_done);
+    assert_false(cl.tasks[0].keep_done);
+    freeReplyObject(redisCommand(rc, "CONFIG RESETSTAT"));
+    ASSERT_OK(&f, dq_ack(f.c, f.queue, &cl.tasks[0], &f.err));
+    assert_int_equal(hmget_calls(rc), 1); /* the running record's, no config */
+    dq_claimed_free(&cl);
+
+    /* claimed off, acked after retention was turned on: not kept */
+    enqueue_str(&f, "x", 0, NULL, NULL);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 1, 30000, "w-a", &cl, &f.err));
+    ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
+    ASSERT_OK(&f, dq_ack(f.c, f.queue, &cl.tasks[0], &f.err));
+    dq_claimed_free(&cl);
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_DONE, 0, 10, &p, &f.err));
+    assert_int_equal(p.total, 0);
+    dq_page_free(&p);
+
+    /* claimed on: the claim says so, and the ack keeps it */
+    enqueue_str(&f, "x", 0, NULL, NULL);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 1, 30000, "w-a", &cl, &f.err));
+    assert_true(cl.keep_done);
+    assert_true(cl.tasks[0].keep_done);
+    ASSERT_OK(&f, dq_ack(f.c, f.queue, &cl.tasks[0], &f.err));
+    dq_claimed_free(&cl);
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_DONE, 0, 10, &p, &f.err));
+    assert_int_equal(p.total, 1);
+    assert_string_equal(p.tasks[0].worker, "w-a");
+    dq_page_free(&p);
+    redisFree(rc);
+    fixture_close(&f);
+}
+
 /* Reads one pub/sub message from @sub within its timeout; returns its payload as a
  * number, or -1 when none arrived. */
 static long long
@@ -1589,6 +1656,7 @@ main(void)
         cmocka_unit_test(stats_and_pages),
         cmocka_unit_test(failed_retention_is_exact_and_counted),
         cmocka_unit_test(done_retention_is_exact_through_every_ack_path),
+        cmocka_unit_test(done_retention_off_reads_no_config_on_ack),
         cmocka_unit_test(earlier_tasks_publish_a_wake_up),
         cmocka_unit_test(batch_enqueue_crosses_chunks),
         cmocka_unit_test(batch_enqueue_duplicates),

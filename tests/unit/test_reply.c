@@ -52,35 +52,51 @@ claim_names_the_element(void **state)
     dq_err err = {0};
 
     memset(&cl, 0, sizeof cl);
-    expect_refusal(dq_reply_claim, &cl, "*3\r\n:1\r\n$3\r\nabc\r\n:0\r\n",
+    expect_refusal(dq_reply_claim, &cl, "*5\r\n:1\r\n$3\r\nabc\r\n:0\r\n:0\r\n:0\r\n",
                    "claim reply: element 2 (next due) is a string, expected an integer");
     dq_claimed_free(&cl);
-    expect_refusal(dq_reply_claim, &cl, "*3\r\n:1\r\n:2\r\n$-1\r\n",
+    expect_refusal(dq_reply_claim, &cl, "*5\r\n:1\r\n:2\r\n$-1\r\n:0\r\n:0\r\n",
                    "claim reply: element 3 (moved to failed) is nil, expected an integer");
     dq_claimed_free(&cl);
-    expect_refusal(dq_reply_claim, &cl, "*4\r\n:1\r\n:2\r\n:0\r\n$1\r\nx\r\n",
-                   "claim reply: an array of 4, expected an array of 3, then 2 per task "
-                   "(envelope, due)");
+    expect_refusal(dq_reply_claim, &cl, "*6\r\n:1\r\n:2\r\n:0\r\n$1\r\nx\r\n:0\r\n:0\r\n",
+                   "claim reply: an array of 6, expected an array of 3, then 2 per task "
+                   "(envelope, due), then one per result, now us and the done flag");
     dq_claimed_free(&cl);
     expect_refusal(dq_reply_claim, &cl, ":7\r\n",
                    "claim reply: an integer, expected an array of 3, then 2 per task "
-                   "(envelope, due)");
+                   "(envelope, due), then one per result, now us and the done flag");
     dq_claimed_free(&cl);
-    expect_refusal(dq_reply_claim, &cl, "*7\r\n:1\r\n:2\r\n:0\r\n$1\r\nx\r\n:5\r\n:6\r\n:7\r\n",
+    expect_refusal(dq_reply_claim, &cl,
+                   "*9\r\n:1\r\n:2\r\n:0\r\n$1\r\nx\r\n:5\r\n:6\r\n:7\r\n:0\r\n:0\r\n",
                    "claim reply: element 6 (envelope of task 2) is an integer, expected a "
                    "string");
     dq_claimed_free(&cl);
-    expect_refusal(dq_reply_claim, &cl, "*5\r\n:1\r\n:2\r\n:0\r\n$1\r\nx\r\n*0\r\n",
+    expect_refusal(dq_reply_claim, &cl, "*7\r\n:1\r\n:2\r\n:0\r\n$1\r\nx\r\n*0\r\n:0\r\n:0\r\n",
                    "claim reply: element 5 (due of task 1) is an array of 0, expected an "
                    "integer");
     dq_claimed_free(&cl);
+    /* the done flag (done retention) is 0 or 1, after now us */
+    expect_refusal(dq_reply_claim, &cl, "*5\r\n:1\r\n:2\r\n:0\r\n:0\r\n:2\r\n",
+                   "claim reply: element 5 (done flag) is an integer, expected 0 or 1");
+    dq_claimed_free(&cl);
 
     /* and a well-formed reply still parses, numbers as strings included */
-    r = read_reply("*3\r\n:1700000000000\r\n$2\r\n-1\r\n:0\r\n");
+    r = read_reply("*5\r\n:1700000000000\r\n$2\r\n-1\r\n:0\r\n:7\r\n:0\r\n");
     assert_int_equal(dq_reply_claim(r, &cl, &err), DQ_OK);
     assert_int_equal(cl.now_ms, 1700000000000);
     assert_int_equal(cl.next_due_ms, -1);
     assert_int_equal(cl.n, 0);
+    assert_int_equal(cl.now_us, 7);
+    assert_false(cl.keep_done);
+    dq_claimed_free(&cl);
+    freeReplyObject(r);
+    /* with done retention on, each claimed task carries the flag to its ack */
+    r = read_reply("*7\r\n:1700000000000\r\n:-1\r\n:0\r\n$1\r\nx\r\n:1700000000000\r\n"
+                   ":0\r\n:1\r\n");
+    assert_int_equal(dq_reply_claim(r, &cl, &err), DQ_OK);
+    assert_int_equal(cl.n, 1);
+    assert_true(cl.keep_done);
+    assert_true(cl.tasks[0].keep_done);
     dq_claimed_free(&cl);
     freeReplyObject(r);
 }
