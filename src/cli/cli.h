@@ -155,6 +155,17 @@ char *cli_read_all(FILE *f, size_t max, size_t *len);
  */
 int cli_payload_limit(struct cli *g, size_t *limit, char *why, size_t size);
 
+/*
+ * A task's payload as enqueue and schedule add take it, given once: @json (converted to
+ * msgpack into @mp), or the bytes of @file, or of stdin with @use_stdin, read only up to
+ * the queue's max_payload + 1 byte (cli_payload_limit), so a huge input costs no memory;
+ * *raw then owns them. Connects in every case. On DQ_EXIT_OK *data / *len are the
+ * payload (in @mp or *raw; the caller frees both); else the error was printed and the
+ * exit status is returned.
+ */
+int cli_payload_read(struct cli *g, const char *json, const char *file, bool use_stdin,
+                     struct dq_buf *mp, char **raw, const void **data, size_t *len);
+
 /* A task as a one-line listing row for @view; payloads summarised and escaped. */
 void cli_task_row(FILE *f, const dq_task *t, dq_view view, int64_t now_ms);
 /* Header line matching cli_task_row. */

@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* cmd_enqueue.c: delayq enqueue: schedule one task and print its id. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "opts.h"
-#include "fmt/json.h"
 #include "lib/dur.h"
 
 static int
@@ -19,7 +17,8 @@ run(struct cli *g, const struct cli_args *args)
     bool use_stdin = false, have_delay = cli_has(args, "delay");
     struct dq_buf payload = DQ_BUF_INIT;
     char *raw = NULL;
-    size_t raw_len = 0;
+    const void *data = NULL;
+    size_t len = 0;
     dq_enqueued res;
     dq_err err = {0};
     int rc = DQ_EXIT_OK;
@@ -55,52 +54,10 @@ run(struct cli *g, const struct cli_args *args)
     if (o.id != NULL && (o.id[0] == '\0' || strlen(o.id) > DQ_ID_MAX))
         return cli_usage_error(g, "--id: must be 1..%d bytes (got %zu)", DQ_ID_MAX, strlen(o.id));
 
-    /* A file or stdin is read only up to the queue's max_payload (+1 byte, to tell it is
-     * over): connect and read the limit first, so a huge input costs no memory. */
-    if (json != NULL) {
-        if (dq_json_to_mp(&payload, json, strlen(json), &err) != DQ_OK) {
-            rc = cli_error(g, &err);
-            goto out;
-        }
-        if ((rc = cli_connect(g)) != DQ_EXIT_OK)
-            goto out;
-    } else {
-        char limit_why[160];
-        size_t limit;
-        FILE *f = use_stdin ? stdin : fopen(file, "rb");
-        if (f == NULL) {
-            fprintf(stderr, "%s: --file: cannot open \"", g->prog);
-            cli_put_safe(stderr, file, strlen(file));
-            fprintf(stderr, "\": %s\n", strerror(errno));
-            rc = DQ_EXIT_USAGE;
-            goto out;
-        }
-        if ((rc = cli_payload_limit(g, &limit, limit_why, sizeof limit_why)) != DQ_EXIT_OK) {
-            if (f != stdin)
-                fclose(f);
-            goto out;
-        }
-        raw = cli_read_all(f, limit, &raw_len);
-        if (f != stdin)
-            fclose(f);
-        if (raw == NULL) {
-            const char *from = use_stdin ? "stdin" : file;
-            fprintf(stderr, "%s: cannot read the payload from ", g->prog);
-            cli_put_safe(stderr, from, strlen(from));
-            fputc('\n', stderr);
-            rc = DQ_EXIT_USAGE;
-            goto out;
-        }
-        if (raw_len > limit) {
-            fprintf(stderr, "%s: payload: over ", g->prog);
-            cli_put_safe(stderr, limit_why, strlen(limit_why));
-            fputc('\n', stderr);
-            rc = DQ_EXIT_USAGE;
-            goto out;
-        }
-    }
-    if (dq_enqueue(g->client, g->queue, &o, json ? payload.data : raw, json ? payload.len : raw_len,
-                   &res, &err) != DQ_OK) {
+    if ((rc = cli_payload_read(g, json, file, use_stdin, &payload, &raw, &data, &len)) !=
+        DQ_EXIT_OK)
+        goto out;
+    if (dq_enqueue(g->client, g->queue, &o, data, len, &res, &err) != DQ_OK) {
         /* enqueues are not in the audit log: an id tells, and makes a retry safe */
         rc = cli_action_error(g, &err,
                               o.id != NULL ? "delayq show tells whether it was added, and "

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* cmd_schedule.c: delayq schedule add|ls|rm|pause|resume: periodic schedules. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +40,6 @@ run_add(struct cli *g, const struct cli_args *args)
     bool use_stdin = false;
     struct dq_buf payload = DQ_BUF_INIT;
     char *raw = NULL;
-    size_t raw_len = 0;
     dq_err err = {0};
     int rc = DQ_EXIT_OK;
     const char *name = name_arg(g, args, &use_stdin);
@@ -61,43 +59,13 @@ run_add(struct cli *g, const struct cli_args *args)
     d.time_limit_ms = cli_num(args, "time-limit", 0);
     if ((json != NULL) + (file != NULL) + use_stdin != 1)
         return cli_usage_error(g, "give the payload exactly once: --json TEXT, --file PATH or -");
-    if (json != NULL) {
-        if (dq_json_to_mp(&payload, json, strlen(json), &err) != DQ_OK) {
-            rc = cli_error(g, &err);
-            goto out;
-        }
-        d.payload = payload.data;
-        d.len = payload.len;
-        if ((rc = cli_connect(g)) != DQ_EXIT_OK)
-            goto out;
-    } else {
-        char why[160];
-        size_t limit;
-        FILE *f = use_stdin ? stdin : fopen(file, "rb");
-        if (f == NULL) {
-            fprintf(stderr, "%s: --file: cannot open \"", g->prog);
-            cli_put_safe(stderr, file, strlen(file));
-            fprintf(stderr, "\": %s\n", strerror(errno));
-            rc = DQ_EXIT_USAGE;
-            goto out;
-        }
-        if ((rc = cli_payload_limit(g, &limit, why, sizeof why)) == DQ_EXIT_OK)
-            raw = cli_read_all(f, limit, &raw_len);
-        if (f != stdin)
-            fclose(f);
-        if (rc != DQ_EXIT_OK)
-            goto out;
-        if (raw == NULL || raw_len > limit) {
-            fprintf(stderr, "%s: payload: %s ", g->prog, raw ? "over" : "cannot read");
-            cli_put_safe(stderr, raw ? why : (use_stdin ? "stdin" : file),
-                         strlen(raw ? why : (use_stdin ? "stdin" : file)));
-            fputc('\n', stderr);
-            rc = DQ_EXIT_USAGE;
-            goto out;
-        }
-        d.payload = raw;
-        d.len = raw_len;
-    }
+    const void *data = NULL;
+    size_t len = 0;
+    if ((rc = cli_payload_read(g, json, file, use_stdin, &payload, &raw, &data, &len)) !=
+        DQ_EXIT_OK)
+        goto out;
+    d.payload = data;
+    d.len = len;
     int64_t next = -1;
     bool replaced = false;
     if (dq_schedule_add(g->client, g->queue, name, &d, &next, &replaced, &err) != DQ_OK) {

@@ -15,6 +15,7 @@
 #include "fmt/esc.h"
 #include "fmt/b64.h"
 #include "fmt/health.h"
+#include "fmt/json.h"
 #include "fmt/mptext.h"
 #include "lib/dur.h"
 #include "lib/url.h"
@@ -453,5 +454,54 @@ cli_payload_limit(struct cli *g, size_t *limit, char *why, size_t size)
     *limit = (size_t)cfg.max_payload;
     snprintf(why, size, "max_payload (%lld bytes) of queue %s", (long long)cfg.max_payload,
              g->queue);
+    return DQ_EXIT_OK;
+}
+
+int
+cli_payload_read(struct cli *g, const char *json, const char *file, bool use_stdin,
+                 struct dq_buf *mp, char **raw, const void **data, size_t *len)
+{
+    char limit_why[160];
+    size_t limit, raw_len = 0;
+    dq_err err = {0};
+    int rc;
+
+    if (json != NULL) {
+        if (dq_json_to_mp(mp, json, strlen(json), &err) != DQ_OK)
+            return cli_error(g, &err);
+        if ((rc = cli_connect(g)) != DQ_EXIT_OK)
+            return rc;
+        *data = mp->data;
+        *len = mp->len;
+        return DQ_EXIT_OK;
+    }
+    FILE *f = use_stdin ? stdin : fopen(file, "rb");
+    if (f == NULL) {
+        fprintf(stderr, "%s: --file: cannot open \"", g->prog);
+        cli_put_safe(stderr, file, strlen(file));
+        fprintf(stderr, "\": %s\n", strerror(errno));
+        return DQ_EXIT_USAGE;
+    }
+    if ((rc = cli_payload_limit(g, &limit, limit_why, sizeof limit_why)) == DQ_EXIT_OK)
+        *raw = cli_read_all(f, limit, &raw_len);
+    if (f != stdin)
+        fclose(f);
+    if (rc != DQ_EXIT_OK)
+        return rc;
+    if (*raw == NULL) {
+        const char *from = use_stdin ? "stdin" : file;
+        fprintf(stderr, "%s: cannot read the payload from ", g->prog);
+        cli_put_safe(stderr, from, strlen(from));
+        fputc('\n', stderr);
+        return DQ_EXIT_USAGE;
+    }
+    if (raw_len > limit) {
+        fprintf(stderr, "%s: payload: over ", g->prog);
+        cli_put_safe(stderr, limit_why, strlen(limit_why));
+        fputc('\n', stderr);
+        return DQ_EXIT_USAGE;
+    }
+    *data = *raw;
+    *len = raw_len;
     return DQ_EXIT_OK;
 }

@@ -1471,43 +1471,8 @@ lua_and_c_agree_on_v2_envelopes(void **state)
 static void
 claim_envelope_check_matches_decode(void **state)
 {
-    struct test_redis *redis = *state;
-    const char *root = getenv("DQ_SOURCE_ROOT");
-    char path[4096];
-    struct dq_buf script = DQ_BUF_INIT;
-    FILE *fp;
+    redisReply *r = eval_with_lib(*state, peek_body);
 
-    if (root == NULL)
-        fail_msg("DQ_SOURCE_ROOT is not set (tests/meson.build sets it)");
-    snprintf(path, sizeof path, "%s/lua/lib.lua", root);
-    fp = fopen(path, "r");
-    assert_non_null(fp);
-    char chunk[4096];
-    size_t got;
-    while ((got = fread(chunk, 1, sizeof chunk, fp)) > 0)
-        dq_buf_append(&script, chunk, got);
-    fclose(fp);
-    dq_buf_puts(&script, peek_body);
-    assert_false(script.failed);
-    dq_buf_putc(&script, '\0');
-    const char *argv[] = {"EVAL",
-                          script.data,
-                          "11",
-                          "dq:{peek}:sched",
-                          "dq:{peek}:ids",
-                          "dq:{peek}:inflight",
-                          "dq:{peek}:running",
-                          "dq:{peek}:failed",
-                          "dq:{peek}:failidx",
-                          "dq:{peek}:stats",
-                          "dq:{peek}:seq",
-                          "dq:{peek}:config",
-                          "dq:{peek}:audit",
-                          "dq:{peek}:wake"};
-    redisReply *r = test_redis_cmd(redis, 14, argv);
-    assert_non_null(r);
-    if (r->type == REDIS_REPLY_ERROR)
-        fail_msg("EVAL: %s", r->str);
     assert_int_equal(r->type, REDIS_REPLY_ARRAY);
     assert_int_equal(r->elements, 3);
     assert_true(r->element[0]->integer > 5000);
@@ -1515,7 +1480,6 @@ claim_envelope_check_matches_decode(void **state)
         fail_msg("env_peek and env_decode disagree on %lld of %lld members; first: %s",
                  r->element[1]->integer, r->element[0]->integer, r->element[2]->str);
     freeReplyObject(r);
-    dq_buf_free(&script);
 }
 
 /* A unique-for window starts when the task is done, on every ack path, also after a
