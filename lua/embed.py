@@ -11,7 +11,7 @@ Two forms of the same code come out (docs/PROTOCOL.md section 6):
   SCRIPT LOAD returns.
 - One Redis function library: the prelude once at library scope (its helpers are
   defined at FUNCTION LOAD, not on every call), then each script body wrapped as
-  "local function f_<name>(KEYS, ARGV) bind(KEYS) <body> end" and registered. The
+  "function(KEYS, ARGV) bind(KEYS) <body> end" as its callback when it is registered. The
   prelude's key locals (the block between "-- keys: begin" and "-- keys: end") are
   declared at library scope and assigned by bind() at the start of every call, so a
   script body and the prelude see exactly the names they see under EVALSHA. A script
@@ -87,14 +87,14 @@ def library(prelude, names, bodies):
            'allow_oom = function() end',
            '',
            'local function bind(KEYS)'] + assigns + ['end', '']
-    for n, body in zip(names, bodies):
-        out += ['local function f_%s(KEYS, ARGV)' % n, '  bind(KEYS)', body.decode().rstrip('\n'),
-                'end', '']
+    # Each callback is an anonymous function, not a library-scope local: a chunk holds at
+    # most 200 locals (Lua 5.1), and the prelude's already count against that.
     for n, body in zip(names, bodies):
         fl = flags_of(body.decode())
         flags = ", flags = {%s}" % ', '.join("'%s'" % f for f in fl) if fl else ''
-        out.append("redis.register_function{function_name = '@LIB@_%s', callback = f_%s%s}"
-                   % (n, n, flags))
+        out += ["redis.register_function{function_name = '@LIB@_%s'%s," % (n, flags),
+                'callback = function(KEYS, ARGV)', '  bind(KEYS)', body.decode().rstrip('\n'),
+                'end}', '']
     text = '\n'.join(out) + '\n'
     h = hashlib.sha1(text.encode()).hexdigest()[:10]
     lib = 'delayq_%s_%s' % (PROTOCOL, h)

@@ -149,11 +149,17 @@ end
 -- msgpack writers. The envelope is written here, not with cmsgpack, because its
 -- sequence must always take the fixed 9-byte form (so that the byte order of members
 -- is the enqueue order) and its payload must stay a bin.
-local function p_u64(n)
+-- codec: the msgpack writers and readers; p_bin, the v2 prefixes, the field readers and
+-- the kinds tables are this block's own
+local p_u64, p_uint, p_str, env_encode, rd, rd_record, env_decode
+local env_peek, env_template, env_fill, tkey, tkey_id, resolve, truncate
+local run_encode, run_decode, fail_encode, fail_decode, undecodable_key
+do
+function p_u64(n)
   local hi = math.floor(n / 4294967296)
   return '\207' .. struct.pack('>I4I4', hi, n - hi * 4294967296)
 end
-local function p_uint(n)
+function p_uint(n)
   if n < 128 then return string.char(n)
   elseif n < 256 then return '\204' .. string.char(n)
   elseif n < 65536 then return '\205' .. struct.pack('>I2', n)
@@ -161,7 +167,7 @@ local function p_uint(n)
   end
   return p_u64(n)
 end
-local function p_str(s)
+function p_str(s)
   local n = #s
   if n < 32 then return string.char(160 + n) .. s
   elseif n < 256 then return '\217' .. string.char(n) .. s
@@ -191,7 +197,7 @@ end
 -- written back unchanged, so a rewrite keeps extensions this code does not know.
 local ENV_PREFIX = '\153\001\207'
 local ENV2_PREFIX = '\154\002\207'
-local function env_encode(e)
+function env_encode(e)
   local body = p_u64(e.seq) .. p_opt_str(e.id) .. p_uint(e.attempt) ..
     p_uint(e.enq) .. p_uint(e.max) .. p_opt_uint(e.deadline) .. p_bin(e.payload) ..
     p_opt_str(e.last_error)
@@ -203,7 +209,7 @@ end
 -- read bin). rd(s, pos) returns value, next position, kind ('nil', 'bool', 'uint',
 -- 'bytes', 'array' with the value as its length); or nil when the bytes there are
 -- not one of these forms or run past the end.
-local function rd(s, pos)
+function rd(s, pos)
   local b = string.byte(s, pos)
   if not b then return nil end
   local n = #s
@@ -257,7 +263,7 @@ local function rd_fields(s, arity, kinds)
 end
 
 -- rd_fields over a whole record: exactly #kinds elements that fill @s exactly.
-local function rd_record(s, kinds)
+function rd_record(s, kinds)
   local t, pos = rd_fields(s, #kinds, kinds)
   if not t or pos ~= #s + 1 then return nil end
   return t
@@ -304,7 +310,7 @@ end
 local ENV_KINDS = {'uint', 'uint', '?bytes', 'uint', 'uint', 'uint', '?uint', 'bytes', '?bytes'}
 -- Returns the envelope as a table, or nil when @m is not a well-formed v1 or v2
 -- envelope.
-local function env_decode(m)
+function env_decode(m)
   local head, t, ext, x = string.sub(m, 1, 3), nil, nil, nil
   if head == ENV_PREFIX then
     t = rd_record(m, ENV_KINDS)
@@ -342,7 +348,7 @@ end
 -- env_decode accepts (tests/integ/test_queue.c compares them), walking the fields in
 -- place: no tables, and the payload and last error are not copied. nil when @m is not
 -- a well-formed v1 or v2 envelope.
-local function env_peek(m)
+function env_peek(m)
   local head = string.sub(m, 1, 3)
   local v2 = head == ENV2_PREFIX
   if head ~= ENV_PREFIX and not v2 then return nil end
@@ -389,7 +395,7 @@ end
 -- a bin payload and a nil last error; or the same as v2, with its extensions after
 -- the last error. Its layout is checked by position, without copying the payload.
 -- Returns a table of the positions env_fill needs, or nil and why.
-local function env_template(m, id)
+function env_template(m, id)
   local head = string.sub(m, 1, 3)
   if head ~= ENV_PREFIX and head ~= ENV2_PREFIX then
     return nil, 'does not start with 99 01 cf or 9a 02 cf'
@@ -441,7 +447,7 @@ end
 -- attempts (@default_max, already packed, when the template left it to the queue) and
 -- the deadline (t.due + the template's ms) filled in; @default_ext (nil: none) is the
 -- queue's default time limit as an extension map, for a v1 template. One concatenation.
-local function env_fill(t, seq, now8, default_max, default_ext)
+function env_fill(t, seq, now8, default_max, default_ext)
   local m = t.m
   local maxf = t.max_default and default_max or string.sub(m, t.max_at, t.dl_at - 1)
   local dlf = t.dl and p_u64(t.due + t.dl) or '\192'
@@ -457,16 +463,16 @@ end
 -- Task keys name a task in the in-flight, running and failed structures. Generated
 -- ids are the sequence in decimal; caller-chosen ids (never all digits: enqueue refuses
 -- those) get a "c:" prefix.
-local function tkey(e)
+function tkey(e)
   if e.id then return 'c:' .. e.id end
   return dec(e.seq)
 end
-local function tkey_id(tk)
+function tkey_id(tk)
   if string.sub(tk, 1, 2) == 'c:' then return string.sub(tk, 3) end
   return tk
 end
 -- The task key under which user-facing @id exists in HASH @h, or nil.
-local function resolve(h, id)
+function resolve(h, id)
   if string.match(id, '^%d+$') then
     if redis.call('HEXISTS', h, id) == 1 then return id end
     return nil
@@ -478,18 +484,18 @@ local function resolve(h, id)
   return nil
 end
 
-local function truncate(s, n)
+function truncate(s, n)
   if s and #s > n then return string.sub(s, 1, n) end
   return s
 end
 
 -- Running record: fixarray(4) [envelope bin, worker str, claimed ms, due ms].
 -- @mid, when given, is p_str(worker) .. p_uint(claimed), made once for a batch.
-local function run_encode(m, worker, claimed, due, mid)
+function run_encode(m, worker, claimed, due, mid)
   return '\148' .. p_bin(m) .. (mid or p_str(worker) .. p_uint(claimed)) .. p_uint(due)
 end
 local RUN_KINDS = {'bytes', 'bytes', 'uint', 'uint'}
-local function run_decode(r)
+function run_decode(r)
   local t = rd_record(r, RUN_KINDS)
   if not t then return nil end
   return {m = t[1], worker = t[2], claimed = t[3], due = t[4]}
@@ -497,21 +503,22 @@ end
 
 -- Failure record: fixarray(8) [1, raw member bin, reason, error, trace, failed ms, who,
 -- undecodable bool].
-local function fail_encode(raw, reason, msg, trace, at, who, undecodable)
+function fail_encode(raw, reason, msg, trace, at, who, undecodable)
   return '\152\001' .. p_bin(raw) .. p_str(reason) .. p_str(msg) .. p_str(trace) ..
     p_uint(at) .. p_str(who) .. (undecodable and '\195' or '\194')
 end
 local FAIL_KINDS = {'uint', 'bytes', 'bytes', 'bytes', 'bytes', 'uint', 'bytes', 'bool'}
-local function fail_decode(r)
+function fail_decode(r)
   local t = rd_record(r, FAIL_KINDS)
   if not t then return nil end
   return {raw = t[2], reason = t[3], msg = t[4], trace = t[5], at = t[6], who = t[7],
     undecodable = t[8]}
 end
 
-local function undecodable_key(m)
+function undecodable_key(m)
   return 'undecodable:' .. redis.sha1hex(m)
 end
+end -- codec
 
 -- Attempt history (docs/PROTOCOL.md 4.5): the last DQ_HISTORY_MAX attempts of a task that has
 -- failed at least once, oldest first, in a LIST of its own, dq:{Q}:hist:<task key> (named
@@ -627,23 +634,28 @@ end
 -- K_GROUPS holds first and last seen and the signature. Every path into the failed set
 -- (to_failed) and out of it (requeue, drop, trim_failed) keeps both, so the counts are
 -- exact. Past DQ_GROUPS_MAX groups a new signature joins the group 'other'.
+-- groups: the masking, group ids, the match memo and group_enter are this block's own
+local GROUP_OTHER, BULK_BUDGET_US, clock_us, over_budget, signature, group_find, group_add
+local group_forget, group_remove, filter_set, text_needle, text_find, match_failure, filter_text
+local trim_failed, to_failed
+do
 local DQ_GROUPS_MAX = 500   -- groups per queue, besides 'other'
 local DQ_SIGNATURE_MAX = 200 -- bytes of a signature
 local SIG_LINE_MAX = 512 -- bytes of the error's first line looked at (bounds the masking)
-local GROUP_OTHER = 'other'
+GROUP_OTHER = 'other'
 -- Redis time one step of a filtered requeue or drop may take before it stops early (and
 -- resumes at its cursor on the next call): keeps Redis responsive however loaded the host.
-local BULK_BUDGET_US = 2000
+BULK_BUDGET_US = 2000
 
 -- Server time in microseconds (for the budget of a bulk step).
-local function clock_us()
+function clock_us()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 
 -- Whether a bulk step begun at @t0 (clock_us) has used its budget; looked at every 4th
 -- task (@n looked at so far) so the clock costs little.
-local function over_budget(t0, n)
+function over_budget(t0, n)
   return n % 4 == 0 and n > 0 and clock_us() - t0 > BULK_BUDGET_US
 end
 
@@ -669,7 +681,7 @@ local function sig_mask(s)
 end
 
 -- The signature of a failure with @reason and error @msg.
-local function signature(reason, msg)
+function signature(reason, msg)
   local line = string.sub(string.match(msg or '', '^[^\r\n]*'), 1, SIG_LINE_MAX)
   return truncate(reason .. ': ' .. sig_mask(line), DQ_SIGNATURE_MAX)
 end
@@ -681,7 +693,7 @@ end
 
 -- The group an operator names: a group id as `delayq errors` prints it, or a signature.
 -- Returns the id, or nil when no such group exists now.
-local function group_find(v)
+function group_find(v)
   if redis.call('HEXISTS', K_GROUPS, v) == 1 then return v end
   local h = group_id(v)
   if redis.call('HEXISTS', K_GROUPS, h) == 1 then return h end
@@ -689,7 +701,7 @@ local function group_find(v)
 end
 
 -- Task key @tk (failure record fields @reason, @msg) failed at @at: into its group.
-local function group_add(tk, reason, msg, at)
+function group_add(tk, reason, msg, at)
   local sig = signature(reason, msg)
   local h = group_id(sig)
   local r = redis.call('HGET', K_GROUPS, h)
@@ -708,7 +720,7 @@ local function group_add(tk, reason, msg, at)
 end
 
 -- Task keys @tks left group @h: an emptied group is deleted.
-local function group_forget(h, tks)
+function group_forget(h, tks)
   if #tks == 0 then return end
   redis.call('ZREM', K_GROUP .. h, unpack(tks))
   if redis.call('EXISTS', K_GROUP .. h) == 0 then redis.call('HDEL', K_GROUPS, h) end
@@ -716,7 +728,7 @@ end
 
 -- Task key @tk, whose failure record is @rec (bytes or decoded; false or nil when absent), leaves
 -- the failed set: out of its group (its signature's, or 'other').
-local function group_remove(tk, rec)
+function group_remove(tk, rec)
   local f = rec and (type(rec) == 'table' and rec or fail_decode(rec))
   local h = f and group_id(signature(f.reason, f.msg))
   if h and redis.call('ZSCORE', K_GROUP .. h, tk) then
@@ -730,7 +742,7 @@ end
 -- task in it must still be matched: kind '' is the whole failed set, 'group' a group's
 -- ZSET (nil when the group does not exist), 'match' the failed set, matched by
 -- match_failure. Returns the ZSET key (or nil), the group id, and an error reply.
-local function filter_set(kind, value)
+function filter_set(kind, value)
   if kind == '' then return K_FAILIDX end
   if kind == 'group' then
     local h = group_find(value)
@@ -752,7 +764,7 @@ end
 -- either case. Returns the pattern for text_find, and whether it is plain. The pattern
 -- is a character class per letter and %-escapes the rest, so matching copies nothing
 -- (no lowering of a 64 KiB trace per task).
-local function text_needle(needle)
+function text_needle(needle)
   if string.find(needle, '%u') then return needle, true end
   local p = string.gsub(needle, '.', function(c)
     if string.find(c, '%l') then return '[' .. c .. string.upper(c) .. ']' end
@@ -764,7 +776,7 @@ local function text_needle(needle)
 end
 
 -- Whether @s contains the needle that text_needle turned into (@pat, @plain).
-local function text_find(s, pat, plain)
+function text_find(s, pat, plain)
   return s ~= nil and string.find(s, pat, 1, plain) ~= nil
 end
 
@@ -772,7 +784,7 @@ end
 -- anywhere in its failure record's bytes (smart case: text_needle).
 -- (the bulk scripts call it per task with one needle: its pattern is made once)
 local match_needle, match_pat, match_plain
-local function match_failure(tk, rec, needle)
+function match_failure(tk, rec, needle)
   if needle ~= match_needle then
     match_pat, match_plain = text_needle(needle)
     match_needle = needle
@@ -781,7 +793,7 @@ local function match_failure(tk, rec, needle)
 end
 
 -- The audit detail of a filter.
-local function filter_text(kind, value)
+function filter_text(kind, value)
   if kind == '' then return '' end
   return ' ' .. kind .. '=' .. value
 end
@@ -797,7 +809,7 @@ end
 -- Keeps exactly cfg.failed_retention failures: the oldest beyond it are removed and
 -- counted as trimmed. At most DQ_STEP_MAX per call (a lowered limit catches up over
 -- calls).
-local function trim_failed(cfg)
+function trim_failed(cfg)
   local excess = redis.call('ZCARD', K_FAILIDX) - cfg.failed_retention
   if excess <= 0 then return 0 end
   if excess > DQ_STEP_MAX then excess = DQ_STEP_MAX end
@@ -813,7 +825,7 @@ end
 
 -- Parks a task (or undecodable bytes) in the failed set. @counter is the stats
 -- field to bump ('failed' or 'expired').
-local function to_failed(cfg, tk, raw, reason, msg, trace, at, who, undecodable, counter)
+function to_failed(cfg, tk, raw, reason, msg, trace, at, who, undecodable, counter)
   group_enter(tk, reason, truncate(msg, 4096), at)
   redis.call('HSET', K_FAILED, tk,
     fail_encode(raw, reason, truncate(msg, 4096), truncate(trace, 65536), at, who,
@@ -823,6 +835,7 @@ local function to_failed(cfg, tk, raw, reason, msg, trace, at, who, undecodable,
   tally('f', 1, at)
   trim_failed(cfg)
 end
+end -- groups
 
 -- Done retention (docs/PROTOCOL.md 4.7): with the queue's done_retention N > 0, the last N
 -- finished (acked) tasks are kept as done records in K_DONE, indexed by done time in
@@ -908,6 +921,10 @@ end
 -- long as the library (parsing a claim's list cost 15 us a call); under EVALSHA it is
 -- per call, as everything is. Each list is {cmd, key name or false, ...} pairs, in the
 -- order of the text.
+-- gates: the parsed and keyed lists and role_gate are this block's own (a script's
+-- chunk may hold 200 locals, prelude included: docs/HACKING.md, "Lua limits")
+local operator_gate, worker_gate, producer_gate, viewer_gate
+do
 local GATE_LISTS = {}
 local function gate_list(script, needs)
   local list = GATE_LISTS[script]
@@ -988,18 +1005,19 @@ local function role_gate(role, script, needs)
 end
 -- Operator actions are the scripts that write the audit log; workers register in the
 -- worker registry; producers enqueue; the read-only scripts are the viewer's.
-local function operator_gate(script, needs)
+function operator_gate(script, needs)
   return role_gate('operator actions', script, needs)
 end
-local function worker_gate(script, needs)
+function worker_gate(script, needs)
   return role_gate('a worker', script, needs)
 end
-local function producer_gate(script, needs)
+function producer_gate(script, needs)
   return role_gate("a producer's enqueue", script, needs)
 end
-local function viewer_gate(script, needs)
+function viewer_gate(script, needs)
   return role_gate("the viewer's reads", script, needs)
 end
+end -- gates
 
 -- Comma-joined list of ids for the audit log, bounded.
 local function id_list(ids, from)

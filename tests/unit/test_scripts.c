@@ -86,8 +86,8 @@ library_registers_every_script(void **state)
             fail_msg("script %s: no_writes is %d", s->name, s->no_writes);
         if (drainer != s->allow_oom)
             fail_msg("script %s: allow_oom is %d", s->name, s->allow_oom);
-        snprintf(want, sizeof want, "function_name = '%s', callback = f_%s%s}", s->function,
-                 s->name,
+        snprintf(want, sizeof want, "function_name = '%s'%s,\ncallback = function(KEYS, ARGV)\n",
+                 s->function,
                  s->no_writes   ? ", flags = {'no-writes'}"
                  : s->allow_oom ? ", flags = {'allow-oom'}"
                                 : "");
