@@ -838,6 +838,7 @@ typedef enum dq_beat_mode {
     DQ_BEAT = 0,   /* only the beat */
     DQ_BEAT_CHECK, /* the beat, plus the next due time, earliest lease and pause; prunes */
     DQ_BEAT_GONE,  /* removes the entry (a clean exit) */
+    DQ_BEAT_LOOK,  /* DQ_BEAT_CHECK without the prune (two fewer commands) */
 } dq_beat_mode;
 
 typedef struct dq_beat_reply {

@@ -841,14 +841,14 @@ int
 dq_heartbeat(dq_client *c, const char *queue, const char *name, dq_beat_mode mode,
              const dq_beat *rec, dq_beat_reply *out, dq_err *err)
 {
-    static const char *const modes[] = {"beat", "check", "gone"};
+    static const char *const modes[] = {"beat", "check", "gone", "look"};
     struct dq_args a;
     int rc;
 
     memset(out, 0, sizeof *out);
     out->started_ms = -1;
     out->next_due_ms = out->next_lease_ms = out->paused_until_ms = -2;
-    if ((unsigned)mode > DQ_BEAT_GONE)
+    if ((unsigned)mode > DQ_BEAT_LOOK)
         return dq_err_set(err, DQ_EINVAL, "heartbeat: mode %d is not a dq_beat_mode", (int)mode);
     if (name == NULL || name[0] == '\0' || strlen(name) > DQ_ID_MAX)
         return dq_err_set(err, DQ_EINVAL, "worker name: must be 1..%d bytes (got %zu)", DQ_ID_MAX,
