@@ -46,8 +46,10 @@ if wait_for screen_has "requeue 2 marked tasks now? y/N"; then
   else bad "marked requeue"; fi
 else bad "marked confirm"; fi
 
-# 5b. p runs a future task now
+# 5b. p runs a future task now (once the Future pane is drawn: under load a p typed
+# before it would act on the Failed pane)
 tm send-keys -t top 2
+wait_for screen_has "[2] Future (" || bad "the Future pane"
 due_before=$(stat due)
 tm send-keys -t top p
 wait_for screen_has "now? y/N" && tm send-keys -t top y
