@@ -342,7 +342,8 @@ app_open_help(struct ui *ui)
 int
 app_back(struct ui *ui)
 {
-    ui->mode = MODE_MAIN;
+    ui->mode = ui->mode == MODE_DETAILS ? ui->detail_back : MODE_MAIN;
+    ui->detail_back = MODE_MAIN;
     return APP_REDRAW;
 }
 
@@ -654,6 +655,20 @@ app_sched_pause_prompt(struct ui *ui)
     ui->confirm_action = s->paused ? ACT_SCHED_RESUME : ACT_SCHED_PAUSE;
     ui->mode = MODE_CONFIRM;
     return APP_REDRAW;
+}
+
+int
+app_sched_details(struct ui *ui)
+{
+    const dq_schedule *s = app_selected_schedule(ui);
+
+    if (s == NULL)
+        return 0;
+    if (s->last_id == NULL || s->last_id[0] == '\0') {
+        app_status(ui, false, "%s has not fired yet: no task to show", s->name ? s->name : "?");
+        return APP_REDRAW;
+    }
+    return app_ask(ui, ACT_DETAILS, s->last_id);
 }
 
 int
@@ -985,6 +1000,9 @@ app_action_done(struct ui *ui, struct action_result *r, const char *current)
     if (r->clear_marks)
         app_clear_marks(ui, r->pane);
     if (!r->error && r->detail != NULL) {
+        /* details asked for from the Schedules view go back there */
+        ui->detail_back =
+            r->act == ACT_DETAILS && ui->mode == MODE_SCHEDULES ? MODE_SCHEDULES : MODE_MAIN;
         app_set_detail(ui, r->detail);
         snprintf(ui->detail_title, sizeof ui->detail_title, "%s", r->title);
         ui->detail_act = r->act;

@@ -164,6 +164,7 @@ struct ui {
     dq_schedules scheds;
     struct sched_last *sched_last;
     size_t sched_sel, sched_top;
+    enum mode detail_back; /* where the details view goes back to (the Schedules view) */
 };
 
 void ui_init(struct ui *ui, bool read_only, bool no_color);
@@ -223,6 +224,8 @@ int app_err_open(struct ui *ui);
  * looked up again). */
 int app_sched_move(struct ui *ui, int move);
 int app_sched_pause_prompt(struct ui *ui);
+/* Enter: the details of the selected schedule's last task (back: to the view). */
+int app_sched_details(struct ui *ui);
 /* The selected schedule, or NULL. Borrowed from @ui. */
 const dq_schedule *app_selected_schedule(const struct ui *ui);
 

@@ -73,6 +73,7 @@ static int do_err_open(struct ui *, const struct model *, const struct binding *
 static int do_reschedule(struct ui *, const struct model *, const struct binding *, int);
 static int do_sched_move(struct ui *, const struct model *, const struct binding *, int);
 static int do_sched_pause(struct ui *, const struct model *, const struct binding *, int);
+static int do_sched_details(struct ui *, const struct model *, const struct binding *, int);
 
 #define F PANE_BIT(PANE_FAILED)
 #define U PANE_BIT(PANE_FUTURE)
@@ -90,8 +91,7 @@ static const struct binding bindings[] = {
     {BIND_MAIN, {KEY_APP_BTAB}, "S-Tab", PANES_ALL, 0, do_focus, -1, "previous pane", NULL,
         NULL},
     {BIND_MAIN, {'1', '2', '3', '4', '5'}, "1 2 3 4 5", PANES_ALL, 0, do_focus, 0,
-        "Due, Future, In-flight, Failed, Done (finished tasks kept: config done_retention)", NULL,
-        NULL},
+        "Due, Future, In-flight, Failed, Done", NULL, NULL},
     {BIND_MAIN, {'j', KEY_APP_DOWN}, "j Down", PANES_ALL, 0, do_move, 1, "move down", NULL, NULL},
     {BIND_MAIN, {'k', KEY_APP_UP}, "k Up", PANES_ALL, 0, do_move, -1, "move up", NULL, NULL},
     {BIND_MAIN, {KEY_APP_PGDN, KEY_APP_PGUP}, "PgDn PgUp", PANES_ALL, 0, do_move, 0, "a page",
@@ -115,10 +115,10 @@ static const struct binding bindings[] = {
         "workers"},
     {BIND_MAIN, {'Q'}, "Q", PANES_ALL, 0, do_request, ACT_QUEUES,
         "the server's queues with their counts; Enter switches to one", NULL, "queues"},
-    {BIND_MAIN, {'L'}, "L", PANES_ALL, 0, do_request, ACT_AUDIT,
-        "the audit log of operator actions", NULL, "audit"},
-    {BIND_MAIN, {'S'}, "S", PANES_ALL, 0, do_request, ACT_SCHEDULES,
-        "the periodic schedules: next and last run, the last run's outcome; pause, resume",
+    /* L and S short, so help pairs them (the views say the rest) */
+    {BIND_MAIN, {'L'}, "L", PANES_ALL, 0, do_request, ACT_AUDIT, "the audit log of actions", NULL,
+        "audit"},
+    {BIND_MAIN, {'S'}, "S", PANES_ALL, 0, do_request, ACT_SCHEDULES, "the periodic schedules",
         NULL, "schedules"},
     {BIND_MAIN, {'/'}, "/", PANES_ALL, 0, do_search, 0,
         "search the pane on the server (ids, payloads; on Failed also errors and traces), "
@@ -234,6 +234,8 @@ static const struct binding bindings[] = {
         "first schedule", NULL, NULL},
     {BIND_SCHED, {'G', KEY_APP_END}, "G End", PANES_ALL, 0, do_sched_move, APP_MOVE_LAST,
         "last schedule", NULL, NULL},
+    {BIND_SCHED, {KEY_APP_ENTER}, "Enter", PANES_ALL, 0, do_sched_details, 0,
+        "the last run's task in details (what delayq show says)", NULL, NULL},
     {BIND_SCHED, {'q', KEY_APP_ESC}, "q Esc", PANES_ALL, 0, do_back, 0, "back", NULL, NULL},
     {BIND_SCHED, {'P'}, "P", PANES_ALL, KB_WRITE, do_sched_pause, 0,
         "pause the selected schedule: it fires no more until resumed (asks y/N); on a paused "
@@ -419,6 +421,12 @@ static int
 do_sched_pause(struct ui *ui, const struct model *m, const struct binding *b, int key)
 {
     return app_sched_pause_prompt(ui);
+}
+
+static int
+do_sched_details(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    return app_sched_details(ui);
 }
 
 /* ---- looking a key up, and what help and the hints say ---------------------------- */

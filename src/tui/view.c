@@ -1032,7 +1032,8 @@ render_schedules(const struct model *m, const struct ui *ui, struct grid *g)
         grid_printf(g, g->rows - 1, 0, g->cols,
                     ui->status_error ? color(ui, GRID_RED) | GRID_BOLD : 0, " %s", ui->status);
     else
-        grid_printf(g, g->rows - 1, 0, g->cols, GRID_DIM, " j/k move  %sEsc back  (read every %ds)",
+        grid_printf(g, g->rows - 1, 0, g->cols, GRID_DIM,
+                    " j/k move  Enter last task  %sEsc back  (read every %ds)",
                     ui->read_only ? "" : "P pause/resume  ", APP_WORKERS_REFRESH_MS / 1000);
 }
 

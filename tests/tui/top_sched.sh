@@ -3,7 +3,7 @@
 # 80x24, on a queue of its own with real schedules and a real worker: what became of a
 # schedule's last run (gone while done retention is off, done once it is on), P pauses
 # and resumes the selected schedule after y/N (checked with schedule ls and the audit
-# log; n changes nothing), --read-only refuses P; Done says how to turn retention on,
+# log; n changes nothing), Enter shows the last run's task, --read-only refuses P; Done says how to turn retention on,
 # then lists the finished tasks, and Enter shows how one ran.
 . "$(dirname "$0")/lib.sh"
 start_demo
@@ -82,6 +82,14 @@ if wait_for screen_has "resumed schedule tick: next run" && wait_for active; the
 else bad "resume a schedule"; fi
 "$bin" audit -q "$q" --limit 1 | grep -q "schedule resume  tick" &&
   ok "... recorded in the audit log" || bad "audit entry of the resume"
+
+# Enter: the last run's task in details; Esc comes back to the view
+tm send-keys -t top Enter
+if wait_for screen_has "id            tick@" && screen_has "state         done"; then
+  tm send-keys -t top Escape
+  wait_for screen_has "schedules of $q: 2" && ok "Enter shows tick's last task, Esc comes back" ||
+    bad "back to the Schedules view"
+else bad "Enter in the Schedules view"; fi
 
 # Done lists the finished tasks; Enter shows how one ran
 tm send-keys -t top Escape

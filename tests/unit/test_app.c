@@ -604,6 +604,23 @@ schedules_view_selects_refreshes_and_asks(void **state)
     assert_non_null(strstr(ui.status, "read-only"));
     ui.read_only = false;
 
+    /* Enter: the last run's task in details, and back to the view; never fired: said */
+    keymap_key(&ui, &m, KEY_APP_ENTER);
+    assert_int_equal(app_take_action(&ui), ACT_NONE);
+    assert_non_null(strstr(ui.status, "a.daily has not fired yet"));
+    free(ui.scheds.items[1].last_id);
+    ui.scheds.items[1].last_id = strdup("a.daily@60000");
+    assert_int_equal(keymap_key(&ui, &m, KEY_APP_ENTER) & APP_ACTION, APP_ACTION);
+    assert_int_equal(app_take_action(&ui), ACT_DETAILS);
+    assert_string_equal(ui.action_id, "a.daily@60000");
+    memset(&r, 0, sizeof r);
+    r.act = ACT_DETAILS;
+    r.detail = strdup("id a.daily@60000\nstate done\n");
+    app_action_done(&ui, &r, "q");
+    assert_int_equal(ui.mode, MODE_DETAILS);
+    keymap_key(&ui, &m, KEY_APP_ESC);
+    assert_int_equal(ui.mode, MODE_SCHEDULES);
+
     /* Esc, then a late refresh: dropped, nothing reopens */
     keymap_key(&ui, &m, KEY_APP_ESC);
     assert_int_equal(ui.mode, MODE_MAIN);
