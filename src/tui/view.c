@@ -996,7 +996,7 @@ render_schedules(const struct model *m, const struct ui *ui, struct grid *g)
      * last task and what became of it, and whether the last run was a late catch-up */
     const dq_schedule *s = app_selected_schedule(ui);
     int at = g->rows - 1 - SCHED_PANEL;
-    if (s != NULL) {
+    if (s != NULL && at >= 3) { /* on a tiny screen the rows come first */
         char when[DQ_TIME_BUFSZ + 40], late[DQ_DUR_BUFSZ];
         sched_spec(s, buf, sizeof buf);
         int c = 1 + grid_puts(g, at, 1, g->cols - 1, GRID_BOLD, s->name ? s->name : "?");

@@ -1142,6 +1142,11 @@ golden_schedules(void **state)
     for (const char *p = text; *p; p++)
         assert_true((unsigned char)*p >= 0x20 || *p == '\n');
     free(text);
+    /* a tiny terminal: cut, never out of the grid (ASan watches) */
+    text = render(&m, &ui, 6, 30);
+    assert_has(text, " schedules of orders");
+    free(text);
+    free(render(&m, &ui, 2, 10));
     /* P: the question over the view */
     assert_int_equal(keymap_key(&ui, &m, 'P'), APP_REDRAW);
     text = render(&m, &ui, 24, 80);
