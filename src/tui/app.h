@@ -354,7 +354,8 @@ struct action_result {
     bool have_scheds; /* open the Schedules view with them (refresh: update it) */
 };
 
-/* How often the Workers view (W) reads the registry again while it is open. */
+/* How often the views that refresh themselves read again while open: the Workers view
+ * (W) the registry, the Schedules view (S) the schedules and their last runs. */
 #define APP_WORKERS_REFRESH_MS 2000
 
 /* Whether the view open is one that refreshes by itself (W, S). */
