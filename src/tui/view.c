@@ -918,8 +918,9 @@ sched_outcome(const struct ui *ui, const struct sched_last *l, int64_t now, bool
     case SCHED_RUN_FAILED:
         if (full)
             snprintf(buf, size, "failed %s ago: %s", d, l->text);
-        else
-            snprintf(buf, size, "failed: %s", l->text);
+        else /* the usual reason says nothing: its error does */
+            snprintf(buf, size, "failed: %s",
+                     strncmp(l->text, "error: ", 7) == 0 ? l->text + 7 : l->text);
         return color(ui, GRID_RED) | GRID_BOLD;
     case SCHED_RUN_GONE:
         snprintf(buf, size, "%s",
