@@ -849,13 +849,12 @@ render_errors(const struct model *m, const struct ui *ui, const struct layout *l
 
 /* ---- the Schedules view (S; periodic schedules, PROTOCOL.md 5.30) ------------------ */
 
-/* Lines about the selected schedule above the footer, and the blank line before them. */
+/* Lines about the selected schedule above the footer (a blank line before them). */
 enum { SCHED_PANEL = 5 };
 
 int
 view_schedule_rows(int rows, int cols)
 {
-    (void)cols;
     return rows - 4 - SCHED_PANEL > 1 ? rows - 4 - SCHED_PANEL : 1;
 }
 
@@ -984,7 +983,7 @@ render_schedules(const struct model *m, const struct ui *ui, struct grid *g)
                  s->last_ms < 0 ? "" : " ago");
         grid_puts(g, row, c, 10, attr, last);
         c += 11;
-        if (s->missed > 0 || s->late_ms >= 1000)
+        if (dq_fmt_schedule_late(s))
             grid_puts(g, row, c, 4, attr | color(ui, GRID_YELLOW) | GRID_BOLD, "LATE");
         c += 5;
         if (ui->sched_last != NULL) {
@@ -1020,7 +1019,7 @@ render_schedules(const struct model *m, const struct ui *ui, struct grid *g)
             grid_puts(g, at + 3, 7, g->cols - 7, a, ui->sched_last != NULL ? buf : "?");
         }
         dq_dur_format(late, sizeof late, s->late_ms);
-        if (s->missed > 0 || s->late_ms >= 1000)
+        if (dq_fmt_schedule_late(s))
             grid_printf(g, at + 4, 1, g->cols - 1, color(ui, GRID_YELLOW),
                         "LATE: ran %s late; %lld missed firings skipped (one catch-up at most)",
                         late, (long long)s->missed);
