@@ -22,8 +22,8 @@
 --   step.
 local id = ARGV[1]
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = viewer_gate('find', [[HEXISTS failed running HGET done failed ids running LRANGE hist
-  ZCOUNT sched ZRANGE sched ZRANK sched ZSCORE doneidx failidx inflight]])
+local gate = viewer_gate('find', [[HEXISTS failed running HGET done failed ids running HMGET
+  config LRANGE hist TIME ZCOUNT sched ZRANGE sched ZRANK sched ZSCORE doneidx failidx inflight]])
 if gate then return gate end
 local tk = resolve(K_RUNNING, id)
 if tk then
@@ -45,9 +45,13 @@ end
 if ARGV[2] == '' then
   tk = string.match(id, '^%d+$') and id or 'c:' .. id
   local rec = redis.call('HGET', K_DONE, tk)
+  local at = rec and (tonumber(redis.call('ZSCORE', K_DONEIDX, tk)) or -1)
   if rec then
-    return {'done', tk, tonumber(redis.call('ZSCORE', K_DONEIDX, tk)) or -1, rec}
+    -- one past done_retention_ms is gone to readers, though no write has removed it yet
+    local age = config_of({'done_retention_ms'}).done_retention_ms
+    if age > 0 and at < now_ms() - age then rec = nil end
   end
+  if rec then return {'done', tk, at, rec} end
 end
 -- an undecodable member, by the name claim would fail it under (undecodable:<sha1>)
 local bad = string.match(id, '^undecodable:%x+$') and #id == 52

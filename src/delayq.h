@@ -340,6 +340,9 @@ typedef struct dq_config {
                                     it at enqueue); default none (-1 here sets none) */
     int64_t done_retention;      /* finished tasks kept, exactly; default (0 in Redis) none;
                                     set -1 for that */
+    int64_t done_retention_ms;   /* finished tasks kept no longer than this after they finish
+                                    (either limit turns retention on; both: the tighter);
+                                    default (0 in Redis) no age limit; set -1 for that */
 } dq_config;
 
 /** Reads the queue's effective configuration (defaults filled in). */
@@ -427,7 +430,7 @@ typedef struct dq_claimed {
     int now_us;              /* dq_claim_settle: microseconds of the claim's TIME past now_ms */
     bool paused;             /* the queue is paused (dq_pause): nothing was claimed */
     int64_t paused_until_ms; /* when paused: the pause's end, server ms; 0: until resumed */
-    bool keep_done;          /* the queue keeps done tasks (done_retention > 0) */
+    bool keep_done;          /* the queue keeps done tasks (done_retention or _ms > 0) */
 } dq_claimed;
 
 /**

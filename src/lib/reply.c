@@ -137,18 +137,20 @@ const char *const dq_config_fields[DQ_CONFIG_FIELDS] = {
     "max_attempts",       "failed_retention", "audit_retention",     "far_future_ms",
     "worker_lost_ms",     "worker_prune_ms",  "alert_oldest_due_ms", "alert_far_future",
     "alert_running_ms",   "alert_memory_pct", "alert_window_ms",     "alert_fail_pct",
-    "alert_fail_per_min", "time_limit_ms",    "done_retention",
+    "alert_fail_per_min", "time_limit_ms",    "done_retention",      "done_retention_ms",
 };
 
 int64_t *
 dq_config_slot(dq_config *c, size_t i)
 {
     int64_t *slots[DQ_CONFIG_FIELDS] = {
-        &c->max_delay_ms,       &c->max_payload,      &c->backoff_base_ms,     &c->backoff_cap_ms,
-        &c->max_attempts,       &c->failed_retention, &c->audit_retention,     &c->far_future_ms,
-        &c->worker_lost_ms,     &c->worker_prune_ms,  &c->alert_oldest_due_ms, &c->alert_far_future,
-        &c->alert_running_ms,   &c->alert_memory_pct, &c->alert_window_ms,     &c->alert_fail_pct,
-        &c->alert_fail_per_min, &c->time_limit_ms,    &c->done_retention};
+        &c->max_delay_ms,     &c->max_payload,         &c->backoff_base_ms,
+        &c->backoff_cap_ms,   &c->max_attempts,        &c->failed_retention,
+        &c->audit_retention,  &c->far_future_ms,       &c->worker_lost_ms,
+        &c->worker_prune_ms,  &c->alert_oldest_due_ms, &c->alert_far_future,
+        &c->alert_running_ms, &c->alert_memory_pct,    &c->alert_window_ms,
+        &c->alert_fail_pct,   &c->alert_fail_per_min,  &c->time_limit_ms,
+        &c->done_retention,   &c->done_retention_ms};
     return slots[i];
 }
 
@@ -175,6 +177,8 @@ dq_reply_config(const redisReply *r, void *out, dq_err *err)
     c->time_limit_ms = 0;
     /* and those older than done retention answer 18 */
     c->done_retention = 0;
+    /* and those older than its age limit answer 19 */
+    c->done_retention_ms = 0;
     for (size_t i = 0; i < DQ_CONFIG_FIELDS && CONFIG_PAIR * i + CONFIG_VALUE < r->elements; i++) {
         int rc = get_int(r, CONFIG_PAIR * i + CONFIG_VALUE, "config", dq_config_fields[i],
                          dq_config_slot(c, i), err);
