@@ -271,6 +271,8 @@ typedef struct dq_task {
     int64_t due_ms;         /* scheduled: due time; in-flight: due time when claimed */
     int64_t deadline_ms;    /* claimed after this, it fails as "expired"; -1: none */
     int64_t time_limit_ms;  /* a run is stopped after this long; -1: none (the worker's own) */
+    int64_t unique_for_ms;  /* once done, its id is refused this long (the "uf" extension);
+                               -1: none */
     unsigned char *payload; /* owned; payload_len bytes */
     size_t payload_len;
     char *last_error; /* message of the last retry; NULL if none */

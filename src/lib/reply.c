@@ -707,8 +707,18 @@ dq_reply_find(const redisReply *r, void *out, dq_err *err)
     k = r->element[FIND_KIND];
     if (!is_str(k))
         return bad_element(err, "find", FIND_KIND, k, "a string", "kind");
-    if (is_word(k, "none"))
+    if (is_word(k, "none")) {
+        /* an open unique-for window: until, now (older scripts: none of it) */
+        fs->unique_until_ms = -1;
+        if (r->elements >= 3) {
+            int rc = get_int(r, 1, "find", "unique until", &fs->unique_until_ms, err);
+            if (rc == DQ_OK)
+                rc = get_int(r, 2, "find", "now", &fs->now_ms, err);
+            if (rc != DQ_OK)
+                return rc;
+        }
         return DQ_OK;
+    }
     if (is_word(k, "more"))
         return find_more(r, fs, err);
     if (is_word(k, "scheduled"))

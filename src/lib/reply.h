@@ -93,6 +93,8 @@ struct dq_find_reply {
     bool found, more;
     struct dq_buf cursor; /* the scan cursor: the last member looked at */
     char cursor_score[32];
+    /* not found, but its id's unique-for window is open until this server ms (-1: no) */
+    int64_t unique_until_ms, now_ms;
 };
 int dq_reply_find(const struct redisReply *r, void *out, dq_err *err);
 
