@@ -68,6 +68,16 @@ check "... naming the field and range" grep -q "done_retention: .* is not in 0..
 dq export -q "$q" done >/dev/null 2>"$work/err.txt"
 check "export done is exit 2" [ $? -eq 2 ]
 
+# the issue's own figure: with done_retention 1000, show tells when and how it ran
+q=ledger
+check "config done_retention=1000" dq config -q "$q" done_retention=1000
+dq enqueue -q "$q" --id charge-1000 --json '{"order":1000}' >/dev/null
+spawn "$bin" work -q "$q" --name w4 -- true 2>>"$work/w4.log"
+shown1000() { dq show -q "$q" charge-1000 >"$work/show1000.txt" 2>&1 && grep -q '^state  *done$' "$work/show1000.txt"; }
+check "done_retention 1000: show finds the finished task" wait_for 5000 "charge-1000 done" shown1000
+check "... saying when and how it ran" \
+  grep -Eq '^outcome  *done [0-9T:.-]+Z after [0-9.]+m?s on worker w4 \(attempt 1\)$' "$work/show1000.txt"
+
 # an age limit alone (done_retention_ms, server time): ls done and show stop showing a
 # record past its age before any write removes it; the next ack removes it exactly
 q=aged
