@@ -52,35 +52,16 @@ enum field {
 };
 
 /* The record's members, as dq_fmt_task_export writes them. */
+/* clang-format off */
 static const char *const names[F_COUNT] = {
-    "id",
-    "queue",
-    "state",
-    "undecodable",
-    "raw_base64",
-    "custom_id",
-    "seq",
-    "attempt",
-    "max_attempts",
-    "enqueued_ms",
-    "deadline_ms",
-    "last_error",
-    "payload",
-    "payload_b64",
-    "due_ms",
-    "lease_ms",
-    "claimed_ms",
-    "worker",
-    "failed_ms",
-    "reason",
-    "error",
-    "trace",
-    "failed_by",
-    "history",
-    "time_limit_ms",
-    "unique_for_ms",
-    "extensions_b64",
+    "id",          "queue",      "state",     "undecodable",  "raw_base64",
+    "custom_id",   "seq",        "attempt",   "max_attempts", "enqueued_ms",
+    "deadline_ms", "last_error", "payload",   "payload_b64",  "due_ms",
+    "lease_ms",    "claimed_ms", "worker",    "failed_ms",    "reason",
+    "error",       "trace",      "failed_by", "history",      "time_limit_ms",
+    "unique_for_ms", "extensions_b64",
 };
+/* clang-format on */
 
 struct member {
     const msgpack_object *v; /* NULL: absent */
