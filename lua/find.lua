@@ -11,8 +11,9 @@
 -- Reply: {'inflight', task key, lease deadline, running record, history}
 --      | {'failed', task key, failed ms, failure record, history}
 --      | {'scheduled', envelope bytes, due ms, history}
---      | {'done', task key, done ms, done record} (done retention, PROTOCOL.md 4.7; on
---        the first call only, before the walk)
+--      | {'done', task key, done ms, done record, unique until ms (-1: no open
+--        unique-for window)} (done retention, PROTOCOL.md 4.7; on the first call only,
+--        before the walk)
 --      | {'more', cursor member, cursor score}
 --      | {'none'} | {'none', unique until ms, now ms} (a caller-chosen id found nowhere
 --        whose unique-for window is still open: enqueue refuses it until then)
@@ -48,12 +49,17 @@ if ARGV[2] == '' then
   tk = string.match(id, '^%d+$') and id or 'c:' .. id
   local rec = redis.call('HGET', K_DONE, tk)
   local at = rec and (tonumber(redis.call('ZSCORE', K_DONEIDX, tk)) or -1)
+  local now = rec and now_ms()
   if rec then
     -- one past done_retention_ms is gone to readers, though no write has removed it yet
     local age = config_of({'done_retention_ms'}).done_retention_ms
-    if age > 0 and at < now_ms() - age then rec = nil end
+    if age > 0 and at < now - age then rec = nil end
   end
-  if rec then return {'done', tk, at, rec} end
+  if rec then
+    -- and, for a caller-chosen id, until when enqueue refuses it (its open window)
+    local w = tk ~= id and tonumber(redis.call('ZSCORE', K_UNIQ, id))
+    return {'done', tk, at, rec, w and w > now and w or -1}
+  end
 end
 -- an undecodable member, by the name claim would fail it under (undecodable:<sha1>)
 local bad = string.match(id, '^undecodable:%x+$') and #id == 52

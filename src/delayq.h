@@ -306,6 +306,8 @@ typedef struct dq_task {
     /* done only (done retention): when it finished; claimed_ms, due_ms, worker and attempt
      * (counted from 1: the run that finished) tell how it ran; no payload is kept */
     int64_t done_ms;
+    int64_t unique_until_ms; /* dq_find: its id is refused until then (an open unique-for
+                                window); -1: none */
 } dq_task;
 
 /** Releases everything @t owns and zeroes it. Accepts NULL. */

@@ -318,6 +318,8 @@ task_json(struct dq_buf *b, const dq_task *t, int64_t now_ms, const struct json_
                      t->claimed_ms >= 0 && t->done_ms >= t->claimed_ms ? t->done_ms - t->claimed_ms
                                                                        : -1);
         json_key_str(b, "worker", t->worker, t->worker_len, m);
+        if (t->unique_until_ms > 0)
+            json_key_int(b, "unique_until_ms", t->unique_until_ms);
     }
     if (t->state == DQ_STATE_FAILED) {
         json_key_int(b, "failed_ms", t->failed_ms);
@@ -490,6 +492,8 @@ done_details(struct dq_buf *b, const dq_task *t, int64_t now_ms)
         dq_dur_format(late, sizeof late, t->claimed_ms - t->due_ms);
         detail_line(b, "started late", late);
     }
+    if (t->unique_until_ms > 0)
+        detail_time(b, "unique until", t->unique_until_ms, now_ms); /* enqueue refuses the id */
     detail_line(b, "payload", "not kept (done retention keeps when and how a task ran)");
 }
 

@@ -693,7 +693,14 @@ find_done(const redisReply *r, struct dq_find_reply *fs, dq_err *err)
     tk[key->len] = '\0';
     dq_task_init(fs->out);
     fs->found = true;
-    return dq_task_from_done(fs->out, tk, score, rec->str, rec->len) == DQ_OK ? DQ_OK : oom(err);
+    if (dq_task_from_done(fs->out, tk, score, rec->str, rec->len) != DQ_OK)
+        return oom(err);
+    /* its open unique-for window, from scripts that say (the fifth element) */
+    if (r->elements > FIND_TASK_FIELDS &&
+        !as_int(r->element[FIND_TASK_FIELDS], &fs->out->unique_until_ms))
+        return bad_element(err, "find", FIND_TASK_FIELDS, r->element[FIND_TASK_FIELDS],
+                           "an integer", "unique until");
+    return DQ_OK;
 }
 
 int

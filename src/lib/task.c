@@ -53,7 +53,7 @@ dq_task_init(dq_task *t)
 {
     memset(t, 0, sizeof *t);
     t->deadline_ms = t->due_ms = t->enqueued_ms = t->time_limit_ms = t->unique_for_ms = -1;
-    t->lease_ms = t->claimed_ms = t->failed_ms = t->done_ms = -1;
+    t->lease_ms = t->claimed_ms = t->failed_ms = t->done_ms = t->unique_until_ms = -1;
 }
 
 int

@@ -2,7 +2,7 @@
 # keyed_show.sh: what show and export say of keyed tasks, as a user runs them. show of a
 # task enqueued with --unique-for 10s --time-limit 5s says both (and --json has them);
 # once it finished and is gone, show says until when its id is refused (exit 1), not a
-# bare "not found"; export and import between two servers restore v2 envelopes byte
+# bare "not found", and so it does of a finished task kept by done retention; export and import between two servers restore v2 envelopes byte
 # for byte: tl and uf, and an extension key this version does not know (kept as
 # extensions_b64); a record whose extensions_b64 contradicts its readable members is
 # refused, naming the field.
@@ -77,4 +77,17 @@ check "... saying until when the id is refused" \
 dq show --url "$A" -q "$q" nobody >/dev/null 2>"$work/err.txt"
 check "an id without a window is a plain not found" \
   sh -c "grep -q 'task nobody: not found in queue gone\$' '$work/err.txt'"
+
+# --- a finished task kept by done retention, its window open: show says until when ---
+q=kept
+dq config --url "$A" -q "$q" done_retention=10 >/dev/null
+dq enqueue --url "$A" -q "$q" --id u2 --unique-for 1m --json 2 >/dev/null
+spawn "$bin" work --url "$A" -q "$q" --name w2 -- true 2>>"$work/w2.log"
+done_shown() { dq show --url "$A" -q "$q" u2 >"$work/done.txt" 2>&1 && grep -q '^state  *done$' "$work/done.txt"; }
+check "u2 finished and is kept" wait_for 5000 "u2 done" done_shown
+sed 's/^/# /' "$work/done.txt"
+check "show of the done task says until when its id is refused" \
+  grep -Eq '^unique until  *[0-9T:.-]+Z \(in [0-9.ms]+\)$' "$work/done.txt"
+check "... and --json has unique_until_ms" \
+  sh -c "'$bin' show --url '$A' -q '$q' --json u2 | grep -q '\"unique_until_ms\":[0-9]'"
 finish
