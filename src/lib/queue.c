@@ -12,6 +12,7 @@
 
 #include "buf.h"
 #include "delayq.h"
+#include "dur.h"
 #include "env_build.h"
 #include "err.h"
 #include "registry.h"
@@ -50,9 +51,11 @@ dq_config_set(dq_client *c, const char *queue, const dq_config *cfg, dq_err *err
         if (v != 0) {
             dq_args_str(&a, dq_config_fields[i]);
             /* max_attempts 0 (unlimited), worker_lost_ms 0 (three beats), time_limit_ms 0
-             * (none) and done_retention 0 (none) are -1 here */
+             * (none), done_retention 0 (none) and done_retention_ms 0 (no age limit) are -1
+             * here */
             dq_args_i64(&a, v < 0 && (i == DQ_CONFIG_MAX_ATTEMPTS || i == DQ_CONFIG_WORKER_LOST ||
-                                      i == DQ_CONFIG_TIME_LIMIT || i == DQ_CONFIG_DONE_RETENTION)
+                                      i == DQ_CONFIG_TIME_LIMIT || i == DQ_CONFIG_DONE_RETENTION ||
+                                      i == DQ_CONFIG_DONE_RETENTION_MS)
                                 ? 0
                                 : v);
         }
@@ -793,7 +796,7 @@ dq_search_step(dq_client *c, const char *queue, dq_view view, const char *needle
 int
 dq_find(dq_client *c, const char *queue, const char *id, dq_task *out, dq_err *err)
 {
-    struct dq_find_reply fs = {.out = out, .cursor = DQ_BUF_INIT};
+    struct dq_find_reply fs = {.out = out, .cursor = DQ_BUF_INIT, .unique_until_ms = -1};
     int rc;
 
     memset(out, 0, sizeof *out);
@@ -813,6 +816,16 @@ dq_find(dq_client *c, const char *queue, const char *id, dq_task *out, dq_err *e
     if (rc != DQ_OK) {
         dq_task_clear(out);
         return rc;
+    }
+    if (!fs.found && fs.unique_until_ms >= 0) {
+        char until[DQ_TIME_BUFSZ], left[DQ_DUR_BUFSZ];
+        dq_time_format(until, sizeof until, fs.unique_until_ms);
+        dq_dur_format(left, sizeof left,
+                      fs.unique_until_ms > fs.now_ms ? fs.unique_until_ms - fs.now_ms : 0);
+        return dq_err_set(err, DQ_ENOTFOUND,
+                          "task %s: not found in queue %s; it finished within its unique-for "
+                          "window: the id is refused until %s (%s left)",
+                          id, queue, until, left);
     }
     if (!fs.found)
         return dq_err_set(err, DQ_ENOTFOUND, "task %s: not found in queue %s", id, queue);

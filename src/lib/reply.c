@@ -137,18 +137,20 @@ const char *const dq_config_fields[DQ_CONFIG_FIELDS] = {
     "max_attempts",       "failed_retention", "audit_retention",     "far_future_ms",
     "worker_lost_ms",     "worker_prune_ms",  "alert_oldest_due_ms", "alert_far_future",
     "alert_running_ms",   "alert_memory_pct", "alert_window_ms",     "alert_fail_pct",
-    "alert_fail_per_min", "time_limit_ms",    "done_retention",
+    "alert_fail_per_min", "time_limit_ms",    "done_retention",      "done_retention_ms",
 };
 
 int64_t *
 dq_config_slot(dq_config *c, size_t i)
 {
     int64_t *slots[DQ_CONFIG_FIELDS] = {
-        &c->max_delay_ms,       &c->max_payload,      &c->backoff_base_ms,     &c->backoff_cap_ms,
-        &c->max_attempts,       &c->failed_retention, &c->audit_retention,     &c->far_future_ms,
-        &c->worker_lost_ms,     &c->worker_prune_ms,  &c->alert_oldest_due_ms, &c->alert_far_future,
-        &c->alert_running_ms,   &c->alert_memory_pct, &c->alert_window_ms,     &c->alert_fail_pct,
-        &c->alert_fail_per_min, &c->time_limit_ms,    &c->done_retention};
+        &c->max_delay_ms,     &c->max_payload,         &c->backoff_base_ms,
+        &c->backoff_cap_ms,   &c->max_attempts,        &c->failed_retention,
+        &c->audit_retention,  &c->far_future_ms,       &c->worker_lost_ms,
+        &c->worker_prune_ms,  &c->alert_oldest_due_ms, &c->alert_far_future,
+        &c->alert_running_ms, &c->alert_memory_pct,    &c->alert_window_ms,
+        &c->alert_fail_pct,   &c->alert_fail_per_min,  &c->time_limit_ms,
+        &c->done_retention,   &c->done_retention_ms};
     return slots[i];
 }
 
@@ -175,6 +177,8 @@ dq_reply_config(const redisReply *r, void *out, dq_err *err)
     c->time_limit_ms = 0;
     /* and those older than done retention answer 18 */
     c->done_retention = 0;
+    /* and those older than its age limit answer 19 */
+    c->done_retention_ms = 0;
     for (size_t i = 0; i < DQ_CONFIG_FIELDS && CONFIG_PAIR * i + CONFIG_VALUE < r->elements; i++) {
         int rc = get_int(r, CONFIG_PAIR * i + CONFIG_VALUE, "config", dq_config_fields[i],
                          dq_config_slot(c, i), err);
@@ -689,7 +693,14 @@ find_done(const redisReply *r, struct dq_find_reply *fs, dq_err *err)
     tk[key->len] = '\0';
     dq_task_init(fs->out);
     fs->found = true;
-    return dq_task_from_done(fs->out, tk, score, rec->str, rec->len) == DQ_OK ? DQ_OK : oom(err);
+    if (dq_task_from_done(fs->out, tk, score, rec->str, rec->len) != DQ_OK)
+        return oom(err);
+    /* its open unique-for window, from scripts that say (the fifth element) */
+    if (r->elements > FIND_TASK_FIELDS &&
+        !as_int(r->element[FIND_TASK_FIELDS], &fs->out->unique_until_ms))
+        return bad_element(err, "find", FIND_TASK_FIELDS, r->element[FIND_TASK_FIELDS],
+                           "an integer", "unique until");
+    return DQ_OK;
 }
 
 int
@@ -703,8 +714,18 @@ dq_reply_find(const redisReply *r, void *out, dq_err *err)
     k = r->element[FIND_KIND];
     if (!is_str(k))
         return bad_element(err, "find", FIND_KIND, k, "a string", "kind");
-    if (is_word(k, "none"))
+    if (is_word(k, "none")) {
+        /* an open unique-for window: until, now (older scripts: none of it) */
+        fs->unique_until_ms = -1;
+        if (r->elements >= 3) {
+            int rc = get_int(r, 1, "find", "unique until", &fs->unique_until_ms, err);
+            if (rc == DQ_OK)
+                rc = get_int(r, 2, "find", "now", &fs->now_ms, err);
+            if (rc != DQ_OK)
+                return rc;
+        }
         return DQ_OK;
+    }
     if (is_word(k, "more"))
         return find_more(r, fs, err);
     if (is_word(k, "scheduled"))

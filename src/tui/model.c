@@ -50,7 +50,7 @@ model_pane_total(const struct model *m, int pane)
 bool
 model_wants_done(const struct model *m, int focus)
 {
-    return focus == PANE_DONE || m->config.done_retention > 0;
+    return focus == PANE_DONE || (m->config.done_retention > 0 || m->config.done_retention_ms > 0);
 }
 
 bool

@@ -495,7 +495,7 @@ render_pane(const struct model *m, const struct ui *ui, struct grid *g, int pane
                 "ATT", rest_names[pane]);
     int rows = height - 2;
     if (p->n == 0 && pane == PANE_DONE && m->have_data && m->config_ms >= 0 &&
-        m->config.done_retention == 0) {
+        m->config.done_retention == 0 && m->config.done_retention_ms == 0) {
         /* an empty Done pane must not read as "nothing finished" */
         grid_puts(g, row + 2, col, width, GRID_DIM,
                   "(done retention is off: finished tasks are not kept)");
@@ -1024,7 +1024,8 @@ render_schedules(const struct model *m, const struct ui *ui, struct grid *g)
                         "LATE: ran %s late; %lld missed firings skipped (one catch-up at most)",
                         late, (long long)s->missed);
         else if (ui->sched_last != NULL && ui->sched_last[ui->sched_sel].run == SCHED_RUN_GONE &&
-                 m->config_ms >= 0 && m->config.done_retention == 0)
+                 m->config_ms >= 0 && m->config.done_retention == 0 &&
+                 m->config.done_retention_ms == 0)
             grid_puts(g, at + 4, 1, g->cols - 1, GRID_DIM,
                       "finished tasks are not kept: delayq config done_retention=1000 keeps them");
     }

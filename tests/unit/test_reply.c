@@ -214,6 +214,28 @@ find_bulk_audit_and_the_rest(void **state)
         freeReplyObject(r);
         dq_task_clear(&t);
     }
+    /* a done task's open unique-for window (fifth element), and a gone id's (none) */
+    expect_refusal(dq_reply_find, &fs,
+                   "*5\r\n$4\r\ndone\r\n$3\r\nc:x\r\n:7\r\n$0\r\n\r\n$1\r\nx\r\n",
+                   "find reply: element 5 (unique until) is a string, expected an integer");
+    dq_task_clear(&t);
+    {
+        redisReply *r = read_reply("*5\r\n$4\r\ndone\r\n$3\r\nc:x\r\n:7\r\n$3\r\nbad\r\n:99\r\n");
+        dq_err err = {0};
+        assert_int_equal(dq_reply_find(r, &fs, &err), DQ_OK);
+        assert_int_equal(t.unique_until_ms, 99);
+        freeReplyObject(r);
+        dq_task_clear(&t);
+        r = read_reply("*3\r\n$4\r\nnone\r\n:5000\r\n:1000\r\n");
+        fs.found = false;
+        assert_int_equal(dq_reply_find(r, &fs, &err), DQ_OK);
+        assert_false(fs.found);
+        assert_int_equal(fs.unique_until_ms, 5000);
+        assert_int_equal(fs.now_ms, 1000);
+        freeReplyObject(r);
+    }
+    expect_refusal(dq_reply_find, &fs, "*3\r\n$4\r\nnone\r\n$1\r\nx\r\n:1000\r\n",
+                   "find reply: element 2 (unique until) is a string, expected an integer");
     expect_refusal(dq_reply_find, &fs,
                    "*4\r\n$8\r\ninflight\r\n$3\r\nc:x\r\n$2\r\nno\r\n$0\r\n\r\n",
                    "find reply: element 3 (lease deadline) is a string, expected an integer");
