@@ -160,4 +160,8 @@ int dq_reply_schedule(const struct redisReply *r, void *out, dq_err *err);
 /* schedule_get (5.30): @out is a dq_schedules (free with dq_schedules_free). */
 int dq_reply_schedule_get(const struct redisReply *r, void *out, dq_err *err);
 
+/* overview (PROTOCOL.md 5.15a): @out is a struct dq_overview_row (lib/overview.h) whose
+ * queue is set; the rest is filled. */
+int dq_reply_overview(const struct redisReply *r, void *out, dq_err *err);
+
 #endif /* DQ_LIB_REPLY_H */
