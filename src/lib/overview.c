@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "err.h"
-#include "reply.h"
 #include "scripts.h"
 
 int

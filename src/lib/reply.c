@@ -15,7 +15,6 @@
 #include <hiredis/hiredis.h>
 
 #include "err.h"
-#include "overview.h"
 #include "task.h"
 
 /* ---- reading elements ---------------------------------------------------------------- */
