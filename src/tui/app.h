@@ -16,6 +16,8 @@
 #include "keys.h"
 #include "model.h"
 
+struct overview; /* overview.h */
+
 enum mode { MODE_MAIN, MODE_DETAILS, MODE_HELP, MODE_CONFIRM, MODE_INPUT, MODE_PICK, MODE_ERRORS };
 
 enum action {
@@ -120,6 +122,11 @@ struct ui {
     int64_t (*pick_counts)[4];
     size_t npick, pick_sel;
     int64_t pick_total; /* queues registered (more than listed when there are many) */
+    /* the Overview: the picker's queues with their overview rows, worst first (owned;
+     * NULL: the plain picker of names and counts) */
+    struct overview *pick_ov;
+    bool from_overview; /* the queue shown was opened from the Overview: Esc goes back */
+    bool ascii;         /* the locale is not UTF-8: sparklines in ASCII (term_utf8) */
     /* MODE_ERRORS: the error groups (owned), the selected one; the group Failed shows */
     dq_errors errors;
     size_t err_sel;
@@ -232,6 +239,9 @@ void app_clear_marks(struct ui *ui, int pane);
 void app_set_picker(struct ui *ui, char **names, int64_t (*counts)[4], size_t n, int64_t total,
                     const char *current);
 
+/* The picker shows @ov's rows (taken; in the order of its names): the Overview. */
+void app_set_overview(struct ui *ui, struct overview *ov);
+
 /* Replaces the details lines with @text split at newlines. */
 void app_set_detail(struct ui *ui, const char *text);
 
@@ -297,14 +307,16 @@ struct action_result {
     int64_t (*counts)[4];
     size_t nqueues;
     int64_t total;
-    dq_errors errors; /* the Errors view's groups (owned); have_errors: open it */
+    struct overview *overview; /* the picker's rows, in the order of queues (owned) */
+    dq_errors errors;          /* the Errors view's groups (owned); have_errors: open it */
     bool have_errors;
 };
 
-/* How often the Workers view (W) reads the registry again while it is open. */
+/* How often the Workers view (W) reads the registry again while it is open, and the
+ * Overview its rows. */
 #define APP_WORKERS_REFRESH_MS 2000
 
-/* Whether the view open is one that refreshes by itself (W). */
+/* Whether the view open is one that refreshes by itself (W, the Overview). */
 bool app_view_refreshes(const struct ui *ui);
 
 /* Applies @r: the status line, marks, and the details view or the picker it opens.

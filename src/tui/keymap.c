@@ -106,7 +106,8 @@ static const struct binding bindings[] = {
         "the workers: last beat, busy, done, failed, tasks held (refreshed while open)", NULL,
         "workers"},
     {BIND_MAIN, {'Q'}, "Q", PANES_ALL, 0, do_request, ACT_QUEUES,
-        "the server's queues with their counts; Enter switches to one", NULL, "queues"},
+        "the Overview: every queue worst first, with its verdict; Enter opens one", NULL,
+        "queues"},
     {BIND_MAIN, {'L'}, "L", PANES_ALL, 0, do_request, ACT_AUDIT,
         "the audit log of operator actions", NULL, "audit"},
     {BIND_MAIN, {'/'}, "/", PANES_ALL, 0, do_search, 0,
@@ -473,7 +474,7 @@ static const struct {
     {BIND_MAIN, true,
      "Actions (through the same scripts as the workers; disabled with --read-only)"},
     {BIND_VIEW, false, "In details, this help and the audit log"},
-    {BIND_PICK, false, "In the queue picker (Q)"},
+    {BIND_PICK, false, "In the Overview (Q)"},
     {BIND_ERRS, false, "In the Errors view (E)"},
 };
 
