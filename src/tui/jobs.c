@@ -239,8 +239,9 @@ job_audit(dq_client *c, struct job *j, int64_t started_ms)
     dq_audit_free(&a);
 }
 
-/* The Overview: up to 500 queues, each with its overview row (overview_fetch: one call
- * per queue, pipelined, and one INFO), worst first; the picker's counts from the rows. */
+/* The Overview: up to DQ_CALL_MAX (1 000) queues, as `delayq queues` lists them, each with its
+ * overview row (overview_fetch: one call per queue, pipelined, and one INFO), worst first; the
+ * picker's counts from the rows. */
 static void
 job_queues(dq_client *c, struct job *j, int64_t started_ms)
 {
@@ -248,7 +249,7 @@ job_queues(dq_client *c, struct job *j, int64_t started_ms)
     dq_queues q = {0};
     dq_err err = {0};
 
-    if (dq_queues_get(c, 500, &q, &err) != DQ_OK) {
+    if (dq_queues_get(c, DQ_CALL_MAX, &q, &err) != DQ_OK) {
         job_status(j, true, "queues: %s", err.msg);
         return;
     }
