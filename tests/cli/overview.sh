@@ -79,6 +79,22 @@ dq queues --check --url "redis://127.0.0.1:$(free_port)" --timeout 500ms >/dev/n
 rc=$?
 check "--check exits 3 when Redis is not there (got $rc)" [ $rc -eq 3 ]
 
+# the library and scripts gone (a restart, a flush): the pipelined calls load them again
+redis-cli -h 127.0.0.1 -p "$redis_port" FUNCTION FLUSH >/dev/null
+redis-cli -h 127.0.0.1 -p "$redis_port" SCRIPT FLUSH >/dev/null
+check "after FUNCTION FLUSH and SCRIPT FLUSH the overview still lists all three" sh -c \
+  "[ \$('$bin' queues --names | wc -l) -eq 3 ] && [ \$('$bin' queues | wc -l) -eq 4 ]"
+# a key of the wrong type (a foreign write) spoils its own row, not the others
+redis-cli -h 127.0.0.1 -p "$redis_port" SET 'dq:{idle}:tally' x >/dev/null
+dq queues >"$work/wrong.txt" 2>&1
+rc=$?
+check "a WRONGTYPE key: exit 0, that row bad and saying why" sh -c \
+  "[ $rc -eq 0 ] && grep -q '^bad  idle .* not read: .*WRONGTYPE' '$work/wrong.txt' &&
+   grep -q '^bad  billing ' '$work/wrong.txt' && grep -q '^warn emails ' '$work/wrong.txt'"
+dq queues --check >/dev/null 2>"$work/wrong.err"
+check "--check names the unreadable queue too" grep -q 'queue idle: not read' "$work/wrong.err"
+redis-cli -h 127.0.0.1 -p "$redis_port" DEL 'dq:{idle}:tally' >/dev/null
+
 dq queues --counts >"$work/counts.txt"
 check "--counts keeps the table by name" sh -c \
   "head -n 1 '$work/counts.txt' | grep -q '^QUEUE  *DUE  *FUTURE  *IN-FLIGHT  *FAILED$' &&
