@@ -367,8 +367,7 @@ static const struct cli_opt opts[] = {
      .help = "for cron: exit 1 when any queue's verdict is bad, naming each on stderr; 0 "
              "otherwise"},
     {"counts", 0, NULL, CLI_FLAG,
-     .help = "the table of due, future, in-flight and failed counts by name (the listing "
-             "before the overview)"},
+     .help = "due, future, in-flight and failed counts by name (the older table)"},
     {"names", 0, NULL, CLI_FLAG, .help = "the queues' names only, one per line, sorted"},
     {"forget", 0, "QUEUE", CLI_STR, .needs = "a queue name",
      .help = "remove QUEUE from the list (its tasks are not touched; the next producer or "
@@ -384,13 +383,12 @@ static const struct cli_opt opts[] = {
 const struct cli_cmd cmd_queues = {
     .name = "queues",
     .summary = "the queues of the server, worst first, with their verdicts",
-    .usage = "delayq queues [--json] [--check | --counts | --names | --forget QUEUE | --invalid]",
+    .usage = "delayq queues [--json] [--check|--counts|--names|--invalid|--forget Q]",
     .about = "The queues of the server (up to " QUEUES_LISTED_TEXT
              "), worst first: each one's verdict (as delayq stats\n"
-             "says it), due count and oldest due age, in flight, failed, done and failed per\n"
-             "minute over the last 10 minutes, live workers, P paused and T throttled; one\n"
-             "read-only call per queue, pipelined, and one INFO. A queue is listed once a\n"
-             "producer, worker or operator has used it; it stays listed when it empties.",
+             "says it), due and oldest due age, in flight, failed, done and failed per minute\n"
+             "over 10 minutes, live workers, P paused, T throttled. A queue is listed once it\n"
+             "is used, and stays listed when it empties.",
     .opts = opts,
     .run = run,
 };
