@@ -118,7 +118,8 @@ static const struct binding bindings[] = {
         "mark / unmark and move down; r and d then act on all marked tasks of the pane at "
         "once (all or nothing)", NULL, "mark"},
     {BIND_MAIN, {KEY_APP_ESC}, "Esc", PANES_ALL, 0, do_escape, 0,
-        "clear the marks, then the search", NULL, NULL},
+        "clear the marks, then the search, then back to the Overview it was opened from",
+        NULL, NULL},
     {BIND_MAIN, {'y'}, "y", PANES_ALL, KB_SELECTED, do_request, ACT_COPY,
         "copy the payload (in details of a failed task: its stack trace) with OSC 52, also "
         "over ssh and in tmux", NULL, "copy"},
