@@ -23,11 +23,12 @@
  * Reads the rows of @n queues (rows[i].queue set by the caller; the rest is filled).
  * A call that fails for one queue (an error reply, a key of the wrong type, a reply of
  * another shape) sets that row's rc and error and the others are still read; the return
- * is DQ_OK then. DQ_ECONN / DQ_ETIMEOUT (Redis is not there: no row can be trusted) and
- * DQ_ENOMEM are returned as such. Commands: one FCALL_RO (EVALSHA_RO) per queue, sent
- * DQ_OVERVIEW_PIPELINE at a time; a queue whose call needs the library loaded again is
- * retried alone through the script registry (dq_scripts_run). A cluster client sends them
- * one by one, each to its queue's node.
+ * is DQ_OK then. DQ_ECONN / DQ_ETIMEOUT (Redis is not there: no row can be trusted),
+ * DQ_ENOMEM, and DQ_EREDIS when the scripts are not loaded and this user may not load
+ * them (a viewer after a restart: say it once, not per queue) are returned as such. Commands: one
+ * FCALL_RO (EVALSHA_RO) per queue, sent DQ_OVERVIEW_PIPELINE at a time; a queue whose call needs
+ * the library loaded again is retried alone through the script registry (dq_scripts_run). A cluster
+ * client sends them one by one, each to its queue's node.
  */
 int dq_overview_get(dq_client *c, struct dq_overview_row *rows, size_t n, dq_err *err);
 

@@ -456,6 +456,10 @@ dq_scripts_run_each(dq_client *c, enum dq_script_id id, const char *const *queue
                                    &errs[done]);
         if (rcs[done] == DQ_ECONN || rcs[done] == DQ_ETIMEOUT || rcs[done] == DQ_ENOMEM)
             return dq_err_set(err, rcs[done], "%s", errs[done].msg);
+        /* no way to run scripts on this server (the library missing and this user may
+         * load nothing): the same for every queue, so say it once rather than N times */
+        if (rcs[done] == DQ_EREDIS && c->cluster == NULL && c->scripts_path == PATH_UNKNOWN)
+            return dq_err_set(err, rcs[done], "%s", errs[done].msg);
         done++;
     }
     if (done == n)

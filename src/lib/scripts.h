@@ -64,7 +64,9 @@ int dq_scripts_run(dq_client *c, enum dq_script_id id, const char *queue,
  * the library or a script to be loaded again is retried alone through dq_scripts_run. A
  * cluster client makes them one at a time, each routed to its queue's node. Returns DQ_OK
  * when every call was answered (each rcs[i] says how), else DQ_ECONN, DQ_ETIMEOUT or
- * DQ_ENOMEM, which end it. For the read-only scripts: no WAIT for replicas.
+ * DQ_ENOMEM, which end it, or DQ_EREDIS when the first call found that this server runs
+ * none of the scripts for this user (not loaded, and it may not load them). For the read-only
+ * scripts: no WAIT for replicas.
  */
 int dq_scripts_run_each(dq_client *c, enum dq_script_id id, const char *const *queues, size_t n,
                         const struct dq_args *args, dq_parse_fn parse, void *outs, size_t stride,

@@ -103,4 +103,21 @@ check "--names prints bare names, sorted" sh -c \
   "[ \"\$('$bin' queues --names | tr '\n' ' ')\" = 'billing emails idle ' ]"
 dq queues --names --counts >/dev/null 2>&1
 check "--names with --counts is a usage error" [ $? -eq 2 ]
+
+# the viewer of docs/SECURITY.md after a restart lost the library: it may load nothing,
+# and the overview says so once, exit 1, instead of one "not read" row per queue
+acl=$(grep -o 'ACL SETUSER delayq-viewer.*' "$src/docs/SECURITY.md" | head -n 1 | sed 's/CHANGE_ME/viewpw/')
+# shellcheck disable=SC2086 # the ACL line's words are redis-cli's arguments
+redis-cli -h 127.0.0.1 -p "$redis_port" $acl >/dev/null
+check "the viewer reads the overview" sh -c \
+  "DELAYQ_PASSWORD=viewpw '$bin' queues --url redis://delayq-viewer@127.0.0.1:$redis_port |
+   grep -q '^bad  billing '"
+redis-cli -h 127.0.0.1 -p "$redis_port" FUNCTION FLUSH >/dev/null
+redis-cli -h 127.0.0.1 -p "$redis_port" SCRIPT FLUSH >/dev/null
+DELAYQ_PASSWORD=viewpw dq queues --url "redis://delayq-viewer@127.0.0.1:$redis_port" \
+  >"$work/viewer.out" 2>"$work/viewer.err"
+rc=$?
+check "nothing loaded and the viewer may not load it: exit 1 (got $rc), said once" sh -c \
+  "[ $rc -eq 1 ] && [ \$(wc -l <'$work/viewer.err') -eq 1 ] &&
+   grep -q 'is not loaded on .* this user may not load it' '$work/viewer.err'"
 finish
