@@ -101,4 +101,6 @@ end
 for i = spark - 1, 0, -1 do
   out[#out + 1] = failed[i]
 end
+-- the hook for a queue's throttle (PROTOCOL.md 5.15a): one integer appended here, non-zero
+-- while the throttle holds the queue back now; delayq queues and the Overview then show T
 return out
