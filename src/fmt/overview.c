@@ -65,19 +65,19 @@ dq_ov_cmp(const struct dq_ov_line *a, const struct dq_ov_line *b)
     return strcmp(a->row->queue, b->row->queue);
 }
 
+static int
+cmp_lines(const void *a, const void *b)
+{
+    return dq_ov_cmp(a, b);
+}
+
 void
 dq_ov_sort(struct dq_ov_line *v, size_t n)
 {
-    /* insertion sort: stable, and n is at most the thousand queues listed */
-    for (size_t i = 1; i < n; i++) {
-        struct dq_ov_line t = v[i];
-        size_t j = i;
-        while (j > 0 && dq_ov_cmp(&v[j - 1], &t) > 0) {
-            v[j] = v[j - 1];
-            j--;
-        }
-        v[j] = t;
-    }
+    /* the name breaks every tie and names are unique: a total order, so qsort's lack of
+     * stability cannot reorder rows between two refreshes */
+    if (n > 1)
+        qsort(v, n, sizeof *v, cmp_lines);
 }
 
 size_t

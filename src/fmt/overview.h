@@ -34,7 +34,7 @@ void dq_ov_judge(struct dq_ov_line *l, const struct dq_overview_row *row, int64_
                  int64_t maxmemory);
 
 /* Worst first: the level, then failures over the last minutes, then the oldest due
- * age, then the due count, then the name; stable for equal rows. */
+ * age, then the due count, then the name (unique: the order is total). */
 void dq_ov_sort(struct dq_ov_line *v, size_t n);
 
 /* The rank order's comparison (qsort style), for tests. */
