@@ -429,6 +429,12 @@ detail_history(struct dq_buf *b, const dq_task *t, int64_t now_ms)
     }
 }
 
+bool
+dq_fmt_schedule_late(const dq_schedule *s)
+{
+    return s->missed > 0 || s->late_ms >= 1000;
+}
+
 void
 dq_fmt_done_run(struct dq_buf *b, const dq_task *t)
 {

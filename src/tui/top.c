@@ -215,6 +215,11 @@ job_prepare(struct top *t, enum action act)
         memcpy(j->task.raw, sel->raw, sel->raw_len);
         j->task.raw_len = sel->raw_len;
     }
+    if (act == ACT_SCHEDULES || act == ACT_SCHED_PAUSE || act == ACT_SCHED_RESUME) {
+        /* the last runs of the rows the Schedules view shows (from the top on opening) */
+        j->sched_first = ui->mode == MODE_SCHEDULES || ui->mode == MODE_CONFIRM ? ui->sched_top : 0;
+        j->sched_rows = (size_t)view_schedule_rows(t->grid.rows, t->grid.cols);
+    }
     return true;
 }
 
@@ -497,6 +502,8 @@ submit_work(struct top *t)
             t->fetch.offsets[i] = ui->top[i];
             t->fetch.limits[i] = ui->rows_visible > 0 ? (size_t)ui->rows_visible : 1;
         }
+        if (!model_wants_done(&t->model, ui->focus))
+            t->fetch.limits[PANE_DONE] = 0; /* done retention off, the pane not shown */
         t->fetch.keep = t->model.keep;
         snprintf(t->fetch.group, sizeof t->fetch.group, "%s", ui->group);
         t->fetch.config = model_wants_config(&t->model);
@@ -508,7 +515,7 @@ submit_work(struct top *t)
     /* the Workers view reads the registry again while it is open: its counters come
      * with each beat, the tasks held change all the time */
     if (app_view_refreshes(ui) && !ui->paused && !io_busy(t->io, IO_JOB) && now >= t->next_view &&
-        job_prepare(t, ui->mode == MODE_PICK ? ACT_QUEUES : ACT_WORKERS)) {
+        job_prepare(t, app_view_refresh_action(ui))) {
         t->job.result.refresh = true;
         io_submit(t->io, IO_JOB, job_run, &t->job);
     }
@@ -601,7 +608,9 @@ handle_input(struct top *t, int key)
         term_invalidate();
     if ((r & APP_REFETCH) && t->model.connected)
         t->fetch_now = true;
-    relayout(t); /* the mode may have changed: keys next see its rows */
+    if ((r & APP_REFETCH) && app_view_refreshes(ui))
+        t->next_view = 0; /* the Schedules view scrolled: look up the rows now shown */
+    relayout(t);          /* the mode may have changed: keys next see its rows */
 }
 
 int
