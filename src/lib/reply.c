@@ -1506,3 +1506,159 @@ dq_reply_schedule_get(const redisReply *r, void *out, dq_err *err)
     }
     return DQ_OK;
 }
+
+/* ---- overview (5.15a): counts, pause, window, thresholds, workers, sparklines ------- */
+
+/* Element names, in reply order, up to the sparklines (their count is the last). */
+enum {
+    OV_NOW,
+    OV_DUE,
+    OV_FUTURE,
+    OV_FAR,
+    OV_INFLIGHT,
+    OV_FAILED,
+    OV_EXPIRED,
+    OV_OLDEST,
+    OV_FAR_MS,
+    OV_PAUSED,
+    OV_SINCE,
+    OV_UNTIL,
+    OV_BY,
+    OV_REASON,
+    OV_WIN_MS,
+    OV_WIN_ELAPSED,
+    OV_WIN_DONE,
+    OV_WIN_FAILED,
+    OV_WIN_RETRIED,
+    OV_A_OLDEST,
+    OV_A_FAR,
+    OV_A_FAIL_PCT,
+    OV_A_FAIL_MIN,
+    OV_A_MEMORY,
+    OV_W_REG,
+    OV_W_LIVE,
+    OV_W_LOST,
+    OV_W_BEAT,
+    OV_W_HUNG,
+    OV_W_WORST,
+    OV_MINUTES,
+    OV_HEAD
+};
+
+static const char *const ov_names[OV_HEAD] = {
+    "now",
+    "due",
+    "future",
+    "far future",
+    "in flight",
+    "failed",
+    "expired",
+    "oldest due age",
+    "far_future_ms",
+    "paused",
+    "paused since",
+    "paused until",
+    "paused by",
+    "pause reason",
+    "window ms",
+    "elapsed ms",
+    "window done",
+    "window failed",
+    "window retried",
+    "alert_oldest_due_ms",
+    "alert_far_future",
+    "alert_fail_pct",
+    "alert_fail_per_min",
+    "alert_memory_pct",
+    "registered",
+    "live",
+    "lost",
+    "latest beat",
+    "hung",
+    "hung worker",
+    "minutes",
+};
+
+static int
+ov_bad(dq_err *err, size_t pos, const char *want)
+{
+    return dq_err_set(err, DQ_EPROTO, "overview reply: element %zu (%s) is not %s", pos + 1,
+                      pos < OV_HEAD ? ov_names[pos] : "a minute's count", want);
+}
+
+static void
+ov_copy_str(const redisReply *e, char *buf, size_t size)
+{
+    size_t n = e->len < size - 1 ? e->len : size - 1;
+    memcpy(buf, e->str, n);
+    buf[n] = '\0';
+}
+
+int
+dq_reply_overview(const redisReply *r, void *out, dq_err *err)
+{
+    struct dq_overview_row *row = out;
+    dq_stats *s = &row->stats;
+    int64_t v[OV_HEAD] = {0}, k;
+
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < OV_HEAD)
+        return dq_err_set(err, DQ_EPROTO, "overview reply: not an array of at least %d elements",
+                          OV_HEAD);
+    for (size_t i = 0; i < OV_HEAD; i++) {
+        const redisReply *e = r->element[i];
+        if (i == OV_BY || i == OV_REASON || i == OV_W_WORST) {
+            if (e->type != REDIS_REPLY_STRING)
+                return ov_bad(err, i, "a string");
+        } else if (!as_int(e, &v[i])) {
+            return ov_bad(err, i, "an integer");
+        }
+    }
+    k = v[OV_MINUTES];
+    if (k != DQ_OVERVIEW_MINUTES || r->elements < OV_HEAD + 2 * (size_t)k)
+        return dq_err_set(
+            err, DQ_EPROTO, "overview reply: %lld minutes in %zu elements, expected %d in %d",
+            (long long)k, r->elements, DQ_OVERVIEW_MINUTES, OV_HEAD + 2 * DQ_OVERVIEW_MINUTES);
+    for (size_t i = 0; i < 2 * (size_t)k; i++) {
+        int64_t *to = i < (size_t)k ? &row->done_per_min[i] : &row->failed_per_min[i - (size_t)k];
+        if (!as_int(r->element[OV_HEAD + i], to))
+            return ov_bad(err, OV_HEAD + i, "an integer");
+    }
+    memset(s, 0, sizeof *s);
+    s->now_ms = v[OV_NOW];
+    s->due = v[OV_DUE];
+    s->future = v[OV_FUTURE];
+    s->far_future = v[OV_FAR];
+    s->inflight = v[OV_INFLIGHT];
+    s->failed = v[OV_FAILED];
+    s->expired_leases = v[OV_EXPIRED];
+    s->next_due_ms = -1;
+    s->oldest_due_age_ms = v[OV_OLDEST];
+    s->far_future_ms = v[OV_FAR_MS];
+    s->paused = v[OV_PAUSED] != 0;
+    s->paused_since_ms = v[OV_SINCE];
+    s->paused_until_ms = v[OV_UNTIL];
+    ov_copy_str(r->element[OV_BY], s->paused_by, sizeof s->paused_by);
+    ov_copy_str(r->element[OV_REASON], s->pause_reason, sizeof s->pause_reason);
+    s->window_ms = v[OV_WIN_MS];
+    s->window_elapsed_ms = v[OV_WIN_ELAPSED];
+    s->window_done = v[OV_WIN_DONE];
+    s->window_failed = v[OV_WIN_FAILED];
+    s->window_retried = v[OV_WIN_RETRIED];
+    row->alert_oldest_due_ms = v[OV_A_OLDEST];
+    row->alert_far_future = v[OV_A_FAR];
+    row->alert_fail_pct = v[OV_A_FAIL_PCT];
+    row->alert_fail_per_min = v[OV_A_FAIL_MIN];
+    row->alert_memory_pct = v[OV_A_MEMORY];
+    row->workers_registered = v[OV_W_REG];
+    row->workers_live = v[OV_W_LIVE];
+    row->workers_lost = v[OV_W_LOST];
+    row->last_beat_ms = v[OV_W_BEAT];
+    row->workers_hung = v[OV_W_HUNG];
+    ov_copy_str(r->element[OV_W_WORST], row->hung_worker, sizeof row->hung_worker);
+    /* the hook for a throttle: one element past the sparklines, 1 while it holds the
+     * queue back (the script that adds it documents it in PROTOCOL.md 5.15a) */
+    size_t at = OV_HEAD + 2 * (size_t)k;
+    int64_t t;
+    row->throttled = r->elements > at && as_int(r->element[at], &t) ? t != 0 : -1;
+    return DQ_OK;
+}

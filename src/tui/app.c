@@ -11,6 +11,7 @@
 #include "fmt/taskfmt.h"
 #include "lib/buf.h"
 #include "lib/dur.h"
+#include "overview.h"
 
 void
 ui_init(struct ui *ui, bool read_only, bool no_color)
@@ -82,8 +83,10 @@ picker_free(struct ui *ui)
         free(ui->pick_names[i]);
     free(ui->pick_names);
     free(ui->pick_counts);
+    overview_free(ui->pick_ov);
     ui->pick_names = NULL;
     ui->pick_counts = NULL;
+    ui->pick_ov = NULL;
     ui->npick = ui->pick_sel = 0;
 }
 
@@ -110,6 +113,13 @@ sched_free(struct ui *ui)
     dq_schedules_free(&ui->scheds);
     free(ui->sched_last);
     ui->sched_last = NULL;
+}
+
+void
+app_set_overview(struct ui *ui, struct overview *ov)
+{
+    overview_free(ui->pick_ov);
+    ui->pick_ov = ov;
 }
 
 void
@@ -408,6 +418,10 @@ app_escape(struct ui *ui)
         ui->action = ACT_UNFILTER;
         return APP_ACTION;
     }
+    if (ui->nmarks[ui->focus] == 0 && ui->from_overview) {
+        ui->action = ACT_QUEUES; /* back to the Overview it was opened from, read afresh */
+        return APP_ACTION;
+    }
     if (ui->nmarks[ui->focus] == 0)
         return 0;
     app_clear_marks(ui, ui->focus);
@@ -573,6 +587,7 @@ app_pick_open(struct ui *ui)
     if (ui->npick == 0)
         return 0;
     ui->pick_first = false;
+    ui->from_overview = ui->pick_ov != NULL;
     ui->mode = MODE_MAIN;
     ui->action = ACT_SWITCH;
     return APP_ACTION | APP_REDRAW;
@@ -929,6 +944,7 @@ app_action_result_free(struct action_result *r)
         free(r->queues[i]);
     free(r->queues);
     free(r->counts);
+    overview_free(r->overview);
     dq_errors_free(&r->errors);
     dq_schedules_free(&r->scheds);
     free(r->sched_last);
@@ -948,6 +964,8 @@ app_view_refresh_action(const struct ui *ui)
         return ACT_WORKERS;
     if (ui->mode == MODE_SCHEDULES)
         return ACT_SCHEDULES;
+    if (ui->mode == MODE_PICK && ui->pick_ov != NULL)
+        return ACT_QUEUES; /* the Overview */
     return ACT_NONE;
 }
 
@@ -977,6 +995,24 @@ sched_take(struct ui *ui, struct action_result *r, bool follow)
 void
 app_action_done(struct ui *ui, struct action_result *r, const char *current)
 {
+    if (r->refresh && r->act == ACT_QUEUES) {
+        /* the Overview's rows again: the selection stays on its queue as rows move */
+        if (!r->error && r->nqueues > 0 && ui->mode == MODE_PICK && ui->pick_ov != NULL) {
+            char sel[DQ_QUEUE_NAME_MAX + 1];
+            snprintf(sel, sizeof sel, "%s",
+                     ui->pick_sel < ui->npick ? ui->pick_names[ui->pick_sel] : "");
+            app_set_picker(ui, r->queues, r->counts, r->nqueues, r->total, sel);
+            app_set_overview(ui, r->overview);
+            r->queues = NULL;
+            r->counts = NULL;
+            r->overview = NULL;
+            r->nqueues = 0;
+        } else if (r->error && ui->mode == MODE_PICK) {
+            app_status(ui, true, "%s", r->status);
+        }
+        app_action_result_free(r);
+        return;
+    }
     if (r->refresh) {
         /* a refresh of the view open: its text and title change, the scroll stays; once
          * the view is closed it is dropped (it must not open the view again) */
@@ -1027,8 +1063,10 @@ app_action_done(struct ui *ui, struct action_result *r, const char *current)
     }
     if (!r->error && r->nqueues > 0) {
         app_set_picker(ui, r->queues, r->counts, r->nqueues, r->total, current);
+        app_set_overview(ui, r->overview);
         r->queues = NULL; /* the UI owns them now */
         r->counts = NULL;
+        r->overview = NULL;
         r->nqueues = 0;
     }
     app_action_result_free(r);

@@ -16,6 +16,8 @@
 #include "keys.h"
 #include "model.h"
 
+struct overview; /* overview.h */
+
 enum mode {
     MODE_MAIN,
     MODE_DETAILS,
@@ -154,6 +156,11 @@ struct ui {
     int64_t (*pick_counts)[4];
     size_t npick, pick_sel;
     int64_t pick_total; /* queues registered (more than listed when there are many) */
+    /* the Overview: the picker's queues with their overview rows, worst first (owned;
+     * NULL: the plain picker of names and counts) */
+    struct overview *pick_ov;
+    bool from_overview; /* the queue shown was opened from the Overview: Esc goes back */
+    bool ascii;         /* the locale is not UTF-8: sparklines in ASCII (term_utf8) */
     /* MODE_ERRORS: the error groups (owned), the selected one; the group Failed shows */
     dq_errors errors;
     size_t err_sel;
@@ -282,6 +289,9 @@ void app_clear_marks(struct ui *ui, int pane);
 void app_set_picker(struct ui *ui, char **names, int64_t (*counts)[4], size_t n, int64_t total,
                     const char *current);
 
+/* The picker shows @ov's rows (taken; in the order of its names): the Overview. */
+void app_set_overview(struct ui *ui, struct overview *ov);
+
 /* Replaces the details lines with @text split at newlines. */
 void app_set_detail(struct ui *ui, const char *text);
 
@@ -347,7 +357,8 @@ struct action_result {
     int64_t (*counts)[4];
     size_t nqueues;
     int64_t total;
-    dq_errors errors; /* the Errors view's groups (owned); have_errors: open it */
+    struct overview *overview; /* the picker's rows, in the order of queues (owned) */
+    dq_errors errors;          /* the Errors view's groups (owned); have_errors: open it */
     bool have_errors;
     dq_schedules scheds; /* the Schedules view's (owned) and their last runs (owned) */
     struct sched_last *sched_last;
@@ -355,10 +366,11 @@ struct action_result {
 };
 
 /* How often the views that refresh themselves read again while open: the Workers view
- * (W) the registry, the Schedules view (S) the schedules and their last runs. */
+ * (W) the registry, the Schedules view (S) the schedules and their last runs, the
+ * Overview its rows. */
 #define APP_WORKERS_REFRESH_MS 2000
 
-/* Whether the view open is one that refreshes by itself (W, S). */
+/* Whether the view open is one that refreshes by itself (W, S, the Overview). */
 bool app_view_refreshes(const struct ui *ui);
 
 /* What reads the view open again (ACT_WORKERS, ACT_SCHEDULES); ACT_NONE: nothing. */

@@ -20,6 +20,7 @@
 #include "lib/clock.h"
 #include "lib/dur.h"
 #include "lib/task.h"
+#include "overview.h"
 
 /* Task ids the Workers view lists per worker. */
 #define WORKER_TASKS_SHOWN 5
@@ -238,7 +239,9 @@ job_audit(dq_client *c, struct job *j, int64_t started_ms)
     dq_audit_free(&a);
 }
 
-/* The picker's list: up to 500 queues, each with its counts (one call per queue). */
+/* The Overview: up to DQ_CALL_MAX (1 000) queues, as `delayq queues` lists them, each with its
+ * overview row (overview_fetch: one call per queue, pipelined, and one INFO), worst first; the
+ * picker's counts from the rows. */
 static void
 job_queues(dq_client *c, struct job *j, int64_t started_ms)
 {
@@ -246,7 +249,7 @@ job_queues(dq_client *c, struct job *j, int64_t started_ms)
     dq_queues q = {0};
     dq_err err = {0};
 
-    if (dq_queues_get(c, 500, &q, &err) != DQ_OK) {
+    if (dq_queues_get(c, DQ_CALL_MAX, &q, &err) != DQ_OK) {
         job_status(j, true, "queues: %s", err.msg);
         return;
     }
@@ -259,16 +262,16 @@ job_queues(dq_client *c, struct job *j, int64_t started_ms)
         job_status(j, true, "queues: out of memory");
         return;
     }
+    if (overview_fetch(c, r->queues, r->nqueues, &r->overview, &err) != DQ_OK) {
+        job_status(j, true, "queues: %s", err.msg);
+        return;
+    }
     for (size_t i = 0; i < r->nqueues; i++) {
-        dq_stats s;
-        if (dq_stats_get(c, r->queues[i], &s, &err) != DQ_OK) {
-            job_status(j, true, "queues: %s: %s", r->queues[i], err.msg);
-            return;
-        }
-        r->counts[i][0] = s.due;
-        r->counts[i][1] = s.future;
-        r->counts[i][2] = s.inflight;
-        r->counts[i][3] = s.failed;
+        const dq_stats *s = &r->overview->lines[i].row->stats;
+        r->counts[i][0] = s->due;
+        r->counts[i][1] = s->future;
+        r->counts[i][2] = s->inflight;
+        r->counts[i][3] = s->failed;
     }
     if (r->nqueues == 0)
         job_status(j, false, "no queues on this server yet");

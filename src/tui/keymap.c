@@ -114,7 +114,7 @@ static const struct binding bindings[] = {
         "the workers: last beat, busy, done, failed, tasks held (refreshed while open)", NULL,
         "workers"},
     {BIND_MAIN, {'Q'}, "Q", PANES_ALL, 0, do_request, ACT_QUEUES,
-        "the server's queues with their counts; Enter switches to one", NULL, "queues"},
+        "the Overview: every queue worst first; Enter opens one", NULL, "queues"},
     /* L and S short, so help pairs them (the views say the rest) */
     {BIND_MAIN, {'L'}, "L", PANES_ALL, 0, do_request, ACT_AUDIT, "the audit log of actions", NULL,
         "audit"},
@@ -128,7 +128,7 @@ static const struct binding bindings[] = {
         "mark / unmark and move down; r and d then act on all marked tasks of the pane at "
         "once (all or nothing)", NULL, "mark"},
     {BIND_MAIN, {KEY_APP_ESC}, "Esc", PANES_ALL, 0, do_escape, 0,
-        "clear the marks, then the search", NULL, NULL},
+        "clear the marks, then the search, then back to the Overview", NULL, NULL},
     {BIND_MAIN, {'y'}, "y", PANES_ALL, KB_SELECTED, do_request, ACT_COPY,
         "copy the payload (in details of a failed task: its stack trace) with OSC 52, also "
         "over ssh and in tmux", NULL, "copy"},
@@ -527,7 +527,7 @@ static const struct {
     {BIND_MAIN, true,
      "Actions (through the same scripts as the workers; disabled with --read-only)"},
     {BIND_VIEW, false, "In details, this help and the audit log"},
-    {BIND_PICK, false, "In the queue picker (Q)"},
+    {BIND_PICK, false, "In the Overview (Q)"},
     {BIND_ERRS, false, "In the Errors view (E)"},
     {BIND_SCHED, false, "In the Schedules view (S)"},
     {BIND_SCHED, true, "Schedules view actions (the schedule script, as delayq schedule pause)"},

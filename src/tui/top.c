@@ -308,10 +308,12 @@ apply_fetch(struct top *t)
                                                          : t->backoff_ms * 2;
     if (!up)
         t->fetch_now = false; /* not even a key press hammers a server that is down */
-    /* the default queue, unused, on a server with queues: offer them, once */
+    /* no queue asked for and more than one on the server: the Overview, once; likewise
+     * the default queue, unused, on a server with queues */
     const dq_stats *s = &m->stats;
-    if (m->connected && !t->picked && !t->opt->queue_chosen && m->nqueues > 0 && s->enqueued == 0 &&
-        s->due + s->future + s->inflight + s->failed == 0 && !io_busy(t->io, IO_JOB)) {
+    bool unused = s->enqueued == 0 && s->due + s->future + s->inflight + s->failed == 0;
+    if (m->connected && !t->picked && !t->opt->queue_chosen &&
+        (m->nqueues > 1 || (m->nqueues > 0 && unused)) && !io_busy(t->io, IO_JOB)) {
         ui->pick_first = true;
         app_request(ui, ACT_QUEUES);
         begin_action(t);
@@ -642,6 +644,7 @@ tui_run(dq_client *c, const struct tui_options *o)
         ui_free(&t.ui);
         return TUI_ENOTTY;
     }
+    t.ui.ascii = !term_utf8();
     /* SIGINT/SIGTERM/SIGHUP quit cleanly (terminal restored, demo stopped); no
      * SA_RESTART, so a signal also ends the wait for a key at once */
     struct sigaction sa, old_int, old_term, old_hup;

@@ -18,6 +18,7 @@
 #include "lib/buf.h"
 #include "lib/dur.h"
 #include "lib/task.h"
+#include "overview.h"
 
 static const char *const pane_names[PANE_COUNT] = {"Due", "Future", "In-flight", "Failed", "Done"};
 
@@ -1048,6 +1049,10 @@ view_layout(const struct ui *ui, int rows, int cols, struct layout *l)
         l->scroll_max = n > 0 ? (int)n - 1 : 0;
         return;
     }
+    if (ui->mode == MODE_PICK && ui->pick_ov != NULL) {
+        l->rows_visible = overview_rows_visible(rows);
+        return;
+    }
     if (ui->mode == MODE_PICK || ui->mode == MODE_ERRORS) {
         l->rows_visible = rows - 3 > 0 ? rows - 3 : 1;
         return;
@@ -1087,6 +1092,19 @@ view_render(const struct model *m, const struct ui *ui, struct grid *g)
     }
     if (ui->mode == MODE_HELP) {
         render_lines(ui, g, help_line, keymap_help_lines(), "delayq top: help", NULL);
+        return;
+    }
+    if (ui->mode == MODE_PICK && ui->pick_ov != NULL) {
+        struct overview_view ov = {.ov = ui->pick_ov,
+                                   .sel = ui->pick_sel,
+                                   .shown = ui->pick_first ? "" : m->queue,
+                                   .endpoint = m->endpoint,
+                                   .total = ui->pick_total,
+                                   .status = ui->status,
+                                   .first = ui->pick_first,
+                                   .ascii = ui->ascii,
+                                   .no_color = ui->no_color};
+        overview_render(&ov, g);
         return;
     }
     if (ui->mode == MODE_PICK) {

@@ -15,6 +15,7 @@
 #include "tui/grid.h"
 #include "tui/keymap.h"
 #include "tui/model.h"
+#include "tui/overview.h"
 #include "tui/view.h"
 
 static char *
@@ -837,6 +838,108 @@ golden_screens(struct model *m, struct ui *ui, const char *screen)
     }
 }
 
+/* One overview row for the golden Overview: healthy defaults, @name, server time @now. */
+static void
+ov_row(struct dq_overview_row *r, const char *name, int64_t now)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->queue, sizeof r->queue, "%s", name);
+    r->stats.now_ms = now;
+    r->stats.window_ms = r->stats.window_elapsed_ms = 300000;
+    r->stats.paused_since_ms = r->stats.paused_until_ms = -1;
+    r->alert_oldest_due_ms = 300000;
+    r->alert_far_future = 100000;
+    r->alert_fail_pct = 50;
+    r->alert_fail_per_min = 60;
+    r->alert_memory_pct = 90;
+    r->workers_registered = r->workers_live = 1;
+    r->last_beat_ms = now - 2000;
+    r->throttled = -1;
+}
+
+/* The Overview (the picker with overview rows) from a fixed data set: five queues worst
+ * first, the failing one's bump in its FAILED/min sparkline, a pause reason from Redis
+ * escaped, the selected queue's verdict in full; ASCII sparklines outside UTF-8; Enter
+ * opens the row selected and Esc on its screen comes back. */
+static void
+golden_overview(void **state)
+{
+    const int64_t now = 1795942260000;
+    struct model m;
+    struct ui ui;
+    struct overview *ov = calloc(1, sizeof *ov);
+    const char *names[] = {"billing", "emails", "orders", "reports", "search"};
+    char **owned = calloc(5, sizeof *owned);
+    int64_t(*counts)[4] = calloc(5, sizeof *counts);
+
+    (void)state;
+    assert_non_null(ov);
+    ov->n = 5;
+    ov->rows = calloc(5, sizeof *ov->rows);
+    ov->lines = calloc(5, sizeof *ov->lines);
+    for (int i = 0; i < 5; i++)
+        ov_row(&ov->rows[i], names[i], now);
+    struct dq_overview_row *b = &ov->rows[0], *e = &ov->rows[1], *o = &ov->rows[2],
+                           *s = &ov->rows[4];
+    b->stats.failed = 36;
+    b->stats.window_done = 4;
+    b->stats.window_failed = 36;
+    b->workers_registered = b->workers_live = 2;
+    for (int i = 0; i < DQ_OVERVIEW_MINUTES; i++) {
+        b->done_per_min[i] = i < 6 ? 40 : 1;
+        b->failed_per_min[i] = i < 6 ? 0 : 4 + 2 * (i - 6);
+        s->done_per_min[i] = 20 + 10 * (i % 3);
+    }
+    e->stats.due = 12;
+    e->stats.oldest_due_age_ms = 40000;
+    e->stats.paused = true;
+    e->stats.paused_since_ms = now - 600000;
+    snprintf(e->stats.paused_by, sizeof e->stats.paused_by, "alice@ops");
+    snprintf(e->stats.pause_reason, sizeof e->stats.pause_reason, "deploy \x1b[2J rollback");
+    o->stats.due = 162;
+    o->stats.oldest_due_age_ms = 192000;
+    o->workers_live = 0;
+    o->workers_lost = 1;
+    o->last_beat_ms = now - 192000;
+    s->workers_registered = s->workers_live = 3;
+    s->stats.inflight = 3;
+    for (int i = 0; i < 5; i++)
+        dq_ov_judge(&ov->lines[i], &ov->rows[i], 0, 0);
+    dq_ov_sort(ov->lines, 5);
+    for (int i = 0; i < 5; i++)
+        owned[i] = dup_str(ov->lines[i].row->queue);
+
+    make_model(&m);
+    m.nqueues = 5;
+    ui_init(&ui, false, false);
+    app_set_picker(&ui, owned, counts, 5, 5, "orders");
+    app_set_overview(&ui, ov);
+    assert_int_equal(ui.mode, MODE_PICK);
+    assert_string_equal(ui.pick_names[0], "billing");
+    assert_string_equal(ui.pick_names[1], "orders");
+    assert_int_equal(ui.pick_sel, 1); /* opens on the queue shown */
+    golden_screens(&m, &ui, "overview");
+
+    ui.ascii = true;
+    char *text = render(&m, &ui, 24, 80);
+    assert_has(text, "#@");
+    assert_null(strstr(text, "\u2588"));
+    free(text);
+
+    /* Enter opens the row, and Esc on its main screen asks for the Overview again */
+    assert_int_equal(keymap_key(&ui, &m, 'k'), APP_REDRAW);
+    assert_int_equal(keymap_key(&ui, &m, KEY_APP_ENTER), APP_ACTION | APP_REDRAW);
+    assert_int_equal(ui.action, ACT_SWITCH);
+    assert_string_equal(ui.pick_names[ui.pick_sel], "billing");
+    assert_true(ui.from_overview);
+    ui.action = ACT_NONE;
+    assert_int_equal(ui.mode, MODE_MAIN);
+    assert_int_equal(keymap_key(&ui, &m, KEY_APP_ESC), APP_ACTION);
+    assert_int_equal(ui.action, ACT_QUEUES);
+    model_free(&m);
+    ui_free(&ui);
+}
+
 static void
 golden_main(void **state)
 {
@@ -1564,6 +1667,7 @@ main(void)
         cmocka_unit_test(golden_done),
         cmocka_unit_test(schedule_rows_fit_the_screen),
         cmocka_unit_test(golden_oncall),
+        cmocka_unit_test(golden_overview),
         cmocka_unit_test(filter_title_is_readable_beside_its_range),
         cmocka_unit_test(questions_fit_at_80_columns),
         cmocka_unit_test(errors_view_says_why_and_since_when_at_80_columns),
