@@ -24,7 +24,8 @@ if k < 1 or k > DQ_CALL_MAX or k ~= math.floor(k) or (flag and flag ~= '0' and f
 end
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
 local gate = worker_gate('ack', [[HDEL running stats HGET running tally HINCRBY stats tally HMGET
-  running HSET tally LTRIM hist TIME ZADD uniq ZRANGEBYSCORE uniq ZREM inflight uniq]])
+  running HSET tally LTRIM hist TIME ZADD uniq ZRANGEBYSCORE uniq ZREM inflight uniq
+  HDEL kin HINCRBY kin PUBLISH wake ZADD kpark sched ZPOPMIN kq ZRANGE sched ZREM kpark]])
 if gate then return gate end
 -- done retention (PROTOCOL.md 4.7): only an ack whose claim saw it on reads the config
 -- (once per call) and pays for the checks of its writes; one without it reads nothing

@@ -41,7 +41,8 @@ local gate = worker_gate('claim', [[EXISTS group HDEL failed groups ids running 
   groups HMGET config pause running HSET failed groups ids running sdefs tally INCRBY seq LTRIM
   hist PUBLISH wake RPUSH hist TIME ZADD failidx group inflight sched slow snext uniq ZCARD
   failidx ZPOPMIN failidx ZRANGE inflight sched snext ZRANGEBYSCORE sched uniq ZREM group
-  inflight sched snext uniq ZSCORE group]])
+  inflight sched snext uniq ZSCORE group
+  HDEL kin HGET kin HINCRBY kin ZADD kpark kq ZPOPMIN kq ZREM kpark]])
 if gate then return gate end
 local cfg = config()
 -- done retention's commands (PROTOCOL.md 4.7) are checked only when it is on, before any
@@ -154,6 +155,10 @@ local items = {}
 if batch > 0 and not paused then
   items = redis.call('ZRANGEBYSCORE', K_SCHED, '-inf', dec(now + ahead), 'WITHSCORES',
     'LIMIT', 0, batch)
+  -- per-key limits (lib.lua key_admit): parks the keyed tasks whose key is full
+  if cfg.key_concurrency > 0 and #items > 0 then
+    items = key_admit(cfg, items, now, ahead, batch)
+  end
 end
 local out = {now, 0, 0}
 local moved = 0

@@ -71,6 +71,9 @@ enum {
 #define DQ_TIME_LIMIT_MAX 604800000LL
 /* A task's unique-for window (dq_enqueue_opts.unique_for_ms), ms: 7 days. */
 #define DQ_UNIQUE_FOR_MAX 604800000LL
+/* A task's key (dq_enqueue_opts.key; per-key limits, PROTOCOL.md 4.10): 1..DQ_KEY_MAX
+ * bytes; a buffer needs +1. */
+#define DQ_KEY_MAX 64
 /* Bytes of a failure's signature (reason + masked first line of its error). */
 #define DQ_SIGNATURE_MAX 200
 /* Reason given to dq_pause(): 0..DQ_PAUSE_REASON_MAX bytes; a buffer needs +1. */
@@ -340,6 +343,9 @@ typedef struct dq_config {
                                     it at enqueue); default none (-1 here sets none) */
     int64_t done_retention;      /* finished tasks kept, exactly; default (0 in Redis) none;
                                     set -1 for that */
+    /* (flow control's rate_limit, rate_burst, concurrency_limit go here) */
+    int64_t key_concurrency; /* tasks of one key (dq_enqueue_opts.key) in flight at once;
+                                default (0 in Redis) no limit; set -1 for that */
 } dq_config;
 
 /** Reads the queue's effective configuration (defaults filled in). */
@@ -365,6 +371,9 @@ typedef struct dq_enqueue_opts {
     bool replace;          /* needs id: a scheduled task with this id gets this payload and
                               due time instead (debounce); one in flight or failed is left
                               as it is and reported as a duplicate there */
+    const char *key;       /* the task's key (a tenant, a customer; 1..DQ_KEY_MAX bytes, no
+                              control bytes), NULL: none; the queue's key_concurrency limits
+                              the tasks of one key in flight (PROTOCOL.md 4.10) */
 } dq_enqueue_opts;
 
 typedef struct dq_enqueued {
@@ -731,6 +740,9 @@ typedef struct dq_stats {
      * its signature ("" otherwise) and its count in the failed set */
     char top_group[DQ_SIGNATURE_MAX + 1];
     int64_t top_group_count;
+    /* keyed tasks parked because their key is at key_concurrency (PROTOCOL.md 4.10): not in
+     * due or future; 0 from scripts older than per-key limits */
+    int64_t parked;
 } dq_stats;
 
 /** Reads the queue's counts and counters in one bounded call (O(log n)). */

@@ -32,6 +32,8 @@ static const struct {
     {"alert_fail_per_min", false, offsetof(dq_config, alert_fail_per_min)},
     {"time_limit_ms", true, offsetof(dq_config, time_limit_ms)},
     {"done_retention", false, offsetof(dq_config, done_retention)},
+    /* (flow control's rate_limit, rate_burst, concurrency_limit go here) */
+    {"key_concurrency", false, offsetof(dq_config, key_concurrency)},
 };
 #define NFIELDS (sizeof fields / sizeof fields[0])
 
@@ -72,13 +74,14 @@ run(struct cli *g, const struct cli_args *args)
             *slot = v;
         }
         /* 0 means "leave as is" in dq_config; max_attempts 0 (unlimited), worker_lost_ms 0
-         * (three beat intervals), time_limit_ms 0 (none) and done_retention 0 (none) are
-         * spelled -1. */
+         * (three beat intervals), time_limit_ms 0 (none), done_retention 0 (none) and
+         * key_concurrency 0 (no limit) are spelled -1. */
         if (*slot == 0) {
             if (strcmp(fields[k].name, "max_attempts") != 0 &&
                 strcmp(fields[k].name, "worker_lost_ms") != 0 &&
                 strcmp(fields[k].name, "time_limit_ms") != 0 &&
-                strcmp(fields[k].name, "done_retention") != 0)
+                strcmp(fields[k].name, "done_retention") != 0 &&
+                strcmp(fields[k].name, "key_concurrency") != 0)
                 return cli_usage_error(g, "%s: must be more than 0", fields[k].name);
             *slot = -1;
         }
@@ -127,6 +130,7 @@ const struct cli_cmd cmd_config = {
              "  backoff_cap_ms 5m          max_attempts 25           time_limit_ms 0 (none)\n"
              "  failed_retention 100000    audit_retention 10000     far_future_ms 1h\n"
              "  worker_lost_ms 0 (3 beats) worker_prune_ms 1h        done_retention 0 (none)\n"
+             "  key_concurrency 0 (none)\n"
              "The health verdict's (top, stats --check; no script reads them):\n"
              "  alert_oldest_due_ms 5m     alert_far_future 100000   alert_running_ms 5m\n"
              "  alert_memory_pct 90        alert_window_ms 5m        alert_fail_pct 50\n"

@@ -132,12 +132,14 @@ oom(dq_err *err)
 
 enum { CONFIG_FIELD, CONFIG_VALUE, CONFIG_PAIR };
 
+/* In index order; flow control's rate_limit, rate_burst and concurrency_limit go
+ * between done_retention and key_concurrency (append only). */
 const char *const dq_config_fields[DQ_CONFIG_FIELDS] = {
     "max_delay_ms",       "max_payload",      "backoff_base_ms",     "backoff_cap_ms",
     "max_attempts",       "failed_retention", "audit_retention",     "far_future_ms",
     "worker_lost_ms",     "worker_prune_ms",  "alert_oldest_due_ms", "alert_far_future",
     "alert_running_ms",   "alert_memory_pct", "alert_window_ms",     "alert_fail_pct",
-    "alert_fail_per_min", "time_limit_ms",    "done_retention",
+    "alert_fail_per_min", "time_limit_ms",    "done_retention",      "key_concurrency",
 };
 
 int64_t *
@@ -148,7 +150,7 @@ dq_config_slot(dq_config *c, size_t i)
         &c->max_attempts,       &c->failed_retention, &c->audit_retention,     &c->far_future_ms,
         &c->worker_lost_ms,     &c->worker_prune_ms,  &c->alert_oldest_due_ms, &c->alert_far_future,
         &c->alert_running_ms,   &c->alert_memory_pct, &c->alert_window_ms,     &c->alert_fail_pct,
-        &c->alert_fail_per_min, &c->time_limit_ms,    &c->done_retention};
+        &c->alert_fail_per_min, &c->time_limit_ms,    &c->done_retention,      &c->key_concurrency};
     return slots[i];
 }
 
@@ -175,6 +177,8 @@ dq_reply_config(const redisReply *r, void *out, dq_err *err)
     c->time_limit_ms = 0;
     /* and those older than done retention answer 18 */
     c->done_retention = 0;
+    /* and those older than per-key limits answer 19 */
+    c->key_concurrency = 0;
     for (size_t i = 0; i < DQ_CONFIG_FIELDS && CONFIG_PAIR * i + CONFIG_VALUE < r->elements; i++) {
         int rc = get_int(r, CONFIG_PAIR * i + CONFIG_VALUE, "config", dq_config_fields[i],
                          dq_config_slot(c, i), err);
@@ -1136,7 +1140,8 @@ enum {
     STATS_WINDOW_RETRIED,
     STATS_TOP_GROUP,
     STATS_TOP_COUNT,
-    STATS_WINDOW_FIELDS
+    STATS_PARKED, /* per-key limits: after the window, absent from older scripts */
+    STATS_WINDOW_FIELDS = STATS_PARKED
 };
 
 /* The outcome window after the pause (stats.lua); window_ms -1 when the scripts are
@@ -1149,8 +1154,12 @@ stats_window(const redisReply *r, size_t at, dq_stats *s, dq_err *err)
     s->window_ms = s->window_elapsed_ms = -1;
     s->window_done = s->window_failed = s->window_retried = s->top_group_count = 0;
     s->top_group[0] = '\0';
+    s->parked = 0;
     if (r->elements < at + STATS_WINDOW_FIELDS)
         return DQ_OK;
+    if (r->elements > at + STATS_PARKED &&
+        (rc = get_int(r, at + STATS_PARKED, "stats", "parked", &s->parked, err)) != DQ_OK)
+        return rc;
     if ((rc = get_int(r, at + STATS_WINDOW, "stats", "window", &s->window_ms, err)) != DQ_OK ||
         (rc = get_int(r, at + STATS_WINDOW_ELAPSED, "stats", "window elapsed",
                       &s->window_elapsed_ms, err)) != DQ_OK ||
