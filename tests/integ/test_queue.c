@@ -1353,8 +1353,8 @@ static const char peek_body[] =
 
 /* The Lua run by EVAL in lua_and_c_agree_on_v2_envelopes: v2 envelopes and every
  * one-byte mutation and truncation of them, each with env_decode's verdict and time
- * limit (-1 none, -2 refused) and unique-for window (-1 none). Replies {member, verdict,
- * window, member, verdict, window, ...}. */
+ * limit (-1 none, -2 refused), unique-for window (-1 none) and key ('' none). Replies
+ * {member, verdict, window, key, member, verdict, window, key, ...}. */
 static const char agree_body[] =
     "local base = {\n"
     "  {seq = 9, attempt = 1, enq = 2, max = 3, payload = 'p', ext = '\\129\\162tl\\10'},\n"
@@ -1365,6 +1365,12 @@ static const char agree_body[] =
     "   ext = '\\130\\162tl\\10\\162uf\\205\\3\\232'},\n"
     "  {seq = 13, id = 'v', attempt = 0, enq = 2, max = 3, payload = 't', ext = "
     "'\\129\\162uf\\1'},\n"
+    /* the key ("k", per-key limits): str and bin forms, before tl and uf */
+    "  {seq = 14, attempt = 0, enq = 2, max = 3, payload = 'u', ext = '\\129\\161k\\163abc'},\n"
+    "  {seq = 15, id = 'w', attempt = 0, enq = 2, max = 3, payload = 'v',\n"
+    "   ext = '\\131\\161k\\196\\2xy\\162tl\\10\\162uf\\1'},\n"
+    "  {seq = 16, attempt = 0, enq = 2, max = 3, payload = 'w', ext = '\\129\\161k\\217\\64' ..\n"
+    "   string.rep('k', 64)},\n"
     "}\n"
     "local vals = {0, 1, 10, 48, 95, 97, 122, 123, 127, 128, 129, 130, 143, 144, 153, 154,\n"
     "  160, 161, 162, 163, 191, 192, 195, 196, 204, 205, 206, 207, 208, 217, 224, 255}\n"
@@ -1374,6 +1380,7 @@ static const char agree_body[] =
     "  out[#out + 1] = m\n"
     "  out[#out + 1] = e and (e.tl or -1) or -2\n"
     "  out[#out + 1] = e and (e.uf or -1) or -1\n"
+    "  out[#out + 1] = e and e.k or ''\n"
     "end\n"
     "for _, e in ipairs(base) do\n"
     "  local m = env_encode(e)\n"
@@ -1438,33 +1445,40 @@ static void
 lua_and_c_agree_on_v2_envelopes(void **state)
 {
     redisReply *r = eval_with_lib(*state, agree_body);
-    size_t accepted = 0, limited = 0, windowed = 0;
+    size_t accepted = 0, limited = 0, windowed = 0, keyed = 0;
 
     assert_int_equal(r->type, REDIS_REPLY_ARRAY);
     assert_true(r->elements > 1000);
-    for (size_t i = 0; i + 2 < r->elements; i += 3) {
-        const redisReply *m = r->element[i];
+    for (size_t i = 0; i + 3 < r->elements; i += 4) {
+        const redisReply *m = r->element[i], *lua_k = r->element[i + 3];
         long long lua = r->element[i + 1]->integer, lua_uf = r->element[i + 2]->integer;
         struct dq_env e;
         dq_err err = {0};
         int rc = dq_env_decode(m->str, m->len, &e, &err);
         long long c = rc != DQ_OK ? -2 : e.time_limit_ms;
         long long c_uf = rc != DQ_OK ? -1 : e.unique_for_ms;
-        if (c != lua || c_uf != lua_uf) {
+        size_t c_klen = rc != DQ_OK || e.key.ptr == NULL ? 0 : e.key.len;
+        bool same_key = c_klen == lua_k->len && (c_klen == 0 || memcmp(e.key.ptr, lua_k->str,
+                                                                        c_klen) == 0);
+        if (c != lua || c_uf != lua_uf || !same_key) {
             char hex[512] = "";
             for (size_t k = 0; k < m->len && k < 200; k++)
                 snprintf(hex + 2 * k, sizeof hex - 2 * k, "%02x", (unsigned char)m->str[k]);
-            fail_msg("member %zu (%s): Lua says %lld/%lld, C says %lld/%lld (%s)", i / 3, hex, lua,
-                     lua_uf, c, c_uf, rc != DQ_OK ? err.msg : "ok");
+            fail_msg("member %zu (%s): Lua says %lld/%lld/key %zu bytes, C says %lld/%lld/key %zu "
+                     "bytes (%s)",
+                     i / 4, hex, lua, lua_uf, lua_k->len, c, c_uf, c_klen,
+                     rc != DQ_OK ? err.msg : "ok");
         }
         accepted += c != -2;
         limited += c > 0;
         windowed += c_uf > 0;
+        keyed += c_klen > 0;
     }
     /* the corpus holds both verdicts and every kind of accepted envelope */
-    assert_true(accepted > 5 && accepted < r->elements / 3);
+    assert_true(accepted > 5 && accepted < r->elements / 4);
     assert_true(limited > 1);
     assert_true(windowed > 1);
+    assert_true(keyed > 2);
     freeReplyObject(r);
 }
 
