@@ -24,8 +24,7 @@ if k < 1 or k > DQ_CALL_MAX or k ~= math.floor(k) or (flag and flag ~= '0' and f
 end
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
 local gate = worker_gate('ack', [[HDEL running stats HGET running tally HINCRBY stats tally HMGET
-  running HSET tally LTRIM hist TIME ZADD uniq ZRANGEBYSCORE uniq ZREM inflight uniq
-  HDEL kin HINCRBY kin PUBLISH wake ZADD kpark sched ZPOPMIN kq ZRANGE sched ZREM kpark]])
+  running HSET tally LTRIM hist TIME ZADD uniq ZRANGEBYSCORE uniq ZREM inflight uniq]])
 if gate then return gate end
 -- done retention (PROTOCOL.md 4.7): only an ack whose claim saw it on reads the config
 -- (once per call) and pays for the checks of its writes; one without it reads nothing
@@ -36,13 +35,21 @@ if flag == '1' then
   if gate then return gate end
   keep = config_of({'done_retention'}).done_retention
 end
-allow_oom()
 local tks, atts, clms = {}, {}, {}
 for i = 0, k - 1 do
   tks[i + 1], atts[i + 1], clms[i + 1] = ARGV[3 * i + 1], ARGV[3 * i + 2], ARGV[3 * i + 3]
 end
+-- per-key limits (PROTOCOL.md 4.10): only an ack of a keyed task pays for the checks of
+-- what its key's settle writes (the records are read once: settle_acks takes them)
+local recs = redis.call('HMGET', K_RUNNING, unpack(tks))
+if key_any(recs) then
+  gate = worker_gate('ack_keys', [[HDEL kin HINCRBY kin HMGET config PUBLISH wake ZADD kpark
+    sched ZPOPMIN kq ZRANGE sched ZREM kpark]])
+  if gate then return gate end
+end
+allow_oom()
 local kept = keep > 0 and {} or nil
-local res, done = settle_acks(tks, atts, clms, kept)
+local res, done = settle_acks(tks, atts, clms, kept, recs)
 if done > 0 then
   local now = now_ms()
   redis.call('HINCRBY', K_STATS, 'done', done)

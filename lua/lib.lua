@@ -1125,8 +1125,9 @@ end
 -- count drops and up to the room left of the key's earliest parked tasks go back to sched.
 -- Unkeyed tasks never reach this code: claim calls key_admit only when L > 0, and a
 -- settle calls key_left only for a task whose envelope has a key.
--- keys: key_admit, key_done and unrun are the prelude's; the rest is this block's own
-local key_admit, key_done, unrun
+-- keys: key_admit, key_done, key_any and unrun are the prelude's; the rest is this block's
+-- own
+local key_admit, key_done, key_any, unrun
 do
 -- members one claim may look at past its batch, parking them (bounds a claim's cost
 -- however many tasks of full keys are due)
@@ -1206,19 +1207,20 @@ end
 -- Task key @k's task left in flight: its count drops, and its earliest parked tasks go
 -- back to sched while the key has room (all of them, KEY_PROMOTE_MAX at a time, when the
 -- limit is off). A task claimed while the limit was off was never counted: the count
--- never goes below 0 (PROTOCOL.md 4.10, "Changing the limit").
-local function key_left(k)
+-- never goes below 0 (PROTOCOL.md 4.10, "Changing the limit"). @lim: the queue's
+-- key_concurrency if the caller has read it (nil: read here). Returns it.
+local function key_left(k, lim)
   local n = redis.call('HINCRBY', K_KIN, k, -1)
   if n <= 0 then
     redis.call('HDEL', K_KIN, k)
     n = 0
   end
-  local lim = config_of({'key_concurrency'}).key_concurrency
+  lim = lim or config_of({'key_concurrency'}).key_concurrency
   local room = KEY_PROMOTE_MAX
   if lim > 0 and lim - n < room then room = lim - n end
-  if room <= 0 then return end
+  if room <= 0 then return lim end
   local z = redis.call('ZPOPMIN', K_KQ .. k, room)
-  if #z == 0 then return end
+  if #z == 0 then return lim end
   local first, back = next_due(), {}
   for i = 1, #z, 2 do
     back[#back + 1] = z[i + 1]
@@ -1227,19 +1229,41 @@ local function key_left(k)
   redis.call('ZADD', K_SCHED, unpack(back))
   park_count(k, -#z / 2)
   if first < 0 or tonumber(z[2]) < first then wake(z[2]) end
+  return lim
 end
 
 -- The key of the task whose running record is @r, or nil; a v1 envelope (no
 -- extensions) costs one byte compare.
 -- The task whose running record is @r was acked: key_left for its key, if it has one.
--- A v1 envelope (no extensions) costs one byte compare.
-function key_done(r)
+-- A v1 envelope (no extensions) costs one byte compare. @lim as for key_left (many acks
+-- in one call read the config once); returns it.
+function key_done(r, lim)
   local b, p = string.byte(r, 2), nil
   if b == 196 then p = 4 elseif b == 197 then p = 5 elseif b == 198 then p = 7 end
-  if not p or string.byte(r, p) ~= 154 then return end
+  if not p or string.byte(r, p) ~= 154 then return lim end
   local run = run_decode(r)
   local e = run and env_decode(run.m)
-  if e and e.k then key_left(e.k) end
+  if e and e.k then return key_left(e.k, lim) end
+  return lim
+end
+
+-- Whether any of the running records @recs (an HMGET's answer; false for a missing one)
+-- is a keyed task's: the acks that settle them reach key_left. v1 records cost one byte
+-- compare each. Lets ack and claim check the commands of per-key limits only when a call
+-- can run them (their role gates, PROTOCOL 5.16a).
+function key_any(recs)
+  for _, r in ipairs(recs) do
+    if r then
+      local b, p = string.byte(r, 2), nil
+      if b == 196 then p = 4 elseif b == 197 then p = 5 elseif b == 198 then p = 7 end
+      if p and string.byte(r, p) == 154 then
+        local run = run_decode(r)
+        local e = run and env_decode(run.m)
+        if e and e.k then return true end
+      end
+    end
+  end
+  return false
 end
 
 -- Takes task key @tk out of in-flight; @k: the task's key, if it has one (key_left).
@@ -1369,11 +1393,11 @@ end
 -- odd layout) and a task key's second and later times go through settle_ack one by one
 -- after that, so each gets its precise error, as separate calls would. Returns one entry
 -- per ack, in order (1, or the error reply), and how many were acked. @kept as for
--- settle_ack.
-local function settle_acks(tks, atts, clms, kept)
+-- settle_ack. @recs: their running records if the caller read them already (key_any).
+local function settle_acks(tks, atts, clms, kept, recs)
   local out, gone, seen, later = {}, {}, {}, {}
   if #tks == 0 then return out, 0 end
-  local recs = redis.call('HMGET', K_RUNNING, unpack(tks))
+  recs = recs or redis.call('HMGET', K_RUNNING, unpack(tks))
   for i, tk in ipairs(tks) do
     if not seen[tk] and recs[i] and fence_quick(recs[i], atts[i], clms[i]) then
       gone[#gone + 1] = tk
@@ -1388,11 +1412,11 @@ local function settle_acks(tks, atts, clms, kept)
   if #gone > 0 then
     redis.call('ZREM', K_INFLIGHT, unpack(gone))
     redis.call('HDEL', K_RUNNING, unpack(gone))
-    local now
+    local now, lim
     for i, tk in ipairs(tks) do
       if out[i] == 1 then
         now = uniq_acked(recs[i], now)
-        key_done(recs[i])
+        lim = key_done(recs[i], lim)
       end
     end
   end

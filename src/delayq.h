@@ -1020,6 +1020,33 @@ int dq_errors_get(dq_client *c, const char *queue, dq_errors *out, dq_err *err);
 /** Frees @e's groups and empties it. Accepts NULL. */
 void dq_errors_free(dq_errors *e);
 
+/* One task key (dq_enqueue_opts.key) in dq_keys_get()'s answer. */
+typedef struct dq_key_row {
+    char key[DQ_KEY_MAX + 1]; /* raw bytes from Redis (escape before a terminal) */
+    size_t key_len;
+    int64_t due;           /* scheduled and due, among the oldest due tasks looked at */
+    int64_t parked;        /* parked: due, held back by key_concurrency (exact) */
+    int64_t inflight;      /* in flight, as claim counted them (exact) */
+    int64_t failed;        /* failed, among the newest failures looked at */
+    int64_t oldest_due_ms; /* the earliest due time of its scheduled or parked tasks; -1 */
+} dq_key_row;
+
+typedef struct dq_keys {
+    dq_key_row *rows; /* owned; most tasks (due + parked + in flight + failed) first */
+    size_t n;
+    int64_t now_ms;
+    int64_t due_seen, due_total;       /* due tasks looked at (at most 1000), and in all */
+    int64_t failed_seen, failed_total; /* failures looked at (the newest 1000), and in all */
+    int64_t parked_total;              /* parked tasks of every key */
+} dq_keys;
+
+/** The @limit (1..100) task keys with the most tasks (PROTOCOL.md 4.10, 5.31): parked and
+ * in-flight counts exact, due and failed counted in bounded samples; read-only. */
+int dq_keys_get(dq_client *c, const char *queue, unsigned limit, dq_keys *out, dq_err *err);
+
+/** Frees @k's rows and empties it. Accepts NULL. */
+void dq_keys_free(dq_keys *k);
+
 /**
  * One bounded step (@step failures looked at, 1..DQ_STEP_MAX; 0 means DQ_BULK_STEP) of
  * "requeue the failed tasks of filter @f", like dq_requeue_all_step(). Only tasks that

@@ -1494,3 +1494,64 @@ dq_reply_schedule_get(const redisReply *r, void *out, dq_err *err)
     }
     return DQ_OK;
 }
+
+/* ---- keys (5.31): totals, then 6 per key (per-key limits) ------------------------------ */
+
+enum { K_NOW, K_DUE_SEEN, K_DUE, K_FAILED_SEEN, K_FAILED, K_PARKED, K_N, K_HEAD };
+enum { R_KEY, R_DUE, R_PARKED, R_INFLIGHT, R_FAILED, R_OLDEST, R_FIELDS };
+
+static int
+keys_bad(dq_err *err, const char *what)
+{
+    return dq_err_set(err, DQ_EPROTO, "keys reply: %s", what);
+}
+
+static int
+keys_num(const redisReply *r, int64_t *v)
+{
+    if (r->type != REDIS_REPLY_INTEGER)
+        return -1;
+    *v = (int64_t)r->integer;
+    return 0;
+}
+
+int
+dq_reply_keys(const redisReply *r, void *out, dq_err *err)
+{
+    dq_keys *k = out;
+    int64_t head[K_HEAD];
+
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < K_HEAD)
+        return keys_bad(err, "not an array of 7 and then 6 per key");
+    for (size_t i = 0; i < K_HEAD; i++)
+        if (keys_num(r->element[i], &head[i]) != 0)
+            return keys_bad(err, "a count is not an integer");
+    if (head[K_N] < 0 || head[K_N] > 100 || r->elements != K_HEAD + (size_t)head[K_N] * R_FIELDS)
+        return keys_bad(err, "not 7 + 6 elements per key (at most 100 keys)");
+    k->now_ms = head[K_NOW];
+    k->due_seen = head[K_DUE_SEEN];
+    k->due_total = head[K_DUE];
+    k->failed_seen = head[K_FAILED_SEEN];
+    k->failed_total = head[K_FAILED];
+    k->parked_total = head[K_PARKED];
+    if (head[K_N] == 0)
+        return DQ_OK;
+    k->rows = calloc((size_t)head[K_N], sizeof *k->rows);
+    if (k->rows == NULL)
+        return dq_err_set(err, DQ_ENOMEM, "out of memory");
+    for (size_t i = 0; i < (size_t)head[K_N]; i++) {
+        redisReply *const *e = &r->element[K_HEAD + i * R_FIELDS];
+        dq_key_row *row = &k->rows[i];
+        if (e[R_KEY]->type != REDIS_REPLY_STRING || e[R_KEY]->len > DQ_KEY_MAX ||
+            keys_num(e[R_DUE], &row->due) != 0 || keys_num(e[R_PARKED], &row->parked) != 0 ||
+            keys_num(e[R_INFLIGHT], &row->inflight) != 0 ||
+            keys_num(e[R_FAILED], &row->failed) != 0 ||
+            keys_num(e[R_OLDEST], &row->oldest_due_ms) != 0)
+            return keys_bad(err, "a key's row is not a key of 1..64 bytes and five integers");
+        memcpy(row->key, e[R_KEY]->str, e[R_KEY]->len);
+        row->key[e[R_KEY]->len] = '\0';
+        row->key_len = e[R_KEY]->len;
+        k->n = i + 1;
+    }
+    return DQ_OK;
+}

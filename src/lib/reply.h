@@ -116,6 +116,8 @@ int dq_reply_search(const struct redisReply *r, void *out, dq_err *err);
 
 /* errors (error groups): @out is a dq_errors; the caller frees it on error too. */
 int dq_reply_errors(const struct redisReply *r, void *out, dq_err *err);
+/* keys: @out is a dq_keys (rows allocated here; dq_keys_free). */
+int dq_reply_keys(const struct redisReply *r, void *out, dq_err *err);
 
 /* audit: @out is a dq_audit. */
 int dq_reply_audit(const struct redisReply *r, void *out, dq_err *err);

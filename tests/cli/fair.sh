@@ -5,6 +5,7 @@
 # 2. The fairness case: one key with 50 000 due tasks enqueued first, then 100 keys with
 #    10 each, key_concurrency 2: every small-key task starts within the deadline while
 #    the big key runs at most 2 at once; stats shows the parked count.
+#    delayq keys names the big key, with its parked count.
 # 3. Reap: a worker killed while it holds a keyed task; its lease is reaped, the key's
 #    count drops and its parked tasks run, still one at a time.
 # Usage: fair.sh FAIR_FILL (tests/cli/fair_fill, the bulk enqueue helper).
@@ -91,6 +92,13 @@ parked=$(dq stats -q "$q" --json | sed -n 's/.*"parked":\([0-9]*\).*/\1/p')
 echo "# parked while the big key drains: $parked"
 check "stats --json: the big key's backlog is parked" [ "${parked:-0}" -gt 1000 ]
 check "stats says parked" sh -c "'$bin' stats -q '$q' | grep -q '^parked '"
+# delayq keys: which key is this backlog (parked and in flight exact)
+dq keys -q "$q" --json >"$work/keys.json"
+check "keys --json: big first" grep -q '"keys":\[{"key":"big","due":[0-9]*,"parked":[1-9][0-9][0-9][0-9]' "$work/keys.json"
+inf=$(sed -n 's/.*"key":"big"[^}]*"inflight":\([0-9]*\).*/\1/p' "$work/keys.json")
+check "keys --json: big has at most 2 in flight ($inf)" [ "${inf:-9}" -le 2 ]
+check "keys: a table with the big key on top" sh -c "'$bin' keys -q '$q' | sed -n 3p | grep -q ' big\$'"
+check "keys -n 0 is exit 2" not dq keys -q "$q" -n 0
 for w in 1 2 3 4; do eval "stop_pid \$fair_$w"; done
 check "the big key never ran more than 2 at once" [ "$(max_overlap "$log2" '^big-')" -le 2 ]
 for k in k0 k42 k99; do
