@@ -44,7 +44,7 @@ end
 local recs = redis.call('HMGET', K_RUNNING, unpack(tks))
 if key_any(recs) then
   gate = worker_gate('ack_keys', [[HDEL kin HINCRBY kin HMGET config PUBLISH wake ZADD kpark
-    sched ZPOPMIN kq ZRANGE sched ZREM kpark]])
+    sched ZCARD kpark ZPOPMIN kq ZRANGE sched ZREM kpark]])
   if gate then return gate end
 end
 allow_oom()

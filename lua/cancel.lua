@@ -20,7 +20,7 @@ local gate = operator_gate('cancel', [[EXISTS group HDEL failed groups running s
   failed groups running HGET failed groups ids running tally HINCRBY stats tally HLEN groups
   HMGET config HSET failed groups tally LTRIM hist PUBLISH wake RPUSH hist TIME XADD audit
   ZADD failidx group ZCARD failidx ZPOPMIN failidx ZREM group inflight ZSCORE group
-  HDEL kin HINCRBY kin ZADD kpark sched ZPOPMIN kq ZRANGE sched ZREM kpark]])
+  HDEL kin HINCRBY kin ZADD kpark sched ZCARD kpark ZPOPMIN kq ZRANGE sched ZREM kpark]])
 if gate then return gate end
 allow_oom()
 local id, mode, who = ARGV[1], ARGV[2], ARGV[3]

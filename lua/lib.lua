@@ -1207,20 +1207,25 @@ end
 -- Task key @k's task left in flight: its count drops, and its earliest parked tasks go
 -- back to sched while the key has room (all of them, KEY_PROMOTE_MAX at a time, when the
 -- limit is off). A task claimed while the limit was off was never counted: the count
--- never goes below 0 (PROTOCOL.md 4.10, "Changing the limit"). @lim: the queue's
--- key_concurrency if the caller has read it (nil: read here). Returns it.
-local function key_left(k, lim)
+-- never goes below 0 (PROTOCOL.md 4.10, "Changing the limit"). @st: what this call has
+-- read already (nil: nothing), for the settles of many tasks in one call: lim, the
+-- queue's key_concurrency (one HMGET a call), and parked, whether any key has parked tasks
+-- (one ZCARD a call, so a call with nothing parked pops nothing). Returns it.
+local function key_left(k, st)
+  st = st or {}
   local n = redis.call('HINCRBY', K_KIN, k, -1)
   if n <= 0 then
     redis.call('HDEL', K_KIN, k)
     n = 0
   end
-  lim = lim or config_of({'key_concurrency'}).key_concurrency
-  local room = KEY_PROMOTE_MAX
+  if st.lim == nil then st.lim = config_of({'key_concurrency'}).key_concurrency end
+  local lim, room = st.lim, KEY_PROMOTE_MAX
   if lim > 0 and lim - n < room then room = lim - n end
-  if room <= 0 then return lim end
+  if room <= 0 then return st end
+  if st.parked == nil then st.parked = redis.call('ZCARD', K_KPARK) > 0 end
+  if not st.parked then return st end
   local z = redis.call('ZPOPMIN', K_KQ .. k, room)
-  if #z == 0 then return lim end
+  if #z == 0 then return st end
   local first, back = next_due(), {}
   for i = 1, #z, 2 do
     back[#back + 1] = z[i + 1]
@@ -1229,22 +1234,22 @@ local function key_left(k, lim)
   redis.call('ZADD', K_SCHED, unpack(back))
   park_count(k, -#z / 2)
   if first < 0 or tonumber(z[2]) < first then wake(z[2]) end
-  return lim
+  return st
 end
 
 -- The key of the task whose running record is @r, or nil; a v1 envelope (no
 -- extensions) costs one byte compare.
 -- The task whose running record is @r was acked: key_left for its key, if it has one.
--- A v1 envelope (no extensions) costs one byte compare. @lim as for key_left (many acks
--- in one call read the config once); returns it.
-function key_done(r, lim)
+-- A v1 envelope (no extensions) costs one byte compare. @st as for key_left (many acks
+-- in one call read the config and the parked count once); returns it.
+function key_done(r, st)
   local b, p = string.byte(r, 2), nil
   if b == 196 then p = 4 elseif b == 197 then p = 5 elseif b == 198 then p = 7 end
-  if not p or string.byte(r, p) ~= 154 then return lim end
+  if not p or string.byte(r, p) ~= 154 then return st end
   local run = run_decode(r)
   local e = run and env_decode(run.m)
-  if e and e.k then return key_left(e.k, lim) end
-  return lim
+  if e and e.k then return key_left(e.k, st) end
+  return st
 end
 
 -- Whether any of the running records @recs (an HMGET's answer; false for a missing one)
@@ -1412,11 +1417,11 @@ local function settle_acks(tks, atts, clms, kept, recs)
   if #gone > 0 then
     redis.call('ZREM', K_INFLIGHT, unpack(gone))
     redis.call('HDEL', K_RUNNING, unpack(gone))
-    local now, lim
+    local now, st
     for i, tk in ipairs(tks) do
       if out[i] == 1 then
         now = uniq_acked(recs[i], now)
-        lim = key_done(recs[i], lim)
+        st = key_done(recs[i], st)
       end
     end
   end

@@ -13,7 +13,7 @@ local gate = worker_gate('reap', [[EXISTS group HDEL failed groups running stats
   failed groups running tally HINCRBY stats tally HLEN groups HMGET config HSET failed groups ids
   tally LTRIM hist PUBLISH wake RPUSH hist TIME ZADD failidx group sched ZCARD failidx ZPOPMIN
   failidx ZRANGE inflight sched ZRANGEBYSCORE inflight ZREM group inflight ZSCORE group
-  HDEL kin HINCRBY kin ZADD kpark ZPOPMIN kq ZREM kpark]])
+  HDEL kin HINCRBY kin ZADD kpark ZCARD kpark ZPOPMIN kq ZREM kpark]])
 if gate then return gate end
 allow_oom()
 local cfg = config()

@@ -10,7 +10,7 @@
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
 local gate = worker_gate('release', [[HDEL running stats HGET running HSET ids PUBLISH wake TIME
   ZADD sched ZRANGE sched ZREM inflight
-  HDEL kin HINCRBY kin stats HMGET config ZADD kpark ZPOPMIN kq ZREM kpark]])
+  HDEL kin HINCRBY kin stats HMGET config ZADD kpark ZCARD kpark ZPOPMIN kq ZREM kpark]])
 if gate then return gate end
 allow_oom()
 local ok, bad = settle_release(now_ms(), ARGV[1], ARGV[2], ARGV[3])
