@@ -2,7 +2,7 @@
 /*
  * fair_fill.c: enqueues many keyed tasks at once for tests/cli/fair.sh (a shell loop of
  * delayq enqueue would take minutes for 50 000). Usage: fair_fill QUEUE KEY N PREFIX:
- * N tasks due now with key KEY and ids PREFIX-0 .. PREFIX-(N-1), through the public
+ * N tasks due now with key KEY (- for none) and ids PREFIX-0 .. PREFIX-(N-1), through the public
  * API (dq_enqueue_batch) on $DELAYQ_URL. Exit 0 when all were added, else 1.
  */
 #include <stdio.h>
@@ -34,8 +34,8 @@ main(int argc, char **argv)
     for (long i = 0; i < n; i++) {
         snprintf(ids + 64 * i, 64, "%s-%ld", argv[4], i);
         items[i].opts.id = ids + 64 * i;
-        items[i].opts.key = argv[2];
-        items[i].payload = "\x90"; /* msgpack [] */
+        items[i].opts.key = strcmp(argv[2], "-") == 0 ? NULL : argv[2]; /* -: no key */
+        items[i].payload = "\x90";                                      /* msgpack [] */
         items[i].payload_len = 1;
     }
     if (dq_client_open(url, NULL, &c, &err) != DQ_OK ||
