@@ -44,11 +44,13 @@ struct bench {
     struct test_redis redis;
     char delayq_bin[4096];
     bool quick;
-    int runs;             /* repeats of a short measurement; the median is reported */
-    char only[64];        /* --only: comma-separated workloads to run; "" runs them all */
-    unsigned w2_conc[8];  /* --w2-conc: W2's concurrency settings (0 ends the list) */
-    unsigned w2_workers;  /* --w2-workers: in-process workers sharing W2's concurrency */
-    unsigned w2_lanes[8]; /* --w2-lanes: W2's dq_worker_opts.lanes settings (0 ends) */
+    int runs;              /* repeats of a short measurement; the median is reported */
+    char only[64];         /* --only: comma-separated workloads to run; "" runs them all */
+    unsigned w2_conc[8];   /* --w2-conc: W2's concurrency settings (0 ends the list) */
+    unsigned w2_workers;   /* --w2-workers: in-process workers sharing W2's concurrency */
+    unsigned w2_keys;      /* --w2-keys: W2's tasks carry one of this many keys (0: none) */
+    unsigned w2_key_limit; /* --w2-key-limit: the queue's key_concurrency with --w2-keys */
+    unsigned w2_lanes[8];  /* --w2-lanes: W2's dq_worker_opts.lanes settings (0 ends) */
     /* every ceiling measurement of the run, requests/s (0: redis-benchmark missing) */
     double ceil_p1[64], ceil_p64[256];
     size_t n_p1, n_p64;

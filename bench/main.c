@@ -60,7 +60,8 @@ parse_list(unsigned *out, long max, const char *list)
 
 static const char usage[] =
     "usage: delayq-bench [--quick] [--only LIST] [--runs N] [--w2-conc LIST] [--w2-lanes LIST]\n"
-    "                    [--w2-workers N] [--json FILE] [--delayq PATH] [--handler PATH]\n\n"
+    "                    [--w2-workers N] [--w2-keys N] [--w2-key-limit L] [--json FILE]\n"
+    "                    [--delayq PATH] [--handler PATH]\n\n"
     "Runs the workloads W1..W7 against a private redis-server (hz 10, no persistence)\n"
     "and compares them with redis-benchmark on the same server, in the same run.\n\n"
     "  --quick        about 10x smaller counts and shorter windows: a smoke run\n"
@@ -74,6 +75,8 @@ static const char usage[] =
     "                 (default 1,2; lanes of fewer than 8 slots each are skipped)\n"
     "  --w2-workers N W2 with N workers (coordinators, connections) sharing each\n"
     "                 concurrency setting (1..8; default 1): a measurement, not the target's\n"
+    "  --w2-keys N    W2's tasks carry one of N keys, round robin (per-key limits), with\n"
+    "  --w2-key-limit L the queue's key_concurrency L (default 1000000: counted, never held)\n"
     "  --json FILE    also write the JSON lines to FILE\n"
     "  --delayq PATH  the delayq binary for W2 and W4 (default: $DELAYQ_BIN, else\n"
     "                 ../src/delayq next to this program)\n"
@@ -316,6 +319,20 @@ main(int argc, char **argv)
                 return 2;
             }
             b->w2_workers = (unsigned)nw;
+        } else if (strcmp(argv[i], "--w2-keys") == 0 && i + 1 < argc) {
+            int nk = atoi(argv[++i]);
+            if (nk < 1 || nk > 10000) {
+                fprintf(stderr, "delayq-bench: --w2-keys: %s is not in 1..10000\n", argv[i]);
+                return 2;
+            }
+            b->w2_keys = (unsigned)nk;
+        } else if (strcmp(argv[i], "--w2-key-limit") == 0 && i + 1 < argc) {
+            int nl = atoi(argv[++i]);
+            if (nl < 1 || nl > 1000000) {
+                fprintf(stderr, "delayq-bench: --w2-key-limit: %s is not in 1..1000000\n", argv[i]);
+                return 2;
+            }
+            b->w2_key_limit = (unsigned)nl;
         } else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc) {
             json = argv[++i];
         } else if (strcmp(argv[i], "--delayq") == 0 && i + 1 < argc) {

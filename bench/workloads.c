@@ -367,6 +367,11 @@ w2_once(struct bench *b, dq_client *c, const dq_enqueue_item *it, size_t n, unsi
 
     flushall(b);
     bench_queue(b, "w2", q, sizeof q);
+    if (b->w2_keys > 0) { /* --w2-keys: the per-key limit's bookkeeping on every task */
+        dq_config kc = {.key_concurrency = b->w2_key_limit > 0 ? b->w2_key_limit : 1000000};
+        dq_err kerr = {0};
+        bench_ok(dq_config_set(c, q, &kc, &kerr), &kerr, "config key_concurrency");
+    }
     enqueue_all(c, q, it, n);
     atomic_init(&st.ran, 0);
     atomic_init(&st.first_claim_ms, INT64_MAX);
@@ -496,6 +501,12 @@ bench_w2(struct bench *b)
     dq_enqueue_item *it = make_items(payloads, n);
     dq_client *c = bench_client(b);
     double best = 0, best_ceil = 0, best_cpu = NAN, v[16], cv[16], cpu[16], calls[16];
+    static char keys[10000][8];
+
+    for (size_t i = 0; b->w2_keys > 0 && i < n; i++) { /* --w2-keys: round robin */
+        snprintf(keys[i % b->w2_keys], sizeof keys[0], "k%zu", i % b->w2_keys);
+        it[i].opts.key = keys[i % b->w2_keys];
+    }
     unsigned best_conc = 1, best_lanes = 1;
     char variant[96], q[64], note[160];
 
@@ -514,7 +525,9 @@ bench_w2(struct bench *b)
             int len = snprintf(variant, sizeof variant,
                                "%zu due, C handler, concurrency %u, batch %u", n, conc, conc);
             if (lanes > 1 && len > 0 && (size_t)len < sizeof variant)
-                snprintf(variant + len, sizeof variant - (size_t)len, ", %u lanes", lanes);
+                len += snprintf(variant + len, sizeof variant - (size_t)len, ", %u lanes", lanes);
+            if (b->w2_keys > 0 && len > 0 && (size_t)len < sizeof variant)
+                snprintf(variant + len, sizeof variant - (size_t)len, ", %u keys", b->w2_keys);
             /* calls per task: how well the coordinator batches (the stats polls at the end
              * are included; they are a few) */
             snprintf(note, sizeof note, "%.3f client commands per task (median)",

@@ -39,13 +39,21 @@ if flag == '1' then
   local c = config_of({'done_retention', 'done_retention_ms'})
   keep, age = c.done_retention, c.done_retention_ms
 end
-allow_oom()
 local tks, atts, clms = {}, {}, {}
 for i = 0, k - 1 do
   tks[i + 1], atts[i + 1], clms[i + 1] = ARGV[3 * i + 1], ARGV[3 * i + 2], ARGV[3 * i + 3]
 end
+-- per-key limits (PROTOCOL.md 4.10): only an ack of a keyed task pays for the checks of
+-- what its key's settle writes (the records are read once: settle_acks takes them)
+local recs = redis.call('HMGET', K_RUNNING, unpack(tks))
+if key_any(recs) then
+  gate = worker_gate('ack_keys', [[HDEL kin HINCRBY kin HMGET config PUBLISH wake ZADD kpark
+    sched ZCARD kpark ZPOPMIN kq ZRANGE sched ZREM kpark]])
+  if gate then return gate end
+end
+allow_oom()
 local kept = (keep > 0 or age > 0) and {} or nil
-local res, done = settle_acks(tks, atts, clms, kept)
+local res, done = settle_acks(tks, atts, clms, kept, recs)
 if done > 0 then
   local now = now_ms()
   redis.call('HINCRBY', K_STATS, 'done', done)

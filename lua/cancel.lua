@@ -19,7 +19,8 @@
 local gate = operator_gate('cancel', [[EXISTS group HDEL failed groups running stats HEXISTS
   failed groups running HGET failed groups ids running tally HINCRBY stats tally HLEN groups
   HMGET config HSET failed groups tally LTRIM hist PUBLISH wake RPUSH hist TIME XADD audit
-  ZADD failidx group ZCARD failidx ZPOPMIN failidx ZREM group inflight ZSCORE group]])
+  ZADD failidx group ZCARD failidx ZPOPMIN failidx ZREM group inflight ZSCORE group
+  HDEL kin HINCRBY kin ZADD kpark sched ZCARD kpark ZPOPMIN kq ZRANGE sched ZREM kpark]])
 if gate then return gate end
 allow_oom()
 local id, mode, who = ARGV[1], ARGV[2], ARGV[3]
@@ -48,7 +49,7 @@ local e = run and env_decode(run.m)
 local msg = 'cancelled by ' .. who
 local worker = run and run.worker or '?'
 local attempt = e and e.attempt + 1 or 0
-unrun(tk)
+unrun(tk, e and e.k)
 if mode == 'fail' then
   if e then
     hist_run(tk, run, e, 'fail', now, msg)

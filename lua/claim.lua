@@ -89,6 +89,23 @@ for i = 6, last, 6 do
   end
 end
 
+-- Per-key limits (PROTOCOL.md 4.10): their commands are checked only when this call can
+-- run them: the limit is on, a result is not an ack, or an acked task has a key (the
+-- acks' running records are read here once; settle_acks takes them).
+local ack_recs
+if cfg.key_concurrency == 0 and nres > 0 then
+  local tks = {}
+  for i = 6, last, 6 do
+    tks[#tks + 1] = ARGV[i] == 'a' and ARGV[i + 1] or nil
+  end
+  if #tks == nres then ack_recs = redis.call('HMGET', K_RUNNING, unpack(tks)) end
+end
+if cfg.key_concurrency > 0 or (nres > 0 and (not ack_recs or key_any(ack_recs))) then
+  gate = worker_gate('claim_keys', [[HDEL kin HGET kin HINCRBY kin ZADD kpark kq ZCARD kpark
+    ZPOPMIN kq ZREM kpark]])
+  if gate then return gate end
+end
+
 -- 1. Settle. Results go first: they end leases and free the worker's slots.
 local results = {}
 if nres > 0 then
@@ -108,7 +125,7 @@ if nres > 0 then
     if ARGV[i] ~= 'a' and acked[ARGV[i + 1]] then alone = true end
   end
   if not alone and #tks > 0 then
-    local res, n = settle_acks(tks, atts, clms, kept)
+    local res, n = settle_acks(tks, atts, clms, kept, ack_recs)
     done = n
     for j, i in ipairs(at) do
       results[(i - 6) / 6 + 1] = res[j] == 1 and 1 or res[j].err
@@ -156,6 +173,10 @@ local items = {}
 if batch > 0 and not paused then
   items = redis.call('ZRANGEBYSCORE', K_SCHED, '-inf', dec(now + ahead), 'WITHSCORES',
     'LIMIT', 0, batch)
+  -- per-key limits (lib.lua key_admit): parks the keyed tasks whose key is full
+  if cfg.key_concurrency > 0 and #items > 0 then
+    items = key_admit(cfg, items, now, ahead, batch)
+  end
 end
 local out = {now, 0, 0}
 local moved = 0

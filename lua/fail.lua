@@ -15,7 +15,9 @@
 local gate = worker_gate('fail', [[EXISTS group HDEL failed groups running stats HEXISTS groups HGET
   failed groups running tally HINCRBY stats tally HLEN groups HMGET config HSET failed groups tally
   LTRIM hist RPUSH hist TIME ZADD failidx group ZCARD failidx ZPOPMIN failidx ZREM group inflight
-  ZSCORE group]])
+  ZSCORE group
+  HDEL kin HINCRBY kin PUBLISH wake ZADD kpark sched ZCARD kpark ZPOPMIN kq ZRANGE sched ZREM
+    kpark]])
 if gate then return gate end
 allow_oom()
 local ok, bad = settle_fail(config(), now_ms(), ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5],

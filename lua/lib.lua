@@ -46,6 +46,11 @@ local K_SLOW = K_PREFIX .. 'slow' -- ZSET name -> 0: cron lists a worker must to
 -- ZRANGE of snext then tells both the next firing and that a top-up is wanted)
 local K_DONE = K_PREFIX .. 'done' -- HASH task key -> done record (done retention)
 local K_DONEIDX = K_PREFIX .. 'doneidx' -- ZSET task key -> done ms
+-- Per-key limits (PROTOCOL.md 4.10): in-flight counts, the parked tasks of each key, and
+-- how many each key has parked (the keys view reads its top without a walk).
+local K_KIN = K_PREFIX .. 'kin' -- HASH key -> tasks of that key in flight
+local K_KQ = K_PREFIX .. 'kq:' -- prefix: ZSET per key, parked envelope -> due ms
+local K_KPARK = K_PREFIX .. 'kpark' -- ZSET key -> its parked tasks (ZCARD of its kq)
 -- keys: end
 
 -- Protocol limits (docs/PROTOCOL.md 8.2). src/delayq.h has the same names and numbers;
@@ -124,7 +129,9 @@ local CFG_FIELDS = {'max_delay_ms', 'max_payload', 'backoff_base_ms', 'backoff_c
   'max_attempts', 'failed_retention', 'audit_retention', 'far_future_ms', 'worker_lost_ms',
   'worker_prune_ms', 'alert_oldest_due_ms', 'alert_far_future', 'alert_running_ms',
   'alert_memory_pct', 'alert_window_ms', 'alert_fail_pct', 'alert_fail_per_min',
-  'time_limit_ms', 'done_retention', 'done_retention_ms'}
+  'time_limit_ms', 'done_retention', 'done_retention_ms',
+  -- (flow control's rate_limit, rate_burst, concurrency_limit go here, before these)
+  'key_concurrency'}
 -- worker_lost_ms 0: a worker is lost after three of its own beat intervals.
 local CFG_DEFAULT = {max_delay_ms = 7 * 86400000, max_payload = 1048576,
   backoff_base_ms = 1000, backoff_cap_ms = 300000, max_attempts = 25,
@@ -132,7 +139,7 @@ local CFG_DEFAULT = {max_delay_ms = 7 * 86400000, max_payload = 1048576,
   worker_lost_ms = 0, worker_prune_ms = 3600000, alert_oldest_due_ms = 300000,
   alert_far_future = 100000, alert_running_ms = 300000, alert_memory_pct = 90,
   alert_window_ms = 300000, alert_fail_pct = 50, alert_fail_per_min = 60, time_limit_ms = 0,
-  done_retention = 0, done_retention_ms = 0}
+  done_retention = 0, done_retention_ms = 0, key_concurrency = 0}
 -- Only @fields (a hot path reads the few it needs).
 local function config_of(fields)
   local v = redis.call('HMGET', K_CONFIG, unpack(fields))
@@ -155,6 +162,9 @@ local p_u64, p_uint, p_str, env_encode, rd, rd_record, env_decode
 local env_peek, env_template, env_fill, tkey, tkey_id, resolve, truncate
 local run_encode, run_decode, fail_encode, fail_decode, undecodable_key
 do
+-- bytes of a task's key (the envelope's "k" extension, per-key limits: PROTOCOL.md 4.10);
+-- in this block, as only the readers check it (a script's locals are few)
+local DQ_KEY_MAX = 64
 function p_u64(n)
   local hi = math.floor(n / 4294967296)
   return '\207' .. struct.pack('>I4I4', hi, n - hi * 4294967296)
@@ -271,8 +281,8 @@ end
 
 -- The extensions of a v2 envelope (docs/PROTOCOL.md 4.1), from @pos to the end of @s:
 -- a fixmap of 1..15 entries, keys fixstr of [a-z0-9_] in strictly increasing order,
--- values a uint or a string. Returns a table of the known ones (tl: the time limit,
--- uf: the unique-for window), or nil when the map is malformed. Unknown keys are
+-- values a uint or a string. Returns a table of the known ones (k: the task's key, tl:
+-- the time limit, uf: the unique-for window), or nil when the map is malformed. Unknown keys are
 -- allowed (a later writer's).
 local function rd_ext(s, pos)
   local b = string.byte(s, pos)
@@ -290,7 +300,10 @@ local function rd_ext(s, pos)
     prev = key
     v, pos, k = rd(s, pos)
     if k ~= 'uint' and k ~= 'bytes' then return nil end
-    if key == 'tl' then
+    if key == 'k' then
+      if k ~= 'bytes' or #v < 1 or #v > DQ_KEY_MAX then return nil end
+      x.k = v
+    elseif key == 'tl' then
       if k ~= 'uint' or v < 1 or v > DQ_TIME_LIMIT_MAX then return nil end
       x.tl = v
     elseif key == 'uf' then
@@ -325,7 +338,7 @@ function env_decode(m)
   if t[4] > DQ_ATTEMPTS_MAX or t[6] > DQ_ATTEMPTS_MAX then return nil end
   return {seq = t[2], id = opt(t[3]), attempt = t[4], enq = t[5], max = t[6],
     deadline = opt(t[7]), payload = t[8], last_error = opt(t[9]), ext = ext,
-    tl = x and x.tl, uf = x and x.uf}
+    tl = x and x.tl, uf = x and x.uf, k = x and x.k}
 end
 
 -- The position after the str or bin at @pos, without copying it (as rd reads it); nil
@@ -344,7 +357,7 @@ local function skip_bytes(s, pos)
 end
 
 -- What claim needs of a due member, for every task it claims: the task key, the
--- caller-chosen id (or nil) and the deadline (or nil). It accepts exactly what
+-- caller-chosen id (or nil), the deadline (or nil) and the task's key ("k", or nil). It accepts exactly what
 -- env_decode accepts (tests/integ/test_queue.c compares them), walking the fields in
 -- place: no tables, and the payload and last error are not copied. nil when @m is not
 -- a well-formed v1 or v2 envelope.
@@ -380,13 +393,15 @@ function env_peek(m)
   else
     q = skip_bytes(m, q) -- last error
   end
+  local x
   if v2 then
-    if not q or not rd_ext(m, q) then return nil end
+    x = q and rd_ext(m, q)
+    if not x then return nil end
   elseif q ~= #m + 1 then
     return nil
   end
-  if id then return 'c:' .. id, id, dl end
-  return dec(seq), nil, dl
+  if id then return 'c:' .. id, id, dl, x and x.k end
+  return dec(seq), nil, dl, x and x.k
 end
 
 -- An envelope template as enqueue.lua takes it (docs/PROTOCOL.md 5.2): a v1 envelope
@@ -983,7 +998,8 @@ local function gate_keyed(script, needs)
     audit = K_AUDIT, wake = K_WAKE, workers = K_WORKERS, beats = K_BEATS, pause = K_PAUSE,
     groups = K_GROUPS, group = K_GROUP .. 'gate', tally = K_TALLY, uniq = K_UNIQ,
     sdefs = K_SDEFS, stpl = K_STPL, snext = K_SNEXT, slow = K_SLOW,
-    hist = K_PREFIX .. 'hist:gate', done = K_DONE, doneidx = K_DONEIDX}
+    hist = K_PREFIX .. 'hist:gate', done = K_DONE, doneidx = K_DONEIDX, kin = K_KIN,
+    kq = K_KQ .. 'gate', kpark = K_KPARK}
   local names, list = gate_list(script, needs), {}
   for i = 1, #names, 2 do
     local name = names[i + 1]
@@ -1113,11 +1129,167 @@ local function holder(tk, attempt, claimed)
   return run, e
 end
 
--- Takes task key @tk out of in-flight.
-local function unrun(tk)
+-- Per-key limits (docs/PROTOCOL.md 4.10). A task enqueued with a key ("k" extension) goes
+-- into sched like any other. With key_concurrency L > 0, claim counts the key's tasks in
+-- flight (kin) and a due keyed task whose key already has L in flight is parked: moved
+-- from sched to the key's own ZSET (kq:<key>, same score), so no later claim looks at it
+-- again. When a keyed task leaves in flight (ack, retry, fail, release, reap, cancel) its
+-- count drops and up to the room left of the key's earliest parked tasks go back to sched.
+-- Unkeyed tasks never reach this code: claim calls key_admit only when L > 0, and a
+-- settle calls key_left only for a task whose envelope has a key.
+-- keys: key_admit, key_done, key_any and unrun are the prelude's; the rest is this block's
+-- own
+local key_admit, key_done, key_any, unrun
+do
+-- members one claim may look at past its batch, parking them (bounds a claim's cost
+-- however many tasks of full keys are due)
+local KEY_LOOK_MAX = 1000
+-- parked tasks one settle moves back (a raised or removed limit catches up over settles)
+local KEY_PROMOTE_MAX = 100
+
+-- Key @k has @n more parked tasks (fewer when negative): its count in kpark and the
+-- queue's in stats.
+local function park_count(k, n)
+  -- (ZADD INCR, not ZINCRBY: the roles' ACL lines grant ZADD)
+  if redis.call('ZADD', K_KPARK, 'INCR', n, k) + 0 <= 0 then redis.call('ZREM', K_KPARK, k) end
+  redis.call('HINCRBY', K_STATS, 'parked', n)
+end
+
+-- claim's admission of @items (ZRANGEBYSCORE pairs, member then due, due by @now +
+-- @ahead), for a queue with key_concurrency > 0 (@cfg): returns the pairs claim should
+-- take, at most @batch; parks the keyed ones whose key is full, and when it parked some
+-- and has fewer than @batch, looks at the next members, at most KEY_LOOK_MAX in all.
+-- Counts the admitted ones in kin. A member that claim will fail (undecodable, expired)
+-- is passed on as it is, uncounted. Cost: one HGET per distinct key, one ZADD, ZINCRBY
+-- and ZREM per parked key, and per extra page one ZRANGEBYSCORE.
+function key_admit(cfg, items, now, ahead, batch)
+  local lim = cfg.key_concurrency
+  local keep, cnt, add, looked, want = {}, {}, {}, 0, batch
+  while true do
+    local park, parked = {}, 0
+    for i = 1, #items, 2 do
+      if #keep >= 2 * batch then break end
+      local m, key = items[i], nil
+      looked = looked + 1
+      if string.byte(m, 1) == 154 then -- v2: may have a key
+        local tk, _, dl, k = env_peek(m)
+        if tk and k and not (dl and now > dl) then key = k end
+      end
+      local n = key and (cnt[key] or tonumber(redis.call('HGET', K_KIN, key)) or 0)
+      if n and n >= lim then
+        cnt[key] = n
+        local p = park[key]
+        if not p then
+          p = {}
+          park[key] = p
+        end
+        p[#p + 1] = items[i + 1]
+        p[#p + 1] = m
+        parked = parked + 1
+      else
+        if key then
+          cnt[key] = n + 1
+          add[key] = (add[key] or 0) + 1
+        end
+        keep[#keep + 1] = m
+        keep[#keep + 1] = items[i + 1]
+      end
+    end
+    if parked > 0 then
+      local gone = {}
+      for k, p in pairs(park) do
+        redis.call('ZADD', K_KQ .. k, unpack(p))
+        park_count(k, #p / 2)
+        for j = 2, #p, 2 do gone[#gone + 1] = p[j] end
+      end
+      redis.call('ZREM', K_SCHED, unpack(gone))
+    end
+    if parked == 0 or #keep >= 2 * batch or looked >= KEY_LOOK_MAX or #items < 2 * want then
+      break
+    end
+    -- the kept ones are still in sched, first in due order: the next page follows them
+    want = math.min(math.max(batch, 100), KEY_LOOK_MAX - looked)
+    items = redis.call('ZRANGEBYSCORE', K_SCHED, '-inf', dec(now + ahead), 'WITHSCORES',
+      'LIMIT', #keep / 2, want)
+  end
+  for k, n in pairs(add) do redis.call('HINCRBY', K_KIN, k, n) end
+  return keep
+end
+
+-- Task key @k's task left in flight: its count drops, and its earliest parked tasks go
+-- back to sched while the key has room (all of them, KEY_PROMOTE_MAX at a time, when the
+-- limit is off). A task claimed while the limit was off was never counted: the count
+-- never goes below 0 (PROTOCOL.md 4.10, "Changing the limit"). @st: what this call has
+-- read already (nil: nothing), for the settles of many tasks in one call: lim, the
+-- queue's key_concurrency (one HMGET a call), and parked, whether any key has parked tasks
+-- (one ZCARD a call, so a call with nothing parked pops nothing). Returns it.
+local function key_left(k, st)
+  st = st or {}
+  local n = redis.call('HINCRBY', K_KIN, k, -1)
+  if n <= 0 then
+    redis.call('HDEL', K_KIN, k)
+    n = 0
+  end
+  if st.lim == nil then st.lim = config_of({'key_concurrency'}).key_concurrency end
+  local lim, room = st.lim, KEY_PROMOTE_MAX
+  if lim > 0 and lim - n < room then room = lim - n end
+  if room <= 0 then return st end
+  if st.parked == nil then st.parked = redis.call('ZCARD', K_KPARK) > 0 end
+  if not st.parked then return st end
+  local z = redis.call('ZPOPMIN', K_KQ .. k, room)
+  if #z == 0 then return st end
+  local first, back = next_due(), {}
+  for i = 1, #z, 2 do
+    back[#back + 1] = z[i + 1]
+    back[#back + 1] = z[i]
+  end
+  redis.call('ZADD', K_SCHED, unpack(back))
+  park_count(k, -#z / 2)
+  if first < 0 or tonumber(z[2]) < first then wake(z[2]) end
+  return st
+end
+
+-- The key of the task whose running record is @r, or nil; a v1 envelope (no
+-- extensions) costs one byte compare.
+-- The task whose running record is @r was acked: key_left for its key, if it has one.
+-- A v1 envelope (no extensions) costs one byte compare. @st as for key_left (many acks
+-- in one call read the config and the parked count once); returns it.
+function key_done(r, st)
+  local b, p = string.byte(r, 2), nil
+  if b == 196 then p = 4 elseif b == 197 then p = 5 elseif b == 198 then p = 7 end
+  if not p or string.byte(r, p) ~= 154 then return st end
+  local run = run_decode(r)
+  local e = run and env_decode(run.m)
+  if e and e.k then return key_left(e.k, st) end
+  return st
+end
+
+-- Whether any of the running records @recs (an HMGET's answer; false for a missing one)
+-- is a keyed task's: the acks that settle them reach key_left. v1 records cost one byte
+-- compare each. Lets ack and claim check the commands of per-key limits only when a call
+-- can run them (their role gates, PROTOCOL 5.16a).
+function key_any(recs)
+  for _, r in ipairs(recs) do
+    if r then
+      local b, p = string.byte(r, 2), nil
+      if b == 196 then p = 4 elseif b == 197 then p = 5 elseif b == 198 then p = 7 end
+      if p and string.byte(r, p) == 154 then
+        local run = run_decode(r)
+        local e = run and env_decode(run.m)
+        if e and e.k then return true end
+      end
+    end
+  end
+  return false
+end
+
+-- Takes task key @tk out of in-flight; @k: the task's key, if it has one (key_left).
+function unrun(tk, k)
   redis.call('ZREM', K_INFLIGHT, tk)
   redis.call('HDEL', K_RUNNING, tk)
+  if k then key_left(k) end
 end
+end -- keys
 
 -- ---- worker registry and pause (PROTOCOL.md 10.9) ----------------------------------
 -- (their keys, K_WORKERS, K_BEATS and K_PAUSE, are named in the keys block above)
@@ -1217,6 +1389,7 @@ local function settle_ack(tk, attempt, claimed, kept)
   if r and fence_quick(r, attempt, claimed) then
     hist_acked(tk, r)
     unrun(tk)
+    key_done(r)
     uniq_acked(r)
     if kept then kept[#kept + 1] = {tk, r, attempt} end
     return 1
@@ -1225,6 +1398,7 @@ local function settle_ack(tk, attempt, claimed, kept)
   if not run then return nil, bad end
   hist_acked(tk, r)
   unrun(tk)
+  key_done(r)
   uniq_acked(r)
   if kept then kept[#kept + 1] = {tk, r, attempt} end
   return 1
@@ -1236,11 +1410,11 @@ end
 -- odd layout) and a task key's second and later times go through settle_ack one by one
 -- after that, so each gets its precise error, as separate calls would. Returns one entry
 -- per ack, in order (1, or the error reply), and how many were acked. @kept as for
--- settle_ack.
-local function settle_acks(tks, atts, clms, kept)
+-- settle_ack. @recs: their running records if the caller read them already (key_any).
+local function settle_acks(tks, atts, clms, kept, recs)
   local out, gone, seen, later = {}, {}, {}, {}
   if #tks == 0 then return out, 0 end
-  local recs = redis.call('HMGET', K_RUNNING, unpack(tks))
+  recs = recs or redis.call('HMGET', K_RUNNING, unpack(tks))
   for i, tk in ipairs(tks) do
     if not seen[tk] and recs[i] and fence_quick(recs[i], atts[i], clms[i]) then
       gone[#gone + 1] = tk
@@ -1255,9 +1429,12 @@ local function settle_acks(tks, atts, clms, kept)
   if #gone > 0 then
     redis.call('ZREM', K_INFLIGHT, unpack(gone))
     redis.call('HDEL', K_RUNNING, unpack(gone))
-    local now
+    local now, st
     for i, tk in ipairs(tks) do
-      if out[i] == 1 then now = uniq_acked(recs[i], now) end
+      if out[i] == 1 then
+        now = uniq_acked(recs[i], now)
+        st = key_done(recs[i], st)
+      end
     end
   end
   local done = #gone
@@ -1279,14 +1456,14 @@ local function settle_retry(cfg, now, tk, attempt, claimed, msg, who, quiet)
   e.last_error = msg
   if (e.max > 0 and e.attempt >= e.max) or e.attempt >= DQ_ATTEMPTS_MAX then
     to_failed(cfg, tk, env_encode(e), 'attempts exhausted', msg, '', now, who, false)
-    unrun(tk)
+    unrun(tk, e.k)
     return -1
   end
   local backoff = cfg.backoff_base_ms * math.pow(2, e.attempt - 1)
   if backoff > cfg.backoff_cap_ms then backoff = cfg.backoff_cap_ms end
   local due = now + math.floor(backoff)
   schedule(e, due, quiet)
-  unrun(tk)
+  unrun(tk, e.k)
   redis.call('HINCRBY', K_STATS, 'retried', 1)
   tally('r', 1, now)
   return due
@@ -1299,7 +1476,7 @@ local function settle_fail(cfg, now, tk, attempt, claimed, msg, trace, who)
   hist_run(tk, run, e, 'fail', now, msg)
   e.attempt = math.min(e.attempt + 1, DQ_ATTEMPTS_MAX) -- stays readable
   to_failed(cfg, tk, env_encode(e), 'error', msg, trace, now, who, false)
-  unrun(tk)
+  unrun(tk, e.k)
   return 1
 end
 
@@ -1308,7 +1485,7 @@ local function settle_release(now, tk, attempt, claimed, quiet)
   local run, e, bad = holder(tk, attempt, claimed)
   if not run then return nil, bad end
   schedule(e, now, quiet)
-  unrun(tk)
+  unrun(tk, e.k)
   return 1
 end
 

@@ -12,7 +12,8 @@
 local gate = worker_gate('reap', [[EXISTS group HDEL failed groups running stats HEXISTS groups HGET
   failed groups running tally HINCRBY stats tally HLEN groups HMGET config HSET failed groups ids
   tally LTRIM hist PUBLISH wake RPUSH hist TIME ZADD failidx group sched ZCARD failidx ZPOPMIN
-  failidx ZRANGE inflight sched ZRANGEBYSCORE inflight ZREM group inflight ZSCORE group]])
+  failidx ZRANGE inflight sched ZRANGEBYSCORE inflight ZREM group inflight ZSCORE group
+  HDEL kin HINCRBY kin ZADD kpark ZCARD kpark ZPOPMIN kq ZREM kpark]])
 if gate then return gate end
 allow_oom()
 local cfg = config()
@@ -46,7 +47,7 @@ for _, tk in ipairs(expired) do
       returned = returned + 1
     end
   end
-  unrun(tk)
+  unrun(tk, e and e.k)
 end
 if returned > 0 then redis.call('HINCRBY', K_STATS, 'reaped', returned) end
 local first = redis.call('ZRANGE', K_INFLIGHT, 0, 0, 'WITHSCORES')

@@ -14,7 +14,8 @@
 local gate = worker_gate('retry', [[EXISTS group HDEL failed groups running stats HEXISTS groups
   HGET failed groups running tally HINCRBY stats tally HLEN groups HMGET config HSET failed groups
   ids tally LTRIM hist PUBLISH wake RPUSH hist TIME ZADD failidx group sched ZCARD failidx ZPOPMIN
-  failidx ZRANGE sched ZREM group inflight ZSCORE group]])
+  failidx ZRANGE sched ZREM group inflight ZSCORE group
+  HDEL kin HINCRBY kin ZADD kpark ZCARD kpark ZPOPMIN kq ZREM kpark]])
 if gate then return gate end
 allow_oom()
 local due, bad = settle_retry(config(), now_ms(), ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])

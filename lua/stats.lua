@@ -11,7 +11,8 @@
 --   minutes of server time, the current one included): window ms, the part of it that
 --   has passed (ms), done, failed, retried in it; then the largest error group's
 --   signature and count when the window's failures cross alert_fail_pct or
---   alert_fail_per_min ('' and 0 otherwise)}.
+--   alert_fail_per_min ('' and 0 otherwise), then parked: keyed tasks parked because their
+--   key is at key_concurrency (PROTOCOL.md 4.10; not counted in due or future)}.
 -- Flags: no-writes (FCALL_RO / EVALSHA_RO: runs on replicas and for read-only users).
 -- Complexity: O(log N): ZCOUNT, ZCARD and HMGET only; O(G) more for G error groups (at
 --   most 501) only while the window's failures cross a threshold.
@@ -35,7 +36,7 @@ local nxt = redis.call('ZRANGEBYSCORE', K_SCHED, '(' .. dec(now), '+inf', 'WITHS
 local out = {now, due, total - due, far, inflight, failed, expired, tonumber(nxt[2]) or -1, age,
   cfg.far_future_ms}
 local c = redis.call('HMGET', K_STATS, 'enqueued', 'done', 'retried', 'failed', 'expired',
-  'trimmed', 'reaped', 'requeued', 'dropped')
+  'trimmed', 'reaped', 'requeued', 'dropped', 'parked')
 for i = 1, 9 do
   out[#out + 1] = tonumber(c[i]) or 0
 end
@@ -85,4 +86,5 @@ if wf > 0 and ((wd + wf >= 10 and wf * 100 >= cfg.alert_fail_pct * (wd + wf)) or
 end
 out[#out + 1] = sig
 out[#out + 1] = top
+out[#out + 1] = tonumber(c[10]) or 0
 return out

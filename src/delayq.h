@@ -71,6 +71,9 @@ enum {
 #define DQ_TIME_LIMIT_MAX 604800000LL
 /* A task's unique-for window (dq_enqueue_opts.unique_for_ms), ms: 7 days. */
 #define DQ_UNIQUE_FOR_MAX 604800000LL
+/* A task's key (dq_enqueue_opts.key; per-key limits, PROTOCOL.md 4.10): 1..DQ_KEY_MAX
+ * bytes; a buffer needs +1. */
+#define DQ_KEY_MAX 64
 /* Bytes of a failure's signature (reason + masked first line of its error). */
 #define DQ_SIGNATURE_MAX 200
 /* Reason given to dq_pause(): 0..DQ_PAUSE_REASON_MAX bytes; a buffer needs +1. */
@@ -347,6 +350,9 @@ typedef struct dq_config {
     int64_t done_retention_ms;   /* finished tasks kept no longer than this after they finish
                                     (either limit turns retention on; both: the tighter);
                                     default (0 in Redis) no age limit; set -1 for that */
+    /* (flow control's rate_limit, rate_burst, concurrency_limit go here) */
+    int64_t key_concurrency; /* tasks of one key (dq_enqueue_opts.key) in flight at once;
+                                default (0 in Redis) no limit; set -1 for that */
 } dq_config;
 
 /** Reads the queue's effective configuration (defaults filled in). */
@@ -372,6 +378,9 @@ typedef struct dq_enqueue_opts {
     bool replace;          /* needs id: a scheduled task with this id gets this payload and
                               due time instead (debounce); one in flight or failed is left
                               as it is and reported as a duplicate there */
+    const char *key;       /* the task's key (a tenant, a customer; 1..DQ_KEY_MAX bytes, no
+                              control bytes), NULL: none; the queue's key_concurrency limits
+                              the tasks of one key in flight (PROTOCOL.md 4.10) */
 } dq_enqueue_opts;
 
 typedef struct dq_enqueued {
@@ -738,6 +747,9 @@ typedef struct dq_stats {
      * its signature ("" otherwise) and its count in the failed set */
     char top_group[DQ_SIGNATURE_MAX + 1];
     int64_t top_group_count;
+    /* keyed tasks parked because their key is at key_concurrency (PROTOCOL.md 4.10): not in
+     * due or future; 0 from scripts older than per-key limits */
+    int64_t parked;
 } dq_stats;
 
 /** Reads the queue's counts and counters in one bounded call (O(log n)). */
@@ -1015,6 +1027,33 @@ int dq_errors_get(dq_client *c, const char *queue, dq_errors *out, dq_err *err);
 
 /** Frees @e's groups and empties it. Accepts NULL. */
 void dq_errors_free(dq_errors *e);
+
+/* One task key (dq_enqueue_opts.key) in dq_keys_get()'s answer. */
+typedef struct dq_key_row {
+    char key[DQ_KEY_MAX + 1]; /* raw bytes from Redis (escape before a terminal) */
+    size_t key_len;
+    int64_t due;           /* scheduled and due, among the oldest due tasks looked at */
+    int64_t parked;        /* parked: due, held back by key_concurrency (exact) */
+    int64_t inflight;      /* in flight, as claim counted them (exact) */
+    int64_t failed;        /* failed, among the newest failures looked at */
+    int64_t oldest_due_ms; /* the earliest due time of its scheduled or parked tasks; -1 */
+} dq_key_row;
+
+typedef struct dq_keys {
+    dq_key_row *rows; /* owned; most tasks (due + parked + in flight + failed) first */
+    size_t n;
+    int64_t now_ms;
+    int64_t due_seen, due_total;       /* due tasks looked at (at most 1000), and in all */
+    int64_t failed_seen, failed_total; /* failures looked at (the newest 1000), and in all */
+    int64_t parked_total;              /* parked tasks of every key */
+} dq_keys;
+
+/** The @limit (1..100) task keys with the most tasks (PROTOCOL.md 4.10, 5.31): parked and
+ * in-flight counts exact, due and failed counted in bounded samples; read-only. */
+int dq_keys_get(dq_client *c, const char *queue, unsigned limit, dq_keys *out, dq_err *err);
+
+/** Frees @k's rows and empties it. Accepts NULL. */
+void dq_keys_free(dq_keys *k);
 
 /**
  * One bounded step (@step failures looked at, 1..DQ_STEP_MAX; 0 means DQ_BULK_STEP) of

@@ -33,6 +33,8 @@ static const struct {
     {"time_limit_ms", true, offsetof(dq_config, time_limit_ms)},
     {"done_retention", false, offsetof(dq_config, done_retention)},
     {"done_retention_ms", true, offsetof(dq_config, done_retention_ms)},
+    /* (flow control's rate_limit, rate_burst, concurrency_limit go here) */
+    {"key_concurrency", false, offsetof(dq_config, key_concurrency)},
 };
 #define NFIELDS (sizeof fields / sizeof fields[0])
 
@@ -74,13 +76,14 @@ run(struct cli *g, const struct cli_args *args)
         }
         /* 0 means "leave as is" in dq_config; max_attempts 0 (unlimited), worker_lost_ms 0
          * (three beat intervals), time_limit_ms 0 (none), done_retention 0 (none) and
-         * done_retention_ms 0 (no age limit) are spelled -1. */
+         * done_retention_ms 0 (no age limit) and key_concurrency 0 (no limit) are spelled -1. */
         if (*slot == 0) {
             if (strcmp(fields[k].name, "max_attempts") != 0 &&
                 strcmp(fields[k].name, "worker_lost_ms") != 0 &&
                 strcmp(fields[k].name, "time_limit_ms") != 0 &&
                 strcmp(fields[k].name, "done_retention") != 0 &&
-                strcmp(fields[k].name, "done_retention_ms") != 0)
+                strcmp(fields[k].name, "done_retention_ms") != 0 &&
+                strcmp(fields[k].name, "key_concurrency") != 0)
                 return cli_usage_error(g, "%s: must be more than 0", fields[k].name);
             *slot = -1;
         }
@@ -130,6 +133,7 @@ const struct cli_cmd cmd_config = {
              "  failed_retention 100000    audit_retention 10000     far_future_ms 1h\n"
              "  worker_lost_ms 0 (3 beats) worker_prune_ms 1h        done_retention 0 (none)\n"
              "  done_retention_ms 0 (no age limit; either turns done retention on)\n"
+             "  key_concurrency 0 (none)\n"
              "The health verdict's (top, stats --check; no script reads them):\n"
              "  alert_oldest_due_ms 5m     alert_far_future 100000   alert_running_ms 5m\n"
              "  alert_memory_pct 90        alert_window_ms 5m        alert_fail_pct 50\n"

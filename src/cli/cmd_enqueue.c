@@ -43,6 +43,7 @@ run(struct cli *g, const struct cli_args *args)
     o.time_limit_ms = cli_num(args, "time-limit", 0);
     o.unique_for_ms = cli_num(args, "unique-for", 0);
     o.replace = cli_has(args, "replace");
+    o.key = cli_str(args, "key", NULL);
     if ((o.replace || o.unique_for_ms > 0) && o.id == NULL)
         return cli_usage_error(g, "--%s: needs --id", o.replace ? "replace" : "unique-for");
     if (cli_has(args, "deadline") && o.deadline_ms == 0)
@@ -110,8 +111,7 @@ static const struct cli_opt opts[] = {
      .help = "run after DUR: 250ms, 30s, 5m, 2h, 7d, 1h30m (default 0)"},
     {"at", 0, "TIME", CLI_STR, .help = "run at TIME: epoch ms or RFC 3339; a past time means now"},
     {"id", 0, "ID", CLI_STR,
-     .help = "caller-chosen id (1.." CLI_ID_MAX_TEXT " bytes); one that exists already is not "
-             "added again (exit 0)"},
+     .help = "caller-chosen id (1.." CLI_ID_MAX_TEXT " bytes); a duplicate is not added"},
     {"max-attempts", 0, "N", CLI_UINT, 0, 1000000,
      .help = "attempts before the task fails for good (0 = unlimited; default: the queue's, 25)"},
     {"deadline", 0, "DUR", CLI_DUR,
@@ -123,6 +123,8 @@ static const struct cli_opt opts[] = {
      .help = "with --id: once done, the id is refused for DUR (up to 7d)"},
     {"replace", 0, NULL, CLI_FLAG,
      .help = "with --id: a scheduled task gets this payload and time"},
+    {"key", 0, "KEY", CLI_STR,
+     .help = "the task's key (a tenant): key_concurrency limits each key"},
     {"json", 0, "TEXT", CLI_STR, .help = "the payload as JSON, converted to msgpack"},
     {"file", 0, "PATH", CLI_STR,
      .help = "the payload: the bytes of PATH, up to the queue's max_payload (- instead: "
@@ -135,7 +137,7 @@ const struct cli_cmd cmd_enqueue = {
     .summary = "schedule a task",
     .usage = "delayq enqueue [-q QUEUE] [--delay DUR | --at TIME] [--id ID]\n"
              "                      [--max-attempts N] [--deadline DUR] [--time-limit DUR]\n"
-             "                      [--unique-for DUR] [--replace]\n"
+             "                      [--unique-for DUR] [--replace] [--key KEY]\n"
              "                      (--json TEXT | --file PATH | -)",
     .about = "Schedules one task and prints its id. --json payloads are stored as msgpack;\n"
              "--file and - (stdin) bytes are stored exactly as they are.",

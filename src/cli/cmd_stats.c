@@ -115,17 +115,17 @@ print_json(const struct cli *g, const dq_stats *s, const struct verdict *v)
 {
     printf("{\"queue\":\"%s\",\"now_ms\":%lld,\"due\":%lld,\"future\":%lld,\"far_future\":%lld,"
            "\"far_future_after_ms\":%lld,\"inflight\":%lld,\"expired_leases\":%lld,"
-           "\"failed\":%lld,\"next_due_ms\":%lld,\"oldest_due_age_ms\":%lld,"
+           "\"failed\":%lld,\"parked\":%lld,\"next_due_ms\":%lld,\"oldest_due_age_ms\":%lld,"
            "\"counters\":{\"enqueued\":%lld,\"done\":%lld,\"retried\":%lld,\"failed\":%lld,"
            "\"expired\":%lld,\"trimmed\":%lld,\"reaped\":%lld,\"requeued\":%lld,"
            "\"dropped\":%lld}",
            g->queue, (long long)s->now_ms, (long long)s->due, (long long)s->future,
            (long long)s->far_future, (long long)s->far_future_ms, (long long)s->inflight,
-           (long long)s->expired_leases, (long long)s->failed, (long long)s->next_due_ms,
-           (long long)s->oldest_due_age_ms, (long long)s->enqueued, (long long)s->done,
-           (long long)s->retried, (long long)s->failed_total, (long long)s->expired,
-           (long long)s->trimmed, (long long)s->reaped, (long long)s->requeued,
-           (long long)s->dropped);
+           (long long)s->expired_leases, (long long)s->failed, (long long)s->parked,
+           (long long)s->next_due_ms, (long long)s->oldest_due_age_ms, (long long)s->enqueued,
+           (long long)s->done, (long long)s->retried, (long long)s->failed_total,
+           (long long)s->expired, (long long)s->trimmed, (long long)s->reaped,
+           (long long)s->requeued, (long long)s->dropped);
     print_json_pause(s, v);
 }
 
@@ -160,6 +160,9 @@ print_human(const struct cli *g, const dq_stats *s, const struct verdict *v)
     printf("in flight    %-10lld %lld with expired leases\n", (long long)s->inflight,
            (long long)s->expired_leases);
     printf("failed       %lld\n", (long long)s->failed);
+    if (s->parked > 0) /* per-key limits: only a queue that has them says so */
+        printf("parked       %-10lld keyed tasks waiting for their key's key_concurrency\n",
+               (long long)s->parked);
     if (s->window_ms > 0) {
         dq_dur_format(d, sizeof d, s->window_ms);
         printf("last %-7s done %lld, failed %lld, retried %lld\n", d, (long long)s->window_done,

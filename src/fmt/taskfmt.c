@@ -260,7 +260,7 @@ json_extensions(struct dq_buf *b, const dq_task *t)
 
     if (t->raw == NULL || dq_env_decode(t->raw, t->raw_len, &e, NULL) != DQ_OK || e.ext.ptr == NULL)
         return;
-    dq_env_ext_build(&known, e.time_limit_ms, e.unique_for_ms);
+    dq_env_ext_build(&known, NULL, 0, e.time_limit_ms, e.unique_for_ms);
     if (known.failed || known.len != e.ext.len || memcmp(known.data, e.ext.ptr, e.ext.len) != 0) {
         dq_buf_puts(b, ",\"extensions_b64\":\"");
         dq_b64_encode(b, e.ext.ptr, e.ext.len);

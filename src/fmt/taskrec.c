@@ -164,7 +164,7 @@ extensions(struct dq_task_rec *r, const struct member *ms, dq_err *err)
         (rc = get_num(ms, F_UNIQUE_FOR, false, 1, DQ_UNIQUE_FOR_MAX, &uf, err)) != DQ_OK)
         return rc;
     if (ms[F_EXTENSIONS].v == NULL) {
-        dq_env_ext_build(&r->ext, tl, uf);
+        dq_env_ext_build(&r->ext, NULL, 0, tl, uf);
         if (r->ext.failed)
             return dq_err_set(err, DQ_ENOMEM, "extensions: out of memory");
     } else {

@@ -211,7 +211,16 @@ read_ext(const unsigned char *p, size_t len, size_t off, struct dq_env *out, dq_
                             (int)klen, (const char *)key);
             goto out;
         }
-        if (klen == 2 && memcmp(key, "tl", 2) == 0) {
+        if (klen == 1 && key[0] == 'k') {
+            if (!is_str || o.via.str.size < 1 || o.via.str.size > DQ_KEY_MAX) {
+                rc = dq_err_set(err, DQ_EPROTO, "envelope: key is not a string of 1..%d bytes",
+                                DQ_KEY_MAX);
+                goto out;
+            }
+            /* the string's bytes end the value just read: borrowed from @p, not the zone */
+            out->key.ptr = p + off - o.via.str.size;
+            out->key.len = o.via.str.size;
+        } else if (klen == 2 && memcmp(key, "tl", 2) == 0) {
             if (!is_uint || o.via.u64 < 1 || o.via.u64 > DQ_TIME_LIMIT_MAX) {
                 rc = dq_err_set(err, DQ_EPROTO, "envelope: time limit is not 1..%lld ms",
                                 (long long)DQ_TIME_LIMIT_MAX);

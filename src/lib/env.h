@@ -35,6 +35,7 @@ struct dq_env {
     struct dq_bytes ext;
     int64_t time_limit_ms; /* the "tl" extension; -1: none */
     int64_t unique_for_ms; /* the "uf" extension; -1: none */
+    struct dq_bytes key;   /* the "k" extension (the task's key); ptr NULL: none */
 };
 
 struct dq_run_rec {

@@ -38,15 +38,16 @@ void
 dq_env_template(struct dq_buf *b, const char *id, size_t id_len, int64_t max_attempts,
                 int64_t deadline_ms, int64_t time_limit_ms, const void *payload, size_t len)
 {
-    dq_env_template_ext(b, id, id_len, max_attempts, deadline_ms, time_limit_ms, 0, payload, len);
+    dq_env_template_ext(b, id, id_len, max_attempts, deadline_ms, time_limit_ms, 0, NULL, 0,
+                        payload, len);
 }
 
 void
 dq_env_template_ext(struct dq_buf *b, const char *id, size_t id_len, int64_t max_attempts,
                     int64_t deadline_ms, int64_t time_limit_ms, int64_t unique_for_ms,
-                    const void *payload, size_t len)
+                    const char *key, size_t key_len, const void *payload, size_t len)
 {
-    bool ext = time_limit_ms > 0 || unique_for_ms > 0;
+    bool ext = time_limit_ms > 0 || unique_for_ms > 0 || key != NULL;
 
     /* v1 unless an extension is set: a task that uses none stays readable by v1 readers */
     dq_buf_append(b, ext ? "\x9a\x02" : "\x99\x01", 2);
@@ -80,16 +81,25 @@ dq_env_template_ext(struct dq_buf *b, const char *id, size_t id_len, int64_t max
     if (len > 0)
         dq_buf_append(b, payload, len);
     dq_buf_putc(b, (char)0xc0); /* last error */
-    dq_env_ext_build(b, time_limit_ms, unique_for_ms);
+    dq_env_ext_build(b, key, key_len, time_limit_ms, unique_for_ms);
 }
 
 void
-dq_env_ext_build(struct dq_buf *b, int64_t time_limit_ms, int64_t unique_for_ms)
+dq_env_ext_build(struct dq_buf *b, const char *key, size_t key_len, int64_t time_limit_ms,
+                 int64_t unique_for_ms)
 {
-    if (time_limit_ms <= 0 && unique_for_ms <= 0)
+    if (time_limit_ms <= 0 && unique_for_ms <= 0 && key == NULL)
         return;
-    /* keys in increasing order: {"tl": ms, "uf": ms} */
-    dq_buf_putc(b, (char)(0x80 | ((time_limit_ms > 0) + (unique_for_ms > 0))));
+    /* the extensions, keys in increasing order: {"k": str, "tl": ms, "uf": ms} */
+    dq_buf_putc(b, (char)(0x80 | ((key != NULL) + (time_limit_ms > 0) + (unique_for_ms > 0))));
+    if (key != NULL) {
+        dq_buf_append(b, "\xa1k", 2);
+        if (key_len < 32)
+            dq_buf_putc(b, (char)(0xa0 | key_len));
+        else
+            put_be(b, 0xd9, key_len, 1); /* DQ_KEY_MAX < 256 */
+        dq_buf_append(b, key, key_len);
+    }
     if (time_limit_ms > 0) {
         dq_buf_append(b, "\xa2tl", 3);
         put_uint(b, (uint64_t)time_limit_ms);

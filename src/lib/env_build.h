@@ -29,14 +29,17 @@ void dq_env_template(struct dq_buf *b, const char *id, size_t id_len, int64_t ma
                      int64_t deadline_ms, int64_t time_limit_ms, const void *payload, size_t len);
 
 /* The same, with @unique_for_ms > 0 adding the "uf" extension (the task's unique-for
- * window, PROTOCOL.md 4.1) after "tl". */
+ * window, PROTOCOL.md 4.1) after "tl", and @key (NULL: none; @key_len bytes) the "k"
+ * extension (the task's key, per-key limits) before it. */
 void dq_env_template_ext(struct dq_buf *b, const char *id, size_t id_len, int64_t max_attempts,
                          int64_t deadline_ms, int64_t time_limit_ms, int64_t unique_for_ms,
-                         const void *payload, size_t len);
+                         const char *key, size_t key_len, const void *payload, size_t len);
 
-/* Appends the v2 extension map that carries @time_limit_ms and @unique_for_ms (each only
- * when > 0; keys in increasing order, as dq_env_template_ext writes it); nothing when
- * neither is set. Import rebuilds an exported task's extensions with it. */
-void dq_env_ext_build(struct dq_buf *b, int64_t time_limit_ms, int64_t unique_for_ms);
+/* Appends the v2 extension map that carries @key (NULL: none), @time_limit_ms and
+ * @unique_for_ms (each only when > 0; keys in increasing order, as dq_env_template_ext
+ * writes it); nothing when none is set. Import rebuilds an exported task's extensions
+ * with it. */
+void dq_env_ext_build(struct dq_buf *b, const char *key, size_t key_len, int64_t time_limit_ms,
+                      int64_t unique_for_ms);
 
 #endif /* DQ_LIB_ENV_BUILD_H */

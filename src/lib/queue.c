@@ -51,11 +51,12 @@ dq_config_set(dq_client *c, const char *queue, const dq_config *cfg, dq_err *err
         if (v != 0) {
             dq_args_str(&a, dq_config_fields[i]);
             /* max_attempts 0 (unlimited), worker_lost_ms 0 (three beats), time_limit_ms 0
-             * (none), done_retention 0 (none) and done_retention_ms 0 (no age limit) are -1
-             * here */
+             * (none), done_retention 0 (none), done_retention_ms 0 (no age limit) and
+             * key_concurrency 0 (no limit) are -1 here */
             dq_args_i64(&a, v < 0 && (i == DQ_CONFIG_MAX_ATTEMPTS || i == DQ_CONFIG_WORKER_LOST ||
                                       i == DQ_CONFIG_TIME_LIMIT || i == DQ_CONFIG_DONE_RETENTION ||
-                                      i == DQ_CONFIG_DONE_RETENTION_MS)
+                                      i == DQ_CONFIG_DONE_RETENTION_MS ||
+                                      i == DQ_CONFIG_KEY_CONCURRENCY)
                                 ? 0
                                 : v);
         }
@@ -115,6 +116,16 @@ enqueue_check(const dq_enqueue_opts *o, size_t payload_len, dq_err *err)
     if ((o->unique_for_ms > 0 || o->replace) && o->id == NULL)
         return dq_err_set(err, DQ_EINVAL, "%s: needs a caller-chosen id",
                           o->replace ? "replace" : "unique_for");
+    if (o->key != NULL) {
+        size_t n = strlen(o->key);
+        if (n == 0 || n > DQ_KEY_MAX)
+            return dq_err_set(err, DQ_EINVAL, "key: must be 1..%d bytes (got %zu)", DQ_KEY_MAX, n);
+        for (size_t i = 0; i < n; i++) {
+            unsigned char ch = (unsigned char)o->key[i];
+            if (ch < 0x20 || ch == 0x7f)
+                return dq_err_set(err, DQ_EINVAL, "key: byte %zu is a control character", i + 1);
+        }
+    }
     if (o->max_attempts > DQ_ATTEMPTS_MAX)
         return dq_err_set(err, DQ_EINVAL,
                           "max_attempts: %lld is over the limit of %d (-1 = unlimited)",
@@ -139,7 +150,7 @@ enqueue_build(struct dq_buf *b, struct enq_slot *s, const dq_enqueue_opts *o, co
 
     s->env_at = b->len;
     dq_env_template_ext(b, o->id, o->id ? strlen(o->id) : 0, maxa, o->deadline_ms, o->time_limit_ms,
-                        o->unique_for_ms, payload, len);
+                        o->unique_for_ms, o->key, o->key ? strlen(o->key) : 0, payload, len);
     s->env_len = b->len - s->env_at;
     s->time_at = b->len;
     /* capitals ask for replace (PROTOCOL.md 5.2) */

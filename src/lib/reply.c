@@ -132,12 +132,14 @@ oom(dq_err *err)
 
 enum { CONFIG_FIELD, CONFIG_VALUE, CONFIG_PAIR };
 
+/* In index order (append only). */
 const char *const dq_config_fields[DQ_CONFIG_FIELDS] = {
     "max_delay_ms",       "max_payload",      "backoff_base_ms",     "backoff_cap_ms",
     "max_attempts",       "failed_retention", "audit_retention",     "far_future_ms",
     "worker_lost_ms",     "worker_prune_ms",  "alert_oldest_due_ms", "alert_far_future",
     "alert_running_ms",   "alert_memory_pct", "alert_window_ms",     "alert_fail_pct",
     "alert_fail_per_min", "time_limit_ms",    "done_retention",      "done_retention_ms",
+    "key_concurrency",
 };
 
 int64_t *
@@ -150,7 +152,7 @@ dq_config_slot(dq_config *c, size_t i)
         &c->worker_prune_ms,  &c->alert_oldest_due_ms, &c->alert_far_future,
         &c->alert_running_ms, &c->alert_memory_pct,    &c->alert_window_ms,
         &c->alert_fail_pct,   &c->alert_fail_per_min,  &c->time_limit_ms,
-        &c->done_retention,   &c->done_retention_ms};
+        &c->done_retention,   &c->done_retention_ms,   &c->key_concurrency};
     return slots[i];
 }
 
@@ -179,6 +181,8 @@ dq_reply_config(const redisReply *r, void *out, dq_err *err)
     c->done_retention = 0;
     /* and those older than its age limit answer 19 */
     c->done_retention_ms = 0;
+    /* and those older than per-key limits answer 20 */
+    c->key_concurrency = 0;
     for (size_t i = 0; i < DQ_CONFIG_FIELDS && CONFIG_PAIR * i + CONFIG_VALUE < r->elements; i++) {
         int rc = get_int(r, CONFIG_PAIR * i + CONFIG_VALUE, "config", dq_config_fields[i],
                          dq_config_slot(c, i), err);
@@ -1157,7 +1161,8 @@ enum {
     STATS_WINDOW_RETRIED,
     STATS_TOP_GROUP,
     STATS_TOP_COUNT,
-    STATS_WINDOW_FIELDS
+    STATS_PARKED, /* per-key limits: after the window, absent from older scripts */
+    STATS_WINDOW_FIELDS = STATS_PARKED
 };
 
 /* The outcome window after the pause (stats.lua); window_ms -1 when the scripts are
@@ -1170,8 +1175,12 @@ stats_window(const redisReply *r, size_t at, dq_stats *s, dq_err *err)
     s->window_ms = s->window_elapsed_ms = -1;
     s->window_done = s->window_failed = s->window_retried = s->top_group_count = 0;
     s->top_group[0] = '\0';
+    s->parked = 0;
     if (r->elements < at + STATS_WINDOW_FIELDS)
         return DQ_OK;
+    if (r->elements > at + STATS_PARKED &&
+        (rc = get_int(r, at + STATS_PARKED, "stats", "parked", &s->parked, err)) != DQ_OK)
+        return rc;
     if ((rc = get_int(r, at + STATS_WINDOW, "stats", "window", &s->window_ms, err)) != DQ_OK ||
         (rc = get_int(r, at + STATS_WINDOW_ELAPSED, "stats", "window elapsed",
                       &s->window_elapsed_ms, err)) != DQ_OK ||
@@ -1660,5 +1669,66 @@ dq_reply_overview(const redisReply *r, void *out, dq_err *err)
     size_t at = OV_HEAD + 2 * (size_t)k;
     int64_t t;
     row->throttled = r->elements > at && as_int(r->element[at], &t) ? t != 0 : -1;
+    return DQ_OK;
+}
+
+/* ---- keys (5.31): totals, then 6 per key (per-key limits) ------------------------------ */
+
+enum { K_NOW, K_DUE_SEEN, K_DUE, K_FAILED_SEEN, K_FAILED, K_PARKED, K_N, K_HEAD };
+enum { R_KEY, R_DUE, R_PARKED, R_INFLIGHT, R_FAILED, R_OLDEST, R_FIELDS };
+
+static int
+keys_bad(dq_err *err, const char *what)
+{
+    return dq_err_set(err, DQ_EPROTO, "keys reply: %s", what);
+}
+
+static int
+keys_num(const redisReply *r, int64_t *v)
+{
+    if (r->type != REDIS_REPLY_INTEGER)
+        return -1;
+    *v = (int64_t)r->integer;
+    return 0;
+}
+
+int
+dq_reply_keys(const redisReply *r, void *out, dq_err *err)
+{
+    dq_keys *k = out;
+    int64_t head[K_HEAD];
+
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < K_HEAD)
+        return keys_bad(err, "not an array of 7 and then 6 per key");
+    for (size_t i = 0; i < K_HEAD; i++)
+        if (keys_num(r->element[i], &head[i]) != 0)
+            return keys_bad(err, "a count is not an integer");
+    if (head[K_N] < 0 || head[K_N] > 100 || r->elements != K_HEAD + (size_t)head[K_N] * R_FIELDS)
+        return keys_bad(err, "not 7 + 6 elements per key (at most 100 keys)");
+    k->now_ms = head[K_NOW];
+    k->due_seen = head[K_DUE_SEEN];
+    k->due_total = head[K_DUE];
+    k->failed_seen = head[K_FAILED_SEEN];
+    k->failed_total = head[K_FAILED];
+    k->parked_total = head[K_PARKED];
+    if (head[K_N] == 0)
+        return DQ_OK;
+    k->rows = calloc((size_t)head[K_N], sizeof *k->rows);
+    if (k->rows == NULL)
+        return dq_err_set(err, DQ_ENOMEM, "out of memory");
+    for (size_t i = 0; i < (size_t)head[K_N]; i++) {
+        redisReply *const *e = &r->element[K_HEAD + i * R_FIELDS];
+        dq_key_row *row = &k->rows[i];
+        if (e[R_KEY]->type != REDIS_REPLY_STRING || e[R_KEY]->len > DQ_KEY_MAX ||
+            keys_num(e[R_DUE], &row->due) != 0 || keys_num(e[R_PARKED], &row->parked) != 0 ||
+            keys_num(e[R_INFLIGHT], &row->inflight) != 0 ||
+            keys_num(e[R_FAILED], &row->failed) != 0 ||
+            keys_num(e[R_OLDEST], &row->oldest_due_ms) != 0)
+            return keys_bad(err, "a key's row is not a key of 1..64 bytes and five integers");
+        memcpy(row->key, e[R_KEY]->str, e[R_KEY]->len);
+        row->key[e[R_KEY]->len] = '\0';
+        row->key_len = e[R_KEY]->len;
+        k->n = i + 1;
+    }
     return DQ_OK;
 }

@@ -22,7 +22,7 @@
 struct redisReply;
 
 /* The fields of dq_config in the order of the config reply and PROTOCOL.md 8.1. */
-#define DQ_CONFIG_FIELDS 20
+#define DQ_CONFIG_FIELDS 21
 /* How many of them every config reply has (the last two came with the worker registry). */
 #define DQ_CONFIG_FIELDS_OLD 8
 extern const char *const dq_config_fields[DQ_CONFIG_FIELDS];
@@ -38,6 +38,8 @@ int64_t *dq_config_slot(dq_config *c, size_t i);
 #define DQ_CONFIG_DONE_RETENTION 18
 /* The index of done_retention_ms, likewise -1 for Redis 0 ("no age limit"). */
 #define DQ_CONFIG_DONE_RETENTION_MS 19
+/* The index of key_concurrency, likewise -1 for Redis 0 ("no limit"). */
+#define DQ_CONFIG_KEY_CONCURRENCY 20
 
 /* config: @out is a dq_config. */
 int dq_reply_config(const struct redisReply *r, void *out, dq_err *err);
@@ -118,6 +120,8 @@ int dq_reply_search(const struct redisReply *r, void *out, dq_err *err);
 
 /* errors (error groups): @out is a dq_errors; the caller frees it on error too. */
 int dq_reply_errors(const struct redisReply *r, void *out, dq_err *err);
+/* keys: @out is a dq_keys (rows allocated here; dq_keys_free). */
+int dq_reply_keys(const struct redisReply *r, void *out, dq_err *err);
 
 /* audit: @out is a dq_audit. */
 int dq_reply_audit(const struct redisReply *r, void *out, dq_err *err);

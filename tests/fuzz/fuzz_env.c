@@ -86,6 +86,9 @@ check_env(const uint8_t *data, size_t size)
     FUZZ_CHECK(e.unique_for_ms == -1 ||
                (e.unique_for_ms >= 1 && e.unique_for_ms <= DQ_UNIQUE_FOR_MAX));
     FUZZ_CHECK(e.ext.ptr != NULL || e.unique_for_ms == -1);
+    /* the key ("k"): 1..DQ_KEY_MAX bytes borrowed from the input, only in v2 */
+    FUZZ_CHECK(e.key.ptr == NULL ||
+               (inside(e.key) && e.key.len >= 1 && e.key.len <= DQ_KEY_MAX && e.ext.ptr != NULL));
     FUZZ_CHECK(e.payload.ptr != NULL && (e.id.ptr == NULL || e.id.len > 0));
     FUZZ_CHECK(e.seq <= 1ULL << 53 && e.enqueued_ms >= 0 && e.enqueued_ms <= 1LL << 53);
     FUZZ_CHECK(e.deadline_ms >= -1 && e.deadline_ms <= 1LL << 53);
@@ -106,6 +109,7 @@ check_env(const uint8_t *data, size_t size)
     FUZZ_CHECK(same_bytes(e2.id, e.id) && same_bytes(e2.payload, e.payload) &&
                same_bytes(e2.last_error, e.last_error) && same_bytes(e2.ext, e.ext));
     FUZZ_CHECK(e2.time_limit_ms == e.time_limit_ms && e2.unique_for_ms == e.unique_for_ms);
+    FUZZ_CHECK(same_bytes(e2.key, e.key));
     dq_buf_putc(&b, 0);
     FUZZ_CHECK(dq_env_decode(b.data, b.len, &e2, NULL) == DQ_EPROTO);
     dq_buf_free(&b);

@@ -1475,8 +1475,8 @@ static const char peek_body[] =
 
 /* The Lua run by EVAL in lua_and_c_agree_on_v2_envelopes: v2 envelopes and every
  * one-byte mutation and truncation of them, each with env_decode's verdict and time
- * limit (-1 none, -2 refused) and unique-for window (-1 none). Replies {member, verdict,
- * window, member, verdict, window, ...}. */
+ * limit (-1 none, -2 refused), unique-for window (-1 none) and key ('' none). Replies
+ * {member, verdict, window, key, member, verdict, window, key, ...}. */
 static const char agree_body[] =
     "local base = {\n"
     "  {seq = 9, attempt = 1, enq = 2, max = 3, payload = 'p', ext = '\\129\\162tl\\10'},\n"
@@ -1487,6 +1487,12 @@ static const char agree_body[] =
     "   ext = '\\130\\162tl\\10\\162uf\\205\\3\\232'},\n"
     "  {seq = 13, id = 'v', attempt = 0, enq = 2, max = 3, payload = 't', ext = "
     "'\\129\\162uf\\1'},\n"
+    /* the key ("k", per-key limits): str and bin forms, before tl and uf */
+    "  {seq = 14, attempt = 0, enq = 2, max = 3, payload = 'u', ext = '\\129\\161k\\163abc'},\n"
+    "  {seq = 15, id = 'w', attempt = 0, enq = 2, max = 3, payload = 'v',\n"
+    "   ext = '\\131\\161k\\196\\2xy\\162tl\\10\\162uf\\1'},\n"
+    "  {seq = 16, attempt = 0, enq = 2, max = 3, payload = 'w', ext = '\\129\\161k\\217\\64' ..\n"
+    "   string.rep('k', 64)},\n"
     "}\n"
     "local vals = {0, 1, 10, 48, 95, 97, 122, 123, 127, 128, 129, 130, 143, 144, 153, 154,\n"
     "  160, 161, 162, 163, 191, 192, 195, 196, 204, 205, 206, 207, 208, 217, 224, 255}\n"
@@ -1496,6 +1502,7 @@ static const char agree_body[] =
     "  out[#out + 1] = m\n"
     "  out[#out + 1] = e and (e.tl or -1) or -2\n"
     "  out[#out + 1] = e and (e.uf or -1) or -1\n"
+    "  out[#out + 1] = e and e.k or ''\n"
     "end\n"
     "for _, e in ipairs(base) do\n"
     "  local m = env_encode(e)\n"
@@ -1560,33 +1567,40 @@ static void
 lua_and_c_agree_on_v2_envelopes(void **state)
 {
     redisReply *r = eval_with_lib(*state, agree_body);
-    size_t accepted = 0, limited = 0, windowed = 0;
+    size_t accepted = 0, limited = 0, windowed = 0, keyed = 0;
 
     assert_int_equal(r->type, REDIS_REPLY_ARRAY);
     assert_true(r->elements > 1000);
-    for (size_t i = 0; i + 2 < r->elements; i += 3) {
-        const redisReply *m = r->element[i];
+    for (size_t i = 0; i + 3 < r->elements; i += 4) {
+        const redisReply *m = r->element[i], *lua_k = r->element[i + 3];
         long long lua = r->element[i + 1]->integer, lua_uf = r->element[i + 2]->integer;
         struct dq_env e;
         dq_err err = {0};
         int rc = dq_env_decode(m->str, m->len, &e, &err);
         long long c = rc != DQ_OK ? -2 : e.time_limit_ms;
         long long c_uf = rc != DQ_OK ? -1 : e.unique_for_ms;
-        if (c != lua || c_uf != lua_uf) {
+        size_t c_klen = rc != DQ_OK || e.key.ptr == NULL ? 0 : e.key.len;
+        bool same_key =
+            c_klen == lua_k->len && (c_klen == 0 || memcmp(e.key.ptr, lua_k->str, c_klen) == 0);
+        if (c != lua || c_uf != lua_uf || !same_key) {
             char hex[512] = "";
             for (size_t k = 0; k < m->len && k < 200; k++)
                 snprintf(hex + 2 * k, sizeof hex - 2 * k, "%02x", (unsigned char)m->str[k]);
-            fail_msg("member %zu (%s): Lua says %lld/%lld, C says %lld/%lld (%s)", i / 3, hex, lua,
-                     lua_uf, c, c_uf, rc != DQ_OK ? err.msg : "ok");
+            fail_msg("member %zu (%s): Lua says %lld/%lld/key %zu bytes, C says %lld/%lld/key %zu "
+                     "bytes (%s)",
+                     i / 4, hex, lua, lua_uf, lua_k->len, c, c_uf, c_klen,
+                     rc != DQ_OK ? err.msg : "ok");
         }
         accepted += c != -2;
         limited += c > 0;
         windowed += c_uf > 0;
+        keyed += c_klen > 0;
     }
     /* the corpus holds both verdicts and every kind of accepted envelope */
-    assert_true(accepted > 5 && accepted < r->elements / 3);
+    assert_true(accepted > 5 && accepted < r->elements / 4);
     assert_true(limited > 1);
     assert_true(windowed > 1);
+    assert_true(keyed > 2);
     freeReplyObject(r);
 }
 
@@ -1602,6 +1616,119 @@ claim_envelope_check_matches_decode(void **state)
         fail_msg("env_peek and env_decode disagree on %lld of %lld members; first: %s",
                  r->element[1]->integer, r->element[0]->integer, r->element[2]->str);
     freeReplyObject(r);
+}
+
+/* Claims @batch with lease @lease, frees the tasks of @cl first; returns the count. */
+static size_t
+key_claim(struct fixture *f, dq_claimed *cl, unsigned batch, int64_t lease)
+{
+    dq_claimed_free(cl);
+    ASSERT_OK(f, dq_claim(f->c, f->queue, batch, lease, "w1", cl, &f->err));
+    return cl->n;
+}
+
+/* The claimed task with id @id, or fail. */
+static const dq_task *
+key_task(const dq_claimed *cl, const char *id)
+{
+    for (size_t i = 0; i < cl->n; i++)
+        if (strcmp(cl->tasks[i].id, id) == 0)
+            return &cl->tasks[i];
+    fail_msg("task %s was not claimed", id);
+    return NULL;
+}
+
+static int64_t
+key_parked(struct fixture *f)
+{
+    dq_stats s;
+    ASSERT_OK(f, dq_stats_get(f->c, f->queue, &s, &f->err));
+    return s.parked;
+}
+
+/* Per-key limits (PROTOCOL.md 4.10) through every way a task leaves in flight: a claim
+ * takes at most key_concurrency of one key and parks the rest (not blocking other keys
+ * or unkeyed tasks); ack, the batched ack, retry, fail, release and reap each free the
+ * key's slot and bring its earliest parked task back. */
+static void
+key_concurrency_parks_and_promotes(void **state)
+{
+    struct fixture f;
+    dq_claimed cl = {0}, keep = {0}, held = {0};
+    dq_config cfg = {.key_concurrency = 2, .backoff_base_ms = 3600000};
+    dq_enqueued e;
+    dq_reaped rp;
+    static const char *const ids[] = {"a1", "a2", "a3", "a4", "a5", "a6", "b1", "b2", "u"};
+
+    fixture_open(&f, state, "keys");
+    ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        dq_enqueue_opts o = {.id = ids[i],
+                             .key = ids[i][0] == 'u'   ? NULL
+                                    : ids[i][0] == 'a' ? "a"
+                                                       : "b"};
+        ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "x", 1, &e, &f.err));
+    }
+    /* a1 a2 of key a, both of b and the unkeyed one; a3..a6 parked, not due any more */
+    assert_int_equal(key_claim(&f, &keep, 10, 30000), 5);
+    key_task(&keep, "a1");
+    key_task(&keep, "a2");
+    key_task(&keep, "b1");
+    key_task(&keep, "u");
+    assert_int_equal(key_parked(&f), 4);
+    assert_int_equal(key_claim(&f, &cl, 10, 30000), 0);
+    /* ack: a3 comes back, and only a3 */
+    ASSERT_OK(&f, dq_ack(f.c, f.queue, key_task(&keep, "a1"), &f.err));
+    assert_int_equal(key_parked(&f), 3);
+    assert_int_equal(key_claim(&f, &held, 10, 30000), 1);
+    assert_string_equal(held.tasks[0].id, "a3");
+    /* retry (backoff 1 h): a4 */
+    dq_retried rt;
+    ASSERT_OK(&f, dq_retry(f.c, f.queue, key_task(&keep, "a2"), "again", &rt, &f.err));
+    assert_int_equal(key_claim(&f, &cl, 10, 30000), 1);
+    assert_string_equal(cl.tasks[0].id, "a4");
+    /* fail: a5 */
+    ASSERT_OK(&f, dq_fail(f.c, f.queue, &cl.tasks[0], "no", "", &f.err));
+    assert_int_equal(key_claim(&f, &cl, 10, 30000), 1);
+    assert_string_equal(cl.tasks[0].id, "a5");
+    /* release: a5 is due again at once; a6 comes back too, and one of them is parked again */
+    ASSERT_OK(&f, dq_release(f.c, f.queue, &cl.tasks[0], &f.err));
+    assert_int_equal(key_claim(&f, &cl, 10, 30000), 1);
+    assert_int_equal(key_parked(&f), 1);
+    /* the batched ack of claim's settling: the other one */
+    dq_settle done = {.task = &cl.tasks[0], .outcome = DQ_DONE};
+    dq_claimed next = {0};
+    ASSERT_OK(&f, dq_claim_settle(f.c, f.queue, &done, 1, 10, 30000, 0, "w1", NULL, &next, &f.err));
+    assert_int_equal(done.rc, DQ_OK);
+    assert_int_equal(next.n, 1);
+    assert_int_equal(key_parked(&f), 0);
+    dq_claimed_free(&next);
+    /* reap: c1 c2 held under a short lease by a worker that dies; c3 waits parked */
+    for (int i = 1; i <= 3; i++) {
+        char id[8];
+        snprintf(id, sizeof id, "c%d", i);
+        dq_enqueue_opts o = {.id = id, .key = "c"};
+        ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o, "x", 1, &e, &f.err));
+    }
+    assert_int_equal(key_claim(&f, &cl, 10, 50), 2);
+    assert_int_equal(key_parked(&f), 1);
+    int64_t deadline = test_mono_ms() + 5000 * test_slowdown();
+    size_t back = 0;
+    while (back < 2) {
+        ASSERT_OK(&f, dq_reap(f.c, f.queue, 100, &rp, &f.err));
+        back += rp.returned;
+        if (back < 2) {
+            assert_true(test_mono_ms() < deadline);
+            test_nap_ms(10);
+        }
+    }
+    /* all three are due now, and still only two run */
+    assert_int_equal(key_claim(&f, &cl, 10, 30000), 2);
+    assert_int_equal(key_parked(&f), 1);
+    dq_claimed_free(&cl);
+    dq_claimed_free(&keep);
+    dq_claimed_free(&held);
+    fixture_close(&f);
 }
 
 /* A unique-for window starts when the task is done, on every ack path, also after a
@@ -1756,6 +1883,7 @@ main(void)
         cmocka_unit_test(batched_acks_settle_like_separate_calls),
         cmocka_unit_test(extend_renews_only_held_leases),
         cmocka_unit_test(unique_for_window_survives_a_reap),
+        cmocka_unit_test(key_concurrency_parks_and_promotes),
         cmocka_unit_test(replace_and_reschedule),
     };
 

@@ -123,7 +123,7 @@ row() {
   tag=$1 role=$2
   fresh
   for v in "stats" "stats --json" "ls due" "ls future" "ls inflight" "ls failed" "show 1" \
-    "export failed" "export due" "errors" "audit" "workers" "config" "config --json" "queues" \
+    "export failed" "export due" "errors" "keys" "audit" "workers" "config" "config --json" "queues" \
     "metrics --textfile $work/metrics.prom"; do
     # shellcheck disable=SC2086
     try "$tag" "$role" viewer $v

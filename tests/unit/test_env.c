@@ -302,16 +302,16 @@ extension_map_alone(void **state)
     struct dq_env e;
     dq_err err;
 
-    dq_env_ext_build(&b, -1, -1);
+    dq_env_ext_build(&b, NULL, 0, -1, -1);
     assert_int_equal(b.len, 0); /* neither: no map, a v1 envelope */
-    dq_env_ext_build(&b, 5000, 10000);
+    dq_env_ext_build(&b, NULL, 0, 5000, 10000);
     assert_int_equal(b.len, 13);
     assert_memory_equal(b.data, "\x82\xa2tl\xcd\x13\x88\xa2uf\xcd\x27\x10", 13);
     assert_int_equal(dq_env_ext_decode(b.data, b.len, &e, &err), DQ_OK);
     assert_int_equal(e.time_limit_ms, 5000);
     assert_int_equal(e.unique_for_ms, 10000);
     dq_buf_reset(&b);
-    dq_env_ext_build(&b, -1, 60000);
+    dq_env_ext_build(&b, NULL, 0, -1, 60000);
     assert_memory_equal(b.data, "\x81\xa2uf\xcd\xea\x60", 6);
     dq_buf_free(&b);
 

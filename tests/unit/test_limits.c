@@ -28,6 +28,7 @@ static const struct {
     {"DQ_ATTEMPTS_MAX", DQ_ATTEMPTS_MAX},
     {"DQ_TIME_LIMIT_MAX", DQ_TIME_LIMIT_MAX},
     {"DQ_UNIQUE_FOR_MAX", DQ_UNIQUE_FOR_MAX},
+    {"DQ_KEY_MAX", DQ_KEY_MAX},
 };
 #define NLIMITS (sizeof c_limits / sizeof c_limits[0])
 
