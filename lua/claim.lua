@@ -51,6 +51,12 @@ if cfg.done_retention > 0 then
     doneidx]])
   if gate then return gate end
 end
+-- likewise the queue limits' (PROTOCOL.md 8.4), only while one is set
+if cfg.rate_limit > 0 or cfg.concurrency_limit > 0 or cfg.throttle_until >= 0 then
+  gate = worker_gate('claim_limits', [[HDEL limits HGET limits HINCRBY stats HMGET limits HSET
+    limits PUBLISH wake ZCARD inflight]])
+  if gate then return gate end
+end
 allow_oom()
 local now, now_us = now_ms_us()
 local batch, lease, worker = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
@@ -150,10 +156,13 @@ local soonest, fired = -1, 0
 if not paused then soonest, fired = sched_fire(cfg, now) end
 
 -- 3. Claim, unless the queue is paused.
-local items = {}
+local items, lim = {}, nil
 if batch > 0 and not paused then
+  -- queue limits (lib.lua): one task past what they allow tells that one was held back
+  lim = limits.allow(cfg, now, ahead, batch)
   items = redis.call('ZRANGEBYSCORE', K_SCHED, '-inf', dec(now + ahead), 'WITHSCORES',
-    'LIMIT', 0, batch)
+    'LIMIT', 0, lim and lim.allow < batch and lim.allow + 1 or batch)
+  if lim then limits.cut(lim, items) end
 end
 local out = {now, 0, 0}
 local moved = 0
@@ -202,6 +211,8 @@ if #gone > 0 then redis.call('ZREM', K_SCHED, unpack(gone)) end
 if #gone_ids > 0 then redis.call('HDEL', K_IDS, unpack(gone_ids)) end
 out[2] = next_due()
 if soonest >= 0 and (out[2] < 0 or soonest < out[2]) then out[2] = soonest end
+if lim then out[2] = limits.taken(lim, #run / 2) or out[2] end -- held: when to ask again
+if nres > 0 then limits.freed(cfg, now) end
 if fired > 0 and batch == 0 then wake(dec(now)) end
 out[3] = moved
 if paused then

@@ -11,7 +11,9 @@
 --   alert_window_ms 1 min..1 h, alert_fail_pct 1..100, alert_fail_per_min 1..1000000000;
 --   time_limit_ms 0..7 days (0 = none: the default time limit of tasks enqueued without
 --   one, written into their envelopes by enqueue); done_retention 0..10000000 (finished
---   tasks kept; 0 = none, PROTOCOL.md 4.7).
+--   tasks kept; 0 = none, PROTOCOL.md 4.7); the queue limits (PROTOCOL.md 8.4):
+--   rate_limit 0..600000000 tasks a minute (0 = none), rate_burst 0..1000000 tokens (0 =
+--   one second's worth), concurrency_limit 0..1000000 tasks in flight (0 = none).
 -- Reply: the effective configuration as pairs {field, value, ...} in a fixed order.
 -- Errors: DQ_EINVAL naming the field and its range; nothing is set when any pair is bad.
 -- Complexity: O(1), plus O(k log N) for k <= 1000 failures (and k <= 1000 done tasks)
@@ -26,7 +28,8 @@ local RANGE = {max_delay_ms = {1, 315360000000}, max_payload = {1, 536870912},
   alert_running_ms = {1, 315360000000}, alert_memory_pct = {1, 100},
   alert_window_ms = {60000, 3600000}, alert_fail_pct = {1, 100},
   alert_fail_per_min = {1, 1000000000}, time_limit_ms = {0, DQ_TIME_LIMIT_MAX},
-  done_retention = {0, 10000000}}
+  done_retention = {0, 10000000}, rate_limit = {0, 600000000}, rate_burst = {0, 1000000},
+  concurrency_limit = {0, 1000000}}
 if #ARGV % 2 ~= 1 then
   return err('DQ_EINVAL', 'config: %d arguments after who; expected field/value pairs',
     #ARGV - 1)

@@ -46,6 +46,9 @@ local K_SLOW = K_PREFIX .. 'slow' -- ZSET name -> 0: cron lists a worker must to
 -- ZRANGE of snext then tells both the next firing and that a top-up is wanted)
 local K_DONE = K_PREFIX .. 'done' -- HASH task key -> done record (done retention)
 local K_DONEIDX = K_PREFIX .. 'doneidx' -- ZSET task key -> done ms
+-- Queue limits (PROTOCOL.md 8.4): the rate limit's token bucket and the flag that a claim
+-- was held back by concurrency; written only while a limit is on.
+local K_LIMITS = K_PREFIX .. 'limits' -- HASH tokens, at (ms), held
 -- keys: end
 
 -- Protocol limits (docs/PROTOCOL.md 8.2). src/delayq.h has the same names and numbers;
@@ -124,7 +127,8 @@ local CFG_FIELDS = {'max_delay_ms', 'max_payload', 'backoff_base_ms', 'backoff_c
   'max_attempts', 'failed_retention', 'audit_retention', 'far_future_ms', 'worker_lost_ms',
   'worker_prune_ms', 'alert_oldest_due_ms', 'alert_far_future', 'alert_running_ms',
   'alert_memory_pct', 'alert_window_ms', 'alert_fail_pct', 'alert_fail_per_min',
-  'time_limit_ms', 'done_retention'}
+  'time_limit_ms', 'done_retention', 'rate_limit', 'rate_burst', 'concurrency_limit'}
+-- (key_concurrency and key_rate_limit, per-key limits, come next: index 23, 24)
 -- worker_lost_ms 0: a worker is lost after three of its own beat intervals.
 local CFG_DEFAULT = {max_delay_ms = 7 * 86400000, max_payload = 1048576,
   backoff_base_ms = 1000, backoff_cap_ms = 300000, max_attempts = 25,
@@ -132,7 +136,8 @@ local CFG_DEFAULT = {max_delay_ms = 7 * 86400000, max_payload = 1048576,
   worker_lost_ms = 0, worker_prune_ms = 3600000, alert_oldest_due_ms = 300000,
   alert_far_future = 100000, alert_running_ms = 300000, alert_memory_pct = 90,
   alert_window_ms = 300000, alert_fail_pct = 50, alert_fail_per_min = 60, time_limit_ms = 0,
-  done_retention = 0}
+  done_retention = 0, rate_limit = 0, rate_burst = 0, concurrency_limit = 0,
+  throttle_rate = 0, throttle_concurrency = 0, throttle_until = -1}
 -- Only @fields (a hot path reads the few it needs).
 local function config_of(fields)
   local v = redis.call('HMGET', K_CONFIG, unpack(fields))
@@ -142,8 +147,15 @@ local function config_of(fields)
   end
   return c
 end
-local function config()
-  return config_of(CFG_FIELDS)
+-- All of them, and the live throttle (throttle.lua; PROTOCOL.md 8.4), kept in the config
+-- hash so that claim's one HMGET reads it too; config does not list it.
+local config
+do
+local CFG_READ = {'throttle_rate', 'throttle_concurrency', 'throttle_until'}
+for i = 1, #CFG_FIELDS do CFG_READ[i + 3] = CFG_FIELDS[i] end
+function config()
+  return config_of(CFG_READ)
+end
 end
 
 -- msgpack writers. The envelope is written here, not with cmsgpack, because its
@@ -899,6 +911,112 @@ local function keep_done(keep, now, acked)
   trim_done(keep)
 end
 
+-- Queue limits (PROTOCOL.md 8.4), enforced by claim for all workers together:
+-- rate_limit (tasks a minute: a token bucket of rate_burst tokens in K_LIMITS, refilled
+-- by server time) and concurrency_limit (tasks in flight, ZCARD inflight), with the live
+-- throttle (throttle.lua) over them, the tighter winning. With none on, a claim pays a
+-- few comparisons and no command.
+-- limits: one table of functions, one local of the 200 a chunk holds (docs/HACKING.md)
+local limits = {}
+do
+local function tighter(a, b)
+  if a > 0 and (b <= 0 or a < b) then return a end
+  return b
+end
+
+-- The limits in force at @now: rate (tasks a minute), burst (tokens), concurrency (0:
+-- off each), and the throttle's end when a throttle with an end is in force (else nil).
+function limits.of(cfg, now)
+  local rate, conc, till = cfg.rate_limit, cfg.concurrency_limit, nil
+  local tu = cfg.throttle_until
+  if tu == 0 or tu > now then
+    rate = tighter(cfg.throttle_rate, rate)
+    conc = tighter(cfg.throttle_concurrency, conc)
+    if tu > 0 then till = tu end
+  end
+  local burst = 0
+  if rate > 0 then
+    local one = math.max(1, math.ceil(rate / 60)) -- one second's worth
+    burst = cfg.rate_burst > 0 and cfg.rate_burst or one
+    if rate ~= cfg.rate_limit and one < burst then burst = one end -- a throttle's: 1 s at most
+  end
+  return rate, burst, conc, till
+end
+
+-- What a claim at @now (claiming @ahead ms ahead) of @batch tasks may lease: nil when no
+-- limit is on (the claim is as without), else a table with allow (0..batch), the state
+-- limits.taken needs, and by ('rate' or 'concurrency': the limit that cut it).
+function limits.allow(cfg, now, ahead, batch)
+  if cfg.rate_limit <= 0 and cfg.concurrency_limit <= 0 and cfg.throttle_until < 0 then
+    return nil
+  end
+  local rate, burst, conc, till = limits.of(cfg, now)
+  if rate <= 0 and conc <= 0 then return nil end
+  local lim = {allow = batch, till = till}
+  if conc > 0 then
+    local slots = math.max(0, conc - redis.call('ZCARD', K_INFLIGHT))
+    if slots < lim.allow then lim.allow, lim.by = slots, 'concurrency' end
+  end
+  if rate > 0 then
+    -- refilled to the end of the claim-ahead window: a worker that asks when told (the
+    -- next token's time, less its window) finds the token there
+    local b = redis.call('HMGET', K_LIMITS, 'tokens', 'at')
+    local t, at, clock = tonumber(b[1]), tonumber(b[2]), now + ahead
+    -- none yet (or not numbers, or from the future: malformed): a full bucket
+    if not t or not at or t ~= t or at > clock + 86400000 then t, at = burst, clock end
+    t = math.max(0, math.min(t, burst))
+    if clock > at then t, at = math.min(burst, t + (clock - at) * rate / 60000), clock end
+    lim.tokens, lim.at, lim.rate = t, at, rate
+    local n = math.floor(t)
+    if n < lim.allow then lim.allow, lim.by = n, 'rate' end
+  end
+  return lim
+end
+
+-- The claim's due @items (member, due pairs), asked for one past lim.allow: drops that
+-- one and sets lim.held when it is there (a limit held a due task back).
+function limits.cut(lim, items)
+  lim.held = #items > 2 * lim.allow
+  if lim.held then items[#items], items[#items - 1] = nil, nil end
+end
+
+-- After a limited claim leased @n tasks: takes their tokens; when a limit held back a
+-- due task, counts it (limited_rate or limited_concurrency in stats: one HINCRBY) and
+-- returns when the worker is to ask again (the claim reply's next due): the next token's
+-- time, or -1 for a concurrency limit (a wake-up comes when a slot frees: limits.freed),
+-- either no later than the end of the throttle that holds it. nil when nothing was held.
+function limits.taken(lim, n)
+  if lim.rate then
+    redis.call('HSET', K_LIMITS, 'tokens', tostring(lim.tokens - n), 'at', dec(lim.at))
+  end
+  if not lim.held then return nil end
+  local again
+  if lim.by == 'concurrency' then
+    redis.call('HSET', K_LIMITS, 'held', '1')
+    redis.call('HINCRBY', K_STATS, 'limited_concurrency', 1)
+    again = -1
+  else
+    redis.call('HINCRBY', K_STATS, 'limited_rate', 1)
+    again = lim.at + math.max(0, math.ceil((1 - (lim.tokens - n)) * 60000 / lim.rate))
+  end
+  if lim.till and (again < 0 or lim.till < again) then again = lim.till end
+  return again
+end
+
+-- After results freed slots: when a claim was held back by concurrency (the held flag)
+-- and a slot is still free, wakes the idle workers once (a due time, as enqueue does).
+-- Costs nothing while no concurrency limit is on.
+function limits.freed(cfg, now)
+  if cfg.concurrency_limit <= 0 and cfg.throttle_until < 0 then return end
+  local _, _, conc = limits.of(cfg, now)
+  if conc <= 0 or redis.call('HGET', K_LIMITS, 'held') ~= '1' then return end
+  if redis.call('ZCARD', K_INFLIGHT) < conc then
+    redis.call('HDEL', K_LIMITS, 'held')
+    wake(dec(now))
+  end
+end
+end -- limits
+
 -- Appends one operator action to the capped audit stream (the entry id carries the
 -- server time).
 local function audit(cfg, who, action, detail, result)
@@ -971,7 +1089,7 @@ local function gate_keyed(script, needs)
     audit = K_AUDIT, wake = K_WAKE, workers = K_WORKERS, beats = K_BEATS, pause = K_PAUSE,
     groups = K_GROUPS, group = K_GROUP .. 'gate', tally = K_TALLY, uniq = K_UNIQ,
     sdefs = K_SDEFS, stpl = K_STPL, snext = K_SNEXT, slow = K_SLOW,
-    hist = K_PREFIX .. 'hist:gate', done = K_DONE, doneidx = K_DONEIDX}
+    hist = K_PREFIX .. 'hist:gate', done = K_DONE, doneidx = K_DONEIDX, limits = K_LIMITS}
   local names, list = gate_list(script, needs), {}
   for i = 1, #names, 2 do
     local name = names[i + 1]

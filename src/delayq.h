@@ -340,6 +340,12 @@ typedef struct dq_config {
                                     it at enqueue); default none (-1 here sets none) */
     int64_t done_retention;      /* finished tasks kept, exactly; default (0 in Redis) none;
                                     set -1 for that */
+    /* Queue limits, enforced by the claim script for all workers together (PROTOCOL.md
+       8.4); each 0 in Redis is "off" / "default": set -1 for that. */
+    int64_t rate_limit;        /* tasks started a minute (dq_rate_parse); default off */
+    int64_t rate_burst;        /* tokens the rate's bucket holds; default one second's worth */
+    int64_t concurrency_limit; /* tasks in flight at once; default off */
+    /* (key_concurrency, key_rate_limit: the per-key limits come next) */
 } dq_config;
 
 /** Reads the queue's effective configuration (defaults filled in). */

@@ -50,11 +50,13 @@ dq_config_set(dq_client *c, const char *queue, const dq_config *cfg, dq_err *err
         if (v != 0) {
             dq_args_str(&a, dq_config_fields[i]);
             /* max_attempts 0 (unlimited), worker_lost_ms 0 (three beats), time_limit_ms 0
-             * (none) and done_retention 0 (none) are -1 here */
-            dq_args_i64(&a, v < 0 && (i == DQ_CONFIG_MAX_ATTEMPTS || i == DQ_CONFIG_WORKER_LOST ||
-                                      i == DQ_CONFIG_TIME_LIMIT || i == DQ_CONFIG_DONE_RETENTION)
-                                ? 0
-                                : v);
+             * (none), done_retention 0 (none) and the queue limits' 0 (off) are -1 here */
+            dq_args_i64(&a,
+                        v < 0 && (i == DQ_CONFIG_MAX_ATTEMPTS || i == DQ_CONFIG_WORKER_LOST ||
+                                  i == DQ_CONFIG_TIME_LIMIT || i == DQ_CONFIG_DONE_RETENTION ||
+                                  (i >= DQ_CONFIG_RATE_LIMIT && i <= DQ_CONFIG_CONCURRENCY_LIMIT))
+                            ? 0
+                            : v);
         }
     }
     rc = dq_scripts_run(c, DQ_SCRIPT_CONFIG, queue, &a, dq_reply_config, &got, err);

@@ -133,11 +133,13 @@ oom(dq_err *err)
 enum { CONFIG_FIELD, CONFIG_VALUE, CONFIG_PAIR };
 
 const char *const dq_config_fields[DQ_CONFIG_FIELDS] = {
-    "max_delay_ms",       "max_payload",      "backoff_base_ms",     "backoff_cap_ms",
-    "max_attempts",       "failed_retention", "audit_retention",     "far_future_ms",
-    "worker_lost_ms",     "worker_prune_ms",  "alert_oldest_due_ms", "alert_far_future",
-    "alert_running_ms",   "alert_memory_pct", "alert_window_ms",     "alert_fail_pct",
-    "alert_fail_per_min", "time_limit_ms",    "done_retention",
+    "max_delay_ms",       "max_payload",       "backoff_base_ms",     "backoff_cap_ms",
+    "max_attempts",       "failed_retention",  "audit_retention",     "far_future_ms",
+    "worker_lost_ms",     "worker_prune_ms",   "alert_oldest_due_ms", "alert_far_future",
+    "alert_running_ms",   "alert_memory_pct",  "alert_window_ms",     "alert_fail_pct",
+    "alert_fail_per_min", "time_limit_ms",     "done_retention",      "rate_limit",
+    "rate_burst",         "concurrency_limit",
+    /* (key_concurrency, key_rate_limit next) */
 };
 
 int64_t *
@@ -148,7 +150,8 @@ dq_config_slot(dq_config *c, size_t i)
         &c->max_attempts,       &c->failed_retention, &c->audit_retention,     &c->far_future_ms,
         &c->worker_lost_ms,     &c->worker_prune_ms,  &c->alert_oldest_due_ms, &c->alert_far_future,
         &c->alert_running_ms,   &c->alert_memory_pct, &c->alert_window_ms,     &c->alert_fail_pct,
-        &c->alert_fail_per_min, &c->time_limit_ms,    &c->done_retention};
+        &c->alert_fail_per_min, &c->time_limit_ms,    &c->done_retention,      &c->rate_limit,
+        &c->rate_burst,         &c->concurrency_limit};
     return slots[i];
 }
 
@@ -175,6 +178,8 @@ dq_reply_config(const redisReply *r, void *out, dq_err *err)
     c->time_limit_ms = 0;
     /* and those older than done retention answer 18 */
     c->done_retention = 0;
+    /* and those older than the queue limits answer 19 */
+    c->rate_limit = c->rate_burst = c->concurrency_limit = 0;
     for (size_t i = 0; i < DQ_CONFIG_FIELDS && CONFIG_PAIR * i + CONFIG_VALUE < r->elements; i++) {
         int rc = get_int(r, CONFIG_PAIR * i + CONFIG_VALUE, "config", dq_config_fields[i],
                          dq_config_slot(c, i), err);

@@ -22,7 +22,7 @@
 struct redisReply;
 
 /* The fields of dq_config in the order of the config reply and PROTOCOL.md 8.1. */
-#define DQ_CONFIG_FIELDS 19
+#define DQ_CONFIG_FIELDS 22
 /* How many of them every config reply has (the last two came with the worker registry). */
 #define DQ_CONFIG_FIELDS_OLD 8
 extern const char *const dq_config_fields[DQ_CONFIG_FIELDS];
@@ -36,6 +36,9 @@ int64_t *dq_config_slot(dq_config *c, size_t i);
 #define DQ_CONFIG_TIME_LIMIT 17
 /* The index of done_retention, likewise -1 for Redis 0 ("keep none"). */
 #define DQ_CONFIG_DONE_RETENTION 18
+/* The queue limits, 20..22 (1-based; indexes 19..21), likewise -1 for Redis 0 ("off"). */
+#define DQ_CONFIG_RATE_LIMIT        19
+#define DQ_CONFIG_CONCURRENCY_LIMIT 21
 
 /* config: @out is a dq_config. */
 int dq_reply_config(const struct redisReply *r, void *out, dq_err *err);
