@@ -48,7 +48,7 @@ local K_DONE = K_PREFIX .. 'done' -- HASH task key -> done record (done retentio
 local K_DONEIDX = K_PREFIX .. 'doneidx' -- ZSET task key -> done ms
 -- Queue limits (PROTOCOL.md 8.4): the rate limit's token bucket and the flag that a claim
 -- was held back by concurrency; written only while a limit is on.
-local K_LIMITS = K_PREFIX .. 'limits' -- HASH tokens, at (ms), held
+local K_LIMITS = K_PREFIX .. 'limits' -- HASH tokens, at, rate_held, held (ms each)
 -- keys: end
 
 -- Protocol limits (docs/PROTOCOL.md 8.2). src/delayq.h has the same names and numbers;
@@ -952,7 +952,7 @@ function limits.allow(cfg, now, ahead, batch)
   end
   local rate, burst, conc, till = limits.of(cfg, now)
   if rate <= 0 and conc <= 0 then return nil end
-  local lim = {allow = batch, till = till}
+  local lim = {allow = batch, till = till, now = now}
   if conc > 0 then
     local slots = math.max(0, conc - redis.call('ZCARD', K_INFLIGHT))
     if slots < lim.allow then lim.allow, lim.by = slots, 'concurrency' end
@@ -986,13 +986,17 @@ end
 -- time, or -1 for a concurrency limit (a wake-up comes when a slot frees: limits.freed),
 -- either no later than the end of the throttle that holds it. nil when nothing was held.
 function limits.taken(lim, n)
-  if lim.rate then
+  local by = lim.held and lim.by
+  if lim.rate and by == 'rate' then -- (rate_held: when it last held one, for the verdict)
+    redis.call('HSET', K_LIMITS, 'tokens', tostring(lim.tokens - n), 'at', dec(lim.at),
+      'rate_held', dec(lim.now))
+  elseif lim.rate then
     redis.call('HSET', K_LIMITS, 'tokens', tostring(lim.tokens - n), 'at', dec(lim.at))
   end
-  if not lim.held then return nil end
+  if not by then return nil end
   local again
-  if lim.by == 'concurrency' then
-    redis.call('HSET', K_LIMITS, 'held', '1')
+  if by == 'concurrency' then
+    redis.call('HSET', K_LIMITS, 'held', dec(lim.now))
     redis.call('HINCRBY', K_STATS, 'limited_concurrency', 1)
     again = -1
   else
@@ -1009,7 +1013,7 @@ end
 function limits.freed(cfg, now)
   if cfg.concurrency_limit <= 0 and cfg.throttle_until < 0 then return end
   local _, _, conc = limits.of(cfg, now)
-  if conc <= 0 or redis.call('HGET', K_LIMITS, 'held') ~= '1' then return end
+  if conc <= 0 or not redis.call('HGET', K_LIMITS, 'held') then return end
   if redis.call('ZCARD', K_INFLIGHT) < conc then
     redis.call('HDEL', K_LIMITS, 'held')
     wake(dec(now))

@@ -945,6 +945,51 @@ dq_pause(dq_client *c, const char *queue, int64_t for_ms, const char *reason, dq
 }
 
 int
+dq_throttle(dq_client *c, const char *queue, int64_t rate_per_min, int64_t concurrency,
+            int64_t for_ms, const char *reason, dq_err *err)
+{
+    struct dq_pause_reply r;
+    struct dq_args a;
+    int rc;
+
+    if (rate_per_min <= 0 && concurrency <= 0)
+        return dq_err_set(err, DQ_EINVAL, "throttle: give a rate or a concurrency (or lift it)");
+    if (rate_per_min < 0 || concurrency < 0 || for_ms < 0)
+        return dq_err_set(err, DQ_EINVAL, "throttle: rate, concurrency and for must be 0 or more");
+    if (reason != NULL && strlen(reason) > DQ_PAUSE_REASON_MAX)
+        return dq_err_set(err, DQ_EINVAL, "reason: %zu bytes is over the limit of %d bytes",
+                          strlen(reason), DQ_PAUSE_REASON_MAX);
+    dq_args_init(&a);
+    dq_args_str(&a, "set");
+    dq_args_str(&a, dq_client_who(c));
+    dq_args_i64(&a, rate_per_min);
+    dq_args_i64(&a, concurrency);
+    dq_args_i64(&a, for_ms);
+    dq_args_str(&a, reason ? reason : "");
+    /* the reply has pause's shape: {now, until, was} */
+    rc = dq_scripts_run(c, DQ_SCRIPT_THROTTLE, queue, &a, dq_reply_pause, &r, err);
+    dq_args_free(&a);
+    return rc;
+}
+
+int
+dq_throttle_off(dq_client *c, const char *queue, bool *was, dq_err *err)
+{
+    struct dq_pause_reply r = {0};
+    struct dq_args a;
+    int rc;
+
+    dq_args_init(&a);
+    dq_args_str(&a, "off");
+    dq_args_str(&a, dq_client_who(c));
+    rc = dq_scripts_run(c, DQ_SCRIPT_THROTTLE, queue, &a, dq_reply_pause, &r, err);
+    dq_args_free(&a);
+    if (was != NULL)
+        *was = rc == DQ_OK && r.was_paused;
+    return rc;
+}
+
+int
 dq_cancel(dq_client *c, const char *queue, const char *id, bool drop, dq_cancelled *out,
           dq_err *err)
 {

@@ -736,6 +736,7 @@ enum {
 };
 
 static int stats_window(const redisReply *r, size_t at, dq_stats *s, dq_err *err);
+static int stats_limits(const redisReply *r, size_t at, dq_stats *s, dq_err *err);
 
 int
 dq_reply_stats(const redisReply *r, void *out, dq_err *err)
@@ -1155,7 +1156,7 @@ stats_window(const redisReply *r, size_t at, dq_stats *s, dq_err *err)
     s->window_done = s->window_failed = s->window_retried = s->top_group_count = 0;
     s->top_group[0] = '\0';
     if (r->elements < at + STATS_WINDOW_FIELDS)
-        return DQ_OK;
+        return stats_limits(r, at + STATS_WINDOW_FIELDS, s, err); /* (their defaults) */
     if ((rc = get_int(r, at + STATS_WINDOW, "stats", "window", &s->window_ms, err)) != DQ_OK ||
         (rc = get_int(r, at + STATS_WINDOW_ELAPSED, "stats", "window elapsed",
                       &s->window_elapsed_ms, err)) != DQ_OK ||
@@ -1173,6 +1174,74 @@ stats_window(const redisReply *r, size_t at, dq_stats *s, dq_err *err)
     if (s->window_ms <= 0 || s->window_elapsed_ms <= 0 || s->window_done < 0 ||
         s->window_failed < 0 || s->window_retried < 0)
         s->window_ms = -1; /* nonsense from a foreign write: not known */
+    return stats_limits(r, at + STATS_WINDOW_FIELDS, s, err);
+}
+
+enum {
+    STATS_LIMITED_RATE,
+    STATS_LIMITED_CONC,
+    STATS_RATE,
+    STATS_BURST,
+    STATS_CONC,
+    STATS_RATE_HELD,
+    STATS_CONC_HELD,
+    STATS_THROTTLED,
+    STATS_THROTTLE_RATE,
+    STATS_THROTTLE_CONC,
+    STATS_THROTTLE_SINCE,
+    STATS_THROTTLE_UNTIL,
+    STATS_THROTTLE_BY,
+    STATS_THROTTLE_REASON,
+    STATS_LIMIT_FIELDS
+};
+
+/* The queue limits after the window (stats.lua); off when the scripts are older. */
+static int
+stats_limits(const redisReply *r, size_t at, dq_stats *s, dq_err *err)
+{
+    static const char *const names[] = {"limited rate",
+                                        "limited concurrency",
+                                        "rate",
+                                        "burst",
+                                        "concurrency",
+                                        "rate held",
+                                        "concurrency held",
+                                        "throttled",
+                                        "throttle rate",
+                                        "throttle concurrency",
+                                        "throttle since",
+                                        "throttle until"};
+    int64_t v[STATS_THROTTLE_BY];
+    int rc;
+
+    s->limited_rate = s->limited_concurrency = s->rate_per_min = s->rate_burst = 0;
+    s->concurrency = s->throttle_rate_per_min = s->throttle_concurrency = 0;
+    s->rate_held_ms = s->throttle_since_ms = s->throttle_until_ms = -1;
+    s->concurrency_held = s->throttled = false;
+    s->throttle_by[0] = s->throttle_reason[0] = '\0';
+    if (r->elements < at + STATS_LIMIT_FIELDS)
+        return DQ_OK;
+    for (size_t i = 0; i < STATS_THROTTLE_BY; i++)
+        if ((rc = get_int(r, at + i, "stats", names[i], &v[i], err)) != DQ_OK)
+            return rc;
+    if ((rc = get_str_buf(r, at + STATS_THROTTLE_BY, "stats", "throttle by", s->throttle_by,
+                          sizeof s->throttle_by, err)) != DQ_OK ||
+        (rc = get_str_buf(r, at + STATS_THROTTLE_REASON, "stats", "throttle reason",
+                          s->throttle_reason, sizeof s->throttle_reason, err)) != DQ_OK)
+        return rc;
+    /* counts and limits from a foreign write can be anything: negatives read as 0 */
+    s->limited_rate = v[STATS_LIMITED_RATE] > 0 ? v[STATS_LIMITED_RATE] : 0;
+    s->limited_concurrency = v[STATS_LIMITED_CONC] > 0 ? v[STATS_LIMITED_CONC] : 0;
+    s->rate_per_min = v[STATS_RATE] > 0 ? v[STATS_RATE] : 0;
+    s->rate_burst = v[STATS_BURST] > 0 ? v[STATS_BURST] : 0;
+    s->concurrency = v[STATS_CONC] > 0 ? v[STATS_CONC] : 0;
+    s->rate_held_ms = v[STATS_RATE_HELD];
+    s->concurrency_held = v[STATS_CONC_HELD] != 0;
+    s->throttled = v[STATS_THROTTLED] != 0;
+    s->throttle_rate_per_min = v[STATS_THROTTLE_RATE] > 0 ? v[STATS_THROTTLE_RATE] : 0;
+    s->throttle_concurrency = v[STATS_THROTTLE_CONC] > 0 ? v[STATS_THROTTLE_CONC] : 0;
+    s->throttle_since_ms = v[STATS_THROTTLE_SINCE];
+    s->throttle_until_ms = v[STATS_THROTTLE_UNTIL];
     return DQ_OK;
 }
 

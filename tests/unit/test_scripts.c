@@ -67,7 +67,8 @@ library_registers_every_script(void **state)
                                           "workers", "config_get", "errors", "schedule_get"};
     static const char *const drainers[] = {"ack",    "fail",  "retry",     "release",
                                            "extend", "reap",  "heartbeat", "claim",
-                                           "drop",   "pause", "cancel",    "schedule_fill"};
+                                           "drop",   "pause", "cancel",    "schedule_fill",
+                                           "throttle"};
     char want[200];
 
     assert_int_equal(strlen(dq_library_text), dq_library_len);
