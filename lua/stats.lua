@@ -21,8 +21,8 @@
 -- Complexity: O(log N): ZCOUNT, ZCARD and HMGET only; O(G) more for G error groups (at
 --   most 501) only while the window's failures cross a threshold.
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = viewer_gate('stats', [[HGETALL groups HMGET config limits pause stats tally TIME ZCARD failidx
-  group inflight sched ZCOUNT inflight sched ZRANGE sched ZRANGEBYSCORE sched]])
+local gate = viewer_gate('stats', [[HGETALL groups HMGET config limits pause stats tally TIME ZCARD
+  failidx group inflight sched ZCOUNT inflight sched ZRANGE sched ZRANGEBYSCORE sched]])
 if gate then return gate end
 local cfg = config()
 local now = now_ms()

@@ -16,8 +16,8 @@
 -- Errors: DQ_EINVAL naming the argument. Complexity: O(1).
 -- Flags: allow-oom (runs at maxmemory: six config fields and one audit entry, the stream
 --   capped; an operator must be able to throttle a queue that is draining).
-local gate = operator_gate('throttle', [[HDEL config stats HMGET config HSET config PUBLISH wake
-  TIME XADD audit]])
+local gate = operator_gate('throttle', [[HDEL config stats HGET config HMGET config HSET config
+  PUBLISH wake TIME XADD audit]])
 if gate then return gate end
 allow_oom()
 local cfg = config()
