@@ -4,7 +4,8 @@
 --   failed/failidx/stats for members that cannot run; settling writes what ack, retry,
 --   fail and release write (with done retention, ack's done/doneidx); a schedule's
 --   firing writes seq, stats, sched, ids and the derived sdefs, snext and slow keys
---   (PROTOCOL.md 5.30).
+--   (PROTOCOL.md 5.30); with a queue limit on, the derived limits HASH and stats
+--   (PROTOCOL.md 8.4).
 -- ARGV: [1] batch (0..1000; 0 settles only), [2] lease ms (1..86400000), [3] worker name;
 --   optional: [4] ahead ms (0..1000, default 0), [5] who (failure records; default the
 --   worker name), then 6 per result, 0..1000 results, each settled exactly as its own
@@ -25,6 +26,10 @@
 --   arrived (PROTOCOL.md 10.2).
 --   A due member that is not a valid envelope goes to failed as "undecodable" (raw bytes
 --   kept); one whose deadline passed goes to failed as "expired".
+-- Queue limits (rate_limit, concurrency_limit, a throttle; PROTOCOL.md 8.4): it leases
+--   at most what they allow; when one held a due task back, next due is when to ask
+--   again (the next token's time; -1 for concurrency: a wake-up comes when a settled
+--   result frees a slot), the reply's shape unchanged.
 -- Publishes 'lease:<deadline ms>' on the wake channel when its lease is now the earliest
 -- (workers then know when to reap it, section 10 of docs/PROTOCOL.md), and at most one
 -- due time for all the retries and releases it scheduled.
