@@ -136,6 +136,8 @@ void bench_w2(struct bench *b);
 void bench_w3(struct bench *b);
 void bench_w4(struct bench *b);
 void bench_w6(struct bench *b);
+/* the all-queues overview at 1 000 queues (docs/PROTOCOL.md 5.15a) */
+void bench_w6b(struct bench *b);
 void bench_w7(struct bench *b);
 
 #endif /* DQ_BENCH_BENCH_H */

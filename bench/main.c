@@ -66,7 +66,8 @@ static const char usage[] =
     "  --quick        about 10x smaller counts and shorter windows: a smoke run\n"
     "  --only LIST    run only these workloads, comma-separated: W1 (with W5), W2 (the\n"
     "                 in-process C handler), W2w (delayq work -- true, then W2p), W3, W4,\n"
-    "                 W6, W7 (failure triage at 1M failed); for A/B runs of one change\n"
+    "                 W6, W6b (the overview of 1 000 queues), W7 (failure triage at 1M\n"
+    "                 failed); for A/B runs of one change\n"
     "  --runs N       repeats of each short measurement (1..15; default 5, --quick 3)\n"
     "  --w2-conc LIST W2's concurrency settings, comma-separated (default 1,8,64,256)\n"
     "  --w2-lanes LIST W2's lanes settings (dq_worker_opts.lanes), comma-separated\n"
@@ -372,6 +373,10 @@ main(int argc, char **argv)
     if (bench_wants(b, "W6")) {
         fprintf(stderr, "W6 inspector refresh...\n");
         bench_w6(b);
+    }
+    if (bench_wants(b, "W6b")) {
+        fprintf(stderr, "W6b all-queues overview...\n");
+        bench_w6b(b);
     }
     if (bench_wants(b, "W7")) {
         fprintf(stderr, "W7 failure triage...\n");

@@ -21,6 +21,7 @@
 #include <hiredis/hiredis.h>
 
 #include "tui/model.h"
+#include "tui/overview.h"
 
 #define CEIL_P1  "redis-benchmark -c 1 -P 1 ZADD"
 #define CEIL_P64 "redis-benchmark -c 1 -P 64 ZADD"
@@ -921,6 +922,104 @@ bench_w6(struct bench *b)
               "W6 1 000 queue, alternating", alt_small, T_NONE, 0,
               "both queues on one server, windows alternating: drift between windows cancels");
     flushall(b);
+    dq_client_free(c);
+}
+
+/* ---- W6b the all-queues overview: one refresh of 1 000 queues ------------------- */
+
+enum { W6B_QUEUES = 1000, W6B_REFRESHES = 5 };
+
+/* W6B_QUEUES queues in the states an overview meets: each with 20 scheduled (half due),
+ * every 10th with 5 failures (in its tally), every 3rd with a live worker's beat, every
+ * 50th paused. All through the library's calls. */
+static void
+w6b_populate(struct bench *b, dq_client *c, char names[][64], size_t n)
+{
+    dq_err err = {0};
+    dq_beat rec = {.host = "bench",
+                   .version = "bench",
+                   .command = "true",
+                   .pid = 1,
+                   .interval_ms = 30000,
+                   .concurrency = 1};
+
+    for (size_t i = 0; i < n; i++) {
+        bench_queue(b, "w6o", names[i], sizeof names[i]);
+        if (i % 10 == 0) {
+            fill(b, c, names[i], 5, 0, 0);
+            claim_n(c, names[i], 5, true);
+        }
+        fill(b, c, names[i], 10, 0, 0);
+        fill(b, c, names[i], 10, 3600000, 86400000);
+        if (i % 3 == 0) {
+            dq_beat_reply br;
+            bench_ok(dq_heartbeat(c, names[i], "w-bench", DQ_BEAT, &rec, &br, &err), &err,
+                     "heartbeat");
+        }
+        if (i % 50 == 0)
+            bench_ok(dq_pause(c, names[i], 3600000, "bench", &err), &err, "pause");
+    }
+}
+
+/* One overview refresh as `delayq top` makes it: the registry's names, then
+ * overview_fetch (one FCALL_RO per queue, pipelined, and one INFO), judged and sorted. */
+static void
+w6b_refresh(dq_client *c, size_t want)
+{
+    dq_queues q;
+    struct overview *ov = NULL;
+    dq_err err = {0};
+
+    bench_ok(dq_queues_get(c, DQ_CALL_MAX, &q, &err), &err, "queues");
+    if (q.n != want)
+        bench_die("W6b: %zu queues listed, wanted %zu", q.n, want);
+    bench_ok(overview_fetch(c, q.names, q.n, &ov, &err), &err, "overview");
+    for (size_t i = 0; i < ov->n; i++)
+        if (ov->rows[i].rc != DQ_OK)
+            bench_die("W6b: queue %s: %s", ov->rows[i].queue, ov->rows[i].error);
+    overview_free(ov);
+    dq_queues_free(&q);
+}
+
+void
+bench_w6b(struct bench *b)
+{
+    dq_client *c = bench_client(b);
+    char(*names)[64] = calloc(W6B_QUEUES, sizeof *names);
+    double client[16], all[16], usec[16], wall[16];
+
+    if (names == NULL)
+        bench_die("W6b: out of memory");
+    flushall(b);
+    w6b_populate(b, c, names, W6B_QUEUES);
+    w6b_refresh(c, W6B_QUEUES); /* loads the library */
+    for (int r = 0; r < b->runs; r++) {
+        bench_resetstat(b);
+        int64_t t0 = bench_mono_us();
+        for (int k = 0; k < W6B_REFRESHES; k++)
+            w6b_refresh(c, W6B_QUEUES);
+        int64_t t1 = bench_mono_us();
+        struct cmdstats cs = bench_cmdstats(b);
+        client[r] = (double)cs.client / W6B_REFRESHES;
+        all[r] = (double)cs.calls / W6B_REFRESHES;
+        usec[r] = (double)cs.usec / W6B_REFRESHES;
+        wall[r] = (double)(t1 - t0) / 1000.0 / W6B_REFRESHES;
+    }
+    const char *variant = "1 000 queues (20 scheduled each; failing, paused, with workers)";
+    double cl = bench_median(client, (size_t)b->runs);
+    bench_add(b, "W6b", variant, "client commands/refresh", "", cl, NULL, 0, T_VALUE_LE,
+              W6B_QUEUES + 3, "one FCALL_RO per queue (100 per round trip) + SCARD + SSCAN + INFO");
+    bench_add(b, "W6b", variant, "client commands/queue", "", cl / W6B_QUEUES, NULL, 0, T_NONE, 0,
+              "bounded: 1 + 3 per refresh");
+    bench_add(b, "W6b", variant, "commands incl. in scripts", "",
+              bench_median(all, (size_t)b->runs), NULL, 0, T_NONE, 0,
+              "every command INFO commandstats counts");
+    bench_add(b, "W6b", variant, "Redis time/refresh", "us", bench_median(usec, (size_t)b->runs),
+              NULL, 0, T_VALUE_LE, 250000, "commandstats usec of the commands sent");
+    bench_add(b, "W6b", variant, "wall time/refresh", "ms", bench_median(wall, (size_t)b->runs),
+              NULL, 0, T_NONE, 0, "the registry's names, the rows, INFO, the verdicts and sort");
+    flushall(b);
+    free(names);
     dq_client_free(c);
 }
 

@@ -1,7 +1,7 @@
 # bash completion for delayq. Commands come from `delayq --help`, options, which of
 # them take a value and an enum's words from `delayq help --specs` (the tables the
 # program parses with, no Redis: they can never drift from the program); queue
-# names from `delayq queues --json` with a 1 s timeout, against the --url on the line
+# names from `delayq queues --names` with a 1 s timeout, against the --url on the line
 # or $DELAYQ_URL. Installed as "delayq" in bash-completion's completionsdir.
 
 # the subcommands of delayq --help
@@ -36,8 +36,7 @@ _delayq_profiles()
 _delayq_queues()
 {
     local prog=$1 url=$2
-    "$prog" queues --json --timeout 1s ${url:+--url "$url"} 2>/dev/null |
-        sed -n 's/^{"queue":"\([^"]*\)".*/\1/p'
+    "$prog" queues --names --timeout 1s ${url:+--url "$url"} 2>/dev/null
 }
 
 _delayq()

@@ -1,19 +1,22 @@
 -- ack: completes claimed tasks; each leaves in-flight for good.
 -- KEYS: the eleven queue keys (see lib.lua); writes inflight, running, stats, tally, and
 --   the derived uniq ZSET for a task with a unique-for window (lib.lua uniq_acked), and
---   done/doneidx when the queue keeps done tasks (done_retention > 0; PROTOCOL.md 4.7).
+--   done/doneidx when the queue keeps done tasks (done_retention or done_retention_ms
+--   > 0; PROTOCOL.md 4.7).
 -- ARGV: 3 per task, 1..1000 tasks: task key (generated id, or "c:" .. caller-chosen id),
 --   attempt as claimed, and the claim's server time (claim reply "now"): with the
 --   attempt, the fencing token; then optionally the done flag of the claim that leased
 --   them (claim's 'd', PROTOCOL.md 4.7): '1' when the queue kept done tasks then, and
---   ack reads done_retention and keeps them; absent or '0': ack reads no config.
+--   ack reads done_retention and done_retention_ms and keeps them; absent or '0': ack
+--   reads no config.
 -- Reply: with one task, 1. With more, an array with one entry per task, in order: 1 when
 --   acked, else the DQ_ELEASE / DQ_EPROTO error text of that task (the others are
 --   acked all the same: each task's check stands alone).
 -- Errors: with one task, DQ_ELEASE when the caller no longer holds the lease (reaped,
 --   or claimed again by another worker at a higher attempt); DQ_EINVAL for a bad count.
 -- Complexity: O(k log N) for k tasks and N in flight: one HMGET, ZREM and HDEL for all;
---   with done retention also one HSET and ZADD for all, and a trim of at most k.
+--   with done retention also one HSET and ZADD for all, and a trim of at most k (by
+--   count) or 1000 (by age).
 -- Flags: allow-oom (runs at maxmemory: removes the task; the counters it bumps exist;
 --   docs/OPERATIONS.md).
 local flag = #ARGV % 3 == 1 and ARGV[#ARGV] or nil
@@ -28,25 +31,26 @@ local gate = worker_gate('ack', [[HDEL running stats HGET running tally HINCRBY 
 if gate then return gate end
 -- done retention (PROTOCOL.md 4.7): only an ack whose claim saw it on reads the config
 -- (once per call) and pays for the checks of its writes; one without it reads nothing
-local keep = 0
+local keep, age = 0, 0
 if flag == '1' then
   gate = worker_gate('ack_done', [[HMGET config HDEL done HSET done ZADD doneidx ZCARD doneidx
-    ZPOPMIN doneidx]])
+    ZCOUNT doneidx ZPOPMIN doneidx]])
   if gate then return gate end
-  keep = config_of({'done_retention'}).done_retention
+  local c = config_of({'done_retention', 'done_retention_ms'})
+  keep, age = c.done_retention, c.done_retention_ms
 end
 allow_oom()
 local tks, atts, clms = {}, {}, {}
 for i = 0, k - 1 do
   tks[i + 1], atts[i + 1], clms[i + 1] = ARGV[3 * i + 1], ARGV[3 * i + 2], ARGV[3 * i + 3]
 end
-local kept = keep > 0 and {} or nil
+local kept = (keep > 0 or age > 0) and {} or nil
 local res, done = settle_acks(tks, atts, clms, kept)
 if done > 0 then
   local now = now_ms()
   redis.call('HINCRBY', K_STATS, 'done', done)
   tally('d', done, now)
-  if kept then keep_done(keep, now, kept) end
+  if kept then keep_done(keep, age, now, kept) end
 end
 if k == 1 then return res[1] end
 local out = {}

@@ -20,7 +20,7 @@
 --   1 (ack, fail, release) or the next due ms / -1 when exhausted (retry), or that
 --   result's DQ_ELEASE / DQ_EPROTO error text, then, when ahead ms was given, now_us:
 --   the microseconds of the claim's TIME past now (0..999), then, when 'd' was given, 1
---   if the queue keeps done tasks (done_retention > 0), else 0}. Tasks come in due order,
+--   if the queue keeps done tasks (done_retention or done_retention_ms > 0), else 0}. Tasks come in due order,
 --   ties in enqueue order; a task claimed ahead has due > now, and must not start before
 --   the worker's own clock has let (due - now) ms - now_us us pass since the reply
 --   arrived (PROTOCOL.md 10.2).
@@ -51,9 +51,11 @@ if gate then return gate end
 local cfg = config()
 -- done retention's commands (PROTOCOL.md 4.7) are checked only when it is on, before any
 -- write, so a claim without it pays for no more checks
-if cfg.done_retention > 0 then
-  gate = worker_gate('claim_done', [[HDEL done HSET done ZADD doneidx ZCARD doneidx ZPOPMIN
-    doneidx]])
+-- (either limit turns it on: PROTOCOL.md 4.7)
+local keeps = cfg.done_retention > 0 or cfg.done_retention_ms > 0
+if keeps then
+  gate = worker_gate('claim_done', [[HDEL done HSET done ZADD doneidx ZCARD doneidx ZCOUNT
+    doneidx ZPOPMIN doneidx]])
   if gate then return gate end
 end
 -- likewise the queue limits' (PROTOCOL.md 8.4), only while one is set
@@ -105,7 +107,7 @@ if nres > 0 then
   -- Acks all at once (settle_acks), unless another result names one of their tasks:
   -- then all go one by one, in order, as separate calls would.
   local tks, atts, clms, at, acked, alone = {}, {}, {}, {}, {}, false
-  local kept = cfg.done_retention > 0 and {} or nil -- done retention (PROTOCOL.md 4.7)
+  local kept = keeps and {} or nil -- done retention (PROTOCOL.md 4.7)
   for i = 6, last, 6 do
     if ARGV[i] == 'a' then
       local j = #tks + 1
@@ -147,7 +149,7 @@ if nres > 0 then
   if done > 0 then
     redis.call('HINCRBY', K_STATS, 'done', done)
     tally('d', done, now)
-    if kept then keep_done(cfg.done_retention, now, kept) end
+    if kept then keep_done(cfg.done_retention, cfg.done_retention_ms, now, kept) end
   end
   if earliest >= 0 and (first < 0 or earliest < first) then
     wake(dec(earliest))
@@ -230,5 +232,5 @@ for _, r in ipairs(results) do
   out[#out + 1] = r
 end
 if ARGV[4] then out[#out + 1] = now_us end
-if tell then out[#out + 1] = cfg.done_retention > 0 and 1 or 0 end
+if tell then out[#out + 1] = keeps and 1 or 0 end
 return out

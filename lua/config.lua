@@ -11,14 +11,17 @@
 --   alert_window_ms 1 min..1 h, alert_fail_pct 1..100, alert_fail_per_min 1..1000000000;
 --   time_limit_ms 0..7 days (0 = none: the default time limit of tasks enqueued without
 --   one, written into their envelopes by enqueue); done_retention 0..10000000 (finished
---   tasks kept; 0 = none, PROTOCOL.md 4.7); the queue limits (PROTOCOL.md 8.4):
---   rate_limit 0..600000000 tasks a minute (0 = none), rate_burst 0..1000000 tokens (0 =
---   one second's worth), concurrency_limit 0..1000000 tasks in flight (0 = none).
+--   tasks kept; 0 = none, PROTOCOL.md 4.7); done_retention_ms 0..365 days (finished
+--   tasks kept no longer than this; 0 = no age limit; with done_retention 0 it alone
+--   turns retention on, up to 10000000 kept).
+--   The queue limits (PROTOCOL.md 8.4): rate_limit 0..600000000 tasks a minute (0 =
+--   none), rate_burst 0..1000000 tokens (0 = one second's worth), concurrency_limit
+--   0..1000000 tasks in flight (0 = none).
 -- Reply: the effective configuration as pairs {field, value, ...} in a fixed order.
 -- Errors: DQ_EINVAL naming the field and its range; nothing is set when any pair is bad.
 -- Complexity: O(1), plus O(k log N) for k <= 1000 failures (and k <= 1000 done tasks)
---   trimmed by a lowered retention (the rest are trimmed by later failures and acks, 1000
---   at a time).
+--   trimmed by a lowered retention or age limit (the rest are trimmed by later failures
+--   and acks, 1000 at a time).
 local RANGE = {max_delay_ms = {1, 315360000000}, max_payload = {1, 536870912},
   backoff_base_ms = {1, 86400000}, backoff_cap_ms = {1, 2592000000},
   max_attempts = {0, DQ_ATTEMPTS_MAX}, failed_retention = {1, 100000000},
@@ -28,16 +31,16 @@ local RANGE = {max_delay_ms = {1, 315360000000}, max_payload = {1, 536870912},
   alert_running_ms = {1, 315360000000}, alert_memory_pct = {1, 100},
   alert_window_ms = {60000, 3600000}, alert_fail_pct = {1, 100},
   alert_fail_per_min = {1, 1000000000}, time_limit_ms = {0, DQ_TIME_LIMIT_MAX},
-  done_retention = {0, 10000000}, rate_limit = {0, 600000000}, rate_burst = {0, 1000000},
-  concurrency_limit = {0, 1000000}}
+  done_retention = {0, 10000000}, done_retention_ms = {0, 31536000000},
+  rate_limit = {0, 600000000}, rate_burst = {0, 1000000}, concurrency_limit = {0, 1000000}}
 if #ARGV % 2 ~= 1 then
   return err('DQ_EINVAL', 'config: %d arguments after who; expected field/value pairs',
     #ARGV - 1)
 end
 if #ARGV > 1 then
   local gate = operator_gate('config', [[EXISTS group HDEL done failed groups HGET failed HINCRBY
-    stats HMGET config HSET config LTRIM hist XADD audit ZCARD doneidx failidx ZPOPMIN doneidx
-    failidx ZREM group ZSCORE group]])
+    stats HMGET config HSET config LTRIM hist TIME XADD audit ZCARD doneidx failidx ZCOUNT doneidx
+    ZPOPMIN doneidx failidx ZREM group ZSCORE group]])
   if gate then return gate end
 end
 local set, detail = {}, {}
@@ -56,7 +59,8 @@ if #set > 0 then
   redis.call('HSET', K_CONFIG, unpack(set))
   -- a lowered retention applies now (up to 1000 per call; each failure trims more)
   local trimmed = trim_failed(config())
-  trim_done(config_of({'done_retention'}).done_retention) -- likewise (PROTOCOL.md 4.7)
+  local c = config_of({'done_retention', 'done_retention_ms'}) -- likewise (PROTOCOL.md 4.7)
+  trim_done(c.done_retention, c.done_retention_ms, now_ms())
   audit(config(), ARGV[1], 'config', table.concat(detail, ' '),
     trimmed > 0 and ('ok; trimmed ' .. trimmed .. ' failed tasks') or 'ok')
 end

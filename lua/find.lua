@@ -11,10 +11,12 @@
 -- Reply: {'inflight', task key, lease deadline, running record, history}
 --      | {'failed', task key, failed ms, failure record, history}
 --      | {'scheduled', envelope bytes, due ms, history}
---      | {'done', task key, done ms, done record} (done retention, PROTOCOL.md 4.7; on
---        the first call only, before the walk)
+--      | {'done', task key, done ms, done record, unique until ms (-1: no open
+--        unique-for window)} (done retention, PROTOCOL.md 4.7; on the first call only,
+--        before the walk)
 --      | {'more', cursor member, cursor score}
---      | {'none'}
+--      | {'none'} | {'none', unique until ms, now ms} (a caller-chosen id found nowhere
+--        whose unique-for window is still open: enqueue refuses it until then)
 --   history: an array of the task's attempt records, oldest first (empty for a task that
 --   never failed; docs/PROTOCOL.md 4.5).
 -- Flags: no-writes (FCALL_RO / EVALSHA_RO: runs on replicas and for read-only users).
@@ -22,8 +24,9 @@
 --   step.
 local id = ARGV[1]
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = viewer_gate('find', [[HEXISTS failed running HGET done failed ids running LRANGE hist
-  ZCOUNT sched ZRANGE sched ZRANK sched ZSCORE doneidx failidx inflight]])
+local gate = viewer_gate('find', [[HEXISTS failed running HGET done failed ids running HMGET
+  config LRANGE hist TIME ZCOUNT sched ZRANGE sched ZRANK sched ZSCORE doneidx failidx inflight
+  uniq]])
 if gate then return gate end
 local tk = resolve(K_RUNNING, id)
 if tk then
@@ -45,13 +48,29 @@ end
 if ARGV[2] == '' then
   tk = string.match(id, '^%d+$') and id or 'c:' .. id
   local rec = redis.call('HGET', K_DONE, tk)
+  local at = rec and (tonumber(redis.call('ZSCORE', K_DONEIDX, tk)) or -1)
+  local now = rec and now_ms()
   if rec then
-    return {'done', tk, tonumber(redis.call('ZSCORE', K_DONEIDX, tk)) or -1, rec}
+    -- one past done_retention_ms is gone to readers, though no write has removed it yet
+    local age = config_of({'done_retention_ms'}).done_retention_ms
+    if age > 0 and at < now - age then rec = nil end
+  end
+  if rec then
+    -- and, for a caller-chosen id, until when enqueue refuses it (its open window)
+    local w = tk ~= id and tonumber(redis.call('ZSCORE', K_UNIQ, id))
+    return {'done', tk, at, rec, w and w > now and w or -1}
   end
 end
 -- an undecodable member, by the name claim would fail it under (undecodable:<sha1>)
 local bad = string.match(id, '^undecodable:%x+$') and #id == 52
-if not bad and (not string.match(id, '^%d+$') or #id > 15) then return {'none'} end
+if not bad and (not string.match(id, '^%d+$') or #id > 15) then
+  -- gone, but done within its unique-for window (uniq, PROTOCOL.md 4.1 "uf"): say until
+  -- when enqueue refuses the id, so "not found" is not taken for "free to reuse"
+  local w = tonumber(redis.call('ZSCORE', K_UNIQ, id))
+  local now = w and now_ms()
+  if w and w > now then return {'none', w, now} end
+  return {'none'}
+end
 -- a generated id's member starts with its header, its seq and a nil id (v1 or v2)
 local prefix = not bad and p_u64(tonumber(id)) .. '\192'
 local last, last_score = ARGV[2], ARGV[3]

@@ -1,11 +1,13 @@
 -- heartbeat: a worker tells the queue's worker registry it is alive. 'beat' moves its
 -- last-beat time (and rewrites its record when fields are given); 'check' does the same
 -- and also reports what an idle worker would otherwise poll for (the next due time,
--- the earliest lease, the pause) and prunes entries silent for worker_prune_ms; 'gone'
--- removes the entry (a clean exit).
+-- the earliest lease, the pause) and prunes entries silent for worker_prune_ms; 'look'
+-- is 'check' without the prune (and its config read: delayq's idle worker prunes on every
+-- other look, which keeps it within W4's budget of commands); 'gone' removes the entry
+-- (a clean exit).
 -- KEYS: the eleven queue keys (see lib.lua); writes the derived workers HASH and beats
 --   ZSET; 'check' also reads sched, inflight, config and the derived pause HASH.
--- ARGV: [1] 'beat' | 'check' | 'gone', [2] worker name (1..200 bytes), then either
+-- ARGV: [1] 'beat' | 'check' | 'look' | 'gone', [2] worker name (1..200 bytes), then either
 --   nothing (the record is unchanged: only the beat time moves, if the entry exists) or
 --   the record's 12 fields: [3] host, [4] pid, [5] version, [6] started ms ('': now),
 --   [7] beat interval ms (1..86400000), [8] concurrency, [9] busy, [10] done,
@@ -18,7 +20,7 @@
 --   until resumed, else ms), pruned, schedules low ('check', and 'beat' with the record:
 --   1 when a cron schedule's list of firings wants a top-up, dq_schedule_refill,
 --   PROTOCOL.md 5.30; else 0)}; the three
---   check fields are -2 for 'beat' and 'gone'. The next due time counts the next
+--   check fields are -2 for 'beat' and 'gone' (and pruned is 0 for 'look'). The next due time counts the next
 --   firing of a periodic schedule (sdefs, snext), so an idle worker wakes for it.
 -- Errors: DQ_EINVAL naming the argument.
 -- Complexity: O(log W) for W registered workers; 'check' adds O(log N) and prunes at
@@ -31,8 +33,8 @@ if gate then return gate end
 allow_oom()
 local now = now_ms()
 local mode, name = ARGV[1], ARGV[2]
-if mode ~= 'beat' and mode ~= 'check' and mode ~= 'gone' then
-  return err('DQ_EINVAL', 'heartbeat: mode %q is not beat, check or gone', tostring(mode))
+if mode ~= 'beat' and mode ~= 'check' and mode ~= 'look' and mode ~= 'gone' then
+  return err('DQ_EINVAL', 'heartbeat: mode %q is not beat, check, look or gone', tostring(mode))
 end
 if not name or #name < 1 or #name > DQ_ID_MAX then
   return err('DQ_EINVAL', 'worker name: must be 1..%d bytes', DQ_ID_MAX)
@@ -82,9 +84,11 @@ end
 
 local lease = redis.call('ZRANGE', K_INFLIGHT, 0, 0, 'WITHSCORES')
 local p = pause_get(now)
-local cfg = config()
-local old = redis.call('ZRANGEBYSCORE', K_BEATS, '-inf', '(' .. dec(now - cfg.worker_prune_ms),
-  'LIMIT', 0, 100)
+local old = {}
+if mode == 'check' then
+  local prune = config_of({'worker_prune_ms'}).worker_prune_ms
+  old = redis.call('ZRANGEBYSCORE', K_BEATS, '-inf', '(' .. dec(now - prune), 'LIMIT', 0, 100)
+end
 for _, n in ipairs(old) do
   redis.call('ZREM', K_BEATS, n)
   redis.call('HDEL', K_WORKERS, n)

@@ -10,8 +10,9 @@
 --   kind ('s' scheduled | 'f' failed | 'u' undecodable failed entry), id ('' for a
 --   generated id), seq, attempt, enqueued ms, max attempts, deadline ms ('' none),
 --   payload, has a last error ('0' | '1'), last error, due ms (s), failed ms (f, u),
---   reason, error, trace, who failed it (f, u), raw bytes (u), time limit ms ('' none;
---   the envelope's tl extension, PROTOCOL.md 4.1; s, f), h = attempts in its
+--   reason, error, trace, who failed it (f, u), raw bytes (u), extensions ('' none: a
+--   v1 envelope; else the v2 extension map's bytes, tl, uf and any other key, kept as
+--   given, PROTOCOL.md 4.1; s, f), h = attempts in its
 --   history (0..5; 0 for u); then, after the n groups, the history entries of the tasks
 --   in order, oldest first, 6 each: attempt (1..2^32-1), started ms, duration ms, worker,
 --   outcome ('retry' | 'fail' | 'lease expired' | 'timed out' | 'expired'), error
@@ -150,9 +151,17 @@ for k = 1, n do
       if not len_ok(k, 'last_error', e.last_error, 512) then return err('DQ_EINVAL', '%s', bad) end
     end
     if ARGV[a + 18] ~= '' then
-      local tl = num(k, 'time_limit_ms', ARGV[a + 18], 1, DQ_TIME_LIMIT_MAX)
-      if not tl then return err('DQ_EINVAL', '%s', bad) end
-      e.ext = '\129\162tl' .. p_uint(tl) -- {"tl": ms}: the only extension known here
+      -- the v2 extension map as exported (PROTOCOL.md 4.1), kept byte for byte; checked
+      -- as every reader checks it, and a unique-for window needs a caller-chosen id
+      e.ext = ARGV[a + 18]
+      local back = env_decode(env_encode(e))
+      if not back then
+        return err('DQ_EINVAL', 'task %d: extensions: not a valid extension map ' ..
+          '(PROTOCOL.md 4.1: keys in order, tl and uf 1..%d ms)', k, DQ_TIME_LIMIT_MAX)
+      end
+      if back.uf and not e.id then
+        return err('DQ_EINVAL', 'task %d: unique_for_ms: needs a caller-chosen id', k)
+      end
     end
     t.e, t.tk = e, tkey(e)
     if e.seq > max_seq then max_seq = e.seq end

@@ -127,8 +127,9 @@ local CFG_FIELDS = {'max_delay_ms', 'max_payload', 'backoff_base_ms', 'backoff_c
   'max_attempts', 'failed_retention', 'audit_retention', 'far_future_ms', 'worker_lost_ms',
   'worker_prune_ms', 'alert_oldest_due_ms', 'alert_far_future', 'alert_running_ms',
   'alert_memory_pct', 'alert_window_ms', 'alert_fail_pct', 'alert_fail_per_min',
-  'time_limit_ms', 'done_retention', 'rate_limit', 'rate_burst', 'concurrency_limit'}
--- (key_concurrency and key_rate_limit, per-key limits, come next: index 23, 24)
+  'time_limit_ms', 'done_retention', 'done_retention_ms', 'rate_limit', 'rate_burst',
+  'concurrency_limit'}
+-- (key_concurrency and key_rate_limit, per-key limits, come next)
 -- worker_lost_ms 0: a worker is lost after three of its own beat intervals.
 local CFG_DEFAULT = {max_delay_ms = 7 * 86400000, max_payload = 1048576,
   backoff_base_ms = 1000, backoff_cap_ms = 300000, max_attempts = 25,
@@ -136,8 +137,8 @@ local CFG_DEFAULT = {max_delay_ms = 7 * 86400000, max_payload = 1048576,
   worker_lost_ms = 0, worker_prune_ms = 3600000, alert_oldest_due_ms = 300000,
   alert_far_future = 100000, alert_running_ms = 300000, alert_memory_pct = 90,
   alert_window_ms = 300000, alert_fail_pct = 50, alert_fail_per_min = 60, time_limit_ms = 0,
-  done_retention = 0, rate_limit = 0, rate_burst = 0, concurrency_limit = 0,
-  throttle_rate = 0, throttle_concurrency = 0, throttle_until = -1}
+  done_retention = 0, done_retention_ms = 0, rate_limit = 0, rate_burst = 0,
+  concurrency_limit = 0, throttle_rate = 0, throttle_concurrency = 0, throttle_until = -1}
 -- Only @fields (a hot path reads the few it needs).
 local function config_of(fields)
   local v = redis.call('HMGET', K_CONFIG, unpack(fields))
@@ -851,14 +852,25 @@ end -- groups
 
 -- Done retention (docs/PROTOCOL.md 4.7): with the queue's done_retention N > 0, the last N
 -- finished (acked) tasks are kept as done records in K_DONE, indexed by done time in
--- K_DONEIDX, exactly counted like the failed set. With 0 (the default) nothing is written.
+-- K_DONEIDX, exactly counted like the failed set; with done_retention_ms A > 0 none older
+-- than A ms (by done time); with both, the tighter wins, and A alone keeps at most
+-- 10000000 (done_retention's ceiling), so the set stays bounded. With both 0 (the
+-- default) nothing is written.
 -- Done record: fixarray(6) [1, done ms, claimed ms (the run's start), due ms, attempt
 -- (counted from 1), worker]. No envelope: a kept task costs ~60 bytes, not its payload.
 
--- Keeps exactly @keep done records: the oldest beyond it go. At most DQ_STEP_MAX per
--- call (a lowered retention catches up over calls, as trim_failed does).
-local function trim_done(keep)
+-- Keeps at most @keep done records and none done before @now - @age (@age 0: no age
+-- limit; @keep 0 with @age > 0: the ceiling): the oldest go first. At most DQ_STEP_MAX
+-- per call (a lowered retention catches up over calls, as trim_failed does). One ZCOUNT
+-- more only with an age limit.
+local function trim_done(keep, age, now)
+  if keep == 0 and age > 0 then keep = 10000000 end
   local excess = redis.call('ZCARD', K_DONEIDX) - keep
+  if age > 0 then
+    -- aged records have the lowest scores, so ZPOPMIN takes exactly them first
+    local aged = redis.call('ZCOUNT', K_DONEIDX, '-inf', '(' .. dec(now - age))
+    if aged > excess then excess = aged end
+  end
   if excess <= 0 then return 0 end
   if excess > DQ_STEP_MAX then excess = DQ_STEP_MAX end
   local old = redis.call('ZPOPMIN', K_DONEIDX, excess)
@@ -869,11 +881,12 @@ local function trim_done(keep)
 end
 
 -- Records the acks in @acked ({task key, running record, attempt as claimed} each, at
--- most DQ_CALL_MAX) as done at @now, then trims to @keep. A task key done again (a
--- caller-chosen id reused) replaces its record, so the count stays exact. The record is
--- cut from the running record's bytes (worker, claimed, due follow its envelope) without
--- decoding or copying the envelope; a record of another layout is skipped.
-local function keep_done(keep, now, acked)
+-- most DQ_CALL_MAX) as done at @now, then trims to @keep and @age (trim_done). A task key
+-- done again (a caller-chosen id reused) replaces its record, so the count stays exact.
+-- The record is cut from the running record's bytes (worker, claimed, due follow its
+-- envelope) without decoding or copying the envelope; a record of another layout is
+-- skipped.
+local function keep_done(keep, age, now, acked)
   if #acked == 0 then return end
   local h, z, at, ms = {}, {}, '\150\001' .. p_uint(now), dec(now)
   for _, a in ipairs(acked) do
@@ -908,7 +921,7 @@ local function keep_done(keep, now, acked)
   if #h == 0 then return end
   redis.call('HSET', K_DONE, unpack(h))
   redis.call('ZADD', K_DONEIDX, unpack(z))
-  trim_done(keep)
+  trim_done(keep, age, now)
 end
 
 -- Queue limits (PROTOCOL.md 8.4), enforced by claim for all workers together:

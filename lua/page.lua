@@ -8,12 +8,12 @@
 --   inflight: task key, lease deadline ms, running record (or '' if missing);
 --   failed: task key, failed ms, failure record (or '' if missing), newest first;
 --   done: task key, done ms, done record (or '' if missing), newest first (the tasks
---   kept by done retention, PROTOCOL.md 4.7).
+--   kept by done retention, PROTOCOL.md 4.7; none done longer than done_retention_ms ago).
 -- Flags: no-writes (FCALL_RO / EVALSHA_RO: runs on replicas and for read-only users).
 -- Complexity: O(log N + limit).
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = viewer_gate('page', [[HEXISTS groups HMGET done failed running TIME ZCARD doneidx
-  failidx group inflight sched ZCOUNT sched ZRANGE sched]])
+local gate = viewer_gate('page', [[HEXISTS groups HMGET config done failed running TIME ZCARD
+  doneidx failidx group inflight sched ZCOUNT doneidx sched ZRANGE sched]])
 if gate then return gate end
 local now = now_ms()
 local view, offset, limit = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -53,8 +53,21 @@ elseif view == 'inflight' or view == 'failed' or view == 'done' then
     -- a group that does not exist is an empty page ('other!' is no group's key)
     z = K_GROUP .. (group_find(ARGV[4]) or (GROUP_OTHER .. '!'))
   end
-  out[2] = redis.call('ZCARD', z)
-  local items = redis.call(cmd, z, offset, offset + limit - 1, 'WITHSCORES')
+  local total = redis.call('ZCARD', z)
+  if view == 'done' then
+    -- done_retention_ms (PROTOCOL.md 4.7): a record past its age is not shown, though
+    -- only the next write that keeps done tasks removes it. The aged are the oldest, the
+    -- end of this newest-first view, so the page stays by rank
+    local age = config_of({'done_retention_ms'}).done_retention_ms
+    if age > 0 then
+      total = total - redis.call('ZCOUNT', K_DONEIDX, '-inf', '(' .. dec(now - age))
+    end
+  end
+  out[2] = total
+  local items = {}
+  if offset < total then
+    items = redis.call(cmd, z, offset, math.min(offset + limit, total) - 1, 'WITHSCORES')
+  end
   local data = {}
   if #items > 0 then
     local tks = {}

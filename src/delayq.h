@@ -271,6 +271,8 @@ typedef struct dq_task {
     int64_t due_ms;         /* scheduled: due time; in-flight: due time when claimed */
     int64_t deadline_ms;    /* claimed after this, it fails as "expired"; -1: none */
     int64_t time_limit_ms;  /* a run is stopped after this long; -1: none (the worker's own) */
+    int64_t unique_for_ms;  /* once done, its id is refused this long (the "uf" extension);
+                               -1: none */
     unsigned char *payload; /* owned; payload_len bytes */
     size_t payload_len;
     char *last_error; /* message of the last retry; NULL if none */
@@ -304,6 +306,8 @@ typedef struct dq_task {
     /* done only (done retention): when it finished; claimed_ms, due_ms, worker and attempt
      * (counted from 1: the run that finished) tell how it ran; no payload is kept */
     int64_t done_ms;
+    int64_t unique_until_ms; /* dq_find: its id is refused until then (an open unique-for
+                                window); -1: none */
 } dq_task;
 
 /** Releases everything @t owns and zeroes it. Accepts NULL. */
@@ -340,6 +344,9 @@ typedef struct dq_config {
                                     it at enqueue); default none (-1 here sets none) */
     int64_t done_retention;      /* finished tasks kept, exactly; default (0 in Redis) none;
                                     set -1 for that */
+    int64_t done_retention_ms;   /* finished tasks kept no longer than this after they finish
+                                    (either limit turns retention on; both: the tighter);
+                                    default (0 in Redis) no age limit; set -1 for that */
     /* Queue limits, enforced by the claim script for all workers together (PROTOCOL.md
        8.4); each 0 in Redis is "off" / "default": set -1 for that. */
     int64_t rate_limit;        /* tasks started a minute (dq_rate_parse); default off */
@@ -433,7 +440,7 @@ typedef struct dq_claimed {
     int now_us;              /* dq_claim_settle: microseconds of the claim's TIME past now_ms */
     bool paused;             /* the queue is paused (dq_pause): nothing was claimed */
     int64_t paused_until_ms; /* when paused: the pause's end, server ms; 0: until resumed */
-    bool keep_done;          /* the queue keeps done tasks (done_retention > 0) */
+    bool keep_done;          /* the queue keeps done tasks (done_retention or _ms > 0) */
 } dq_claimed;
 
 /**
@@ -855,6 +862,7 @@ typedef enum dq_beat_mode {
     DQ_BEAT = 0,   /* only the beat */
     DQ_BEAT_CHECK, /* the beat, plus the next due time, earliest lease and pause; prunes */
     DQ_BEAT_GONE,  /* removes the entry (a clean exit) */
+    DQ_BEAT_LOOK,  /* DQ_BEAT_CHECK without the prune (two fewer commands) */
 } dq_beat_mode;
 
 typedef struct dq_beat_reply {

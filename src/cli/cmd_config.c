@@ -34,6 +34,7 @@ static const struct {
     {"alert_fail_per_min", false, offsetof(dq_config, alert_fail_per_min), false, false},
     {"time_limit_ms", true, offsetof(dq_config, time_limit_ms), false, false},
     {"done_retention", false, offsetof(dq_config, done_retention), false, true},
+    {"done_retention_ms", true, offsetof(dq_config, done_retention_ms), false, true},
     {"rate_limit", false, offsetof(dq_config, rate_limit), true, true},
     {"rate_burst", false, offsetof(dq_config, rate_burst), false, true},
     {"concurrency_limit", false, offsetof(dq_config, concurrency_limit), false, true},
@@ -82,8 +83,9 @@ run(struct cli *g, const struct cli_args *args)
             *slot = v;
         }
         /* 0 means "leave as is" in dq_config; max_attempts 0 (unlimited), worker_lost_ms 0
-         * (three beat intervals), time_limit_ms 0 (none), done_retention 0 (none) and the
-         * queue limits' 0 (off, default burst) are spelled -1. */
+         * (three beat intervals), time_limit_ms 0 (none), done_retention 0 (none),
+         * done_retention_ms 0 (no age limit) and the queue limits' 0 (off, default burst)
+         * are spelled -1. */
         if (*slot == 0) {
             if (strcmp(fields[k].name, "max_attempts") != 0 &&
                 strcmp(fields[k].name, "worker_lost_ms") != 0 &&
@@ -140,6 +142,7 @@ const struct cli_cmd cmd_config = {
              "  backoff_cap_ms 5m          max_attempts 25           time_limit_ms 0 (none)\n"
              "  failed_retention 100000    audit_retention 10000     far_future_ms 1h\n"
              "  worker_lost_ms 0 (3 beats) worker_prune_ms 1h        done_retention 0 (none)\n"
+             "  done_retention_ms 0 (no age limit; either turns done retention on)\n"
              "The health verdict's (top, stats --check; no script reads them):\n"
              "  alert_oldest_due_ms 5m     alert_far_future 100000   alert_running_ms 5m\n"
              "  alert_memory_pct 90        alert_window_ms 5m        alert_fail_pct 50\n"

@@ -143,7 +143,7 @@ run_ls(struct cli *g, const struct cli_args *args)
                       d->last_ms >= 0 ? last : "never");
         if (d->last_ms >= 0)
             dq_buf_printf(&row, " %s", d->last_id);
-        if (d->missed > 0 || d->late_ms >= 1000)
+        if (dq_fmt_schedule_late(d))
             dq_buf_printf(&row, " (late by %llds, %lld missed)", (long long)(d->late_ms / 1000),
                           (long long)d->missed);
         if (row.data != NULL)

@@ -11,6 +11,8 @@
 #include "fmt/json.h"
 #include "fmt/mptext.h"
 #include "lib/dur.h"
+#include "lib/env.h"
+#include "lib/env_build.h"
 #include "lib/mp.h"
 #include "lib/task.h"
 #include "lib/err.h"
@@ -246,6 +248,27 @@ json_payload(struct dq_buf *b, const dq_task *t, const struct json_mode *m)
     dq_buf_free(&back);
 }
 
+/* An export's "extensions_b64": the envelope's v2 extension map as stored, only when
+ * time_limit_ms and unique_for_ms do not rebuild it byte for byte (keys a later writer
+ * added), so import restores the envelope exactly and a record that needs none stays
+ * the plain record older readers know. */
+static void
+json_extensions(struct dq_buf *b, const dq_task *t)
+{
+    struct dq_env e;
+    struct dq_buf known = DQ_BUF_INIT;
+
+    if (t->raw == NULL || dq_env_decode(t->raw, t->raw_len, &e, NULL) != DQ_OK || e.ext.ptr == NULL)
+        return;
+    dq_env_ext_build(&known, e.time_limit_ms, e.unique_for_ms);
+    if (known.failed || known.len != e.ext.len || memcmp(known.data, e.ext.ptr, e.ext.len) != 0) {
+        dq_buf_puts(b, ",\"extensions_b64\":\"");
+        dq_b64_encode(b, e.ext.ptr, e.ext.len);
+        dq_buf_putc(b, '"');
+    }
+    dq_buf_free(&known);
+}
+
 /* The one list of a task's fields as JSON, for both modes. Lossless leaves out what
  * depends on the moment of reading (lease_expired), so two exports of the same tasks
  * are the same bytes. */
@@ -272,6 +295,10 @@ task_json(struct dq_buf *b, const dq_task *t, int64_t now_ms, const struct json_
         json_key_int(b, "deadline_ms", t->deadline_ms);
         if (t->time_limit_ms > 0) /* only when set: older readers see the records they know */
             json_key_int(b, "time_limit_ms", t->time_limit_ms);
+        if (t->unique_for_ms > 0)
+            json_key_int(b, "unique_for_ms", t->unique_for_ms);
+        if (m->lossless)
+            json_extensions(b, t);
         json_key_str(b, "last_error", t->last_error, t->last_error_len, m);
         json_payload(b, t, m);
     }
@@ -291,6 +318,8 @@ task_json(struct dq_buf *b, const dq_task *t, int64_t now_ms, const struct json_
                      t->claimed_ms >= 0 && t->done_ms >= t->claimed_ms ? t->done_ms - t->claimed_ms
                                                                        : -1);
         json_key_str(b, "worker", t->worker, t->worker_len, m);
+        if (t->unique_until_ms > 0)
+            json_key_int(b, "unique_until_ms", t->unique_until_ms);
     }
     if (t->state == DQ_STATE_FAILED) {
         json_key_int(b, "failed_ms", t->failed_ms);
@@ -429,6 +458,12 @@ detail_history(struct dq_buf *b, const dq_task *t, int64_t now_ms)
     }
 }
 
+bool
+dq_fmt_schedule_late(const dq_schedule *s)
+{
+    return s->missed > 0 || s->late_ms >= 1000;
+}
+
 void
 dq_fmt_done_run(struct dq_buf *b, const dq_task *t)
 {
@@ -463,6 +498,8 @@ done_details(struct dq_buf *b, const dq_task *t, int64_t now_ms)
         dq_dur_format(late, sizeof late, t->claimed_ms - t->due_ms);
         detail_line(b, "started late", late);
     }
+    if (t->unique_until_ms > 0)
+        detail_time(b, "unique until", t->unique_until_ms, now_ms); /* enqueue refuses the id */
     detail_line(b, "payload", "not kept (done retention keeps when and how a task ran)");
 }
 
@@ -498,6 +535,12 @@ dq_fmt_task_details(struct dq_buf *b, const dq_task *t, int64_t now_ms)
             char d[DQ_DUR_BUFSZ];
             dq_dur_format(d, sizeof d, t->time_limit_ms);
             detail_line(b, "time limit", d);
+        }
+        if (t->unique_for_ms > 0) {
+            char d[DQ_DUR_BUFSZ], line[DQ_DUR_BUFSZ + 48];
+            dq_dur_format(d, sizeof d, t->unique_for_ms);
+            snprintf(line, sizeof line, "%s after it finishes (its id is refused)", d);
+            detail_line(b, "unique for", line);
         }
     }
     if (t->state == DQ_STATE_INFLIGHT) {

@@ -53,6 +53,11 @@ void dq_fmt_task_export(struct dq_buf *b, const dq_task *t, const char *queue);
  * worker escaped, without a newline (show and `ls done`). */
 void dq_fmt_done_run(struct dq_buf *b, const dq_task *t);
 
+/* Whether schedule @s's last firing was a late catch-up (PROTOCOL.md 5.30): firings
+ * were missed, or it ran a second or more after its time (`schedule ls`, the inspector's
+ * LATE). */
+bool dq_fmt_schedule_late(const dq_schedule *s);
+
 /* Every field of a task for people, one "label  value" line each, then the payload
  * as a tree (or a hex dump), and for a failed task its error and stack trace, every
  * line escaped and ending in '\n' (`show` and the inspector's details view). */

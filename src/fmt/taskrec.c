@@ -13,6 +13,8 @@
 
 #include "fmt/b64.h"
 #include "fmt/json.h"
+#include "lib/env.h"
+#include "lib/env_build.h"
 #include "lib/err.h"
 #include "lib/mp.h"
 
@@ -44,17 +46,22 @@ enum field {
     F_FAILED_BY,
     F_HISTORY,
     F_TIME_LIMIT,
+    F_UNIQUE_FOR,
+    F_EXTENSIONS,
     F_COUNT
 };
 
 /* The record's members, as dq_fmt_task_export writes them. */
+/* clang-format off */
 static const char *const names[F_COUNT] = {
     "id",          "queue",      "state",     "undecodable",  "raw_base64",
     "custom_id",   "seq",        "attempt",   "max_attempts", "enqueued_ms",
     "deadline_ms", "last_error", "payload",   "payload_b64",  "due_ms",
     "lease_ms",    "claimed_ms", "worker",    "failed_ms",    "reason",
     "error",       "trace",      "failed_by", "history",      "time_limit_ms",
+    "unique_for_ms", "extensions_b64",
 };
+/* clang-format on */
 
 struct member {
     const msgpack_object *v; /* NULL: absent */
@@ -140,6 +147,43 @@ get_b64(const struct member *ms, enum field f, struct dq_buf *b, const void **p,
         return dq_err_set(err, DQ_ENOMEM, "%s: out of memory", names[f]);
     *p = b->len ? b->data : "";
     *len = b->len;
+    return DQ_OK;
+}
+
+/* The envelope's extensions: time_limit_ms and unique_for_ms, rebuilt into the map
+ * enqueue writes, or extensions_b64, the map as it was stored (a later writer's keys
+ * too), which must then hold exactly the two named ones: so a record that says one
+ * thing in its readable members cannot import another. */
+static int
+extensions(struct dq_task_rec *r, const struct member *ms, dq_err *err)
+{
+    int64_t tl, uf;
+    int rc;
+
+    if ((rc = get_num(ms, F_TIME_LIMIT, false, 1, DQ_TIME_LIMIT_MAX, &tl, err)) != DQ_OK ||
+        (rc = get_num(ms, F_UNIQUE_FOR, false, 1, DQ_UNIQUE_FOR_MAX, &uf, err)) != DQ_OK)
+        return rc;
+    if (ms[F_EXTENSIONS].v == NULL) {
+        dq_env_ext_build(&r->ext, tl, uf);
+        if (r->ext.failed)
+            return dq_err_set(err, DQ_ENOMEM, "extensions: out of memory");
+    } else {
+        const void *p;
+        size_t n;
+        struct dq_env e;
+        dq_err why = {0};
+        if ((rc = get_b64(ms, F_EXTENSIONS, &r->ext, &p, &n, err)) != DQ_OK)
+            return rc;
+        if (dq_env_ext_decode(p, n, &e, &why) != DQ_OK)
+            return dq_err_set(err, DQ_EINVAL, "extensions_b64: not an extension map (%s)", why.msg);
+        if (e.time_limit_ms != tl || e.unique_for_ms != uf)
+            return dq_err_set(err, DQ_EINVAL,
+                              "extensions_b64: holds time limit %lld and unique-for %lld ms, "
+                              "not time_limit_ms and unique_for_ms (-1: none)",
+                              (long long)e.time_limit_ms, (long long)e.unique_for_ms);
+    }
+    r->task.ext = r->ext.len ? r->ext.data : NULL;
+    r->task.ext_len = r->ext.len;
     return DQ_OK;
 }
 
@@ -332,7 +376,7 @@ fields(struct dq_task_rec *r, const struct member *ms, dq_err *err)
         return want(err, F_STATE, "\"scheduled\", \"inflight\" or \"failed\"");
     if ((rc = get_bool(ms, F_UNDECODABLE, &undecodable, err)) != DQ_OK)
         return rc;
-    t->deadline_ms = t->time_limit_ms = -1;
+    t->deadline_ms = -1;
     if (undecodable) {
         if (r->state != DQ_STATE_FAILED)
             return want(err, F_UNDECODABLE,
@@ -373,8 +417,7 @@ fields(struct dq_task_rec *r, const struct member *ms, dq_err *err)
         t->max_attempts = (uint32_t)v;
         if ((rc = get_num(ms, F_ENQUEUED, true, 0, U53, &t->enqueued_ms, err)) != DQ_OK ||
             (rc = get_num(ms, F_DEADLINE, false, 0, U53, &t->deadline_ms, err)) != DQ_OK ||
-            (rc = get_num(ms, F_TIME_LIMIT, false, 1, DQ_TIME_LIMIT_MAX, &t->time_limit_ms, err)) !=
-                DQ_OK ||
+            (rc = extensions(r, ms, err)) != DQ_OK ||
             (rc = get_str(ms, F_LAST_ERROR, false, &t->last_error, &t->last_error_len, err)) !=
                 DQ_OK)
             return rc;
@@ -443,6 +486,7 @@ dq_task_rec_free(struct dq_task_rec *r)
     dq_buf_free(&r->mp);
     dq_buf_free(&r->payload);
     dq_buf_free(&r->raw);
+    dq_buf_free(&r->ext);
     memset(&r->task, 0, sizeof r->task);
     memset(r->history, 0, sizeof r->history);
     r->state = DQ_STATE_NONE;

@@ -21,12 +21,13 @@ struct dq_task_rec {
     struct dq_buf mp;      /* the line as msgpack (dq_json_to_mp) */
     struct dq_buf payload; /* payload_b64 decoded */
     struct dq_buf raw;     /* raw_base64 decoded */
+    struct dq_buf ext;     /* the extension map: extensions_b64 decoded, or built */
     struct dq_import_attempt history[DQ_HISTORY_MAX]; /* task.history points here */
 };
 
 #define DQ_TASK_REC_INIT                                                                           \
     {                                                                                              \
-        .mp = DQ_BUF_INIT, .payload = DQ_BUF_INIT, .raw = DQ_BUF_INIT                              \
+        .mp = DQ_BUF_INIT, .payload = DQ_BUF_INIT, .raw = DQ_BUF_INIT, .ext = DQ_BUF_INIT          \
     }
 
 /*

@@ -95,6 +95,12 @@ int dq_conn_command(dq_client *c, int argc, const char **argv, const size_t *len
 int dq_node_command(dq_client *c, int argc, const char **argv, const size_t *lens, redisReply **out,
                     dq_err *err);
 int dq_node_sub_open(dq_client *c, const char *channel, dq_client **out, dq_err *err);
+/* @n commands sent at once, then their @n replies read into out[0..n-1] (the caller
+ * frees each; error replies among them). On DQ_ECONN / DQ_ETIMEOUT the connection is
+ * dropped and no reply is kept. For a client that is no cluster client (the commands
+ * are not routed). */
+int dq_node_pipeline(dq_client *c, size_t n, const int *argc, const char **const *argv,
+                     const size_t *const *lens, redisReply **out, dq_err *err);
 /* Frees a node client (no cluster of its own): its connection, TLS reference, secrets. */
 void dq_node_free(dq_client *c);
 

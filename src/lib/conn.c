@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "err.h"
 
 #define BACKOFF_FIRST_MS 100
@@ -351,6 +352,76 @@ dq_node_command(dq_client *c, int argc, const char **argv, const size_t *lens, r
             c->unanswered = false;
     }
     return rc;
+}
+
+int
+dq_node_pipeline(dq_client *c, size_t n, const int *argc, const char **const *argv,
+                 const size_t *const *lens, redisReply **out, dq_err *err)
+{
+    struct dq_buf cmds = DQ_BUF_INIT;
+    char why[200] = "";
+    size_t got = 0;
+    int rc;
+
+    for (size_t i = 0; i < n; i++)
+        out[i] = NULL;
+    c->unanswered = false;
+    if ((rc = dq_conn_ensure(c, err)) != DQ_OK)
+        return rc;
+    for (size_t i = 0; i < n; i++) {
+        char *cmd = NULL;
+        int len = redisFormatCommandArgv(&cmd, argc[i], argv[i], lens[i]);
+        if (len < 0) {
+            dq_buf_free(&cmds);
+            return dq_err_set(err, DQ_ENOMEM, "out of memory");
+        }
+        dq_buf_append(&cmds, cmd, (size_t)len);
+        redisFreeCommand(cmd);
+    }
+    if (cmds.failed) {
+        dq_buf_free(&cmds);
+        return dq_err_set(err, DQ_ENOMEM, "out of memory");
+    }
+    /* Redis reads and answers while we write: replies wait in its output buffer (and
+     * ours), so writing all of them before reading cannot stall */
+    rc = dq_net_write(&c->net, cmds.data, cmds.len, c->command_timeout_ms, why, sizeof why);
+    dq_buf_free(&cmds);
+    if (rc != DQ_OK)
+        return io_error(c, argv[0][0], c->command_timeout_ms, rc, why, err);
+    while (got < n) {
+        void *reply = NULL;
+        char buf[READ_CHUNK];
+        ssize_t r;
+
+        if (redisReaderGetReply(c->reader, &reply) != REDIS_OK) {
+            snprintf(why, sizeof why, "protocol error: %s", c->reader->errstr);
+            rc = DQ_ECONN;
+            goto fail;
+        }
+        if (reply != NULL) {
+            c->answered = true;
+            out[got++] = reply;
+            continue;
+        }
+        r = dq_net_read(&c->net, buf, sizeof buf, c->command_timeout_ms, why, sizeof why);
+        if (r < 0) {
+            rc = (int)r;
+            goto fail;
+        }
+        if (redisReaderFeed(c->reader, buf, (size_t)r) != REDIS_OK) {
+            snprintf(why, sizeof why, "out of memory");
+            rc = DQ_ECONN;
+            goto fail;
+        }
+    }
+    return DQ_OK;
+fail:
+    c->unanswered = true;
+    for (size_t i = 0; i < got; i++) {
+        freeReplyObject(out[i]);
+        out[i] = NULL;
+    }
+    return io_error(c, argv[0][0], c->command_timeout_ms, rc, why, err);
 }
 
 void

@@ -234,6 +234,15 @@ out:
     return rc;
 }
 
+int
+dq_env_ext_decode(const void *data, size_t len, struct dq_env *out, dq_err *err)
+{
+    memset(out, 0, sizeof *out);
+    out->time_limit_ms = -1;
+    out->unique_for_ms = -1;
+    return read_ext(data, len, 0, out, err);
+}
+
 /* Times and counters must fit the int64/uint32 fields they land in. */
 static bool
 fits(uint64_t u, uint64_t max)

@@ -70,6 +70,11 @@ int dq_fail_rec_decode(const void *data, size_t len, struct dq_fail_rec *out, dq
 int dq_hist_rec_decode(const void *data, size_t len, struct dq_hist_rec *out, dq_err *err);
 int dq_done_rec_decode(const void *data, size_t len, struct dq_done_rec *out, dq_err *err);
 
+/* Reads a v2 extension map on its own (@data, exactly @len bytes), as dq_env_decode reads
+ * the end of a v2 envelope: sets @out's ext, time_limit_ms and unique_for_ms (-1 when
+ * absent) and nothing else. DQ_EPROTO when it is not a well-formed map. */
+int dq_env_ext_decode(const void *data, size_t len, struct dq_env *out, dq_err *err);
+
 /* The task key of an envelope ("c:" + id, or the seq in decimal); snprintf semantics.
  * The id's bytes are copied as they are, so the key holds a NUL where the id does. */
 size_t dq_env_tkey(const struct dq_env *e, char *buf, size_t size);

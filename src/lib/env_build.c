@@ -80,9 +80,15 @@ dq_env_template_ext(struct dq_buf *b, const char *id, size_t id_len, int64_t max
     if (len > 0)
         dq_buf_append(b, payload, len);
     dq_buf_putc(b, (char)0xc0); /* last error */
-    if (!ext)
+    dq_env_ext_build(b, time_limit_ms, unique_for_ms);
+}
+
+void
+dq_env_ext_build(struct dq_buf *b, int64_t time_limit_ms, int64_t unique_for_ms)
+{
+    if (time_limit_ms <= 0 && unique_for_ms <= 0)
         return;
-    /* the extensions, keys in increasing order: {"tl": ms, "uf": ms} */
+    /* keys in increasing order: {"tl": ms, "uf": ms} */
     dq_buf_putc(b, (char)(0x80 | ((time_limit_ms > 0) + (unique_for_ms > 0))));
     if (time_limit_ms > 0) {
         dq_buf_append(b, "\xa2tl", 3);

@@ -34,4 +34,9 @@ void dq_env_template_ext(struct dq_buf *b, const char *id, size_t id_len, int64_
                          int64_t deadline_ms, int64_t time_limit_ms, int64_t unique_for_ms,
                          const void *payload, size_t len);
 
+/* Appends the v2 extension map that carries @time_limit_ms and @unique_for_ms (each only
+ * when > 0; keys in increasing order, as dq_env_template_ext writes it); nothing when
+ * neither is set. Import rebuilds an exported task's extensions with it. */
+void dq_env_ext_build(struct dq_buf *b, int64_t time_limit_ms, int64_t unique_for_ms);
+
 #endif /* DQ_LIB_ENV_BUILD_H */

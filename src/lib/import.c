@@ -50,10 +50,8 @@ dq_import(dq_client *c, const char *queue, const struct dq_import_task *tasks, s
         dq_args_bytes(&a, failed ? t->trace : "", failed ? t->trace_len : 0);
         dq_args_bytes(&a, failed ? t->failed_by : "", failed ? t->failed_by_len : 0);
         dq_args_bytes(&a, t->raw ? t->raw : "", t->kind == DQ_IMPORT_RAW ? t->raw_len : 0);
-        if (t->kind != DQ_IMPORT_RAW && t->time_limit_ms > 0)
-            dq_args_i64(&a, t->time_limit_ms);
-        else
-            dq_args_str(&a, "");
+        dq_args_bytes(&a, t->ext && t->kind != DQ_IMPORT_RAW ? t->ext : "",
+                      t->kind != DQ_IMPORT_RAW ? t->ext_len : 0);
         dq_args_i64(&a, (int64_t)t->nhistory);
     }
     /* the history entries after the groups, so that each group keeps its fixed size */

@@ -36,8 +36,9 @@ struct dq_import_task {
     uint64_t seq;
     uint32_t attempt, max_attempts;
     int64_t enqueued_ms;
-    int64_t deadline_ms;   /* -1: none */
-    int64_t time_limit_ms; /* -1: none (the envelope's tl extension) */
+    int64_t deadline_ms; /* -1: none */
+    const void *ext;     /* the envelope's v2 extension map (tl, uf, ...; PROTOCOL.md 4.1) */
+    size_t ext_len;      /* 0: none, a v1 envelope */
     const void *payload;
     size_t payload_len;
     const char *last_error; /* NULL: none */

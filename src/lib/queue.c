@@ -12,6 +12,7 @@
 
 #include "buf.h"
 #include "delayq.h"
+#include "dur.h"
 #include "env_build.h"
 #include "err.h"
 #include "registry.h"
@@ -50,10 +51,12 @@ dq_config_set(dq_client *c, const char *queue, const dq_config *cfg, dq_err *err
         if (v != 0) {
             dq_args_str(&a, dq_config_fields[i]);
             /* max_attempts 0 (unlimited), worker_lost_ms 0 (three beats), time_limit_ms 0
-             * (none), done_retention 0 (none) and the queue limits' 0 (off) are -1 here */
+             * (none), done_retention 0 (none), done_retention_ms 0 (no age limit) and the
+             * queue limits' 0 (off) are -1 here */
             dq_args_i64(&a,
                         v < 0 && (i == DQ_CONFIG_MAX_ATTEMPTS || i == DQ_CONFIG_WORKER_LOST ||
                                   i == DQ_CONFIG_TIME_LIMIT || i == DQ_CONFIG_DONE_RETENTION ||
+                                  i == DQ_CONFIG_DONE_RETENTION_MS ||
                                   (i >= DQ_CONFIG_RATE_LIMIT && i <= DQ_CONFIG_CONCURRENCY_LIMIT))
                             ? 0
                             : v);
@@ -795,7 +798,7 @@ dq_search_step(dq_client *c, const char *queue, dq_view view, const char *needle
 int
 dq_find(dq_client *c, const char *queue, const char *id, dq_task *out, dq_err *err)
 {
-    struct dq_find_reply fs = {.out = out, .cursor = DQ_BUF_INIT};
+    struct dq_find_reply fs = {.out = out, .cursor = DQ_BUF_INIT, .unique_until_ms = -1};
     int rc;
 
     memset(out, 0, sizeof *out);
@@ -815,6 +818,16 @@ dq_find(dq_client *c, const char *queue, const char *id, dq_task *out, dq_err *e
     if (rc != DQ_OK) {
         dq_task_clear(out);
         return rc;
+    }
+    if (!fs.found && fs.unique_until_ms >= 0) {
+        char until[DQ_TIME_BUFSZ], left[DQ_DUR_BUFSZ];
+        dq_time_format(until, sizeof until, fs.unique_until_ms);
+        dq_dur_format(left, sizeof left,
+                      fs.unique_until_ms > fs.now_ms ? fs.unique_until_ms - fs.now_ms : 0);
+        return dq_err_set(err, DQ_ENOTFOUND,
+                          "task %s: not found in queue %s; it finished within its unique-for "
+                          "window: the id is refused until %s (%s left)",
+                          id, queue, until, left);
     }
     if (!fs.found)
         return dq_err_set(err, DQ_ENOTFOUND, "task %s: not found in queue %s", id, queue);
@@ -843,14 +856,14 @@ int
 dq_heartbeat(dq_client *c, const char *queue, const char *name, dq_beat_mode mode,
              const dq_beat *rec, dq_beat_reply *out, dq_err *err)
 {
-    static const char *const modes[] = {"beat", "check", "gone"};
+    static const char *const modes[] = {"beat", "check", "gone", "look"};
     struct dq_args a;
     int rc;
 
     memset(out, 0, sizeof *out);
     out->started_ms = -1;
     out->next_due_ms = out->next_lease_ms = out->paused_until_ms = -2;
-    if ((unsigned)mode > DQ_BEAT_GONE)
+    if ((unsigned)mode > DQ_BEAT_LOOK)
         return dq_err_set(err, DQ_EINVAL, "heartbeat: mode %d is not a dq_beat_mode", (int)mode);
     if (name == NULL || name[0] == '\0' || strlen(name) > DQ_ID_MAX)
         return dq_err_set(err, DQ_EINVAL, "worker name: must be 1..%d bytes (got %zu)", DQ_ID_MAX,

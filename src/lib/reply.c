@@ -133,12 +133,12 @@ oom(dq_err *err)
 enum { CONFIG_FIELD, CONFIG_VALUE, CONFIG_PAIR };
 
 const char *const dq_config_fields[DQ_CONFIG_FIELDS] = {
-    "max_delay_ms",       "max_payload",       "backoff_base_ms",     "backoff_cap_ms",
-    "max_attempts",       "failed_retention",  "audit_retention",     "far_future_ms",
-    "worker_lost_ms",     "worker_prune_ms",   "alert_oldest_due_ms", "alert_far_future",
-    "alert_running_ms",   "alert_memory_pct",  "alert_window_ms",     "alert_fail_pct",
-    "alert_fail_per_min", "time_limit_ms",     "done_retention",      "rate_limit",
-    "rate_burst",         "concurrency_limit",
+    "max_delay_ms",       "max_payload",      "backoff_base_ms",     "backoff_cap_ms",
+    "max_attempts",       "failed_retention", "audit_retention",     "far_future_ms",
+    "worker_lost_ms",     "worker_prune_ms",  "alert_oldest_due_ms", "alert_far_future",
+    "alert_running_ms",   "alert_memory_pct", "alert_window_ms",     "alert_fail_pct",
+    "alert_fail_per_min", "time_limit_ms",    "done_retention",      "done_retention_ms",
+    "rate_limit",         "rate_burst",       "concurrency_limit",
     /* (key_concurrency, key_rate_limit next) */
 };
 
@@ -146,12 +146,14 @@ int64_t *
 dq_config_slot(dq_config *c, size_t i)
 {
     int64_t *slots[DQ_CONFIG_FIELDS] = {
-        &c->max_delay_ms,       &c->max_payload,      &c->backoff_base_ms,     &c->backoff_cap_ms,
-        &c->max_attempts,       &c->failed_retention, &c->audit_retention,     &c->far_future_ms,
-        &c->worker_lost_ms,     &c->worker_prune_ms,  &c->alert_oldest_due_ms, &c->alert_far_future,
-        &c->alert_running_ms,   &c->alert_memory_pct, &c->alert_window_ms,     &c->alert_fail_pct,
-        &c->alert_fail_per_min, &c->time_limit_ms,    &c->done_retention,      &c->rate_limit,
-        &c->rate_burst,         &c->concurrency_limit};
+        &c->max_delay_ms,     &c->max_payload,         &c->backoff_base_ms,
+        &c->backoff_cap_ms,   &c->max_attempts,        &c->failed_retention,
+        &c->audit_retention,  &c->far_future_ms,       &c->worker_lost_ms,
+        &c->worker_prune_ms,  &c->alert_oldest_due_ms, &c->alert_far_future,
+        &c->alert_running_ms, &c->alert_memory_pct,    &c->alert_window_ms,
+        &c->alert_fail_pct,   &c->alert_fail_per_min,  &c->time_limit_ms,
+        &c->done_retention,   &c->done_retention_ms,
+        &c->rate_limit,       &c->rate_burst,          &c->concurrency_limit};
     return slots[i];
 }
 
@@ -178,7 +180,9 @@ dq_reply_config(const redisReply *r, void *out, dq_err *err)
     c->time_limit_ms = 0;
     /* and those older than done retention answer 18 */
     c->done_retention = 0;
-    /* and those older than the queue limits answer 19 */
+    /* and those older than its age limit answer 19 */
+    c->done_retention_ms = 0;
+    /* and those older than the queue limits answer 20 */
     c->rate_limit = c->rate_burst = c->concurrency_limit = 0;
     for (size_t i = 0; i < DQ_CONFIG_FIELDS && CONFIG_PAIR * i + CONFIG_VALUE < r->elements; i++) {
         int rc = get_int(r, CONFIG_PAIR * i + CONFIG_VALUE, "config", dq_config_fields[i],
@@ -694,7 +698,14 @@ find_done(const redisReply *r, struct dq_find_reply *fs, dq_err *err)
     tk[key->len] = '\0';
     dq_task_init(fs->out);
     fs->found = true;
-    return dq_task_from_done(fs->out, tk, score, rec->str, rec->len) == DQ_OK ? DQ_OK : oom(err);
+    if (dq_task_from_done(fs->out, tk, score, rec->str, rec->len) != DQ_OK)
+        return oom(err);
+    /* its open unique-for window, from scripts that say (the fifth element) */
+    if (r->elements > FIND_TASK_FIELDS &&
+        !as_int(r->element[FIND_TASK_FIELDS], &fs->out->unique_until_ms))
+        return bad_element(err, "find", FIND_TASK_FIELDS, r->element[FIND_TASK_FIELDS],
+                           "an integer", "unique until");
+    return DQ_OK;
 }
 
 int
@@ -708,8 +719,18 @@ dq_reply_find(const redisReply *r, void *out, dq_err *err)
     k = r->element[FIND_KIND];
     if (!is_str(k))
         return bad_element(err, "find", FIND_KIND, k, "a string", "kind");
-    if (is_word(k, "none"))
+    if (is_word(k, "none")) {
+        /* an open unique-for window: until, now (older scripts: none of it) */
+        fs->unique_until_ms = -1;
+        if (r->elements >= 3) {
+            int rc = get_int(r, 1, "find", "unique until", &fs->unique_until_ms, err);
+            if (rc == DQ_OK)
+                rc = get_int(r, 2, "find", "now", &fs->now_ms, err);
+            if (rc != DQ_OK)
+                return rc;
+        }
         return DQ_OK;
+    }
     if (is_word(k, "more"))
         return find_more(r, fs, err);
     if (is_word(k, "scheduled"))
@@ -1557,5 +1578,161 @@ dq_reply_schedule_get(const redisReply *r, void *out, dq_err *err)
             return rc;
         d->paused = paused != 0;
     }
+    return DQ_OK;
+}
+
+/* ---- overview (5.15a): counts, pause, window, thresholds, workers, sparklines ------- */
+
+/* Element names, in reply order, up to the sparklines (their count is the last). */
+enum {
+    OV_NOW,
+    OV_DUE,
+    OV_FUTURE,
+    OV_FAR,
+    OV_INFLIGHT,
+    OV_FAILED,
+    OV_EXPIRED,
+    OV_OLDEST,
+    OV_FAR_MS,
+    OV_PAUSED,
+    OV_SINCE,
+    OV_UNTIL,
+    OV_BY,
+    OV_REASON,
+    OV_WIN_MS,
+    OV_WIN_ELAPSED,
+    OV_WIN_DONE,
+    OV_WIN_FAILED,
+    OV_WIN_RETRIED,
+    OV_A_OLDEST,
+    OV_A_FAR,
+    OV_A_FAIL_PCT,
+    OV_A_FAIL_MIN,
+    OV_A_MEMORY,
+    OV_W_REG,
+    OV_W_LIVE,
+    OV_W_LOST,
+    OV_W_BEAT,
+    OV_W_HUNG,
+    OV_W_WORST,
+    OV_MINUTES,
+    OV_HEAD
+};
+
+static const char *const ov_names[OV_HEAD] = {
+    "now",
+    "due",
+    "future",
+    "far future",
+    "in flight",
+    "failed",
+    "expired",
+    "oldest due age",
+    "far_future_ms",
+    "paused",
+    "paused since",
+    "paused until",
+    "paused by",
+    "pause reason",
+    "window ms",
+    "elapsed ms",
+    "window done",
+    "window failed",
+    "window retried",
+    "alert_oldest_due_ms",
+    "alert_far_future",
+    "alert_fail_pct",
+    "alert_fail_per_min",
+    "alert_memory_pct",
+    "registered",
+    "live",
+    "lost",
+    "latest beat",
+    "hung",
+    "hung worker",
+    "minutes",
+};
+
+static int
+ov_bad(dq_err *err, size_t pos, const char *want)
+{
+    return dq_err_set(err, DQ_EPROTO, "overview reply: element %zu (%s) is not %s", pos + 1,
+                      pos < OV_HEAD ? ov_names[pos] : "a minute's count", want);
+}
+
+static void
+ov_copy_str(const redisReply *e, char *buf, size_t size)
+{
+    size_t n = e->len < size - 1 ? e->len : size - 1;
+    memcpy(buf, e->str, n);
+    buf[n] = '\0';
+}
+
+int
+dq_reply_overview(const redisReply *r, void *out, dq_err *err)
+{
+    struct dq_overview_row *row = out;
+    dq_stats *s = &row->stats;
+    int64_t v[OV_HEAD] = {0}, k;
+
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < OV_HEAD)
+        return dq_err_set(err, DQ_EPROTO, "overview reply: not an array of at least %d elements",
+                          OV_HEAD);
+    for (size_t i = 0; i < OV_HEAD; i++) {
+        const redisReply *e = r->element[i];
+        if (i == OV_BY || i == OV_REASON || i == OV_W_WORST) {
+            if (e->type != REDIS_REPLY_STRING)
+                return ov_bad(err, i, "a string");
+        } else if (!as_int(e, &v[i])) {
+            return ov_bad(err, i, "an integer");
+        }
+    }
+    k = v[OV_MINUTES];
+    if (k != DQ_OVERVIEW_MINUTES || r->elements < OV_HEAD + 2 * (size_t)k)
+        return dq_err_set(
+            err, DQ_EPROTO, "overview reply: %lld minutes in %zu elements, expected %d in %d",
+            (long long)k, r->elements, DQ_OVERVIEW_MINUTES, OV_HEAD + 2 * DQ_OVERVIEW_MINUTES);
+    for (size_t i = 0; i < 2 * (size_t)k; i++) {
+        int64_t *to = i < (size_t)k ? &row->done_per_min[i] : &row->failed_per_min[i - (size_t)k];
+        if (!as_int(r->element[OV_HEAD + i], to))
+            return ov_bad(err, OV_HEAD + i, "an integer");
+    }
+    memset(s, 0, sizeof *s);
+    s->now_ms = v[OV_NOW];
+    s->due = v[OV_DUE];
+    s->future = v[OV_FUTURE];
+    s->far_future = v[OV_FAR];
+    s->inflight = v[OV_INFLIGHT];
+    s->failed = v[OV_FAILED];
+    s->expired_leases = v[OV_EXPIRED];
+    s->next_due_ms = -1;
+    s->oldest_due_age_ms = v[OV_OLDEST];
+    s->far_future_ms = v[OV_FAR_MS];
+    s->paused = v[OV_PAUSED] != 0;
+    s->paused_since_ms = v[OV_SINCE];
+    s->paused_until_ms = v[OV_UNTIL];
+    ov_copy_str(r->element[OV_BY], s->paused_by, sizeof s->paused_by);
+    ov_copy_str(r->element[OV_REASON], s->pause_reason, sizeof s->pause_reason);
+    s->window_ms = v[OV_WIN_MS];
+    s->window_elapsed_ms = v[OV_WIN_ELAPSED];
+    s->window_done = v[OV_WIN_DONE];
+    s->window_failed = v[OV_WIN_FAILED];
+    s->window_retried = v[OV_WIN_RETRIED];
+    row->alert_oldest_due_ms = v[OV_A_OLDEST];
+    row->alert_far_future = v[OV_A_FAR];
+    row->alert_fail_pct = v[OV_A_FAIL_PCT];
+    row->alert_fail_per_min = v[OV_A_FAIL_MIN];
+    row->alert_memory_pct = v[OV_A_MEMORY];
+    row->workers_registered = v[OV_W_REG];
+    row->workers_live = v[OV_W_LIVE];
+    row->workers_lost = v[OV_W_LOST];
+    row->last_beat_ms = v[OV_W_BEAT];
+    row->workers_hung = v[OV_W_HUNG];
+    ov_copy_str(r->element[OV_W_WORST], row->hung_worker, sizeof row->hung_worker);
+    /* the hook for a throttle: one element past the sparklines, 1 while it holds the
+     * queue back (the script that adds it documents it in PROTOCOL.md 5.15a) */
+    size_t at = OV_HEAD + 2 * (size_t)k;
+    int64_t t;
+    row->throttled = r->elements > at && as_int(r->element[at], &t) ? t != 0 : -1;
     return DQ_OK;
 }

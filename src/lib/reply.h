@@ -22,7 +22,7 @@
 struct redisReply;
 
 /* The fields of dq_config in the order of the config reply and PROTOCOL.md 8.1. */
-#define DQ_CONFIG_FIELDS 22
+#define DQ_CONFIG_FIELDS 23
 /* How many of them every config reply has (the last two came with the worker registry). */
 #define DQ_CONFIG_FIELDS_OLD 8
 extern const char *const dq_config_fields[DQ_CONFIG_FIELDS];
@@ -36,9 +36,11 @@ int64_t *dq_config_slot(dq_config *c, size_t i);
 #define DQ_CONFIG_TIME_LIMIT 17
 /* The index of done_retention, likewise -1 for Redis 0 ("keep none"). */
 #define DQ_CONFIG_DONE_RETENTION 18
-/* The queue limits, 20..22 (1-based; indexes 19..21), likewise -1 for Redis 0 ("off"). */
-#define DQ_CONFIG_RATE_LIMIT        19
-#define DQ_CONFIG_CONCURRENCY_LIMIT 21
+/* The index of done_retention_ms, likewise -1 for Redis 0 ("no age limit"). */
+#define DQ_CONFIG_DONE_RETENTION_MS 19
+/* The queue limits, 21..23 (1-based; indexes 20..22), likewise -1 for Redis 0 ("off"). */
+#define DQ_CONFIG_RATE_LIMIT        20
+#define DQ_CONFIG_CONCURRENCY_LIMIT 22
 
 /* config: @out is a dq_config. */
 int dq_reply_config(const struct redisReply *r, void *out, dq_err *err);
@@ -94,6 +96,8 @@ struct dq_find_reply {
     bool found, more;
     struct dq_buf cursor; /* the scan cursor: the last member looked at */
     char cursor_score[32];
+    /* not found, but its id's unique-for window is open until this server ms (-1: no) */
+    int64_t unique_until_ms, now_ms;
 };
 int dq_reply_find(const struct redisReply *r, void *out, dq_err *err);
 
@@ -162,5 +166,36 @@ int dq_reply_cancel(const struct redisReply *r, void *out, dq_err *err);
 int dq_reply_schedule(const struct redisReply *r, void *out, dq_err *err);
 /* schedule_get (5.30): @out is a dq_schedules (free with dq_schedules_free). */
 int dq_reply_schedule_get(const struct redisReply *r, void *out, dq_err *err);
+
+/* overview (PROTOCOL.md 5.15a): one row of the all-queues overview (lib/overview.h
+ * reads them). */
+/* Minutes of done / failed counts a row carries for its sparklines (the script's k). */
+#define DQ_OVERVIEW_MINUTES 10
+
+struct dq_overview_row {
+    char queue[DQ_QUEUE_NAME_MAX + 1];
+    int rc;          /* DQ_OK, or why this queue's call failed (the others still count) */
+    char error[256]; /* with rc != DQ_OK: the message */
+    /* the counts, the pause and the verdict's window, in dq_stats' fields; the
+     * cumulative counters, next_due_ms and the largest error group are not read (0, -1
+     * and "") */
+    dq_stats stats;
+    /* the queue's alert_* thresholds (config) */
+    int64_t alert_oldest_due_ms, alert_far_future, alert_fail_pct, alert_fail_per_min,
+        alert_memory_pct;
+    /* the worker registry, counted as dq_workers_get counts it */
+    int64_t workers_registered, workers_live, workers_lost;
+    int64_t last_beat_ms; /* the latest beat, server ms; -1: none */
+    int64_t workers_hung; /* handlers hung past their time limit on live workers */
+    char hung_worker[DQ_ID_MAX + 1];
+    /* done and failed per minute of server time, oldest first, the current minute last */
+    int64_t done_per_min[DQ_OVERVIEW_MINUTES], failed_per_min[DQ_OVERVIEW_MINUTES];
+    /* the throttle, when the reply carries one (an element past the sparklines, 1: the
+     * queue is held back by its throttle now); -1 while the scripts do not say */
+    int throttled;
+};
+
+/* @out is a struct dq_overview_row whose queue is set; the rest is filled. */
+int dq_reply_overview(const struct redisReply *r, void *out, dq_err *err);
 
 #endif /* DQ_LIB_REPLY_H */

@@ -420,6 +420,137 @@ out:
     return rc;
 }
 
+/* A reply the pipeline leaves to dq_scripts_run, which knows what to do about it: the
+ * library or a script to load again, a path to switch, maxmemory. */
+static bool
+needs_registry(const redisReply *r)
+{
+    return error_starts(r, "ERR Function not found") || error_starts(r, "NOSCRIPT") ||
+           error_starts(r, "OOM ") || command_refused(r);
+}
+
+/* One queue's call in a pipeline: its key names and arguments (argv borrows both). */
+struct each_call {
+    char keys[DQ_QUEUE_KEYS][DQ_QUEUE_NAME_MAX + 32];
+    const char **argv;
+    size_t *lens;
+    size_t queue; /* its index in the caller's arrays */
+};
+
+int
+dq_scripts_run_each(dq_client *c, enum dq_script_id id, const char *const *queues, size_t n,
+                    const struct dq_args *args, dq_parse_fn parse, void *outs, size_t stride,
+                    size_t batch, int *rcs, dq_err *errs, dq_err *err)
+{
+    const struct dq_script_src *src = &dq_script_table[id];
+    size_t argc = 3 + DQ_QUEUE_KEYS + args->n, done = 0;
+    struct each_call *calls = NULL;
+    redisReply **replies = NULL;
+    const char ***argvs = NULL;
+    const size_t **lenss = NULL;
+    int *argcs = NULL, rc = DQ_OK;
+
+    /* the first call alone: it finds the path (and loads the library) for the others */
+    while (done < n && (c->cluster != NULL || c->scripts_path == PATH_UNKNOWN || done == 0)) {
+        rcs[done] = dq_scripts_run(c, id, queues[done], args, parse, (char *)outs + done * stride,
+                                   &errs[done]);
+        if (rcs[done] == DQ_ECONN || rcs[done] == DQ_ETIMEOUT || rcs[done] == DQ_ENOMEM)
+            return dq_err_set(err, rcs[done], "%s", errs[done].msg);
+        /* no way to run scripts on this server (the library missing and this user may
+         * load nothing): the same for every queue, so say it once rather than N times */
+        if (rcs[done] == DQ_EREDIS && c->cluster == NULL && c->scripts_path == PATH_UNKNOWN)
+            return dq_err_set(err, rcs[done], "%s", errs[done].msg);
+        done++;
+    }
+    if (done == n)
+        return DQ_OK;
+    batch = batch == 0 ? 1 : batch;
+    calls = calloc(batch, sizeof *calls);
+    replies = calloc(batch, sizeof *replies);
+    argvs = calloc(batch, sizeof *argvs);
+    lenss = calloc(batch, sizeof *lenss);
+    argcs = calloc(batch, sizeof *argcs);
+    if (calls == NULL || replies == NULL || argvs == NULL || lenss == NULL || argcs == NULL ||
+        args->failed) {
+        rc = dq_err_set(err, DQ_ENOMEM, "out of memory building calls of %s", src->name);
+        goto out;
+    }
+    for (size_t j = 0; j < batch; j++) {
+        calls[j].argv = malloc(argc * sizeof *calls[j].argv);
+        calls[j].lens = malloc(argc * sizeof *calls[j].lens);
+        if (calls[j].argv == NULL || calls[j].lens == NULL) {
+            rc = dq_err_set(err, DQ_ENOMEM, "out of memory building calls of %s", src->name);
+            goto out;
+        }
+    }
+    while (done < n) {
+        size_t k = 0;
+        for (; k < batch && done < n; done++) {
+            if ((rcs[done] = dq_queue_name_check(queues[done], &errs[done])) != DQ_OK)
+                continue;
+            struct each_call *e = &calls[k];
+            bool fn = c->scripts_path == PATH_FUNCTIONS;
+            e->argv[0] = fn ? (src->no_writes ? "FCALL_RO" : "FCALL")
+                            : (src->no_writes ? "EVALSHA_RO" : "EVALSHA");
+            e->argv[1] = fn ? src->function : src->sha1;
+            e->argv[2] = "11";
+            for (int i = 0; i < DQ_QUEUE_KEYS; i++) {
+                e->lens[3 + i] = dq_queue_key(queues[done], i, e->keys[i], sizeof e->keys[i]);
+                e->argv[3 + i] = e->keys[i];
+            }
+            for (size_t i = 0; i < args->n; i++) {
+                e->argv[3 + DQ_QUEUE_KEYS + i] = args->v[i];
+                e->lens[3 + DQ_QUEUE_KEYS + i] = args->len[i];
+            }
+            for (size_t i = 0; i < 3; i++)
+                e->lens[i] = strlen(e->argv[i]);
+            argcs[k] = (int)argc;
+            e->queue = done;
+            argvs[k] = e->argv;
+            lenss[k] = e->lens;
+            k++;
+        }
+        if (k > 0 && (rc = dq_node_pipeline(c, k, argcs, argvs, lenss, replies, err)) != DQ_OK)
+            goto out;
+        /* the replies come in the order sent */
+        for (size_t j = 0; j < k; j++) {
+            size_t q = calls[j].queue;
+            redisReply *r = replies[j];
+            void *o = (char *)outs + q * stride;
+            if (needs_registry(r))
+                rcs[q] = dq_scripts_run(c, id, queues[q], args, parse, o, &errs[q]);
+            else if (r->type == REDIS_REPLY_ERROR)
+                rcs[q] = dq_err_from_reply(&errs[q], src->name, r->str, r->len);
+            else
+                rcs[q] = parse != NULL ? parse(r, o, &errs[q]) : DQ_OK;
+        }
+        for (size_t i = 0; i < k; i++) {
+            freeReplyObject(replies[i]);
+            replies[i] = NULL;
+        }
+        for (size_t j = 0; j < k; j++) {
+            size_t q = calls[j].queue;
+            if (rcs[q] == DQ_ECONN || rcs[q] == DQ_ETIMEOUT || rcs[q] == DQ_ENOMEM) {
+                rc = dq_err_set(err, rcs[q], "%s", errs[q].msg);
+                goto out;
+            }
+        }
+    }
+out:
+    for (size_t j = 0; calls != NULL && j < batch; j++) {
+        free(calls[j].argv);
+        free(calls[j].lens);
+    }
+    for (size_t j = 0; replies != NULL && j < batch; j++)
+        freeReplyObject(replies[j]);
+    free(calls);
+    free(replies);
+    free(argvs);
+    free(lenss);
+    free(argcs);
+    return rc;
+}
+
 int
 dq_queue_name_check(const char *queue, dq_err *err)
 {

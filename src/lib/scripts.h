@@ -57,6 +57,22 @@ int dq_scripts_run(dq_client *c, enum dq_script_id id, const char *queue,
                    const struct dq_args *args, dq_parse_fn parse, void *out, dq_err *err);
 
 /*
+ * dq_scripts_run of script @id for each of @n queues with the same @args: the reply for
+ * queues[i] goes to parse(reply, outs + i * @stride), its outcome to rcs[i] and errs[i].
+ * The calls are pipelined, @batch at a time (one write, then @batch replies), once the
+ * first call, made alone, has found how this server runs scripts; a reply that asks for
+ * the library or a script to be loaded again is retried alone through dq_scripts_run. A
+ * cluster client makes them one at a time, each routed to its queue's node. Returns DQ_OK
+ * when every call was answered (each rcs[i] says how), else DQ_ECONN, DQ_ETIMEOUT or
+ * DQ_ENOMEM, which end it, or DQ_EREDIS when the first call found that this server runs
+ * none of the scripts for this user (not loaded, and it may not load them). For the read-only
+ * scripts: no WAIT for replicas.
+ */
+int dq_scripts_run_each(dq_client *c, enum dq_script_id id, const char *const *queues, size_t n,
+                        const struct dq_args *args, dq_parse_fn parse, void *outs, size_t stride,
+                        size_t batch, int *rcs, dq_err *errs, dq_err *err);
+
+/*
  * Whether the user of @c may run operator actions on @queue (requeue, drop, pause,
  * config; docs/SECURITY.md), asked without side effects. DQ_OK with @why empty when it
  * may; DQ_OK with @why saying what Redis refused when it may not; DQ_ECONN or

@@ -52,8 +52,8 @@ void
 dq_task_init(dq_task *t)
 {
     memset(t, 0, sizeof *t);
-    t->deadline_ms = t->due_ms = t->enqueued_ms = t->time_limit_ms = -1;
-    t->lease_ms = t->claimed_ms = t->failed_ms = t->done_ms = -1;
+    t->deadline_ms = t->due_ms = t->enqueued_ms = t->time_limit_ms = t->unique_for_ms = -1;
+    t->lease_ms = t->claimed_ms = t->failed_ms = t->done_ms = t->unique_until_ms = -1;
 }
 
 int
@@ -87,6 +87,7 @@ dq_task_from_env(dq_task *t, const void *m, size_t len, const char *fallback_id)
     t->enqueued_ms = e.enqueued_ms;
     t->deadline_ms = e.deadline_ms;
     t->time_limit_ms = e.time_limit_ms;
+    t->unique_for_ms = e.unique_for_ms;
     t->payload = (unsigned char *)dq_dup_bytes(e.payload.ptr, e.payload.len);
     t->payload_len = e.payload.len;
     if (e.last_error.ptr != NULL)

@@ -144,6 +144,7 @@ struct dq_worker {
     unsigned beat_busy;      /* busy slots the record last sent said */
     unsigned beat_hung;      /* hung handlers the record last sent said */
     bool beat_failed_logged; /* a refused beat is logged once */
+    unsigned looks;          /* idle looks sent: every other one prunes (DQ_BEAT_LOOK) */
     int64_t paused_until;    /* -1: not paused; 0: paused until resumed; else server ms */
     int64_t n_done, n_retried, n_failed; /* results written since the start */
 
@@ -1552,8 +1553,10 @@ heartbeat_step(struct dq_worker *w, struct loop *lp, unsigned busy, int64_t nowm
     if (!may_call(w) ||
         (!check && nowm < w->beat_next && lp->stopping == w->beat_draining && hung == w->beat_hung))
         return;
-    int rc = dq_heartbeat(w->c, w->queue, w->name, check ? DQ_BEAT_CHECK : DQ_BEAT,
-                          changed ? &rec : NULL, &br, &err);
+    /* an idle look prunes the registry every other time: the prune's two commands on each
+     * look put an idle worker at W4's budget (12 commands a minute, 0.2/s) */
+    dq_beat_mode mode = !check ? DQ_BEAT : w->looks++ % 2 == 0 ? DQ_BEAT_CHECK : DQ_BEAT_LOOK;
+    int rc = dq_heartbeat(w->c, w->queue, w->name, mode, changed ? &rec : NULL, &br, &err);
     if (!reached(w, rc, &err))
         return;
     w->beat_next = nowm + w->o.beat_ms;

@@ -11,6 +11,7 @@
 #include "fmt/taskfmt.h"
 #include "lib/buf.h"
 #include "lib/dur.h"
+#include "overview.h"
 
 void
 ui_init(struct ui *ui, bool read_only, bool no_color)
@@ -82,8 +83,10 @@ picker_free(struct ui *ui)
         free(ui->pick_names[i]);
     free(ui->pick_names);
     free(ui->pick_counts);
+    overview_free(ui->pick_ov);
     ui->pick_names = NULL;
     ui->pick_counts = NULL;
+    ui->pick_ov = NULL;
     ui->npick = ui->pick_sel = 0;
 }
 
@@ -103,11 +106,28 @@ app_set_picker(struct ui *ui, char **names, int64_t (*counts)[4], size_t n, int6
     ui->scroll = 0;
 }
 
+/* periodic schedules (PROTOCOL.md 5.30) */
+static void
+sched_free(struct ui *ui)
+{
+    dq_schedules_free(&ui->scheds);
+    free(ui->sched_last);
+    ui->sched_last = NULL;
+}
+
+void
+app_set_overview(struct ui *ui, struct overview *ov)
+{
+    overview_free(ui->pick_ov);
+    ui->pick_ov = ov;
+}
+
 void
 ui_free(struct ui *ui)
 {
     picker_free(ui);
     dq_errors_free(&ui->errors);
+    sched_free(ui);
     for (int p = 0; p < PANE_COUNT; p++)
         app_clear_marks(ui, p);
     free(ui->detail_copy);
@@ -332,7 +352,8 @@ app_open_help(struct ui *ui)
 int
 app_back(struct ui *ui)
 {
-    ui->mode = MODE_MAIN;
+    ui->mode = ui->mode == MODE_DETAILS ? ui->detail_back : MODE_MAIN;
+    ui->detail_back = MODE_MAIN;
     return APP_REDRAW;
 }
 
@@ -395,6 +416,10 @@ app_escape(struct ui *ui)
     }
     if (ui->nmarks[ui->focus] == 0 && ui->filter[0] != '\0' && ui->focus == ui->filter_pane) {
         ui->action = ACT_UNFILTER;
+        return APP_ACTION;
+    }
+    if (ui->nmarks[ui->focus] == 0 && ui->from_overview) {
+        ui->action = ACT_QUEUES; /* back to the Overview it was opened from, read afresh */
         return APP_ACTION;
     }
     if (ui->nmarks[ui->focus] == 0)
@@ -578,6 +603,7 @@ app_pick_open(struct ui *ui)
     if (ui->npick == 0)
         return 0;
     ui->pick_first = false;
+    ui->from_overview = ui->pick_ov != NULL;
     ui->mode = MODE_MAIN;
     ui->action = ACT_SWITCH;
     return APP_ACTION | APP_REDRAW;
@@ -612,6 +638,68 @@ app_err_open(struct ui *ui)
         return APP_ACTION | APP_REDRAW | APP_REFETCH;
     }
     return APP_REDRAW | APP_REFETCH;
+}
+
+/* The Schedules view: the selection within the schedules, the rows shown around it. */
+static void
+sched_clamp(struct ui *ui)
+{
+    size_t n = ui->scheds.n, rows = ui->rows_visible > 0 ? (size_t)ui->rows_visible : 1;
+
+    if (ui->sched_sel >= n)
+        ui->sched_sel = n > 0 ? n - 1 : 0;
+    if (ui->sched_top + rows > n)
+        ui->sched_top = n > rows ? n - rows : 0;
+    if (ui->sched_sel < ui->sched_top)
+        ui->sched_top = ui->sched_sel;
+    if (ui->sched_sel >= ui->sched_top + rows)
+        ui->sched_top = ui->sched_sel - rows + 1;
+}
+
+const dq_schedule *
+app_selected_schedule(const struct ui *ui)
+{
+    return ui->sched_sel < ui->scheds.n ? &ui->scheds.items[ui->sched_sel] : NULL;
+}
+
+int
+app_sched_move(struct ui *ui, int move)
+{
+    size_t top = ui->sched_top;
+    long s = moved(ui, (long)ui->sched_sel, (int64_t)ui->scheds.n, move);
+
+    ui->sched_sel = (size_t)clamp_move(s, (int64_t)ui->scheds.n);
+    sched_clamp(ui);
+    return APP_REDRAW | (ui->sched_top != top ? APP_REFETCH : 0);
+}
+
+int
+app_sched_pause_prompt(struct ui *ui)
+{
+    const dq_schedule *s = app_selected_schedule(ui);
+
+    if (s == NULL) {
+        app_status(ui, true, "no schedule selected");
+        return APP_REDRAW;
+    }
+    snprintf(ui->action_id, sizeof ui->action_id, "%s", s->name);
+    ui->confirm_action = s->paused ? ACT_SCHED_RESUME : ACT_SCHED_PAUSE;
+    ui->mode = MODE_CONFIRM;
+    return APP_REDRAW;
+}
+
+int
+app_sched_details(struct ui *ui)
+{
+    const dq_schedule *s = app_selected_schedule(ui);
+
+    if (s == NULL)
+        return 0;
+    if (s->last_id == NULL || s->last_id[0] == '\0') {
+        app_status(ui, false, "%s has not fired yet: no task to show", s->name ? s->name : "?");
+        return APP_REDRAW;
+    }
+    return app_ask(ui, ACT_DETAILS, s->last_id);
 }
 
 int
@@ -802,7 +890,10 @@ app_paste(struct ui *ui, const char *text, size_t len)
 int
 app_confirm_key(struct ui *ui, int key)
 {
-    ui->mode = MODE_MAIN;
+    /* a schedule's question was asked over the Schedules view: back there */
+    bool sched = ui->confirm_action == ACT_SCHED_PAUSE || ui->confirm_action == ACT_SCHED_RESUME;
+
+    ui->mode = sched ? MODE_SCHEDULES : MODE_MAIN;
     if (key == 'y' || key == 'Y') {
         ui->action = ui->confirm_action;
         return APP_ACTION | APP_REDRAW;
@@ -842,7 +933,8 @@ void
 app_key_seen(struct ui *ui, bool action_running)
 {
     /* in a view the status line holds its hints; a running action's line stays */
-    if (ui->status[0] != '\0' && (ui->mode == MODE_MAIN || ui->mode == MODE_PICK) &&
+    if (ui->status[0] != '\0' &&
+        (ui->mode == MODE_MAIN || ui->mode == MODE_PICK || ui->mode == MODE_SCHEDULES) &&
         !action_running)
         ui->status[0] = '\0';
 }
@@ -920,23 +1012,81 @@ app_action_result_free(struct action_result *r)
         free(r->queues[i]);
     free(r->queues);
     free(r->counts);
+    overview_free(r->overview);
     dq_errors_free(&r->errors);
+    dq_schedules_free(&r->scheds);
+    free(r->sched_last);
     memset(r, 0, sizeof *r);
 }
 
 bool
 app_view_refreshes(const struct ui *ui)
 {
-    return ui->mode == MODE_DETAILS && ui->detail_act == ACT_WORKERS;
+    return app_view_refresh_action(ui) != ACT_NONE;
+}
+
+enum action
+app_view_refresh_action(const struct ui *ui)
+{
+    if (ui->mode == MODE_DETAILS && ui->detail_act == ACT_WORKERS)
+        return ACT_WORKERS;
+    if (ui->mode == MODE_SCHEDULES)
+        return ACT_SCHEDULES;
+    if (ui->mode == MODE_PICK && ui->pick_ov != NULL)
+        return ACT_QUEUES; /* the Overview */
+    return ACT_NONE;
+}
+
+/* The Schedules view takes @r's schedules; @follow: a refresh, so the selection stays on
+ * the schedule it was on (by name), else it starts at the first. */
+static void
+sched_take(struct ui *ui, struct action_result *r, bool follow)
+{
+    char name[DQ_SCHEDULE_NAME_MAX + 1] = "";
+    const dq_schedule *was = app_selected_schedule(ui);
+
+    if (follow && was != NULL && was->name != NULL)
+        snprintf(name, sizeof name, "%s", was->name);
+    sched_free(ui);
+    ui->scheds = r->scheds; /* the UI owns them now */
+    ui->sched_last = r->sched_last;
+    memset(&r->scheds, 0, sizeof r->scheds);
+    r->sched_last = NULL;
+    if (!follow)
+        ui->sched_sel = ui->sched_top = 0;
+    for (size_t i = 0; name[0] != '\0' && i < ui->scheds.n; i++)
+        if (ui->scheds.items[i].name != NULL && strcmp(ui->scheds.items[i].name, name) == 0)
+            ui->sched_sel = i;
+    sched_clamp(ui);
 }
 
 void
 app_action_done(struct ui *ui, struct action_result *r, const char *current)
 {
+    if (r->refresh && r->act == ACT_QUEUES) {
+        /* the Overview's rows again: the selection stays on its queue as rows move */
+        if (!r->error && r->nqueues > 0 && ui->mode == MODE_PICK && ui->pick_ov != NULL) {
+            char sel[DQ_QUEUE_NAME_MAX + 1];
+            snprintf(sel, sizeof sel, "%s",
+                     ui->pick_sel < ui->npick ? ui->pick_names[ui->pick_sel] : "");
+            app_set_picker(ui, r->queues, r->counts, r->nqueues, r->total, sel);
+            app_set_overview(ui, r->overview);
+            r->queues = NULL;
+            r->counts = NULL;
+            r->overview = NULL;
+            r->nqueues = 0;
+        } else if (r->error && ui->mode == MODE_PICK) {
+            app_status(ui, true, "%s", r->status);
+        }
+        app_action_result_free(r);
+        return;
+    }
     if (r->refresh) {
         /* a refresh of the view open: its text and title change, the scroll stays; once
          * the view is closed it is dropped (it must not open the view again) */
-        if (!r->error && r->detail != NULL && app_view_refreshes(ui)) {
+        if (!r->error && r->have_scheds && ui->mode == MODE_SCHEDULES) {
+            sched_take(ui, r, true);
+        } else if (!r->error && r->detail != NULL && app_view_refreshes(ui)) {
             app_set_detail(ui, r->detail);
             snprintf(ui->detail_title, sizeof ui->detail_title, "%s", r->title);
         } else if (r->error && app_view_refreshes(ui)) {
@@ -954,6 +1104,9 @@ app_action_done(struct ui *ui, struct action_result *r, const char *current)
     if (r->clear_marks)
         app_clear_marks(ui, r->pane);
     if (!r->error && r->detail != NULL) {
+        /* details asked for from the Schedules view go back there */
+        ui->detail_back =
+            r->act == ACT_DETAILS && ui->mode == MODE_SCHEDULES ? MODE_SCHEDULES : MODE_MAIN;
         app_set_detail(ui, r->detail);
         snprintf(ui->detail_title, sizeof ui->detail_title, "%s", r->title);
         ui->detail_act = r->act;
@@ -970,10 +1123,18 @@ app_action_done(struct ui *ui, struct action_result *r, const char *current)
         ui->err_sel = 0;
         ui->mode = MODE_ERRORS;
     }
+    if (!r->error && r->have_scheds) {
+        /* S opens the view; a pause or resume from it shows the list as it is now */
+        bool from_view = r->act == ACT_SCHED_PAUSE || r->act == ACT_SCHED_RESUME;
+        sched_take(ui, r, from_view);
+        ui->mode = MODE_SCHEDULES;
+    }
     if (!r->error && r->nqueues > 0) {
         app_set_picker(ui, r->queues, r->counts, r->nqueues, r->total, current);
+        app_set_overview(ui, r->overview);
         r->queues = NULL; /* the UI owns them now */
         r->counts = NULL;
+        r->overview = NULL;
         r->nqueues = 0;
     }
     app_action_result_free(r);

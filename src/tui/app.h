@@ -16,7 +16,18 @@
 #include "keys.h"
 #include "model.h"
 
-enum mode { MODE_MAIN, MODE_DETAILS, MODE_HELP, MODE_CONFIRM, MODE_INPUT, MODE_PICK, MODE_ERRORS };
+struct overview; /* overview.h */
+
+enum mode {
+    MODE_MAIN,
+    MODE_DETAILS,
+    MODE_HELP,
+    MODE_CONFIRM,
+    MODE_INPUT,
+    MODE_PICK,
+    MODE_ERRORS,
+    MODE_SCHEDULES, /* the Schedules view (S) */
+};
 
 enum action {
     ACT_NONE,
@@ -51,6 +62,10 @@ enum action {
     /* keyed tasks */
     ACT_RESCHEDULE_AT, /* due or future: the new time was typed (input); confirm next */
     ACT_RESCHEDULE,    /* due or future: move the task to the time typed (after y) */
+    /* periodic schedules (PROTOCOL.md 5.30) */
+    ACT_SCHEDULES,    /* load the schedules and their last runs for the Schedules view (S) */
+    ACT_SCHED_PAUSE,  /* Schedules view: pause the selected schedule (after y) */
+    ACT_SCHED_RESUME, /* Schedules view: resume the selected schedule (after y) */
     /* the live throttle (PROTOCOL.md 8.4) */
     ACT_THROTTLE_RATE,   /* throttle: the rate was typed (input); ask the concurrency next */
     ACT_THROTTLE_CONC,   /* throttle: the concurrency was typed; ask how long next */
@@ -84,6 +99,27 @@ struct layout {
     struct pane_box boxes[PANE_COUNT]; /* panes on screen */
     bool tabs;                         /* small screen: a tab bar and the focused pane */
     int scroll_max;                    /* details and help: the last first line */
+};
+
+/* What a schedule's last run became, for the Schedules view: its task looked up (jobs.c)
+ * for the rows shown only, so a refresh costs one lookup per visible row at most. */
+enum sched_run {
+    SCHED_RUN_UNKNOWN = 0, /* not looked up (the row was not shown) or the lookup failed */
+    SCHED_RUN_NEVER,       /* it has not fired yet */
+    SCHED_RUN_SCHEDULED,   /* its task waits (due, or to retry after a failure) */
+    SCHED_RUN_INFLIGHT,    /* a worker runs it */
+    SCHED_RUN_DONE,        /* it finished (kept by done retention) */
+    SCHED_RUN_FAILED,      /* it is in the failed set */
+    SCHED_RUN_GONE,        /* nowhere: finished and not kept, or dropped */
+};
+
+struct sched_last {
+    enum sched_run run;
+    uint32_t attempt; /* of the task (done: the run that finished) */
+    int64_t since_ms; /* in flight: claimed; done: finished; failed: failed; -1: none */
+    int64_t took_ms;  /* done: from its claim to its ack; -1: none */
+    char worker[128]; /* in flight, done: who ran it (bytes from Redis, escaped when drawn) */
+    char text[200];   /* failed: "reason: error", scheduled: its last error (first lines) */
 };
 
 struct ui {
@@ -129,11 +165,22 @@ struct ui {
     int64_t (*pick_counts)[4];
     size_t npick, pick_sel;
     int64_t pick_total; /* queues registered (more than listed when there are many) */
+    /* the Overview: the picker's queues with their overview rows, worst first (owned;
+     * NULL: the plain picker of names and counts) */
+    struct overview *pick_ov;
+    bool from_overview; /* the queue shown was opened from the Overview: Esc goes back */
+    bool ascii;         /* the locale is not UTF-8: sparklines in ASCII (term_utf8) */
     /* MODE_ERRORS: the error groups (owned), the selected one; the group Failed shows */
     dq_errors errors;
     size_t err_sel;
     char group[DQ_GROUP_ID_MAX + 1];      /* "": Failed shows every failed task */
     char group_sig[DQ_SIGNATURE_MAX + 1]; /* its signature, for titles and prompts */
+    /* MODE_SCHEDULES: the schedules (owned), their last runs (owned, scheds.n of them),
+     * the selected one and the first shown */
+    dq_schedules scheds;
+    struct sched_last *sched_last;
+    size_t sched_sel, sched_top;
+    enum mode detail_back; /* where the details view goes back to (the Schedules view) */
 };
 
 void ui_init(struct ui *ui, bool read_only, bool no_color);
@@ -191,6 +238,16 @@ int app_pick_open(struct ui *ui);
 /* The Errors view: moves; Enter shows the group's tasks in Failed, paged on the server. */
 int app_err_move(struct ui *ui, int move);
 int app_err_open(struct ui *ui);
+/* The Schedules view (S): moves; P asks y/N to pause the selected schedule, or to resume
+ * it when it is paused. APP_REFETCH when the rows shown changed (their last runs are
+ * looked up again). */
+int app_sched_move(struct ui *ui, int move);
+int app_sched_pause_prompt(struct ui *ui);
+/* Enter: the details of the selected schedule's last task (back: to the view). */
+int app_sched_details(struct ui *ui);
+/* The selected schedule, or NULL. Borrowed from @ui. */
+const dq_schedule *app_selected_schedule(const struct ui *ui);
+
 /* MODE_INPUT, the prompt line: printable characters, backspace; Enter performs, Esc
  * cancels (a typed confirmation performs only if the queue's name was typed). */
 int app_input_key(struct ui *ui, const struct model *m, int key);
@@ -243,6 +300,9 @@ void app_clear_marks(struct ui *ui, int pane);
  * with the selection on @current when it is listed. */
 void app_set_picker(struct ui *ui, char **names, int64_t (*counts)[4], size_t n, int64_t total,
                     const char *current);
+
+/* The picker shows @ov's rows (taken; in the order of its names): the Overview. */
+void app_set_overview(struct ui *ui, struct overview *ov);
 
 /* Replaces the details lines with @text split at newlines. */
 void app_set_detail(struct ui *ui, const char *text);
@@ -309,15 +369,24 @@ struct action_result {
     int64_t (*counts)[4];
     size_t nqueues;
     int64_t total;
-    dq_errors errors; /* the Errors view's groups (owned); have_errors: open it */
+    struct overview *overview; /* the picker's rows, in the order of queues (owned) */
+    dq_errors errors;          /* the Errors view's groups (owned); have_errors: open it */
     bool have_errors;
+    dq_schedules scheds; /* the Schedules view's (owned) and their last runs (owned) */
+    struct sched_last *sched_last;
+    bool have_scheds; /* open the Schedules view with them (refresh: update it) */
 };
 
-/* How often the Workers view (W) reads the registry again while it is open. */
+/* How often the views that refresh themselves read again while open: the Workers view
+ * (W) the registry, the Schedules view (S) the schedules and their last runs, the
+ * Overview its rows. */
 #define APP_WORKERS_REFRESH_MS 2000
 
-/* Whether the view open is one that refreshes by itself (W). */
+/* Whether the view open is one that refreshes by itself (W, S, the Overview). */
 bool app_view_refreshes(const struct ui *ui);
+
+/* What reads the view open again (ACT_WORKERS, ACT_SCHEDULES); ACT_NONE: nothing. */
+enum action app_view_refresh_action(const struct ui *ui);
 
 /* Applies @r: the status line, marks, and the details view or the picker it opens.
  * Takes what @r owns (its pointers are NULL afterwards); @current is the queue shown. */

@@ -20,6 +20,7 @@
 #include "lib/clock.h"
 #include "lib/dur.h"
 #include "lib/task.h"
+#include "overview.h"
 
 /* Task ids the Workers view lists per worker. */
 #define WORKER_TASKS_SHOWN 5
@@ -238,7 +239,9 @@ job_audit(dq_client *c, struct job *j, int64_t started_ms)
     dq_audit_free(&a);
 }
 
-/* The picker's list: up to 500 queues, each with its counts (one call per queue). */
+/* The Overview: up to DQ_CALL_MAX (1 000) queues, as `delayq queues` lists them, each with its
+ * overview row (overview_fetch: one call per queue, pipelined, and one INFO), worst first; the
+ * picker's counts from the rows. */
 static void
 job_queues(dq_client *c, struct job *j, int64_t started_ms)
 {
@@ -246,7 +249,7 @@ job_queues(dq_client *c, struct job *j, int64_t started_ms)
     dq_queues q = {0};
     dq_err err = {0};
 
-    if (dq_queues_get(c, 500, &q, &err) != DQ_OK) {
+    if (dq_queues_get(c, DQ_CALL_MAX, &q, &err) != DQ_OK) {
         job_status(j, true, "queues: %s", err.msg);
         return;
     }
@@ -259,16 +262,16 @@ job_queues(dq_client *c, struct job *j, int64_t started_ms)
         job_status(j, true, "queues: out of memory");
         return;
     }
+    if (overview_fetch(c, r->queues, r->nqueues, &r->overview, &err) != DQ_OK) {
+        job_status(j, true, "queues: %s", err.msg);
+        return;
+    }
     for (size_t i = 0; i < r->nqueues; i++) {
-        dq_stats s;
-        if (dq_stats_get(c, r->queues[i], &s, &err) != DQ_OK) {
-            job_status(j, true, "queues: %s: %s", r->queues[i], err.msg);
-            return;
-        }
-        r->counts[i][0] = s.due;
-        r->counts[i][1] = s.future;
-        r->counts[i][2] = s.inflight;
-        r->counts[i][3] = s.failed;
+        const dq_stats *s = &r->overview->lines[i].row->stats;
+        r->counts[i][0] = s->due;
+        r->counts[i][1] = s->future;
+        r->counts[i][2] = s->inflight;
+        r->counts[i][3] = s->failed;
     }
     if (r->nqueues == 0)
         job_status(j, false, "no queues on this server yet");
@@ -607,6 +610,137 @@ job_drop_many(dq_client *c, struct job *j, int64_t started_ms)
     }
 }
 
+/* ---- periodic schedules (PROTOCOL.md 5.30) ----------------------------------------- */
+
+/* The first line of @s (at most @len bytes, up to a NUL) into @buf, cut to fit. */
+static void
+copy_first_line(char *buf, size_t size, const char *s, size_t len)
+{
+    size_t n = s != NULL ? dq_slen(s, len) : 0;
+
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == '\n' || s[i] == '\r') {
+            n = i;
+            break;
+        }
+    snprintf(buf, size, "%.*s", (int)(n < size ? n : size - 1), s != NULL ? s : "");
+}
+
+/* What schedule @s's last task is now. Its id is caller-chosen (NAME@<ms>), so dq_find
+ * finds it through the hashes in one call, without walking the scheduled set. */
+static int
+sched_lookup(dq_client *c, const char *queue, const dq_schedule *s, struct sched_last *out,
+             dq_err *err)
+{
+    dq_task t;
+    int rc;
+
+    out->since_ms = out->took_ms = -1;
+    if (s->last_ms < 0 || s->last_id == NULL || s->last_id[0] == '\0') {
+        out->run = SCHED_RUN_NEVER;
+        return DQ_OK;
+    }
+    if ((rc = dq_find(c, queue, s->last_id, &t, err)) == DQ_ENOTFOUND) {
+        out->run = SCHED_RUN_GONE;
+        return DQ_OK;
+    }
+    if (rc != DQ_OK)
+        return rc;
+    out->attempt = t.attempt;
+    switch (t.state) {
+    case DQ_STATE_INFLIGHT:
+        out->run = SCHED_RUN_INFLIGHT;
+        out->since_ms = t.claimed_ms;
+        break;
+    case DQ_STATE_DONE:
+        out->run = SCHED_RUN_DONE;
+        out->since_ms = t.done_ms;
+        out->took_ms =
+            t.claimed_ms >= 0 && t.done_ms >= t.claimed_ms ? t.done_ms - t.claimed_ms : -1;
+        break;
+    case DQ_STATE_FAILED: {
+        char err1[160];
+        out->run = SCHED_RUN_FAILED;
+        out->since_ms = t.failed_ms;
+        copy_first_line(err1, sizeof err1, t.error, t.error_len);
+        snprintf(out->text, sizeof out->text, "%.40s: %.150s", t.reason ? t.reason : "?", err1);
+        break;
+    }
+    default:
+        out->run = SCHED_RUN_SCHEDULED;
+        copy_first_line(out->text, sizeof out->text, t.last_error, t.last_error_len);
+        break;
+    }
+    copy_first_line(out->worker, sizeof out->worker, t.worker, t.worker_len);
+    dq_task_clear(&t);
+    return DQ_OK;
+}
+
+/* The schedules, and the last runs of the rows the view shows (j->sched_first, at most
+ * j->sched_rows lookups). @quiet: after a pause or resume, whose status stays. */
+static void
+sched_load(dq_client *c, struct job *j, bool quiet)
+{
+    struct action_result *r = &j->result;
+    dq_err err = {0};
+
+    if (dq_schedule_ls(c, j->queue, &r->scheds, &err) != DQ_OK) {
+        if (!quiet)
+            job_status(j, true, "schedules: %s", err.msg);
+        return;
+    }
+    r->sched_last = calloc(r->scheds.n > 0 ? r->scheds.n : 1, sizeof *r->sched_last);
+    if (r->sched_last == NULL) {
+        dq_schedules_free(&r->scheds);
+        if (!quiet)
+            job_status(j, true, "schedules: out of memory");
+        return;
+    }
+    for (size_t i = j->sched_first; i < r->scheds.n && i - j->sched_first < j->sched_rows; i++) {
+        struct sched_last *l = &r->sched_last[i];
+        if (sched_lookup(c, j->queue, &r->scheds.items[i], l, &err) != DQ_OK) {
+            /* Redis is slow or gone: the rest stay unknown until the next refresh */
+            l->run = SCHED_RUN_UNKNOWN;
+            snprintf(l->text, sizeof l->text, "lookup failed: %.180s", err.msg);
+            break;
+        }
+    }
+    r->have_scheds = true;
+}
+
+static void
+job_schedules(dq_client *c, struct job *j, int64_t started_ms)
+{
+    sched_load(c, j, false);
+}
+
+/* P in the Schedules view (after y): the schedule script, as delayq schedule pause and
+ * resume (audited), then the list as it is now. */
+static void
+job_sched_pause(dq_client *c, struct job *j, int64_t started_ms)
+{
+    dq_err err = {0};
+    bool pause = j->act == ACT_SCHED_PAUSE, changed = false;
+    int64_t next = -1;
+    char what[DQ_ID_MAX + 24], when[DQ_TIME_BUFSZ];
+    int rc = pause ? dq_schedule_pause(c, j->queue, j->id, &changed, &err)
+                   : dq_schedule_resume(c, j->queue, j->id, &next, &changed, &err);
+
+    snprintf(what, sizeof what, "%s schedule %s", pause ? "pause" : "resume", j->id);
+    if (rc != DQ_OK) {
+        job_failed(c, j, started_ms, &err, what, false);
+        return;
+    }
+    dq_time_format(when, sizeof when, next);
+    if (!changed)
+        job_status(j, false, "schedule %s was already %s", j->id, pause ? "paused" : "active");
+    else if (pause)
+        job_status(j, false, "paused schedule %s: it fires no more until resumed (P)", j->id);
+    else
+        job_status(j, false, "resumed schedule %s: next run %s", j->id, next >= 0 ? when : "none");
+    sched_load(c, j, true);
+}
+
 static void
 job_errors(dq_client *c, struct job *j, int64_t started_ms)
 {
@@ -666,6 +800,9 @@ static const struct {
     [ACT_SPREAD] = {NULL, "working", NULL},
     [ACT_RESCHEDULE_AT] = {NULL, "working", NULL},
     [ACT_RESCHEDULE] = {job_reschedule, "rescheduling", "reschedule"},
+    [ACT_SCHEDULES] = {job_schedules, "loading the schedules", NULL},
+    [ACT_SCHED_PAUSE] = {job_sched_pause, "pausing the schedule", "schedule pause"},
+    [ACT_SCHED_RESUME] = {job_sched_pause, "resuming the schedule", "schedule resume"},
 };
 _Static_assert(sizeof kinds / sizeof kinds[0] == ACT_COUNT, "jobs.c: an action without a row");
 

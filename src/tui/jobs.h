@@ -35,6 +35,8 @@ struct job {
     char *edit_text;        /* edit: its payload as pretty JSON (owned) */
     unsigned char *payload; /* replace: the new payload (owned) */
     size_t payload_len;
+    /* the Schedules view: the rows whose last runs are looked up */
+    size_t sched_first, sched_rows;
     struct action_result result;
 };
 

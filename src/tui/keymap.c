@@ -22,25 +22,29 @@ enum {
     KB_MARKS = 4,    /* acts on the pane's marked tasks when there are any */
 };
 
-enum { BIND_MAIN = 1, BIND_VIEW = 2, BIND_PICK = 4, BIND_ERRS = 8 }; /* where a binding applies */
+/* where a binding applies */
+enum { BIND_MAIN = 1, BIND_VIEW = 2, BIND_PICK = 4, BIND_ERRS = 8, BIND_SCHED = 16 };
 
 #define PANES_ALL   0
 #define PANE_BIT(p) (1u << (p))
+
+/* Key codes one binding holds at most (1 2 3 4 5: the panes). */
+#define BIND_KEYS 5
 
 struct binding;
 typedef int (*bind_fn)(struct ui *ui, const struct model *m, const struct binding *b, int key);
 
 struct binding {
-    unsigned where;     /* BIND_* */
-    int keys[4];        /* key codes (0 ends the list early) */
-    const char *label;  /* how help names them; names every code in keys */
-    unsigned panes;     /* PANE_BIT()s where it applies; PANES_ALL: every pane */
-    unsigned flags;     /* KB_* */
-    bind_fn fn;         /* what it does */
-    int arg;            /* for fn: a move (APP_MOVE_* or a row count), an action */
-    const char *help;   /* what help says it does */
-    const char *refuse; /* on another pane: what it is for and where to go */
-    const char *hint;   /* the status line's word for it ("requeue"), or NULL */
+    unsigned where;      /* BIND_* */
+    int keys[BIND_KEYS]; /* key codes (0 ends the list early) */
+    const char *label;   /* how help names them; names every code in keys */
+    unsigned panes;      /* PANE_BIT()s where it applies; PANES_ALL: every pane */
+    unsigned flags;      /* KB_* */
+    bind_fn fn;          /* what it does */
+    int arg;             /* for fn: a move (APP_MOVE_* or a row count), an action */
+    const char *help;    /* what help says it does */
+    const char *refuse;  /* on another pane: what it is for and where to go */
+    const char *hint;    /* the status line's word for it ("requeue"), or NULL */
 };
 
 /* The handlers, defined after the table. */
@@ -68,11 +72,15 @@ static int do_pick_back(struct ui *, const struct model *, const struct binding 
 static int do_err_move(struct ui *, const struct model *, const struct binding *, int);
 static int do_err_open(struct ui *, const struct model *, const struct binding *, int);
 static int do_reschedule(struct ui *, const struct model *, const struct binding *, int);
+static int do_sched_move(struct ui *, const struct model *, const struct binding *, int);
+static int do_sched_pause(struct ui *, const struct model *, const struct binding *, int);
+static int do_sched_details(struct ui *, const struct model *, const struct binding *, int);
 
 #define F PANE_BIT(PANE_FAILED)
 #define U PANE_BIT(PANE_FUTURE)
 #define I PANE_BIT(PANE_INFLIGHT)
 #define N PANE_BIT(PANE_DUE)
+#define D PANE_BIT(PANE_DONE)
 
 /* One binding per row reads as the reference card it is: */
 /* clang-format off */
@@ -83,8 +91,8 @@ static const struct binding bindings[] = {
     {BIND_MAIN, {KEY_APP_TAB}, "Tab", PANES_ALL, 0, do_focus, 1, "next pane", NULL, "panes"},
     {BIND_MAIN, {KEY_APP_BTAB}, "S-Tab", PANES_ALL, 0, do_focus, -1, "previous pane", NULL,
         NULL},
-    {BIND_MAIN, {'1', '2', '3', '4'}, "1 2 3 4", PANES_ALL, 0, do_focus, 0,
-        "Due, Future, In-flight, Failed", NULL, NULL},
+    {BIND_MAIN, {'1', '2', '3', '4', '5'}, "1 2 3 4 5", PANES_ALL, 0, do_focus, 0,
+        "Due, Future, In-flight, Failed, Done", NULL, NULL},
     {BIND_MAIN, {'j', KEY_APP_DOWN}, "j Down", PANES_ALL, 0, do_move, 1, "move down", NULL, NULL},
     {BIND_MAIN, {'k', KEY_APP_UP}, "k Up", PANES_ALL, 0, do_move, -1, "move up", NULL, NULL},
     {BIND_MAIN, {KEY_APP_PGDN, KEY_APP_PGUP}, "PgDn PgUp", PANES_ALL, 0, do_move, 0, "a page",
@@ -107,9 +115,12 @@ static const struct binding bindings[] = {
         "the workers: last beat, busy, done, failed, tasks held (refreshed while open)", NULL,
         "workers"},
     {BIND_MAIN, {'Q'}, "Q", PANES_ALL, 0, do_request, ACT_QUEUES,
-        "the server's queues with their counts; Enter switches to one", NULL, "queues"},
-    {BIND_MAIN, {'L'}, "L", PANES_ALL, 0, do_request, ACT_AUDIT,
-        "the audit log of operator actions", NULL, "audit"},
+        "the Overview: every queue worst first; Enter opens one", NULL, "queues"},
+    /* L and S short, so help pairs them (the views say the rest) */
+    {BIND_MAIN, {'L'}, "L", PANES_ALL, 0, do_request, ACT_AUDIT, "the audit log of actions", NULL,
+        "audit"},
+    {BIND_MAIN, {'S'}, "S", PANES_ALL, 0, do_request, ACT_SCHEDULES, "the periodic schedules",
+        NULL, "schedules"},
     {BIND_MAIN, {'/'}, "/", PANES_ALL, 0, do_search, 0,
         "search the pane on the server (ids, payloads; on Failed also errors and traces), "
         "in bounded steps, so millions of tasks are fine; smart case (xaf finds XAF, XAF "
@@ -118,7 +129,7 @@ static const struct binding bindings[] = {
         "mark / unmark and move down; r and d then act on all marked tasks of the pane at "
         "once (all or nothing)", NULL, "mark"},
     {BIND_MAIN, {KEY_APP_ESC}, "Esc", PANES_ALL, 0, do_escape, 0,
-        "clear the marks, then the search", NULL, NULL},
+        "clear the marks, then the search, then back to the Overview", NULL, NULL},
     {BIND_MAIN, {'y'}, "y", PANES_ALL, KB_SELECTED, do_request, ACT_COPY,
         "copy the payload (in details of a failed task: its stack trace) with OSC 52, also "
         "over ssh and in tmux", NULL, "copy"},
@@ -215,6 +226,24 @@ static const struct binding bindings[] = {
     {BIND_ERRS, {KEY_APP_ENTER}, "Enter", PANES_ALL, 0, do_err_open, 0,
         "show the group's tasks in Failed", NULL, NULL},
     {BIND_ERRS, {'q', KEY_APP_ESC}, "q Esc", PANES_ALL, 0, do_back, 0, "back", NULL, NULL},
+
+    /* the Schedules view */
+    {BIND_SCHED, {'j', KEY_APP_DOWN}, "j Down", PANES_ALL, 0, do_sched_move, 1, "next schedule",
+        NULL, NULL},
+    {BIND_SCHED, {'k', KEY_APP_UP}, "k Up", PANES_ALL, 0, do_sched_move, -1,
+        "previous schedule", NULL, NULL},
+    {BIND_SCHED, {KEY_APP_PGDN, KEY_APP_PGUP}, "PgDn PgUp", PANES_ALL, 0, do_sched_move, 0,
+        "a page", NULL, NULL},
+    {BIND_SCHED, {'g', KEY_APP_HOME}, "g Home", PANES_ALL, 0, do_sched_move, APP_MOVE_FIRST,
+        "first schedule", NULL, NULL},
+    {BIND_SCHED, {'G', KEY_APP_END}, "G End", PANES_ALL, 0, do_sched_move, APP_MOVE_LAST,
+        "last schedule", NULL, NULL},
+    {BIND_SCHED, {KEY_APP_ENTER}, "Enter", PANES_ALL, 0, do_sched_details, 0,
+        "the last run's task in details (what delayq show says)", NULL, NULL},
+    {BIND_SCHED, {'q', KEY_APP_ESC}, "q Esc", PANES_ALL, 0, do_back, 0, "back", NULL, NULL},
+    {BIND_SCHED, {'P'}, "P", PANES_ALL, KB_WRITE, do_sched_pause, 0,
+        "pause the selected schedule: it fires no more until resumed (asks y/N); on a paused "
+        "one: resume it from its next time (what it missed is not run)", NULL, NULL},
 };
 /* clang-format on */
 
@@ -222,6 +251,7 @@ static const struct binding bindings[] = {
 #undef U
 #undef I
 #undef N
+#undef D
 
 #define NBINDINGS (sizeof bindings / sizeof bindings[0])
 
@@ -282,6 +312,10 @@ do_mark(struct ui *ui, const struct model *m, const struct binding *b, int key)
 static int
 do_search(struct ui *ui, const struct model *m, const struct binding *b, int key)
 {
+    if (ui->focus == PANE_DONE) { /* done records keep no payload: nothing to search */
+        app_status(ui, true, "/ searches Due, Future, In-flight and Failed (1-4)");
+        return APP_REDRAW;
+    }
     return app_search_prompt(ui);
 }
 
@@ -387,6 +421,24 @@ do_err_open(struct ui *ui, const struct model *m, const struct binding *b, int k
     return app_err_open(ui);
 }
 
+static int
+do_sched_move(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    return app_sched_move(ui, b->arg);
+}
+
+static int
+do_sched_pause(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    return app_sched_pause_prompt(ui);
+}
+
+static int
+do_sched_details(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    return app_sched_details(ui);
+}
+
 /* ---- looking a key up, and what help and the hints say ---------------------------- */
 
 /* The move a key makes where one row binds a pair (PgDn PgUp, the wheel). */
@@ -412,7 +464,7 @@ binding_for(unsigned where, int key)
     for (size_t i = 0; i < NBINDINGS; i++) {
         if (!(bindings[i].where & where))
             continue;
-        for (size_t k = 0; k < 4 && bindings[i].keys[k] != 0; k++)
+        for (size_t k = 0; k < BIND_KEYS && bindings[i].keys[k] != 0; k++)
             if (bindings[i].keys[k] == key)
                 return &bindings[i];
     }
@@ -465,6 +517,8 @@ keymap_key(struct ui *ui, const struct model *m, int key)
         return mode_key(ui, m, BIND_PICK, key);
     case MODE_ERRORS:
         return mode_key(ui, m, BIND_ERRS, key);
+    case MODE_SCHEDULES:
+        return mode_key(ui, m, BIND_SCHED, key);
     case MODE_INPUT:
         return app_input_key(ui, m, key);
     case MODE_CONFIRM:
@@ -483,8 +537,10 @@ static const struct {
     {BIND_MAIN, true,
      "Actions (through the same scripts as the workers; disabled with --read-only)"},
     {BIND_VIEW, false, "In details, this help and the audit log"},
-    {BIND_PICK, false, "In the queue picker (Q)"},
+    {BIND_PICK, false, "In the Overview (Q)"},
     {BIND_ERRS, false, "In the Errors view (E)"},
+    {BIND_SCHED, false, "In the Schedules view (S)"},
+    {BIND_SCHED, true, "Schedules view actions (the schedule script, as delayq schedule pause)"},
 };
 
 static const char *const help_footer[] = {
@@ -636,7 +692,7 @@ keymap_hints(const struct ui *ui, int cols, char *buf, size_t size)
 bool
 keymap_bound(int key)
 {
-    return binding_for(BIND_MAIN | BIND_VIEW | BIND_PICK | BIND_ERRS, key) != NULL;
+    return binding_for(BIND_MAIN | BIND_VIEW | BIND_PICK | BIND_ERRS | BIND_SCHED, key) != NULL;
 }
 
 size_t
@@ -645,7 +701,7 @@ keymap_bound_keys(int *keys, size_t max, const char **labels)
     size_t n = 0;
 
     for (size_t i = 0; i < NBINDINGS; i++)
-        for (size_t k = 0; k < 4 && bindings[i].keys[k] != 0; k++) {
+        for (size_t k = 0; k < BIND_KEYS && bindings[i].keys[k] != 0; k++) {
             if (n < max) {
                 keys[n] = bindings[i].keys[k];
                 labels[n] = bindings[i].label;

@@ -48,6 +48,12 @@ model_pane_total(const struct model *m, int pane)
 }
 
 bool
+model_wants_done(const struct model *m, int focus)
+{
+    return focus == PANE_DONE || (m->config.done_retention > 0 || m->config.done_retention_ms > 0);
+}
+
+bool
 model_wants_config(const struct model *m)
 {
     return m->config_ms < 0 || m->stats.now_ms - m->config_ms >= MODEL_CONFIG_EVERY_MS ||
@@ -110,6 +116,11 @@ model_snapshot(dq_client *c, const char *queue, int keep, const char *group,
     for (int i = 0; i < PANE_COUNT && rc == DQ_OK; i++) {
         if (i == keep)
             continue;
+        if (i == PANE_DONE && limits[i] == 0) { /* not kept, not shown: empty, no call */
+            out->got[i] = true;
+            out->offsets[i] = 0;
+            continue;
+        }
         if (i == PANE_FAILED && group != NULL && group[0] != '\0') /* paged on the server */
             rc = dq_page_group_get(c, queue, group, offsets[i], limits[i] ? limits[i] : 1,
                                    &out->pages[i], &err);

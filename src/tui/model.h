@@ -12,7 +12,9 @@
 
 #include "delayq.h"
 
-enum { PANE_DUE = 0, PANE_FUTURE, PANE_INFLIGHT, PANE_FAILED, PANE_COUNT };
+/* The panes, in the order of dq_view (a pane's page is that view's): Done holds the
+ * finished tasks done retention keeps (PROTOCOL.md 4.7). */
+enum { PANE_DUE = 0, PANE_FUTURE, PANE_INFLIGHT, PANE_FAILED, PANE_DONE, PANE_COUNT };
 
 #define SPARK_LEN 60
 
@@ -98,15 +100,21 @@ struct snapshot {
 /*
  * Fetches stats, server info, the number of queues, the worker registry's counts and a
  * page of each pane but @keep (Failed: of error group @group when not NULL or "") (from @offsets,
- * @limits rows) in 8 Redis calls, whatever the queue's size; with @config, a 9th reads the queue's
- * config (a failure of that one only leaves got_config false). A queue whose stats show no use
- * at all is asked about (dq_queue_known, 1 or 2 calls more), and when it is not known the
+ * @limits rows) in 8 Redis calls, whatever the queue's size, plus one for the Done pane
+ * unless its limit is 0 (model_wants_done: then it is empty); with @config, one more reads the
+ * queue's config (a failure of that one only leaves got_config false). A queue whose stats show no
+ * use at all is asked about (dq_queue_known, 1 or 2 calls more), and when it is not known the
  * registry's names are read for the suggestion. Touches nothing but @out, so it may
  * run on another thread than the one that draws. Returns out->rc.
  */
 int model_snapshot(dq_client *c, const char *queue, int keep, const char *group,
                    const size_t offsets[PANE_COUNT], const size_t limits[PANE_COUNT], bool config,
                    struct snapshot *out);
+
+/* The next refresh should read the Done pane's page: the queue keeps done tasks
+ * (done_retention in its config, as last read), or the pane is focused (@focus). A queue
+ * that keeps none has none (setting 0 trims them), so it costs no call. */
+bool model_wants_done(const struct model *m, int focus);
 
 /* The next refresh should read the queue's config too: never read (at start, after a
  * queue switch) or last read MODEL_CONFIG_EVERY_MS ago. */

@@ -6,6 +6,7 @@
 #include "term.h"
 
 #include <curses.h>
+#include <langinfo.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,12 @@ bracketed_paste(bool on)
 {
     fputs(on ? "\033[?2004h" : "\033[?2004l", stdout);
     fflush(stdout);
+}
+
+bool
+term_utf8(void)
+{
+    return strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
 }
 
 int

@@ -16,6 +16,8 @@
  * KEY_APP_PASTE, never as keys). Returns 0, or -1 (not a terminal). */
 int term_start(bool color, bool mouse);
 void term_stop(void);
+/* Whether the locale term_start set takes UTF-8 (else the Overview draws ASCII). */
+bool term_utf8(void);
 
 /* The screen size now. */
 void term_size(int *rows, int *cols);

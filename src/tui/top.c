@@ -217,6 +217,11 @@ job_prepare(struct top *t, enum action act)
         memcpy(j->task.raw, sel->raw, sel->raw_len);
         j->task.raw_len = sel->raw_len;
     }
+    if (act == ACT_SCHEDULES || act == ACT_SCHED_PAUSE || act == ACT_SCHED_RESUME) {
+        /* the last runs of the rows the Schedules view shows (from the top on opening) */
+        j->sched_first = ui->mode == MODE_SCHEDULES || ui->mode == MODE_CONFIRM ? ui->sched_top : 0;
+        j->sched_rows = (size_t)view_schedule_rows(t->grid.rows, t->grid.cols);
+    }
     return true;
 }
 
@@ -305,10 +310,12 @@ apply_fetch(struct top *t)
                                                          : t->backoff_ms * 2;
     if (!up)
         t->fetch_now = false; /* not even a key press hammers a server that is down */
-    /* the default queue, unused, on a server with queues: offer them, once */
+    /* no queue asked for and more than one on the server: the Overview, once; likewise
+     * the default queue, unused, on a server with queues */
     const dq_stats *s = &m->stats;
-    if (m->connected && !t->picked && !t->opt->queue_chosen && m->nqueues > 0 && s->enqueued == 0 &&
-        s->due + s->future + s->inflight + s->failed == 0 && !io_busy(t->io, IO_JOB)) {
+    bool unused = s->enqueued == 0 && s->due + s->future + s->inflight + s->failed == 0;
+    if (m->connected && !t->picked && !t->opt->queue_chosen &&
+        (m->nqueues > 1 || (m->nqueues > 0 && unused)) && !io_busy(t->io, IO_JOB)) {
         ui->pick_first = true;
         app_request(ui, ACT_QUEUES);
         begin_action(t);
@@ -497,6 +504,8 @@ submit_work(struct top *t)
             t->fetch.offsets[i] = ui->top[i];
             t->fetch.limits[i] = ui->rows_visible > 0 ? (size_t)ui->rows_visible : 1;
         }
+        if (!model_wants_done(&t->model, ui->focus))
+            t->fetch.limits[PANE_DONE] = 0; /* done retention off, the pane not shown */
         t->fetch.keep = t->model.keep;
         snprintf(t->fetch.group, sizeof t->fetch.group, "%s", ui->group);
         t->fetch.config = model_wants_config(&t->model);
@@ -508,7 +517,7 @@ submit_work(struct top *t)
     /* the Workers view reads the registry again while it is open: its counters come
      * with each beat, the tasks held change all the time */
     if (app_view_refreshes(ui) && !ui->paused && !io_busy(t->io, IO_JOB) && now >= t->next_view &&
-        job_prepare(t, ACT_WORKERS)) {
+        job_prepare(t, app_view_refresh_action(ui))) {
         t->job.result.refresh = true;
         io_submit(t->io, IO_JOB, job_run, &t->job);
     }
@@ -601,7 +610,9 @@ handle_input(struct top *t, int key)
         term_invalidate();
     if ((r & APP_REFETCH) && t->model.connected)
         t->fetch_now = true;
-    relayout(t); /* the mode may have changed: keys next see its rows */
+    if ((r & APP_REFETCH) && app_view_refreshes(ui))
+        t->next_view = 0; /* the Schedules view scrolled: look up the rows now shown */
+    relayout(t);          /* the mode may have changed: keys next see its rows */
 }
 
 int
@@ -635,6 +646,7 @@ tui_run(dq_client *c, const struct tui_options *o)
         ui_free(&t.ui);
         return TUI_ENOTTY;
     }
+    t.ui.ascii = !term_utf8();
     /* SIGINT/SIGTERM/SIGHUP quit cleanly (terminal restored, demo stopped); no
      * SA_RESTART, so a signal also ends the wait for a key at once */
     struct sigaction sa, old_int, old_term, old_hup;

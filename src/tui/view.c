@@ -17,8 +17,10 @@
 #include "keymap.h"
 #include "lib/buf.h"
 #include "lib/dur.h"
+#include "lib/task.h"
+#include "overview.h"
 
-static const char *const pane_names[PANE_COUNT] = {"Due", "Future", "In-flight", "Failed"};
+static const char *const pane_names[PANE_COUNT] = {"Due", "Future", "In-flight", "Failed", "Done"};
 
 /* The verdict's thresholds, and the one that flags a long-running in-flight row, are
  * the queue's alert_* config fields (m->config), as `delayq stats --check` has them. */
@@ -388,11 +390,16 @@ render_row(const struct model *m, const struct ui *ui, struct grid *g, int pane,
                 when_attr = attr | color(ui, GRID_YELLOW) | GRID_BOLD;
         }
         break;
+    case PANE_DONE: /* how long ago it finished */
+        dq_dur_format(when, sizeof when, now - t->done_ms);
+        break;
     default:
         dq_dur_format(when, sizeof when, now - t->failed_ms);
         break;
     }
     dq_fmt_attempts(att, sizeof att, t);
+    if (pane == PANE_DONE) /* the run that finished: a done record keeps no limit */
+        snprintf(att, sizeof att, "%u", t->attempt);
     if (ui->filter[0] != '\0' && pane == ui->filter_pane && pane != PANE_INFLIGHT &&
         match_field(t, pane, ui->filter, &rest)) {
         rest_attr = color(ui, GRID_CYAN); /* why it matched, where the row would not say */
@@ -411,6 +418,18 @@ render_row(const struct model *m, const struct ui *ui, struct grid *g, int pane,
             dq_buf_printf(&rest, "lease %s ", left);
         }
         dq_buf_puts(&rest, t->worker ? t->worker : "?");
+    } else if (pane == PANE_DONE) {
+        /* how long it ran (claim to ack), where, and when it finished */
+        char took[DQ_DUR_BUFSZ] = "?", at[DQ_TIME_BUFSZ], today[DQ_TIME_BUFSZ];
+        if (t->claimed_ms >= 0 && t->done_ms >= t->claimed_ms)
+            dq_dur_format(took, sizeof took, t->done_ms - t->claimed_ms);
+        dq_time_format(at, sizeof at, t->done_ms);
+        dq_time_format(today, sizeof today, now);
+        dq_buf_printf(&rest, "%-7s ", took);
+        dq_buf_append(&rest, t->worker ? t->worker : "?",
+                      t->worker ? dq_slen(t->worker, t->worker_len) : 1);
+        /* the time of day when it finished on the server's day (UTC), else the date too */
+        dq_buf_printf(&rest, "  %s", strncmp(at, today, 11) == 0 ? at + 11 : at);
     } else if (t->undecodable) {
         dq_buf_puts(&rest, "UNDECODABLE ");
         dq_mp_summary(&rest, t->raw, t->raw_len, 200);
@@ -445,9 +464,10 @@ render_pane(const struct model *m, const struct ui *ui, struct grid *g, int pane
             const struct pane_box *box)
 {
     int row = box->row, col = box->col, height = box->height, width = box->width;
-    static const char *const when_names[] = {"WAITING", "DUE IN", "RUNNING", "FAILED"};
+    static const char *const when_names[] = {"WAITING", "DUE IN", "RUNNING", "FAILED", "FINISHED"};
     static const char *const rest_names[] = {"PAYLOAD OR LAST ERROR", "PAYLOAD OR LAST ERROR",
-                                             "LEASE, WORKER", "REASON: ERROR"};
+                                             "LEASE, WORKER", "REASON: ERROR",
+                                             "TOOK    WORKER, FINISHED AT"};
     bool focused = ui->focus == pane;
     const dq_page *p = &m->pages[pane];
     uint16_t title = focused ? GRID_BOLD | GRID_UNDERLINE | color(ui, GRID_CYAN) : GRID_BOLD;
@@ -480,6 +500,17 @@ render_pane(const struct model *m, const struct ui *ui, struct grid *g, int pane
     grid_printf(g, row + 1, col, width, GRID_DIM, "%-*s %-10s %-6s %s", idw, "ID", when_names[pane],
                 "ATT", rest_names[pane]);
     int rows = height - 2;
+    if (p->n == 0 && pane == PANE_DONE && m->have_data && m->config_ms >= 0 &&
+        m->config.done_retention == 0 && m->config.done_retention_ms == 0) {
+        /* an empty Done pane must not read as "nothing finished" */
+        grid_puts(g, row + 2, col, width, GRID_DIM,
+                  "(done retention is off: finished tasks are not kept)");
+        grid_puts(g, row + 3, col, width, 0,
+                  "delayq config done_retention=1000 keeps the last 1000 finished tasks");
+        grid_puts(g, row + 4, col, width, GRID_DIM,
+                  "(when, how long, which worker, which attempt; see delayq-config(1))");
+        return;
+    }
     if (p->n == 0) {
         grid_puts(g, row + 2, col, width, GRID_DIM, m->have_data ? "(empty)" : "(loading)");
         return;
@@ -822,6 +853,197 @@ render_errors(const struct model *m, const struct ui *ui, const struct layout *l
                 " j/k move  Enter: its tasks in Failed  Esc back  (exact counts)");
 }
 
+/* ---- the Schedules view (S; periodic schedules, PROTOCOL.md 5.30) ------------------ */
+
+/* Lines about the selected schedule above the footer (a blank line before them). */
+enum { SCHED_PANEL = 5 };
+
+int
+view_schedule_rows(int rows, int cols)
+{
+    return rows - 4 - SCHED_PANEL > 1 ? rows - 4 - SCHED_PANEL : 1;
+}
+
+/* A schedule's question (y/N) is asked over the Schedules view. */
+static bool
+sched_question(const struct ui *ui)
+{
+    return ui->mode == MODE_CONFIRM &&
+           (ui->confirm_action == ACT_SCHED_PAUSE || ui->confirm_action == ACT_SCHED_RESUME);
+}
+
+/* "every 1m00s", or the cron spec with its zone (bytes from Redis: grid_put escapes). */
+static void
+sched_spec(const dq_schedule *s, char *buf, size_t size)
+{
+    char every[DQ_DUR_BUFSZ];
+
+    if (s->every_ms > 0) {
+        dq_dur_format(every, sizeof every, s->every_ms);
+        snprintf(buf, size, "every %s", every);
+    } else {
+        snprintf(buf, size, "%s%s%s", s->spec ? s->spec : "?", s->tz && s->tz[0] ? " " : "",
+                 s->tz ? s->tz : "");
+    }
+}
+
+/* What the last run became: short for its column, or @full for the line about it. The
+ * attribute says it at a glance (failed red, done green, waiting to retry yellow). */
+static uint16_t
+sched_outcome(const struct ui *ui, const struct sched_last *l, int64_t now, bool full, char *buf,
+              size_t size)
+{
+    char d[DQ_DUR_BUFSZ], at[DQ_TIME_BUFSZ];
+
+    dq_dur_format(d, sizeof d, l->since_ms >= 0 && now > l->since_ms ? now - l->since_ms : 0);
+    switch (l->run) {
+    case SCHED_RUN_NEVER:
+        snprintf(buf, size, "%s", full ? "it has not fired yet" : "-");
+        return GRID_DIM;
+    case SCHED_RUN_SCHEDULED:
+        if (l->attempt > 0) {
+            snprintf(buf, size, "%s %u: %s", full ? "waiting to retry after attempt" : "retry",
+                     l->attempt, l->text);
+            return color(ui, GRID_YELLOW);
+        }
+        snprintf(buf, size, "%s", full ? "its task waits for a worker" : "waiting");
+        return 0;
+    case SCHED_RUN_INFLIGHT:
+        snprintf(buf, size, "running %s%s%s", d, full ? " on worker " : "", full ? l->worker : "");
+        return color(ui, GRID_CYAN);
+    case SCHED_RUN_DONE:
+        dq_dur_format(d, sizeof d, l->took_ms >= 0 ? l->took_ms : 0);
+        dq_time_format(at, sizeof at, l->since_ms);
+        if (full)
+            snprintf(buf, size, "done %s after %s on worker %s (attempt %u)", at, d, l->worker,
+                     l->attempt);
+        else
+            snprintf(buf, size, "done in %s", d);
+        return color(ui, GRID_GREEN);
+    case SCHED_RUN_FAILED:
+        if (full)
+            snprintf(buf, size, "failed %s ago: %s", d, l->text);
+        else /* the usual reason says nothing: its error does */
+            snprintf(buf, size, "failed: %s",
+                     strncmp(l->text, "error: ", 7) == 0 ? l->text + 7 : l->text);
+        return color(ui, GRID_RED) | GRID_BOLD;
+    case SCHED_RUN_GONE:
+        snprintf(buf, size, "%s",
+                 full ? "its task is gone: finished and not kept, or dropped" : "gone");
+        return GRID_DIM;
+    default:
+        snprintf(buf, size, "%s", full && l->text[0] ? l->text : "?");
+        return GRID_DIM;
+    }
+}
+
+/* One row per schedule: name, spec, next run, last run, LATE, the last run's outcome;
+ * below them, the selected one in full (absolute times, its task, the catch-up). */
+static void
+render_schedules(const struct model *m, const struct ui *ui, struct grid *g)
+{
+    const dq_schedules *ss = &ui->scheds;
+    int64_t now = ss->now_ms;
+    int namew = g->cols >= 160 ? 28 : g->cols >= 100 ? 22 : 14;
+    int specw = g->cols >= 160 ? 34 : g->cols >= 100 ? 26 : 23;
+    int body = view_schedule_rows(g->rows, g->cols);
+    size_t paused = 0;
+    char buf[600];
+
+    for (size_t i = 0; i < ss->n; i++)
+        paused += ss->items[i].paused;
+    grid_attr(g, 0, 0, g->cols, GRID_REVERSE);
+    grid_printf(g, 0, 0, g->cols, GRID_REVERSE | GRID_BOLD, " schedules of %s: %zu (%zu paused)",
+                m->queue, ss->n, paused);
+    grid_printf(g, 1, 0, g->cols, GRID_BOLD, " %-*s %-*s %-9s %-10s %-4s %s", namew, "NAME", specw,
+                "SPEC", "NEXT RUN", "LAST RUN", "LATE",
+                g->cols >= 100 ? "LAST RUN'S OUTCOME" : "OUTCOME");
+    if (ss->n == 0)
+        grid_puts(g, 2, 1, g->cols - 1, GRID_DIM,
+                  "(no schedules: delayq schedule add NAME --every 1m --json '{}' adds one)");
+    for (int r = 0; r < body && ui->sched_top + (size_t)r < ss->n; r++) {
+        size_t i = ui->sched_top + (size_t)r;
+        const dq_schedule *s = &ss->items[i];
+        uint16_t attr = i == ui->sched_sel ? GRID_REVERSE : 0;
+        char next[32], last[32], d[DQ_DUR_BUFSZ];
+        int row = 2 + r, c = 1;
+        if (attr)
+            grid_attr(g, row, 0, g->cols, attr);
+        grid_puts(g, row, c, namew, attr | GRID_BOLD, s->name ? s->name : "?");
+        c = 1 + namew + 1;
+        sched_spec(s, buf, sizeof buf);
+        grid_puts(g, row, c, specw, attr, buf);
+        c += specw + 1;
+        dq_dur_format(d, sizeof d, s->next_ms > now ? s->next_ms - now : 0);
+        /* passed: it fires at the next claim of a worker */
+        snprintf(next, sizeof next, "%s%s",
+                 s->paused           ? "paused"
+                 : s->next_ms < 0    ? "-"
+                 : s->next_ms <= now ? "due"
+                                     : "in ",
+                 s->paused || s->next_ms <= now ? "" : d);
+        grid_puts(g, row, c, 9, attr | (s->paused ? color(ui, GRID_YELLOW) | GRID_BOLD : 0), next);
+        c += 10;
+        dq_dur_format(d, sizeof d, now > s->last_ms ? now - s->last_ms : 0);
+        snprintf(last, sizeof last, "%s%s", s->last_ms < 0 ? "never" : d,
+                 s->last_ms < 0 ? "" : " ago");
+        grid_puts(g, row, c, 10, attr, last);
+        c += 11;
+        if (dq_fmt_schedule_late(s))
+            grid_puts(g, row, c, 4, attr | color(ui, GRID_YELLOW) | GRID_BOLD, "LATE");
+        c += 5;
+        if (ui->sched_last != NULL) {
+            uint16_t a =
+                sched_outcome(ui, &ui->sched_last[i], now, g->cols >= 160, buf, sizeof buf);
+            grid_puts(g, row, c, g->cols - c, attr | a, buf);
+        }
+    }
+    /* the selected schedule in full: its spec, both times absolute and relative, its
+     * last task and what became of it, and whether the last run was a late catch-up */
+    const dq_schedule *s = app_selected_schedule(ui);
+    int at = g->rows - 1 - SCHED_PANEL;
+    if (s != NULL && at >= 3) { /* on a tiny screen the rows come first */
+        char when[DQ_TIME_BUFSZ + 40], late[DQ_DUR_BUFSZ];
+        sched_spec(s, buf, sizeof buf);
+        int c = 1 + grid_puts(g, at, 1, g->cols - 1, GRID_BOLD, s->name ? s->name : "?");
+        grid_printf(g, at, c, g->cols - c, 0, "  %s  (%lld run%s; set by %s)", buf,
+                    (long long)s->runs, s->runs == 1 ? "" : "s", s->by && s->by[0] ? s->by : "?");
+        dq_fmt_time_rel(when, sizeof when, s->next_ms, now);
+        grid_printf(g, at + 1, 1, g->cols - 1, 0, "next  %s",
+                    s->paused         ? "none: paused (P resumes it)"
+                    : s->next_ms >= 0 ? when
+                                      : "none");
+        if (s->last_ms < 0) {
+            grid_puts(g, at + 2, 1, g->cols - 1, GRID_DIM, "last  never: it has not fired yet");
+        } else {
+            dq_fmt_time_rel(when, sizeof when, s->last_ms, now);
+            grid_printf(g, at + 2, 1, g->cols - 1, 0, "last  %s, task %s", when,
+                        s->last_id ? s->last_id : "?");
+            uint16_t a = GRID_DIM;
+            if (ui->sched_last != NULL)
+                a = sched_outcome(ui, &ui->sched_last[ui->sched_sel], now, true, buf, sizeof buf);
+            grid_puts(g, at + 3, 7, g->cols - 7, a, ui->sched_last != NULL ? buf : "?");
+        }
+        dq_dur_format(late, sizeof late, s->late_ms);
+        if (dq_fmt_schedule_late(s))
+            grid_printf(g, at + 4, 1, g->cols - 1, color(ui, GRID_YELLOW),
+                        "LATE: ran %s late; %lld missed firings skipped (one catch-up at most)",
+                        late, (long long)s->missed);
+        else if (ui->sched_last != NULL && ui->sched_last[ui->sched_sel].run == SCHED_RUN_GONE &&
+                 m->config_ms >= 0 && m->config.done_retention == 0 &&
+                 m->config.done_retention_ms == 0)
+            grid_puts(g, at + 4, 1, g->cols - 1, GRID_DIM,
+                      "finished tasks are not kept: delayq config done_retention=1000 keeps them");
+    }
+    if (ui->status[0] != '\0')
+        grid_printf(g, g->rows - 1, 0, g->cols,
+                    ui->status_error ? color(ui, GRID_RED) | GRID_BOLD : 0, " %s", ui->status);
+    else
+        grid_printf(g, g->rows - 1, 0, g->cols, GRID_DIM,
+                    " j/k move  Enter last task  %sEsc back  (read every %ds)",
+                    ui->read_only ? "" : "P pause/resume  ", APP_WORKERS_REFRESH_MS / 1000);
+}
+
 void
 view_layout(const struct ui *ui, int rows, int cols, struct layout *l)
 {
@@ -832,13 +1054,22 @@ view_layout(const struct ui *ui, int rows, int cols, struct layout *l)
         l->scroll_max = n > 0 ? (int)n - 1 : 0;
         return;
     }
+    if (ui->mode == MODE_PICK && ui->pick_ov != NULL) {
+        l->rows_visible = overview_rows_visible(rows);
+        return;
+    }
     if (ui->mode == MODE_PICK || ui->mode == MODE_ERRORS) {
         l->rows_visible = rows - 3 > 0 ? rows - 3 : 1;
         return;
     }
+    if (ui->mode == MODE_SCHEDULES || sched_question(ui)) {
+        l->rows_visible = view_schedule_rows(rows, cols);
+        return;
+    }
     /* header, counters and sparkline above; the status line below */
     int top = 3, height = rows - 1 - top;
-    if (cols >= 120 && height >= 16) {
+    /* the four live panes side by side; Done, a record of what finished, as a tab */
+    if (cols >= 120 && height >= 16 && ui->focus != PANE_DONE) {
         int h1 = height / 2, w1 = cols / 2;
         l->rows_visible = h1 - 3 > 1 ? h1 - 3 : 1;
         set_box(l, PANE_DUE, top, 0, h1 - 1, w1 - 1);
@@ -868,6 +1099,19 @@ view_render(const struct model *m, const struct ui *ui, struct grid *g)
         render_lines(ui, g, help_line, keymap_help_lines(), "delayq top: help", NULL);
         return;
     }
+    if (ui->mode == MODE_PICK && ui->pick_ov != NULL) {
+        struct overview_view ov = {.ov = ui->pick_ov,
+                                   .sel = ui->pick_sel,
+                                   .shown = ui->pick_first ? "" : m->queue,
+                                   .endpoint = m->endpoint,
+                                   .total = ui->pick_total,
+                                   .status = ui->status,
+                                   .first = ui->pick_first,
+                                   .ascii = ui->ascii,
+                                   .no_color = ui->no_color};
+        overview_render(&ov, g);
+        return;
+    }
     if (ui->mode == MODE_PICK) {
         render_picker(m, ui, &l, g);
         return;
@@ -884,6 +1128,21 @@ view_render(const struct model *m, const struct ui *ui, struct grid *g)
     }
     if (ui->mode == MODE_ERRORS) {
         render_errors(m, ui, &l, g);
+        return;
+    }
+    if (ui->mode == MODE_SCHEDULES || sched_question(ui)) {
+        render_schedules(m, ui, g);
+        if (ui->mode == MODE_CONFIRM) {
+            char q[300];
+            if (ui->confirm_action == ACT_SCHED_PAUSE)
+                snprintf(q, sizeof q, "pause schedule %s (it fires no more until resumed)? y/N ",
+                         ui->action_id);
+            else
+                snprintf(q, sizeof q,
+                         "resume schedule %s (from its next time; what it missed is not run)? y/N ",
+                         ui->action_id);
+            render_question(ui, g, q);
+        }
         return;
     }
     render_title(m, ui, g);

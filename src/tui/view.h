@@ -15,6 +15,10 @@
  * goes, how far a text view scrolls. The loop hands it to app_set_layout(). */
 void view_layout(const struct ui *ui, int rows, int cols, struct layout *l);
 
+/* The schedules the Schedules view (S) shows on a @rows x @cols screen, one row each:
+ * the jobs look up the last runs of that many. */
+int view_schedule_rows(int rows, int cols);
+
 /* Renders into @g (already sized), laid out by view_layout() for its size. */
 void view_render(const struct model *m, const struct ui *ui, struct grid *g);
 

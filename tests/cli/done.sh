@@ -2,8 +2,8 @@
 # done.sh: done retention as a user runs it. With done_retention 3, delayq work's acks
 # keep the last 3 finished tasks: show tells when and how one ran (worker, duration,
 # attempt), ls done lists them newest first, the 4th finished task trims the oldest
-# (exactly 3 kept), a lowered retention trims at once, and a queue left at 0 writes no
-# done key at all.
+# (exactly 3 kept), a lowered retention trims at once, an age limit (done_retention_ms)
+# hides and then removes what is older, and a queue left at 0 writes no done key at all.
 set -u
 here=$(dirname "$0")
 . "$here/../eco/lib.sh"
@@ -67,6 +67,40 @@ check "done_retention over the limit fails" [ $? -ne 0 ]
 check "... naming the field and range" grep -q "done_retention: .* is not in 0..10000000" "$work/err.txt"
 dq export -q "$q" done >/dev/null 2>"$work/err.txt"
 check "export done is exit 2" [ $? -eq 2 ]
+
+# the issue's own figure: with done_retention 1000, show tells when and how it ran
+q=ledger
+check "config done_retention=1000" dq config -q "$q" done_retention=1000
+dq enqueue -q "$q" --id charge-1000 --json '{"order":1000}' >/dev/null
+spawn "$bin" work -q "$q" --name w4 -- true 2>>"$work/w4.log"
+shown1000() { dq show -q "$q" charge-1000 >"$work/show1000.txt" 2>&1 && grep -q '^state  *done$' "$work/show1000.txt"; }
+check "done_retention 1000: show finds the finished task" wait_for 5000 "charge-1000 done" shown1000
+check "... saying when and how it ran" \
+  grep -Eq '^outcome  *done [0-9T:.-]+Z after [0-9.]+m?s on worker w4 \(attempt 1\)$' "$work/show1000.txt"
+
+# an age limit alone (done_retention_ms, server time): ls done and show stop showing a
+# record past its age before any write removes it; the next ack removes it exactly
+q=aged
+check "config done_retention_ms=1s" dq config -q "$q" done_retention_ms=1s
+check "config prints it" sh -c "'$bin' config -q '$q' | grep -q '^done_retention_ms 1000 (1s)$'"
+dq enqueue -q "$q" --id a1 --json 1 >/dev/null
+spawn "$bin" work -q "$q" --name w3 -- true 2>>"$work/w3.log"
+listed() { dq ls -q "$q" done | grep -q "^$1 "; }
+check "ls done lists a1" wait_for 5000 "a1 in ls done" listed a1
+check "show finds a1" dq show -q "$q" a1
+unlisted() { ! listed "$1"; }
+check "ls done hides a1 once it is past its age" wait_for 5000 "a1 aged" unlisted a1
+check "... and so does show (exit 1)" not dq show -q "$q" a1
+check "... while the record is still stored (no write since)" \
+  [ "$(r ZCARD 'dq:{aged}:doneidx')" = 1 ]
+dq enqueue -q "$q" --id a2 --json 2 >/dev/null
+check "ls done lists a2" wait_for 5000 "a2 in ls done" listed a2
+check "the ack of a2 removed a1: exactly one record" [ "$(r HLEN 'dq:{aged}:done')" = 1 ]
+check "... a2's" [ "$(r ZRANGE 'dq:{aged}:doneidx' 0 -1)" = c:a2 ]
+dq config -q "$q" done_retention_ms=366d >/dev/null 2>"$work/err.txt"
+check "done_retention_ms over the limit fails" [ $? -ne 0 ]
+check "... naming the field and range" \
+  grep -q "done_retention_ms: .* is not in 0..31536000000" "$work/err.txt"
 
 # the default (0): an ack writes nothing
 q=plain

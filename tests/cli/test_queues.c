@@ -22,18 +22,29 @@ queues_lists_used_queues(void **state)
     RUN(&r, "enqueue", "-q", q, "--delay", "1h", "--json", "2");
     ASSERT_EXIT(&r, 0);
 
-    RUN(&r, "queues");
+    /* --counts: the table by name that was the default before the overview */
+    RUN(&r, "queues", "--counts");
     ASSERT_EXIT(&r, 0);
     ASSERT_HAS(r.out, "QUEUE ");
     snprintf(line, sizeof line, "\n%-32s %10d %10d %10d %10d\n", q, 1, 1, 0, 1);
     ASSERT_HAS(r.out, line);
-    assert_terminal_safe("queues", r.out, r.out_len);
+    assert_terminal_safe("queues --counts", r.out, r.out_len);
+    RUN(&r, "queues", "--counts", "--json");
+    ASSERT_EXIT(&r, 0);
+    snprintf(line, sizeof line,
+             "{\"queue\":\"%s\",\"due\":1,\"future\":1,\"inflight\":0,\"failed\":1}\n", q);
+    ASSERT_HAS(r.out, line);
 
+    /* the overview: the same four counts first in --json, then the verdict and the rest */
+    RUN(&r, "queues");
+    ASSERT_EXIT(&r, 0);
+    ASSERT_HAS(r.out, "LVL  QUEUE ");
+    assert_terminal_safe("queues", r.out, r.out_len);
     RUN(&r, "queues", "--json");
     ASSERT_EXIT(&r, 0);
     assert_json_safe("queues --json", r.out, r.out_len);
     snprintf(line, sizeof line,
-             "{\"queue\":\"%s\",\"due\":1,\"future\":1,\"inflight\":0,\"failed\":1}", q);
+             "{\"queue\":\"%s\",\"due\":1,\"future\":1,\"inflight\":0,\"failed\":1,", q);
     ASSERT_HAS(r.out, line);
 
     /* stats of a typo is not a use: refused, and the queue list does not grow */

@@ -23,6 +23,7 @@
 #include "delayq.h"
 #include "fuzz.h"
 #include "lib/buf.h"
+#include "lib/overview.h"
 #include "lib/reply.h"
 #include "lib/sentinel.h"
 
@@ -205,6 +206,16 @@ try_stats(const redisReply *r)
 }
 
 static void
+try_overview(const redisReply *r)
+{
+    struct dq_overview_row row;
+    dq_err err = {0};
+
+    memset(&row, 0, sizeof row);
+    check_rc(dq_reply_overview(r, &row, &err), &err);
+}
+
+static void
 try_workers(const redisReply *r)
 {
     dq_workers ws;
@@ -313,6 +324,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         try_find(r);
         try_audit(r);
         try_stats(r);
+        try_overview(r);
         try_workers(r);
         try_errors(r);
         try_beat_and_pause(r);

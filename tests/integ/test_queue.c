@@ -703,6 +703,128 @@ done_retention_is_exact_through_every_ack_path(void **state)
     fixture_close(&f);
 }
 
+/* The server's clock has passed @at_ms: wait_until's condition for an age limit. */
+struct server_past {
+    struct fixture *f;
+    int64_t at_ms;
+};
+
+static bool
+server_is_past(void *arg)
+{
+    struct server_past *w = arg;
+    dq_stats s;
+
+    return dq_stats_get(w->f->c, w->f->queue, &s, &w->f->err) == DQ_OK && s.now_ms > w->at_ms;
+}
+
+/* Entries of the done index, read raw: what the scripts left, not what readers show. */
+static long long
+done_kept_raw(struct fixture *f)
+{
+    char key[160];
+
+    snprintf(key, sizeof key, "dq:{%s}:doneidx", f->queue);
+    long long n = redis_int(f, 2, (const char *[]){"ZCARD", key});
+    snprintf(key, sizeof key, "dq:{%s}:done", f->queue);
+    assert_int_equal(redis_int(f, 2, (const char *[]){"HLEN", key}), n);
+    return n;
+}
+
+/* done_retention_ms (PROTOCOL.md 4.7), by server time: alone it turns retention on;
+ * a record past its age is hidden from page and find before any write, and the next
+ * ack (ack.lua, and claim's settling) removes it exactly; with both limits the tighter
+ * wins; config applies a lowered age at once; both 0: the claim says keep none. */
+static void
+done_retention_ms_trims_exactly_by_age(void **state)
+{
+    struct fixture f;
+    dq_config cfg = {.done_retention_ms = 400};
+    dq_claimed cl, cl2;
+    dq_page p;
+    dq_task t;
+
+    fixture_open(&f, state, "doneage");
+    ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
+    enqueue_str(&f, "x", 0, "age-1", NULL);
+    enqueue_str(&f, "x", 0, "age-2", NULL);
+    enqueue_str(&f, "x", 0, "age-3", NULL);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 3, 30000, "w-a", &cl, &f.err));
+    assert_int_equal(cl.n, 3);
+    assert_true(cl.keep_done); /* the age limit alone keeps done tasks */
+    ASSERT_OK(&f, dq_ack(f.c, f.queue, &cl.tasks[0], &f.err));
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_DONE, 0, 10, &p, &f.err));
+    assert_int_equal(p.total, 1);
+    assert_int_equal(p.n, 1);
+    struct server_past w = {&f, p.tasks[0].done_ms + 400};
+    dq_page_free(&p);
+
+    /* past its age by server time: hidden from the readers, though still stored */
+    assert_true(wait_until(server_is_past, &w, 5000, "the server clock past the age"));
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_DONE, 0, 10, &p, &f.err));
+    assert_int_equal(p.total, 0);
+    assert_int_equal(p.n, 0);
+    dq_page_free(&p);
+    assert_int_equal(dq_find(f.c, f.queue, "age-1", &t, &f.err), DQ_ENOTFOUND);
+    assert_int_equal(done_kept_raw(&f), 1);
+
+    /* the next ack removes it: exactly the new one is left */
+    ASSERT_OK(&f, dq_ack(f.c, f.queue, &cl.tasks[1], &f.err));
+    assert_int_equal(done_kept_raw(&f), 1);
+    ASSERT_OK(&f, dq_find(f.c, f.queue, "age-2", &t, &f.err));
+    assert_int_equal(t.state, DQ_STATE_DONE);
+    w.at_ms = t.done_ms + 400;
+    dq_task_clear(&t);
+
+    /* claim's settling trims by age too */
+    assert_true(wait_until(server_is_past, &w, 5000, "the server clock past the age"));
+    dq_settle res[1] = {{.task = &cl.tasks[2], .outcome = DQ_DONE}};
+    ASSERT_OK(&f, dq_claim_settle(f.c, f.queue, res, 1, 0, 30000, 0, "w-a", NULL, &cl2, &f.err));
+    dq_claimed_free(&cl2);
+    dq_claimed_free(&cl);
+    assert_int_equal(done_kept_raw(&f), 1);
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_DONE, 0, 10, &p, &f.err));
+    assert_int_equal(p.total, 1);
+    assert_string_equal(p.tasks[0].id, "age-3");
+    dq_page_free(&p);
+
+    /* both set, the count tighter: 2 of 4 kept (an hour's age keeps them all) */
+    cfg = (dq_config){.done_retention = 2, .done_retention_ms = 3600000};
+    ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
+    for (int i = 0; i < 3; i++)
+        enqueue_str(&f, "x", 0, NULL, NULL);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 3, 30000, "w-a", &cl, &f.err));
+    assert_int_equal(cl.n, 3);
+    const dq_task *all[] = {&cl.tasks[0], &cl.tasks[1], &cl.tasks[2]};
+    int rcs[3];
+    ASSERT_OK(&f, dq_ack_many(f.c, f.queue, all, 3, rcs, NULL, &f.err));
+    dq_claimed_free(&cl);
+    assert_int_equal(done_kept_raw(&f), 2);
+
+    /* the age tighter, set by config: its own trim removes them at once */
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_DONE, 0, 10, &p, &f.err));
+    assert_int_equal(p.n, 2);
+    w.at_ms = p.tasks[0].done_ms + 1;
+    dq_page_free(&p);
+    assert_true(wait_until(server_is_past, &w, 5000, "the server clock past the newest"));
+    cfg = (dq_config){.done_retention_ms = 1};
+    ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
+    assert_int_equal(done_kept_raw(&f), 0);
+
+    /* both 0: off, and the claim says so (its acks read no config) */
+    cfg = (dq_config){.done_retention = -1, .done_retention_ms = -1};
+    ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
+    dq_config got;
+    ASSERT_OK(&f, dq_config_get(f.c, f.queue, &got, &f.err));
+    assert_int_equal(got.done_retention, 0);
+    assert_int_equal(got.done_retention_ms, 0);
+    enqueue_str(&f, "x", 0, NULL, NULL);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 1, 30000, "w-a", &cl, &f.err));
+    assert_false(cl.keep_done);
+    dq_claimed_free(&cl);
+    fixture_close(&f);
+}
+
 /* HMGET calls Redis counted since the last CONFIG RESETSTAT (scripts' commands count). */
 static long long
 hmget_calls(redisContext *rc)
@@ -1621,6 +1743,7 @@ main(void)
         cmocka_unit_test(failed_retention_is_exact_and_counted),
         cmocka_unit_test(done_retention_is_exact_through_every_ack_path),
         cmocka_unit_test(done_retention_off_reads_no_config_on_ack),
+        cmocka_unit_test(done_retention_ms_trims_exactly_by_age),
         cmocka_unit_test(earlier_tasks_publish_a_wake_up),
         cmocka_unit_test(batch_enqueue_crosses_chunks),
         cmocka_unit_test(batch_enqueue_duplicates),

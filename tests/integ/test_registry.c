@@ -209,6 +209,12 @@ pruned_in_bounded_steps(void **state)
     }
     dq_config cfg = {.worker_prune_ms = 1};
     ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
+    /* a look reports like a check and prunes nothing */
+    test_nap_ms(2);
+    ASSERT_OK(&f, dq_heartbeat(f.c, f.queue, "pruner", DQ_BEAT_LOOK, &rec, &br, &f.err));
+    assert_int_equal(br.pruned, 0);
+    assert_int_equal(br.next_due_ms, -1);
+    assert_int_equal(br.paused_until_ms, -1);
     /* each check beat prunes at most 100 (its own entry is fresh) */
     size_t pruned[3];
     for (int i = 0; i < 3; i++) {

@@ -1,25 +1,35 @@
 #!/bin/sh
 # top_views.sh: delayq top end to end, in tmux, on the live demo queue: the views beyond
-# the main screen: the queue picker (Q) and a switch of queue, the Workers view (W) that
-# refreshes while open, a queue the server does not know, and the picker that opens by
-# itself for the unused default queue.
+# the main screen: the Overview (Q), a switch of queue and Esc back to the Overview, the
+# Workers view (W) that refreshes while open, a queue the server does not know, and the
+# Overview that opens by itself with two queues and no -q.
 . "$(dirname "$0")/lib.sh"
 start_demo
 main_session "$bin top --refresh 250ms"
 wait_for screen_has "[4] Failed (" || bad "top on the demo queue"
 
-# 7b. Q lists the server's queues with their counts; Enter switches to the one picked
+# 7b. Q opens the Overview of the server's queues, worst first; Enter switches to the one
+# picked, Esc there comes back to the Overview
+screen_re() { screen | grep -qE -- "$1"; }
+# Enter on queue $1's row (two queues: the first row or the last)
+pick() {
+  if screen | sed -n 3p | grep -qE "^.(ok|warn|bad) +$1 "; then tm send-keys -t top g Enter
+  else tm send-keys -t top G Enter; fi
+}
 "$bin" enqueue -q other --json '{"n":1}' >/dev/null
 tm send-keys -t top Q
-if wait_for screen_has "queues on 127.0.0.1:" && screen_has " * demo " && screen_has "other"; then
-  ok "Q lists the queues (demo and other)"
+if wait_for screen_has "overview: 2 queues on 127.0.0.1:" && screen_re '^\*(ok|warn|bad) +demo ' &&
+   screen_re '^ (ok|warn|bad) +other '; then
+  ok "Q opens the Overview (demo, shown, and other)"
 else bad "queue picker"; fi
-tm send-keys -t top G Enter
+pick other
 if wait_for screen_has "| queue other (Q: 2 queues)" && wait_for screen_has "[1] Due (1)"; then
   ok "Enter switches to queue other"
 else bad "switch queue"; fi
-tm send-keys -t top Q
-wait_for screen_has " * other " && tm send-keys -t top g Enter
+tm send-keys -t top Escape
+wait_for screen_re '^\*(ok|warn|bad) +other ' && ok "Esc comes back to the Overview" ||
+  bad "Esc back to the Overview"
+pick demo
 wait_for screen_has "| queue demo (Q: 2 queues)" && ok "and back to demo" || bad "switch back"
 
 # 7c. W shows the worker view; Esc goes back
@@ -57,17 +67,17 @@ else bad "unknown queue in top"; fi
 tm send-keys -t top q
 wait_for gone || bad "quit from the unknown queue"
 
-# 8a. without -q or $DELAYQ_QUEUE, the unused default queue opens the picker by itself
+# 8a. without -q or $DELAYQ_QUEUE, more than one queue opens the Overview by itself
 session top 140 40 "env -u DELAYQ_QUEUE $bin top"
-if wait_for screen_has "queues on 127.0.0.1:" && screen_has "demo" && screen_has "other"; then
+if wait_for screen_has "overview: 2 queues on 127.0.0.1:" && screen_has "demo" && screen_has "other"; then
   # Esc there does not show the unused default queue (it would look healthy): it stays
   screen_has "Enter open  q quit" || bad "the first picker's footer says q quits"
   tm send-keys -t top Escape
   wait_for screen_has "no queue is shown yet" && screen_lacks "| queue default" &&
     ok "Esc in the first picker stays in it" || bad "Esc in the first picker"
-  tm send-keys -t top g Enter
-  wait_for screen_has "| queue demo (Q: 2 queues)" && ok "an unused default queue opens the picker" ||
-    bad "pick from the auto-opened picker"
+  pick demo
+  wait_for screen_has "| queue demo (Q: 2 queues)" && ok "two queues and no -q: the Overview opens" ||
+    bad "pick from the auto-opened Overview"
 else bad "picker did not open for the default queue"; fi
 tm send-keys -t top q
 wait_for gone || bad "quit after the picker"

@@ -155,8 +155,16 @@ layout_keeps_the_scroll_inside_the_text(void **state)
     ui.mode = MODE_MAIN;
     view_layout(&ui, 40, 140, &l);
     assert_false(l.tabs);
-    for (int p = 0; p < PANE_COUNT; p++)
+    for (int p = 0; p < PANE_DONE; p++)
         assert_true(l.boxes[p].height > 0);
+    assert_int_equal(l.boxes[PANE_DONE].height, 0);
+    /* Done, a record of what finished, is a tab there too (the live panes stay 2x2) */
+    ui.focus = PANE_DONE;
+    view_layout(&ui, 40, 140, &l);
+    assert_true(l.tabs);
+    assert_int_equal(l.boxes[PANE_DONE].width, 140);
+    assert_int_equal(l.boxes[PANE_FAILED].height, 0);
+    ui.focus = PANE_DUE;
     view_layout(&ui, 24, 80, &l);
     assert_true(l.tabs);
     assert_true(l.boxes[ui.focus].height > 0);
@@ -506,6 +514,145 @@ first_picker_esc_stays_q_quits(void **state)
     ui_free(&ui);
 }
 
+/* A result holding schedules named @names (in that order), none of them looked up. */
+static void
+sched_result(struct action_result *r, enum action act, const char *const *names, size_t n)
+{
+    memset(r, 0, sizeof *r);
+    r->act = act;
+    r->have_scheds = true;
+    r->scheds.now_ms = 1000;
+    r->scheds.n = n;
+    r->scheds.items = calloc(n, sizeof *r->scheds.items);
+    r->sched_last = calloc(n, sizeof *r->sched_last);
+    assert_non_null(r->scheds.items);
+    for (size_t i = 0; i < n; i++) {
+        dq_schedule *s = &r->scheds.items[i];
+        s->name = strdup(names[i]);
+        s->spec = strdup("");
+        s->tz = strdup("");
+        s->last_id = strdup("");
+        s->by = strdup("alice");
+        s->every_ms = 60000;
+        s->paused = strcmp(names[i], "b.hourly") == 0;
+        s->next_ms = s->paused ? -1 : 61000;
+        s->last_ms = -1;
+    }
+}
+
+/* S opens the Schedules view at its first schedule; a refresh keeps the selection on the
+ * schedule it was on (one added before it moves it down); P asks y/N (resume on a paused
+ * one) over the view and any answer comes back to it; a refresh after Esc is dropped. */
+static void
+schedules_view_selects_refreshes_and_asks(void **state)
+{
+    static const char *const two[] = {"a.daily", "b.hourly"};
+    static const char *const three[] = {"0.first", "a.daily", "b.hourly"};
+    struct ui ui;
+    struct model m = {0};
+    struct action_result r;
+
+    ui_init(&ui, false, false);
+    assert_int_equal(app_view_refresh_action(&ui), ACT_NONE);
+    assert_int_equal(keymap_key(&ui, &m, 'S') & APP_ACTION, APP_ACTION);
+    assert_int_equal(app_take_action(&ui), ACT_SCHEDULES);
+    sched_result(&r, ACT_SCHEDULES, two, 2);
+    app_action_done(&ui, &r, "q");
+    assert_null(r.scheds.items); /* the UI took them */
+    assert_int_equal(ui.mode, MODE_SCHEDULES);
+    assert_int_equal(app_view_refresh_action(&ui), ACT_SCHEDULES);
+    assert_string_equal(app_selected_schedule(&ui)->name, "a.daily");
+    keymap_key(&ui, &m, 'j');
+    assert_string_equal(app_selected_schedule(&ui)->name, "b.hourly");
+    keymap_key(&ui, &m, 'j'); /* the last stays selected */
+    assert_int_equal(ui.sched_sel, 1);
+
+    sched_result(&r, ACT_SCHEDULES, three, 3);
+    r.refresh = true;
+    app_action_done(&ui, &r, "q");
+    assert_int_equal(ui.scheds.n, 3);
+    assert_string_equal(app_selected_schedule(&ui)->name, "b.hourly");
+
+    /* P on a paused schedule asks to resume it, over the view; n comes back to it */
+    assert_int_equal(keymap_key(&ui, &m, 'P'), APP_REDRAW);
+    assert_int_equal(ui.mode, MODE_CONFIRM);
+    assert_int_equal(ui.confirm_action, ACT_SCHED_RESUME);
+    assert_string_equal(ui.action_id, "b.hourly");
+    assert_int_equal(app_view_refresh_action(&ui), ACT_NONE); /* no refresh under a question */
+    keymap_key(&ui, &m, 'n');
+    assert_int_equal(ui.mode, MODE_SCHEDULES);
+    assert_int_equal(app_take_action(&ui), ACT_NONE);
+    keymap_key(&ui, &m, 'k');
+    keymap_key(&ui, &m, 'P');
+    assert_int_equal(ui.confirm_action, ACT_SCHED_PAUSE);
+    assert_int_equal(keymap_key(&ui, &m, 'y') & APP_ACTION, APP_ACTION);
+    assert_int_equal(ui.mode, MODE_SCHEDULES);
+    assert_int_equal(app_take_action(&ui), ACT_SCHED_PAUSE);
+    assert_string_equal(ui.action_id, "a.daily");
+    /* its result (the list as it is now) keeps the view and the selection */
+    sched_result(&r, ACT_SCHED_PAUSE, three, 3);
+    snprintf(r.status, sizeof r.status, "paused schedule a.daily");
+    app_action_done(&ui, &r, "q");
+    assert_int_equal(ui.mode, MODE_SCHEDULES);
+    assert_string_equal(app_selected_schedule(&ui)->name, "a.daily");
+    assert_string_equal(ui.status, "paused schedule a.daily");
+
+    /* read-only: P is refused and nothing is asked */
+    ui.read_only = true;
+    assert_int_equal(keymap_key(&ui, &m, 'P') & APP_ACTION, 0);
+    assert_int_equal(ui.mode, MODE_SCHEDULES);
+    assert_non_null(strstr(ui.status, "read-only"));
+    ui.read_only = false;
+
+    /* Enter: the last run's task in details, and back to the view; never fired: said */
+    keymap_key(&ui, &m, KEY_APP_ENTER);
+    assert_int_equal(app_take_action(&ui), ACT_NONE);
+    assert_non_null(strstr(ui.status, "a.daily has not fired yet"));
+    free(ui.scheds.items[1].last_id);
+    ui.scheds.items[1].last_id = strdup("a.daily@60000");
+    assert_int_equal(keymap_key(&ui, &m, KEY_APP_ENTER) & APP_ACTION, APP_ACTION);
+    assert_int_equal(app_take_action(&ui), ACT_DETAILS);
+    assert_string_equal(ui.action_id, "a.daily@60000");
+    memset(&r, 0, sizeof r);
+    r.act = ACT_DETAILS;
+    r.detail = strdup("id a.daily@60000\nstate done\n");
+    app_action_done(&ui, &r, "q");
+    assert_int_equal(ui.mode, MODE_DETAILS);
+    keymap_key(&ui, &m, KEY_APP_ESC);
+    assert_int_equal(ui.mode, MODE_SCHEDULES);
+
+    /* Esc, then a late refresh: dropped, nothing reopens */
+    keymap_key(&ui, &m, KEY_APP_ESC);
+    assert_int_equal(ui.mode, MODE_MAIN);
+    sched_result(&r, ACT_SCHEDULES, two, 2);
+    r.refresh = true;
+    app_action_done(&ui, &r, "q");
+    assert_int_equal(ui.mode, MODE_MAIN);
+    assert_null(r.scheds.items);
+    assert_int_equal(ui.scheds.n, 3);
+    ui_free(&ui);
+}
+
+/* 5 focuses Done; / there says what it searches instead of opening a prompt. */
+static void
+done_pane_is_the_fifth(void **state)
+{
+    struct ui ui;
+    struct model m = {0};
+
+    ui_init(&ui, false, false);
+    keymap_key(&ui, &m, '5');
+    assert_int_equal(ui.focus, PANE_DONE);
+    keymap_key(&ui, &m, '/');
+    assert_int_equal(ui.mode, MODE_MAIN);
+    assert_non_null(strstr(ui.status, "/ searches Due, Future, In-flight and Failed"));
+    keymap_key(&ui, &m, KEY_APP_TAB);
+    assert_int_equal(ui.focus, PANE_DUE);
+    keymap_key(&ui, &m, KEY_APP_BTAB);
+    assert_int_equal(ui.focus, PANE_DONE);
+    ui_free(&ui);
+}
+
 int
 main(void)
 {
@@ -523,6 +670,8 @@ main(void)
         cmocka_unit_test(paste_is_text_never_keys),
         cmocka_unit_test(workers_view_refreshes_only_while_open),
         cmocka_unit_test(first_picker_esc_stays_q_quits),
+        cmocka_unit_test(schedules_view_selects_refreshes_and_asks),
+        cmocka_unit_test(done_pane_is_the_fifth),
     };
     test_filter_from_env();
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lib/env.h"
+#include "lib/env_build.h"
 #include "lib/mp.h"
 
 static void
@@ -291,6 +292,42 @@ gib_headers_fail_fast(void **state)
     }
 }
 
+/* The extension map on its own (import's side of export, PROTOCOL.md 5.23): built from
+ * tl and uf in key order, read back with a later writer's key kept, refused malformed. */
+static void
+extension_map_alone(void **state)
+{
+    (void)state;
+    struct dq_buf b = DQ_BUF_INIT;
+    struct dq_env e;
+    dq_err err;
+
+    dq_env_ext_build(&b, -1, -1);
+    assert_int_equal(b.len, 0); /* neither: no map, a v1 envelope */
+    dq_env_ext_build(&b, 5000, 10000);
+    assert_int_equal(b.len, 13);
+    assert_memory_equal(b.data, "\x82\xa2tl\xcd\x13\x88\xa2uf\xcd\x27\x10", 13);
+    assert_int_equal(dq_env_ext_decode(b.data, b.len, &e, &err), DQ_OK);
+    assert_int_equal(e.time_limit_ms, 5000);
+    assert_int_equal(e.unique_for_ms, 10000);
+    dq_buf_reset(&b);
+    dq_env_ext_build(&b, -1, 60000);
+    assert_memory_equal(b.data, "\x81\xa2uf\xcd\xea\x60", 6);
+    dq_buf_free(&b);
+
+    static const unsigned char later[] = "\x82\xa2tl\x05\xa2zz\xa5later";
+    assert_int_equal(dq_env_ext_decode(later, sizeof later - 1, &e, &err), DQ_OK);
+    assert_int_equal(e.time_limit_ms, 5);
+    assert_int_equal(e.unique_for_ms, -1);
+    assert_int_equal(e.ext.len, sizeof later - 1);
+    static const unsigned char unordered[] = "\x82\xa2uf\x05\xa2tl\x05";
+    assert_int_equal(dq_env_ext_decode(unordered, sizeof unordered - 1, &e, &err), DQ_EPROTO);
+    assert_non_null(strstr(err.msg, "not in order"));
+    static const unsigned char trailing[] = "\x81\xa2tl\x05\x00";
+    assert_int_equal(dq_env_ext_decode(trailing, sizeof trailing - 1, &e, &err), DQ_EPROTO);
+    assert_int_equal(dq_env_ext_decode("", 0, &e, &err), DQ_EPROTO);
+}
+
 int
 main(void)
 {
@@ -304,6 +341,7 @@ main(void)
         cmocka_unit_test(running_and_failure_records),
         cmocka_unit_test(done_records),
         cmocka_unit_test(tkey_keeps_every_id_byte),
+        cmocka_unit_test(extension_map_alone),
     };
 
     test_filter_from_env();

@@ -26,6 +26,10 @@ every_action_has_a_row(void **state)
     assert_string_equal(job_name(ACT_DROP_FILTER), "dropping failed tasks");
     assert_string_equal(job_name(ACT_REPLACE), "requeueing with the new payload");
     assert_string_equal(job_name(ACT_COPY), "working");
+    /* the Schedules view: its load and P's two actions */
+    assert_string_equal(job_name(ACT_SCHEDULES), "loading the schedules");
+    assert_string_equal(job_name(ACT_SCHED_PAUSE), "pausing the schedule");
+    assert_string_equal(job_name(ACT_SCHED_RESUME), "resuming the schedule");
     assert_string_equal(job_name(ACT_COUNT), "working");
 }
 

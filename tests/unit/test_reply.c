@@ -214,6 +214,28 @@ find_bulk_audit_and_the_rest(void **state)
         freeReplyObject(r);
         dq_task_clear(&t);
     }
+    /* a done task's open unique-for window (fifth element), and a gone id's (none) */
+    expect_refusal(dq_reply_find, &fs,
+                   "*5\r\n$4\r\ndone\r\n$3\r\nc:x\r\n:7\r\n$0\r\n\r\n$1\r\nx\r\n",
+                   "find reply: element 5 (unique until) is a string, expected an integer");
+    dq_task_clear(&t);
+    {
+        redisReply *r = read_reply("*5\r\n$4\r\ndone\r\n$3\r\nc:x\r\n:7\r\n$3\r\nbad\r\n:99\r\n");
+        dq_err err = {0};
+        assert_int_equal(dq_reply_find(r, &fs, &err), DQ_OK);
+        assert_int_equal(t.unique_until_ms, 99);
+        freeReplyObject(r);
+        dq_task_clear(&t);
+        r = read_reply("*3\r\n$4\r\nnone\r\n:5000\r\n:1000\r\n");
+        fs.found = false;
+        assert_int_equal(dq_reply_find(r, &fs, &err), DQ_OK);
+        assert_false(fs.found);
+        assert_int_equal(fs.unique_until_ms, 5000);
+        assert_int_equal(fs.now_ms, 1000);
+        freeReplyObject(r);
+    }
+    expect_refusal(dq_reply_find, &fs, "*3\r\n$4\r\nnone\r\n$1\r\nx\r\n:1000\r\n",
+                   "find reply: element 2 (unique until) is a string, expected an integer");
     expect_refusal(dq_reply_find, &fs,
                    "*4\r\n$8\r\ninflight\r\n$3\r\nc:x\r\n$2\r\nno\r\n$0\r\n\r\n",
                    "find reply: element 3 (lease deadline) is a string, expected an integer");
@@ -288,6 +310,66 @@ find_bulk_audit_and_the_rest(void **state)
     dq_audit_free(&au);
 }
 
+/* An overview reply (PROTOCOL.md 5.15a) of 31 + 2k elements, with @extra RESP elements
+ * (counted in @nextra) after it: the throttle's hook. */
+static char *
+overview_resp(const char *extra, int nextra)
+{
+    static char buf[4096];
+    int n = snprintf(buf, sizeof buf, "*%d\r\n", 31 + 20 + nextra);
+    /* now, due, future, far, in flight, failed, expired, oldest, far_future_ms */
+    const long long head[] = {1000, 7, 2, 0, 1, 3, 0, 4000, 3600000};
+    for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, ":%lld\r\n", head[i]);
+    n += snprintf(buf + n, sizeof buf - (size_t)n,
+                  ":1\r\n:500\r\n:0\r\n$5\r\nalice\r\n$6\r\ndeploy\r\n");
+    const long long mid[] = {300000, 240000, 5, 9, 1, 300000, 100000, 50, 60, 90, 2, 1, 1, 900, 0};
+    for (size_t i = 0; i < sizeof mid / sizeof mid[0]; i++)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, ":%lld\r\n", mid[i]);
+    n += snprintf(buf + n, sizeof buf - (size_t)n, "$0\r\n\r\n:10\r\n");
+    for (int i = 0; i < 20; i++)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, ":%d\r\n", i);
+    snprintf(buf + n, sizeof buf - (size_t)n, "%s", extra);
+    return buf;
+}
+
+static void
+overview_reads_its_row_and_the_throttle_hook(void **state)
+{
+    struct dq_overview_row row;
+    dq_err err = {0};
+
+    (void)state;
+    memset(&row, 0, sizeof row);
+    redisReply *r = read_reply(overview_resp("", 0));
+    assert_int_equal(dq_reply_overview(r, &row, &err), DQ_OK);
+    freeReplyObject(r);
+    assert_int_equal(row.stats.due, 7);
+    assert_int_equal(row.stats.failed, 3);
+    assert_int_equal(row.stats.oldest_due_age_ms, 4000);
+    assert_true(row.stats.paused);
+    assert_string_equal(row.stats.paused_by, "alice");
+    assert_string_equal(row.stats.pause_reason, "deploy");
+    assert_int_equal(row.stats.window_failed, 9);
+    assert_int_equal(row.alert_memory_pct, 90);
+    assert_int_equal(row.workers_registered, 2);
+    assert_int_equal(row.last_beat_ms, 900);
+    assert_int_equal(row.done_per_min[0], 0);
+    assert_int_equal(row.done_per_min[9], 9);
+    assert_int_equal(row.failed_per_min[9], 19);
+    assert_int_equal(row.throttled, -1); /* no throttle element: not known */
+    r = read_reply(overview_resp(":1\r\n", 1));
+    assert_int_equal(dq_reply_overview(r, &row, &err), DQ_OK);
+    freeReplyObject(r);
+    assert_int_equal(row.throttled, 1);
+    r = read_reply(overview_resp(":0\r\n$3\r\nnew\r\n", 2)); /* and more after it */
+    assert_int_equal(dq_reply_overview(r, &row, &err), DQ_OK);
+    freeReplyObject(r);
+    assert_int_equal(row.throttled, 0);
+    expect_refusal(dq_reply_overview, &row, "*3\r\n:1\r\n:2\r\n:3\r\n",
+                   "overview reply: not an array of at least 31 elements");
+}
+
 int
 main(void)
 {
@@ -297,6 +379,7 @@ main(void)
         cmocka_unit_test(stats_and_config_name_their_fields),
         cmocka_unit_test(page_and_search_name_the_item),
         cmocka_unit_test(find_bulk_audit_and_the_rest),
+        cmocka_unit_test(overview_reads_its_row_and_the_throttle_hook),
     };
 
     test_filter_from_env();

@@ -63,8 +63,9 @@ names_match_ids(void **state)
 static void
 library_registers_every_script(void **state)
 {
-    static const char *const readers[] = {"stats",   "page",       "find",   "search",      "audit",
-                                          "workers", "config_get", "errors", "schedule_get"};
+    static const char *const readers[] = {"stats",        "page",    "find",       "search",
+                                          "audit",        "workers", "config_get", "errors",
+                                          "schedule_get", "overview"};
     static const char *const drainers[] = {"ack",    "fail",  "retry",     "release",
                                            "extend", "reap",  "heartbeat", "claim",
                                            "drop",   "pause", "cancel",    "schedule_fill",

@@ -343,6 +343,23 @@ audit_detail_reads_as_times(void **state)
     dq_buf_free(&b);
 }
 
+/* One rule for LATE in `schedule ls` and the inspector: a missed firing, or a second or
+ * more after its time. */
+static void
+schedule_late_rule(void **state)
+{
+    dq_schedule s = {0};
+
+    assert_false(dq_fmt_schedule_late(&s));
+    s.late_ms = 999;
+    assert_false(dq_fmt_schedule_late(&s));
+    s.late_ms = 1000;
+    assert_true(dq_fmt_schedule_late(&s));
+    s.late_ms = 0;
+    s.missed = 1;
+    assert_true(dq_fmt_schedule_late(&s));
+}
+
 int
 main(void)
 {
@@ -358,6 +375,7 @@ main(void)
         cmocka_unit_test(payload_edit_is_pretty_json_or_refused),
         cmocka_unit_test(payload_change_is_a_short_diff),
         cmocka_unit_test(audit_detail_reads_as_times),
+        cmocka_unit_test(schedule_late_rule),
     };
     test_filter_from_env();
     return cmocka_run_group_tests(tests, NULL, NULL);

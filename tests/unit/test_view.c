@@ -15,6 +15,7 @@
 #include "tui/grid.h"
 #include "tui/keymap.h"
 #include "tui/model.h"
+#include "tui/overview.h"
 #include "tui/view.h"
 
 static char *
@@ -49,7 +50,7 @@ make_model(struct model *m)
                           .window_elapsed_ms = 300000,
                           .window_done = 112,
                           .window_failed = 1};
-    for (int p = 0; p < PANE_COUNT; p++) {
+    for (int p = 0; p < PANE_DONE; p++) { /* Done stays empty */
         int n = p == PANE_DUE ? 2 : 1;
         m->pages[p].tasks = calloc((size_t)n, sizeof(dq_task));
         m->pages[p].n = (size_t)n;
@@ -837,6 +838,108 @@ golden_screens(struct model *m, struct ui *ui, const char *screen)
     }
 }
 
+/* One overview row for the golden Overview: healthy defaults, @name, server time @now. */
+static void
+ov_row(struct dq_overview_row *r, const char *name, int64_t now)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->queue, sizeof r->queue, "%s", name);
+    r->stats.now_ms = now;
+    r->stats.window_ms = r->stats.window_elapsed_ms = 300000;
+    r->stats.paused_since_ms = r->stats.paused_until_ms = -1;
+    r->alert_oldest_due_ms = 300000;
+    r->alert_far_future = 100000;
+    r->alert_fail_pct = 50;
+    r->alert_fail_per_min = 60;
+    r->alert_memory_pct = 90;
+    r->workers_registered = r->workers_live = 1;
+    r->last_beat_ms = now - 2000;
+    r->throttled = -1;
+}
+
+/* The Overview (the picker with overview rows) from a fixed data set: five queues worst
+ * first, the failing one's bump in its FAILED/min sparkline, a pause reason from Redis
+ * escaped, the selected queue's verdict in full; ASCII sparklines outside UTF-8; Enter
+ * opens the row selected and Esc on its screen comes back. */
+static void
+golden_overview(void **state)
+{
+    const int64_t now = 1795942260000;
+    struct model m;
+    struct ui ui;
+    struct overview *ov = calloc(1, sizeof *ov);
+    const char *names[] = {"billing", "emails", "orders", "reports", "search"};
+    char **owned = calloc(5, sizeof *owned);
+    int64_t(*counts)[4] = calloc(5, sizeof *counts);
+
+    (void)state;
+    assert_non_null(ov);
+    ov->n = 5;
+    ov->rows = calloc(5, sizeof *ov->rows);
+    ov->lines = calloc(5, sizeof *ov->lines);
+    for (int i = 0; i < 5; i++)
+        ov_row(&ov->rows[i], names[i], now);
+    struct dq_overview_row *b = &ov->rows[0], *e = &ov->rows[1], *o = &ov->rows[2],
+                           *s = &ov->rows[4];
+    b->stats.failed = 36;
+    b->stats.window_done = 4;
+    b->stats.window_failed = 36;
+    b->workers_registered = b->workers_live = 2;
+    for (int i = 0; i < DQ_OVERVIEW_MINUTES; i++) {
+        b->done_per_min[i] = i < 6 ? 40 : 1;
+        b->failed_per_min[i] = i < 6 ? 0 : 4 + 2 * (i - 6);
+        s->done_per_min[i] = 20 + 10 * (i % 3);
+    }
+    e->stats.due = 12;
+    e->stats.oldest_due_age_ms = 40000;
+    e->stats.paused = true;
+    e->stats.paused_since_ms = now - 600000;
+    snprintf(e->stats.paused_by, sizeof e->stats.paused_by, "alice@ops");
+    snprintf(e->stats.pause_reason, sizeof e->stats.pause_reason, "deploy \x1b[2J rollback");
+    o->stats.due = 162;
+    o->stats.oldest_due_age_ms = 192000;
+    o->workers_live = 0;
+    o->workers_lost = 1;
+    o->last_beat_ms = now - 192000;
+    s->workers_registered = s->workers_live = 3;
+    s->stats.inflight = 3;
+    for (int i = 0; i < 5; i++)
+        dq_ov_judge(&ov->lines[i], &ov->rows[i], 0, 0);
+    dq_ov_sort(ov->lines, 5);
+    for (int i = 0; i < 5; i++)
+        owned[i] = dup_str(ov->lines[i].row->queue);
+
+    make_model(&m);
+    m.nqueues = 5;
+    ui_init(&ui, false, false);
+    app_set_picker(&ui, owned, counts, 5, 5, "orders");
+    app_set_overview(&ui, ov);
+    assert_int_equal(ui.mode, MODE_PICK);
+    assert_string_equal(ui.pick_names[0], "billing");
+    assert_string_equal(ui.pick_names[1], "orders");
+    assert_int_equal(ui.pick_sel, 1); /* opens on the queue shown */
+    golden_screens(&m, &ui, "overview");
+
+    ui.ascii = true;
+    char *text = render(&m, &ui, 24, 80);
+    assert_has(text, "#@");
+    assert_null(strstr(text, "\u2588"));
+    free(text);
+
+    /* Enter opens the row, and Esc on its main screen asks for the Overview again */
+    assert_int_equal(keymap_key(&ui, &m, 'k'), APP_REDRAW);
+    assert_int_equal(keymap_key(&ui, &m, KEY_APP_ENTER), APP_ACTION | APP_REDRAW);
+    assert_int_equal(ui.action, ACT_SWITCH);
+    assert_string_equal(ui.pick_names[ui.pick_sel], "billing");
+    assert_true(ui.from_overview);
+    ui.action = ACT_NONE;
+    assert_int_equal(ui.mode, MODE_MAIN);
+    assert_int_equal(keymap_key(&ui, &m, KEY_APP_ESC), APP_ACTION);
+    assert_int_equal(ui.action, ACT_QUEUES);
+    model_free(&m);
+    ui_free(&ui);
+}
+
 static void
 golden_main(void **state)
 {
@@ -1068,6 +1171,162 @@ golden_errors(void **state)
     assert_string_equal(ui.group, "");
     model_free(&m);
     ui_free(&ui);
+}
+
+/* The Schedules view (S): every kind of last run, a paused schedule, a late catch-up and
+ * a spec holding escape sequences (bytes from Redis: shown escaped); the selected one
+ * (the late one) in full below the rows. */
+static void
+golden_schedules(void **state)
+{
+    static const struct {
+        const char *name, *spec, *tz;
+        int64_t every_ms, next_in, last_ago, late_ms, missed, runs;
+        bool paused;
+        enum sched_run run;
+        int64_t since_ago, took;
+        const char *worker, *text;
+        uint32_t attempt;
+    } rows[] = {
+        {"billing.nightly", "0 3 * * *", "Europe/Berlin", 0, 75600000, 10800000, 0, 0, 12, false,
+         SCHED_RUN_DONE, 10798800, 1200, "w@host:1", "", 1},
+        {"cleanup", "", "", 900000, -1, 300000, 0, 0, 40, true, SCHED_RUN_FAILED, 299000, -1, "",
+         "error: exit 1: disk full", 1},
+        {"digest", "*/5 * * * *\x1b]0;pwned\x07", "", 0, 120000, 180000, 0, 0, 3, false,
+         SCHED_RUN_GONE, -1, -1, "", "", 0},
+        {"never-yet", "", "", 86400000, 86000000, -1, 0, 0, 0, false, SCHED_RUN_NEVER, -1, -1, "",
+         "", 0},
+        {"report.hourly", "", "", 3600000, 3540000, 60000, 3600000, 3, 210, false,
+         SCHED_RUN_INFLIGHT, 12000, -1, "w@host:2", "", 1},
+        {"retrying", "", "", 60000, 30000, 30000, 0, 0, 99, false, SCHED_RUN_SCHEDULED, -1, -1, "",
+         "timed out after 30s", 2},
+    };
+    const size_t n = sizeof rows / sizeof rows[0];
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    m.config_ms = m.stats.now_ms;
+    ui_init(&ui, false, false);
+    int64_t now = m.stats.now_ms;
+    ui.scheds.now_ms = now;
+    ui.scheds.n = n;
+    ui.scheds.items = calloc(n, sizeof *ui.scheds.items);
+    ui.sched_last = calloc(n, sizeof *ui.sched_last);
+    for (size_t i = 0; i < n; i++) {
+        dq_schedule *x = &ui.scheds.items[i];
+        struct sched_last *l = &ui.sched_last[i];
+        char id[64];
+        x->name = dup_str(rows[i].name);
+        x->spec = dup_str(rows[i].spec);
+        x->tz = dup_str(rows[i].tz);
+        x->by = dup_str("alice@ops");
+        x->every_ms = rows[i].every_ms;
+        x->paused = rows[i].paused;
+        x->next_ms = rows[i].next_in < 0 ? -1 : now + rows[i].next_in;
+        x->last_ms = rows[i].last_ago < 0 ? -1 : now - rows[i].last_ago;
+        snprintf(id, sizeof id, "%s@%lld", rows[i].name, (long long)x->last_ms);
+        x->last_id = dup_str(x->last_ms < 0 ? "" : id);
+        x->late_ms = rows[i].late_ms;
+        x->missed = rows[i].missed;
+        x->runs = rows[i].runs;
+        l->run = rows[i].run;
+        l->since_ms = rows[i].since_ago < 0 ? -1 : now - rows[i].since_ago;
+        l->took_ms = rows[i].took;
+        l->attempt = rows[i].attempt;
+        snprintf(l->worker, sizeof l->worker, "%s", rows[i].worker);
+        snprintf(l->text, sizeof l->text, "%s", rows[i].text);
+    }
+    ui.mode = MODE_SCHEDULES;
+    ui.sched_sel = 4;
+    golden_screens(&m, &ui, "schedules");
+    char *text = render(&m, &ui, 24, 80);
+    assert_has(text, "\\e]0;pwned"); /* escaped, never a terminal command */
+    for (const char *p = text; *p; p++)
+        assert_true((unsigned char)*p >= 0x20 || *p == '\n');
+    free(text);
+    /* a tiny terminal: cut, never out of the grid (ASan watches) */
+    text = render(&m, &ui, 6, 30);
+    assert_has(text, " schedules of orders");
+    free(text);
+    free(render(&m, &ui, 2, 10));
+    /* P: the question over the view */
+    assert_int_equal(keymap_key(&ui, &m, 'P'), APP_REDRAW);
+    text = render(&m, &ui, 24, 80);
+    assert_has(text, "pause schedule report.hourly (it fires no more until resumed)? y/N");
+    assert_has(text, "schedules of orders: 6 (1 paused)");
+    free(text);
+    keymap_key(&ui, &m, 'n');
+    /* --read-only: the footer does not offer P */
+    ui.read_only = true;
+    text = render(&m, &ui, 24, 80);
+    assert_null(strstr(text, "P pause"));
+    free(text);
+    model_free(&m);
+    ui_free(&ui);
+}
+
+/* The Done pane (5): finished tasks newest first with when, how long, where and which
+ * attempt; with done_retention 0 it says how to turn it on instead of an empty list. */
+static void
+golden_done(void **state)
+{
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    int64_t now = m.stats.now_ms;
+    m.config_ms = now;
+    m.config.done_retention = 1000;
+    dq_page *p = &m.pages[PANE_DONE];
+    p->n = 3;
+    p->total = 812;
+    p->tasks = calloc(3, sizeof *p->tasks);
+    for (size_t i = 0; i < 3; i++) {
+        dq_task *t = &p->tasks[i];
+        char id[32];
+        snprintf(id, sizeof id, "charge-%zu", 123 - i);
+        t->id = dup_str(id);
+        t->state = DQ_STATE_DONE;
+        t->attempt = (uint32_t)(i == 1 ? 2 : 1);
+        t->done_ms = now - 1234 - 60000 * (int64_t)i;
+        t->claimed_ms = t->done_ms - (i == 2 ? 86400000 : 120);
+        t->due_ms = t->claimed_ms - 5;
+        t->worker = dup_str(i == 2 ? "w\x1b[2J@host:9" : "w1@host:4242");
+    }
+    ui_init(&ui, false, false);
+    keymap_key(&ui, &m, '5');
+    golden_screens(&m, &ui, "done");
+    char *text = render(&m, &ui, 40, 140);
+    assert_has(text, "[5] Done (812)");
+    assert_has(text, "w\\e[2J@host:9");   /* escaped */
+    assert_null(strstr(text, "[1] Due")); /* a tab, over the panes' space */
+    free(text);
+
+    /* retention off: how to turn it on */
+    dq_page_free(p);
+    m.config.done_retention = 0;
+    text = render(&m, &ui, 24, 80);
+    assert_has(text, "(done retention is off: finished tasks are not kept)");
+    assert_has(text, "delayq config done_retention=1000 keeps the last 1000 finished tasks");
+    free(text);
+    /* before the config is read, no claim about it */
+    m.config_ms = -1;
+    text = render(&m, &ui, 24, 80);
+    assert_has(text, "(empty)");
+    free(text);
+    model_free(&m);
+    ui_free(&ui);
+}
+
+/* The Schedules view shows as many schedules as it says it does (the jobs look up that
+ * many last runs): at 80x24 the rows and the lines about the selected one fit. */
+static void
+schedule_rows_fit_the_screen(void **state)
+{
+    assert_int_equal(view_schedule_rows(24, 80), 15);
+    assert_true(view_schedule_rows(50, 200) > view_schedule_rows(24, 80));
+    assert_int_equal(view_schedule_rows(5, 80), 1);
 }
 
 /* The Failed pane of a group of 24 failed tasks, 17 of them on the page shown. */
@@ -1404,7 +1663,11 @@ main(void)
         cmocka_unit_test(golden_help),
         cmocka_unit_test(golden_picker),
         cmocka_unit_test(golden_errors),
+        cmocka_unit_test(golden_schedules),
+        cmocka_unit_test(golden_done),
+        cmocka_unit_test(schedule_rows_fit_the_screen),
         cmocka_unit_test(golden_oncall),
+        cmocka_unit_test(golden_overview),
         cmocka_unit_test(filter_title_is_readable_beside_its_range),
         cmocka_unit_test(questions_fit_at_80_columns),
         cmocka_unit_test(errors_view_says_why_and_since_when_at_80_columns),
