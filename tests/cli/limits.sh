@@ -165,6 +165,8 @@ check "the throttle is in the audit log with who and why" \
 dq stats -q "$q" --json >"$work/st.json"
 check "stats --json: the throttle with who, why and its end" \
   grep -q '"throttled":true,"throttle":{"rate_per_min":1,"concurrency":0,"since_ms":[0-9]*,"until_ms":[0-9]*,"by":"alice@ops","reason":"payments-api recovering"}' "$work/st.json"
+check "delayq queues --json: the queue is throttled" \
+  sh -c "'$bin' queues --json | grep -q '\"queue\":\"$q\".*\"throttled\":true'"
 dq metrics -q "$q" --textfile "$work/m2.prom" || bad "metrics --textfile"
 check "metrics: delayq_queue_throttled 1" \
   grep -q "^delayq_queue_throttled{queue=\"$q\"} 1\$" "$work/m2.prom"
