@@ -10,7 +10,13 @@
 #             10 ms, and starts within 1 s once the slot frees (a wake-up, no polling)
 #   throttle  --for expires by itself; it is in the audit log with who and why;
 #             stats --json, metrics and the verdict show it; bad input exits 2
+# With the argument evalsha, all of it on the scripts' EVALSHA path (each call carries
+# the prelude, lib.lua's limits block included).
 set -u
+if [ "${1:-}" = evalsha ]; then
+  DELAYQ_SCRIPTS=evalsha
+  export DELAYQ_SCRIPTS
+fi
 here=$(dirname "$0")
 . "$here/../eco/lib.sh"
 need redis-cli python3
