@@ -152,8 +152,8 @@ dq_config_slot(dq_config *c, size_t i)
         &c->worker_prune_ms,  &c->alert_oldest_due_ms, &c->alert_far_future,
         &c->alert_running_ms, &c->alert_memory_pct,    &c->alert_window_ms,
         &c->alert_fail_pct,   &c->alert_fail_per_min,  &c->time_limit_ms,
-        &c->done_retention,   &c->done_retention_ms,
-        &c->rate_limit,       &c->rate_burst,          &c->concurrency_limit};
+        &c->done_retention,   &c->done_retention_ms,   &c->rate_limit,
+        &c->rate_burst,       &c->concurrency_limit};
     return slots[i];
 }
 
