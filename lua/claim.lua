@@ -4,7 +4,8 @@
 --   failed/failidx/stats for members that cannot run; settling writes what ack, retry,
 --   fail and release write (with done retention, ack's done/doneidx); a schedule's
 --   firing writes seq, stats, sched, ids and the derived sdefs, snext and slow keys
---   (PROTOCOL.md 5.30).
+--   (PROTOCOL.md 5.30); with a queue limit on, the derived limits HASH and stats
+--   (PROTOCOL.md 8.4).
 -- ARGV: [1] batch (0..1000; 0 settles only), [2] lease ms (1..86400000), [3] worker name;
 --   optional: [4] ahead ms (0..1000, default 0), [5] who (failure records; default the
 --   worker name), then 6 per result, 0..1000 results, each settled exactly as its own
@@ -25,6 +26,10 @@
 --   arrived (PROTOCOL.md 10.2).
 --   A due member that is not a valid envelope goes to failed as "undecodable" (raw bytes
 --   kept); one whose deadline passed goes to failed as "expired".
+-- Queue limits (rate_limit, concurrency_limit, a throttle; PROTOCOL.md 8.4): it leases
+--   at most what they allow; when one held a due task back, next due is when to ask
+--   again (the next token's time; -1 for concurrency: a wake-up comes when a settled
+--   result frees a slot), the reply's shape unchanged.
 -- Publishes 'lease:<deadline ms>' on the wake channel when its lease is now the earliest
 -- (workers then know when to reap it, section 10 of docs/PROTOCOL.md), and at most one
 -- due time for all the retries and releases it scheduled.
@@ -51,6 +56,12 @@ local keeps = cfg.done_retention > 0 or cfg.done_retention_ms > 0
 if keeps then
   gate = worker_gate('claim_done', [[HDEL done HSET done ZADD doneidx ZCARD doneidx ZCOUNT
     doneidx ZPOPMIN doneidx]])
+  if gate then return gate end
+end
+-- likewise the queue limits' (PROTOCOL.md 8.4), only while one is set
+if cfg.rate_limit > 0 or cfg.concurrency_limit > 0 or cfg.throttle_until >= 0 then
+  gate = worker_gate('claim_limits', [[HDEL limits HGET limits HINCRBY stats HMGET limits HSET
+    limits PUBLISH wake ZCARD inflight]])
   if gate then return gate end
 end
 allow_oom()
@@ -169,10 +180,13 @@ local soonest, fired = -1, 0
 if not paused then soonest, fired = sched_fire(cfg, now) end
 
 -- 3. Claim, unless the queue is paused.
-local items = {}
+local items, lim = {}, nil
 if batch > 0 and not paused then
+  -- queue limits (lib.lua): one task past what they allow tells that one was held back
+  lim = limits.allow(cfg, now, ahead, batch)
   items = redis.call('ZRANGEBYSCORE', K_SCHED, '-inf', dec(now + ahead), 'WITHSCORES',
-    'LIMIT', 0, batch)
+    'LIMIT', 0, lim and lim.allow < batch and lim.allow + 1 or batch)
+  if lim then limits.cut(lim, items) end
   -- per-key limits (lib.lua key_admit): parks the keyed tasks whose key is full
   if cfg.key_concurrency > 0 and #items > 0 then
     items = key_admit(cfg, items, now, ahead, batch)
@@ -225,6 +239,8 @@ if #gone > 0 then redis.call('ZREM', K_SCHED, unpack(gone)) end
 if #gone_ids > 0 then redis.call('HDEL', K_IDS, unpack(gone_ids)) end
 out[2] = next_due()
 if soonest >= 0 and (out[2] < 0 or soonest < out[2]) then out[2] = soonest end
+if lim then out[2] = limits.taken(lim, #run / 2) or out[2] end -- held: when to ask again
+if nres > 0 then limits.freed(cfg, now) end
 if fired > 0 and batch == 0 then wake(dec(now)) end
 out[3] = moved
 if paused then

@@ -13,7 +13,10 @@
 --   one, written into their envelopes by enqueue); done_retention 0..10000000 (finished
 --   tasks kept; 0 = none, PROTOCOL.md 4.7); done_retention_ms 0..365 days (finished
 --   tasks kept no longer than this; 0 = no age limit; with done_retention 0 it alone
---   turns retention on, up to 10000000 kept); key_concurrency 0..1000000 (tasks of one
+--   turns retention on, up to 10000000 kept).
+--   The queue limits (PROTOCOL.md 8.4): rate_limit 0..600000000 tasks a minute (0 =
+--   none), rate_burst 0..1000000 tokens (0 = one second's worth), concurrency_limit
+--   0..1000000 tasks in flight (0 = none); key_concurrency 0..1000000 (tasks of one
 --   key in flight at once; 0 = no limit, PROTOCOL.md 4.10).
 -- Reply: the effective configuration as pairs {field, value, ...} in a fixed order.
 -- Errors: DQ_EINVAL naming the field and its range; nothing is set when any pair is bad.
@@ -30,7 +33,7 @@ local RANGE = {max_delay_ms = {1, 315360000000}, max_payload = {1, 536870912},
   alert_window_ms = {60000, 3600000}, alert_fail_pct = {1, 100},
   alert_fail_per_min = {1, 1000000000}, time_limit_ms = {0, DQ_TIME_LIMIT_MAX},
   done_retention = {0, 10000000}, done_retention_ms = {0, 31536000000},
-  -- (flow control's rate_limit, rate_burst, concurrency_limit go here)
+  rate_limit = {0, 600000000}, rate_burst = {0, 1000000}, concurrency_limit = {0, 1000000},
   key_concurrency = {0, 1000000}}
 if #ARGV % 2 ~= 1 then
   return err('DQ_EINVAL', 'config: %d arguments after who; expected field/value pairs',

@@ -51,6 +51,9 @@ local K_DONEIDX = K_PREFIX .. 'doneidx' -- ZSET task key -> done ms
 local K_KIN = K_PREFIX .. 'kin' -- HASH key -> tasks of that key in flight
 local K_KQ = K_PREFIX .. 'kq:' -- prefix: ZSET per key, parked envelope -> due ms
 local K_KPARK = K_PREFIX .. 'kpark' -- ZSET key -> its parked tasks (ZCARD of its kq)
+-- Queue limits (PROTOCOL.md 8.4): the rate limit's token bucket and the flag that a claim
+-- was held back by concurrency; written only while a limit is on.
+local K_LIMITS = K_PREFIX .. 'limits' -- HASH tokens, at, rate_held, held (ms each)
 -- keys: end
 
 -- Protocol limits (docs/PROTOCOL.md 8.2). src/delayq.h has the same names and numbers;
@@ -129,9 +132,8 @@ local CFG_FIELDS = {'max_delay_ms', 'max_payload', 'backoff_base_ms', 'backoff_c
   'max_attempts', 'failed_retention', 'audit_retention', 'far_future_ms', 'worker_lost_ms',
   'worker_prune_ms', 'alert_oldest_due_ms', 'alert_far_future', 'alert_running_ms',
   'alert_memory_pct', 'alert_window_ms', 'alert_fail_pct', 'alert_fail_per_min',
-  'time_limit_ms', 'done_retention', 'done_retention_ms',
-  -- (flow control's rate_limit, rate_burst, concurrency_limit go here, before these)
-  'key_concurrency'}
+  'time_limit_ms', 'done_retention', 'done_retention_ms', 'rate_limit', 'rate_burst',
+  'concurrency_limit', 'key_concurrency'}
 -- worker_lost_ms 0: a worker is lost after three of its own beat intervals.
 local CFG_DEFAULT = {max_delay_ms = 7 * 86400000, max_payload = 1048576,
   backoff_base_ms = 1000, backoff_cap_ms = 300000, max_attempts = 25,
@@ -139,7 +141,9 @@ local CFG_DEFAULT = {max_delay_ms = 7 * 86400000, max_payload = 1048576,
   worker_lost_ms = 0, worker_prune_ms = 3600000, alert_oldest_due_ms = 300000,
   alert_far_future = 100000, alert_running_ms = 300000, alert_memory_pct = 90,
   alert_window_ms = 300000, alert_fail_pct = 50, alert_fail_per_min = 60, time_limit_ms = 0,
-  done_retention = 0, done_retention_ms = 0, key_concurrency = 0}
+  done_retention = 0, done_retention_ms = 0, rate_limit = 0, rate_burst = 0,
+  concurrency_limit = 0, key_concurrency = 0, throttle_rate = 0, throttle_concurrency = 0,
+  throttle_until = -1}
 -- Only @fields (a hot path reads the few it needs).
 local function config_of(fields)
   local v = redis.call('HMGET', K_CONFIG, unpack(fields))
@@ -149,8 +153,15 @@ local function config_of(fields)
   end
   return c
 end
-local function config()
-  return config_of(CFG_FIELDS)
+-- All of them, and the live throttle (throttle.lua; PROTOCOL.md 8.4), kept in the config
+-- hash so that claim's one HMGET reads it too; config does not list it.
+local config
+do
+local CFG_READ = {'throttle_rate', 'throttle_concurrency', 'throttle_until'}
+for i = 1, #CFG_FIELDS do CFG_READ[i + 3] = CFG_FIELDS[i] end
+function config()
+  return config_of(CFG_READ)
+end
 end
 
 -- msgpack writers. The envelope is written here, not with cmsgpack, because its
@@ -926,6 +937,116 @@ local function keep_done(keep, age, now, acked)
   trim_done(keep, age, now)
 end
 
+-- Queue limits (PROTOCOL.md 8.4), enforced by claim for all workers together:
+-- rate_limit (tasks a minute: a token bucket of rate_burst tokens in K_LIMITS, refilled
+-- by server time) and concurrency_limit (tasks in flight, ZCARD inflight), with the live
+-- throttle (throttle.lua) over them, the tighter winning. With none on, a claim pays a
+-- few comparisons and no command.
+-- limits: one table of functions, one local of the 200 a chunk holds (docs/HACKING.md)
+local limits = {}
+do
+local function tighter(a, b)
+  if a > 0 and (b <= 0 or a < b) then return a end
+  return b
+end
+
+-- The limits in force at @now: rate (tasks a minute), burst (tokens), concurrency (0:
+-- off each), and the throttle's end when a throttle with an end is in force (else nil).
+function limits.of(cfg, now)
+  local rate, conc, till = cfg.rate_limit, cfg.concurrency_limit, nil
+  local tu = cfg.throttle_until
+  if tu == 0 or tu > now then
+    rate = tighter(cfg.throttle_rate, rate)
+    conc = tighter(cfg.throttle_concurrency, conc)
+    if tu > 0 then till = tu end
+  end
+  local burst = 0
+  if rate > 0 then
+    local one = math.max(1, math.ceil(rate / 60)) -- one second's worth
+    burst = cfg.rate_burst > 0 and cfg.rate_burst or one
+    if rate ~= cfg.rate_limit and one < burst then burst = one end -- a throttle's: 1 s at most
+  end
+  return rate, burst, conc, till
+end
+
+-- What a claim at @now (claiming @ahead ms ahead) of @batch tasks may lease: nil when no
+-- limit is on (the claim is as without), else a table with allow (0..batch), the state
+-- limits.taken needs, and by ('rate' or 'concurrency': the limit that cut it).
+function limits.allow(cfg, now, ahead, batch)
+  if cfg.rate_limit <= 0 and cfg.concurrency_limit <= 0 and cfg.throttle_until < 0 then
+    return nil
+  end
+  local rate, burst, conc, till = limits.of(cfg, now)
+  if rate <= 0 and conc <= 0 then return nil end
+  local lim = {allow = batch, till = till, now = now}
+  if conc > 0 then
+    local slots = math.max(0, conc - redis.call('ZCARD', K_INFLIGHT))
+    if slots < lim.allow then lim.allow, lim.by = slots, 'concurrency' end
+  end
+  if rate > 0 then
+    -- refilled to the end of the claim-ahead window: a worker that asks when told (the
+    -- next token's time, less its window) finds the token there
+    local b = redis.call('HMGET', K_LIMITS, 'tokens', 'at')
+    local t, at, clock = tonumber(b[1]), tonumber(b[2]), now + ahead
+    -- none yet (or not numbers, or from the future: malformed): a full bucket
+    if not t or not at or t ~= t or at > clock + 86400000 then t, at = burst, clock end
+    t = math.max(0, math.min(t, burst))
+    if clock > at then t, at = math.min(burst, t + (clock - at) * rate / 60000), clock end
+    lim.tokens, lim.at, lim.rate = t, at, rate
+    local n = math.floor(t)
+    if n < lim.allow then lim.allow, lim.by = n, 'rate' end
+  end
+  return lim
+end
+
+-- The claim's due @items (member, due pairs), asked for one past lim.allow: drops that
+-- one and sets lim.held when it is there (a limit held a due task back).
+function limits.cut(lim, items)
+  lim.held = #items > 2 * lim.allow
+  if lim.held then items[#items], items[#items - 1] = nil, nil end
+end
+
+-- After a limited claim leased @n tasks: takes their tokens; when a limit held back a
+-- due task, counts it (limited_rate or limited_concurrency in stats: one HINCRBY) and
+-- returns when the worker is to ask again (the claim reply's next due): the next token's
+-- time, or -1 for a concurrency limit (a wake-up comes when a slot frees: limits.freed),
+-- either no later than the end of the throttle that holds it. nil when nothing was held.
+function limits.taken(lim, n)
+  local by = lim.held and lim.by
+  if lim.rate and by == 'rate' then -- (rate_held: when it last held one, for the verdict)
+    redis.call('HSET', K_LIMITS, 'tokens', tostring(lim.tokens - n), 'at', dec(lim.at),
+      'rate_held', dec(lim.now))
+  elseif lim.rate then
+    redis.call('HSET', K_LIMITS, 'tokens', tostring(lim.tokens - n), 'at', dec(lim.at))
+  end
+  if not by then return nil end
+  local again
+  if by == 'concurrency' then
+    redis.call('HSET', K_LIMITS, 'held', dec(lim.now))
+    redis.call('HINCRBY', K_STATS, 'limited_concurrency', 1)
+    again = -1
+  else
+    redis.call('HINCRBY', K_STATS, 'limited_rate', 1)
+    again = lim.at + math.max(0, math.ceil((1 - (lim.tokens - n)) * 60000 / lim.rate))
+  end
+  if lim.till and (again < 0 or lim.till < again) then again = lim.till end
+  return again
+end
+
+-- After results freed slots: when a claim was held back by concurrency (the held flag)
+-- and a slot is still free, wakes the idle workers once (a due time, as enqueue does).
+-- Costs nothing while no concurrency limit is on.
+function limits.freed(cfg, now)
+  if cfg.concurrency_limit <= 0 and cfg.throttle_until < 0 then return end
+  local _, _, conc = limits.of(cfg, now)
+  if conc <= 0 or not redis.call('HGET', K_LIMITS, 'held') then return end
+  if redis.call('ZCARD', K_INFLIGHT) < conc then
+    redis.call('HDEL', K_LIMITS, 'held')
+    wake(dec(now))
+  end
+end
+end -- limits
+
 -- Appends one operator action to the capped audit stream (the entry id carries the
 -- server time).
 local function audit(cfg, who, action, detail, result)
@@ -999,7 +1120,7 @@ local function gate_keyed(script, needs)
     groups = K_GROUPS, group = K_GROUP .. 'gate', tally = K_TALLY, uniq = K_UNIQ,
     sdefs = K_SDEFS, stpl = K_STPL, snext = K_SNEXT, slow = K_SLOW,
     hist = K_PREFIX .. 'hist:gate', done = K_DONE, doneidx = K_DONEIDX, kin = K_KIN,
-    kq = K_KQ .. 'gate', kpark = K_KPARK}
+    kq = K_KQ .. 'gate', kpark = K_KPARK, limits = K_LIMITS}
   local names, list = gate_list(script, needs), {}
   for i = 1, #names, 2 do
     local name = names[i + 1]
@@ -1310,11 +1431,14 @@ local function worker_encode(w)
   if w.hung and w.hung > 0 then return '\158\002' .. body .. p_uint(w.hung) end
   return '\157\001' .. body
 end
+-- worker records: the kinds tables are this block's own
+local worker_decode
+do
 local WORKER_KINDS = {'uint', 'bytes', 'uint', 'bytes', 'uint', 'uint', 'uint', 'uint', 'uint',
   'uint', 'uint', 'bytes', 'bool'}
 local WORKER2_KINDS = {'uint', 'bytes', 'uint', 'bytes', 'uint', 'uint', 'uint', 'uint', 'uint',
   'uint', 'uint', 'bytes', 'bool', 'uint'}
-local function worker_decode(r)
+function worker_decode(r)
   local t = r and rd_record(r, WORKER_KINDS)
   if t and t[1] ~= 1 then return nil end
   if not t then
@@ -1325,6 +1449,7 @@ local function worker_decode(r)
     busy = t[8], done = t[9], retried = t[10], failed = t[11], command = t[12],
     draining = t[13], hung = t[14] or 0}
 end
+end -- worker records
 
 -- The queue's pause, or nil when it is not paused (never paused, resumed, or the pause's
 -- time ran out: an ended pause needs no write to end it). until is 0 for "until resumed".
@@ -1365,10 +1490,13 @@ end
 -- command; a v2 one without "uf" a decode in Lua. Each ack of a task with a window also
 -- trims up to UNIQ_TRIM_STEP ended windows, oldest first: the set holds the open windows
 -- and at most the ended ones no later finish has trimmed yet (bounded steps).
+-- unique-for: the trim step is this block's own
+local uniq_acked
+do
 local UNIQ_TRIM_STEP = 100
 -- After ack of running record @r: records its window, if it has one. @now is the
 -- call's time if known (nil: read here, once); returns it.
-local function uniq_acked(r, now)
+function uniq_acked(r, now)
   local b, p = string.byte(r, 2), nil
   if b == 196 then p = 4 elseif b == 197 then p = 5 elseif b == 198 then p = 7 end
   if not p or string.byte(r, p) ~= 154 then return now end -- v1: no extensions
@@ -1381,6 +1509,7 @@ local function uniq_acked(r, now)
   redis.call('ZADD', K_UNIQ, dec(now + e.uf), e.id)
   return now
 end
+end -- unique-for
 
 -- ack: 1. The caller counts 'done' (one HINCRBY per call). @kept, when the queue keeps
 -- done tasks (done retention), gets {task key, running record, attempt} of the ack.
@@ -1495,11 +1624,15 @@ end
 -- last_id, late (ms the last firing ran after the earliest time it stands for: for a
 -- catch-up, the first missed one), missed (firings skipped by it), runs, created, updated, by. Times are integers below 2^47: cjson's 14 digits
 -- keep them exact.
+-- schedules: the firing limit, sched_after and sched_fire_one are this block's own
+local SCHED_LOW, SCHED_NAME_MAX, sched_decode, sched_pass, sched_unlow, sched_arm, sched_fire
+local sched_soonest
+do
 local SCHED_FIRE_MAX = 10 -- firings per claim call
-local SCHED_LOW = 8 -- a cron list with this many firings or fewer is topped up
-local SCHED_NAME_MAX = 100
+SCHED_LOW = 8 -- a cron list with this many firings or fewer is topped up
+SCHED_NAME_MAX = 100
 
-local function sched_decode(raw)
+function sched_decode(raw)
   if not raw then return nil end
   local ok, r = pcall(cjson.decode, raw)
   if not ok or type(r) ~= 'table' or type(r.spec) ~= 'string' then return nil end
@@ -1517,7 +1650,7 @@ end
 
 -- Drops the cron firings at or before @now; returns the latest of them (or nil) and
 -- how many there were. Marks the list low when it runs short.
-local function sched_pass(name, r, now)
+function sched_pass(name, r, now)
   local rest, latest, n = {}, nil, 0
   for _, t in ipairs(r.fires) do
     if type(t) == 'number' then
@@ -1533,7 +1666,7 @@ local function sched_pass(name, r, now)
 end
 
 -- @name's list needs no top-up (filled, paused, removed); the mark goes with the last.
-local function sched_unlow(name)
+function sched_unlow(name)
   redis.call('ZREM', K_SLOW, name)
   if redis.call('ZCARD', K_SLOW) == 0 then redis.call('ZREM', K_SNEXT, '') end
 end
@@ -1541,7 +1674,7 @@ end
 -- Puts @name in the next-firing set at @r's next firing (or out of it): for every,
 -- the next after @now; for cron, the first listed, which may have passed (a top-up
 -- must not skip what is due: claim fires it).
-local function sched_arm(name, r, now)
+function sched_arm(name, r, now)
   local nxt = -1
   if r.paused then
     nxt = -1
@@ -1603,7 +1736,7 @@ end
 -- Fires the schedules that are due (at most SCHED_FIRE_MAX); returns the earliest
 -- firing still to come (-1: none) and how many fired. A queue without schedules pays
 -- one ZRANGE on a missing key.
-local function sched_fire(cfg, now)
+function sched_fire(cfg, now)
   local z = redis.call('ZRANGE', K_SNEXT, 0, SCHED_FIRE_MAX, 'WITHSCORES')
   local soonest, fired = -1, 0
   for i = 1, #z, 2 do
@@ -1620,8 +1753,9 @@ local function sched_fire(cfg, now)
 end
 
 -- The earliest next firing, or -1, and 1 when a cron list wants a top-up (else 0).
-local function sched_soonest()
+function sched_soonest()
   local f = redis.call('ZRANGE', K_SNEXT, 0, 1, 'WITHSCORES')
   if f[1] == '' then return tonumber(f[4]) or -1, 1 end
   return tonumber(f[2]) or -1, 0
 end
+end -- schedules

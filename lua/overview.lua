@@ -13,7 +13,8 @@
 --   registered, live, lost, latest beat ms (-1: none), handlers hung on live workers, the
 --   live worker with the most hung ('' when none); then k (10) and k done counts and k
 --   failed counts per minute of server time, oldest first, the current minute last}.
---   Readers ignore elements past these: a later field (a throttle) goes at the end.
+--   Then 1 while a throttle (throttle.lua) is in force, else 0. Readers ignore elements
+--   past these.
 -- Flags: no-writes (FCALL_RO / EVALSHA_RO: runs on replicas and for read-only users).
 -- Complexity: O(log N + W): ZCOUNT, ZCARD, HMGET and ZRANGE, and the W <= 1000 worker
 --   entries with the latest beats (one ZREVRANGE, one HMGET); no error groups.
@@ -101,6 +102,7 @@ end
 for i = spark - 1, 0, -1 do
   out[#out + 1] = failed[i]
 end
--- the hook for a queue's throttle (PROTOCOL.md 5.15a): one integer appended here, non-zero
--- while the throttle holds the queue back now; delayq queues and the Overview then show T
+-- the queue's throttle (PROTOCOL.md 5.15a, 8.4): 1 while one is in force (the config read
+-- above has its fields: no command), else 0; delayq queues and the Overview then show T
+out[#out + 1] = (cfg.throttle_until == 0 or cfg.throttle_until > now) and 1 or 0
 return out

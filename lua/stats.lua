@@ -12,13 +12,19 @@
 --   has passed (ms), done, failed, retried in it; then the largest error group's
 --   signature and count when the window's failures cross alert_fail_pct or
 --   alert_fail_per_min ('' and 0 otherwise), then parked: keyed tasks parked because their
---   key is at key_concurrency (PROTOCOL.md 4.10; not counted in due or future)}.
+--   key is at key_concurrency (PROTOCOL.md 4.10; not counted in due or future); then the
+--   queue limits (PROTOCOL.md 8.4):
+--   the counters limited_rate and limited_concurrency, the limits in force (rate a
+--   minute, burst, concurrency; 0: off), when the rate limit last held a task back (ms;
+--   -1: never), 1 when a claim is waiting for a slot to free (else 0), then the throttle:
+--   in force (0|1), its rate and concurrency, since ms (-1), until ms (-1: none, 0: until
+--   lifted), by and reason (strings, '' when none)}.
 -- Flags: no-writes (FCALL_RO / EVALSHA_RO: runs on replicas and for read-only users).
 -- Complexity: O(log N): ZCOUNT, ZCARD and HMGET only; O(G) more for G error groups (at
 --   most 501) only while the window's failures cross a threshold.
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = viewer_gate('stats', [[HGETALL groups HMGET config pause stats tally TIME ZCARD failidx
-  group inflight sched ZCOUNT inflight sched ZRANGE sched ZRANGEBYSCORE sched]])
+local gate = viewer_gate('stats', [[HGETALL groups HMGET config limits pause stats tally TIME ZCARD
+  failidx group inflight sched ZCOUNT inflight sched ZRANGE sched ZRANGEBYSCORE sched]])
 if gate then return gate end
 local cfg = config()
 local now = now_ms()
@@ -87,4 +93,19 @@ end
 out[#out + 1] = sig
 out[#out + 1] = top
 out[#out + 1] = tonumber(c[10]) or 0
+-- the queue limits (lib.lua limits), reading their hash only while one is in force
+local lc = redis.call('HMGET', K_STATS, 'limited_rate', 'limited_concurrency')
+local rate, burst, conc = limits.of(cfg, now)
+local lh = {false, false}
+if rate > 0 or conc > 0 then lh = redis.call('HMGET', K_LIMITS, 'rate_held', 'held') end
+local th = {0, 0, 0, -1, -1, '', ''}
+if cfg.throttle_until == 0 or cfg.throttle_until > now then
+  local t = redis.call('HMGET', K_CONFIG, 'throttle_since', 'throttle_by', 'throttle_reason')
+  th = {1, cfg.throttle_rate, cfg.throttle_concurrency, tonumber(t[1]) or -1,
+    cfg.throttle_until, t[2] or '', t[3] or ''}
+end
+local tail2 = {tonumber(lc[1]) or 0, tonumber(lc[2]) or 0, rate, burst, conc,
+  tonumber(lh[1]) or -1, lh[2] and 1 or 0}
+for i = 1, 7 do out[#out + 1] = tail2[i] end
+for i = 1, 7 do out[#out + 1] = th[i] end
 return out

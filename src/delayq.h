@@ -350,9 +350,13 @@ typedef struct dq_config {
     int64_t done_retention_ms;   /* finished tasks kept no longer than this after they finish
                                     (either limit turns retention on; both: the tighter);
                                     default (0 in Redis) no age limit; set -1 for that */
-    /* (flow control's rate_limit, rate_burst, concurrency_limit go here) */
-    int64_t key_concurrency; /* tasks of one key (dq_enqueue_opts.key) in flight at once;
-                                default (0 in Redis) no limit; set -1 for that */
+    /* Queue limits, enforced by the claim script for all workers together (PROTOCOL.md
+       8.4); each 0 in Redis is "off" / "default": set -1 for that. */
+    int64_t rate_limit;        /* tasks started a minute (dq_rate_parse); default off */
+    int64_t rate_burst;        /* tokens the rate's bucket holds; default one second's worth */
+    int64_t concurrency_limit; /* tasks in flight at once; default off */
+    int64_t key_concurrency;   /* tasks of one key (dq_enqueue_opts.key) in flight at once;
+                                  default (0 in Redis) no limit; set -1 for that */
 } dq_config;
 
 /** Reads the queue's effective configuration (defaults filled in). */
@@ -750,6 +754,17 @@ typedef struct dq_stats {
     /* keyed tasks parked because their key is at key_concurrency (PROTOCOL.md 4.10): not in
      * due or future; 0 from scripts older than per-key limits */
     int64_t parked;
+    /* the queue limits (PROTOCOL.md 8.4; all 0 / -1 / "" from older scripts) */
+    int64_t limited_rate, limited_concurrency;     /* claims a limit held a due task back in */
+    int64_t rate_per_min, rate_burst, concurrency; /* the limits in force (tighter of the
+                                                      config and throttle); 0: off */
+    int64_t rate_held_ms;  /* server ms the rate limit last held a task back; -1: never */
+    bool concurrency_held; /* a claim waits for a slot to free */
+    bool throttled;        /* a live throttle (dq_throttle) is in force */
+    int64_t throttle_rate_per_min, throttle_concurrency; /* its limits; 0: none */
+    int64_t throttle_since_ms, throttle_until_ms;        /* until 0: until lifted */
+    char throttle_by[DQ_ID_MAX + 1];
+    char throttle_reason[DQ_PAUSE_REASON_MAX + 1];
 } dq_stats;
 
 /** Reads the queue's counts and counters in one bounded call (O(log n)). */
@@ -949,6 +964,19 @@ int dq_pause(dq_client *c, const char *queue, int64_t for_ms, const char *reason
  * in the audit log.
  */
 int dq_resume(dq_client *c, const char *queue, bool *was_paused, dq_err *err);
+
+/**
+ * Throttles @queue live (PROTOCOL.md 8.4): at most @rate_per_min tasks started a minute
+ * (0: no rate; dq_rate_parse reads "10/s") and/or @concurrency in flight (0: none), over
+ * the configured limits (the tighter wins), for @for_ms by server time (0: until
+ * lifted), with @reason (NULL: none; 0..DQ_PAUSE_REASON_MAX bytes). Replaces a throttle
+ * in force. Recorded in the audit log with the client's who; wakes idle workers.
+ */
+int dq_throttle(dq_client *c, const char *queue, int64_t rate_per_min, int64_t concurrency,
+                int64_t for_ms, const char *reason, dq_err *err);
+
+/** Lifts @queue's throttle; *was (may be NULL) says whether one was in force. Audited. */
+int dq_throttle_off(dq_client *c, const char *queue, bool *was, dq_err *err);
 
 /* What dq_cancel() found. */
 typedef struct dq_cancelled {

@@ -173,8 +173,8 @@ void cli_task_row_header(FILE *f, dq_view view);
 
 /* The commands, one per cmd_<name>.c (opts.h), in the order of delayq --help. */
 extern const struct cli_cmd cmd_enqueue, cmd_stats, cmd_ls, cmd_show, cmd_requeue, cmd_drop,
-    cmd_cancel, cmd_reschedule, cmd_schedule, cmd_export, cmd_import, cmd_errors, cmd_keys, cmd_audit,
-    cmd_config, cmd_queues, cmd_workers, cmd_pause, cmd_resume, cmd_metrics, cmd_top, cmd_work,
-    cmd_demo, cmd_profiles;
+    cmd_cancel, cmd_reschedule, cmd_schedule, cmd_export, cmd_import, cmd_errors, cmd_keys,
+    cmd_audit, cmd_config, cmd_queues, cmd_workers, cmd_pause, cmd_resume, cmd_throttle,
+    cmd_metrics, cmd_top, cmd_work, cmd_demo, cmd_profiles;
 
 #endif /* DQ_CLI_CLI_H */

@@ -12,29 +12,33 @@ static const struct {
     const char *name;
     bool dur;
     size_t off;
+    bool rate;    /* a rate: 20/s, 1200/m (dq_rate_parse), kept per minute */
+    bool zero_ok; /* 0 is a value of its own (none, off, default), spelled -1 */
 } fields[] = {
-    {"max_delay_ms", true, offsetof(dq_config, max_delay_ms)},
-    {"max_payload", false, offsetof(dq_config, max_payload)},
-    {"backoff_base_ms", true, offsetof(dq_config, backoff_base_ms)},
-    {"backoff_cap_ms", true, offsetof(dq_config, backoff_cap_ms)},
-    {"max_attempts", false, offsetof(dq_config, max_attempts)},
-    {"failed_retention", false, offsetof(dq_config, failed_retention)},
-    {"audit_retention", false, offsetof(dq_config, audit_retention)},
-    {"far_future_ms", true, offsetof(dq_config, far_future_ms)},
-    {"worker_lost_ms", true, offsetof(dq_config, worker_lost_ms)},
-    {"worker_prune_ms", true, offsetof(dq_config, worker_prune_ms)},
-    {"alert_oldest_due_ms", true, offsetof(dq_config, alert_oldest_due_ms)},
-    {"alert_far_future", false, offsetof(dq_config, alert_far_future)},
-    {"alert_running_ms", true, offsetof(dq_config, alert_running_ms)},
-    {"alert_memory_pct", false, offsetof(dq_config, alert_memory_pct)},
-    {"alert_window_ms", true, offsetof(dq_config, alert_window_ms)},
-    {"alert_fail_pct", false, offsetof(dq_config, alert_fail_pct)},
-    {"alert_fail_per_min", false, offsetof(dq_config, alert_fail_per_min)},
-    {"time_limit_ms", true, offsetof(dq_config, time_limit_ms)},
-    {"done_retention", false, offsetof(dq_config, done_retention)},
-    {"done_retention_ms", true, offsetof(dq_config, done_retention_ms)},
-    /* (flow control's rate_limit, rate_burst, concurrency_limit go here) */
-    {"key_concurrency", false, offsetof(dq_config, key_concurrency)},
+    {"max_delay_ms", true, offsetof(dq_config, max_delay_ms), false, false},
+    {"max_payload", false, offsetof(dq_config, max_payload), false, false},
+    {"backoff_base_ms", true, offsetof(dq_config, backoff_base_ms), false, false},
+    {"backoff_cap_ms", true, offsetof(dq_config, backoff_cap_ms), false, false},
+    {"max_attempts", false, offsetof(dq_config, max_attempts), false, false},
+    {"failed_retention", false, offsetof(dq_config, failed_retention), false, false},
+    {"audit_retention", false, offsetof(dq_config, audit_retention), false, false},
+    {"far_future_ms", true, offsetof(dq_config, far_future_ms), false, false},
+    {"worker_lost_ms", true, offsetof(dq_config, worker_lost_ms), false, false},
+    {"worker_prune_ms", true, offsetof(dq_config, worker_prune_ms), false, false},
+    {"alert_oldest_due_ms", true, offsetof(dq_config, alert_oldest_due_ms), false, false},
+    {"alert_far_future", false, offsetof(dq_config, alert_far_future), false, false},
+    {"alert_running_ms", true, offsetof(dq_config, alert_running_ms), false, false},
+    {"alert_memory_pct", false, offsetof(dq_config, alert_memory_pct), false, false},
+    {"alert_window_ms", true, offsetof(dq_config, alert_window_ms), false, false},
+    {"alert_fail_pct", false, offsetof(dq_config, alert_fail_pct), false, false},
+    {"alert_fail_per_min", false, offsetof(dq_config, alert_fail_per_min), false, false},
+    {"time_limit_ms", true, offsetof(dq_config, time_limit_ms), false, false},
+    {"done_retention", false, offsetof(dq_config, done_retention), false, true},
+    {"done_retention_ms", true, offsetof(dq_config, done_retention_ms), false, true},
+    {"rate_limit", false, offsetof(dq_config, rate_limit), true, true},
+    {"rate_burst", false, offsetof(dq_config, rate_burst), false, true},
+    {"concurrency_limit", false, offsetof(dq_config, concurrency_limit), false, true},
+    {"key_concurrency", false, offsetof(dq_config, key_concurrency), false, true},
 };
 #define NFIELDS (sizeof fields / sizeof fields[0])
 
@@ -59,7 +63,11 @@ run(struct cli *g, const struct cli_args *args)
         if (k == NFIELDS)
             return cli_usage_error(g, "unknown field \"%.*s\"", (int)(eq - arg), arg);
         int64_t *slot = (int64_t *)((char *)&set + fields[k].off);
-        if (fields[k].dur && eq[1] != '\0' && strspn(eq + 1, "0123456789") == strlen(eq + 1)) {
+        if (fields[k].rate) {
+            if (dq_rate_parse(eq + 1, fields[k].name, slot, &err) != DQ_OK)
+                return cli_error(g, &err);
+        } else if (fields[k].dur && eq[1] != '\0' &&
+                   strspn(eq + 1, "0123456789") == strlen(eq + 1)) {
             /* a bare number in a field named *_ms is milliseconds: the name says so */
             long long v;
             if (cli_parse_uint(g, fields[k].name, eq + 1, 0, 1LL << 50, &v) != 0)
@@ -75,15 +83,13 @@ run(struct cli *g, const struct cli_args *args)
             *slot = v;
         }
         /* 0 means "leave as is" in dq_config; max_attempts 0 (unlimited), worker_lost_ms 0
-         * (three beat intervals), time_limit_ms 0 (none), done_retention 0 (none) and
-         * done_retention_ms 0 (no age limit) and key_concurrency 0 (no limit) are spelled -1. */
+         * (three beat intervals), time_limit_ms 0 (none), done_retention 0 (none),
+         * done_retention_ms 0 (no age limit) and the queue limits' 0 (off, default burst)
+         * are spelled -1. */
         if (*slot == 0) {
             if (strcmp(fields[k].name, "max_attempts") != 0 &&
                 strcmp(fields[k].name, "worker_lost_ms") != 0 &&
-                strcmp(fields[k].name, "time_limit_ms") != 0 &&
-                strcmp(fields[k].name, "done_retention") != 0 &&
-                strcmp(fields[k].name, "done_retention_ms") != 0 &&
-                strcmp(fields[k].name, "key_concurrency") != 0)
+                strcmp(fields[k].name, "time_limit_ms") != 0 && !fields[k].zero_ok)
                 return cli_usage_error(g, "%s: must be more than 0", fields[k].name);
             *slot = -1;
         }
@@ -103,6 +109,10 @@ run(struct cli *g, const struct cli_args *args)
         int64_t v = *(int64_t *)((char *)&cur + fields[k].off);
         if (json) {
             printf(",\"%s\":%lld", fields[k].name, (long long)v);
+        } else if (fields[k].rate) {
+            char r[DQ_RATE_BUFSZ];
+            dq_rate_format(r, sizeof r, v);
+            printf("%-17s %lld (%s)\n", fields[k].name, (long long)v, r);
         } else if (fields[k].dur) {
             char d[32];
             dq_dur_format(d, sizeof d, v);
@@ -137,7 +147,10 @@ const struct cli_cmd cmd_config = {
              "The health verdict's (top, stats --check; no script reads them):\n"
              "  alert_oldest_due_ms 5m     alert_far_future 100000   alert_running_ms 5m\n"
              "  alert_memory_pct 90        alert_window_ms 5m        alert_fail_pct 50\n"
-             "  alert_fail_per_min 60",
+             "  alert_fail_per_min 60\n"
+             "The queue limits (claim enforces them for all workers; 0 = off):\n"
+             "  rate_limit 0 (20/s, 1200/m; kept a minute)  rate_burst 0 (1 s worth)\n"
+             "  concurrency_limit 0",
     .opts = opts,
     .max_pos = -1,
     .hint = " (use FIELD=VALUE)",

@@ -213,6 +213,40 @@ put_queues(struct dq_buf *b, const struct queue_read *qr, size_t got)
         sample_start(b, "delayq_queue_paused_until_seconds", qr[i].name, NULL, NULL);
         dq_buf_printf(b, "%.3f\n", (double)qr[i].st.paused_until_ms / 1000.0);
     }
+    /* the queue limits (PROTOCOL.md 8.4) */
+    family(b, "delayq_limited_total", "counter",
+           "Claims in which a queue limit (rate or concurrency, the configured one or a "
+           "throttle) held a due task back.");
+    for (size_t i = 0; i < got; i++) {
+        sample_start(b, "delayq_limited_total", qr[i].name, "limit", "rate");
+        dq_buf_printf(b, "%lld\n", (long long)qr[i].st.limited_rate);
+        sample_start(b, "delayq_limited_total", qr[i].name, "limit", "concurrency");
+        dq_buf_printf(b, "%lld\n", (long long)qr[i].st.limited_concurrency);
+    }
+    family(b, "delayq_queue_rate_limit", "gauge",
+           "Tasks a second the queue may start (the tighter of rate_limit and a throttle); no "
+           "sample when there is no rate limit.");
+    for (size_t i = 0; i < got; i++) {
+        if (qr[i].st.rate_per_min <= 0)
+            continue;
+        sample_start(b, "delayq_queue_rate_limit", qr[i].name, NULL, NULL);
+        dq_buf_printf(b, "%.3f\n", (double)qr[i].st.rate_per_min / 60.0);
+    }
+    family(b, "delayq_queue_concurrency_limit", "gauge",
+           "Tasks the queue may have in flight (the tighter of concurrency_limit and a "
+           "throttle); no sample when there is no concurrency limit.");
+    for (size_t i = 0; i < got; i++) {
+        if (qr[i].st.concurrency <= 0)
+            continue;
+        sample_start(b, "delayq_queue_concurrency_limit", qr[i].name, NULL, NULL);
+        dq_buf_printf(b, "%lld\n", (long long)qr[i].st.concurrency);
+    }
+    family(b, "delayq_queue_throttled", "gauge",
+           "1 while a live throttle (delayq throttle) is in force, else 0.");
+    for (size_t i = 0; i < got; i++) {
+        sample_start(b, "delayq_queue_throttled", qr[i].name, NULL, NULL);
+        dq_buf_printf(b, "%d\n", qr[i].st.throttled ? 1 : 0);
+    }
 }
 
 /*

@@ -74,6 +74,26 @@ print_json_pause(const dq_stats *s, const struct verdict *v)
         dq_fmt_json_str(&b, s->pause_reason, strlen(s->pause_reason));
         dq_buf_puts(&b, "}");
     }
+    /* the queue limits in force, how often they held tasks back, and the throttle */
+    dq_buf_printf(&b,
+                  ",\"limits\":{\"rate_per_min\":%lld,\"rate_burst\":%lld,\"concurrency\":%lld,"
+                  "\"rate_held_ms\":%lld,\"concurrency_held\":%s,"
+                  "\"limited\":{\"rate\":%lld,\"concurrency\":%lld}}",
+                  (long long)s->rate_per_min, (long long)s->rate_burst, (long long)s->concurrency,
+                  (long long)s->rate_held_ms, s->concurrency_held ? "true" : "false",
+                  (long long)s->limited_rate, (long long)s->limited_concurrency);
+    dq_buf_printf(&b, ",\"throttled\":%s", s->throttled ? "true" : "false");
+    if (s->throttled) {
+        dq_buf_printf(&b,
+                      ",\"throttle\":{\"rate_per_min\":%lld,\"concurrency\":%lld,"
+                      "\"since_ms\":%lld,\"until_ms\":%lld,\"by\":",
+                      (long long)s->throttle_rate_per_min, (long long)s->throttle_concurrency,
+                      (long long)s->throttle_since_ms, (long long)s->throttle_until_ms);
+        dq_fmt_json_str(&b, s->throttle_by, strlen(s->throttle_by));
+        dq_buf_puts(&b, ",\"reason\":");
+        dq_fmt_json_str(&b, s->throttle_reason, strlen(s->throttle_reason));
+        dq_buf_puts(&b, "}");
+    }
     dq_buf_printf(&b, ",\"workers\":{\"registered\":%lld,\"live\":%lld,\"lost\":%lld}",
                   (long long)v->workers.registered, (long long)v->workers.live,
                   (long long)v->workers.lost);
@@ -146,6 +166,26 @@ print_human(const struct cli *g, const dq_stats *s, const struct verdict *v)
         fputs("PAUSED       ", stdout);
         put_pause(stdout, s);
         fputc('\n', stdout);
+    }
+    if (s->throttled) {
+        char th[512];
+        dq_health_throttle(th, sizeof th, s);
+        fputs("THROTTLED    ", stdout);
+        cli_put_safe(stdout, th, strlen(th)); /* who and why come from Redis */
+        fputc('\n', stdout);
+    }
+    if (s->rate_per_min > 0 || s->concurrency > 0) {
+        char r[DQ_RATE_BUFSZ];
+        dq_rate_format(r, sizeof r, s->rate_per_min);
+        printf("limits       rate %s", r);
+        if (s->rate_per_min > 0)
+            printf(" (burst %lld)", (long long)s->rate_burst);
+        if (s->concurrency > 0)
+            printf(", %lld in flight", (long long)s->concurrency);
+        else
+            printf(", concurrency off");
+        printf("; held back: rate %lld, concurrency %lld\n", (long long)s->limited_rate,
+               (long long)s->limited_concurrency);
     }
     if (s->oldest_due_age_ms > 0) {
         dq_dur_format(d, sizeof d, s->oldest_due_age_ms);

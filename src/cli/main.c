@@ -14,10 +14,11 @@
 
 /* Every command, in the order delayq --help lists them. */
 static const struct cli_cmd *const commands[] = {
-    &cmd_enqueue, &cmd_stats,      &cmd_ls,       &cmd_show,    &cmd_requeue,  &cmd_drop,
-    &cmd_cancel,  &cmd_reschedule, &cmd_schedule, &cmd_export,  &cmd_import,   &cmd_errors, &cmd_keys,
-    &cmd_audit,   &cmd_config,     &cmd_queues,   &cmd_workers, &cmd_pause,    &cmd_resume,
-    &cmd_metrics, &cmd_top,        &cmd_work,     &cmd_demo,    &cmd_profiles,
+    &cmd_enqueue, &cmd_stats,   &cmd_ls,         &cmd_show,     &cmd_requeue,
+    &cmd_drop,    &cmd_cancel,  &cmd_reschedule, &cmd_schedule, &cmd_export,
+    &cmd_import,  &cmd_errors,  &cmd_keys,       &cmd_audit,    &cmd_config,
+    &cmd_queues,  &cmd_workers, &cmd_pause,      &cmd_resume,   &cmd_throttle,
+    &cmd_metrics, &cmd_top,     &cmd_work,       &cmd_demo,     &cmd_profiles,
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

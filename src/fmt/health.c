@@ -62,6 +62,79 @@ pause_problem(struct verdict *v, const dq_stats *s)
             s->pause_reason[0] != '\0' ? ": " : "", s->pause_reason, until);
 }
 
+/* @n with a space between groups of three digits ("1 200"), as the verdict says counts. */
+static void
+grouped(char *buf, size_t size, int64_t n)
+{
+    char d[32];
+    int len = snprintf(d, sizeof d, "%lld", (long long)n), o = 0, neg = n < 0;
+
+    for (int i = 0; i < len && (size_t)o + 2 < size; i++) {
+        buf[o++] = d[i];
+        int left = len - i - 1;
+        if (left > 0 && left % 3 == 0 && !(neg && i == 0))
+            buf[o++] = ' ';
+    }
+    if (size > 0)
+        buf[(size_t)o < size ? o : (int)size - 1] = '\0';
+}
+
+size_t
+dq_health_throttle(char *buf, size_t size, const dq_stats *s)
+{
+    char rate[DQ_RATE_BUFSZ] = "", until[64] = "until lifted", at[40];
+    int n;
+
+    if (!s->throttled)
+        return (size_t)snprintf(buf, size, "%s", "");
+    if (s->throttle_rate_per_min > 0)
+        dq_rate_format(rate, sizeof rate, s->throttle_rate_per_min);
+    if (s->throttle_until_ms > 0) {
+        dq_time_format(at, sizeof at, s->throttle_until_ms);
+        /* hh:mm is what a person reads; the date only when it is not within a day */
+        if (s->throttle_until_ms - s->now_ms < 86400000)
+            snprintf(until, sizeof until, "until %.5s", at + 11);
+        else
+            snprintf(until, sizeof until, "until %.10s %.5s", at, at + 11);
+    }
+    n = snprintf(buf, size, "%s%s%.0lld%s by %s%s%s, %s", rate,
+                 rate[0] != '\0' && s->throttle_concurrency > 0 ? ", " : "",
+                 (long long)s->throttle_concurrency,
+                 s->throttle_concurrency > 0 ? " in flight" : "", s->throttle_by,
+                 s->throttle_reason[0] != '\0' ? ": " : "", s->throttle_reason, until);
+    return n < 0 ? 0 : (size_t)n;
+}
+
+/* "rate-limited: 1 200 due, draining at 10/s, ~2m left" while the rate limit holds due
+ * tasks back; "concurrency-limited: 40 due, 3 in flight (limit 3)" while a claim waits
+ * for a slot. */
+static void
+limited_problem(struct verdict *v, const dq_stats *s)
+{
+    char due[40], rate[DQ_RATE_BUFSZ], left[32];
+
+    if (s->due <= 0 || s->paused)
+        return;
+    grouped(due, sizeof due, s->due);
+    if (s->rate_per_min > 0 && s->rate_held_ms >= 0 &&
+        s->now_ms - s->rate_held_ms < DQ_HEALTH_LIMITED_RECENT_MS) {
+        dq_rate_format(rate, sizeof rate, s->rate_per_min);
+        int64_t ms = s->due * 60000 / s->rate_per_min;
+        /* an estimate: whole seconds, then whole minutes, then hours and minutes */
+        if (ms < 60000)
+            snprintf(left, sizeof left, "%llds", (long long)((ms + 999) / 1000));
+        else if (ms < 3600000)
+            snprintf(left, sizeof left, "%lldm", (long long)((ms + 30000) / 60000));
+        else
+            dq_dur_format(left, sizeof left, ms);
+        problem(v, DQ_HEALTH_WARN, "rate-limited: %s due, draining at %s, ~%s left", due, rate,
+                left);
+    } else if (s->concurrency > 0 && s->concurrency_held && s->inflight >= s->concurrency) {
+        problem(v, DQ_HEALTH_WARN, "concurrency-limited: %s due, %lld in flight (limit %lld)", due,
+                (long long)s->inflight, (long long)s->concurrency);
+    }
+}
+
 /* Outcomes in a ratio are judged from this many on: 1 failure of 1 is not 100% failing. */
 #define FAIL_RATIO_MIN_OUTCOMES 10
 
@@ -108,6 +181,7 @@ dq_health_verdict(const struct dq_health_facts *f, char *buf, size_t size)
     /* a pause explains everything else on the screen: it goes first */
     if (s->paused)
         pause_problem(&v, s);
+    limited_problem(&v, s); /* it explains a growing backlog and the oldest due age */
     if (!s->paused && s->due > 0 && f->workers_registered >= 0 && f->workers_live == 0) {
         if (f->last_beat_ms >= 0) {
             dq_dur_format(d1, sizeof d1, s->now_ms - f->last_beat_ms);

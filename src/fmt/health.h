@@ -74,6 +74,19 @@ int64_t dq_health_last_beat(const dq_workers *w);
  * when none: the verdict's workers_hung and hung_worker. */
 int64_t dq_health_hung(const dq_workers *w, const char **worst);
 
+/*
+ * The throttle in @s (dq_throttle), for the inspector's header after "THROTTLED" and
+ * stats' line: "10/s by alice@ops: payments-api recovering, until 09:40" (rate and/or
+ * "3 in flight"; the reason when given; the end as server time, UTC, hh:mm within a
+ * day, else the date too, or "until lifted"). Not escaped: by and reason come from
+ * Redis, so the caller escapes the line (src/fmt/esc.c). "" when none is in force.
+ * snprintf semantics.
+ */
+size_t dq_health_throttle(char *buf, size_t size, const dq_stats *s);
+
+/* A limit holds due tasks back this recently (server ms) for the verdict to say so. */
+#define DQ_HEALTH_LIMITED_RECENT_MS 10000
+
 /* "ok", "warn" or "bad" (stats --json). */
 const char *dq_health_level_name(enum dq_health_level level);
 

@@ -479,3 +479,65 @@ dq_time_format(char *buf, size_t size, int64_t ms)
                                (int)(rem / MS_PER_H), (int)(rem / MS_PER_MIN % 60),
                                (int)(rem / MS_PER_S % 60), (int)(rem % MS_PER_S)));
 }
+
+/* ---- rates (queue limits) ----------------------------------------------------------- */
+
+int
+dq_rate_parse(const char *s, const char *field, int64_t *per_min, dq_err *err)
+{
+    char q[QUOTE_MAX + 8];
+    const char *p;
+    int64_t n = 0, v;
+
+    if (per_min != NULL)
+        *per_min = 0;
+    if (field == NULL)
+        field = "rate";
+    if (s == NULL)
+        s = "";
+    quote(q, sizeof q, s);
+    for (p = s; is_digit(*p); p++) {
+        if (n <= DQ_RATE_MAX_PER_MIN * 60) /* keep scanning, but stop growing */
+            n = n * 10 + (*p - '0');
+    }
+    if (p == s)
+        return dq_err_set(err, DQ_EINVAL,
+                          "%s: \"%s\" is not a rate (a count and /s, /m or /h: 20/s, 1200/m; "
+                          "a bare number is per second)",
+                          field, q);
+    if (*p == '\0' || strcmp(p, "/s") == 0) {
+        v = n > DQ_RATE_MAX_PER_MIN ? DQ_RATE_MAX_PER_MIN + 1 : n * 60;
+    } else if (strcmp(p, "/m") == 0 || strcmp(p, "/min") == 0) {
+        v = n;
+    } else if (strcmp(p, "/h") == 0) {
+        if (n % 60 != 0)
+            return dq_err_set(err, DQ_EINVAL,
+                              "%s: \"%s\" is not a whole number a minute (rates are kept per "
+                              "minute: use a multiple of 60/h, or /m)",
+                              field, q);
+        v = n / 60;
+    } else {
+        return dq_err_set(err, DQ_EINVAL, "%s: \"%s\" has an unknown unit (use /s, /m or /h)",
+                          field, q);
+    }
+    if (v > DQ_RATE_MAX_PER_MIN)
+        return dq_err_set(err, DQ_EINVAL, "%s: \"%s\" is over the limit of %lld/m (10 million/s)",
+                          field, q, (long long)DQ_RATE_MAX_PER_MIN);
+    if (per_min != NULL)
+        *per_min = v;
+    return DQ_OK;
+}
+
+size_t
+dq_rate_format(char *buf, size_t size, int64_t per_min)
+{
+    int n;
+
+    if (per_min <= 0)
+        n = snprintf(buf, size, "off");
+    else if (per_min % 60 == 0)
+        n = snprintf(buf, size, "%lld/s", (long long)(per_min / 60));
+    else
+        n = snprintf(buf, size, "%lld/m", (long long)per_min);
+    return n < 0 ? 0 : (size_t)n;
+}

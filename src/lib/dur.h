@@ -64,6 +64,26 @@ int dq_time_parse(const char *s, const char *field, int64_t *out_ms, dq_err *err
  */
 size_t dq_time_format(char *buf, size_t size, int64_t ms);
 
+/* The largest rate accepted, tasks a minute (10 million a second). */
+#define DQ_RATE_MAX_PER_MIN INT64_C(600000000)
+/* A buffer that always holds dq_rate_format() output. */
+#define DQ_RATE_BUFSZ 32
+
+/**
+ * Parses a rate (the queue limits' rate_limit, delayq throttle --rate): a non-negative
+ * integer and a unit, "/s", "/m" (or "/min") or "/h"; a bare number is per second. "0"
+ * is "off". Stored as tasks a minute, so "/h" must be a whole number a minute (120/h).
+ * At most DQ_RATE_MAX_PER_MIN. On DQ_OK stores it in *@per_min (may be NULL); DQ_EINVAL
+ * otherwise, with a message that starts with @field (NULL: "rate").
+ */
+int dq_rate_parse(const char *s, const char *field, int64_t *per_min, dq_err *err);
+
+/**
+ * Formats a rate of @per_min tasks a minute: "20/s" when it is whole per second, else
+ * "30/m"; 0 is "off". snprintf semantics; DQ_RATE_BUFSZ always suffices.
+ */
+size_t dq_rate_format(char *buf, size_t size, int64_t per_min);
+
 /*
  * The proleptic Gregorian calendar, shared with the cron and time zone code (cron.c,
  * tz.c). Days count from 1970-01-01 (day 0, a Thursday); @m is 1..12, @d 1..31.

@@ -51,14 +51,16 @@ dq_config_set(dq_client *c, const char *queue, const dq_config *cfg, dq_err *err
         if (v != 0) {
             dq_args_str(&a, dq_config_fields[i]);
             /* max_attempts 0 (unlimited), worker_lost_ms 0 (three beats), time_limit_ms 0
-             * (none), done_retention 0 (none), done_retention_ms 0 (no age limit) and
-             * key_concurrency 0 (no limit) are -1 here */
-            dq_args_i64(&a, v < 0 && (i == DQ_CONFIG_MAX_ATTEMPTS || i == DQ_CONFIG_WORKER_LOST ||
-                                      i == DQ_CONFIG_TIME_LIMIT || i == DQ_CONFIG_DONE_RETENTION ||
-                                      i == DQ_CONFIG_DONE_RETENTION_MS ||
-                                      i == DQ_CONFIG_KEY_CONCURRENCY)
-                                ? 0
-                                : v);
+             * (none), done_retention 0 (none), done_retention_ms 0 (no age limit), the
+             * queue limits' 0 (off) and key_concurrency 0 (no limit) are -1 here */
+            dq_args_i64(&a,
+                        v < 0 && (i == DQ_CONFIG_MAX_ATTEMPTS || i == DQ_CONFIG_WORKER_LOST ||
+                                  i == DQ_CONFIG_TIME_LIMIT || i == DQ_CONFIG_DONE_RETENTION ||
+                                  i == DQ_CONFIG_DONE_RETENTION_MS ||
+                                  (i >= DQ_CONFIG_RATE_LIMIT && i <= DQ_CONFIG_CONCURRENCY_LIMIT) ||
+                                  i == DQ_CONFIG_KEY_CONCURRENCY)
+                            ? 0
+                            : v);
         }
     }
     rc = dq_scripts_run(c, DQ_SCRIPT_CONFIG, queue, &a, dq_reply_config, &got, err);
@@ -963,6 +965,51 @@ dq_pause(dq_client *c, const char *queue, int64_t for_ms, const char *reason, dq
     dq_args_str(&a, reason ? reason : "");
     rc = dq_scripts_run(c, DQ_SCRIPT_PAUSE, queue, &a, dq_reply_pause, &r, err);
     dq_args_free(&a);
+    return rc;
+}
+
+int
+dq_throttle(dq_client *c, const char *queue, int64_t rate_per_min, int64_t concurrency,
+            int64_t for_ms, const char *reason, dq_err *err)
+{
+    struct dq_pause_reply r;
+    struct dq_args a;
+    int rc;
+
+    if (rate_per_min <= 0 && concurrency <= 0)
+        return dq_err_set(err, DQ_EINVAL, "throttle: give a rate or a concurrency (or lift it)");
+    if (rate_per_min < 0 || concurrency < 0 || for_ms < 0)
+        return dq_err_set(err, DQ_EINVAL, "throttle: rate, concurrency and for must be 0 or more");
+    if (reason != NULL && strlen(reason) > DQ_PAUSE_REASON_MAX)
+        return dq_err_set(err, DQ_EINVAL, "reason: %zu bytes is over the limit of %d bytes",
+                          strlen(reason), DQ_PAUSE_REASON_MAX);
+    dq_args_init(&a);
+    dq_args_str(&a, "set");
+    dq_args_str(&a, dq_client_who(c));
+    dq_args_i64(&a, rate_per_min);
+    dq_args_i64(&a, concurrency);
+    dq_args_i64(&a, for_ms);
+    dq_args_str(&a, reason ? reason : "");
+    /* the reply has pause's shape: {now, until, was} */
+    rc = dq_scripts_run(c, DQ_SCRIPT_THROTTLE, queue, &a, dq_reply_pause, &r, err);
+    dq_args_free(&a);
+    return rc;
+}
+
+int
+dq_throttle_off(dq_client *c, const char *queue, bool *was, dq_err *err)
+{
+    struct dq_pause_reply r = {0};
+    struct dq_args a;
+    int rc;
+
+    dq_args_init(&a);
+    dq_args_str(&a, "off");
+    dq_args_str(&a, dq_client_who(c));
+    rc = dq_scripts_run(c, DQ_SCRIPT_THROTTLE, queue, &a, dq_reply_pause, &r, err);
+    dq_args_free(&a);
+    if (was != NULL)
+        *was = rc == DQ_OK && r.was_paused;
     return rc;
 }
 

@@ -139,7 +139,7 @@ const char *const dq_config_fields[DQ_CONFIG_FIELDS] = {
     "worker_lost_ms",     "worker_prune_ms",  "alert_oldest_due_ms", "alert_far_future",
     "alert_running_ms",   "alert_memory_pct", "alert_window_ms",     "alert_fail_pct",
     "alert_fail_per_min", "time_limit_ms",    "done_retention",      "done_retention_ms",
-    "key_concurrency",
+    "rate_limit",         "rate_burst",       "concurrency_limit",   "key_concurrency",
 };
 
 int64_t *
@@ -152,7 +152,8 @@ dq_config_slot(dq_config *c, size_t i)
         &c->worker_prune_ms,  &c->alert_oldest_due_ms, &c->alert_far_future,
         &c->alert_running_ms, &c->alert_memory_pct,    &c->alert_window_ms,
         &c->alert_fail_pct,   &c->alert_fail_per_min,  &c->time_limit_ms,
-        &c->done_retention,   &c->done_retention_ms,   &c->key_concurrency};
+        &c->done_retention,   &c->done_retention_ms,   &c->rate_limit,
+        &c->rate_burst,       &c->concurrency_limit,   &c->key_concurrency};
     return slots[i];
 }
 
@@ -181,7 +182,9 @@ dq_reply_config(const redisReply *r, void *out, dq_err *err)
     c->done_retention = 0;
     /* and those older than its age limit answer 19 */
     c->done_retention_ms = 0;
-    /* and those older than per-key limits answer 20 */
+    /* and those older than the queue limits answer 20 */
+    c->rate_limit = c->rate_burst = c->concurrency_limit = 0;
+    /* and those older than per-key limits answer 23 */
     c->key_concurrency = 0;
     for (size_t i = 0; i < DQ_CONFIG_FIELDS && CONFIG_PAIR * i + CONFIG_VALUE < r->elements; i++) {
         int rc = get_int(r, CONFIG_PAIR * i + CONFIG_VALUE, "config", dq_config_fields[i],
@@ -756,6 +759,7 @@ enum {
 };
 
 static int stats_window(const redisReply *r, size_t at, dq_stats *s, dq_err *err);
+static int stats_limits(const redisReply *r, size_t at, dq_stats *s, dq_err *err);
 
 int
 dq_reply_stats(const redisReply *r, void *out, dq_err *err)
@@ -1177,7 +1181,7 @@ stats_window(const redisReply *r, size_t at, dq_stats *s, dq_err *err)
     s->top_group[0] = '\0';
     s->parked = 0;
     if (r->elements < at + STATS_WINDOW_FIELDS)
-        return DQ_OK;
+        return stats_limits(r, at + STATS_PARKED + 1, s, err); /* (their defaults) */
     if (r->elements > at + STATS_PARKED &&
         (rc = get_int(r, at + STATS_PARKED, "stats", "parked", &s->parked, err)) != DQ_OK)
         return rc;
@@ -1198,6 +1202,74 @@ stats_window(const redisReply *r, size_t at, dq_stats *s, dq_err *err)
     if (s->window_ms <= 0 || s->window_elapsed_ms <= 0 || s->window_done < 0 ||
         s->window_failed < 0 || s->window_retried < 0)
         s->window_ms = -1; /* nonsense from a foreign write: not known */
+    return stats_limits(r, at + STATS_PARKED + 1, s, err);
+}
+
+enum {
+    STATS_LIMITED_RATE,
+    STATS_LIMITED_CONC,
+    STATS_RATE,
+    STATS_BURST,
+    STATS_CONC,
+    STATS_RATE_HELD,
+    STATS_CONC_HELD,
+    STATS_THROTTLED,
+    STATS_THROTTLE_RATE,
+    STATS_THROTTLE_CONC,
+    STATS_THROTTLE_SINCE,
+    STATS_THROTTLE_UNTIL,
+    STATS_THROTTLE_BY,
+    STATS_THROTTLE_REASON,
+    STATS_LIMIT_FIELDS
+};
+
+/* The queue limits after the window (stats.lua); off when the scripts are older. */
+static int
+stats_limits(const redisReply *r, size_t at, dq_stats *s, dq_err *err)
+{
+    static const char *const names[] = {"limited rate",
+                                        "limited concurrency",
+                                        "rate",
+                                        "burst",
+                                        "concurrency",
+                                        "rate held",
+                                        "concurrency held",
+                                        "throttled",
+                                        "throttle rate",
+                                        "throttle concurrency",
+                                        "throttle since",
+                                        "throttle until"};
+    int64_t v[STATS_THROTTLE_BY];
+    int rc;
+
+    s->limited_rate = s->limited_concurrency = s->rate_per_min = s->rate_burst = 0;
+    s->concurrency = s->throttle_rate_per_min = s->throttle_concurrency = 0;
+    s->rate_held_ms = s->throttle_since_ms = s->throttle_until_ms = -1;
+    s->concurrency_held = s->throttled = false;
+    s->throttle_by[0] = s->throttle_reason[0] = '\0';
+    if (r->elements < at + STATS_LIMIT_FIELDS)
+        return DQ_OK;
+    for (size_t i = 0; i < STATS_THROTTLE_BY; i++)
+        if ((rc = get_int(r, at + i, "stats", names[i], &v[i], err)) != DQ_OK)
+            return rc;
+    if ((rc = get_str_buf(r, at + STATS_THROTTLE_BY, "stats", "throttle by", s->throttle_by,
+                          sizeof s->throttle_by, err)) != DQ_OK ||
+        (rc = get_str_buf(r, at + STATS_THROTTLE_REASON, "stats", "throttle reason",
+                          s->throttle_reason, sizeof s->throttle_reason, err)) != DQ_OK)
+        return rc;
+    /* counts and limits from a foreign write can be anything: negatives read as 0 */
+    s->limited_rate = v[STATS_LIMITED_RATE] > 0 ? v[STATS_LIMITED_RATE] : 0;
+    s->limited_concurrency = v[STATS_LIMITED_CONC] > 0 ? v[STATS_LIMITED_CONC] : 0;
+    s->rate_per_min = v[STATS_RATE] > 0 ? v[STATS_RATE] : 0;
+    s->rate_burst = v[STATS_BURST] > 0 ? v[STATS_BURST] : 0;
+    s->concurrency = v[STATS_CONC] > 0 ? v[STATS_CONC] : 0;
+    s->rate_held_ms = v[STATS_RATE_HELD];
+    s->concurrency_held = v[STATS_CONC_HELD] != 0;
+    s->throttled = v[STATS_THROTTLED] != 0;
+    s->throttle_rate_per_min = v[STATS_THROTTLE_RATE] > 0 ? v[STATS_THROTTLE_RATE] : 0;
+    s->throttle_concurrency = v[STATS_THROTTLE_CONC] > 0 ? v[STATS_THROTTLE_CONC] : 0;
+    s->throttle_since_ms = v[STATS_THROTTLE_SINCE];
+    s->throttle_until_ms = v[STATS_THROTTLE_UNTIL];
     return DQ_OK;
 }
 

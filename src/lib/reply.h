@@ -22,7 +22,7 @@
 struct redisReply;
 
 /* The fields of dq_config in the order of the config reply and PROTOCOL.md 8.1. */
-#define DQ_CONFIG_FIELDS 21
+#define DQ_CONFIG_FIELDS 24
 /* How many of them every config reply has (the last two came with the worker registry). */
 #define DQ_CONFIG_FIELDS_OLD 8
 extern const char *const dq_config_fields[DQ_CONFIG_FIELDS];
@@ -38,8 +38,11 @@ int64_t *dq_config_slot(dq_config *c, size_t i);
 #define DQ_CONFIG_DONE_RETENTION 18
 /* The index of done_retention_ms, likewise -1 for Redis 0 ("no age limit"). */
 #define DQ_CONFIG_DONE_RETENTION_MS 19
+/* The queue limits, 21..23 (1-based; indexes 20..22), likewise -1 for Redis 0 ("off"). */
+#define DQ_CONFIG_RATE_LIMIT        20
+#define DQ_CONFIG_CONCURRENCY_LIMIT 22
 /* The index of key_concurrency, likewise -1 for Redis 0 ("no limit"). */
-#define DQ_CONFIG_KEY_CONCURRENCY 20
+#define DQ_CONFIG_KEY_CONCURRENCY 23
 
 /* config: @out is a dq_config. */
 int dq_reply_config(const struct redisReply *r, void *out, dq_err *err);

@@ -523,6 +523,22 @@ app_pause_prompt(struct ui *ui, const struct model *m)
 }
 
 int
+app_throttle_prompt(struct ui *ui, const struct model *m)
+{
+    snprintf(ui->action_id, sizeof ui->action_id, "%s", m->queue);
+    if (m->stats.throttled) {
+        ui->confirm_action = ACT_THROTTLE_OFF;
+        ui->mode = MODE_CONFIRM;
+        return APP_REDRAW;
+    }
+    snprintf(ui->prompt, sizeof ui->prompt,
+             "throttle queue %.100s to a rate (e.g. 10/s, 600/m; Enter: no rate limit; Esc: "
+             "cancel): ",
+             m->queue);
+    return prompt(ui, ACT_THROTTLE_RATE);
+}
+
+int
 app_delay_prompt(struct ui *ui, const struct model *m)
 {
     const char *id = app_selected_id(ui, m);
@@ -757,6 +773,58 @@ app_input_key(struct ui *ui, const struct model *m, int key)
         snprintf(ui->prompt, sizeof ui->prompt,
                  "why (shown in the header and the audit log; Enter: no reason): ");
         return prompt(ui, ACT_PAUSE_REASON);
+    }
+    if (key == KEY_APP_ENTER && ui->input_action == ACT_THROTTLE_RATE) {
+        int64_t v = 0;
+        /* checked here so a typo is told before y/N; jobs.c parses it the same way */
+        if (ui->input[0] != '\0' &&
+            (dq_rate_parse(ui->input, "rate", &v, NULL) != DQ_OK || v == 0)) {
+            ui->mode = MODE_MAIN;
+            app_status(ui, true, "not throttled: \"%.60s\" is not a rate (10/s, 600/m, 120/h)",
+                       ui->input);
+            return APP_REDRAW;
+        }
+        snprintf(ui->throttle_rate, sizeof ui->throttle_rate, "%.31s", ui->input);
+        snprintf(ui->prompt, sizeof ui->prompt,
+                 "at most this many in flight (e.g. 3; Enter: no concurrency limit): ");
+        return prompt(ui, ACT_THROTTLE_CONC);
+    }
+    if (key == KEY_APP_ENTER && ui->input_action == ACT_THROTTLE_CONC) {
+        size_t d = strspn(ui->input, "0123456789");
+        if (ui->input[0] != '\0' &&
+            (d != strlen(ui->input) || d > 7 || atol(ui->input) < 1 || atol(ui->input) > 1000000)) {
+            ui->mode = MODE_MAIN;
+            app_status(ui, true, "not throttled: \"%.60s\" is not a count in 1..1000000",
+                       ui->input);
+            return APP_REDRAW;
+        }
+        if (ui->input[0] == '\0' && ui->throttle_rate[0] == '\0') {
+            ui->mode = MODE_MAIN;
+            app_status(ui, true, "not throttled: give a rate or a concurrency");
+            return APP_REDRAW;
+        }
+        snprintf(ui->throttle_conc, sizeof ui->throttle_conc, "%.15s", ui->input);
+        snprintf(ui->prompt, sizeof ui->prompt, "for how long (e.g. 30m; Enter: until lifted): ");
+        return prompt(ui, ACT_THROTTLE_FOR);
+    }
+    if (key == KEY_APP_ENTER && ui->input_action == ACT_THROTTLE_FOR) {
+        int64_t ms;
+        if (ui->input[0] != '\0' &&
+            (dq_dur_parse(ui->input, "for", &ms, NULL) != DQ_OK || ms == 0)) {
+            ui->mode = MODE_MAIN;
+            app_status(ui, true, "not throttled: \"%.60s\" is not a duration (30s, 10m, 2h)",
+                       ui->input);
+            return APP_REDRAW;
+        }
+        snprintf(ui->pause_for, sizeof ui->pause_for, "%.31s", ui->input);
+        snprintf(ui->prompt, sizeof ui->prompt,
+                 "why (shown in the header and the audit log; Enter: no reason): ");
+        return prompt(ui, ACT_THROTTLE_REASON);
+    }
+    if (key == KEY_APP_ENTER && ui->input_action == ACT_THROTTLE_REASON) {
+        ui->confirm_action = ACT_THROTTLE;
+        ui->mode = MODE_CONFIRM;
+        return APP_REDRAW;
     }
     if (key == KEY_APP_ENTER && ui->input_action == ACT_RESCHEDULE_AT) {
         int64_t ms;

@@ -66,7 +66,14 @@ enum action {
     ACT_SCHEDULES,    /* load the schedules and their last runs for the Schedules view (S) */
     ACT_SCHED_PAUSE,  /* Schedules view: pause the selected schedule (after y) */
     ACT_SCHED_RESUME, /* Schedules view: resume the selected schedule (after y) */
-    ACT_COUNT,        /* how many there are (jobs.c has a row for each); not an action */
+    /* the live throttle (PROTOCOL.md 8.4) */
+    ACT_THROTTLE_RATE,   /* throttle: the rate was typed (input); ask the concurrency next */
+    ACT_THROTTLE_CONC,   /* throttle: the concurrency was typed; ask how long next */
+    ACT_THROTTLE_FOR,    /* throttle: the duration was typed; ask the reason next */
+    ACT_THROTTLE_REASON, /* throttle: the reason was typed (input); confirm next */
+    ACT_THROTTLE,        /* throttle the queue to throttle_rate / throttle_conc for pause_for */
+    ACT_THROTTLE_OFF,    /* lift the queue's throttle */
+    ACT_COUNT,           /* how many there are (jobs.c has a row for each); not an action */
 };
 
 /* Bulk actions (r and d on a group or search, A, X) on more than this many tasks, or on
@@ -146,7 +153,9 @@ struct ui {
     bool search_done;
     char prompt[800];              /* MODE_INPUT: the question */
     char input[DQ_NEEDLE_MAX + 1]; /* MODE_INPUT: what was typed */
-    char pause_for[32];            /* pause: the duration typed first ("": until resumed) */
+    char pause_for[32];            /* pause and throttle: the duration typed ("": until ended) */
+    char throttle_rate[32];        /* throttle: the rate typed ("": none) */
+    char throttle_conc[16];        /* throttle: the concurrency typed ("": none) */
     char spread[32];               /* A: the window typed first ("": at once) */
     enum action input_action;      /* MODE_INPUT: what Enter does */
     bool confirm_typed;            /* MODE_INPUT: Enter performs it if the queue was named */
@@ -209,6 +218,9 @@ int app_escape(struct ui *ui);
 int app_confirm(struct ui *ui, const struct model *m, enum action act, bool marks);
 /* P: resume a paused queue (asks y/N), else ask how long, then why, then y/N. */
 int app_pause_prompt(struct ui *ui, const struct model *m);
+/* T: lift a throttled queue's throttle (asks y/N), else ask the rate, the concurrency,
+ * how long, then why, then y/N. */
+int app_throttle_prompt(struct ui *ui, const struct model *m);
 /* R: asks for the delay to requeue the selected task after. */
 int app_delay_prompt(struct ui *ui, const struct model *m);
 

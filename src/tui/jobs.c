@@ -422,6 +422,39 @@ job_resume(dq_client *c, struct job *j, int64_t started_ms)
         job_failed(c, j, started_ms, &err, "resume", false);
 }
 
+static void
+job_throttle(dq_client *c, struct job *j, int64_t started_ms)
+{
+    dq_err err = {0};
+    int64_t rate = 0, for_ms = 0;
+    long long conc = j->throttle_conc[0] ? atoll(j->throttle_conc) : 0;
+
+    if ((j->throttle_rate[0] && dq_rate_parse(j->throttle_rate, "rate", &rate, &err)) ||
+        (j->pause_for[0] && dq_dur_parse(j->pause_for, "throttle for", &for_ms, &err)))
+        job_status(j, true, "%s", err.msg);
+    else if (dq_throttle(c, j->queue, rate, conc, for_ms, j->input[0] ? j->input : NULL, &err) ==
+             DQ_OK)
+        job_status(j, false, "throttled %s %s%s: workers claim within it (T lifts it)", j->queue,
+                   for_ms > 0 ? "for " : "until lifted", j->pause_for);
+    else
+        job_failed(c, j, started_ms, &err, "throttle", false);
+}
+
+static void
+job_throttle_off(dq_client *c, struct job *j, int64_t started_ms)
+{
+    dq_err err = {0};
+    bool was = false;
+
+    if (dq_throttle_off(c, j->queue, &was, &err) == DQ_OK)
+        job_status(j, false,
+                   was ? "lifted the throttle of %s: workers claim at once"
+                       : "%s was not throttled (any more)",
+                   j->queue);
+    else
+        job_failed(c, j, started_ms, &err, "lift the throttle", false);
+}
+
 /* r and d: the marked set when there is one (all or nothing), else the selection. */
 static void
 job_requeue_or_drop(dq_client *c, struct job *j, int64_t started_ms)
@@ -752,6 +785,12 @@ static const struct {
     [ACT_PAUSE_REASON] = {NULL, "working", NULL},
     [ACT_PAUSE] = {job_pause, "pausing the queue", "pause"},
     [ACT_RESUME] = {job_resume, "resuming the queue", "resume"},
+    [ACT_THROTTLE_RATE] = {NULL, "working", NULL},
+    [ACT_THROTTLE_CONC] = {NULL, "working", NULL},
+    [ACT_THROTTLE_FOR] = {NULL, "working", NULL},
+    [ACT_THROTTLE_REASON] = {NULL, "working", NULL},
+    [ACT_THROTTLE] = {job_throttle, "throttling the queue", "throttle"},
+    [ACT_THROTTLE_OFF] = {job_throttle_off, "lifting the throttle", "throttle off"},
     [ACT_EDIT] = {job_edit, "reading the task to fix", NULL},
     [ACT_REPLACE] = {job_replace, "requeueing with the new payload", "replace"},
     [ACT_ERRORS] = {job_errors, "loading the error groups", NULL},

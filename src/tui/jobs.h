@@ -23,9 +23,10 @@ struct job {
     char id[DQ_ID_MAX + 1];
     char input[DQ_NEEDLE_MAX + 1];
     char pause_for[32];
-    char spread[32];                   /* requeue all: the window typed ("": at once) */
-    dq_filter_kind fkind;              /* r, d, A, X: the group or search shown */
-    char fvalue[DQ_SIGNATURE_MAX + 1]; /* its group id or search text */
+    char throttle_rate[32], throttle_conc[16]; /* throttle: as typed ("": none) */
+    char spread[32];                           /* requeue all: the window typed ("": at once) */
+    dq_filter_kind fkind;                      /* r, d, A, X: the group or search shown */
+    char fvalue[DQ_SIGNATURE_MAX + 1];         /* its group id or search text */
     char **ids; /* the marked set (owned copies), or NULL for the selected task */
     size_t nids;
     dq_task task; /* run now: the selected task's id and bytes (owned copies) */

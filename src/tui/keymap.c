@@ -62,6 +62,7 @@ static int do_confirm(struct ui *, const struct model *, const struct binding *,
 static int do_requeue_after(struct ui *, const struct model *, const struct binding *, int);
 static int do_bulk(struct ui *, const struct model *, const struct binding *, int);
 static int do_pause_queue(struct ui *, const struct model *, const struct binding *, int);
+static int do_throttle(struct ui *, const struct model *, const struct binding *, int);
 static int do_scroll(struct ui *, const struct model *, const struct binding *, int);
 static int do_view_copy(struct ui *, const struct model *, const struct binding *, int);
 static int do_back(struct ui *, const struct model *, const struct binding *, int);
@@ -174,6 +175,9 @@ static const struct binding bindings[] = {
     {BIND_MAIN, {'P'}, "P", PANES_ALL, KB_WRITE, do_pause_queue, 0,
         "pause the queue: workers claim nothing (asks how long, why, then y/N); on a paused "
         "queue: resume it", NULL, "pause"},
+    {BIND_MAIN, {'T'}, "T", PANES_ALL, KB_WRITE, do_throttle, 0,
+        "throttle the queue live: a rate and/or a concurrency limit for all workers (asks "
+        "each, how long, why, then y/N); on a throttled queue: lift it", NULL, "throttle"},
 
     /* text views: details, help, the audit log, the workers */
     {BIND_VIEW, {'j', KEY_APP_DOWN}, "j Down", PANES_ALL, 0, do_scroll, 1, "scroll down", NULL,
@@ -332,6 +336,12 @@ static int
 do_pause_queue(struct ui *ui, const struct model *m, const struct binding *b, int key)
 {
     return app_pause_prompt(ui, m);
+}
+
+static int
+do_throttle(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    return app_throttle_prompt(ui, m);
 }
 
 static int

@@ -169,6 +169,8 @@ job_prepare(struct top *t, enum action act)
     snprintf(j->id, sizeof j->id, "%s", ui->action_id);
     snprintf(j->input, sizeof j->input, "%s", ui->input);
     snprintf(j->pause_for, sizeof j->pause_for, "%s", ui->pause_for);
+    snprintf(j->throttle_rate, sizeof j->throttle_rate, "%s", ui->throttle_rate);
+    snprintf(j->throttle_conc, sizeof j->throttle_conc, "%s", ui->throttle_conc);
     snprintf(j->spread, sizeof j->spread, "%s", ui->spread);
     if ((act == ACT_REQUEUE || act == ACT_DROP) && ui->nmarks[ui->focus] > 0) {
         j->ids = copy_ids(ui->marks[ui->focus], ui->nmarks[ui->focus]);

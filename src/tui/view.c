@@ -156,6 +156,11 @@ render_title(const struct model *m, const struct ui *ui, struct grid *g)
     seg_add(s, &n, 0, bar, "| queue %s ", m->queue);
     if (m->nqueues > 1)
         seg_add(s, &n, 2, bar, "(Q: %lld queues) ", (long long)m->nqueues);
+    if (m->stats.throttled) { /* who throttled it and why: never dropped (grid_put escapes) */
+        char th[sizeof s[0].text - 16];
+        dq_health_throttle(th, sizeof th, &m->stats);
+        seg_add(s, &n, 0, bar | GRID_BOLD | color(ui, GRID_YELLOW), "| THROTTLED %s ", th);
+    }
     if (!m->connected)
         seg_add(s, &n, 0, bar | GRID_BOLD | color(ui, GRID_RED), "| DISCONNECTED ");
     else if (ui->paused)
@@ -1168,6 +1173,15 @@ view_render(const struct model *m, const struct ui *ui, struct grid *g)
             snprintf(q, sizeof q, "reschedule task %s to %s%s? y/N ", ui->action_id, ui->input,
                      dq_time_parse(ui->input, "time", &(int64_t){0}, NULL) == DQ_OK ? ""
                                                                                     : " from now");
+        else if (ui->confirm_action == ACT_THROTTLE)
+            snprintf(q, sizeof q, "throttle queue %s to %s%s%s%s %s%s%s%s? y/N ", ui->action_id,
+                     ui->throttle_rate, ui->throttle_rate[0] && ui->throttle_conc[0] ? ", " : "",
+                     ui->throttle_conc, ui->throttle_conc[0] ? " in flight" : "",
+                     ui->pause_for[0] ? "for " : "until lifted", ui->pause_for,
+                     ui->input[0] ? ": " : "", ui->input);
+        else if (ui->confirm_action == ACT_THROTTLE_OFF)
+            snprintf(q, sizeof q, "lift the throttle of queue %s (by %s)? y/N ", ui->action_id,
+                     m->stats.throttle_by);
         else if (ui->confirm_action == ACT_RESUME)
             snprintf(q, sizeof q, "resume queue %s (paused by %s)? y/N ", ui->action_id,
                      m->stats.paused_by);

@@ -62,7 +62,7 @@ b, e, i = rows
 assert b["verdict"]["level"] == "bad" and b["failed"] == 12, b
 assert sum(b["failed_per_min"]) == 12 and len(b["failed_per_min"]) == 10, b
 assert sum(b["done_per_min"]) == 0, b
-assert b["workers"]["live"] == 1 and b["throttled"] is None, b
+assert b["workers"]["live"] == 1 and b["throttled"] is False, b
 assert e["paused"] is True and e["due"] == 2 and e["verdict"]["level"] == "warn", e
 assert "\x1b[2J" in e["verdict"]["text"], e
 assert i["verdict"] == {"level": "ok", "text": "all well"}, i

@@ -54,9 +54,13 @@ check "workers: none lost" has "$work/m.txt" "delayq_workers{queue=\"$i\",state=
 check "workers: the stopped worker left the registry" has "$work/m.txt" "delayq_workers{queue=\"$f\",state=\"live\"}" 0
 check "not paused: delayq_queue_paused 0" has "$work/m.txt" "delayq_queue_paused{queue=\"$q\"}" 0
 check "not paused: no until sample" sh -c "! grep -q '^delayq_queue_paused_until_seconds{' '$work/m.txt'"
+check "no limit: nothing held back" has "$work/m.txt" "delayq_limited_total{queue=\"$q\",limit=\"rate\"}" 0
+check "no limit: no rate limit sample" sh -c "! grep -q '^delayq_queue_rate_limit{' '$work/m.txt'"
+check "not throttled: delayq_queue_throttled 0" has "$work/m.txt" "delayq_queue_throttled{queue=\"$q\"}" 0
 for fam in delayq_up delayq_scrape_errors_total delayq_tasks delayq_oldest_due_seconds \
     delayq_next_due_seconds delayq_events_total delayq_workers delayq_queue_paused \
-    delayq_queue_paused_until_seconds; do
+    delayq_queue_paused_until_seconds delayq_limited_total delayq_queue_rate_limit \
+    delayq_queue_concurrency_limit delayq_queue_throttled; do
   check "HELP and TYPE for $fam" sh -c "grep -q '^# HELP $fam ' '$work/m.txt' && grep -q '^# TYPE $fam ' '$work/m.txt'"
 done
 # the oldest due task waited a little; the next due is about 30 minutes away

@@ -82,6 +82,13 @@ check "not paused: 0" query_is "delayq_queue_paused{queue=\"$q\"}" 0
 check "paused: 1" wait_for 10000 "paused 1" query_is "delayq_queue_paused{queue=\"$q\"}" 1
 "$bin" resume -q "$q" >/dev/null
 check "resumed: 0" wait_for 10000 "paused 0" query_is "delayq_queue_paused{queue=\"$q\"}" 0
+# and a throttle, its limits as gauges
+"$bin" throttle -q "$q" --rate 10/s --concurrency 3 --for 1h >/dev/null
+check "throttled: 1" wait_for 10000 "throttled 1" query_is "delayq_queue_throttled{queue=\"$q\"}" 1
+check "the throttle's rate: 10/s" query_is "delayq_queue_rate_limit{queue=\"$q\"}" 10
+check "the throttle's concurrency: 3" query_is "delayq_queue_concurrency_limit{queue=\"$q\"}" 3
+"$bin" throttle -q "$q" --off >/dev/null
+check "lifted: 0" wait_for 10000 "throttled 0" query_is "delayq_queue_throttled{queue=\"$q\"}" 0
 
 # a new enqueue shows at the next scrapes
 "$bin" enqueue -q "$q" --json '{}' >/dev/null

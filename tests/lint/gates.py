@@ -40,7 +40,7 @@ WRITES = {'ZADD', 'ZREM', 'ZPOPMIN', 'HSET', 'HDEL', 'HINCRBY', 'INCRBY', 'RPUSH
           'DEL', 'XADD', 'SET', 'SADD', 'SREM'}
 NOKEY = {'TIME'}
 
-FUNC = re.compile(r'^(?:local )?function (\w+)\(', re.M)
+FUNC = re.compile(r'^(?:local )?function ([\w.]+)\(', re.M)  # (limits.allow: a table's)
 # redis.call only: a refused redis.pcall returns an error the script handles (wake()
 # falls back from SPUBLISH to PUBLISH), so it cannot leave a script half-applied
 CALL = re.compile(r"redis\.call\(\s*'(\w+)'")

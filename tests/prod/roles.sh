@@ -112,6 +112,7 @@ check "viewer may metrics --textfile" grep -q 'delayq_up 1' "$work/metrics.prom"
 refused viewer "'evalsha'" requeue "$id"
 refused viewer "'evalsha'" drop "$id"
 refused viewer "'evalsha'" pause
+refused viewer "'evalsha'" throttle --rate 10/s
 refused viewer "'evalsha'" config max_attempts=5
 refused viewer "'srem'" queues --forget emails
 # a queue nothing made is named, with the close one: reads only (EXISTS, SSCAN)
@@ -147,12 +148,13 @@ PY
 }
 reads_only "$work/monitor.log" delayq:cli: "the viewer's commands"
 
-# ---- operator: requeue, drop, pause, resume, config; the worker may not --------------
+# ---- operator: requeue, drop, pause, resume, config, throttle; the worker may not -----
 id2=$(r ZRANGE 'dq:{emails}:failidx' 1 1)
 refused worker "operator actions" requeue "$id"
 refused worker "operator actions" drop "$id"
 refused worker "operator actions" pause --for 1m
 refused worker "operator actions" resume
+refused worker "operator actions" throttle --concurrency 2 --for 1m
 refused worker "operator actions" config max_attempts=5
 refused worker "'srem'" queues --forget emails
 check "nothing half-applied by the worker's refused actions" test "$(r ZCARD 'dq:{emails}:failidx')" -eq 2
@@ -162,7 +164,9 @@ works operator drop "$id2"
 works operator pause --for 10m --reason roles
 works operator resume
 works operator config max_attempts=5
-check "the operator's actions are in the audit log" test "$(r XLEN 'dq:{emails}:audit')" -eq 5
+works operator throttle --rate 10/s --for 10m --reason roles
+works operator throttle --off
+check "the operator's actions are in the audit log" test "$(r XLEN 'dq:{emails}:audit')" -eq 7
 
 # ---- the viewer when the library is missing ----------------------------------------
 r FUNCTION FLUSH >/dev/null

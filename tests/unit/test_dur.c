@@ -546,6 +546,52 @@ test_time_round_trip(void **state)
     assert_int_equal(back, DQ_TIME_MAX_MS);
 }
 
+/* Rates (the queue limits): kept a minute; a bare number is per second; errors name
+ * the field and say what is wanted. */
+static void
+test_rate_parse_and_format(void **state)
+{
+    static const struct {
+        const char *in;
+        int64_t per_min;
+    } good[] = {{"20/s", 1200}, {"20", 1200}, {"1200/m", 1200}, {"30/min", 30},
+                {"120/h", 2},   {"0", 0},     {"1/m", 1},       {"10000000/s", 600000000}};
+    static const struct {
+        const char *in, *msg;
+    } bad[] = {{"", "--rate: \"\" is not a rate"},
+               {"abc", "--rate: \"abc\" is not a rate"},
+               {"-5/s", "--rate: \"-5/s\" is not a rate"},
+               {"5/x", "--rate: \"5/x\" has an unknown unit (use /s, /m or /h)"},
+               {"5/s ", "--rate: \"5/s \" has an unknown unit"},
+               {"90/h", "--rate: \"90/h\" is not a whole number a minute"},
+               {"10000001/s", "is over the limit of 600000000/m"},
+               {"99999999999999999999/m", "is over the limit of 600000000/m"}};
+    char buf[DQ_RATE_BUFSZ];
+    int64_t v;
+    dq_err err;
+
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        v = -1;
+        if (dq_rate_parse(good[i].in, "--rate", &v, NULL) != DQ_OK || v != good[i].per_min)
+            fail_msg("%s: got %lld, want %lld", good[i].in, (long long)v,
+                     (long long)good[i].per_min);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        memset(&err, 0, sizeof err);
+        v = -1;
+        assert_int_equal(dq_rate_parse(bad[i].in, "--rate", &v, &err), DQ_EINVAL);
+        assert_int_equal(v, 0);
+        if (strstr(err.msg, bad[i].msg) == NULL)
+            fail_msg("%s: \"%s\" lacks \"%s\"", bad[i].in, err.msg, bad[i].msg);
+    }
+    dq_rate_format(buf, sizeof buf, 1200);
+    assert_string_equal(buf, "20/s");
+    dq_rate_format(buf, sizeof buf, 90);
+    assert_string_equal(buf, "90/m");
+    dq_rate_format(buf, sizeof buf, 0);
+    assert_string_equal(buf, "off");
+}
+
 int
 main(void)
 {
@@ -571,6 +617,7 @@ main(void)
         cmocka_unit_test(test_time_null_args),
         cmocka_unit_test(test_time_format),
         cmocka_unit_test(test_time_round_trip),
+        cmocka_unit_test(test_rate_parse_and_format),
     };
 
     test_filter_from_env();

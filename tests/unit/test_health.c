@@ -220,6 +220,65 @@ unknown_is(const char *queue, const char *list, int64_t total, const char *want)
     assert_string_equal(buf, want);
 }
 
+/* The queue limits (PROTOCOL.md 8.4): a rate limit that held a due task back lately says
+ * how fast and how long the backlog drains; a claim waiting for a slot says so; a limit
+ * that held nothing back lately, or a queue with nothing due, says nothing. The throttle
+ * line of the inspector's header and stats. */
+static void
+limited_and_throttled(void **state)
+{
+    dq_stats s = {.now_ms = 1796000000000,
+                  .due = 1200,
+                  .rate_per_min = 600,
+                  .rate_burst = 10,
+                  .rate_held_ms = 1796000000000 - 200};
+    struct dq_health_facts f = {.stats = &s,
+                                .max_oldest_due_ms = -1,
+                                .max_far_future = -1,
+                                .workers_registered = 1,
+                                .workers_live = 1};
+    char buf[256];
+
+    assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_WARN);
+    assert_string_equal(buf, "rate-limited: 1 200 due, draining at 10/s, ~2m left");
+    s.due = 45;
+    dq_health_verdict(&f, buf, sizeof buf);
+    assert_string_equal(buf, "rate-limited: 45 due, draining at 10/s, ~5s left");
+    s.rate_held_ms = s.now_ms - DQ_HEALTH_LIMITED_RECENT_MS; /* not lately */
+    assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_OK);
+    assert_string_equal(buf, "all well");
+    s.rate_per_min = 0;
+    s.concurrency = 3;
+    s.inflight = 3;
+    s.concurrency_held = true;
+    s.due = 1234567;
+    assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_WARN);
+    assert_string_equal(buf, "concurrency-limited: 1 234 567 due, 3 in flight (limit 3)");
+    s.due = 0;
+    assert_int_equal(dq_health_verdict(&f, buf, sizeof buf), DQ_HEALTH_OK);
+
+    /* the throttle: 2025-12-01T09:40:00Z ends it, within a day of now */
+    assert_int_equal(dq_health_throttle(buf, sizeof buf, &s), 0);
+    s.throttled = true;
+    s.throttle_rate_per_min = 600;
+    s.now_ms = 1764580800000;            /* 2025-12-01T09:20:00Z */
+    s.throttle_until_ms = 1764582000000; /* 09:40 */
+    snprintf(s.throttle_by, sizeof s.throttle_by, "alice@ops");
+    snprintf(s.throttle_reason, sizeof s.throttle_reason, "payments-api recovering");
+    dq_health_throttle(buf, sizeof buf, &s);
+    assert_string_equal(buf, "10/s by alice@ops: payments-api recovering, until 09:40");
+    s.throttle_rate_per_min = 90;
+    s.throttle_concurrency = 2;
+    s.throttle_until_ms = 0;
+    s.throttle_reason[0] = '\0';
+    dq_health_throttle(buf, sizeof buf, &s);
+    assert_string_equal(buf, "90/m, 2 in flight by alice@ops, until lifted");
+    s.throttle_rate_per_min = 0;
+    s.throttle_until_ms = s.now_ms + 2 * 86400000;
+    dq_health_throttle(buf, sizeof buf, &s);
+    assert_string_equal(buf, "2 in flight by alice@ops, until 2025-12-03 09:20");
+}
+
 static void
 unknown_queue_sentence(void **state)
 {
@@ -278,6 +337,7 @@ main(void)
         cmocka_unit_test(hung_handler_and_retries),
         cmocka_unit_test(handler_hung_past_its_time_limit),
         cmocka_unit_test(failing_over_the_window),
+        cmocka_unit_test(limited_and_throttled),
         cmocka_unit_test(unknown_queue_sentence),
     };
     test_filter_from_env();

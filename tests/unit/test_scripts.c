@@ -66,9 +66,9 @@ library_registers_every_script(void **state)
     static const char *const readers[] = {"stats",        "page",     "find",       "search",
                                           "audit",        "workers",  "config_get", "errors",
                                           "schedule_get", "overview", "keys"};
-    static const char *const drainers[] = {"ack",    "fail",  "retry",     "release",
-                                           "extend", "reap",  "heartbeat", "claim",
-                                           "drop",   "pause", "cancel",    "schedule_fill"};
+    static const char *const drainers[] = {
+        "ack",   "fail", "retry", "release", "extend",        "reap",    "heartbeat",
+        "claim", "drop", "pause", "cancel",  "schedule_fill", "throttle"};
     char want[200];
 
     assert_int_equal(strlen(dq_library_text), dq_library_len);
