@@ -1028,8 +1028,8 @@ app_view_refreshes(const struct ui *ui)
 enum action
 app_view_refresh_action(const struct ui *ui)
 {
-    if (ui->mode == MODE_DETAILS && ui->detail_act == ACT_WORKERS)
-        return ACT_WORKERS;
+    if (ui->mode == MODE_DETAILS && (ui->detail_act == ACT_WORKERS || ui->detail_act == ACT_KEYS))
+        return ui->detail_act;
     if (ui->mode == MODE_SCHEDULES)
         return ACT_SCHEDULES;
     if (ui->mode == MODE_PICK && ui->pick_ov != NULL)

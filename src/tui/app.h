@@ -73,7 +73,9 @@ enum action {
     ACT_THROTTLE_REASON, /* throttle: the reason was typed (input); confirm next */
     ACT_THROTTLE,        /* throttle the queue to throttle_rate / throttle_conc for pause_for */
     ACT_THROTTLE_OFF,    /* lift the queue's throttle */
-    ACT_COUNT,           /* how many there are (jobs.c has a row for each); not an action */
+    /* per-key limits (PROTOCOL.md 4.10, 5.31) */
+    ACT_KEYS,  /* the Keys view (K): the task keys with the most tasks, as delayq keys */
+    ACT_COUNT, /* how many there are (jobs.c has a row for each); not an action */
 };
 
 /* Bulk actions (r and d on a group or search, A, X) on more than this many tasks, or on
@@ -378,14 +380,15 @@ struct action_result {
 };
 
 /* How often the views that refresh themselves read again while open: the Workers view
- * (W) the registry, the Schedules view (S) the schedules and their last runs, the
- * Overview its rows. */
+ * (W) the registry, the Keys view (K) the keys (one keys call), the Schedules view (S)
+ * the schedules and their last runs, the Overview its rows. */
 #define APP_WORKERS_REFRESH_MS 2000
 
-/* Whether the view open is one that refreshes by itself (W, S, the Overview). */
+/* Whether the view open is one that refreshes by itself (W, K, S, the Overview). */
 bool app_view_refreshes(const struct ui *ui);
 
-/* What reads the view open again (ACT_WORKERS, ACT_SCHEDULES); ACT_NONE: nothing. */
+/* What reads the view open again (ACT_WORKERS, ACT_KEYS, ACT_SCHEDULES); ACT_NONE:
+ * nothing. */
 enum action app_view_refresh_action(const struct ui *ui);
 
 /* Applies @r: the status line, marks, and the details view or the picker it opens.

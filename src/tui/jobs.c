@@ -351,6 +351,69 @@ job_workers(dq_client *c, struct job *j, int64_t started_ms)
     dq_workers_free(&w);
 }
 
+/* ---- the Keys view (K; per-key limits, PROTOCOL.md 4.10 and 5.31) ---------------- */
+
+/* Keys the Keys view asks for: a screenful at 200x50, one bounded keys call. */
+#define KEYS_SHOWN 50
+
+void
+job_keys_text(struct dq_buf *b, const dq_keys *k)
+{
+    if (k->n == 0) {
+        dq_buf_puts(b,
+                    "No keyed tasks on this queue. A task gets a key (a tenant, a customer) at\n"
+                    "enqueue: delayq enqueue --key KEY; key_concurrency then limits each key.\n");
+        return;
+    }
+    /* which numbers are exact and which sampled, as delayq keys says */
+    dq_buf_printf(b,
+                  "Exact: PARKED, IN FLIGHT (%lld parked in all). Read every %ds.\n"
+                  "Sampled: DUE among the oldest %lld of %lld due tasks,\n"
+                  "FAILED among the newest %lld of %lld failures.\n\n",
+                  (long long)k->parked_total, APP_WORKERS_REFRESH_MS / 1000, (long long)k->due_seen,
+                  (long long)k->due_total, (long long)k->failed_seen, (long long)k->failed_total);
+    /* numbers first, so they fit at 80 columns; the key last, of any width */
+    dq_buf_printf(b, "%8s %8s %9s %8s  %-14s %s\n", "DUE", "PARKED", "IN FLIGHT", "FAILED",
+                  "OLDEST DUE", "KEY");
+    for (size_t i = 0; i < k->n; i++) {
+        const dq_key_row *r = &k->rows[i];
+        char age[DQ_DUR_BUFSZ + 8] = "-";
+        if (r->oldest_due_ms >= 0) {
+            dq_dur_format(age, DQ_DUR_BUFSZ,
+                          k->now_ms > r->oldest_due_ms ? k->now_ms - r->oldest_due_ms : 0);
+            strcat(age, " ago");
+        }
+        dq_buf_printf(b, "%8lld %8lld %9lld %8lld  %-14s ", (long long)r->due, (long long)r->parked,
+                      (long long)r->inflight, (long long)r->failed, age);
+        /* caller-chosen bytes: escaped here, with their length (a NUL or a newline in a
+         * key must not end or break its line) */
+        dq_esc_text(b, r->key, r->key_len, 0);
+        dq_buf_puts(b, "\n");
+    }
+}
+
+/* The Keys view: which key (customer) a backlog is, from one keys call. */
+static void
+job_keys(dq_client *c, struct job *j, int64_t started_ms)
+{
+    dq_keys k;
+    dq_err err = {0};
+    struct dq_buf b = DQ_BUF_INIT;
+
+    if (dq_keys_get(c, j->queue, KEYS_SHOWN, &k, &err) != DQ_OK) {
+        job_status(j, true, "keys: %s", err.msg);
+        return;
+    }
+    job_keys_text(&b, &k);
+    j->result.detail = b.failed ? NULL : dq_buf_steal(&b, NULL);
+    if (j->result.detail == NULL)
+        job_status(j, true, "keys: out of memory");
+    snprintf(j->result.title, sizeof j->result.title, "keys of %.30s: %zu with tasks", j->queue,
+             k.n);
+    dq_buf_free(&b);
+    dq_keys_free(&k);
+}
+
 /* fix and requeue */
 /* e: the task as it is now, and its payload as JSON for the editor (refused, with the
  * reason, when it is not failed or JSON cannot show its payload faithfully). */
@@ -803,6 +866,7 @@ static const struct {
     [ACT_SCHEDULES] = {job_schedules, "loading the schedules", NULL},
     [ACT_SCHED_PAUSE] = {job_sched_pause, "pausing the schedule", "schedule pause"},
     [ACT_SCHED_RESUME] = {job_sched_pause, "resuming the schedule", "schedule resume"},
+    [ACT_KEYS] = {job_keys, "loading the keys", NULL},
 };
 _Static_assert(sizeof kinds / sizeof kinds[0] == ACT_COUNT, "jobs.c: an action without a row");
 

@@ -40,6 +40,13 @@ struct job {
     struct action_result result;
 };
 
+struct dq_buf; /* lib/buf.h */
+
+/* The Keys view's text for @k, appended to @b: which counts are exact and which
+ * sampled, then one row per key (its bytes escaped); with no keys, how keys are given.
+ * Pure (unit.jobs checks it). */
+void job_keys_text(struct dq_buf *b, const dq_keys *k);
+
 /* Frees what @j owns and zeroes it. */
 void job_reset(struct job *j);
 

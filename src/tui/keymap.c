@@ -111,9 +111,12 @@ static const struct binding bindings[] = {
     {BIND_MAIN, {'Z'}, "Z", PANES_ALL, 0, do_pause, 0, "pause / resume refresh", NULL, NULL},
     {BIND_MAIN, {KEY_APP_REDRAW}, "Ctrl-L", PANES_ALL, 0, do_redraw, 0, "redraw and refresh now",
         NULL, NULL},
+    /* W and K one line each in help (live: refreshed while open), so its page keeps its
+     * length */
     {BIND_MAIN, {'W'}, "W", PANES_ALL, 0, do_request, ACT_WORKERS,
-        "the workers: last beat, busy, done, failed, tasks held (refreshed while open)", NULL,
-        "workers"},
+        "the workers: last beat, busy, done, failed, tasks held (live)", NULL, "workers"},
+    {BIND_MAIN, {'K'}, "K", PANES_ALL, 0, do_request, ACT_KEYS,
+        "the task keys with the most due, in flight, failed (live)", NULL, "keys"},
     {BIND_MAIN, {'Q'}, "Q", PANES_ALL, 0, do_request, ACT_QUEUES,
         "the Overview: every queue worst first; Enter opens one", NULL, "queues"},
     /* L and S short, so help pairs them (the views say the rest) */

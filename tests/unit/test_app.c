@@ -486,6 +486,44 @@ workers_view_refreshes_only_while_open(void **state)
     ui_free(&ui);
 }
 
+/* K asks for the Keys view; it refreshes (one keys call) while open, keeps its scroll,
+ * and a refresh after Esc is dropped. */
+static void
+keys_view_opens_refreshes_and_goes_back(void **state)
+{
+    struct ui ui;
+    struct model m = {0};
+    struct action_result r = {0};
+
+    ui_init(&ui, true, false); /* read-only: a view that only reads is allowed */
+    assert_true(keymap_key(&ui, &m, 'K') & APP_ACTION);
+    assert_int_equal(app_take_action(&ui), ACT_KEYS);
+    r.act = ACT_KEYS;
+    r.detail = strdup("header\n\nDUE KEY\n1 acme\n2 globex\n");
+    snprintf(r.title, sizeof r.title, "keys of q: 2 with tasks");
+    app_action_done(&ui, &r, "q");
+    assert_int_equal(ui.mode, MODE_DETAILS);
+    assert_int_equal(app_view_refresh_action(&ui), ACT_KEYS);
+    ui.scroll = 1;
+    r.act = ACT_KEYS;
+    r.refresh = true;
+    r.detail = strdup("header\n\nDUE KEY\n1 acme\n2 globex\n3 initech\n");
+    snprintf(r.title, sizeof r.title, "keys of q: 3 with tasks");
+    app_action_done(&ui, &r, "q");
+    assert_int_equal(ui.ndetail, 6);
+    assert_int_equal(ui.scroll, 1);
+    assert_string_equal(ui.detail_title, "keys of q: 3 with tasks");
+    keymap_key(&ui, &m, KEY_APP_ESC);
+    assert_int_equal(ui.mode, MODE_MAIN);
+    assert_int_equal(app_view_refresh_action(&ui), ACT_NONE);
+    r.act = ACT_KEYS;
+    r.refresh = true;
+    r.detail = strdup("x\n");
+    app_action_done(&ui, &r, "q");
+    assert_int_equal(ui.mode, MODE_MAIN);
+    ui_free(&ui);
+}
+
 /* The picker opened at start has nothing behind it: Esc stays (and says why), q quits;
  * once a queue was opened, Esc goes back as always. */
 static void
@@ -669,6 +707,7 @@ main(void)
         cmocka_unit_test(bulk_actions_share_one_rule),
         cmocka_unit_test(paste_is_text_never_keys),
         cmocka_unit_test(workers_view_refreshes_only_while_open),
+        cmocka_unit_test(keys_view_opens_refreshes_and_goes_back),
         cmocka_unit_test(first_picker_esc_stays_q_quits),
         cmocka_unit_test(schedules_view_selects_refreshes_and_asks),
         cmocka_unit_test(done_pane_is_the_fifth),

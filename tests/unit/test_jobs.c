@@ -9,6 +9,7 @@
 
 #include <string.h>
 
+#include "lib/buf.h"
 #include "tui/jobs.h"
 
 /* A row left out in the middle of the table (the build's assert sees only its size) has
@@ -30,6 +31,7 @@ every_action_has_a_row(void **state)
     assert_string_equal(job_name(ACT_SCHEDULES), "loading the schedules");
     assert_string_equal(job_name(ACT_SCHED_PAUSE), "pausing the schedule");
     assert_string_equal(job_name(ACT_SCHED_RESUME), "resuming the schedule");
+    assert_string_equal(job_name(ACT_KEYS), "loading the keys");
     assert_string_equal(job_name(ACT_COUNT), "working");
 }
 
@@ -51,12 +53,67 @@ loop_actions_run_nothing_on_the_redis_thread(void **state)
     }
 }
 
+/* The Keys view's text: the header says which counts are exact and which sampled, one
+ * row per key with due, parked, in flight, failed and its oldest due age, the key last
+ * and escaped (a NUL and a newline inside it stay on its row); with no keys, how keys
+ * are given. */
+static void
+keys_text_rows(void **state)
+{
+    dq_key_row rows[2] = {
+        {.key = "acme",
+         .key_len = 4,
+         .due = 900,
+         .parked = 40000,
+         .inflight = 2,
+         .failed = 7,
+         .oldest_due_ms = 1000},
+        {.key = "a\nb\0c\x1b", .key_len = 6, .due = 0, .inflight = 1, .oldest_due_ms = -1},
+    };
+    dq_keys k = {.rows = rows,
+                 .n = 2,
+                 .now_ms = 1000 + 90000,
+                 .due_seen = 1000,
+                 .due_total = 50900,
+                 .failed_seen = 7,
+                 .failed_total = 7,
+                 .parked_total = 40000};
+    struct dq_buf b = DQ_BUF_INIT;
+
+    job_keys_text(&b, &k);
+    dq_buf_putc(&b, '\0');
+    assert_false(b.failed);
+    assert_non_null(strstr(b.data, "Exact: PARKED, IN FLIGHT (40000 parked in all)"));
+    assert_non_null(strstr(b.data, "DUE among the oldest 1000 of 50900 due tasks"));
+    assert_non_null(strstr(b.data, "FAILED among the newest 7 of 7 failures"));
+    assert_non_null(strstr(b.data, "     DUE   PARKED IN FLIGHT   FAILED  OLDEST DUE     KEY\n"));
+    assert_non_null(
+        strstr(b.data, "\n     900    40000         2        7  1m30s ago      acme\n"));
+    assert_non_null(strstr(b.data, "\n       0        0         1        0  -              "
+                                   "a\\nb\\x00c\\e\n"));
+    /* every line fits a text view at 80 columns (the key is the one thing that may not) */
+    for (const char *p = b.data; *p != '\0';) {
+        size_t len = strcspn(p, "\n");
+        assert_true(len <= 79);
+        p += len + (p[len] == '\n');
+    }
+    dq_buf_free(&b);
+
+    dq_keys none = {0};
+    job_keys_text(&b, &none);
+    dq_buf_putc(&b, '\0');
+    assert_non_null(strstr(b.data, "No keyed tasks on this queue"));
+    assert_non_null(strstr(b.data, "delayq enqueue --key KEY"));
+    dq_buf_free(&b);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_action_has_a_row),
         cmocka_unit_test(loop_actions_run_nothing_on_the_redis_thread),
+        cmocka_unit_test(keys_text_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

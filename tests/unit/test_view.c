@@ -13,6 +13,7 @@
 #include "fmt/taskfmt.h"
 #include "tui/app.h"
 #include "tui/grid.h"
+#include "tui/jobs.h"
 #include "tui/keymap.h"
 #include "tui/model.h"
 #include "tui/overview.h"
@@ -1545,6 +1546,75 @@ search_rows_show_what_matched(void **state)
     ui_free(&ui);
 }
 
+/* The Keys view (K) over @k, as the loop opens it: job_keys_text, then a text view. */
+static void
+keys_view(struct ui *ui, const dq_keys *k, const char *title)
+{
+    struct dq_buf b = DQ_BUF_INIT;
+    struct action_result r = {0};
+
+    job_keys_text(&b, k);
+    dq_buf_putc(&b, '\0');
+    assert_false(b.failed);
+    r.act = ACT_KEYS;
+    r.detail = dq_buf_steal(&b, NULL);
+    snprintf(r.title, sizeof r.title, "%s", title);
+    app_action_done(ui, &r, "billing");
+    assert_int_equal(ui->mode, MODE_DETAILS);
+    dq_buf_free(&b);
+}
+
+/* The Keys view: which customer a backlog is. One big key parked at its limit, small
+ * ones due, one with failures, and one key of hostile bytes (an OSC title sequence
+ * ending in BEL) shown escaped; then a queue with no keyed tasks says how keys are given. */
+static void
+golden_keys(void **state)
+{
+    struct model m;
+    struct ui ui;
+    dq_key_row rows[] = {
+        {.key = "acme-imports", .due = 0, .parked = 49000, .inflight = 1, .failed = 0},
+        {.key = "globex", .due = 12, .parked = 0, .inflight = 1, .failed = 3},
+        {.key = "\x1b]0;pwned\x07", .due = 5, .parked = 0, .inflight = 0, .failed = 1},
+        {.key = "initech", .due = 0, .parked = 0, .inflight = 0, .failed = 2},
+    };
+
+    make_model(&m);
+    ui_init(&ui, false, false);
+    int64_t now = m.stats.now_ms;
+    int64_t ago[] = {20 * 60000, 42000, 3000, -1};
+    for (size_t i = 0; i < 4; i++) {
+        rows[i].key_len = strlen(rows[i].key);
+        rows[i].oldest_due_ms = ago[i] < 0 ? -1 : now - ago[i];
+    }
+    dq_keys k = {.rows = rows,
+                 .n = 4,
+                 .now_ms = now,
+                 .due_seen = 17,
+                 .due_total = 17,
+                 .failed_seen = 6,
+                 .failed_total = 6,
+                 .parked_total = 49000};
+    keys_view(&ui, &k, "keys of billing: 4 with tasks");
+    golden_screens(&m, &ui, "keys");
+    /* the key's bytes never reach the screen raw: ESC and BEL are shown escaped */
+    char *text = render(&m, &ui, 24, 80);
+    assert_null(strchr(text, '\x1b'));
+    assert_null(strchr(text, '\x07'));
+    assert_non_null(strstr(text, "\\e]0;pwned\\x07"));
+    assert_non_null(strstr(text, "20m00s ago"));
+    free(text);
+
+    dq_keys none = {.now_ms = now};
+    keys_view(&ui, &none, "keys of billing: 0 with tasks");
+    text = render(&m, &ui, 24, 80);
+    golden_check("keys_empty_80x24", text);
+    assert_non_null(strstr(text, "delayq enqueue --key KEY"));
+    free(text);
+    model_free(&m);
+    ui_free(&ui);
+}
+
 /*
  * The on-call scenarios, each at 80x24, 100x30 and 160x50: what the first screen says
  * when nobody consumes, a handler hangs, a downstream is out, someone paused the
@@ -1664,6 +1734,7 @@ main(void)
         cmocka_unit_test(golden_picker),
         cmocka_unit_test(golden_errors),
         cmocka_unit_test(golden_schedules),
+        cmocka_unit_test(golden_keys),
         cmocka_unit_test(golden_done),
         cmocka_unit_test(schedule_rows_fit_the_screen),
         cmocka_unit_test(golden_oncall),
