@@ -114,8 +114,9 @@ matrix() {
   is 0 "ls due" '^f1|[[:space:]]f1' ls due
   is 0 "ls future" 'keep-1' ls future
   is 0 "show" 'keep-1' show keep-1
-  is 0 "queues lists mx" '^mx[[:space:]]' queues
-  check "$form: queues has its header" grep -qE '^QUEUE +DUE +FUTURE +IN-FLIGHT +FAILED' "$work/out"
+  is 0 "queues --counts lists mx" '^mx[[:space:]]' queues --counts
+  check "$form: queues --counts has its header" grep -qE '^QUEUE +DUE +FUTURE +IN-FLIGHT +FAILED' "$work/out"
+  is 0 "queues (the overview) has a row for mx" '^(ok|warn|bad) +mx[[:space:]]' queues
   is 0 "config (get)" 'max_attempts' config
   is 0 "config max_attempts=7" '^max_attempts +7$' config max_attempts=7
   is 0 "config --json shows 7" '"max_attempts": ?7' config --json
@@ -227,7 +228,8 @@ form="cluster viewer"
 export DELAYQ_URL="redis-cluster://delayq-viewer@127.0.0.1:$1,127.0.0.1:$2"
 is 0 "stats" '^queue +mx at ' stats
 is 0 "ls due" '[[:alnum:]]' ls due
-is 0 "queues" '^mx[[:space:]]' queues
+is 0 "queues --counts" '^mx[[:space:]]' queues --counts
+is 0 "queues (the overview)" '^(ok|warn|bad) +mx[[:space:]]' queues
 dq enqueue --json '{"n":9}'
 check "$form: enqueue refused with NOPERM, exit 1" \
   sh -c '[ "$1" -eq 1 ] && grep -q NOPERM "$2"' _ "$rc" "$work/err" || cat "$work/err"
