@@ -11,8 +11,9 @@
 --     nothing is dropped.
 --   all: [3] until ms ('' on the first call: now).
 --     Drops up to 1000 failures with failed time <= until, oldest first.
---     Optional, a filter (docs/PROTOCOL.md 4.6): [4] 'group' or 'match', [5] the group
---     (its id or signature) or the text (1..200 bytes), [6] dropped so far, [7] cursor
+--     Optional, a filter (docs/PROTOCOL.md 4.6): [4] 'group', 'match' or 'key', [5] the
+--     group (its id or signature), the text (1..200 bytes) or the task key (1..64 bytes,
+--     the envelope's "k"), [6] dropped so far, [7] cursor
 --     task key ('' first), [8] cursor failed ms, [9] step: failures looked at (1..1000).
 --     Walks as requeue's filtered 'all' does (with its 2 ms budget per step); one audit entry, on the last step; a group
 --     that does not exist on the first call is DQ_ENOTFOUND.
@@ -142,7 +143,7 @@ elseif mode == 'all' and ARGV[4] then
     looked = looked + 1
     last, last_ms = tk, tonumber(page[i + 1])
     local raw = redis.call('HGET', K_FAILED, tk)
-    if gid or match_failure(tk, raw, value) then
+    if filter_hit(kind, tk, raw, value) then
       if not gid then group_remove(tk, raw) end
       redis.call('HDEL', K_FAILED, tk)
       redis.call('ZREM', K_FAILIDX, tk)

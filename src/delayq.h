@@ -1023,6 +1023,8 @@ typedef enum dq_filter_kind {
     DQ_FILTER_NONE = 0, /* every failed task */
     DQ_FILTER_GROUP,    /* one error group: value is its id or its signature */
     DQ_FILTER_MATCH,    /* value (1..DQ_NEEDLE_MAX bytes) occurs in the task key or its record */
+    DQ_FILTER_KEY,      /* the failed task's envelope has task key value (dq_enqueue_opts.key,
+                           1..DQ_KEY_MAX bytes; PROTOCOL.md 4.10) */
 } dq_filter_kind;
 
 typedef struct dq_filter {

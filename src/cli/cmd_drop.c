@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* cmd_drop.c: delayq drop: delete failed or scheduled tasks for good, by id, all the failed
- * ones, an error group or a text match. */
+ * ones, an error group, a text match or a task key. */
 #include <stdio.h>
 
 #include "cli.h"
@@ -44,14 +44,18 @@ static const struct cli_opt opts[] = {
     {"match", 0, "TEXT", CLI_STR,
      .help = "every task that failed before now whose id, error, stack trace or payload bytes "
              "contain TEXT (1..200 bytes; smart case: any case unless TEXT has a capital letter)"},
+    {"key", 0, "KEY", CLI_STR,
+     .help = "every task that failed before now whose task key (enqueue --key) is KEY "
+             "(1..64 bytes, exact); one audit entry"},
     {NULL},
 };
 
 const struct cli_cmd cmd_drop = {
     .name = "drop",
     .summary = "delete failed or scheduled tasks",
-    .usage = "delayq drop [-q QUEUE]\n"
-             "                   (--all-failed | --group SIG | --match TEXT | [--] ID...)",
+    .usage =
+        "delayq drop [-q QUEUE]\n"
+        "                   (--all-failed | --group SIG | --match TEXT | --key KEY | [--] ID...)",
     .about = "Deletes failed or scheduled tasks for good, and prints how many. All or nothing:\n"
              "an unknown id is exit 1, names the id, and nothing is dropped. A task in flight\n"
              "cannot be dropped while it runs.",
