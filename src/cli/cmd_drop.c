@@ -53,9 +53,9 @@ static const struct cli_opt opts[] = {
 const struct cli_cmd cmd_drop = {
     .name = "drop",
     .summary = "delete failed or scheduled tasks",
-    .usage =
-        "delayq drop [-q QUEUE]\n"
-        "                   (--all-failed | --group SIG | --match TEXT | --key KEY | [--] ID...)",
+    .usage = "delayq drop [-q QUEUE]\n"
+             "                   (--all-failed | --group SIG | --match TEXT | --key KEY\n"
+             "                    | [--] ID...)",
     .about = "Deletes failed or scheduled tasks for good, and prints how many. All or nothing:\n"
              "an unknown id is exit 1, names the id, and nothing is dropped. A task in flight\n"
              "cannot be dropped while it runs.",

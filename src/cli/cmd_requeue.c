@@ -200,12 +200,10 @@ static const struct cli_opt opts[] = {
      .help = "every task that failed before now whose id, error, stack trace or payload bytes "
              "contain TEXT (1..200 bytes; smart case)"},
     {"key", 0, "KEY", CLI_STR,
-     .help = "every task that failed before now whose task key (enqueue --key) is KEY "
-             "(1..64 bytes, exact); one audit entry"},
+     .help = "every task that failed before now whose task key is exactly KEY"},
     {"delay", 0, "DUR", CLI_DUR, .help = "due DUR from now (default 0)"},
     {"spread", 0, "DUR", CLI_DUR,
-     .help =
-         "with --all, --group, --match, --key: spread due times evenly over DUR after the delay"},
+     .help = "with --all or a filter: due times spread evenly over DUR"},
     {"json", 0, "NEW", CLI_STR,
      .help = "fix and requeue one task: its payload becomes the JSON text NEW, in one call "
              "with the requeue; refused (exit 1) when the task changed since it was read or its "
@@ -219,7 +217,8 @@ const struct cli_cmd cmd_requeue = {
     .name = "requeue",
     .summary = "move failed tasks back to scheduled",
     .usage = "delayq requeue [-q QUEUE] [--delay DUR] [--spread DUR]\n"
-             "                      (--all | --group SIG | --match TEXT | --key KEY | [--] ID...)\n"
+             "                      (--all | --group SIG | --match TEXT | --key KEY\n"
+             "                       | [--] ID...)\n"
              "delayq requeue [-q QUEUE] [--delay DUR] (--json NEW | --file PATH) ID",
     .about = "Moves failed tasks back to scheduled with their attempts reset and deadline\n"
              "cleared, and prints how many moved. With ids it is all or nothing: an id that is\n"
