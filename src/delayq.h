@@ -1086,6 +1086,15 @@ int dq_keys_get(dq_client *c, const char *queue, unsigned limit, dq_keys *out, d
 void dq_keys_free(dq_keys *k);
 
 /**
+ * One bounded step (@step tasks, 1..DQ_STEP_MAX; 0 means DQ_BULK_STEP) of "drop the parked
+ * tasks of task key @key" (held back by key_concurrency, PROTOCOL.md 4.10 and 5.12):
+ * earliest first, with their ids entries; the key's parked count and the parked gauge
+ * shrink by as many. Call until @cur->done; the last step writes one audit entry.
+ */
+int dq_drop_parked_step(dq_client *c, const char *queue, const char *key, size_t step, dq_bulk *cur,
+                        dq_err *err);
+
+/**
  * One bounded step (@step failures looked at, 1..DQ_STEP_MAX; 0 means DQ_BULK_STEP) of
  * "requeue the failed tasks of filter @f", like dq_requeue_all_step(). Only tasks that
  * failed at or before the first call's server time are touched; one audit entry with the

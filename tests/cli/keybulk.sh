@@ -5,6 +5,8 @@
 # requeue --key moves exactly that key's failed tasks, drop --key deletes exactly
 # another key's, both walking the failed set in bounded steps and audited with the key;
 # a key that no failure has is exit 0 and 0; a bad key is exit 2 naming --key.
+# drop --key KEY --parked deletes that key's parked tasks (key_concurrency 1, a handler
+# that holds its task), with their ids, the key's count and the parked gauge exact.
 set -u
 here=$(dirname "$0")
 . "$here/../eco/lib.sh"
@@ -68,6 +70,48 @@ check "... dropping 0" grep -qx "dropped 0" "$work/out.txt"
 dq requeue -q "$q" --key acme2 >"$work/out.txt" 2>&1
 check "requeue --key acme2 (exact, not a prefix) requeues 1" grep -qx "requeued 1" "$work/out.txt"
 check "... p1" [ "$(state_of p1)" = scheduled ]
+
+# --- drop --key --parked ------------------------------------------------------------
+# key_concurrency 1 and a handler that holds its task: one claim of 4 slots takes the
+# first "big" task and parks the other five, and takes the "small" one
+q=kp
+dq config -q "$q" key_concurrency=1 >/dev/null
+for i in 0 1 2 3 4 5; do dq enqueue -q "$q" --id "b$i" --key big --json 1 >/dev/null; done
+dq enqueue -q "$q" --key big --json 2 >/dev/null # a generated id, parked too
+dq enqueue -q "$q" --id s0 --key small --json 1 >/dev/null
+cat >"$work/hold.sh" <<SH
+#!/bin/sh
+touch "$work/running.\$DELAYQ_TASK_ID"
+while [ ! -e "$work/release" ]; do sleep 0.05; done
+SH
+chmod +x "$work/hold.sh"
+spawn "$bin" work -q "$q" -c 4 --name w-kp -- "$work/hold.sh" 2>>"$work/work.log"
+wpid=$spawned
+parked_n() { rcli hget "dq:{$q}:stats" parked; }
+six_parked() { [ "$(parked_n)" = 6 ]; }
+check "six tasks of big are parked" wait_for 10000 "6 parked" six_parked
+check "... b0 and s0 run" wait_for 5000 "b0 and s0 running" \
+  sh -c "[ -e '$work/running.b0' ] && [ -e '$work/running.s0' ]"
+dq drop -q "$q" --key big --parked >"$work/out.txt" 2>"$work/err.txt"
+check "drop --key big --parked is exit 0" [ $? -eq 0 ]
+check "... and drops 6" grep -qx "dropped 6 parked" "$work/out.txt"
+check "... the parked gauge is 0" [ "$(parked_n)" = 0 ]
+check "... big has no parked count left" [ -z "$(rcli zscore "dq:{$q}:kpark" big)" ]
+check "... nor parked tasks" [ "$(rcli exists "dq:{$q}:kq:big")" = 0 ]
+dq enqueue -q "$q" --id b3 --delay 1h --json 1 >/dev/null 2>"$work/err.txt"
+check "... their ids are free again: b3 enqueues anew, not as a duplicate" [ ! -s "$work/err.txt" ]
+check "... and is scheduled (a parked task is not in sched)" [ "$(state_of b3)" = scheduled ]
+check "... the running b0 and s0 are untouched (in flight)" \
+  [ "$(state_of b0) $(state_of s0)" = "in in" ]
+dq audit -q "$q" --json >"$work/audit.json"
+check "... one audit entry naming the key" \
+  [ "$(grep -c '"action":"drop-parked".*parked key=big".*ok: 6 dropped, finished' "$work/audit.json")" = 1 ]
+dq drop -q "$q" --match x --parked >/dev/null 2>"$work/err.txt"
+check "--parked without --key is exit 2" [ $? -eq 2 ]
+check "... saying it needs --key" grep -q -- "--parked needs --key" "$work/err.txt"
+touch "$work/release"
+stop_pid "$wpid"
+q=kb
 
 # --- bad input ---------------------------------------------------------------------
 usage() { # usage WHAT PATTERN CMD...: exit 2, the error names PATTERN, nothing changed
