@@ -11,21 +11,26 @@
 --     nothing is dropped.
 --   all: [3] until ms ('' on the first call: now).
 --     Drops up to 1000 failures with failed time <= until, oldest first.
---     Optional, a filter (docs/PROTOCOL.md 4.6): [4] 'group' or 'match', [5] the group
---     (its id or signature) or the text (1..200 bytes), [6] dropped so far, [7] cursor
+--     Optional, a filter (docs/PROTOCOL.md 4.6): [4] 'group', 'match' or 'key', [5] the
+--     group (its id or signature), the text (1..200 bytes) or the task key (1..64 bytes,
+--     the envelope's "k"), [6] dropped so far, [7] cursor
 --     task key ('' first), [8] cursor failed ms, [9] step: failures looked at (1..1000).
 --     Walks as requeue's filtered 'all' does (with its 2 ms budget per step); one audit entry, on the last step; a group
 --     that does not exist on the first call is DQ_ENOTFOUND.
+--   parked: [3] a task key (1..64 bytes), [4] dropped so far, [5] step (1..1000): drops
+--     up to step of that key's parked tasks (per-key limits, PROTOCOL.md 4.10), earliest
+--     first, with their ids entries and history; kpark and the parked gauge shrink by as
+--     many. One audit entry on the last step (the one that finds fewer than step).
 -- Reply: ids: {dropped}. all: {dropped, until, finished (0|1)}, with a filter followed
---   by the cursor task key and the cursor failed ms.
+--   by the cursor task key and the cursor failed ms. parked: {dropped, 0, finished}.
 -- Errors: DQ_ENOTFOUND naming the missing ids; DQ_EINVAL for an in-flight id.
--- Complexity: O(k log N) for k ids (k <= 1000).
+-- Complexity: O(k log N) for k ids (k <= 1000), or k <= step per bulk step.
 -- Flags: allow-oom (runs at maxmemory: removes tasks; one audit entry, the stream capped at
 --   audit_retention; docs/OPERATIONS.md).
 local gate = operator_gate('drop', [[EXISTS group HDEL failed groups ids stats HEXISTS failed groups
-  running HGET failed ids HINCRBY stats HMGET config LTRIM hist TIME XADD audit ZCOUNT failidx group
-  sched ZRANGE failidx group sched ZRANGEBYSCORE failidx ZRANK failidx group sched ZREM failidx
-  group sched ZSCORE group sched]])
+  running HGET failed ids HINCRBY stats HMGET config LTRIM hist TIME XADD audit ZADD kpark ZCOUNT
+  failidx group sched ZRANGE failidx group kq sched ZRANGEBYSCORE failidx ZRANK failidx group sched
+  ZREM failidx group kpark kq sched ZSCORE group sched]])
 if gate then return gate end
 allow_oom()
 local cfg = config()
@@ -142,7 +147,7 @@ elseif mode == 'all' and ARGV[4] then
     looked = looked + 1
     last, last_ms = tk, tonumber(page[i + 1])
     local raw = redis.call('HGET', K_FAILED, tk)
-    if gid or match_failure(tk, raw, value) then
+    if filter_hit(kind, tk, raw, value) then
       if not gid then group_remove(tk, raw) end
       redis.call('HDEL', K_FAILED, tk)
       redis.call('ZREM', K_FAILIDX, tk)
@@ -155,6 +160,38 @@ elseif mode == 'all' and ARGV[4] then
     audit(cfg, who, 'drop-all', detail, string.format('ok: %d dropped, finished', done + #gone))
   end
   return {#gone, until_ms, finished and 1 or 0, last, last_ms}
+elseif mode == 'parked' then
+  local k, done, step = ARGV[3] or '', tonumber(ARGV[4]) or 0, tonumber(ARGV[5])
+  if #k < 1 or #k > DQ_KEY_MAX then
+    return err('DQ_EINVAL', 'key: %d bytes; 1..%d', #k, DQ_KEY_MAX)
+  end
+  if not step or step < 1 or step > DQ_STEP_MAX or step ~= math.floor(step) then
+    return err('DQ_EINVAL', 'step: %q is not in 1..%d', tostring(ARGV[5]), DQ_STEP_MAX)
+  end
+  local ms = redis.call('ZRANGE', K_KQ .. k, 0, step - 1)
+  for _, m in ipairs(ms) do
+    hist_dropped(m)
+    local e = env_decode(m)
+    if e and e.id then
+      -- the id's entry, if it still names this task (parked, it is not in sched)
+      local _, seq = ids_get(e.id)
+      if seq == e.seq then redis.call('HDEL', K_IDS, e.id) end
+    end
+  end
+  local n = #ms
+  if n > 0 then
+    redis.call('ZREM', K_KQ .. k, unpack(ms))
+    -- the key's count and the gauge, as a settle's promotion lowers them
+    if redis.call('ZADD', K_KPARK, 'INCR', -n, k) + 0 <= 0 then redis.call('ZREM', K_KPARK, k) end
+    redis.call('HINCRBY', K_STATS, 'parked', -n)
+    redis.call('HINCRBY', K_STATS, 'dropped', n)
+  end
+  local finished = n < step and 1 or 0
+  if finished == 1 then
+    audit(cfg, who, 'drop-parked', 'parked key=' .. k,
+      string.format('ok: %d dropped, finished', done + n))
+  end
+  return {n, 0, finished}
 elseif mode == 'all' then
   local until_ms = tonumber(ARGV[3]) or now
   local tks = redis.call('ZRANGEBYSCORE', K_FAILIDX, '-inf', dec(until_ms), 'LIMIT', 0,
@@ -173,4 +210,4 @@ elseif mode == 'all' then
   end
   return {#tks, until_ms, finished}
 end
-return err('DQ_EINVAL', 'mode: %q is not ids or all', mode)
+return err('DQ_EINVAL', 'mode: %q is not ids, all or parked', mode)

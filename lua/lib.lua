@@ -172,10 +172,10 @@ end
 local p_u64, p_uint, p_str, env_encode, rd, rd_record, env_decode
 local env_peek, env_template, env_fill, tkey, tkey_id, resolve, truncate
 local run_encode, run_decode, fail_encode, fail_decode, undecodable_key
-do
--- bytes of a task's key (the envelope's "k" extension, per-key limits: PROTOCOL.md 4.10);
--- in this block, as only the readers check it (a script's locals are few)
+-- bytes of a task's key (the envelope's "k" extension, per-key limits: PROTOCOL.md 4.10):
+-- the readers check it, and so does a bulk step's key filter (filter_set)
 local DQ_KEY_MAX = 64
+do
 function p_u64(n)
   local hi = math.floor(n / 4294967296)
   return '\207' .. struct.pack('>I4I4', hi, n - hi * 4294967296)
@@ -660,9 +660,10 @@ end
 -- K_GROUPS holds first and last seen and the signature. Every path into the failed set
 -- (to_failed) and out of it (requeue, drop, trim_failed) keeps both, so the counts are
 -- exact. Past DQ_GROUPS_MAX groups a new signature joins the group 'other'.
--- groups: the masking, group ids, the match memo and group_enter are this block's own
-local GROUP_OTHER, BULK_BUDGET_US, clock_us, over_budget, signature, group_find, group_add
-local group_forget, group_remove, filter_set, text_needle, text_find, match_failure, filter_text
+-- groups: the masking, group ids, the match memo, the step budget, fail_key and group_enter
+-- are this block's own
+local GROUP_OTHER, clock_us, over_budget, signature, group_find, group_add
+local group_forget, group_remove, filter_set, text_needle, text_find, filter_hit, filter_text
 local trim_failed, to_failed
 do
 local DQ_GROUPS_MAX = 500   -- groups per queue, besides 'other'
@@ -671,7 +672,7 @@ local SIG_LINE_MAX = 512 -- bytes of the error's first line looked at (bounds th
 GROUP_OTHER = 'other'
 -- Redis time one step of a filtered requeue or drop may take before it stops early (and
 -- resumes at its cursor on the next call): keeps Redis responsive however loaded the host.
-BULK_BUDGET_US = 2000
+local BULK_BUDGET_US = 2000
 
 -- Server time in microseconds (for the budget of a bulk step).
 function clock_us()
@@ -766,8 +767,8 @@ end
 
 -- The set a bulk step over filter (@kind, @value) walks, oldest first, and whether a
 -- task in it must still be matched: kind '' is the whole failed set, 'group' a group's
--- ZSET (nil when the group does not exist), 'match' the failed set, matched by
--- match_failure. Returns the ZSET key (or nil), the group id, and an error reply.
+-- ZSET (nil when the group does not exist), 'match' and 'key' the failed set, each
+-- failure matched by filter_hit. Returns the ZSET key (or nil), the group id, and an error reply.
 function filter_set(kind, value)
   if kind == '' then return K_FAILIDX end
   if kind == 'group' then
@@ -781,7 +782,13 @@ function filter_set(kind, value)
     end
     return K_FAILIDX
   end
-  return nil, nil, err('DQ_EINVAL', 'filter: %q is not group or match', kind)
+  if kind == 'key' then
+    if #value < 1 or #value > DQ_KEY_MAX then
+      return nil, nil, err('DQ_EINVAL', 'key: %d bytes; 1..%d', #value, DQ_KEY_MAX)
+    end
+    return K_FAILIDX
+  end
+  return nil, nil, err('DQ_EINVAL', 'filter: %q is not group, match or key', kind)
 end
 
 -- Smart case, the one rule for text search (search.lua, and --match in the bulk scripts,
@@ -810,12 +817,34 @@ end
 -- anywhere in its failure record's bytes (smart case: text_needle).
 -- (the bulk scripts call it per task with one needle: its pattern is made once)
 local match_needle, match_pat, match_plain
-function match_failure(tk, rec, needle)
+local function match_failure(tk, rec, needle)
   if needle ~= match_needle then
     match_pat, match_plain = text_needle(needle)
     match_needle = needle
   end
   return text_find(tk, match_pat, match_plain) or text_find(rec, match_pat, match_plain)
+end
+
+-- The key ("k") of the envelope a failure record (bytes @r) holds, or nil. A v1 envelope
+-- (no extensions, no key) is told by one byte, before anything is copied.
+local function fail_key(r)
+  local b = string.byte(r, 3)
+  local p = (b == 196 and 5) or (b == 197 and 6) or (b == 198 and 8) or nil
+  if string.sub(r, 1, 2) ~= '\152\001' or not p or string.byte(r, p) ~= 154 then return nil end
+  local raw = rd(r, 3)
+  if type(raw) ~= 'string' then return nil end
+  local tk, _, _, k = env_peek(raw)
+  return tk and k
+end
+
+-- Whether the failure under task key @tk (record bytes @rec; false when absent) is in
+-- the scope of filter (@kind, @value), for a step walking filter_set's ZSET: each one
+-- of a group's set or of the whole failed set; with 'match' those that match the text
+-- (match_failure), with 'key' those whose envelope has that key (fail_key).
+function filter_hit(kind, tk, rec, value)
+  if kind == 'match' then return match_failure(tk, rec, value) end
+  if kind == 'key' then return type(rec) == 'string' and fail_key(rec) == value end
+  return true
 end
 
 -- The audit detail of a filter.

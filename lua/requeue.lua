@@ -14,13 +14,14 @@
 --     first failure of its millisecond, so nothing is skipped); undecodable ones cannot
 --     run and stay failed. The k-th of total is due at now + delay + spread * k / total,
 --     so a fixed bug does not come back as a stampede.
---     Optional, a filter (docs/PROTOCOL.md 4.6): [11] '' (every failure), 'group' or
---     'match', [12] the group (its id or signature) or the text (1..200 bytes; matched as
---     search.lua matches), [13] step: failures looked at per call (1..1000, default
+--     Optional, a filter (docs/PROTOCOL.md 4.6): [11] '' (every failure), 'group',
+--     'match' or 'key', [12] the group (its id or signature), the text (1..200 bytes;
+--     matched as search.lua matches) or the task key (1..64 bytes: the envelope's "k",
+--     PROTOCOL.md 4.10), [13] step: failures looked at per call (1..1000, default
 --     1000); a filtered step also stops once it has used 2 ms of Redis time
 --     (BULK_BUDGET_US), and the next resumes at its cursor. A group is walked in its own ZSET (only its tasks are looked at); a match
---     walks the failed set and moves the failures that contain the text, spread by their
---     position in it. A filtered requeue writes one audit entry, on its last step; a
+--     or a key walks the failed set and moves the failures that contain the text or
+--     whose envelope has the key, spread by their position in it. A filtered requeue writes one audit entry, on its last step; a
 --     group that does not exist on the first call is DQ_ENOTFOUND.
 --   now: [4] id, [5] its envelope bytes (for a generated id; '' for a caller-chosen
 --     one): a scheduled task becomes due now ("run now"); attempts are kept.
@@ -146,14 +147,16 @@ elseif mode == 'all' then
     looked = looked + 1
     last, last_ms = tk, ms
     local raw = redis.call('HGET', K_FAILED, tk)
-    if kind ~= 'match' or match_failure(tk, raw, value) then
+    if filter_hit(kind, tk, raw, value) then
       local rec = raw and fail_decode(raw)
       local e = rec and not rec.undecodable and env_decode(rec.raw)
       if not e then
         skipped = skipped + 1
       else
         local k = done + moved
-        if kind == 'match' then k = start + looked - 1 + done end -- by position in the set
+        if kind == 'match' or kind == 'key' then
+          k = start + looked - 1 + done -- by position in the set
+        end
         local due = now + delay
         if total > 0 then due = due + math.floor(spread * math.min(k, total) / total) end
         requeue_one(tk, rec, due, gid ~= nil, e, true)

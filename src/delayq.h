@@ -1023,6 +1023,8 @@ typedef enum dq_filter_kind {
     DQ_FILTER_NONE = 0, /* every failed task */
     DQ_FILTER_GROUP,    /* one error group: value is its id or its signature */
     DQ_FILTER_MATCH,    /* value (1..DQ_NEEDLE_MAX bytes) occurs in the task key or its record */
+    DQ_FILTER_KEY,      /* the failed task's envelope has task key value (dq_enqueue_opts.key,
+                           1..DQ_KEY_MAX bytes; PROTOCOL.md 4.10) */
 } dq_filter_kind;
 
 typedef struct dq_filter {
@@ -1082,6 +1084,15 @@ int dq_keys_get(dq_client *c, const char *queue, unsigned limit, dq_keys *out, d
 
 /** Frees @k's rows and empties it. Accepts NULL. */
 void dq_keys_free(dq_keys *k);
+
+/**
+ * One bounded step (@step tasks, 1..DQ_STEP_MAX; 0 means DQ_BULK_STEP) of "drop the parked
+ * tasks of task key @key" (held back by key_concurrency, PROTOCOL.md 4.10 and 5.12):
+ * earliest first, with their ids entries; the key's parked count and the parked gauge
+ * shrink by as many. Call until @cur->done; the last step writes one audit entry.
+ */
+int dq_drop_parked_step(dq_client *c, const char *queue, const char *key, size_t step, dq_bulk *cur,
+                        dq_err *err);
 
 /**
  * One bounded step (@step failures looked at, 1..DQ_STEP_MAX; 0 means DQ_BULK_STEP) of

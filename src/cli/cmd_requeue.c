@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cmd_requeue.c: delayq requeue: failed tasks back to scheduled, by id, all of them, an
- * error group or a text match, and fix and requeue: one task with a new payload.
+ * error group, a text match or a task key, and fix and requeue: one task with a new payload.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -145,7 +145,7 @@ run(struct cli *g, const struct cli_args *args)
     if ((rc = ops_select(g, args, "all", &o.sel)) != DQ_EXIT_OK)
         return rc;
     if (o.spread_ms > 0 && o.sel.n > 0)
-        return cli_usage_error(g, "--spread only applies to --all, --group and --match");
+        return cli_usage_error(g, "--spread only applies to --all, --group, --match and --key");
     if (o.json != NULL && o.file != NULL)
         return cli_usage_error(g, "give the new payload once: --json NEW or --file PATH");
     if ((o.json != NULL || o.file != NULL) && (o.sel.all || o.sel.n != 1))
@@ -199,9 +199,11 @@ static const struct cli_opt opts[] = {
     {"match", 0, "TEXT", CLI_STR,
      .help = "every task that failed before now whose id, error, stack trace or payload bytes "
              "contain TEXT (1..200 bytes; smart case)"},
+    {"key", 0, "KEY", CLI_STR,
+     .help = "every task that failed before now whose task key is exactly KEY"},
     {"delay", 0, "DUR", CLI_DUR, .help = "due DUR from now (default 0)"},
     {"spread", 0, "DUR", CLI_DUR,
-     .help = "with --all, --group, --match: spread due times evenly over DUR after the delay"},
+     .help = "with --all or a filter: due times spread evenly over DUR"},
     {"json", 0, "NEW", CLI_STR,
      .help = "fix and requeue one task: its payload becomes the JSON text NEW, in one call "
              "with the requeue; refused (exit 1) when the task changed since it was read or its "
@@ -215,7 +217,8 @@ const struct cli_cmd cmd_requeue = {
     .name = "requeue",
     .summary = "move failed tasks back to scheduled",
     .usage = "delayq requeue [-q QUEUE] [--delay DUR] [--spread DUR]\n"
-             "                      (--all | --group SIG | --match TEXT | [--] ID...)\n"
+             "                      (--all | --group SIG | --match TEXT | --key KEY\n"
+             "                       | [--] ID...)\n"
              "delayq requeue [-q QUEUE] [--delay DUR] (--json NEW | --file PATH) ID",
     .about = "Moves failed tasks back to scheduled with their attempts reset and deadline\n"
              "cleared, and prints how many moved. With ids it is all or nothing: an id that is\n"

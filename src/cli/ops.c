@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ops.c: what delayq requeue and delayq drop share (ops.h): which failed tasks (ids,
- * every one, an error group, a text match), and the report of a bulk action that
+ * every one, an error group, a text match, a task key), and the report of a bulk action that
  * stopped. Both go through the same scripts as the inspector; each call is all or
  * nothing and is written to the queue's audit log by the script itself.
  */
@@ -25,17 +25,25 @@ ops_select(const struct cli *g, const struct cli_args *a, const char *all, struc
     for (int i = 0; i < a->npos; i++)
         o->ids[o->n++] = a->pos[i];
     o->all = cli_has(a, all);
-    if (cli_count(a, "group") + cli_count(a, "match") > 1)
-        return cli_usage_error(g, "give one of --group and --match");
-    if (cli_has(a, "group") || cli_has(a, "match")) {
-        o->filter.kind = cli_has(a, "group") ? DQ_FILTER_GROUP : DQ_FILTER_MATCH;
-        o->filter.value = cli_str(a, cli_has(a, "group") ? "group" : "match", NULL);
-        if (dq_filter_check(&o->filter, &err) != DQ_OK)
-            return cli_usage_error(g, "%s", err.msg);
+    static const struct {
+        const char *opt;
+        dq_filter_kind kind;
+    } filters[] = {{"group", DQ_FILTER_GROUP}, {"match", DQ_FILTER_MATCH}, {"key", DQ_FILTER_KEY}};
+    int nf = 0;
+    for (size_t i = 0; i < sizeof filters / sizeof filters[0]; i++) {
+        nf += cli_count(a, filters[i].opt);
+        if (cli_has(a, filters[i].opt)) {
+            o->filter.kind = filters[i].kind;
+            o->filter.value = cli_str(a, filters[i].opt, NULL);
+        }
     }
+    if (nf > 1)
+        return cli_usage_error(g, "give one of --group, --match and --key");
+    if (dq_filter_check(&o->filter, &err) != DQ_OK)
+        return cli_usage_error(g, "%s", err.msg);
     int ways = (o->all ? 1 : 0) + (o->n > 0 ? 1 : 0) + (o->filter.kind != DQ_FILTER_NONE ? 1 : 0);
     if (ways != 1)
-        return cli_usage_error(g, "give ids, --%s, --group or --match (one of them)", all);
+        return cli_usage_error(g, "give ids, --%s, --group, --match or --key (one of them)", all);
     return DQ_EXIT_OK;
 }
 

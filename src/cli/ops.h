@@ -20,10 +20,10 @@ struct ops_sel {
     const char *ids[MAX_IDS];
     size_t n;
     bool all;
-    dq_filter filter; /* --group / --match */
+    dq_filter filter; /* --group / --match / --key */
 };
 
-/* Reads the ids, --@all, --group and --match of @a into @o: exactly one of the three ways.
+/* Reads the ids, --@all, --group, --match and --key of @a into @o: exactly one of the three ways.
  * Returns DQ_EXIT_OK or DQ_EXIT_USAGE after the error. */
 int ops_select(const struct cli *g, const struct cli_args *a, const char *all, struct ops_sel *o);
 

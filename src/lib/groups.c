@@ -2,7 +2,8 @@
 /*
  * groups.c: error groups and the bulk actions scoped to a filter (PROTOCOL.md
  * 4.5). The scripts keep the groups; this file only calls them: errors.lua for the list,
- * requeue.lua and drop.lua in their filtered 'all' mode, page.lua with a group.
+ * requeue.lua and drop.lua in their filtered 'all' mode (a group, a text match or a task
+ * key), page.lua with a group.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@ static const char *const filter_words[] = {
     [DQ_FILTER_NONE] = "",
     [DQ_FILTER_GROUP] = "group",
     [DQ_FILTER_MATCH] = "match",
+    [DQ_FILTER_KEY] = "key",
 };
 
 int
@@ -25,7 +27,7 @@ dq_filter_check(const dq_filter *f, dq_err *err)
 
     if (f == NULL || f->kind == DQ_FILTER_NONE)
         return DQ_OK;
-    if ((unsigned)f->kind > DQ_FILTER_MATCH)
+    if ((unsigned)f->kind > DQ_FILTER_KEY)
         return dq_err_set(err, DQ_EINVAL, "filter: %d is not a filter", (int)f->kind);
     n = f->value != NULL ? strlen(f->value) : 0;
     if (f->kind == DQ_FILTER_GROUP && (n < 1 || n > DQ_SIGNATURE_MAX))
@@ -34,6 +36,13 @@ dq_filter_check(const dq_filter *f, dq_err *err)
                           DQ_SIGNATURE_MAX);
     if (f->kind == DQ_FILTER_MATCH && (n < 1 || n > DQ_NEEDLE_MAX))
         return dq_err_set(err, DQ_EINVAL, "--match: must be 1..%d bytes", DQ_NEEDLE_MAX);
+    if (f->kind == DQ_FILTER_KEY && (n < 1 || n > DQ_KEY_MAX))
+        return dq_err_set(err, DQ_EINVAL, "--key: must be 1..%d bytes (got %zu)", DQ_KEY_MAX, n);
+    for (size_t i = 0; f->kind == DQ_FILTER_KEY && i < n; i++) {
+        unsigned char ch = (unsigned char)f->value[i];
+        if (ch < 0x20 || ch == 0x7f) /* no task has such a key: enqueue refuses it */
+            return dq_err_set(err, DQ_EINVAL, "--key: byte %zu is a control character", i + 1);
+    }
     return DQ_OK;
 }
 

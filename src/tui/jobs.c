@@ -453,7 +453,7 @@ job_replace(dq_client *c, struct job *j, int64_t started_ms)
 static const char *
 filter_words(dq_filter_kind k)
 {
-    return k == DQ_FILTER_GROUP ? " of group " : " matching ";
+    return k == DQ_FILTER_GROUP ? " of group " : k == DQ_FILTER_KEY ? " of key " : " matching ";
 }
 
 static void

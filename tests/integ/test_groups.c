@@ -491,6 +491,88 @@ match_requeue_moves_only_matches_with_spread(void **state)
     fixture_close(&f);
 }
 
+/* A failed task @id with task key @key (NULL: none; an unkeyed task is a v1 envelope). */
+static void
+fail_keyed(struct fixture *f, const char *id, const char *key, int n)
+{
+    dq_enqueue_opts o = {.id = id, .key = key};
+    dq_enqueued e;
+    dq_claimed cl;
+    char msg[160];
+
+    ASSERT_OK(f, dq_enqueue(f->c, f->queue, &o, "{}", 2, &e, &f->err));
+    claim_one(f, 30000, &cl);
+    message(msg, sizeof msg, n % 4, n);
+    ASSERT_OK(f, dq_fail(f->c, f->queue, &cl.tasks[0], msg, "at x()", &f->err));
+    dq_claimed_free(&cl);
+}
+
+/* The state of task @id, or -1 when it is gone. */
+static int
+state_of(struct fixture *f, const char *id)
+{
+    dq_task t;
+    int rc = dq_find(f->c, f->queue, id, &t, &f->err);
+
+    if (rc == DQ_ENOTFOUND)
+        return -1;
+    ASSERT_OK(f, rc);
+    int st = (int)t.state;
+    dq_task_clear(&t);
+    return st;
+}
+
+/* The key filter (PROTOCOL.md 5.11): steps smaller than the failed set resume at their
+ * cursor and act on exactly the failures of one key, not of a key it is a prefix of nor
+ * the unkeyed ones; counts and groups stay exact; a bad key names --key. */
+static void
+key_filter_steps_act_on_one_key(void **state)
+{
+    struct fixture f;
+    dq_filter ka = {DQ_FILTER_KEY, "t-a"}, kb = {DQ_FILTER_KEY, "t-b"};
+    dq_bulk cur = {0};
+    char id[32];
+    dq_stats s;
+    size_t steps = 0;
+
+    fixture_open(&f, state, "keyf");
+    static const char *const keys[] = {"t-a", "t-b", "t-a2", NULL};
+    for (int i = 0; i < 40; i++) {
+        snprintf(id, sizeof id, "task-%d", i);
+        fail_keyed(&f, id, keys[i % 4], i);
+    }
+    for (; !cur.done; steps++)
+        ASSERT_OK(&f, dq_requeue_filter_step(f.c, f.queue, &ka, 0, 0, 3, &cur, &f.err));
+    assert_int_equal(cur.done_n, 10);
+    assert_true(steps >= 40 / 3); /* 3 looked at a step: the cursor carried the walk */
+    memset(&cur, 0, sizeof cur);
+    while (!cur.done)
+        ASSERT_OK(&f, dq_drop_filter_step(f.c, f.queue, &kb, 4, &cur, &f.err));
+    assert_int_equal(cur.done_n, 10);
+    for (int i = 0; i < 40; i++) {
+        snprintf(id, sizeof id, "task-%d", i);
+        int want = i % 4 == 0 ? DQ_STATE_SCHEDULED : i % 4 == 1 ? -1 : DQ_STATE_FAILED;
+        assert_int_equal(state_of(&f, id), want);
+    }
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &s, &f.err));
+    assert_int_equal(s.failed, 20);
+    assert_int_equal(s.due + s.future, 10);
+    assert_groups_exact(&f);
+    /* the same key again finds nothing; a bad key is refused naming --key */
+    memset(&cur, 0, sizeof cur);
+    while (!cur.done)
+        ASSERT_OK(&f, dq_requeue_filter_step(f.c, f.queue, &ka, 0, 0, 0, &cur, &f.err));
+    assert_int_equal(cur.done_n, 0);
+    char big[DQ_KEY_MAX + 2];
+    memset(big, 'k', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    dq_filter bad = {DQ_FILTER_KEY, big};
+    memset(&cur, 0, sizeof cur);
+    assert_int_equal(dq_drop_filter_step(f.c, f.queue, &bad, 0, &cur, &f.err), DQ_EINVAL);
+    assert_non_null(strstr(f.err.msg, "--key: must be 1..64 bytes"));
+    fixture_close(&f);
+}
+
 static void
 groups_past_the_limit_share_other(void **state)
 {
@@ -532,6 +614,7 @@ main(void)
         cmocka_unit_test(counts_equal_a_full_scan_after_random_operations),
         cmocka_unit_test(group_requeue_touches_only_its_group_and_writes_one_audit_entry),
         cmocka_unit_test(match_requeue_moves_only_matches_with_spread),
+        cmocka_unit_test(key_filter_steps_act_on_one_key),
         cmocka_unit_test(groups_past_the_limit_share_other),
     };
 

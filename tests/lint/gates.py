@@ -24,6 +24,7 @@ VARS = {
     ('lib.lua', 'k'): ['hist'],  # hist_add
     ('lib.lua', 'K_KQ .. k'): ['kq'],  # per-key limits: one key's parked tasks
     ('keys.lua', 'K_KQ .. r.key'): ['kq'],
+    ('drop.lua', 'K_KQ .. k'): ['kq'],  # drop --key KEY --parked
     ('drop.lua', 'z'): ['sched', 'failidx', 'group'],  # filter_set / the scheduled set
     ('requeue.lua', 'z'): ['failidx', 'group'],  # filter_set
     ('page.lua', 'z'): ['sched', 'inflight', 'failidx', 'group', 'doneidx'],
