@@ -122,6 +122,28 @@ local function tally(kind, n, now)
   end
   redis.call('HINCRBY', K_TALLY, kind .. s, n)
 end
+-- The outcomes of the last @n minutes up to @now (n <= 64), in one HMGET: three tables
+-- done, failed, retried indexed 0 (this minute) .. n - 1; a slot the ring reused for a
+-- later minute, or never wrote, counts 0.
+local function tally_read(now, n)
+  local m, fields = math.floor(now / 60000), {}
+  for i = 0, n - 1 do
+    local s = (m - i) % 64
+    fields[#fields + 1] = 'm' .. s
+    fields[#fields + 1] = 'd' .. s
+    fields[#fields + 1] = 'f' .. s
+    fields[#fields + 1] = 'r' .. s
+  end
+  local v = redis.call('HMGET', K_TALLY, unpack(fields))
+  local done, failed, retried = {}, {}, {}
+  for i = 0, n - 1 do
+    local fresh = v[4 * i + 1] == dec(m - i)
+    done[i] = fresh and (tonumber(v[4 * i + 2]) or 0) or 0
+    failed[i] = fresh and (tonumber(v[4 * i + 3]) or 0) or 0
+    retried[i] = fresh and (tonumber(v[4 * i + 4]) or 0) or 0
+  end
+  return done, failed, retried
+end
 
 local function err(code, fmt, ...)
   return redis.error_reply(code .. ' ' .. string.format(fmt, ...))

@@ -40,24 +40,8 @@ for i = 1, 5 do
 end
 -- the tally ring (lib.lua): the verdict's window (k minutes) and the sparkline's 10, in
 -- one HMGET of the larger of the two
-local m, k, spark = math.floor(now / 60000), math.ceil(cfg.alert_window_ms / 60000), 10
-local n = math.max(k, spark)
-local fields = {}
-for i = 0, n - 1 do
-  local s = (m - i) % 64
-  fields[#fields + 1] = 'm' .. s
-  fields[#fields + 1] = 'd' .. s
-  fields[#fields + 1] = 'f' .. s
-  fields[#fields + 1] = 'r' .. s
-end
-local v = redis.call('HMGET', K_TALLY, unpack(fields))
-local done, failed, retried = {}, {}, {}
-for i = 0, n - 1 do
-  local fresh = v[4 * i + 1] == dec(m - i)
-  done[i] = fresh and (tonumber(v[4 * i + 2]) or 0) or 0
-  failed[i] = fresh and (tonumber(v[4 * i + 3]) or 0) or 0
-  retried[i] = fresh and (tonumber(v[4 * i + 4]) or 0) or 0
-end
+local k, spark = math.ceil(cfg.alert_window_ms / 60000), 10
+local done, failed, retried = tally_read(now, math.max(k, spark))
 local wd, wf, wr = 0, 0, 0
 for i = 0, k - 1 do
   wd, wf, wr = wd + done[i], wf + failed[i], wr + retried[i]

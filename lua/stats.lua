@@ -53,23 +53,11 @@ for i = 1, 5 do
   out[#out + 1] = tail[i]
 end
 -- the window: minutes m - k + 1 .. m of the tally ring (lib.lua)
-local m, k = math.floor(now / 60000), math.ceil(cfg.alert_window_ms / 60000)
-local fields = {}
-for i = 0, k - 1 do
-  local s = (m - i) % 64
-  fields[#fields + 1] = 'm' .. s
-  fields[#fields + 1] = 'd' .. s
-  fields[#fields + 1] = 'f' .. s
-  fields[#fields + 1] = 'r' .. s
-end
-local v = redis.call('HMGET', K_TALLY, unpack(fields))
+local k = math.ceil(cfg.alert_window_ms / 60000)
+local done, failed, retried = tally_read(now, k)
 local wd, wf, wr = 0, 0, 0
 for i = 0, k - 1 do
-  if v[4 * i + 1] == dec(m - i) then
-    wd = wd + (tonumber(v[4 * i + 2]) or 0)
-    wf = wf + (tonumber(v[4 * i + 3]) or 0)
-    wr = wr + (tonumber(v[4 * i + 4]) or 0)
-  end
+  wd, wf, wr = wd + done[i], wf + failed[i], wr + retried[i]
 end
 local elapsed = (k - 1) * 60000 + now % 60000
 out[#out + 1] = k * 60000
