@@ -42,7 +42,7 @@ local nxt = redis.call('ZRANGEBYSCORE', K_SCHED, '(' .. dec(now), '+inf', 'WITHS
 local out = {now, due, total - due, far, inflight, failed, expired, tonumber(nxt[2]) or -1, age,
   cfg.far_future_ms}
 local c = redis.call('HMGET', K_STATS, 'enqueued', 'done', 'retried', 'failed', 'expired',
-  'trimmed', 'reaped', 'requeued', 'dropped', 'parked')
+  'trimmed', 'reaped', 'requeued', 'dropped', 'parked', 'limited_rate', 'limited_concurrency')
 for i = 1, 9 do
   out[#out + 1] = tonumber(c[i]) or 0
 end
@@ -82,7 +82,6 @@ out[#out + 1] = sig
 out[#out + 1] = top
 out[#out + 1] = tonumber(c[10]) or 0
 -- the queue limits (lib.lua limits), reading their hash only while one is in force
-local lc = redis.call('HMGET', K_STATS, 'limited_rate', 'limited_concurrency')
 local rate, burst, conc = limits.of(cfg, now)
 local lh = {false, false}
 if rate > 0 or conc > 0 then lh = redis.call('HMGET', K_LIMITS, 'rate_held', 'held') end
@@ -92,7 +91,7 @@ if cfg.throttle_until == 0 or cfg.throttle_until > now then
   th = {1, cfg.throttle_rate, cfg.throttle_concurrency, tonumber(t[1]) or -1,
     cfg.throttle_until, t[2] or '', t[3] or ''}
 end
-local tail2 = {tonumber(lc[1]) or 0, tonumber(lc[2]) or 0, rate, burst, conc,
+local tail2 = {tonumber(c[11]) or 0, tonumber(c[12]) or 0, rate, burst, conc,
   tonumber(lh[1]) or -1, lh[2] and 1 or 0}
 for i = 1, 7 do out[#out + 1] = tail2[i] end
 for i = 1, 7 do out[#out + 1] = th[i] end
