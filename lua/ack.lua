@@ -26,8 +26,9 @@ if k < 1 or k > DQ_CALL_MAX or k ~= math.floor(k) or (flag and flag ~= '0' and f
     'optionally 0 or 1', #ARGV, DQ_CALL_MAX)
 end
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = worker_gate('ack', [[HDEL running stats HGET running tally HINCRBY stats tally HMGET
-  running HSET tally LTRIM hist TIME ZADD uniq ZRANGEBYSCORE uniq ZREM inflight uniq]])
+local gate = worker_gate('ack', [[HDEL running stats HGET running HINCRBY stats tally HMGET
+  running HSET tally LTRIM hist TIME ZADD uniq ZRANGEBYSCORE uniq ZREM inflight uniq
+  HEXISTS roll HINCRBY roll HMGET config tally HSET roll PEXPIREAT roll ZCOUNT sched]])
 if gate then return gate end
 -- done retention (PROTOCOL.md 4.7): only an ack whose claim saw it on reads the config
 -- (once per call) and pays for the checks of its writes; one without it reads nothing
@@ -57,8 +58,18 @@ local res, done = settle_acks(tks, atts, clms, kept, recs)
 if done > 0 then
   local now = now_ms()
   redis.call('HINCRBY', K_STATS, 'done', done)
-  tally('d', done, now)
+  -- history (PROTOCOL.md 13): on or off is learnt from the tally ring's slot, which keeps
+  -- history_minutes (read once a minute); each run's time is now less the claim time
+  -- its fence named
+  local hm = tally('d', done, now)
   if kept then keep_done(keep, age, now, kept) end
+  if hm > 0 then
+    roll.add('d', done)
+    for i = 1, k do
+      if res[i] == 1 then roll.run(now - tonumber(clms[i])) end
+    end
+    roll.flush(hm, now)
+  end
 end
 if k == 1 then return res[1] end
 local out = {}

@@ -17,10 +17,11 @@
 -- Flags: allow-oom (runs at maxmemory: moves one task to failed with a short error, or
 --   deletes it; one audit entry; docs/OPERATIONS.md).
 local gate = operator_gate('cancel', [[EXISTS group HDEL failed groups running stats HEXISTS
-  failed groups running HGET failed groups ids running tally HINCRBY stats tally HLEN groups
+  failed groups running HGET failed groups ids running  HINCRBY stats tally HLEN groups
   HMGET config HSET failed groups tally LTRIM hist PUBLISH wake RPUSH hist TIME XADD audit
   ZADD failidx group ZCARD failidx ZPOPMIN failidx ZREM group inflight ZSCORE group
-  HDEL kin HINCRBY kin ZADD kpark sched ZCARD kpark ZPOPMIN kq ZRANGE sched ZREM kpark]])
+  HDEL kin HINCRBY kin ZADD kpark sched ZCARD kpark ZPOPMIN kq ZRANGE sched ZREM kpark
+  HEXISTS roll HINCRBY roll HMGET tally HSET roll PEXPIREAT roll ZCOUNT sched]])
 if gate then return gate end
 allow_oom()
 local id, mode, who = ARGV[1], ARGV[2], ARGV[3]
@@ -53,6 +54,7 @@ unrun(tk, e and e.k)
 if mode == 'fail' then
   if e then
     hist_run(tk, run, e, 'fail', now, msg)
+    roll.run(now - run.claimed) -- a failed run, ended by the cancel (history, PROTOCOL.md 13)
     e.attempt = math.min(e.attempt + 1, DQ_ATTEMPTS_MAX) -- the run counts, as a failure's
     to_failed(cfg, tk, env_encode(e), 'cancelled', msg, '', now, who, false)
   else
@@ -62,7 +64,9 @@ if mode == 'fail' then
 else
   hist_forget(tk)
   redis.call('HINCRBY', K_STATS, 'dropped', 1)
+  roll.add('p', 1)
 end
+roll.flush(cfg.history_minutes, now)
 audit(cfg, who, 'cancel', id .. (mode == 'drop' and ' drop' or ''),
   'ok: was running on ' .. worker .. ', attempt ' .. attempt)
 wake('cancel:' .. tk)

@@ -42,18 +42,20 @@
 -- Flags: allow-oom (runs at maxmemory: moves due tasks to in-flight; settles as ack, retry, fail
 --   and release do; docs/OPERATIONS.md).
 local gate = worker_gate('claim', [[EXISTS group HDEL failed groups ids running stats HEXISTS
-  failed groups running HGET failed groups ids running sdefs stpl tally HINCRBY stats tally HLEN
+  failed groups running HGET failed groups ids running sdefs stpl  HINCRBY stats tally HLEN
   groups HMGET config pause running HSET failed groups ids running sdefs tally INCRBY seq LTRIM
   hist PUBLISH wake RPUSH hist TIME ZADD failidx group inflight sched slow snext uniq ZCARD
   failidx ZPOPMIN failidx ZRANGE inflight sched snext ZRANGEBYSCORE sched uniq ZREM group
-  inflight sched snext uniq ZSCORE group]])
+  inflight sched snext uniq ZSCORE group
+  HEXISTS roll HINCRBY roll HMGET tally HSET roll PEXPIREAT roll ZCOUNT sched]])
 if gate then return gate end
 -- Only the fields claim and the settles, limits, schedules and done records it runs read
 -- (a HMGET of all of them cost ~4 us a call): add a field here when a helper it calls
 -- starts reading one.
 local cfg = config_of({'backoff_base_ms', 'backoff_cap_ms', 'max_attempts', 'failed_retention',
   'done_retention', 'done_retention_ms', 'rate_limit', 'rate_burst', 'concurrency_limit',
-  'key_concurrency', 'throttle_rate', 'throttle_concurrency', 'throttle_until'})
+  'key_concurrency', 'throttle_rate', 'throttle_concurrency', 'throttle_until',
+  'history_minutes'})
 -- done retention's commands (PROTOCOL.md 4.7) are checked only when it is on, before any
 -- write, so a claim without it pays for no more checks
 -- (either limit turns it on: PROTOCOL.md 4.7)
@@ -145,6 +147,8 @@ if nres > 0 then
     done = n
     for j, i in ipairs(at) do
       results[(i - 6) / 6 + 1] = res[j] == 1 and 1 or res[j].err
+      -- a run's time: the claim time its fence named (history, PROTOCOL.md 13)
+      if res[j] == 1 and cfg.history_minutes > 0 then roll.run(now - tonumber(clms[j])) end
     end
   end
   for i = 6, last, 6 do
@@ -153,7 +157,10 @@ if nres > 0 then
     if what == 'a' then
       if alone then
         r, bad = settle_ack(tk, att, clm, kept)
-        if r then done = done + 1 end
+        if r then
+          done = done + 1
+          roll.run(now - tonumber(clm))
+        end
       else
         r = results[(i - 6) / 6 + 1]
       end
@@ -171,6 +178,7 @@ if nres > 0 then
   if done > 0 then
     redis.call('HINCRBY', K_STATS, 'done', done)
     tally('d', done, now)
+    roll.add('d', done)
     if kept then keep_done(cfg.done_retention, cfg.done_retention_ms, now, kept) end
   end
   if earliest >= 0 and (first < 0 or earliest < first) then
@@ -259,4 +267,7 @@ for _, r in ipairs(results) do
 end
 if ARGV[4] then out[#out + 1] = now_us end
 if tell then out[#out + 1] = keeps and 1 or 0 end
+-- history (PROTOCOL.md 13): this call's counts, one HINCRBY per field
+roll.add('s', #run / 2)
+roll.flush(cfg.history_minutes, now)
 return out

@@ -30,7 +30,8 @@
 local gate = operator_gate('drop', [[EXISTS group HDEL failed groups ids stats HEXISTS failed groups
   running HGET failed ids HINCRBY stats HMGET config LTRIM hist TIME XADD audit ZADD kpark ZCOUNT
   failidx group sched ZRANGE failidx group kq sched ZRANGEBYSCORE failidx ZRANK failidx group sched
-  ZREM failidx group kpark kq sched ZSCORE group sched]])
+  ZREM failidx group kpark kq sched ZSCORE group sched
+  HEXISTS roll HINCRBY roll HSET roll PEXPIREAT roll]])
 if gate then return gate end
 allow_oom()
 local cfg = config()
@@ -105,6 +106,8 @@ if mode == 'ids' then
     end
   end
   redis.call('HINCRBY', K_STATS, 'dropped', dropped)
+  roll.add('p', dropped) -- history (PROTOCOL.md 13)
+  roll.flush(cfg.history_minutes, now)
   audit(cfg, who, 'drop', detail, 'ok: ' .. dropped .. ' dropped')
   return {dropped}
 elseif mode == 'all' and ARGV[4] then
@@ -156,6 +159,8 @@ elseif mode == 'all' and ARGV[4] then
   end
   if gid then group_forget(gid, gone) end
   if #gone > 0 then redis.call('HINCRBY', K_STATS, 'dropped', #gone) end
+  roll.add('p', #gone) -- history (PROTOCOL.md 13)
+  roll.flush(cfg.history_minutes, now)
   if finished then
     audit(cfg, who, 'drop-all', detail, string.format('ok: %d dropped, finished', done + #gone))
   end
@@ -185,6 +190,8 @@ elseif mode == 'parked' then
     if redis.call('ZADD', K_KPARK, 'INCR', -n, k) + 0 <= 0 then redis.call('ZREM', K_KPARK, k) end
     redis.call('HINCRBY', K_STATS, 'parked', -n)
     redis.call('HINCRBY', K_STATS, 'dropped', n)
+    roll.add('p', n) -- history (PROTOCOL.md 13)
+    roll.flush(cfg.history_minutes, now)
   end
   local finished = n < step and 1 or 0
   if finished == 1 then
@@ -204,6 +211,8 @@ elseif mode == 'all' then
   hist_forget_keys(tks, 1, 1)
   local finished = #tks < DQ_STEP_MAX and 1 or 0
   if #tks > 0 then redis.call('HINCRBY', K_STATS, 'dropped', #tks) end
+  roll.add('p', #tks) -- history (PROTOCOL.md 13)
+  roll.flush(cfg.history_minutes, now)
   if #tks > 0 or finished == 1 then
     audit(cfg, who, 'drop-all', 'failed until ' .. dec(until_ms),
       string.format('ok: %d dropped%s', #tks, finished == 1 and ', finished' or ''))

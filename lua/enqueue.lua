@@ -31,9 +31,11 @@ end
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
 local gate = producer_gate('enqueue', [[HEXISTS failed running HGET ids HINCRBY stats HMGET config
   HSET ids INCRBY seq PUBLISH wake TIME ZADD sched ZCOUNT sched ZRANGE sched ZREM sched ZSCORE
-  uniq]])
+  uniq
+  HEXISTS roll HINCRBY roll HSET roll PEXPIREAT roll]])
 if gate then return gate end
-local cfg = config_of({'max_delay_ms', 'max_payload', 'max_attempts', 'time_limit_ms'})
+local cfg = config_of({'max_delay_ms', 'max_payload', 'max_attempts', 'time_limit_ms',
+  'history_minutes'})
 local now = now_ms()
 
 local tasks = {}
@@ -154,6 +156,8 @@ if added + replaced > 0 then
   if first < 0 or earliest < first then
     wake(dec(earliest))
   end
+  roll.add('e', added) -- history (PROTOCOL.md 13)
+  roll.flush(cfg.history_minutes, now)
 end
 for _, t in ipairs(tasks) do
   out[#out + 1] = t.id or dec(t.seq)

@@ -13,14 +13,16 @@
 --   trace (at most 4 KiB + 64 KiB); docs/OPERATIONS.md).
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
 local gate = worker_gate('fail', [[EXISTS group HDEL failed groups running stats HEXISTS groups HGET
-  failed groups running tally HINCRBY stats tally HLEN groups HMGET config HSET failed groups tally
+  failed groups running  HINCRBY stats tally HLEN groups HMGET config HSET failed groups tally
   LTRIM hist RPUSH hist TIME ZADD failidx group ZCARD failidx ZPOPMIN failidx ZREM group inflight
   ZSCORE group
   HDEL kin HINCRBY kin PUBLISH wake ZADD kpark sched ZCARD kpark ZPOPMIN kq ZRANGE sched ZREM
-    kpark]])
+    kpark
+  HEXISTS roll HINCRBY roll HMGET tally HSET roll PEXPIREAT roll ZCOUNT sched]])
 if gate then return gate end
 allow_oom()
-local ok, bad = settle_fail(config(), now_ms(), ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5],
-  ARGV[6])
+local cfg, now = config(), now_ms()
+local ok, bad = settle_fail(cfg, now, ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
 if not ok then return bad end
+roll.flush(cfg.history_minutes, now) -- history (PROTOCOL.md 13)
 return 1

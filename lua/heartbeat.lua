@@ -28,7 +28,8 @@
 -- Flags: allow-oom (runs at maxmemory: one record per worker, rewritten in place, pruned;
 --   docs/OPERATIONS.md).
 local gate = worker_gate('heartbeat', [[HDEL stats workers HMGET config pause HSET workers TIME
-  ZADD beats ZRANGE inflight sched snext ZRANGEBYSCORE beats ZREM beats]])
+  ZADD beats ZRANGE inflight sched snext ZRANGEBYSCORE beats ZREM beats
+  EXISTS roll HSET roll PEXPIREAT roll ZCOUNT sched]])
 if gate then return gate end
 allow_oom()
 local now = now_ms()
@@ -84,9 +85,11 @@ end
 
 local lease = redis.call('ZRANGE', K_INFLIGHT, 0, 0, 'WITHSCORES')
 local p = pause_get(now)
-local old = {}
+local old, hm = {}, nil
 if mode == 'check' then
-  local prune = config_of({'worker_prune_ms'}).worker_prune_ms
+  local c = config_of({'worker_prune_ms', 'history_minutes'})
+  local prune = c.worker_prune_ms
+  hm = c.history_minutes
   old = redis.call('ZRANGEBYSCORE', K_BEATS, '-inf', '(' .. dec(now - prune), 'LIMIT', 0, 100)
 end
 for _, n in ipairs(old) do
@@ -94,6 +97,9 @@ for _, n in ipairs(old) do
   redis.call('HDEL', K_WORKERS, n)
 end
 local due = next_due()
+-- history (PROTOCOL.md 13): tasks are due and no call has opened this minute (a paused
+-- or starved queue): the backlog sample is taken here
+if due >= 0 and due <= now then roll.touch(hm, now) end
 local fire, low = sched_soonest()
 if fire >= 0 and (due < 0 or fire < due) then due = fire end
 return {now, registered, started, due, tonumber(lease[2]) or -1, p and p.till or -1, #old, low}

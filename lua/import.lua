@@ -46,9 +46,10 @@ end
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
 local gate = operator_gate('import', [[DEL hist HEXISTS failed groups ids running HGET groups HLEN
   groups HMGET config HSET failed groups ids INCRBY seq PUBLISH wake RPUSH hist TIME XADD audit ZADD
-  failidx group sched ZCARD failidx ZRANGE sched ZSCORE sched]])
+  failidx group sched ZCARD failidx ZRANGE sched ZSCORE sched
+  HEXISTS roll HINCRBY roll stats HSET roll PEXPIREAT roll ZCOUNT sched]])
 if gate then return gate end
-local cfg = config_of({'max_payload', 'failed_retention', 'audit_retention'})
+local cfg = config_of({'max_payload', 'failed_retention', 'audit_retention', 'history_minutes'})
 local U32, U53 = 4294967295, 9007199254740991
 local TEXT_MAX = 200 -- reason and who: bytes
 
@@ -256,6 +257,10 @@ end
 if earliest and (first < 0 or earliest < first) then
   wake(dec(earliest))
 end
+-- history (PROTOCOL.md 13): the scheduled ones entered the queue now; the failed ones
+-- failed elsewhere, earlier, and count nowhere
+roll.add('e', nsched)
+roll.flush(cfg.history_minutes, now_ms())
 audit(cfg, who, 'import', string.format('%d tasks%s', n, requeue and ' requeue' or ''),
   string.format('ok: %d imported (%d scheduled, %d failed), %d already there', added, nsched,
     added - nsched, n - added))

@@ -109,18 +109,70 @@ local function allow_oom()
   redis.call('HDEL', K_STATS, '')
 end
 
+local function err(code, fmt, ...)
+  return redis.error_reply(code .. ' ' .. string.format(fmt, ...))
+end
+
+-- Queue configuration: defaults unless the config hash says otherwise.
+local CFG_FIELDS = {'max_delay_ms', 'max_payload', 'backoff_base_ms', 'backoff_cap_ms',
+  'max_attempts', 'failed_retention', 'audit_retention', 'far_future_ms', 'worker_lost_ms',
+  'worker_prune_ms', 'alert_oldest_due_ms', 'alert_far_future', 'alert_running_ms',
+  'alert_memory_pct', 'alert_window_ms', 'alert_fail_pct', 'alert_fail_per_min',
+  'time_limit_ms', 'done_retention', 'done_retention_ms', 'rate_limit', 'rate_burst',
+  'concurrency_limit', 'key_concurrency', 'history_minutes'}
+-- worker_lost_ms 0: a worker is lost after three of its own beat intervals.
+local CFG_DEFAULT = {max_delay_ms = 7 * 86400000, max_payload = 1048576,
+  backoff_base_ms = 1000, backoff_cap_ms = 300000, max_attempts = 25,
+  failed_retention = 100000, audit_retention = 10000, far_future_ms = 3600000,
+  worker_lost_ms = 0, worker_prune_ms = 3600000, alert_oldest_due_ms = 300000,
+  alert_far_future = 100000, alert_running_ms = 300000, alert_memory_pct = 90,
+  alert_window_ms = 300000, alert_fail_pct = 50, alert_fail_per_min = 60, time_limit_ms = 0,
+  done_retention = 0, done_retention_ms = 0, rate_limit = 0, rate_burst = 0,
+  concurrency_limit = 0, key_concurrency = 0, history_minutes = 1440, throttle_rate = 0,
+  throttle_concurrency = 0, throttle_until = -1}
+-- Only @fields (a hot path reads the few it needs).
+local function config_of(fields)
+  local v = redis.call('HMGET', K_CONFIG, unpack(fields))
+  local c = {}
+  for i, f in ipairs(fields) do
+    c[f] = tonumber(v[i]) or CFG_DEFAULT[f]
+  end
+  return c
+end
+-- All of them, and the live throttle (throttle.lua; PROTOCOL.md 8.4), kept in the config
+-- hash so that claim's one HMGET reads it too; config does not list it.
+local config
+do
+local CFG_READ = {'throttle_rate', 'throttle_concurrency', 'throttle_until'}
+for i = 1, #CFG_FIELDS do CFG_READ[i + 3] = CFG_FIELDS[i] end
+function config()
+  return config_of(CFG_READ)
+end
+end
+
 -- Outcomes per minute of server time, for the verdict's window (stats.lua): a ring of
 -- 64 slots in one hash, slot = minute % 64, fields m<slot> (the minute it holds), then
 -- d<slot> done, f<slot> failed, r<slot> retried. Bounded (256 fields), written once per
 -- call (not per task), and a slot is reset when its minute comes round again.
+-- A slot also keeps y<slot>, the queue's history_minutes read when the slot was reset:
+-- tally returns it, so ack learns whether the rollups are on (roll below) at most once a
+-- minute, from the HMGET it makes anyway, and never reads the config otherwise.
 local function tally(kind, n, now)
   local m = math.floor(now / 60000)
   local s = m % 64
-  local mf = 'm' .. s
-  if redis.call('HGET', K_TALLY, mf) ~= dec(m) then
-    redis.call('HSET', K_TALLY, mf, dec(m), 'd' .. s, 0, 'f' .. s, 0, 'r' .. s, 0)
+  local mf, yf = 'm' .. s, 'y' .. s
+  local v = redis.call('HMGET', K_TALLY, mf, yf)
+  local hm = tonumber(v[2])
+  if v[1] ~= dec(m) or not hm then
+    hm = config_of({'history_minutes'}).history_minutes
+    if v[1] ~= dec(m) then
+      redis.call('HSET', K_TALLY, mf, dec(m), 'd' .. s, 0, 'f' .. s, 0, 'r' .. s, 0, yf, dec(hm))
+    else
+      redis.call('HSET', K_TALLY, yf, dec(hm))
+    end
   end
   redis.call('HINCRBY', K_TALLY, kind .. s, n)
+  return hm
 end
 -- The outcomes of the last @n minutes up to @now (n <= 64), in one HMGET: three tables
 -- done, failed, retried indexed 0 (this minute) .. n - 1; a slot the ring reused for a
@@ -144,47 +196,9 @@ local function tally_read(now, n)
   end
   return done, failed, retried
 end
-
-local function err(code, fmt, ...)
-  return redis.error_reply(code .. ' ' .. string.format(fmt, ...))
-end
-
--- Queue configuration: defaults unless the config hash says otherwise.
-local CFG_FIELDS = {'max_delay_ms', 'max_payload', 'backoff_base_ms', 'backoff_cap_ms',
-  'max_attempts', 'failed_retention', 'audit_retention', 'far_future_ms', 'worker_lost_ms',
-  'worker_prune_ms', 'alert_oldest_due_ms', 'alert_far_future', 'alert_running_ms',
-  'alert_memory_pct', 'alert_window_ms', 'alert_fail_pct', 'alert_fail_per_min',
-  'time_limit_ms', 'done_retention', 'done_retention_ms', 'rate_limit', 'rate_burst',
-  'concurrency_limit', 'key_concurrency'}
--- worker_lost_ms 0: a worker is lost after three of its own beat intervals.
-local CFG_DEFAULT = {max_delay_ms = 7 * 86400000, max_payload = 1048576,
-  backoff_base_ms = 1000, backoff_cap_ms = 300000, max_attempts = 25,
-  failed_retention = 100000, audit_retention = 10000, far_future_ms = 3600000,
-  worker_lost_ms = 0, worker_prune_ms = 3600000, alert_oldest_due_ms = 300000,
-  alert_far_future = 100000, alert_running_ms = 300000, alert_memory_pct = 90,
-  alert_window_ms = 300000, alert_fail_pct = 50, alert_fail_per_min = 60, time_limit_ms = 0,
-  done_retention = 0, done_retention_ms = 0, rate_limit = 0, rate_burst = 0,
-  concurrency_limit = 0, key_concurrency = 0, throttle_rate = 0, throttle_concurrency = 0,
-  throttle_until = -1}
--- Only @fields (a hot path reads the few it needs).
-local function config_of(fields)
-  local v = redis.call('HMGET', K_CONFIG, unpack(fields))
-  local c = {}
-  for i, f in ipairs(fields) do
-    c[f] = tonumber(v[i]) or CFG_DEFAULT[f]
-  end
-  return c
-end
--- All of them, and the live throttle (throttle.lua; PROTOCOL.md 8.4), kept in the config
--- hash so that claim's one HMGET reads it too; config does not list it.
-local config
-do
-local CFG_READ = {'throttle_rate', 'throttle_concurrency', 'throttle_until'}
-for i = 1, #CFG_FIELDS do CFG_READ[i + 3] = CFG_FIELDS[i] end
-function config()
-  return config_of(CFG_READ)
-end
-end
+-- History: per-minute rollups (PROTOCOL.md 11); one table of functions, filled in by the
+-- rollups block below (after next_due, which it uses), so the helpers above it can count.
+local roll = {}
 
 -- msgpack writers. The envelope is written here, not with cmsgpack, because its
 -- sequence must always take the fixed 9-byte form (so that the byte order of members
@@ -910,6 +924,8 @@ function to_failed(cfg, tk, raw, reason, msg, trace, at, who, undecodable, count
   redis.call('ZADD', K_FAILIDX, dec(at), tk)
   redis.call('HINCRBY', K_STATS, counter or 'failed', 1)
   tally('f', 1, at)
+  roll.add('f', 1)
+  if counter == 'expired' then roll.add('x', 1) end
   trim_failed(cfg)
 end
 end -- groups
@@ -1164,14 +1180,15 @@ local function gate_keyed(script, needs)
       and c[9] == K_CONFIG and c[10] == K_AUDIT and c[11] == K_WAKE then
     return c.list
   end
-  -- hist and group stand for every key of their kind (one task's history, one group)
+  -- hist, group and roll stand for every key of their kind (one task's history, one
+  -- group, one minute's rollup)
   local keys = {sched = K_SCHED, ids = K_IDS, inflight = K_INFLIGHT, running = K_RUNNING,
     failed = K_FAILED, failidx = K_FAILIDX, stats = K_STATS, seq = K_SEQ, config = K_CONFIG,
     audit = K_AUDIT, wake = K_WAKE, workers = K_WORKERS, beats = K_BEATS, pause = K_PAUSE,
     groups = K_GROUPS, group = K_GROUP .. 'gate', tally = K_TALLY, uniq = K_UNIQ,
     sdefs = K_SDEFS, stpl = K_STPL, snext = K_SNEXT, slow = K_SLOW,
     hist = K_PREFIX .. 'hist:gate', done = K_DONE, doneidx = K_DONEIDX, kin = K_KIN,
-    kq = K_KQ .. 'gate', kpark = K_KPARK, limits = K_LIMITS}
+    kq = K_KQ .. 'gate', kpark = K_KPARK, limits = K_LIMITS, roll = K_PREFIX .. 'roll:gate'}
   local names, list = gate_list(script, needs), {}
   for i = 1, #names, 2 do
     local name = names[i + 1]
@@ -1185,6 +1202,7 @@ local function gate_keyed(script, needs)
 end
 
 local function role_gate(role, script, needs)
+  roll.reset() -- every call that writes asks its gate first (tests/lint/gates.py)
   local check = redis.acl_check_cmd
   if check == nil then return nil end
   local list, unknown = gate_keyed(script, needs)
@@ -1232,6 +1250,89 @@ local function next_due()
   if f[2] then return tonumber(f[2]) end
   return -1
 end
+
+-- History: per-minute rollups (PROTOCOL.md 11). One HASH per minute of server time,
+-- dq:{Q}:roll:<minute> (named from KEYS[1], in the queue's slot), of counters a call adds
+-- to: it sums its counts here (roll.add, roll.run) and roll.flush writes one HINCRBY per
+-- nonzero field at its end, however many tasks it moved. The call that creates a
+-- minute's hash samples the due backlog into it (b, a) and sets its expiry; the stats
+-- hash gets the run-time histogram too, never trimmed. history_minutes 0: nothing is
+-- written at all.
+-- rollups: the pending counts, the bucket bounds and open are this block's own
+do
+-- run-time buckets' upper bounds, ms, inclusive; the twelfth (h11) is open
+local BOUNDS = {5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000}
+local H = {'h0', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'h7', 'h8', 'h9', 'h10', 'h11'}
+-- this call's counts, field -> n (in the function library they outlive a call: reset
+-- clears what a call that raised an error before its flush left)
+local P, any = {}, false
+
+function roll.reset()
+  if any then P, any = {}, false end
+end
+
+function roll.add(f, n)
+  if n ~= 0 then
+    P[f] = (P[f] or 0) + n
+    any = true
+  end
+end
+
+-- One run of @ms (claim to settle): its bucket and the sum.
+function roll.run(ms)
+  if ms < 0 then ms = 0 end
+  local b = 12
+  for i = 1, 11 do
+    if ms <= BOUNDS[i] then
+      b = i
+      break
+    end
+  end
+  roll.add(H[b], 1)
+  roll.add('t', ms)
+end
+
+-- Opens minute @m's hash @rk: the backlog sample (due members of sched, and the age of the
+-- oldest, 0 when none is due) and the expiry, history_minutes @hm after the minute ends.
+local function open(rk, m, hm, now)
+  local b = redis.call('ZCOUNT', K_SCHED, '-inf', dec(now))
+  local first, a = next_due(), 0
+  if b > 0 and first >= 0 and first <= now then a = now - first end
+  redis.call('HSET', rk, 'b', b, 'a', dec(a))
+  redis.call('PEXPIREAT', rk, dec((m + 1 + hm) * 60000))
+end
+
+-- Writes this call's counts into the minute of @now (history_minutes @hm; 0: off, and the
+-- counts are dropped). A HINCRBY that answers with its own increment made its field: only
+-- then can the hash be new, and one HEXISTS tells (it has b once opened), so a call pays
+-- for the opening check only the first time it writes a field in a minute.
+function roll.flush(hm, now)
+  if not any then return end
+  local p = P
+  P, any = {}, false
+  if not hm or hm <= 0 then return end
+  local m = math.floor(now / 60000)
+  local rk = K_PREFIX .. 'roll:' .. dec(m)
+  local fresh = false
+  for f, n in pairs(p) do
+    if redis.call('HINCRBY', rk, f, n) == n then fresh = true end
+    if f == 't' or string.byte(f, 1) == 104 then -- 'h': the all-time histogram
+      redis.call('HINCRBY', K_STATS, f, n)
+    end
+  end
+  if fresh and redis.call('HEXISTS', rk, 'b') == 0 then open(rk, m, hm, now) end
+end
+
+-- Heartbeat's part: opens the minute of @now if no call has (so an idle queue with due
+-- tasks gets its sample). @hm: history_minutes, or nil (read here, only when it opens).
+function roll.touch(hm, now)
+  local m = math.floor(now / 60000)
+  local rk = K_PREFIX .. 'roll:' .. dec(m)
+  if redis.call('EXISTS', rk) == 1 then return end
+  hm = hm or config_of({'history_minutes'}).history_minutes
+  if hm > 0 then open(rk, m, hm, now) end
+end
+end -- rollups
 
 -- The id index: where a scheduled task with a caller-chosen id is, as due and seq.
 local function ids_get(id)
@@ -1631,6 +1732,7 @@ local function settle_retry(cfg, now, tk, attempt, claimed, msg, who, quiet)
   local run, e, bad = holder(tk, attempt, claimed)
   if not run then return nil, bad end
   hist_run(tk, run, e, 'retry', now, msg) -- (its 1 KiB, before the envelope's 512 bytes)
+  roll.run(now - run.claimed)
   msg = truncate(msg, 512)
   e.attempt = e.attempt + 1
   e.last_error = msg
@@ -1646,6 +1748,7 @@ local function settle_retry(cfg, now, tk, attempt, claimed, msg, who, quiet)
   unrun(tk, e.k)
   redis.call('HINCRBY', K_STATS, 'retried', 1)
   tally('r', 1, now)
+  roll.add('r', 1)
   return due
 end
 
@@ -1654,6 +1757,7 @@ local function settle_fail(cfg, now, tk, attempt, claimed, msg, trace, who)
   local run, e, bad = holder(tk, attempt, claimed)
   if not run then return nil, bad end
   hist_run(tk, run, e, 'fail', now, msg)
+  roll.run(now - run.claimed)
   e.attempt = math.min(e.attempt + 1, DQ_ATTEMPTS_MAX) -- stays readable
   to_failed(cfg, tk, env_encode(e), 'error', msg, trace, now, who, false)
   unrun(tk, e.k)
@@ -1768,6 +1872,7 @@ local function sched_fire_one(cfg, name, at, now)
       redis.call('HEXISTS', K_FAILED, 'c:' .. id) == 0 then
     local seq = redis.call('INCRBY', K_SEQ, 1)
     redis.call('HINCRBY', K_STATS, 'enqueued', 1)
+    roll.add('e', 1)
     local m = t.m
     local maxf = t.max_default and p_uint(cfg.max_attempts) or
       string.sub(m, t.max_at, t.dl_at - 1)

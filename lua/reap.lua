@@ -10,10 +10,11 @@
 --   error text; docs/OPERATIONS.md).
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
 local gate = worker_gate('reap', [[EXISTS group HDEL failed groups running stats HEXISTS groups HGET
-  failed groups running tally HINCRBY stats tally HLEN groups HMGET config HSET failed groups ids
+  failed groups running  HINCRBY stats tally HLEN groups HMGET config HSET failed groups ids
   tally LTRIM hist PUBLISH wake RPUSH hist TIME ZADD failidx group sched ZCARD failidx ZPOPMIN
   failidx ZRANGE inflight sched ZRANGEBYSCORE inflight ZREM group inflight ZSCORE group
-  HDEL kin HINCRBY kin ZADD kpark ZCARD kpark ZPOPMIN kq ZREM kpark]])
+  HDEL kin HINCRBY kin ZADD kpark ZCARD kpark ZPOPMIN kq ZREM kpark
+  HEXISTS roll HINCRBY roll HMGET tally HSET roll PEXPIREAT roll ZCOUNT sched]])
 if gate then return gate end
 allow_oom()
 local cfg = config()
@@ -50,5 +51,10 @@ for _, tk in ipairs(expired) do
   unrun(tk, e and e.k)
 end
 if returned > 0 then redis.call('HINCRBY', K_STATS, 'reaped', returned) end
+-- history (PROTOCOL.md 13): each lost lease, and the retries among them (the rest went to
+-- failed: to_failed counted them); no run time, as no worker settled them
+roll.add('l', #expired)
+roll.add('r', returned)
+roll.flush(cfg.history_minutes, now)
 local first = redis.call('ZRANGE', K_INFLIGHT, 0, 0, 'WITHSCORES')
 return {returned, exhausted, tonumber(first[2]) or -1}

@@ -17,7 +17,8 @@
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
 local gate = operator_gate('replace', [[EXISTS group HDEL failed groups HEXISTS failed running HGET
   failed HINCRBY stats HMGET config HSET ids PUBLISH wake TIME XADD audit ZADD sched ZRANGE sched
-  ZREM failidx group ZSCORE group]])
+  ZREM failidx group ZSCORE group
+  HEXISTS roll HINCRBY roll HSET roll PEXPIREAT roll ZCOUNT sched]])
 if gate then return gate end
 local cfg = config()
 local now = now_ms()
@@ -65,5 +66,7 @@ group_remove(tk, rec) -- out of its error group (PROTOCOL 4.6)
 redis.call('HDEL', K_FAILED, tk)
 redis.call('ZREM', K_FAILIDX, tk)
 redis.call('HINCRBY', K_STATS, 'requeued', 1)
+roll.add('q', 1) -- history (PROTOCOL.md 13)
+roll.flush(cfg.history_minutes, now)
 audit(cfg, who, 'replace', detail, 'ok: requeued with the new payload')
 return {1}

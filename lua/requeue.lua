@@ -33,7 +33,8 @@
 local gate = operator_gate('requeue', [[EXISTS group HDEL failed groups HEXISTS failed groups
   running HGET failed ids HINCRBY stats HMGET config HSET ids PUBLISH wake TIME XADD audit ZADD
   sched ZCOUNT failidx group sched ZRANGE failidx group sched ZRANK failidx group ZREM failidx group
-  ZSCORE group sched]])
+  ZSCORE group sched
+  HEXISTS roll HINCRBY roll HSET roll PEXPIREAT roll]])
 if gate then return gate end
 local cfg = config()
 local now = now_ms()
@@ -91,6 +92,8 @@ if mode == 'ids' then
     requeue_one(f[1], f[2], now + delay)
   end
   redis.call('HINCRBY', K_STATS, 'requeued', #found)
+  roll.add('q', #found) -- history (PROTOCOL.md 13)
+  roll.flush(cfg.history_minutes, now)
   audit(cfg, who, 'requeue', detail, 'ok: ' .. #found .. ' moved')
   return {#found}
 elseif mode == 'all' then
@@ -172,6 +175,8 @@ elseif mode == 'all' then
   end
   finished = finished and 1 or 0
   if moved > 0 then redis.call('HINCRBY', K_STATS, 'requeued', moved) end
+  roll.add('q', moved) -- history (PROTOCOL.md 13)
+  roll.flush(cfg.history_minutes, now)
   if kind ~= '' and finished == 1 then
     audit(cfg, who, 'requeue-all', detail, string.format('ok: %d moved (of %d in scope), %d ' ..
       'undecodable skipped, finished', done + moved, total, skipped))

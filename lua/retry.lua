@@ -12,13 +12,16 @@
 --   bytes) and a history entry; docs/OPERATIONS.md).
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
 local gate = worker_gate('retry', [[EXISTS group HDEL failed groups running stats HEXISTS groups
-  HGET failed groups running tally HINCRBY stats tally HLEN groups HMGET config HSET failed groups
+  HGET failed groups running  HINCRBY stats tally HLEN groups HMGET config HSET failed groups
   ids tally LTRIM hist PUBLISH wake RPUSH hist TIME ZADD failidx group sched ZCARD failidx ZPOPMIN
   failidx ZRANGE sched ZREM group inflight ZSCORE group
-  HDEL kin HINCRBY kin ZADD kpark ZCARD kpark ZPOPMIN kq ZREM kpark]])
+  HDEL kin HINCRBY kin ZADD kpark ZCARD kpark ZPOPMIN kq ZREM kpark
+  HEXISTS roll HINCRBY roll HMGET tally HSET roll PEXPIREAT roll ZCOUNT sched]])
 if gate then return gate end
 allow_oom()
-local due, bad = settle_retry(config(), now_ms(), ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
+local cfg, now = config(), now_ms()
+local due, bad = settle_retry(cfg, now, ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
 if not due then return bad end
+roll.flush(cfg.history_minutes, now) -- history (PROTOCOL.md 13)
 if due < 0 then return {1, -1} end
 return {0, due}

@@ -18,7 +18,9 @@
 --   minute, burst, concurrency; 0: off), when the rate limit last held a task back (ms;
 --   -1: never), 1 when a claim is waiting for a slot to free (else 0), then the throttle:
 --   in force (0|1), its rate and concurrency, since ms (-1), until ms (-1: none, 0: until
---   lifted), by and reason (strings, '' when none)}.
+--   lifted), by and reason (strings, '' when none), then the all-time run times (history,
+--   PROTOCOL.md 13; cumulative, never trimmed): the 12 bucket counts h0 .. h11 and the
+--   sum of the run times t (ms)}.
 -- Flags: no-writes (FCALL_RO / EVALSHA_RO: runs on replicas and for read-only users).
 -- Complexity: O(log N): ZCOUNT, ZCARD and HMGET only; O(G) more for G error groups (at
 --   most 501) only while the window's failures cross a threshold.
@@ -42,7 +44,8 @@ local nxt = redis.call('ZRANGEBYSCORE', K_SCHED, '(' .. dec(now), '+inf', 'WITHS
 local out = {now, due, total - due, far, inflight, failed, expired, tonumber(nxt[2]) or -1, age,
   cfg.far_future_ms}
 local c = redis.call('HMGET', K_STATS, 'enqueued', 'done', 'retried', 'failed', 'expired',
-  'trimmed', 'reaped', 'requeued', 'dropped', 'parked', 'limited_rate', 'limited_concurrency')
+  'trimmed', 'reaped', 'requeued', 'dropped', 'parked', 'limited_rate', 'limited_concurrency',
+  'h0', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'h7', 'h8', 'h9', 'h10', 'h11', 't')
 for i = 1, 9 do
   out[#out + 1] = tonumber(c[i]) or 0
 end
@@ -95,4 +98,6 @@ local tail2 = {tonumber(c[11]) or 0, tonumber(c[12]) or 0, rate, burst, conc,
   tonumber(lh[1]) or -1, lh[2] and 1 or 0}
 for i = 1, 7 do out[#out + 1] = tail2[i] end
 for i = 1, 7 do out[#out + 1] = th[i] end
+-- the run-time histogram (lib.lua roll), in the same HMGET of the stats hash
+for i = 13, 25 do out[#out + 1] = math.max(0, math.floor(tonumber(c[i]) or 0)) end
 return out

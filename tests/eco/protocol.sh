@@ -52,7 +52,7 @@ check("the producer connects to port=6379", producer_block.count("port=6379") ==
 producer_block = producer_block.replace("port=6379", "port=%d" % port)
 
 READERS = {"stats", "page", "find", "search", "audit", "workers", "config_get", "errors",
-           "schedule_get", "overview", "keys"}
+           "schedule_get", "overview", "keys", "history"}
 
 
 def one_path(path):

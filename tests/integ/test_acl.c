@@ -116,11 +116,12 @@ probes(struct fixture *f, dq_client *c, const char *want_work, const char *want_
 static void
 gates_and_probes(void **state)
 {
-    static const char *const common = "+ping +client|setname +info +fcall_ro +evalsha_ro +fcall "
-                                      "+evalsha +script|load +function|load +time +zcard +zcount "
-                                      "+zrange +zrangebyscore +zrevrange +zrank +zscore +hget "
-                                      "+hmget +hexists +xrevrange +zadd +zrem +zpopmin +hset "
-                                      "+hdel +hincrby +incrby +publish +sadd +scard +sscan";
+    static const char *const common =
+        "+ping +client|setname +info +fcall_ro +evalsha_ro +fcall "
+        "+evalsha +script|load +function|load +time +zcard +zcount "
+        "+zrange +zrangebyscore +zrevrange +zrank +zscore +hget "
+        "+hmget +hexists +xrevrange +zadd +zrem +zpopmin +hset "
+        "+hdel +hincrby +pexpireat +incrby +publish +sadd +scard +sscan";
     struct fixture f;
     char line[1024], sched[200], workers[200];
     const char *ids[1] = {"t1"};
@@ -144,7 +145,7 @@ gates_and_probes(void **state)
              "ACL SETUSER g-prod reset on >pw-1 %%R~dq:* ~dq:{*}:sched "
              "~dq:{*}:ids ~dq:{*}:inflight ~dq:{*}:running ~dq:{*}:failed "
              "~dq:{*}:failidx ~dq:{*}:stats ~dq:{*}:seq ~dq:{*}:config "
-             "~dq:{*}:audit ~dq:{*}:wake ~dq:queues &* %s",
+             "~dq:{*}:audit ~dq:{*}:wake ~dq:{*}:roll:* ~dq:queues &* %s",
              common);
     acl(&f, line);
     c = open_as(&f, "g-prod", NULL);

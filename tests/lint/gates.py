@@ -23,6 +23,8 @@ VARS = {
     ('lib.lua', 'h'): ['failed', 'running'],  # resolve(h, id)
     ('lib.lua', 'k'): ['hist'],  # hist_add
     ('lib.lua', 'K_KQ .. k'): ['kq'],  # per-key limits: one key's parked tasks
+    ('lib.lua', 'rk'): ['roll'],  # history: one minute's rollup (roll.flush, open)
+    ('history.lua', 'rk'): ['roll'],
     ('keys.lua', 'K_KQ .. r.key'): ['kq'],
     ('drop.lua', 'K_KQ .. k'): ['kq'],  # drop --key KEY --parked
     ('drop.lua', 'z'): ['sched', 'failidx', 'group'],  # filter_set / the scheduled set
@@ -130,6 +132,8 @@ def example(key):
         return 'dq:{q}:group:1'
     if key == 'hist':
         return 'dq:{q}:hist:1'
+    if key == 'roll':
+        return 'dq:{q}:roll:1'
     return 'dq:{q}:' + key
 
 

@@ -65,7 +65,7 @@ library_registers_every_script(void **state)
 {
     static const char *const readers[] = {"stats",        "page",     "find",       "search",
                                           "audit",        "workers",  "config_get", "errors",
-                                          "schedule_get", "overview", "keys"};
+                                          "schedule_get", "overview", "keys",       "history"};
     static const char *const drainers[] = {
         "ack",   "fail", "retry", "release", "extend",        "reap",    "heartbeat",
         "claim", "drop", "pause", "cancel",  "schedule_fill", "throttle"};
