@@ -74,7 +74,7 @@ def one_path(path):
     DelayQ, Wake = ns["DelayQ"], ns["Wake"]
 
     readers = {n for n, (_, _, ro) in q.src.items() if ro}
-    check(path + ": the eleven readers of section 6 are the no-writes scripts",
+    check(path + ": the twelve readers of section 6 are the no-writes scripts",
           readers == READERS, readers)
     # the producer block's comments
     now = q.call("stats")[0]
