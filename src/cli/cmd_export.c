@@ -243,8 +243,8 @@ static const struct cli_opt opts[] = {
 const struct cli_cmd cmd_export = {
     .name = "export",
     .summary = "write a view's tasks as JSON lines, every field, payloads lossless",
-    .usage = "delayq export {failed|due|future|inflight|parked} [-q QUEUE] [--match TEXT]\n"
-             "                     [--limit N] > tasks.jsonl\n"
+    .usage = "delayq export {failed|due|future|inflight|parked} [-q QUEUE]\n"
+             "                     [--match TEXT] [--limit N] > tasks.jsonl\n"
              "delayq export failed [-q QUEUE] --group SIG [--limit N] > tasks.jsonl",
     .about =
         "Writes the tasks of a view to stdout, one JSON object per line with every field\n"

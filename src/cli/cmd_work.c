@@ -593,9 +593,8 @@ const struct cli_cmd cmd_work = {
              "                   [--log-level LEVEL | --quiet] -- CMD [ARGS...]",
     .about = "Runs CMD once per due task: the payload as JSON on stdin (--raw: its bytes), the\n"
              "task in DELAYQ_TASK_ID, DELAYQ_QUEUE, DELAYQ_ATTEMPT, DELAYQ_DUE_MS,\n"
-             "DELAYQ_ENQUEUED_MS and DELAYQ_CLAIMED_MS (the claim's server ms). Exit 0:\n"
-             "done; 75: retry after the backoff; else failed, the stderr tail its stack\n"
-             "trace. The --persistent line protocol: delayq-work(1).",
+             "DELAYQ_ENQUEUED_MS and DELAYQ_CLAIMED_MS. Exit 0: done; 75: retry later;\n"
+             "else failed (stderr: its trace). --persistent: delayq-work(1).",
     .opts = opts,
     .max_pos = -1,
     .hint = " (the command goes after --)",
