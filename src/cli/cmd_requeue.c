@@ -67,36 +67,6 @@ replace_text(struct cli *g, const struct requeue *o, size_t *len)
     return text;
 }
 
-/* A parked task (PROTOCOL.md 4.10) is due, held back while its key is at key_concurrency:
- * there is nothing to requeue, and "not found" would send the operator looking. Prints
- * where the first parked one of the (first 10) ids is; false when none is parked. */
-static bool
-say_parked(struct cli *g, const char *const *ids, size_t n)
-{
-    for (size_t i = 0; i < n && i < 10; i++) {
-        dq_task t;
-        dq_err e = {0};
-        bool parked;
-        if (dq_find(g->client, g->queue, ids[i], &t, &e) != DQ_OK)
-            continue;
-        parked = t.state == DQ_STATE_PARKED;
-        if (parked) {
-            fprintf(stderr, "%s: task ", g->prog);
-            cli_put_safe(stderr, t.id, t.id_len);
-            fprintf(stderr, " is not failed: it is parked, due and held back while its key ");
-            cli_put_safe(stderr, t.key ? t.key : "?", t.key ? t.key_len : 1);
-            fprintf(stderr,
-                    " is at its limit of %lld in flight (key_concurrency); it runs when the key "
-                    "has room (nothing changed)\n",
-                    (long long)t.key_limit);
-        }
-        dq_task_clear(&t);
-        if (parked)
-            return true;
-    }
-    return false;
-}
-
 /* requeue ID --json NEW | --file PATH: the task is read, its payload checked to be
  * editable as JSON, the new one parsed, and one script replaces it and requeues the task
  * if the failure is still the one read. */
@@ -202,7 +172,7 @@ run(struct cli *g, const struct cli_args *args)
         size_t moved;
         if (dq_requeue(g->client, g->queue, o.sel.ids, o.sel.n, o.delay_ms, &moved, &err) !=
             DQ_OK) {
-            if (err.code == DQ_ENOTFOUND && say_parked(g, o.sel.ids, o.sel.n))
+            if (err.code == DQ_ENOTFOUND && ops_say_parked(g, o.sel.ids, o.sel.n, "failed"))
                 return DQ_EXIT_FAILED;
             return cli_action_error(g, &err, NULL);
         }

@@ -5,8 +5,9 @@
 # caller-chosen id and by a generated one and says which key holds it back (--json too);
 # ls due says how many are parked and ls parked lists them; export due carries them and
 # import into another server brings them back (due again, so a claim parks them anew);
-# requeue ID of one is exit 1 saying where it is; drop ID of one deletes it (its ids
-# entry, kpark and the parked gauge exact) and it never runs.
+# requeue ID and reschedule ID of one are exit 1 saying where it is; drop ID of one
+# deletes it (its ids entry, kpark and the parked gauge exact) and it never runs. A
+# generated id deep in the parked tasks is found over the walk's steps.
 set -u
 here=$(dirname "$0")
 . "$here/../eco/lib.sh"
@@ -99,6 +100,11 @@ sed 's/^/# /' "$work/rq.txt"
 check "requeue of a parked task is exit 1" [ $rc -eq 1 ]
 check "... saying where it is and why" \
   grep -q 'task p-2 is not failed: it is parked, due and held back while its key acme is at its limit of 1 in flight (key_concurrency); it runs when the key has room (nothing changed)' "$work/rq.txt"
+dq reschedule -q "$q" p-4 --delay 1h >/dev/null 2>"$work/rs.txt"
+rc=$?
+check "reschedule of a parked task is exit 1, saying where it is" \
+  sh -c "[ $rc -eq 1 ] && grep -q 'task p-4 is not scheduled: it is parked, due and held back while its key acme is at its limit of 1 in flight' '$work/rs.txt'"
+check "... and it is still parked" [ "$(ra zcard "dq:{$q}:kq:acme")" = 5 ]
 check "drop p-3 (parked) is exit 0" dq drop -q "$q" p-3
 check "drop of a parked generated id" dq drop -q "$q" "$g1"
 check "the parked gauge is 3" parked_is 3
