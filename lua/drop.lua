@@ -50,7 +50,8 @@ if mode == 'ids' then
     local id, m = ARGV[i], ARGV[i + 1]
     local tk = not seen[id] and resolve(K_FAILED, id)
     -- a parked task, by the envelope find returned: in its key's kq, and the id's own
-    local pe = not seen[id] and not tk and m ~= '' and string.byte(m, 1) == 154 and env_decode(m)
+    local pe = not seen[id] and not tk and m ~= '' and string.byte(m, 1) == 154 and
+      env_decode(m)
     local pk = pe and pe.k and redis.call('ZSCORE', K_KQ .. pe.k, m) and pe.k
     if pk and (pe.id or dec(pe.seq)) ~= id then pk = nil end
     if seen[id] then

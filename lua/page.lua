@@ -1,7 +1,7 @@
 -- page: one page of a view of the queue, for listings and the inspector.
 -- KEYS: the eleven queue keys (see lib.lua); read only.
--- ARGV: [1] view: 'due' | 'future' | 'inflight' | 'failed' | 'done' | 'parked', [2] offset (>= 0),
---   [3] limit (1..1000), optional [4] group (its id or signature; view failed only):
+-- ARGV: [1] view: 'due' | 'future' | 'inflight' | 'failed' | 'done' | 'parked', [2] offset
+--   (>= 0), [3] limit (1..1000), optional [4] group (its id or signature; view failed only):
 --   the page is of that group's failures (docs/PROTOCOL.md 4.6); no such group: total 0.
 -- Reply: {now, total in the view, then per item 3 fields}:
 --   due, future: envelope bytes, due ms, '' (ordered by due time, ties in enqueue order);
