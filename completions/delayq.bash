@@ -128,10 +128,10 @@ _delayq()
     fi
     case $cmd in
     ls)
-        mapfile -t COMPREPLY < <(compgen -W "due future inflight failed done" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "due future inflight failed done parked" -- "$cur")
         ;;
     export)
-        mapfile -t COMPREPLY < <(compgen -W "due future inflight failed" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "due future inflight failed parked" -- "$cur")
         ;;
     config)
         # FIELD=VALUE: the fields config --help lists (several a line; each has a _)

@@ -5,10 +5,12 @@
 --   audit.
 -- ARGV: [1] mode 'ids' or 'all', [2] who, then
 --   ids: [3..] pairs of (id, envelope bytes or ''), 1..1000 pairs. The envelope names a
---     scheduled task with a generated id (found with find.lua), or an undecodable member
---     named "undecodable:<sha1hex of it>"; a failed task or one with a caller-chosen id is
---     found by id alone. All or nothing: if any id is not found,
---     nothing is dropped.
+--     scheduled task with a generated id (found with find.lua), an undecodable member
+--     named "undecodable:<sha1hex of it>", or a parked task of any id (per-key limits,
+--     PROTOCOL.md 4.10: in kq:<its key>, which its envelope names; find.lua finds it); a
+--     failed task or a scheduled one with a caller-chosen id is found by id alone. A
+--     parked task leaves kq with kpark and the parked gauge exact. All or nothing: if
+--     any id is not found, nothing is dropped.
 --   all: [3] until ms ('' on the first call: now).
 --     Drops up to 1000 failures with failed time <= until, oldest first.
 --     Optional, a filter (docs/PROTOCOL.md 4.6): [4] 'group', 'match' or 'key', [5] the
@@ -30,7 +32,7 @@
 local gate = operator_gate('drop', [[EXISTS group HDEL failed groups ids stats HEXISTS failed groups
   running HGET failed ids HINCRBY stats HMGET config LTRIM hist TIME XADD audit ZADD kpark ZCOUNT
   failidx group sched ZRANGE failidx group kq sched ZRANGEBYSCORE failidx ZRANK failidx group sched
-  ZREM failidx group kpark kq sched ZSCORE group sched
+  ZREM failidx group kpark kq sched ZSCORE group kq sched
   HINCRBY roll PEXPIREAT roll]])
 if gate then return gate end
 allow_oom()
@@ -48,10 +50,17 @@ if mode == 'ids' then
   for i = 3, #ARGV, 2 do
     local id, m = ARGV[i], ARGV[i + 1]
     local tk = not seen[id] and resolve(K_FAILED, id)
+    -- a parked task, by the envelope find returned: in its key's kq, and the id's own
+    local pe = not seen[id] and not tk and m ~= '' and string.byte(m, 1) == 154 and
+      env_decode(m)
+    local pk = pe and pe.k and redis.call('ZSCORE', K_KQ .. pe.k, m) and pe.k
+    if pk and (pe.id or dec(pe.seq)) ~= id then pk = nil end
     if seen[id] then
       -- named twice in one call: dropped once
     elseif tk then
       plan[#plan + 1] = {'failed', tk}
+    elseif pk then
+      plan[#plan + 1] = {'parked', m, pe.id, pk, pe.seq}
     else
       local due, seq = ids_get(id)
       if due then
@@ -96,6 +105,20 @@ if mode == 'ids' then
       dropped = dropped + redis.call('HDEL', K_FAILED, p[2])
       hist_forget(p[2])
       redis.call('ZREM', K_FAILIDX, p[2])
+    elseif p[1] == 'parked' then
+      local n = redis.call('ZREM', K_KQ .. p[4], p[2])
+      dropped = dropped + n
+      hist_dropped(p[2])
+      if p[3] then
+        -- the id's entry, if it still names this task (as drop --parked does)
+        local _, seq = ids_get(p[3])
+        if seq == p[5] then redis.call('HDEL', K_IDS, p[3]) end
+      end
+      -- the key's count and the gauge, as a settle's promotion lowers them
+      if redis.call('ZADD', K_KPARK, 'INCR', -n, p[4]) + 0 <= 0 then
+        redis.call('ZREM', K_KPARK, p[4])
+      end
+      redis.call('HINCRBY', K_STATS, 'parked', -n)
     else
       if p[2] then dropped = dropped + redis.call('ZREM', K_SCHED, p[2]) end
       hist_dropped(p[2])

@@ -237,6 +237,7 @@ typedef enum dq_state {
     DQ_STATE_INFLIGHT,  /* claimed by a worker, under a lease */
     DQ_STATE_FAILED,    /* parked in the failed set */
     DQ_STATE_DONE,      /* finished, kept by the queue's done_retention (no payload) */
+    DQ_STATE_PARKED,    /* due, held back: its key was at key_concurrency (PROTOCOL.md 4.10) */
 } dq_state;
 
 /* Attempts a task's history keeps (docs/PROTOCOL.md 4.5), and the bytes of each error. */
@@ -280,7 +281,13 @@ typedef struct dq_task {
     size_t payload_len;
     char *last_error; /* message of the last retry; NULL if none */
     size_t last_error_len;
+    char *key; /* its key (dq_enqueue_opts.key, the envelope's "k"); NULL: none */
+    size_t key_len;
     dq_state state;
+
+    /* parked only (dq_find): the key's tasks in flight and the queue's key_concurrency
+     * then; it runs when a settle of its key finds room (PROTOCOL.md 4.10) */
+    int64_t key_inflight, key_limit;
 
     /* in-flight only */
     int64_t lease_ms;   /* lease deadline */
@@ -778,7 +785,9 @@ typedef enum dq_view {
     DQ_VIEW_FUTURE,
     DQ_VIEW_INFLIGHT,
     DQ_VIEW_FAILED,
-    DQ_VIEW_DONE, /* finished tasks kept by done_retention, newest first */
+    DQ_VIEW_DONE,   /* finished tasks kept by done_retention, newest first */
+    DQ_VIEW_PARKED, /* due keyed tasks held back by key_concurrency, key by key
+                       (PROTOCOL.md 4.10, 5.13); not in due */
 } dq_view;
 
 typedef struct dq_page {

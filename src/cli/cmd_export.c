@@ -153,9 +153,9 @@ run(struct cli *g, const struct cli_args *args)
         return cli_usage_error(g, "--match: %zu bytes; the text must be 1..%d bytes",
                                strlen(f.match), DQ_NEEDLE_MAX);
     if (args->npos == 0)
-        return cli_usage_error(g, "which view? failed, due, future or inflight");
+        return cli_usage_error(g, "which view? failed, due, future, inflight or parked");
     if (!dq_view_parse(args->pos[0], &view))
-        return cli_usage_error(g, "view \"%s\" is not failed, due, future or inflight",
+        return cli_usage_error(g, "view \"%s\" is not failed, due, future, inflight or parked",
                                args->pos[0]);
     if (view == DQ_VIEW_DONE) /* done records keep no envelope: nothing to import back */
         return cli_usage_error(g, "view \"done\" is not exported (list it with ls done --json)");
@@ -164,10 +164,22 @@ run(struct cli *g, const struct cli_args *args)
     if ((rc = cli_connect_queue(g)) != DQ_EXIT_OK)
         return rc;
 
+    /* due carries the parked tasks after it (PROTOCOL.md 4.10): they are due, held back by
+     * their key's limit, and import puts them back in sched, where a claim parks them again
+     * while the key is full; without them an export and import would lose them */
+    dq_view phases[2] = {view, DQ_VIEW_PARKED};
+    size_t nphases = view == DQ_VIEW_DUE && f.match == NULL ? 2 : 1, phase = 0;
+    long long parked = 0;
     struct dq_buf b = DQ_BUF_INIT;
-    while (!cur.done && (limit < 0 || written < limit)) {
+    while (rc == DQ_EXIT_OK && (limit < 0 || written < limit)) {
         dq_page p;
-        if (step(g, (dq_view)view, &f, &cur, &p, &err) != DQ_OK) {
+        if (cur.done) {
+            if (++phase >= nphases)
+                break;
+            cur.offset = 0;
+            cur.done = false;
+        }
+        if (step(g, phases[phase], &f, &cur, &p, &err) != DQ_OK) {
             rc = cli_error(g, &err);
             break;
         }
@@ -189,6 +201,7 @@ run(struct cli *g, const struct cli_args *args)
             if (fwrite(b.data, 1, b.len, stdout) != b.len)
                 rc = DQ_EXIT_FAILED;
             written++;
+            parked += phases[phase] == DQ_VIEW_PARKED;
         }
         if (rc == DQ_EXIT_OK && !remember(&cur, &p)) {
             fprintf(stderr, "%s: out of memory\n", g->prog);
@@ -206,6 +219,8 @@ run(struct cli *g, const struct cli_args *args)
     }
     fprintf(stderr, "%s: exported %lld tasks (%s of queue ", g->prog, written, dq_view_name(view));
     cli_put_safe(stderr, g->queue, strlen(g->queue));
+    if (nphases == 2)
+        fprintf(stderr, ", %lld of them parked", parked);
     if (repeats > 0)
         fprintf(stderr, "; %lld read twice as the view moved, written once", repeats);
     fprintf(stderr, ")\n");
@@ -228,13 +243,15 @@ static const struct cli_opt opts[] = {
 const struct cli_cmd cmd_export = {
     .name = "export",
     .summary = "write a view's tasks as JSON lines, every field, payloads lossless",
-    .usage = "delayq export {failed|due|future|inflight} [-q QUEUE] [--match TEXT]\n"
-             "                     [--limit N] > tasks.jsonl\n"
+    .usage = "delayq export {failed|due|future|inflight|parked} [-q QUEUE]\n"
+             "                     [--match TEXT] [--limit N] > tasks.jsonl\n"
              "delayq export failed [-q QUEUE] --group SIG [--limit N] > tasks.jsonl",
     .about =
         "Writes the tasks of a view to stdout, one JSON object per line with every field\n"
         "(docs/PROTOCOL.md 5.23): the payload as JSON when that reads back to the same\n"
         "bytes, else as base64 in \"payload_b64\". `delayq import` reads the file back.\n"
+        "due also writes the parked tasks (due, held back by key_concurrency; parked: only\n"
+        "them), as scheduled records: imported, they park again while their key is full.\n"
         "Read in pages of " PAGE_TEXT " tasks, each one read-only call: while workers run, tasks\n"
         "that move between two pages can be missed or (rarely) written twice; pause the\n"
         "queue (delayq pause) for a snapshot. Prints \"exported N tasks\" to stderr; exit 1\n"

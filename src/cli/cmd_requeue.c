@@ -86,7 +86,9 @@ requeue_replace(struct cli *g, const struct requeue *o)
         fprintf(stderr, "%s: task ", g->prog);
         cli_put_safe(stderr, t.id, strlen(t.id));
         fprintf(stderr, " is not failed (it is %s): nothing changed\n",
-                t.state == DQ_STATE_INFLIGHT ? "in flight" : "scheduled");
+                t.state == DQ_STATE_INFLIGHT ? "in flight"
+                : t.state == DQ_STATE_PARKED ? "parked: due, held back by its key's limit"
+                                             : "scheduled");
         status = DQ_EXIT_FAILED;
         goto out;
     }
@@ -168,8 +170,12 @@ run(struct cli *g, const struct cli_args *args)
         return requeue_replace(g, &o);
     if (o.sel.n > 0) {
         size_t moved;
-        if (dq_requeue(g->client, g->queue, o.sel.ids, o.sel.n, o.delay_ms, &moved, &err) != DQ_OK)
+        if (dq_requeue(g->client, g->queue, o.sel.ids, o.sel.n, o.delay_ms, &moved, &err) !=
+            DQ_OK) {
+            if (err.code == DQ_ENOTFOUND && ops_say_parked(g, o.sel.ids, o.sel.n, "failed"))
+                return DQ_EXIT_FAILED;
             return cli_action_error(g, &err, NULL);
+        }
         printf("requeued %zu\n", moved);
         return DQ_EXIT_OK;
     }

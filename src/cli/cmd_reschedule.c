@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "ops.h"
 #include "opts.h"
 #include "lib/dur.h"
 
@@ -32,8 +33,11 @@ run(struct cli *g, const struct cli_args *args)
     if ((rc = cli_connect_queue(g)) != DQ_EXIT_OK)
         return rc;
     if (dq_reschedule(g->client, g->queue, id, at_ms, cli_num(args, "delay", 0), &due, &err) !=
-        DQ_OK)
+        DQ_OK) {
+        if (err.code == DQ_ENOTFOUND && ops_say_parked(g, &id, 1, "scheduled"))
+            return DQ_EXIT_FAILED;
         return cli_action_error(g, &err, NULL);
+    }
     dq_time_format(when, sizeof when, due);
     printf("rescheduled ");
     cli_put_safe(stdout, id, strlen(id));

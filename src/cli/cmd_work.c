@@ -73,8 +73,9 @@ log_line(int level, const char *line, void *arg)
 extern char **environ; /* <unistd.h> declares it only with _GNU_SOURCE */
 
 /* The names run_command sets for each task. */
-static const char *const task_vars[] = {"DELAYQ_TASK_ID", "DELAYQ_QUEUE", "DELAYQ_ATTEMPT",
-                                        "DELAYQ_DUE_MS", "DELAYQ_ENQUEUED_MS"};
+static const char *const task_vars[] = {"DELAYQ_TASK_ID",     "DELAYQ_QUEUE",
+                                        "DELAYQ_ATTEMPT",     "DELAYQ_DUE_MS",
+                                        "DELAYQ_ENQUEUED_MS", "DELAYQ_CLAIMED_MS"};
 #define NTASK_VARS (sizeof task_vars / sizeof task_vars[0])
 
 /* The variables that give a handler the worker's access to Redis (work.h). */
@@ -145,13 +146,15 @@ static char **
 task_env(const struct work *wk, const dq_task *t, char *own[NTASK_VARS])
 {
     char vals[NTASK_VARS][32];
-    const char *v[NTASK_VARS] = {t->id, wk->queue, vals[2], vals[3], vals[4]};
+    const char *v[NTASK_VARS] = {t->id, wk->queue, vals[2], vals[3], vals[4], vals[5]};
     size_t n = 0, k = 0;
     char **envp;
 
     snprintf(vals[2], sizeof vals[2], "%u", t->attempt + 1);
     snprintf(vals[3], sizeof vals[3], "%lld", (long long)t->due_ms);
     snprintf(vals[4], sizeof vals[4], "%lld", (long long)t->enqueued_ms);
+    /* the claim's server time: what the queue limits count by (PROTOCOL.md 8.4) */
+    snprintf(vals[5], sizeof vals[5], "%lld", (long long)t->claimed_ms);
     for (size_t i = 0; i < NTASK_VARS; i++) {
         size_t len = strlen(task_vars[i]) + 1 + strlen(v[i]) + 1;
         own[i] = malloc(len);
@@ -589,9 +592,9 @@ const struct cli_cmd cmd_work = {
              "                   [--raw | --persistent] [--name NAME]\n"
              "                   [--log-level LEVEL | --quiet] -- CMD [ARGS...]",
     .about = "Runs CMD once per due task: the payload as JSON on stdin (--raw: its bytes), the\n"
-             "task in DELAYQ_TASK_ID, DELAYQ_QUEUE, DELAYQ_ATTEMPT, DELAYQ_DUE_MS and\n"
-             "DELAYQ_ENQUEUED_MS. Exit 0: done; 75: retry after the backoff; else failed, the\n"
-             "stderr tail its stack trace. The --persistent line protocol: delayq-work(1).",
+             "task in DELAYQ_TASK_ID, DELAYQ_QUEUE, DELAYQ_ATTEMPT, DELAYQ_DUE_MS,\n"
+             "DELAYQ_ENQUEUED_MS and DELAYQ_CLAIMED_MS. Exit 0: done; 75: retry later;\n"
+             "else failed (stderr: its trace). --persistent: delayq-work(1).",
     .opts = opts,
     .max_pos = -1,
     .hint = " (the command goes after --)",

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ops.c: what delayq requeue and delayq drop share (ops.h): which failed tasks (ids,
- * every one, an error group, a text match, a task key), and the report of a bulk action that
- * stopped. Both go through the same scripts as the inspector; each call is all or
- * nothing and is written to the queue's audit log by the script itself.
+ * every one, an error group, a text match, a task key), the report of a bulk action that
+ * stopped, and where a parked task is when an action by id finds nothing. Both go through the same
+ * scripts as the inspector; each call is all or nothing and is written to the queue's audit log by
+ * the script itself.
  */
 #include "ops.h"
 
@@ -164,4 +165,31 @@ ops_bulk_stopped(struct cli *g, const char *action, const char *verb, const dq_b
         fprintf(stderr, "%s: stopped after %s %zu (the audit log shows nothing more moved)\n",
                 g->prog, verb, moved);
     return cli_exit_status(err->code);
+}
+
+bool
+ops_say_parked(struct cli *g, const char *const *ids, size_t n, const char *what)
+{
+    for (size_t i = 0; i < n && i < 10; i++) {
+        dq_task t;
+        dq_err e = {0};
+        bool parked;
+        if (dq_find(g->client, g->queue, ids[i], &t, &e) != DQ_OK)
+            continue;
+        parked = t.state == DQ_STATE_PARKED;
+        if (parked) {
+            fprintf(stderr, "%s: task ", g->prog);
+            cli_put_safe(stderr, t.id, t.id_len);
+            fprintf(stderr, " is not %s: it is parked, due and held back while its key ", what);
+            cli_put_safe(stderr, t.key ? t.key : "?", t.key ? t.key_len : 1);
+            fprintf(stderr,
+                    " is at its limit of %lld in flight (key_concurrency); it runs when the key "
+                    "has room (nothing changed)\n",
+                    (long long)t.key_limit);
+        }
+        dq_task_clear(&t);
+        if (parked)
+            return true;
+    }
+    return false;
 }

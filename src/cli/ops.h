@@ -36,4 +36,13 @@ int ops_select(const struct cli *g, const struct cli_args *a, const char *all, s
 int ops_bulk_stopped(struct cli *g, const char *action, const char *verb, const dq_bulk *cur,
                      bool sum, const dq_err *err);
 
+/*
+ * After an action by id found nothing to act on (DQ_ENOTFOUND): a parked task (PROTOCOL.md
+ * 4.10) is due, held back while its key is at key_concurrency, and "not found" would send
+ * the operator looking. Prints, for the first parked one of the first 10 of @ids, that it
+ * is not @what ("failed", "scheduled") but parked, by which key at what limit, and that
+ * nothing changed. False when none is parked (nothing printed).
+ */
+bool ops_say_parked(struct cli *g, const char *const *ids, size_t n, const char *what);
+
 #endif /* DQ_CLI_OPS_H */

@@ -13,7 +13,8 @@
 void
 cli_task_row_header(FILE *f, dq_view view)
 {
-    static const char *const when[] = {"OVERDUE", "DUE IN", "LEASE LEFT", "FAILED", "DONE"};
+    static const char *const when[] = {"OVERDUE", "DUE IN", "LEASE LEFT",
+                                       "FAILED",  "DONE",   "OVERDUE"};
 
     fprintf(f, "%-24s %-10s %-7s %s\n", "ID", when[view], "ATTEMPT",
             view == DQ_VIEW_FAILED ? "REASON: ERROR"
@@ -54,6 +55,7 @@ cli_task_row(FILE *f, const dq_task *t, dq_view view, int64_t now_ms)
     dq_esc_text(&id, t->id, dq_slen(t->id, t->id_len), 0);
     switch (view) {
     case DQ_VIEW_DUE:
+    case DQ_VIEW_PARKED:
         d = now_ms - t->due_ms;
         break;
     case DQ_VIEW_FUTURE:
@@ -90,6 +92,11 @@ cli_task_row(FILE *f, const dq_task *t, dq_view view, int64_t now_ms)
         if (view == DQ_VIEW_INFLIGHT && t->worker) {
             dq_buf_puts(&rest, "[");
             first_line(&rest, t->worker, t->worker_len, 40);
+            dq_buf_puts(&rest, "] ");
+        }
+        if (view == DQ_VIEW_PARKED && t->key) {
+            dq_buf_puts(&rest, "[key ");
+            first_line(&rest, t->key, t->key_len, 40);
             dq_buf_puts(&rest, "] ");
         }
         dq_mp_summary(&rest, t->payload, t->payload_len, 80);

@@ -17,7 +17,8 @@
 #include "lib/task.h"
 #include "lib/err.h"
 
-static const char *const state_names[] = {"none", "scheduled", "inflight", "failed", "done"};
+static const char *const state_names[] = {"none",   "scheduled", "inflight",
+                                          "failed", "done",      "parked"};
 
 size_t
 dq_fmt_attempts(char *buf, size_t size, const dq_task *t)
@@ -279,7 +280,11 @@ task_json(struct dq_buf *b, const dq_task *t, int64_t now_ms, const struct json_
     json_str(b, t->id, t->id_len, m);
     if (m->queue != NULL)
         json_key_str(b, "queue", m->queue, 0, m);
-    dq_buf_printf(b, ",\"state\":\"%s\"", state_names[t->state]);
+    /* an export writes a parked task as the scheduled, due task it is: import puts it
+     * back in sched and the next claim parks it again if its key is still full */
+    dq_buf_printf(
+        b, ",\"state\":\"%s\"",
+        state_names[m->lossless && t->state == DQ_STATE_PARKED ? DQ_STATE_SCHEDULED : t->state]);
     if (t->undecodable) {
         dq_buf_puts(b, ",\"undecodable\":true,\"raw_base64\":\"");
         dq_b64_encode(b, t->raw, t->raw_len);
@@ -303,6 +308,12 @@ task_json(struct dq_buf *b, const dq_task *t, int64_t now_ms, const struct json_
         json_payload(b, t, m);
     }
     json_key_int(b, "due_ms", t->due_ms);
+    if (!m->lossless && t->key != NULL) /* (an export carries it in extensions_b64) */
+        json_key_str(b, "key", t->key, t->key_len, m);
+    if (!m->lossless && t->state == DQ_STATE_PARKED) {
+        json_key_int(b, "key_inflight", t->key_inflight);
+        json_key_int(b, "key_concurrency", t->key_limit);
+    }
     if (t->state == DQ_STATE_INFLIGHT) {
         json_key_int(b, "lease_ms", t->lease_ms);
         json_key_int(b, "claimed_ms", t->claimed_ms);
@@ -503,6 +514,22 @@ done_details(struct dq_buf *b, const dq_task *t, int64_t now_ms)
     detail_line(b, "payload", "not kept (done retention keeps when and how a task ran)");
 }
 
+/* The state of a parked task: which key holds it back, and why (PROTOCOL.md 4.10). */
+static void
+detail_parked(struct dq_buf *b, const dq_task *t)
+{
+    dq_buf_printf(b, "%-14sparked: key ", "state");
+    dq_esc_text(b, t->key ? t->key : "?", t->key ? dq_slen(t->key, t->key_len) : 1, 0);
+    if (t->key_limit > 0 && t->key_inflight >= t->key_limit)
+        dq_buf_printf(b, " at its limit of %lld in flight\n", (long long)t->key_limit);
+    else if (t->key_limit > 0) /* a raised limit: the key's next settle brings it back */
+        dq_buf_printf(b,
+                      " has %lld of its limit of %lld in flight; it goes back at its next settle\n",
+                      (long long)t->key_inflight, (long long)t->key_limit);
+    else
+        dq_buf_puts(b, ", key_concurrency now off; it goes back at its key's next settle\n");
+}
+
 void
 dq_fmt_task_details(struct dq_buf *b, const dq_task *t, int64_t now_ms)
 {
@@ -513,7 +540,11 @@ dq_fmt_task_details(struct dq_buf *b, const dq_task *t, int64_t now_ms)
         done_details(b, t, now_ms);
         return;
     }
-    detail_line(b, "state", t->state == DQ_STATE_INFLIGHT ? "in flight" : state_names[t->state]);
+    if (t->state == DQ_STATE_PARKED)
+        detail_parked(b, t);
+    else
+        detail_line(b, "state",
+                    t->state == DQ_STATE_INFLIGHT ? "in flight" : state_names[t->state]);
     if (!t->undecodable) {
         detail_line(b, "id kind", t->custom_id ? "chosen by the producer" : "generated");
         snprintf(num, sizeof num, "%llu", (unsigned long long)t->seq);
@@ -542,6 +573,8 @@ dq_fmt_task_details(struct dq_buf *b, const dq_task *t, int64_t now_ms)
             snprintf(line, sizeof line, "%s after it finishes (its id is refused)", d);
             detail_line(b, "unique for", line);
         }
+        if (t->key != NULL)
+            detail_line_n(b, "key", t->key, t->key_len);
     }
     if (t->state == DQ_STATE_INFLIGHT) {
         detail_line_n(b, "worker", t->worker ? t->worker : "?", t->worker ? t->worker_len : 0);

@@ -683,7 +683,10 @@ dq_drop(dq_client *c, const char *queue, const char *const *ids, size_t n, size_
         return rc;
     /* A scheduled task with a generated id, and an undecodable scheduled member
      * ("undecodable:<sha1>"), are named by their bytes, which only a scan can find; look
-     * those up first. The script re-checks everything atomically. */
+     * those up first. So is a parked task of any id (PROTOCOL.md 4.10): its envelope names
+     * the key whose kq holds it, so every id is looked up (a failed or scheduled
+     * caller-chosen id: one O(1) find call more each). The script re-checks everything
+     * atomically. */
     found = calloc(n, sizeof *found);
     if (found == NULL)
         return dq_err_set(err, DQ_ENOMEM, "out of memory");
@@ -691,19 +694,16 @@ dq_drop(dq_client *c, const char *queue, const char *const *ids, size_t n, size_
     dq_args_str(&a, "ids");
     dq_args_str(&a, dq_client_who(c));
     for (size_t i = 0; i < n; i++) {
+        dq_err ferr;
         dq_args_str(&a, ids[i]);
-        if (strspn(ids[i], "0123456789") == strlen(ids[i]) ||
-            strncmp(ids[i], "undecodable:", 12) == 0) {
-            dq_err ferr;
-            rc = dq_find(c, queue, ids[i], &found[i], &ferr);
-            if (rc != DQ_OK && rc != DQ_ENOTFOUND) {
-                if (err != NULL)
-                    *err = ferr;
-                goto out;
-            }
-            rc = DQ_OK;
+        rc = dq_find(c, queue, ids[i], &found[i], &ferr);
+        if (rc != DQ_OK && rc != DQ_ENOTFOUND) {
+            if (err != NULL)
+                *err = ferr;
+            goto out;
         }
-        if (found[i].state == DQ_STATE_SCHEDULED)
+        rc = DQ_OK;
+        if (found[i].state == DQ_STATE_SCHEDULED || found[i].state == DQ_STATE_PARKED)
             dq_args_bytes(&a, found[i].raw, found[i].raw_len);
         else
             dq_args_str(&a, "");
@@ -742,7 +742,7 @@ dq_drop_all_step(dq_client *c, const char *queue, dq_bulk *cur, dq_err *err)
 static int
 view_check(dq_view view, dq_err *err)
 {
-    if ((unsigned)view > DQ_VIEW_DONE)
+    if ((unsigned)view > DQ_VIEW_PARKED)
         return dq_err_set(err, DQ_EINVAL, "view: %d is not a view", (int)view);
     return DQ_OK;
 }

@@ -575,6 +575,12 @@ enum {
     FIND_RECORD = 3,
     FIND_TASK_FIELDS = 4,
     FIND_TASK_HISTORY = 4,
+    /* {"parked", envelope, due, key, the key's in flight, key_concurrency, history} */
+    FIND_PARKED_KEY = 3,
+    FIND_PARKED_INFLIGHT = 4,
+    FIND_PARKED_LIMIT = 5,
+    FIND_PARKED_FIELDS = 6,
+    FIND_PARKED_HISTORY = 6,
 };
 
 /* The history array at @pos of a find reply, when there is one (older scripts send
@@ -646,6 +652,44 @@ find_scheduled(const redisReply *r, struct dq_find_reply *fs, dq_err *err)
     if (dq_task_from_scheduled(fs->out, m->str, m->len, due, "?") != DQ_OK)
         return oom(err);
     return find_history(r, FIND_SCHEDULED_HISTORY, fs, err);
+}
+
+/* {"parked", ...}: a due task held back in its key's kq (PROTOCOL.md 4.10, 5.14). */
+static int
+find_parked(const redisReply *r, struct dq_find_reply *fs, dq_err *err)
+{
+    const redisReply *m, *key;
+    int64_t due, inflight, limit;
+    int rc;
+
+    if (!is_array(r, FIND_PARKED_FIELDS))
+        return bad_shape(err, "find", r,
+                         "an array of 6 (\"parked\", envelope, due, key, in flight, limit)");
+    m = r->element[FIND_ENVELOPE];
+    key = r->element[FIND_PARKED_KEY];
+    if (!is_str(m))
+        return bad_element(err, "find", FIND_ENVELOPE, m, "a string", "envelope");
+    if (!as_int(r->element[FIND_DUE], &due))
+        return bad_element(err, "find", FIND_DUE, r->element[FIND_DUE], "an integer", "due");
+    if (!is_str(key) || key->len < 1 || key->len > DQ_KEY_MAX)
+        return bad_element(err, "find", FIND_PARKED_KEY, key, "a key of 1..64 bytes", "key");
+    if ((rc = get_int(r, FIND_PARKED_INFLIGHT, "find", "key in flight", &inflight, err)) != DQ_OK ||
+        (rc = get_int(r, FIND_PARKED_LIMIT, "find", "key_concurrency", &limit, err)) != DQ_OK)
+        return rc;
+    dq_task_init(fs->out);
+    fs->found = true;
+    if (dq_task_from_scheduled(fs->out, m->str, m->len, due, "?") != DQ_OK)
+        return oom(err);
+    fs->out->state = DQ_STATE_PARKED;
+    fs->out->key_inflight = inflight;
+    fs->out->key_limit = limit;
+    if (fs->out->key == NULL) { /* (its kq names it, whatever the envelope says) */
+        fs->out->key = dq_dup_bytes(key->str, key->len);
+        fs->out->key_len = key->len;
+        if (fs->out->key == NULL)
+            return oom(err);
+    }
+    return find_history(r, FIND_PARKED_HISTORY, fs, err);
 }
 
 static int
@@ -741,13 +785,15 @@ dq_reply_find(const redisReply *r, void *out, dq_err *err)
         return find_more(r, fs, err);
     if (is_word(k, "scheduled"))
         return find_scheduled(r, fs, err);
+    if (is_word(k, "parked"))
+        return find_parked(r, fs, err);
     if (is_word(k, "inflight") || is_word(k, "failed"))
         return find_task(r, is_word(k, "inflight"), fs, err);
     if (is_word(k, "done"))
         return find_done(r, fs, err);
     return dq_err_set(err, DQ_EPROTO,
                       "find reply: element 1 (kind) is \"%.*s\", expected inflight, failed, "
-                      "done, scheduled, more or none",
+                      "done, scheduled, parked, more or none",
                       (int)(k->len < 32 ? k->len : 32), k->str);
 }
 
@@ -822,6 +868,7 @@ static const char *const item_names[][ITEM_FIELDS] = {
     [DQ_VIEW_INFLIGHT] = {"task key", "lease deadline", "running record"},
     [DQ_VIEW_FAILED] = {"task key", "failed time", "failure record"},
     [DQ_VIEW_DONE] = {"task key", "done time", "done record"},
+    [DQ_VIEW_PARKED] = {"envelope", "due", "key"},
 };
 
 /* Appends the items of a page or search reply, from r->element[first] on, to @p as
@@ -861,6 +908,15 @@ append_items(const redisReply *r, size_t first, const char *what, dq_view view, 
             /* An undecodable member is named the way claim will when it moves it to
              * failed. */
             rc = dq_task_from_scheduled(t, k->str, k->len, score, "undecodable");
+        } else if (view == DQ_VIEW_PARKED) {
+            rc = dq_task_from_scheduled(t, k->str, k->len, score, "undecodable");
+            t->state = DQ_STATE_PARKED;
+            if (rc == DQ_OK && t->key == NULL && d->len > 0) { /* its kq names it */
+                t->key = dq_dup_bytes(d->str, d->len);
+                t->key_len = d->len;
+                if (t->key == NULL)
+                    rc = DQ_ENOMEM;
+            }
         } else {
             snprintf(tk, sizeof tk, "%.*s", (int)k->len, k->str);
             if (view == DQ_VIEW_INFLIGHT)

@@ -33,6 +33,7 @@ dq_task_clear(dq_task *t)
     free(t->id);
     free(t->payload);
     free(t->last_error);
+    free(t->key);
     free(t->worker);
     free(t->reason);
     free(t->error);
@@ -54,6 +55,7 @@ dq_task_init(dq_task *t)
     memset(t, 0, sizeof *t);
     t->deadline_ms = t->due_ms = t->enqueued_ms = t->time_limit_ms = t->unique_for_ms = -1;
     t->lease_ms = t->claimed_ms = t->failed_ms = t->done_ms = t->unique_until_ms = -1;
+    t->key_inflight = t->key_limit = -1;
 }
 
 int
@@ -93,7 +95,11 @@ dq_task_from_env(dq_task *t, const void *m, size_t len, const char *fallback_id)
     if (e.last_error.ptr != NULL)
         t->last_error = dq_dup_bytes(e.last_error.ptr, e.last_error.len);
     t->last_error_len = e.last_error.len;
-    if (t->id == NULL || t->payload == NULL || (e.last_error.ptr && t->last_error == NULL))
+    if (e.key.ptr != NULL)
+        t->key = dq_dup_bytes(e.key.ptr, e.key.len);
+    t->key_len = e.key.len;
+    if (t->id == NULL || t->payload == NULL || (e.last_error.ptr && t->last_error == NULL) ||
+        (e.key.ptr && t->key == NULL))
         return DQ_ENOMEM;
     return DQ_OK;
 }

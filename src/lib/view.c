@@ -6,7 +6,7 @@
 
 static const char *const names[] = {
     [DQ_VIEW_DUE] = "due",       [DQ_VIEW_FUTURE] = "future", [DQ_VIEW_INFLIGHT] = "inflight",
-    [DQ_VIEW_FAILED] = "failed", [DQ_VIEW_DONE] = "done",
+    [DQ_VIEW_FAILED] = "failed", [DQ_VIEW_DONE] = "done",     [DQ_VIEW_PARKED] = "parked",
 };
 
 const char *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * view.h: the one table of view names (due, future, inflight, failed, done), as the scripts
+ * view.h: the one table of view names (due, future, inflight, failed, done, parked), as the scripts
  * take them and as `delayq ls` and `delayq export` read them. Pure.
  */
 #ifndef DQ_LIB_VIEW_H

@@ -53,9 +53,9 @@ check "delayq stats --j<TAB> -> --json" comp_is "delayq stats --j" --json
 check "delayq stats --max-<TAB>" comp_is "delayq stats --max-" --max-far-future --max-oldest-due
 check "delayq work --gr<TAB> -> --grace" comp_is "delayq work --gr" --grace
 check "delayq metrics --te<TAB> -> --textfile" comp_is "delayq metrics --te" --textfile
-check "delayq ls <TAB> -> the five views (done with done_retention)" comp_is "delayq ls " done due failed future inflight
+check "delayq ls <TAB> -> the six views (done with done_retention, parked with key_concurrency)" comp_is "delayq ls " done due failed future inflight parked
 check "delayq ls f<TAB>" comp_is "delayq ls f" failed future
-check "delayq export <TAB> -> the four views" comp_is "delayq export " due failed future inflight
+check "delayq export <TAB> -> the five views" comp_is "delayq export " due failed future inflight parked
 check "delayq export failed --m<TAB> -> --match --min-replicas (a global option)" comp_is "delayq export failed --m" --match --min-replicas
 check "delayq export failed --match <TAB> -> nothing" comp_is "delayq export failed --match "
 check "delayq import --r<TAB> -> --requeue" comp_is "delayq import --r" --requeue

@@ -120,7 +120,7 @@ gates_and_probes(void **state)
         "+ping +client|setname +info +fcall_ro +evalsha_ro +fcall "
         "+evalsha +script|load +function|load +time +zcard +zcount "
         "+zrange +zrangebyscore +zrevrange +zrank +zscore +hget "
-        "+hmget +hexists +xrevrange +zadd +zrem +zpopmin +hset "
+        "+hmget +hexists +lrange +xrevrange +zadd +zrem +zpopmin +hset "
         "+hdel +hincrby +pexpireat +incrby +publish +sadd +scard +sscan";
     struct fixture f;
     char line[1024], sched[200], workers[200];

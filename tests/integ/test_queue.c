@@ -1749,6 +1749,75 @@ key_concurrency_parks_and_promotes(void **state)
     fixture_close(&f);
 }
 
+/* A parked task (PROTOCOL.md 4.10) through the library: dq_find finds it by a chosen and
+ * a generated id and says which key holds it back, the parked view lists it with its key,
+ * and dq_drop deletes it from its key's parked tasks, so it never runs. */
+static void
+parked_tasks_are_found_listed_and_dropped(void **state)
+{
+    struct fixture f;
+    dq_claimed cl = {0}, keep = {0};
+    dq_config cfg = {.key_concurrency = 1};
+    dq_enqueued e;
+    dq_task t;
+    dq_page p;
+    char gen[DQ_ID_MAX + 1];
+    size_t dropped;
+
+    fixture_open(&f, state, "parked");
+    ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
+    dq_enqueue_opts o1 = {.id = "k1", .key = "k"}, o2 = {.id = "k2", .key = "k"}, o3 = {.key = "k"};
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o1, "1", 1, &e, &f.err));
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o2, "2", 1, &e, &f.err));
+    ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &o3, "3", 1, &e, &f.err));
+    snprintf(gen, sizeof gen, "%s", e.id);
+    /* k1 runs; k2 and the generated one are parked */
+    assert_int_equal(key_claim(&f, &keep, 10, 30000), 1);
+    key_task(&keep, "k1");
+    assert_int_equal(key_parked(&f), 2);
+    const char *both[] = {"k2", gen};
+    for (size_t i = 0; i < 2; i++) {
+        ASSERT_OK(&f, dq_find(f.c, f.queue, both[i], &t, &f.err));
+        assert_int_equal(t.state, DQ_STATE_PARKED);
+        assert_string_equal(t.id, both[i]);
+        assert_non_null(t.key);
+        assert_string_equal(t.key, "k");
+        assert_int_equal(t.key_inflight, 1);
+        assert_int_equal(t.key_limit, 1);
+        dq_task_clear(&t);
+    }
+    /* a keyed task anywhere carries its key */
+    ASSERT_OK(&f, dq_find(f.c, f.queue, "k1", &t, &f.err));
+    assert_int_equal(t.state, DQ_STATE_INFLIGHT);
+    assert_string_equal(t.key, "k");
+    dq_task_clear(&t);
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_PARKED, 0, 10, &p, &f.err));
+    assert_int_equal(p.total, 2);
+    assert_int_equal(p.n, 2);
+    assert_string_equal(p.tasks[0].id, "k2");
+    assert_int_equal(p.tasks[0].state, DQ_STATE_PARKED);
+    assert_string_equal(p.tasks[0].key, "k");
+    assert_string_equal(p.tasks[1].id, gen);
+    dq_page_free(&p);
+    ASSERT_OK(&f, dq_page_get(f.c, f.queue, DQ_VIEW_DUE, 0, 10, &p, &f.err));
+    assert_int_equal(p.total, 0); /* not in due */
+    dq_page_free(&p);
+    /* dropped by id, both kinds: gone from kq, the gauge exact, and never run */
+    const char *one[] = {gen};
+    ASSERT_OK(&f, dq_drop(f.c, f.queue, one, 1, &dropped, &f.err));
+    assert_int_equal(dropped, 1);
+    assert_int_equal(key_parked(&f), 1);
+    ASSERT_OK(&f, dq_drop(f.c, f.queue, both, 1, &dropped, &f.err));
+    assert_int_equal(dropped, 1);
+    assert_int_equal(key_parked(&f), 0);
+    assert_int_equal(dq_find(f.c, f.queue, "k2", &t, &f.err), DQ_ENOTFOUND);
+    ASSERT_OK(&f, dq_ack(f.c, f.queue, key_task(&keep, "k1"), &f.err));
+    assert_int_equal(key_claim(&f, &cl, 10, 30000), 0);
+    dq_claimed_free(&cl);
+    dq_claimed_free(&keep);
+    fixture_close(&f);
+}
+
 /* A unique-for window starts when the task is done, on every ack path, also after a
  * reap (a worker that died mid-run): the envelope carries it, not the worker. */
 static void
@@ -1902,6 +1971,7 @@ main(void)
         cmocka_unit_test(extend_renews_only_held_leases),
         cmocka_unit_test(unique_for_window_survives_a_reap),
         cmocka_unit_test(key_concurrency_parks_and_promotes),
+        cmocka_unit_test(parked_tasks_are_found_listed_and_dropped),
         cmocka_unit_test(replace_and_reschedule),
     };
 

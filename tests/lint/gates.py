@@ -27,6 +27,10 @@ VARS = {
     ('history.lua', 'rk'): ['roll'],
     ('keys.lua', 'K_KQ .. r.key'): ['kq'],
     ('drop.lua', 'K_KQ .. k'): ['kq'],  # drop --key KEY --parked
+    ('drop.lua', 'K_KQ .. pe.k'): ['kq'],  # drop ID of a parked task
+    ('drop.lua', 'K_KQ .. p[4]'): ['kq'],
+    ('find.lua', 'z'): ['kq'],  # a key's parked tasks
+    ('page.lua', 'K_KQ .. ks[i]'): ['kq'],  # the parked view
     ('drop.lua', 'z'): ['sched', 'failidx', 'group'],  # filter_set / the scheduled set
     ('requeue.lua', 'z'): ['failidx', 'group'],  # filter_set
     ('page.lua', 'z'): ['sched', 'inflight', 'failidx', 'group', 'doneidx'],

@@ -193,7 +193,35 @@ find_bulk_audit_and_the_rest(void **state)
     memset(&t, 0, sizeof t);
     expect_refusal(dq_reply_find, &fs, "*1\r\n$3\r\nxyz\r\n",
                    "find reply: element 1 (kind) is \"xyz\", expected inflight, failed, "
-                   "done, scheduled, more or none");
+                   "done, scheduled, parked, more or none");
+    /* a parked task (PROTOCOL.md 4.10): {"parked", envelope, due, key, in flight, limit} */
+    expect_refusal(dq_reply_find, &fs, "*4\r\n$6\r\nparked\r\n$3\r\nbad\r\n:5\r\n$1\r\nk\r\n",
+                   "find reply: an array of 4, expected an array of 6 (\"parked\", envelope, "
+                   "due, key, in flight, limit)");
+    expect_refusal(dq_reply_find, &fs,
+                   "*6\r\n$6\r\nparked\r\n$3\r\nbad\r\n:5\r\n$0\r\n\r\n:1\r\n:1\r\n",
+                   "find reply: element 4 (key) is a string, expected a key of 1..64 bytes");
+    expect_refusal(dq_reply_find, &fs,
+                   "*6\r\n$6\r\nparked\r\n$3\r\nbad\r\n:5\r\n$1\r\nk\r\n$1\r\nx\r\n:1\r\n",
+                   "find reply: element 5 (key in flight) is a string, expected an integer");
+    dq_task_clear(&t);
+    {
+        /* an envelope that does not decode: parked all the same, its key from the reply */
+        redisReply *r =
+            read_reply("*7\r\n$6\r\nparked\r\n$3\r\nbad\r\n:5\r\n$4\r\nacme\r\n:2\r\n:2\r\n*0\r\n");
+        dq_err err = {0};
+        fs.found = false;
+        assert_int_equal(dq_reply_find(r, &fs, &err), DQ_OK);
+        assert_true(fs.found);
+        assert_int_equal(t.state, DQ_STATE_PARKED);
+        assert_int_equal(t.due_ms, 5);
+        assert_string_equal(t.key, "acme");
+        assert_int_equal(t.key_len, 4);
+        assert_int_equal(t.key_inflight, 2);
+        assert_int_equal(t.key_limit, 2);
+        freeReplyObject(r);
+        dq_task_clear(&t);
+    }
     /* done retention: {"done", task key, done ms, done record} */
     expect_refusal(dq_reply_find, &fs, "*4\r\n$4\r\ndone\r\n$3\r\nc:x\r\n$2\r\nno\r\n$0\r\n\r\n",
                    "find reply: element 3 (done time) is a string, expected an integer");
