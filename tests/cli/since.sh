@@ -211,6 +211,17 @@ old = by[(n - 2500) // 60 * 60]
 assert old["done"] == 7 and old["run"][1] == 7 and old["run_sum_ms"] == 49, old
 assert sum(r["enqueued"] for r in rows) >= 15 + 7 + 18, sum(r["enqueued"] for r in rows)
 PY
+# other steps over the same 2 days: one a call can take whole (7m), one over a call's
+# 1440 (1d: calls of 1440), a prime past it (1447m: calls of 1-minute rows); same sums
+tot() { dq stats -q "$q" --since 2d --step "$1" --json | python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin]
+assert all(r["at_ms"] % r["step_ms"] == 0 for r in rows)
+print(sum(r["enqueued"] for r in rows), sum(r["done"] for r in rows), sum(sum(r["run"]) for r in rows))'; }
+want=$(tot 1h)
+for st in 7m 1d 1447m; do
+  check "--step $st: the same sums as 1h ($want)" [ "$(tot "$st")" = "$want" ]
+done
 check "history_minutes=1440" dq config -q "$q" history_minutes=1440 >/dev/null
 dq stats -q "$q" --since 2d --json >"$work/day.json"
 check "history_minutes 1440: minutes older than a day are not read" python3 - "$work/day.json" "$nm" <<'PY'
