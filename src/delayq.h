@@ -819,7 +819,8 @@ typedef struct dq_history {
  * 60000, at most DQ_HISTORY_SPAN_MAX). Steps are aligned to multiples of @step_ms since
  * the epoch, so the first row may cover less than a step; every step of the span has its
  * row, with zeros (and backlog -1) where nothing was recorded. Read-only (the viewer role
- * may call it): one call per 1440 minutes, each one HMGET per minute read.
+ * may call it): one call per 240 minutes (a few ms of Redis time each), each one HMGET
+ * per minute read.
  */
 int dq_history_get(dq_client *c, const char *queue, int64_t span_ms, int64_t step_ms,
                    dq_history *out, dq_err *err);

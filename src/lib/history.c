@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * history.c: the per-minute rollups read back (docs/PROTOCOL.md 13, the reader 5.33),
- * and the run-time histogram's quantiles. history.lua reads at most
- * DQ_HISTORY_CALL_MIN minutes a call, one HMGET each; a longer span is read newest chunk
- * first (that call tells the server's minute, so the older chunks name their last minute
- * and a minute that turns meanwhile cannot shift them) and merged here into rows of the
- * caller's step, which may straddle two chunks.
+ * and the run-time histogram's quantiles. history.lua takes up to DQ_HISTORY_CALL_MIN
+ * minutes a call, one HMGET each; this reads HISTORY_CHUNK_MIN a call, newest chunk
+ * first (that call tells the server's minute, so the older chunks name their last
+ * minute and a minute that turns meanwhile cannot shift them), and merges the rows into
+ * the caller's steps, which may straddle two chunks.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -15,6 +15,12 @@
 #include "err.h"
 #include "reply.h"
 #include "scripts.h"
+
+/* Minutes one call reads. A day of full minute hashes in one script call held Redis for
+ * 32 ms (redis 7.0.15 on 2 shared cores), which every other client of the server waits
+ * out; 240 minutes a call measured 7 to 20 ms under a load of 6, for six round trips a
+ * day. */
+#define HISTORY_CHUNK_MIN 240
 
 const int64_t dq_run_bounds_ms[DQ_RUN_BUCKETS - 1] = {5,   10,   25,   50,   100,  250,
                                                       500, 1000, 2500, 5000, 10000};
@@ -177,7 +183,7 @@ dq_history_get(dq_client *c, const char *queue, int64_t span_ms, int64_t step_ms
     d = call_step(step_min);
 
     /* the newest chunk first: it says which minute is the current one */
-    chunk = span_min < DQ_HISTORY_CALL_MIN ? span_min : DQ_HISTORY_CALL_MIN;
+    chunk = span_min < HISTORY_CHUNK_MIN ? span_min : HISTORY_CHUNK_MIN;
     if ((rc = history_call(c, queue, chunk, d, -1, &part, err)) != DQ_OK)
         goto out;
     now_min = part.now_ms / 60000;
@@ -213,7 +219,7 @@ dq_history_get(dq_client *c, const char *queue, int64_t span_ms, int64_t step_ms
     int64_t oldest = now_min - out->history_minutes - 1;
     for (done = chunk; done < span_min; done += chunk) {
         int64_t end = now_min - done;
-        chunk = span_min - done < DQ_HISTORY_CALL_MIN ? span_min - done : DQ_HISTORY_CALL_MIN;
+        chunk = span_min - done < HISTORY_CHUNK_MIN ? span_min - done : HISTORY_CHUNK_MIN;
         if (end - chunk + 1 < oldest)
             chunk = end - oldest + 1;
         if (chunk <= 0)

@@ -6,7 +6,7 @@
 # recovery after a bulk requeue) must come back from `stats --since 15m --json` exactly
 # as the handlers recorded it; earlier minutes seeded with redis-cli HSET in the
 # rollups' format (PROTOCOL.md 13) check the table's rendering, the 5-minute step's
-# sums and samples, and a 2-day read in 1440-minute chunks with an hour straddling two
+# sums and samples, and a 2-day read in 240-minute chunks with an hour straddling two
 # of them; history_minutes bounds what is read; history off is exit 1 with the way to
 # turn it on; bad --since / --step values are exit 2 naming the option and the limit.
 set -u
@@ -178,7 +178,7 @@ for st in steps:
 assert any(st["at_ms"] // 60000 <= s < st["at_ms"] // 60000 + 5 for st in steps)
 PY
 
-# 2 days in hour steps: three calls of at most 1440 minutes, the older ones named by
+# 2 days in hour steps: twelve calls of 240 minutes, the older ones named by
 # their last minute; minutes seeded across the boundary of the two newest calls (an
 # hour straddling them) and one 2500 minutes back (check() takes $n: not a name here), read only while history_minutes
 # keeps it
