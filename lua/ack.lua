@@ -28,7 +28,7 @@ end
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
 local gate = worker_gate('ack', [[HDEL running stats HGET running HINCRBY stats tally HMGET
   running HSET tally LTRIM hist TIME ZADD uniq ZRANGEBYSCORE uniq ZREM inflight uniq
-  HEXISTS roll HINCRBY roll HMGET config tally HSET roll PEXPIREAT roll ZCOUNT sched]])
+  HINCRBY roll HMGET config tally PEXPIREAT roll ZCOUNT sched ZRANGE sched]])
 if gate then return gate end
 -- done retention (PROTOCOL.md 4.7): only an ack whose claim saw it on reads the config
 -- (once per call) and pays for the checks of its writes; one without it reads nothing

@@ -21,7 +21,7 @@ local gate = operator_gate('cancel', [[EXISTS group HDEL failed groups running s
   HMGET config HSET failed groups tally LTRIM hist PUBLISH wake RPUSH hist TIME XADD audit
   ZADD failidx group ZCARD failidx ZPOPMIN failidx ZREM group inflight ZSCORE group
   HDEL kin HINCRBY kin ZADD kpark sched ZCARD kpark ZPOPMIN kq ZRANGE sched ZREM kpark
-  HEXISTS roll HINCRBY roll HMGET tally HSET roll PEXPIREAT roll ZCOUNT sched]])
+  HINCRBY roll HMGET tally PEXPIREAT roll ZCOUNT sched]])
 if gate then return gate end
 allow_oom()
 local id, mode, who = ARGV[1], ARGV[2], ARGV[3]

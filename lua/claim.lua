@@ -47,7 +47,7 @@ local gate = worker_gate('claim', [[EXISTS group HDEL failed groups ids running 
   hist PUBLISH wake RPUSH hist TIME ZADD failidx group inflight sched slow snext uniq ZCARD
   failidx ZPOPMIN failidx ZRANGE inflight sched snext ZRANGEBYSCORE sched uniq ZREM group
   inflight sched snext uniq ZSCORE group
-  HEXISTS roll HINCRBY roll HMGET tally HSET roll PEXPIREAT roll ZCOUNT sched]])
+  HINCRBY roll HMGET tally PEXPIREAT roll ZCOUNT sched]])
 if gate then return gate end
 -- Only the fields claim and the settles, limits, schedules and done records it runs read
 -- (a HMGET of all of them cost ~4 us a call): add a field here when a helper it calls

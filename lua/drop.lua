@@ -31,7 +31,7 @@ local gate = operator_gate('drop', [[EXISTS group HDEL failed groups ids stats H
   running HGET failed ids HINCRBY stats HMGET config LTRIM hist TIME XADD audit ZADD kpark ZCOUNT
   failidx group sched ZRANGE failidx group kq sched ZRANGEBYSCORE failidx ZRANK failidx group sched
   ZREM failidx group kpark kq sched ZSCORE group sched
-  HEXISTS roll HINCRBY roll HSET roll PEXPIREAT roll]])
+  HINCRBY roll PEXPIREAT roll]])
 if gate then return gate end
 allow_oom()
 local cfg = config()

@@ -32,7 +32,7 @@ end
 local gate = producer_gate('enqueue', [[HEXISTS failed running HGET ids HINCRBY stats HMGET config
   HSET ids INCRBY seq PUBLISH wake TIME ZADD sched ZCOUNT sched ZRANGE sched ZREM sched ZSCORE
   uniq
-  HEXISTS roll HINCRBY roll HSET roll PEXPIREAT roll]])
+  HINCRBY roll PEXPIREAT roll]])
 if gate then return gate end
 local cfg = config_of({'max_delay_ms', 'max_payload', 'max_attempts', 'time_limit_ms',
   'history_minutes'})

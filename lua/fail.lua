@@ -18,7 +18,7 @@ local gate = worker_gate('fail', [[EXISTS group HDEL failed groups running stats
   ZSCORE group
   HDEL kin HINCRBY kin PUBLISH wake ZADD kpark sched ZCARD kpark ZPOPMIN kq ZRANGE sched ZREM
     kpark
-  HEXISTS roll HINCRBY roll HMGET tally HSET roll PEXPIREAT roll ZCOUNT sched]])
+  HINCRBY roll HMGET tally PEXPIREAT roll ZCOUNT sched]])
 if gate then return gate end
 allow_oom()
 local cfg, now = config(), now_ms()

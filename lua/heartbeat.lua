@@ -29,7 +29,7 @@
 --   docs/OPERATIONS.md).
 local gate = worker_gate('heartbeat', [[HDEL stats workers HMGET config pause HSET workers TIME
   ZADD beats ZRANGE inflight sched snext ZRANGEBYSCORE beats ZREM beats
-  EXISTS roll HSET roll PEXPIREAT roll ZCOUNT sched]])
+  EXISTS roll HINCRBY roll PEXPIREAT roll ZCOUNT sched]])
 if gate then return gate end
 allow_oom()
 local now = now_ms()

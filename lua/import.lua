@@ -47,7 +47,7 @@ end
 local gate = operator_gate('import', [[DEL hist HEXISTS failed groups ids running HGET groups HLEN
   groups HMGET config HSET failed groups ids INCRBY seq PUBLISH wake RPUSH hist TIME XADD audit ZADD
   failidx group sched ZCARD failidx ZRANGE sched ZSCORE sched
-  HEXISTS roll HINCRBY roll stats HSET roll PEXPIREAT roll ZCOUNT sched]])
+  HINCRBY roll stats PEXPIREAT roll ZCOUNT sched]])
 if gate then return gate end
 local cfg = config_of({'max_payload', 'failed_retention', 'audit_retention', 'history_minutes'})
 local U32, U53 = 4294967295, 9007199254740991

@@ -1292,20 +1292,24 @@ function roll.run(ms)
   roll.add('t', ms)
 end
 
--- Opens minute @m's hash @rk: the backlog sample (due members of sched, and the age of the
--- oldest, 0 when none is due) and the expiry, history_minutes @hm after the minute ends.
+-- Opens minute @m's hash @rk, whose marker o (1) was just made: the backlog sample (due
+-- members of sched, and the age of the oldest, 0 when none is due; HINCRBY of fields a
+-- new hash lacks sets them) and the expiry, history_minutes @hm after the minute ends.
+-- HINCRBY and PEXPIREAT only, so a role gate checks two commands on the roll key.
 local function open(rk, m, hm, now)
   local b = redis.call('ZCOUNT', K_SCHED, '-inf', dec(now))
   local first, a = next_due(), 0
   if b > 0 and first >= 0 and first <= now then a = now - first end
-  redis.call('HSET', rk, 'b', b, 'a', dec(a))
+  redis.call('HINCRBY', rk, 'b', b)
+  redis.call('HINCRBY', rk, 'a', dec(a))
   redis.call('PEXPIREAT', rk, dec((m + 1 + hm) * 60000))
 end
 
 -- Writes this call's counts into the minute of @now (history_minutes @hm; 0: off, and the
 -- counts are dropped). A HINCRBY that answers with its own increment made its field: only
--- then can the hash be new, and one HEXISTS tells (it has b once opened), so a call pays
--- for the opening check only the first time it writes a field in a minute.
+-- then can the hash be new, and a HINCRBY of its marker o tells (1: this call made the
+-- hash, or remade it after an eviction), so a call pays for the opening check only the
+-- first time it writes a field in a minute.
 function roll.flush(hm, now)
   if not any then return end
   local p = P
@@ -1320,7 +1324,7 @@ function roll.flush(hm, now)
       redis.call('HINCRBY', K_STATS, f, n)
     end
   end
-  if fresh and redis.call('HEXISTS', rk, 'b') == 0 then open(rk, m, hm, now) end
+  if fresh and redis.call('HINCRBY', rk, 'o', 1) == 1 then open(rk, m, hm, now) end
 end
 
 -- Heartbeat's part: opens the minute of @now if no call has (so an idle queue with due
@@ -1330,7 +1334,10 @@ function roll.touch(hm, now)
   local rk = K_PREFIX .. 'roll:' .. dec(m)
   if redis.call('EXISTS', rk) == 1 then return end
   hm = hm or config_of({'history_minutes'}).history_minutes
-  if hm > 0 then open(rk, m, hm, now) end
+  if hm > 0 then
+    redis.call('HINCRBY', rk, 'o', 1)
+    open(rk, m, hm, now)
+  end
 end
 end -- rollups
 

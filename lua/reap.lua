@@ -14,7 +14,7 @@ local gate = worker_gate('reap', [[EXISTS group HDEL failed groups running stats
   tally LTRIM hist PUBLISH wake RPUSH hist TIME ZADD failidx group sched ZCARD failidx ZPOPMIN
   failidx ZRANGE inflight sched ZRANGEBYSCORE inflight ZREM group inflight ZSCORE group
   HDEL kin HINCRBY kin ZADD kpark ZCARD kpark ZPOPMIN kq ZREM kpark
-  HEXISTS roll HINCRBY roll HMGET tally HSET roll PEXPIREAT roll ZCOUNT sched]])
+  HINCRBY roll HMGET tally PEXPIREAT roll ZCOUNT sched]])
 if gate then return gate end
 allow_oom()
 local cfg = config()

@@ -18,7 +18,7 @@
 local gate = operator_gate('replace', [[EXISTS group HDEL failed groups HEXISTS failed running HGET
   failed HINCRBY stats HMGET config HSET ids PUBLISH wake TIME XADD audit ZADD sched ZRANGE sched
   ZREM failidx group ZSCORE group
-  HEXISTS roll HINCRBY roll HSET roll PEXPIREAT roll ZCOUNT sched]])
+  HINCRBY roll PEXPIREAT roll ZCOUNT sched]])
 if gate then return gate end
 local cfg = config()
 local now = now_ms()

@@ -34,7 +34,7 @@ local gate = operator_gate('requeue', [[EXISTS group HDEL failed groups HEXISTS 
   running HGET failed ids HINCRBY stats HMGET config HSET ids PUBLISH wake TIME XADD audit ZADD
   sched ZCOUNT failidx group sched ZRANGE failidx group sched ZRANK failidx group ZREM failidx group
   ZSCORE group sched
-  HEXISTS roll HINCRBY roll HSET roll PEXPIREAT roll]])
+  HINCRBY roll PEXPIREAT roll]])
 if gate then return gate end
 local cfg = config()
 local now = now_ms()
