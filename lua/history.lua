@@ -3,15 +3,17 @@
 -- KEYS: the eleven queue keys (see lib.lua); reads config and the derived per-minute
 --   hashes dq:{Q}:roll:<minute> (named from KEYS[1]).
 -- ARGV: [1] span_min (1..1440: the minutes read, ending with the current one), [2]
---   step_min (1..1440). Steps are aligned: each starts at a minute m with m % step_min
---   == 0, so the first step may hold fewer minutes than step_min (only those in the
---   span).
+--   step_min (1..1440), [3] end_min (optional: the last minute read, ms / 60000, within
+--   the 10080 before the current one; absent: the current one), so a reader of 7 days
+--   reads them in chunks that a minute turning between its calls cannot shift. Steps are
+--   aligned: each starts at a minute m with m % step_min == 0, so the first step may hold
+--   fewer minutes than step_min (only those in the span).
 -- Reply: a flat array of integers: {version (1), now ms, history_minutes (the queue's
 --   retention; 0: off), step ms, nrows, then nrows rows oldest first, 25 integers each:
 --   at ms (the step's aligned start), e, s, d, r, f, x, q, p, l, h0 .. h11, t (sums over
 --   the step's minutes), b, a (the latest sample in the step; -1, -1 when none has
 --   one)}. A step with no hash at all is there too, zeros and -1, -1.
--- Errors: DQ_EINVAL naming span_min or step_min and the range.
+-- Errors: DQ_EINVAL naming span_min, step_min or end_min and the range.
 -- Flags: no-writes (FCALL_RO / EVALSHA_RO: runs on replicas and for read-only users).
 -- Complexity: O(span_min): one HMGET of 24 fields per minute read (at most 1440), and
 --   one of the config.
@@ -28,6 +30,14 @@ end
 local hm = config_of({'history_minutes'}).history_minutes
 local now = now_ms()
 local last = math.floor(now / 60000)
+if ARGV[3] ~= nil then
+  local e = tonumber(ARGV[3])
+  if not e or e ~= math.floor(e) or e > last or e < last - 10080 then
+    return err('DQ_EINVAL', 'end_min: %q is not in %d..%d (minutes, the current one last)',
+      tostring(ARGV[3]), last - 10080, last)
+  end
+  last = e
+end
 local first = last - span + 1
 -- the fields of a minute, in reply order; b and a last
 local F = {'e', 's', 'd', 'r', 'f', 'x', 'q', 'p', 'l', 'h0', 'h1', 'h2', 'h3', 'h4', 'h5',

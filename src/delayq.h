@@ -74,6 +74,12 @@ enum {
 /* A task's key (dq_enqueue_opts.key; per-key limits, PROTOCOL.md 4.10): 1..DQ_KEY_MAX
  * bytes; a buffer needs +1. */
 #define DQ_KEY_MAX 64
+/* Buckets of the run-time histograms (dq_stats.run, dq_history_row.run). */
+#define DQ_RUN_BUCKETS 12
+/* Upper bounds (ms, inclusive) of buckets 0..10 (5, 10, 25, 50, 100, 250, 500, 1000,
+ * 2500, 5000, 10000); bucket 11 is open. A run of d ms is in the first bucket whose bound
+ * is >= d. */
+extern const int64_t dq_run_bounds_ms[DQ_RUN_BUCKETS - 1];
 /* Bytes of a failure's signature (reason + masked first line of its error). */
 #define DQ_SIGNATURE_MAX 200
 /* Reason given to dq_pause(): 0..DQ_PAUSE_REASON_MAX bytes; a buffer needs +1. */
@@ -775,10 +781,67 @@ typedef struct dq_stats {
     int64_t throttle_since_ms, throttle_until_ms;        /* until 0: until lifted */
     char throttle_by[DQ_ID_MAX + 1];
     char throttle_reason[DQ_PAUSE_REASON_MAX + 1];
+    /* run times (claim to settle) of every done, retried and failed run since the queue
+     * was created, per bucket of dq_run_bounds_ms, and their sum; cumulative (all 0 from
+     * scripts older than the per-minute rollups) */
+    int64_t run[DQ_RUN_BUCKETS];
+    int64_t run_sum_ms;
 } dq_stats;
 
 /** Reads the queue's counts and counters in one bounded call (O(log n)). */
 int dq_stats_get(dq_client *c, const char *queue, dq_stats *out, dq_err *err);
+
+/*
+ * History: per-minute rollups (PROTOCOL.md 13, the reader 5.33). The scripts
+ * that change state add their counts to one hash per minute of server time, kept for the
+ * queue's history_minutes (config; 0: off), so the hour before anyone looked is there.
+ */
+
+/* How far back dq_history_get reads: 7 days (history_minutes' own limit). */
+#define DQ_HISTORY_SPAN_MAX 604800000LL
+
+/* One step of the history. Counters and the run-time histogram are sums over the step's
+ * minutes; backlog and oldest_due_ms are the step's last sample (taken once a minute, by
+ * the first call that writes the minute's hash). Negative counts in Redis (a foreign
+ * write) read as 0; sums that would overflow stop at INT64_MAX. */
+typedef struct dq_history_row {
+    int64_t at_ms; /* start of the step, server time */
+    int64_t enqueued, started, done, retried, failed, expired, requeued, dropped, lost;
+    int64_t run[DQ_RUN_BUCKETS]; /* run times (claim to settle) per bucket */
+    int64_t run_sum_ms;
+    int64_t backlog;       /* due tasks at the step's last sample; -1: no sample */
+    int64_t oldest_due_ms; /* age of the oldest due task then; -1: no sample */
+} dq_history_row;
+
+typedef struct dq_history {
+    dq_history_row *rows; /* owned; oldest first; see dq_history_free() */
+    size_t n;
+    int64_t now_ms, step_ms;
+    int64_t history_minutes; /* the queue's retention (0: off) */
+} dq_history;
+
+/**
+ * Per-minute rollups of the last @span_ms (rounded up to whole minutes, at most
+ * DQ_HISTORY_SPAN_MAX), ending with the current minute, @step_ms per row (a multiple of
+ * 60000, at most DQ_HISTORY_SPAN_MAX). Steps are aligned to multiples of @step_ms since
+ * the epoch, so the first row may cover less than a step; every step of the span has its
+ * row, with zeros (and backlog -1) where nothing was recorded. Read-only (the viewer role
+ * may call it): one call per 240 minutes (a few ms of Redis time each), each one HMGET
+ * per minute read.
+ */
+int dq_history_get(dq_client *c, const char *queue, int64_t span_ms, int64_t step_ms,
+                   dq_history *out, dq_err *err);
+
+/** Frees @h's rows and empties it. Accepts NULL. */
+void dq_history_free(dq_history *h);
+
+/**
+ * Estimated @q-quantile (0..1) of run times in ms from a histogram of dq_run_bounds_ms:
+ * linear interpolation inside the bucket that holds it, so the error is at most that
+ * bucket's width; in the open last bucket the answer is its lower bound (10000: "10 s or
+ * more"). -1 when @run counts no runs (or @q is out of range).
+ */
+int64_t dq_run_quantile(const int64_t run[DQ_RUN_BUCKETS], double q);
 
 typedef enum dq_view {
     DQ_VIEW_DUE = 0,

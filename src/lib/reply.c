@@ -810,6 +810,7 @@ enum {
 
 static int stats_window(const redisReply *r, size_t at, dq_stats *s, dq_err *err);
 static int stats_limits(const redisReply *r, size_t at, dq_stats *s, dq_err *err);
+static int stats_run(const redisReply *r, size_t at, dq_stats *s, dq_err *err);
 
 int
 dq_reply_stats(const redisReply *r, void *out, dq_err *err)
@@ -1308,7 +1309,7 @@ stats_limits(const redisReply *r, size_t at, dq_stats *s, dq_err *err)
     s->concurrency_held = s->throttled = false;
     s->throttle_by[0] = s->throttle_reason[0] = '\0';
     if (r->elements < at + STATS_LIMIT_FIELDS)
-        return DQ_OK;
+        return stats_run(r, at + STATS_LIMIT_FIELDS, s, err); /* (zeros) */
     for (size_t i = 0; i < STATS_THROTTLE_BY; i++)
         if ((rc = get_int(r, at + i, "stats", names[i], &v[i], err)) != DQ_OK)
             return rc;
@@ -1330,6 +1331,34 @@ stats_limits(const redisReply *r, size_t at, dq_stats *s, dq_err *err)
     s->throttle_concurrency = v[STATS_THROTTLE_CONC] > 0 ? v[STATS_THROTTLE_CONC] : 0;
     s->throttle_since_ms = v[STATS_THROTTLE_SINCE];
     s->throttle_until_ms = v[STATS_THROTTLE_UNTIL];
+    return stats_run(r, at + STATS_LIMIT_FIELDS, s, err);
+}
+
+/* The all-time run-time histogram after the limits (PROTOCOL.md 5.15, 13): the
+ * DQ_RUN_BUCKETS counts, then their sum in ms; all 0 when the scripts are older. */
+static int
+stats_run(const redisReply *r, size_t at, dq_stats *s, dq_err *err)
+{
+    int64_t v[DQ_RUN_BUCKETS + 1];
+    int rc;
+
+    memset(s->run, 0, sizeof s->run);
+    s->run_sum_ms = 0;
+    if (r->elements < at + DQ_RUN_BUCKETS + 1)
+        return DQ_OK;
+    for (size_t i = 0; i <= DQ_RUN_BUCKETS; i++) {
+        char name[32];
+        if (i < DQ_RUN_BUCKETS)
+            snprintf(name, sizeof name, "run bucket %zu", i);
+        else
+            snprintf(name, sizeof name, "run sum");
+        if ((rc = get_int(r, at + i, "stats", name, &v[i], err)) != DQ_OK)
+            return rc;
+    }
+    /* a foreign write can make a counter anything: negatives read as 0 */
+    for (size_t i = 0; i < DQ_RUN_BUCKETS; i++)
+        s->run[i] = v[i] > 0 ? v[i] : 0;
+    s->run_sum_ms = v[DQ_RUN_BUCKETS] > 0 ? v[DQ_RUN_BUCKETS] : 0;
     return DQ_OK;
 }
 
@@ -1861,6 +1890,111 @@ dq_reply_keys(const redisReply *r, void *out, dq_err *err)
         row->key[e[R_KEY]->len] = '\0';
         row->key_len = e[R_KEY]->len;
         k->n = i + 1;
+    }
+    return DQ_OK;
+}
+
+/* ---- history (5.33): a head of 5, then 25 per row ------------------------------------ */
+
+enum { HIST_VERSION, HIST_NOW, HIST_MINUTES, HIST_STEP, HIST_NROWS, HIST_HEAD };
+enum {
+    HROW_AT,
+    HROW_COUNTS, /* enqueued .. lost: nine */
+    HROW_RUN = HROW_COUNTS + 9,
+    HROW_SUM = HROW_RUN + DQ_RUN_BUCKETS,
+    HROW_BACKLOG,
+    HROW_OLDEST,
+    HROW_FIELDS
+};
+
+static int
+history_bad(dq_err *err, size_t pos, int64_t v, const char *name, const char *want)
+{
+    return dq_err_set(err, DQ_EPROTO, "history reply: element %zu (%s) is %lld, expected %s",
+                      pos + 1, name, (long long)v, want);
+}
+
+int
+dq_reply_history(const redisReply *r, void *out, dq_err *err)
+{
+    static const char *const head_names[] = {"version", "now", "history minutes", "step ms",
+                                             "rows"};
+    static const char *const row_names[HROW_FIELDS] = {
+        "at",       "enqueued", "started", "done",          "retried", "failed", "expired",
+        "requeued", "dropped",  "lost",    "run 0",         "run 1",   "run 2",  "run 3",
+        "run 4",    "run 5",    "run 6",   "run 7",         "run 8",   "run 9",  "run 10",
+        "run 11",   "run sum",  "backlog", "oldest due age"};
+    dq_history *h = out;
+    int64_t head[HIST_HEAD];
+    int rc;
+
+    if (!is_array(r, HIST_HEAD))
+        return bad_shape(err, "history", r, "an array of %d, then %d per row", HIST_HEAD,
+                         HROW_FIELDS);
+    for (size_t i = 0; i < HIST_HEAD; i++)
+        if ((rc = get_int(r, i, "history", head_names[i], &head[i], err)) != DQ_OK)
+            return rc;
+    if (head[HIST_VERSION] != 1)
+        return history_bad(err, HIST_VERSION, head[HIST_VERSION], "version", "1");
+    if (head[HIST_NOW] <= 0)
+        return history_bad(err, HIST_NOW, head[HIST_NOW], "now", "a time after the epoch");
+    if (head[HIST_MINUTES] < 0 || head[HIST_MINUTES] > DQ_HISTORY_SPAN_MAX / 60000)
+        return history_bad(err, HIST_MINUTES, head[HIST_MINUTES], "history minutes", "0..10080");
+    if (head[HIST_STEP] < 60000 || head[HIST_STEP] > (int64_t)DQ_HISTORY_CALL_MIN * 60000 ||
+        head[HIST_STEP] % 60000 != 0)
+        return history_bad(err, HIST_STEP, head[HIST_STEP], "step ms",
+                           "a whole number of minutes, 1..1440");
+    if (head[HIST_NROWS] < 0 || head[HIST_NROWS] > DQ_HISTORY_CALL_MIN + 1)
+        return history_bad(err, HIST_NROWS, head[HIST_NROWS], "rows", "0..1441");
+    if (r->elements != HIST_HEAD + (size_t)head[HIST_NROWS] * HROW_FIELDS)
+        return bad_shape(err, "history", r, "an array of %d + %d per row (%lld rows)", HIST_HEAD,
+                         HROW_FIELDS, (long long)head[HIST_NROWS]);
+    h->now_ms = head[HIST_NOW];
+    h->history_minutes = head[HIST_MINUTES];
+    h->step_ms = head[HIST_STEP];
+    h->n = 0;
+    if (head[HIST_NROWS] == 0)
+        return DQ_OK;
+    h->rows = calloc((size_t)head[HIST_NROWS], sizeof *h->rows);
+    if (h->rows == NULL)
+        return oom(err);
+    for (size_t i = 0; i < (size_t)head[HIST_NROWS]; i++) {
+        size_t at = HIST_HEAD + i * HROW_FIELDS;
+        int64_t v[HROW_FIELDS];
+        dq_history_row *row = &h->rows[i];
+        for (size_t k = 0; k < HROW_FIELDS; k++) {
+            if (!as_int(r->element[at + k], &v[k]))
+                return bad_element(err, "history", at + k, r->element[at + k], "an integer",
+                                   "%s of row %zu", row_names[k], i + 1);
+        }
+        if (v[HROW_AT] < 0 || (i > 0 && v[HROW_AT] <= h->rows[i - 1].at_ms)) {
+            char name[32];
+            snprintf(name, sizeof name, "at of row %zu", i + 1);
+            return history_bad(err, at + HROW_AT, v[HROW_AT], name,
+                               i > 0 ? "a time after the row before's" : "a time after the epoch");
+        }
+        /* a foreign write can make a count anything: negatives read as 0 */
+        for (size_t k = HROW_COUNTS; k < HROW_BACKLOG; k++)
+            if (v[k] < 0)
+                v[k] = 0;
+        row->at_ms = v[HROW_AT];
+        row->enqueued = v[HROW_COUNTS + 0];
+        row->started = v[HROW_COUNTS + 1];
+        row->done = v[HROW_COUNTS + 2];
+        row->retried = v[HROW_COUNTS + 3];
+        row->failed = v[HROW_COUNTS + 4];
+        row->expired = v[HROW_COUNTS + 5];
+        row->requeued = v[HROW_COUNTS + 6];
+        row->dropped = v[HROW_COUNTS + 7];
+        row->lost = v[HROW_COUNTS + 8];
+        memcpy(row->run, &v[HROW_RUN], sizeof row->run);
+        row->run_sum_ms = v[HROW_SUM];
+        /* no sample is -1 / -1; half a sample is none */
+        if (v[HROW_BACKLOG] < 0 || v[HROW_OLDEST] < 0)
+            v[HROW_BACKLOG] = v[HROW_OLDEST] = -1;
+        row->backlog = v[HROW_BACKLOG];
+        row->oldest_due_ms = v[HROW_OLDEST];
+        h->n = i + 1;
     }
     return DQ_OK;
 }

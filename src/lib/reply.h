@@ -204,4 +204,12 @@ struct dq_overview_row {
 /* @out is a struct dq_overview_row whose queue is set; the rest is filled. */
 int dq_reply_overview(const struct redisReply *r, void *out, dq_err *err);
 
+/* history (PROTOCOL.md 5.33): one call's reply into a dq_history (rows
+ * allocated here; dq_history_free, also after a failure part way). Its step is a whole
+ * number of minutes up to DQ_HISTORY_CALL_MIN, its rows are in time order, at most
+ * DQ_HISTORY_CALL_MIN + 1 (a partial first step). */
+/* Minutes one history call reads, at most (a longer span takes several calls). */
+#define DQ_HISTORY_CALL_MIN 1440
+int dq_reply_history(const struct redisReply *r, void *out, dq_err *err);
+
 #endif /* DQ_LIB_REPLY_H */

@@ -1,20 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_reply.c: the reply parsers of src/lib/reply.c for the claim (with and without
- * results settled in it, paused or not), page, find, search, audit, stats, heartbeat,
- * workers and pause scripts, which turn whatever Redis answers into tasks. The input is
- * RESP bytes, read by hiredis's own reader as the client would read them; each reply is
- * handed to every parser. The parsers are linked from the library (reply.h), as the
- * queue operations call them.
+ * results settled in it, paused or not), page, find, search, audit, stats (with its
+ * run-time totals), history, heartbeat, workers and pause scripts, which turn whatever
+ * Redis answers into tasks. The input is RESP bytes, read by hiredis's own reader as the
+ * client would read them; each reply is handed to every parser. The parsers are linked
+ * from the library (reply.h), as the queue operations call them.
  *
  * Invariants: a parser either succeeds or fails with DQ_EPROTO (DQ_ENOMEM aside); what
  * it returns is freed by the result's own free function with nothing left over (the
  * leak checker runs after every input); every task returned has an id and the state of
- * its view; task counts follow the reply's length; every worker listed has its strings
- * and no more tasks than the reply could hold; a paused claim holds no task. The same
- * reply also goes to the Sentinel readers (src/lib/sentinel.c): a master address is
- * taken only whole (a host of no NUL byte, a port 1..65535), and a ROLE reply is
- * "master" or an error.
+ * its view; task counts follow the reply's length, and so do history rows (in time
+ * order, no negative count, a backlog sample whole or absent); every worker listed has
+ * its strings and no more tasks than the reply could hold; a paused claim holds no task.
+ * The same reply also goes to the Sentinel readers (src/lib/sentinel.c): a master
+ * address is taken only whole (a host of no NUL byte, a port 1..65535), and a ROLE reply
+ * is "master" or an error.
  */
 #include <string.h>
 
@@ -202,7 +203,43 @@ try_stats(const redisReply *r)
     dq_err err = {0};
 
     memset(&s, 0, sizeof s);
-    check_rc(dq_reply_stats(r, &s, &err), &err);
+    int rc = dq_reply_stats(r, &s, &err);
+    check_rc(rc, &err);
+    if (rc == DQ_OK) {
+        for (size_t b = 0; b < DQ_RUN_BUCKETS; b++)
+            FUZZ_CHECK(s.run[b] >= 0);
+        FUZZ_CHECK(s.run_sum_ms >= 0);
+    }
+}
+
+/* The history reply (PROTOCOL.md 5.33): rows as long as the reply says, in
+ * time order, with no negative count and a sample whole or absent. */
+static void
+try_history(const redisReply *r)
+{
+    dq_history h;
+    dq_err err = {0};
+
+    memset(&h, 0, sizeof h);
+    int rc = dq_reply_history(r, &h, &err);
+    check_rc(rc, &err);
+    if (rc == DQ_OK) {
+        FUZZ_CHECK(h.n == (r->elements - 5) / 25 && (h.n == 0 || h.rows != NULL));
+        FUZZ_CHECK(h.step_ms >= 60000 && h.step_ms % 60000 == 0);
+        for (size_t i = 0; i < h.n; i++) {
+            const dq_history_row *w = &h.rows[i];
+            FUZZ_CHECK(w->at_ms >= 0 && (i == 0 || w->at_ms > h.rows[i - 1].at_ms));
+            FUZZ_CHECK(w->enqueued >= 0 && w->started >= 0 && w->done >= 0 && w->retried >= 0 &&
+                       w->failed >= 0 && w->expired >= 0 && w->requeued >= 0 && w->dropped >= 0 &&
+                       w->lost >= 0 && w->run_sum_ms >= 0);
+            for (size_t b = 0; b < DQ_RUN_BUCKETS; b++)
+                FUZZ_CHECK(w->run[b] >= 0);
+            FUZZ_CHECK((w->backlog == -1) == (w->oldest_due_ms == -1));
+            int64_t p = dq_run_quantile(w->run, 0.99);
+            FUZZ_CHECK(p >= -1 && p <= 10000);
+        }
+    }
+    dq_history_free(&h);
 }
 
 static void
@@ -324,6 +361,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         try_find(r);
         try_audit(r);
         try_stats(r);
+        try_history(r);
         try_overview(r);
         try_workers(r);
         try_errors(r);

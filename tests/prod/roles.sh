@@ -100,6 +100,8 @@ sleep_until_monitor() { r CLIENT LIST | grep -q 'cmd=monitor'; }
 wait_for 5000 "MONITOR" sleep_until_monitor
 works viewer stats
 works viewer stats --json
+works viewer stats --since 1h
+works viewer stats --since 2d --json
 works viewer ls due
 works viewer ls failed
 works viewer show "$id"
