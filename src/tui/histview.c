@@ -128,12 +128,12 @@ hhmm(char *buf, size_t size, int64_t ms)
  * (as the reader's steps do), so the axis reads round times; the oldest and the newest
  * may hold fewer steps. At most @max, the newest. Returns the count. */
 static size_t
-make_cols(const dq_history *h, int64_t col_ms, struct col *cols, size_t max)
+make_cols(const dq_history *h, size_t from, int64_t col_ms, struct col *cols, size_t max)
 {
     size_t n = 0;
     int64_t key = 0;
 
-    for (size_t i = 0; i < h->n; i++) {
+    for (size_t i = from; i < h->n; i++) {
         const dq_history_row *r = &h->rows[i];
         int64_t k = r->at_ms / col_ms - (r->at_ms % col_ms < 0);
         if (n == 0 || k != key) {
@@ -452,14 +452,17 @@ histview_render(const struct hist_view *v, struct grid *g)
     avail = avail > COLS_MAX ? COLS_MAX : avail;
     /* steps a column: as few as fit */
     int64_t step_ms = h->step_ms >= 60000 ? h->step_ms : 60000;
-    size_t per = (h->n + (size_t)avail - 1) / (size_t)avail;
+    /* the reader's oldest step is partial when the span does not start on a step (6 h at 5
+     * minutes is 73 rows): one step more than fits is dropped rather than halving them all */
+    size_t from = h->n == (size_t)avail + 1 ? 1 : 0;
+    size_t per = (h->n - from + (size_t)avail - 1) / (size_t)avail;
     int64_t col_ms = (int64_t)per * step_ms;
     struct col *cols = calloc((size_t)avail, sizeof *cols);
     if (cols == NULL) {
         grid_puts(g, 2, 1, g->cols - 1, 0, "out of memory");
         return;
     }
-    size_t n = make_cols(h, col_ms, cols, (size_t)avail);
+    size_t n = make_cols(h, from, col_ms, cols, (size_t)avail);
     int w = per == 1 && n > 0 ? avail / (int)n : 1;
     w = w > STEP_CELLS_MAX ? STEP_CELLS_MAX : w < 1 ? 1 : w;
     draw_summary(v, g, col_ms);
