@@ -273,10 +273,14 @@ render_verdict(const struct model *m, const struct ui *ui, struct grid *g)
     int c = grid_printf(g, 2, 0, g->cols, attr, " %s %s", marks[level], text);
     /* the last SPARK_MINUTES minutes from the rollups when the queue keeps them; else the
      * samples since the inspector opened */
-    bool rolled = m->nhspark > 0;
-    const int64_t *v = rolled ? m->hspark : m->spark;
-    int n = rolled ? m->nhspark : m->nspark;
-    const char *label = rolled ? "due backlog 30m " : "due backlog ";
+    int first = 0; /* minutes before the first sample (history just turned on) are left out */
+    while (first < m->nhspark && m->hspark[first] < 0)
+        first++;
+    bool rolled = first < m->nhspark;
+    const int64_t *v = rolled ? m->hspark + first : m->spark;
+    int n = rolled ? m->nhspark - first : m->nspark;
+    char label[32];
+    snprintf(label, sizeof label, rolled ? "due backlog %dm " : "due backlog ", n);
     int lw = (int)strlen(label);
     if (g->cols - c < lw + 14 || n == 0)
         return;

@@ -1912,8 +1912,8 @@ golden_history_off(void **state)
 }
 
 /* The header's due backlog: the last 30 minutes from the rollups when the queue keeps
- * them (labelled 30m, a minute without a sample blank), else the live samples; ASCII when
- * asked. */
+ * them (labelled 30m, a minute without a sample blank; from the first sample when history
+ * is younger), else the live samples; ASCII when asked. */
 static void
 header_backlog_comes_from_the_rollups(void **state)
 {
@@ -1942,6 +1942,19 @@ header_backlog_comes_from_the_rollups(void **state)
     assert_has(text, "due backlog 30m"
                      "                      "
                      "@@@@@@@@@@\n");
+    free(text);
+    ui.ascii = false;
+    /* history turned on 12 minutes ago: the minutes before its first sample are left out */
+    for (int i = 0; i < SPARK_MINUTES - 12; i++)
+        m.hspark[i] = -1;
+    text = render(&m, &ui, 40, 200);
+    assert_has(text, "due backlog 12m    ██████████\n");
+    free(text);
+    /* no sample at all in the 30 minutes: the inspector's own samples */
+    for (int i = 0; i < SPARK_MINUTES; i++)
+        m.hspark[i] = -1;
+    text = render(&m, &ui, 40, 200);
+    assert_has(text, "due backlog  ");
     free(text);
     model_free(&m);
     ui_free(&ui);
