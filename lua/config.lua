@@ -17,7 +17,8 @@
 --   The queue limits (PROTOCOL.md 8.4): rate_limit 0..600000000 tasks a minute (0 =
 --   none), rate_burst 0..1000000 tokens (0 = one second's worth), concurrency_limit
 --   0..1000000 tasks in flight (0 = none); key_concurrency 0..1000000 (tasks of one
---   key in flight at once; 0 = no limit, PROTOCOL.md 4.10).
+--   key in flight at once; 0 = no limit, PROTOCOL.md 4.10); history_minutes 0..10080
+--   (minutes each per-minute rollup is kept; 0 = off, PROTOCOL.md 13).
 -- Reply: the effective configuration as pairs {field, value, ...} in a fixed order.
 -- Errors: DQ_EINVAL naming the field and its range; nothing is set when any pair is bad.
 -- Complexity: O(1), plus O(k log N) for k <= 1000 failures (and k <= 1000 done tasks)
@@ -34,7 +35,7 @@ local RANGE = {max_delay_ms = {1, 315360000000}, max_payload = {1, 536870912},
   alert_fail_per_min = {1, 1000000000}, time_limit_ms = {0, DQ_TIME_LIMIT_MAX},
   done_retention = {0, 10000000}, done_retention_ms = {0, 31536000000},
   rate_limit = {0, 600000000}, rate_burst = {0, 1000000}, concurrency_limit = {0, 1000000},
-  key_concurrency = {0, 1000000}}
+  key_concurrency = {0, 1000000}, history_minutes = {0, 10080}}
 if #ARGV % 2 ~= 1 then
   return err('DQ_EINVAL', 'config: %d arguments after who; expected field/value pairs',
     #ARGV - 1)

@@ -363,6 +363,9 @@ typedef struct dq_config {
     int64_t concurrency_limit; /* tasks in flight at once; default off */
     int64_t key_concurrency;   /* tasks of one key (dq_enqueue_opts.key) in flight at once;
                                   default (0 in Redis) no limit; set -1 for that */
+    int64_t history_minutes;   /* minutes each per-minute rollup is kept after its minute
+                                  (PROTOCOL.md 13), 0..10080; default 1440; 0 in Redis is
+                                  off (no history written): set -1 for that */
 } dq_config;
 
 /** Reads the queue's effective configuration (defaults filled in). */

@@ -39,6 +39,7 @@ static const struct {
     {"rate_burst", false, offsetof(dq_config, rate_burst), false, true},
     {"concurrency_limit", false, offsetof(dq_config, concurrency_limit), false, true},
     {"key_concurrency", false, offsetof(dq_config, key_concurrency), false, true},
+    {"history_minutes", false, offsetof(dq_config, history_minutes), false, true},
 };
 #define NFIELDS (sizeof fields / sizeof fields[0])
 
@@ -143,7 +144,7 @@ const struct cli_cmd cmd_config = {
              "  failed_retention 100000    audit_retention 10000     far_future_ms 1h\n"
              "  worker_lost_ms 0 (3 beats) worker_prune_ms 1h        done_retention 0 (none)\n"
              "  done_retention_ms 0 (no age limit; either turns done retention on)\n"
-             "  key_concurrency 0 (none)\n"
+             "  key_concurrency 0 (none)   history_minutes 1440 (minutes kept; 0 = off)\n"
              "The health verdict's (top, stats --check; no script reads them):\n"
              "  alert_oldest_due_ms 5m     alert_far_future 100000   alert_running_ms 5m\n"
              "  alert_memory_pct 90        alert_window_ms 5m        alert_fail_pct 50\n"

@@ -187,6 +187,28 @@ put_queues(struct dq_buf *b, const struct queue_read *qr, size_t got)
             dq_buf_printf(b, "%lld\n", (long long)v[k]);
         }
     }
+    /* the all-time run-time histogram the scripts keep beside the per-minute rollups */
+    family(b, "delayq_task_duration_seconds", "histogram",
+           "Run time of tasks from claim to settle (done, retried and failed runs alike), "
+           "since the queue was created; 0 everywhere from scripts without the rollups.");
+    for (size_t i = 0; i < got; i++) {
+        const dq_stats *s = &qr[i].st;
+        int64_t cum = 0;
+        for (size_t k = 0; k < DQ_RUN_BUCKETS; k++) {
+            char le[32];
+            cum = cum > INT64_MAX - s->run[k] ? INT64_MAX : cum + s->run[k];
+            if (k < DQ_RUN_BUCKETS - 1)
+                snprintf(le, sizeof le, "%g", (double)dq_run_bounds_ms[k] / 1000.0);
+            else
+                snprintf(le, sizeof le, "+Inf");
+            sample_start(b, "delayq_task_duration_seconds_bucket", qr[i].name, "le", le);
+            dq_buf_printf(b, "%lld\n", (long long)cum);
+        }
+        sample_start(b, "delayq_task_duration_seconds_sum", qr[i].name, NULL, NULL);
+        dq_buf_printf(b, "%.3f\n", (double)s->run_sum_ms / 1000.0);
+        sample_start(b, "delayq_task_duration_seconds_count", qr[i].name, NULL, NULL);
+        dq_buf_printf(b, "%lld\n", (long long)cum);
+    }
     family(b, "delayq_workers", "gauge",
            "Registered workers by state: live (beating), lost (silent past the queue's "
            "worker_lost_ms); counted among the 1000 with the latest beats.");

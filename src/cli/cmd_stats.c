@@ -220,6 +220,267 @@ print_human(const struct cli *g, const dq_stats *s, const struct verdict *v)
            (long long)s->reaped, (long long)s->requeued, (long long)s->dropped);
 }
 
+/* ---- --since: the per-minute rollups (PROTOCOL.md 13, 5.33) ----------------------- */
+
+/* Percentiles of the run time the table and the JSON lines give. */
+static const double since_q[] = {0.5, 0.95, 0.99};
+
+/* The --step default: a row a minute up to 2 h, 15 minutes up to a day, else an hour
+ * (at most 168 rows for 7 days). */
+static int64_t
+since_default_step(int64_t span_ms)
+{
+    if (span_ms <= 2 * 3600000LL)
+        return 60000;
+    if (span_ms <= 24 * 3600000LL)
+        return 15 * 60000;
+    return 3600000;
+}
+
+/* A count in at most 5 columns: 99999, then 123k, 1.2M, 12M, 1.2G, ... */
+static void
+put_count(char *buf, size_t size, int64_t v)
+{
+    static const char units[] = "kMGTPE";
+    double x = (double)v;
+    int u = -1;
+
+    if (v < 100000) {
+        snprintf(buf, size, "%lld", (long long)v);
+        return;
+    }
+    while (x >= 999.5 && u < 5)
+        x /= 1000, u++;
+    if (x < 9.95)
+        snprintf(buf, size, "%.1f%c", x, units[u]);
+    else
+        snprintf(buf, size, "%.0f%c", x, units[u]);
+}
+
+/* Whether the @q-quantile of @run falls in the open bucket (> 10 s), where
+ * dq_run_quantile says its lower bound. */
+static bool
+quantile_open(const int64_t run[DQ_RUN_BUCKETS], double q)
+{
+    double total = 0, below = 0;
+
+    for (size_t i = 0; i < DQ_RUN_BUCKETS; i++) {
+        total += run[i] > 0 ? (double)run[i] : 0;
+        if (i < DQ_RUN_BUCKETS - 1)
+            below += run[i] > 0 ? (double)run[i] : 0;
+    }
+    return total > 0 && below < q * total;
+}
+
+/* A percentile in at most 6 columns: "-" without runs, ">10s" in the open bucket. */
+static void
+put_quantile(char *buf, size_t size, const int64_t run[DQ_RUN_BUCKETS], double q)
+{
+    int64_t v = dq_run_quantile(run, q);
+
+    if (v < 0)
+        snprintf(buf, size, "-");
+    else if (quantile_open(run, q))
+        snprintf(buf, size, ">10s");
+    else
+        dq_dur_format(buf, size, v);
+}
+
+static void
+row_add(dq_history_row *sum, const dq_history_row *r)
+{
+    int64_t *d[] = {&sum->enqueued, &sum->started,  &sum->done,    &sum->retried, &sum->failed,
+                    &sum->expired,  &sum->requeued, &sum->dropped, &sum->lost,    &sum->run_sum_ms};
+    const int64_t v[] = {r->enqueued, r->started,  r->done,    r->retried, r->failed,
+                         r->expired,  r->requeued, r->dropped, r->lost,    r->run_sum_ms};
+
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        *d[i] = *d[i] > INT64_MAX - v[i] ? INT64_MAX : *d[i] + v[i];
+    for (size_t i = 0; i < DQ_RUN_BUCKETS; i++)
+        sum->run[i] = sum->run[i] > INT64_MAX - r->run[i] ? INT64_MAX : sum->run[i] + r->run[i];
+}
+
+/* One table line: @label (5 columns), the six counts, the percentiles and, when @sample,
+ * the backlog and the oldest due age. 77 columns. */
+static void
+put_since_line(const char *label, const dq_history_row *r, bool sample)
+{
+    const int64_t c[] = {r->enqueued, r->started, r->done, r->retried, r->failed, r->expired};
+    char buf[32];
+
+    printf("%-5s", label);
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        put_count(buf, sizeof buf, c[i]);
+        printf(" %5s", buf);
+    }
+    for (size_t i = 0; i < sizeof since_q / sizeof since_q[0]; i++) {
+        put_quantile(buf, sizeof buf, r->run, since_q[i]);
+        printf(" %6s", buf);
+    }
+    if (sample) {
+        if (r->backlog < 0) {
+            printf(" %7s %6s", "-", "-");
+        } else {
+            char age[DQ_DUR_BUFSZ];
+            put_count(buf, sizeof buf, r->backlog);
+            dq_dur_format(age, sizeof age, r->oldest_due_ms);
+            printf(" %7s %6s", buf, age);
+        }
+    }
+    fputc('\n', stdout);
+}
+
+/* A whole number of minutes as --since and --step take it: "5m", "1h30m", "7d". */
+static void
+put_minutes(char *buf, size_t size, int64_t ms)
+{
+    int64_t m = ms / 60000, d = m / 1440, h = m / 60 % 24;
+    int n = 0;
+
+    buf[0] = '\0';
+    if (d > 0)
+        n += snprintf(buf + n, size - (size_t)n, "%lldd", (long long)d);
+    if (h > 0 && (size_t)n < size)
+        n += snprintf(buf + n, size - (size_t)n, "%lldh", (long long)h);
+    if ((m % 60 > 0 || n == 0) && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, "%lldm", (long long)(m % 60));
+}
+
+/* A rate a minute for the rates line: "12/min", "0.4/min". */
+static void
+put_rate(struct dq_buf *b, const char *what, int64_t n, double minutes)
+{
+    double r = minutes > 0 ? (double)n / minutes : 0;
+    dq_buf_printf(b,
+                  r >= 10 || r == 0 ? "%s %.0f/min"
+                  : r >= 0.1        ? "%s %.1f/min"
+                                    : "%s %.2f/min",
+                  what, r);
+}
+
+static void
+print_since_table(const struct cli *g, const dq_history *h, int64_t span_ms)
+{
+    char now[DQ_TIME_BUFSZ], span[DQ_DUR_BUFSZ], step[DQ_DUR_BUFSZ], day[16] = "";
+    dq_history_row sum = {0};
+    struct dq_buf b = DQ_BUF_INIT;
+    int64_t span_min = (span_ms + 59999) / 60000;
+    /* the minutes read: whole ones, and the part of the current one that has passed */
+    double minutes = (double)(span_min - 1) + (double)(h->now_ms % 60000) / 60000.0;
+
+    dq_time_format(now, sizeof now, h->now_ms);
+    put_minutes(span, sizeof span, span_min * 60000);
+    put_minutes(step, sizeof step, h->step_ms);
+    printf("queue %s, the last %s to %s, counts per %s step, times UTC\n", g->queue, span, now,
+           step);
+    if (h->history_minutes < span_min) {
+        char keep[DQ_DUR_BUFSZ];
+        put_minutes(keep, sizeof keep, h->history_minutes * 60000);
+        printf("(history_minutes keeps %s: older steps are empty)\n", keep);
+    }
+    printf("%-5s %5s %5s %5s %5s %5s %5s %6s %6s %6s %7s %6s\n", "time", "enq", "start", "done",
+           "retry", "fail", "expir", "p50", "p95", "p99", "backlog", "oldest");
+    for (size_t i = 0; i < h->n; i++) {
+        const dq_history_row *r = &h->rows[i];
+        char t[DQ_TIME_BUFSZ];
+        dq_time_format(t, sizeof t, r->at_ms); /* 2026-12-02T07:04:00.000Z */
+        if (strncmp(t, day, 10) != 0) {
+            snprintf(day, sizeof day, "%.10s", t);
+            printf("%s\n", day);
+        }
+        char hm[8];
+        snprintf(hm, sizeof hm, "%.5s", t + 11);
+        put_since_line(hm, r, true);
+        row_add(&sum, r);
+    }
+    put_since_line("all", &sum, false);
+    put_rate(&b, "rates: enqueued", sum.enqueued, minutes);
+    put_rate(&b, ", done", sum.done, minutes);
+    put_rate(&b, ", failed", sum.failed, minutes);
+    put_rate(&b, ", retried", sum.retried, minutes);
+    dq_buf_printf(&b, "\nalso: requeued %lld, dropped %lld, leases lost %lld\n",
+                  (long long)sum.requeued, (long long)sum.dropped, (long long)sum.lost);
+    if (!b.failed)
+        fwrite(b.data, 1, b.len, stdout);
+    dq_buf_free(&b);
+}
+
+/* One JSON object per row: every field, the percentiles (null without runs), the
+ * sample (null without one). */
+static void
+print_since_json(const struct cli *g, const dq_history *h)
+{
+    struct dq_buf b = DQ_BUF_INIT;
+
+    for (size_t i = 0; i < h->n; i++) {
+        const dq_history_row *r = &h->rows[i];
+        char t[DQ_TIME_BUFSZ];
+        dq_time_format(t, sizeof t, r->at_ms);
+        dq_buf_puts(&b, "{\"queue\":");
+        dq_fmt_json_str(&b, g->queue, strlen(g->queue));
+        dq_buf_printf(&b,
+                      ",\"at_ms\":%lld,\"at\":\"%s\",\"step_ms\":%lld,\"enqueued\":%lld,"
+                      "\"started\":%lld,\"done\":%lld,\"retried\":%lld,\"failed\":%lld,"
+                      "\"expired\":%lld,\"requeued\":%lld,\"dropped\":%lld,\"lost\":%lld,"
+                      "\"run\":[",
+                      (long long)r->at_ms, t, (long long)h->step_ms, (long long)r->enqueued,
+                      (long long)r->started, (long long)r->done, (long long)r->retried,
+                      (long long)r->failed, (long long)r->expired, (long long)r->requeued,
+                      (long long)r->dropped, (long long)r->lost);
+        for (size_t k = 0; k < DQ_RUN_BUCKETS; k++)
+            dq_buf_printf(&b, k ? ",%lld" : "%lld", (long long)r->run[k]);
+        dq_buf_printf(&b, "],\"run_sum_ms\":%lld", (long long)r->run_sum_ms);
+        static const char *const names[] = {"p50_ms", "p95_ms", "p99_ms"};
+        for (size_t k = 0; k < sizeof since_q / sizeof since_q[0]; k++) {
+            int64_t v = dq_run_quantile(r->run, since_q[k]);
+            if (v < 0)
+                dq_buf_printf(&b, ",\"%s\":null", names[k]);
+            else
+                dq_buf_printf(&b, ",\"%s\":%lld", names[k], (long long)v);
+        }
+        if (r->backlog < 0)
+            dq_buf_puts(&b, ",\"backlog\":null,\"oldest_due_ms\":null}\n");
+        else
+            dq_buf_printf(&b, ",\"backlog\":%lld,\"oldest_due_ms\":%lld}\n", (long long)r->backlog,
+                          (long long)r->oldest_due_ms);
+    }
+    if (!b.failed)
+        fwrite(b.data, 1, b.len, stdout);
+    dq_buf_free(&b);
+}
+
+static int
+run_since(struct cli *g, const struct cli_args *args)
+{
+    int64_t span_ms = cli_num(args, "since", 0);
+    int64_t step_ms = cli_num(args, "step", since_default_step(span_ms));
+    dq_history h;
+    dq_err err = {0};
+    int rc;
+
+    if (step_ms % 60000 != 0)
+        return cli_usage_error(g, "--step: %s is not a whole number of minutes (1m..7d)",
+                               cli_str(args, "step", ""));
+    if ((rc = cli_connect_queue(g)) != DQ_EXIT_OK)
+        return rc;
+    if (dq_history_get(g->client, g->queue, span_ms, step_ms, &h, &err) != DQ_OK)
+        return cli_error(g, &err);
+    if (h.history_minutes <= 0) {
+        fprintf(stderr,
+                "%s: queue %s keeps no history (history_minutes is 0); turn it on with: "
+                "delayq config -q %s history_minutes=1440\n",
+                g->prog, g->queue, g->queue);
+        dq_history_free(&h);
+        return DQ_EXIT_FAILED;
+    }
+    if (cli_has(args, "json"))
+        print_since_json(g, &h);
+    else
+        print_since_table(g, &h, span_ms);
+    dq_history_free(&h);
+    return DQ_EXIT_OK;
+}
+
 static int
 run(struct cli *g, const struct cli_args *args)
 {
@@ -232,6 +493,16 @@ run(struct cli *g, const struct cli_args *args)
     dq_err err = {0};
     int rc;
 
+    if (cli_has(args, "since")) {
+        static const char *const check_only[] = {"check", "max-far-future", "max-oldest-due",
+                                                 "allow-paused"};
+        for (size_t i = 0; i < sizeof check_only / sizeof check_only[0]; i++)
+            if (cli_has(args, check_only[i]))
+                return cli_usage_error(g, "--%s and --since exclude each other", check_only[i]);
+        return run_since(g, args);
+    }
+    if (cli_has(args, "step"))
+        return cli_usage_error(g, "--step needs --since");
     if ((rc = cli_connect_queue(g)) != DQ_EXIT_OK)
         return rc;
     if (dq_stats_get(g->client, g->queue, &s, &err) != DQ_OK)
@@ -260,31 +531,32 @@ run(struct cli *g, const struct cli_args *args)
 }
 
 static const struct cli_opt opts[] = {
-    {"json", 0, NULL, CLI_FLAG, .help = "one JSON object (with \"verdict\": level and text)"},
+    {"json", 0, NULL, CLI_FLAG, .help = "one JSON object; with --since one a row (JSON lines)"},
     {"check", 0, NULL, CLI_FLAG,
-     .help = "exit 1 with the verdict as the reason when it is bad: no live worker while tasks "
-             "are due, the oldest due task too old, expired leases, too many far ahead; or when "
-             "the queue is paused (delayq pause)"},
+     .help = "exit 1 when the verdict is bad (no live worker while tasks are due, the oldest "
+             "due too old, expired leases, too many far ahead) or the queue is paused"},
     {"max-far-future", 0, "N", CLI_UINT, 0, 1LL << 53,
      .help = "with --check: more than N far ahead is bad (default: alert_far_future, 100000)"},
     {"max-oldest-due", 0, "DUR", CLI_DUR,
      .help = "with --check: the oldest due task older is bad (default: alert_oldest_due_ms, 5m)"},
-    {"allow-paused", 0, NULL, CLI_FLAG,
-     .help = "with --check: a paused queue passes (the other checks still apply; the oldest due "
-             "age grows while paused)"},
+    {"allow-paused", 0, NULL, CLI_FLAG, .help = "with --check: a paused queue passes"},
+    {"since", 0, "DUR", CLI_DUR, 60000, DQ_HISTORY_SPAN_MAX, .limit = "1m..7d",
+     .help = "the history of the last DUR: counts, p50/p95/p99 run time and backlog a step"},
+    {"step", 0, "DUR", CLI_DUR, 60000, DQ_HISTORY_SPAN_MAX, .limit = "1m..7d",
+     .help = "with --since: rows of DUR, whole minutes (default 1m up to 2h, 15m up to 1d, "
+             "else 1h)"},
     {NULL},
 };
 
 const struct cli_cmd cmd_stats = {
     .name = "stats",
-    .summary = "counts, counters and health checks of a queue",
+    .summary = "counts, counters, health checks and history of a queue",
     .usage = "delayq stats [-q QUEUE] [--json] [--check [--max-far-future N]\n"
-             "                    [--max-oldest-due DUR] [--allow-paused]]",
-    .about = "Counts (due, future, far future, in flight, failed), the next due time, the age of\n"
-             "the oldest due task, the queue's cumulative counters, the live and lost workers,\n"
-             "and the verdict the inspector shows (\"no live worker for 3m12s while 40 are due\",\n"
-             "\"all well\"), in four bounded calls. The verdict's thresholds are the queue's\n"
-             "alert_* config fields (delayq config); the flags below override two of them.",
+             "                    [--max-oldest-due DUR] [--allow-paused]]\n"
+             "delayq stats [-q QUEUE] --since DUR [--step DUR] [--json]",
+    .about = "Counts, next due, oldest due age, cumulative counters, workers and the verdict\n"
+             "the inspector shows, in four bounded calls (thresholds: the alert_* config\n"
+             "fields). --since: the per-minute history kept in Redis (history_minutes).",
     .opts = opts,
     .run = run,
 };

@@ -52,13 +52,14 @@ dq_config_set(dq_client *c, const char *queue, const dq_config *cfg, dq_err *err
             dq_args_str(&a, dq_config_fields[i]);
             /* max_attempts 0 (unlimited), worker_lost_ms 0 (three beats), time_limit_ms 0
              * (none), done_retention 0 (none), done_retention_ms 0 (no age limit), the
-             * queue limits' 0 (off) and key_concurrency 0 (no limit) are -1 here */
+             * queue limits' 0 (off), key_concurrency 0 (no limit) and history_minutes 0
+             * (off) are -1 here */
             dq_args_i64(&a,
                         v < 0 && (i == DQ_CONFIG_MAX_ATTEMPTS || i == DQ_CONFIG_WORKER_LOST ||
                                   i == DQ_CONFIG_TIME_LIMIT || i == DQ_CONFIG_DONE_RETENTION ||
                                   i == DQ_CONFIG_DONE_RETENTION_MS ||
                                   (i >= DQ_CONFIG_RATE_LIMIT && i <= DQ_CONFIG_CONCURRENCY_LIMIT) ||
-                                  i == DQ_CONFIG_KEY_CONCURRENCY)
+                                  i == DQ_CONFIG_KEY_CONCURRENCY || i == DQ_CONFIG_HISTORY_MINUTES)
                             ? 0
                             : v);
         }

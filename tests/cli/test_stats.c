@@ -220,7 +220,8 @@ stats_check_takes_the_queues_thresholds(void **state)
                       "\"alert_window_ms\":300000,\"alert_fail_pct\":50,"
                       "\"alert_fail_per_min\":60,\"time_limit_ms\":0,\"done_retention\":0,"
                       "\"done_retention_ms\":0,\"rate_limit\":0,\"rate_burst\":0,"
-                      "\"concurrency_limit\":0,\"key_concurrency\":0");
+                      "\"concurrency_limit\":0,\"key_concurrency\":0,"
+                      "\"history_minutes\":1440");
     result_free(&r);
 }
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # metrics.sh: delayq metrics against a private redis-server: the exposition passes
 # promtool check metrics and holds the queue's real counts, a real worker as live and
-# the pause (with and without an end, then resumed); --textfile writes
+# the pause (with and without an end, then resumed), the run-time histogram
+# (cumulative buckets, +Inf = _count = the runs settled); --textfile writes
 # atomically; the HTTP server answers /metrics, 404 and 405, survives Redis going away
 # (delayq_up 0, errors counted, HTTP 200) and coming back, and stops on SIGTERM/SIGINT.
 set -u
@@ -57,10 +58,24 @@ check "not paused: no until sample" sh -c "! grep -q '^delayq_queue_paused_until
 check "no limit: nothing held back" has "$work/m.txt" "delayq_limited_total{queue=\"$q\",limit=\"rate\"}" 0
 check "no limit: no rate limit sample" sh -c "! grep -q '^delayq_queue_rate_limit{' '$work/m.txt'"
 check "not throttled: delayq_queue_throttled 0" has "$work/m.txt" "delayq_queue_throttled{queue=\"$q\"}" 0
+# the run-time histogram (the stats hash's all-time buckets): the two failed runs of $f
+# (sh -c "exit 1": well under 10 s), none where no worker settled anything
+dur=delayq_task_duration_seconds
+check "histogram: _count 2 for the queue whose runs failed" has "$work/m.txt" "${dur}_count{queue=\"$f\"}" 2
+check "histogram: le=+Inf is the _count" has "$work/m.txt" "${dur}_bucket{queue=\"$f\",le=\"+Inf\"}" 2
+check "histogram: le=10 holds both runs" has "$work/m.txt" "${dur}_bucket{queue=\"$f\",le=\"10\"}" 2
+check "histogram: 12 buckets from 0.005 s" sh -c "[ \$(grep -c '^${dur}_bucket{queue=\"$f\",le=' '$work/m.txt') = 12 ] &&
+  grep -q '^${dur}_bucket{queue=\"$f\",le=\"0.005\"} ' '$work/m.txt'"
+check "histogram: cumulative (never decreasing)" awk -v p="${dur}_bucket{queue=\"$f\"," \
+  'index($1, p) == 1 { if ($2 < last) bad = 1; last = $2 } END { exit bad }' "$work/m.txt"
+sum=$(val "$work/m.txt" "${dur}_sum{queue=\"$f\"}")
+check "histogram: _sum of two short runs in [0, 20) s (got $sum)" \
+  awk -v v="$sum" 'BEGIN { exit !(v != "" && v >= 0 && v < 20) }'
+check "histogram: no runs where nothing was settled" has "$work/m.txt" "${dur}_count{queue=\"$q\"}" 0
 for fam in delayq_up delayq_scrape_errors_total delayq_tasks delayq_oldest_due_seconds \
     delayq_next_due_seconds delayq_events_total delayq_workers delayq_queue_paused \
     delayq_queue_paused_until_seconds delayq_limited_total delayq_queue_rate_limit \
-    delayq_queue_concurrency_limit delayq_queue_throttled; do
+    delayq_queue_concurrency_limit delayq_queue_throttled delayq_task_duration_seconds; do
   check "HELP and TYPE for $fam" sh -c "grep -q '^# HELP $fam ' '$work/m.txt' && grep -q '^# TYPE $fam ' '$work/m.txt'"
 done
 # the oldest due task waited a little; the next due is about 30 minutes away
