@@ -1084,7 +1084,7 @@ app_view_refresh_ms(const struct ui *ui)
         return APP_HISTORY_REFRESH_MS;
     /* a second into the next minute: the reader then has the minute that just ended whole */
     int64_t next = 60000 - ui->hist.now_ms % 60000 + 1000;
-    return next < APP_HISTORY_REFRESH_MS ? next : APP_HISTORY_REFRESH_MS;
+    return ui->hist_span_read > 0 || next < APP_HISTORY_REFRESH_MS ? next : APP_HISTORY_REFRESH_MS;
 }
 
 /* The History view takes @r's rollups and audit entries. */

@@ -80,8 +80,8 @@ else bad "--ascii"; fi
 tm send-keys -t top q q
 wait_for gone || bad "quit ascii"
 
-# history off (history_minutes 0, the config field the scripts read): the view says so
-rc HSET "dq:{$q}:config" history_minutes 0 >/dev/null
+# history off (delayq config history_minutes=0): the view says so
+"$bin" config -q "$q" history_minutes=0 >/dev/null || bad "config history_minutes=0"
 session top 80 24 "LC_ALL=C.UTF-8 $bin top -q $q --read-only"
 wait_for screen_has "queue $q" || bad "top, history off"
 tm send-keys -t top H

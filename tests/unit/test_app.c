@@ -709,7 +709,8 @@ hist_result(struct action_result *r, int span, int64_t now, int64_t minutes)
 }
 
 /* H reads the history and opens the view; [ and ] change the span (read at once); it reads
- * again at the next minute of the server's clock, at most 15 s apart, never every 2 s;
+ * again at the next minute of the server's clock (the last hour at most 15 s apart), never
+ * every 2 s;
  * Esc goes back and a late result does not open it again. */
 static void
 history_view_opens_spans_refreshes_and_goes_back(void **state)
@@ -752,6 +753,8 @@ history_view_opens_spans_refreshes_and_goes_back(void **state)
     assert_int_equal(ui.hist_span_read, 2);
     assert_int_equal(ui.hist.step_ms, 900000);
     assert_string_equal(ui.status, "");
+    /* 24 h reads 1440 minutes: only when the minute turns (here at :00, so in 61 s) */
+    assert_int_equal(app_view_refresh_ms(&ui), 61000);
     /* Ctrl-L reads now */
     assert_true(keymap_key(&ui, &m, KEY_APP_REDRAW) & APP_REFETCH);
     /* other views keep their 2 s */
