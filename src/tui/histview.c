@@ -2,6 +2,7 @@
 /* histview.c: the History view (see histview.h). Pure: no curses, no Redis. */
 #include "histview.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,20 @@ nonneg(int64_t x)
     return x > 0 ? x : 0; /* counts from Redis are untrusted: never below zero */
 }
 
+/* @a + @b for counts (both >= 0), stopping at INT64_MAX: hostile values cannot overflow. */
+static int64_t
+add(int64_t a, int64_t b)
+{
+    return b > INT64_MAX - a ? INT64_MAX : a + b;
+}
+
+/* Whether two byte strings from Redis (either may be NULL when empty) are the same. */
+static bool
+same_bytes(const char *a, size_t alen, const char *b, size_t blen)
+{
+    return alen == blen && (alen == 0 || (a != NULL && b != NULL && memcmp(a, b, alen) == 0));
+}
+
 char
 histview_mark(const char *action, size_t len)
 {
@@ -76,18 +91,29 @@ mark_worthy(const dq_audit_entry *e)
     return e->result != NULL && e->result_len >= 2 && memcmp(e->result, "ok", 2) == 0;
 }
 
-/* A count in at most 5 columns: 1234, 12.3k, 1.2M. */
+/* A count in at most 5 columns, truncated (never rounded up past what it is): 1234,
+ * 12.3k, 456k, 7.8M, 910M, 12G ... */
 static void
 short_count(char *buf, size_t size, int64_t n)
 {
-    if (n < 10000)
+    static const char units[] = "kMGTPE";
+    int64_t scale = 1000;
+
+    if (n < 10000) {
         snprintf(buf, size, "%lld", (long long)n);
-    else if (n < 1000000)
-        snprintf(buf, size, "%.1fk", (double)n / 1000.0);
-    else if (n < 10000000)
-        snprintf(buf, size, "%.1fM", (double)n / 1e6);
-    else
-        snprintf(buf, size, "%lldM", (long long)(n / 1000000));
+        return;
+    }
+    for (int u = 0; units[u] != '\0'; u++, scale *= 1000) {
+        if (n / scale < 100) {
+            snprintf(buf, size, "%lld.%lld%c", (long long)(n / scale),
+                     (long long)(n / (scale / 10) % 10), units[u]);
+            return;
+        }
+        if (n / scale < 1000 || units[u + 1] == '\0') {
+            snprintf(buf, size, "%lld%c", (long long)(n / scale), units[u]);
+            return;
+        }
+    }
 }
 
 /* A whole number of minutes for people: "15m", "6h", "7d". */
@@ -148,9 +174,9 @@ make_cols(const dq_history *h, size_t from, int64_t col_ms, struct col *cols, si
             n++;
         }
         struct col *c = &cols[n - 1];
-        c->v[S_DONE] += nonneg(r->done);
-        c->v[S_FAILED] += nonneg(r->failed);
-        c->v[S_RETRIED] += nonneg(r->retried);
+        c->v[S_DONE] = add(c->v[S_DONE], nonneg(r->done));
+        c->v[S_FAILED] = add(c->v[S_FAILED], nonneg(r->failed));
+        c->v[S_RETRIED] = add(c->v[S_RETRIED], nonneg(r->retried));
         if (r->backlog >= 0)
             c->v[S_BACKLOG] = r->backlog;
     }
@@ -295,9 +321,9 @@ draw_marks(const struct hist_view *v, struct grid *g, int row, int lines, struct
         size_t same = 1;
         while (i + same < a->n) {
             const dq_audit_entry *f = &a->entries[i + same];
-            if (f->at_ms / 60000 != e->at_ms / 60000 || f->action_len != e->action_len ||
-                f->who_len != e->who_len || memcmp(f->action, e->action, e->action_len) != 0 ||
-                memcmp(f->who, e->who, e->who_len) != 0 || !mark_worthy(f))
+            if (f->at_ms / 60000 != e->at_ms / 60000 ||
+                !same_bytes(f->action, f->action_len, e->action, e->action_len) ||
+                !same_bytes(f->who, f->who_len, e->who, e->who_len) || !mark_worthy(f))
                 break;
             same++;
         }
@@ -371,10 +397,10 @@ draw_summary(const struct hist_view *v, struct grid *g, int64_t col_ms)
         const int64_t f[9] = {r->done, r->failed,   r->retried, r->requeued, r->expired, r->dropped,
                               r->lost, r->enqueued, 0};
         for (int k = 0; k < 9; k++)
-            t[k] += nonneg(f[k]);
+            t[k] = add(t[k], nonneg(f[k]));
         for (int k = 0; k < DQ_RUN_BUCKETS; k++) {
-            run[k] += nonneg(r->run[k]);
-            runs += nonneg(r->run[k]);
+            run[k] = add(run[k], nonneg(r->run[k]));
+            runs = add(runs, nonneg(r->run[k]));
         }
         if (r->backlog >= 0) {
             now = r->backlog;

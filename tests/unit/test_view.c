@@ -1960,6 +1960,50 @@ header_backlog_comes_from_the_rollups(void **state)
     ui_free(&ui);
 }
 
+/* Counts no script writes (a foreign HSET): the largest int64 values, negatives, an audit
+ * entry without fields. Drawn without overflow (UBSan watches) and scaled as they are. */
+static void
+history_survives_hostile_counts(void **state)
+{
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    ui_init(&ui, false, false);
+    dq_history *h = &ui.hist;
+    h->n = 60;
+    h->rows = calloc(h->n, sizeof *h->rows);
+    h->now_ms = HIST_NOW;
+    h->step_ms = 60000;
+    h->history_minutes = 1440;
+    int64_t first = (HIST_NOW / 60000 - 59) * 60000;
+    for (int i = 0; i < 60; i++) {
+        dq_history_row *r = &h->rows[i];
+        r->at_ms = first + (int64_t)i * 60000;
+        r->done = INT64_MAX;
+        r->failed = i % 2 ? INT64_MIN : -5;
+        r->retried = i;
+        r->backlog = i == 59 ? INT64_MAX : -1;
+        for (int k = 0; k < DQ_RUN_BUCKETS; k++)
+            r->run[k] = INT64_MAX;
+    }
+    ui.hist_audit.n = 2;
+    ui.hist_audit.entries = calloc(2, sizeof *ui.hist_audit.entries);
+    ui.hist_audit.entries[0].at_ms = HIST_NOW - 1000; /* no fields at all */
+    ui.hist_audit.entries[1].at_ms = HIST_NOW - 2000;
+    ui.hist_audit.entries[1].result = dup_str("ok");
+    ui.hist_audit.entries[1].result_len = 2;
+    ui.have_hist = true;
+    ui.mode = MODE_HISTORY;
+    char *text = render(&m, &ui, 24, 80);
+    assert_has(text, "   9.2E│"); /* the done panel's scale: INT64_MAX, truncated */
+    assert_has(text, "totals: done 9223372036854775807 failed 0 retried 1770");
+    assert_has(text, "marks");
+    free(text);
+    model_free(&m);
+    ui_free(&ui);
+}
+
 int
 main(void)
 {
@@ -1999,6 +2043,7 @@ main(void)
         cmocka_unit_test(header_backlog_comes_from_the_rollups),
         cmocka_unit_test(golden_history_day),
         cmocka_unit_test(golden_history_off),
+        cmocka_unit_test(history_survives_hostile_counts),
         cmocka_unit_test(filter_title_is_readable_beside_its_range),
         cmocka_unit_test(questions_fit_at_80_columns),
         cmocka_unit_test(errors_view_says_why_and_since_when_at_80_columns),
