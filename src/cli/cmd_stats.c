@@ -371,12 +371,11 @@ print_since_table(const struct cli *g, const dq_history *h, int64_t span_ms)
     dq_time_format(now, sizeof now, h->now_ms);
     put_minutes(span, sizeof span, span_min * 60000);
     put_minutes(step, sizeof step, h->step_ms);
-    printf("queue %s, the last %s to %s, counts per %s step, times UTC\n", g->queue, span, now,
-           step);
+    printf("queue %s: last %s, counts per %s step, to %s\n", g->queue, span, step, now);
     if (h->history_minutes < span_min) {
         char keep[DQ_DUR_BUFSZ];
         put_minutes(keep, sizeof keep, h->history_minutes * 60000);
-        printf("(history_minutes keeps %s: older steps are empty)\n", keep);
+        printf("(history_minutes keeps %s: older steps are empty or partial)\n", keep);
     }
     printf("%-5s %5s %5s %5s %5s %5s %5s %6s %6s %6s %7s %6s\n", "time", "enq", "start", "done",
            "retry", "fail", "expir", "p50", "p95", "p99", "backlog", "oldest");

@@ -206,15 +206,17 @@ dq_history_get(dq_client *c, const char *queue, int64_t span_ms, int64_t step_ms
     out->history_minutes = part.history_minutes;
     if ((rc = merge_part(&m, &part, now_min - chunk + 1, now_min, err)) != DQ_OK)
         goto out;
+    /* Minutes older than the retention have expired (or were never written: history
+     * off), so the older chunks stop there and their rows stay empty. A minute's hash
+     * lives until (minute + 1 + history_minutes) * 60000: minute m can be there while
+     * m >= now_min - history_minutes, and one more for the clock between two calls. */
+    int64_t oldest = now_min - out->history_minutes - 1;
     for (done = chunk; done < span_min; done += chunk) {
         int64_t end = now_min - done;
         chunk = span_min - done < DQ_HISTORY_CALL_MIN ? span_min - done : DQ_HISTORY_CALL_MIN;
-        /* minutes older than the retention have expired (or were never written, history
-         * off): their rows stay empty without a call. A minute's hash lives until
-         * (minute + 1 + history_minutes) * 60000, so minute end is gone when
-         * end + 1 + history_minutes <= now_min; one minute of margin for a clock between
-         * the two calls. */
-        if (end + 2 + out->history_minutes <= now_min)
+        if (end - chunk + 1 < oldest)
+            chunk = end - oldest + 1;
+        if (chunk <= 0)
             break;
         if ((rc = history_call(c, queue, chunk, d, end, &part, err)) != DQ_OK ||
             (rc = merge_part(&m, &part, end - chunk + 1, end, err)) != DQ_OK)

@@ -842,9 +842,11 @@ hmget_calls(redisContext *rc)
 }
 
 /* Done retention off costs an ack nothing (PROTOCOL.md 4.7): the claim tells its tasks
- * the queue keeps none, and their ack reads no config (one HMGET, of the running
- * records); on, the claim says so and the ack keeps the task. A task claimed before
- * retention was turned on is not kept (its claim said off). */
+ * the queue keeps none, and their ack reads no config (two HMGETs: the running records,
+ * and the tally ring's slot, which also tells whether history is on: the first ack of a
+ * minute reads history_minutes into it, PROTOCOL.md 13); on, the claim says so and the
+ * ack keeps the task. A task claimed before retention was turned on is not kept (its
+ * claim said off). */
 static void
 done_retention_off_reads_no_config_on_ack(void **state)
 {
@@ -857,14 +859,30 @@ done_retention_off_reads_no_config_on_ack(void **state)
     redisContext *rc = redisConnect("127.0.0.1", f.redis->port);
     assert_non_null(rc);
     assert_int_equal(rc->err, 0);
+    /* a minute with room for the two acks, the first of which takes the tally's slot */
+    int64_t deadline = test_mono_ms() + 10000;
+    for (;;) {
+        redisReply *t = redisCommand(rc, "TIME");
+        long long s = atoll(t->element[0]->str);
+        freeReplyObject(t);
+        if (s % 60 < 55)
+            break;
+        if (test_mono_ms() > deadline)
+            fail_msg("the server's minute did not turn");
+        test_nap_ms(50);
+    }
     enqueue_str(&f, "x", 0, NULL, NULL);
+    enqueue_str(&f, "x", 0, NULL, NULL);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 1, 30000, "w-a", &cl, &f.err));
+    ASSERT_OK(&f, dq_ack(f.c, f.queue, &cl.tasks[0], &f.err));
+    dq_claimed_free(&cl);
     ASSERT_OK(&f, dq_claim(f.c, f.queue, 1, 30000, "w-a", &cl, &f.err));
     assert_int_equal(cl.n, 1);
     assert_false(cl.keep_done);
     assert_false(cl.tasks[0].keep_done);
     freeReplyObject(redisCommand(rc, "CONFIG RESETSTAT"));
     ASSERT_OK(&f, dq_ack(f.c, f.queue, &cl.tasks[0], &f.err));
-    assert_int_equal(hmget_calls(rc), 1); /* the running record's, no config */
+    assert_int_equal(hmget_calls(rc), 2); /* the running record's and the slot's, no config */
     dq_claimed_free(&cl);
 
     /* claimed off, acked after retention was turned on: not kept */
