@@ -28,8 +28,8 @@ seed 2 d 100 s 100 h4 100 b 4 a 100
 "$bin" pause --who alice@ops -q "$q" --for 10m --reason 'history test' >/dev/null || bad "pause"
 "$bin" resume --who alice@ops -q "$q" >/dev/null || bad "resume"
 
-main_session "LC_ALL=C.UTF-8 $bin top -q $q --refresh 250ms"
-tm resize-window -t top -x 80 -y 24
+# made at 80x24, not resized to it: a resize racing curses' start can go unseen
+session top 80 24 "LC_ALL=C.UTF-8 $bin top -q $q --refresh 250ms"
 wait_for screen_has "queue $q" || bad "top on the queue"
 tm send-keys -t top H
 if wait_for screen_has "history of $q: the last 1h, a column = 1m, UTC (rollups kept 24h)"; then
