@@ -52,6 +52,7 @@ run(struct cli *g, const struct cli_args *args)
                             .read_only_why = why[0] != '\0' ? why : NULL,
                             .color = !no_color,
                             .mouse = !no_mouse,
+                            .ascii = cli_has(args, "ascii"),
                             .refresh_ms = refresh,
                             .tls_insecure = tls_insecure,
                             .warning = g->key_warning[0] != '\0' ? g->key_warning : NULL};
@@ -75,6 +76,9 @@ static const struct cli_opt opts[] = {
              "when Redis (its ACL) would refuse this user the queue's operator actions (the status "
              "line says)"},
     {"no-color", 0, NULL, CLI_FLAG, .help = "no colours (also when $NO_COLOR is set)"},
+    {"ascii", 0, NULL, CLI_FLAG,
+     .help = "charts and sparklines in ASCII, not block characters (also when the locale is not "
+             "UTF-8)"},
     {"no-mouse", 0, NULL, CLI_FLAG,
      .help = "leave the mouse to the terminal (else click selects, wheel scrolls)"},
     {"refresh", 0, "DUR", CLI_DUR, 100, 60000, .limit = "100ms..60s",
@@ -87,8 +91,9 @@ const struct cli_cmd cmd_top = {
     .name = "top",
     .summary = "the queue inspector (ncurses)",
     .usage = "delayq top [-q QUEUE] [--read-only] [--no-color] [--no-mouse]\n"
-             "                  [--refresh DUR]",
-    .about = "The queue inspector: counts and rates, the due backlog over time, and the due,\n"
+             "                  [--ascii] [--refresh DUR]",
+    .about = "The queue inspector: counts and rates, the due backlog over time (H: the\n"
+             "history per minute, with the operator's actions marked), and the due,\n"
              "future, in-flight and failed tasks, with details (payload, error, stack trace) and\n"
              "actions (requeue, drop, recover expired leases) through the same scripts the\n"
              "workers use. Press ? inside for every key.",

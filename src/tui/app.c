@@ -115,6 +115,14 @@ sched_free(struct ui *ui)
     ui->sched_last = NULL;
 }
 
+static void
+hist_free(struct ui *ui)
+{
+    dq_history_free(&ui->hist);
+    dq_audit_free(&ui->hist_audit);
+    ui->have_hist = false;
+}
+
 void
 app_set_overview(struct ui *ui, struct overview *ov)
 {
@@ -128,6 +136,7 @@ ui_free(struct ui *ui)
     picker_free(ui);
     dq_errors_free(&ui->errors);
     sched_free(ui);
+    hist_free(ui);
     for (int p = 0; p < PANE_COUNT; p++)
         app_clear_marks(ui, p);
     free(ui->detail_copy);
@@ -673,6 +682,30 @@ app_sched_move(struct ui *ui, int move)
     return APP_REDRAW | (ui->sched_top != top ? APP_REFETCH : 0);
 }
 
+/* history (PROTOCOL.md, "History: per-minute rollups"): the spans and steps the
+ * rollups are read at, one column per step; 24 h is the reader's most per call */
+const struct hist_span app_hist_spans[APP_HIST_SPANS] = {
+    {3600000, 60000, "1h"},
+    {6 * 3600000, 5 * 60000, "6h"},
+    {24 * 3600000, 15 * 60000, "24h"},
+};
+
+int
+app_history_span(struct ui *ui, int dir)
+{
+    int to = ui->hist_span + dir;
+
+    if (to < 0 || to >= APP_HIST_SPANS) {
+        app_status(ui, false, "%s is the %s span (%s shows %s)", app_hist_spans[ui->hist_span].name,
+                   dir < 0 ? "shortest" : "longest", dir < 0 ? "]" : "[",
+                   app_hist_spans[dir < 0 ? ui->hist_span + 1 : ui->hist_span - 1].name);
+        return APP_REDRAW;
+    }
+    ui->hist_span = to;
+    app_status(ui, false, "reading the last %s...", app_hist_spans[to].name);
+    return APP_REDRAW | APP_REFETCH;
+}
+
 int
 app_sched_pause_prompt(struct ui *ui)
 {
@@ -934,7 +967,8 @@ app_key_seen(struct ui *ui, bool action_running)
 {
     /* in a view the status line holds its hints; a running action's line stays */
     if (ui->status[0] != '\0' &&
-        (ui->mode == MODE_MAIN || ui->mode == MODE_PICK || ui->mode == MODE_SCHEDULES) &&
+        (ui->mode == MODE_MAIN || ui->mode == MODE_PICK || ui->mode == MODE_SCHEDULES ||
+         ui->mode == MODE_HISTORY) &&
         !action_running)
         ui->status[0] = '\0';
 }
@@ -1016,6 +1050,8 @@ app_action_result_free(struct action_result *r)
     dq_errors_free(&r->errors);
     dq_schedules_free(&r->scheds);
     free(r->sched_last);
+    dq_history_free(&r->hist);
+    dq_audit_free(&r->audit);
     memset(r, 0, sizeof *r);
 }
 
@@ -1032,9 +1068,37 @@ app_view_refresh_action(const struct ui *ui)
         return ui->detail_act;
     if (ui->mode == MODE_SCHEDULES)
         return ACT_SCHEDULES;
+    if (ui->mode == MODE_HISTORY)
+        return ACT_HISTORY;
     if (ui->mode == MODE_PICK && ui->pick_ov != NULL)
         return ACT_QUEUES; /* the Overview */
     return ACT_NONE;
+}
+
+int64_t
+app_view_refresh_ms(const struct ui *ui)
+{
+    if (ui->mode != MODE_HISTORY)
+        return APP_WORKERS_REFRESH_MS;
+    if (!ui->have_hist || ui->hist.now_ms <= 0)
+        return APP_HISTORY_REFRESH_MS;
+    /* a second into the next minute: the reader then has the minute that just ended whole */
+    int64_t next = 60000 - ui->hist.now_ms % 60000 + 1000;
+    return ui->hist_span_read > 0 || next < APP_HISTORY_REFRESH_MS ? next : APP_HISTORY_REFRESH_MS;
+}
+
+/* The History view takes @r's rollups and audit entries. */
+static void
+hist_take(struct ui *ui, struct action_result *r)
+{
+    hist_free(ui);
+    ui->hist = r->hist; /* the UI owns them now */
+    ui->hist_audit = r->audit;
+    ui->hist_span_read = r->hist_span;
+    ui->have_hist = true;
+    memset(&r->hist, 0, sizeof r->hist);
+    memset(&r->audit, 0, sizeof r->audit);
+    r->have_hist = false;
 }
 
 /* The Schedules view takes @r's schedules; @follow: a refresh, so the selection stays on
@@ -1086,6 +1150,10 @@ app_action_done(struct ui *ui, struct action_result *r, const char *current)
          * the view is closed it is dropped (it must not open the view again) */
         if (!r->error && r->have_scheds && ui->mode == MODE_SCHEDULES) {
             sched_take(ui, r, true);
+        } else if (!r->error && r->have_hist && ui->mode == MODE_HISTORY) {
+            hist_take(ui, r);
+            if (ui->hist_span_read == ui->hist_span && strncmp(ui->status, "reading", 7) == 0)
+                ui->status[0] = '\0'; /* the span asked for is shown */
         } else if (!r->error && r->detail != NULL && app_view_refreshes(ui)) {
             app_set_detail(ui, r->detail);
             snprintf(ui->detail_title, sizeof ui->detail_title, "%s", r->title);
@@ -1128,6 +1196,10 @@ app_action_done(struct ui *ui, struct action_result *r, const char *current)
         bool from_view = r->act == ACT_SCHED_PAUSE || r->act == ACT_SCHED_RESUME;
         sched_take(ui, r, from_view);
         ui->mode = MODE_SCHEDULES;
+    }
+    if (!r->error && r->have_hist) {
+        hist_take(ui, r); /* H opens the view */
+        ui->mode = MODE_HISTORY;
     }
     if (!r->error && r->nqueues > 0) {
         app_set_picker(ui, r->queues, r->counts, r->nqueues, r->total, current);

@@ -27,6 +27,7 @@ enum mode {
     MODE_PICK,
     MODE_ERRORS,
     MODE_SCHEDULES, /* the Schedules view (S) */
+    MODE_HISTORY,   /* the History view (H): the per-minute rollups */
 };
 
 enum action {
@@ -74,8 +75,10 @@ enum action {
     ACT_THROTTLE,        /* throttle the queue to throttle_rate / throttle_conc for pause_for */
     ACT_THROTTLE_OFF,    /* lift the queue's throttle */
     /* per-key limits (PROTOCOL.md 4.10, 5.31) */
-    ACT_KEYS,  /* the Keys view (K): the task keys with the most tasks, as delayq keys */
-    ACT_COUNT, /* how many there are (jobs.c has a row for each); not an action */
+    ACT_KEYS, /* the Keys view (K): the task keys with the most tasks, as delayq keys */
+    /* history (PROTOCOL.md, "History: per-minute rollups") */
+    ACT_HISTORY, /* the History view (H): the span's rollups and the audit log's marks */
+    ACT_COUNT,   /* how many there are (jobs.c has a row for each); not an action */
 };
 
 /* Bulk actions (r and d on a group or search, A, X) on more than this many tasks, or on
@@ -183,6 +186,13 @@ struct ui {
     struct sched_last *sched_last;
     size_t sched_sel, sched_top;
     enum mode detail_back; /* where the details view goes back to (the Schedules view) */
+    /* MODE_HISTORY: the span shown (an index into app_hist_spans), its rollups and the
+     * audit log's entries for the marks (owned; have_hist: read at least once) */
+    int hist_span;      /* asked for ([ ]) */
+    int hist_span_read; /* what hist covers */
+    dq_history hist;
+    dq_audit hist_audit;
+    bool have_hist;
 };
 
 void ui_init(struct ui *ui, bool read_only, bool no_color);
@@ -249,6 +259,18 @@ int app_sched_pause_prompt(struct ui *ui);
 int app_sched_details(struct ui *ui);
 /* The selected schedule, or NULL. Borrowed from @ui. */
 const dq_schedule *app_selected_schedule(const struct ui *ui);
+
+/* The History view's spans: how far back, and the step of one column. */
+struct hist_span {
+    int64_t span_ms, step_ms;
+    const char *name; /* "1h", "6h", "24h" */
+};
+#define APP_HIST_SPANS 3
+extern const struct hist_span app_hist_spans[APP_HIST_SPANS];
+
+/* [ and ] in the History view: a shorter or longer span (@dir -1 or +1); APP_REFETCH
+ * when it changed (the view reads the new span at once). */
+int app_history_span(struct ui *ui, int dir);
 
 /* MODE_INPUT, the prompt line: printable characters, backspace; Enter performs, Esc
  * cancels (a typed confirmation performs only if the queue's name was typed). */
@@ -377,6 +399,10 @@ struct action_result {
     dq_schedules scheds; /* the Schedules view's (owned) and their last runs (owned) */
     struct sched_last *sched_last;
     bool have_scheds; /* open the Schedules view with them (refresh: update it) */
+    dq_history hist;  /* the History view's rollups and audit entries (owned) */
+    dq_audit audit;
+    int hist_span;  /* the span they cover (app_hist_spans) */
+    bool have_hist; /* open the History view with them (refresh: update it) */
 };
 
 /* How often the views that refresh themselves read again while open: the Workers view
@@ -384,8 +410,20 @@ struct action_result {
  * the schedules and their last runs, the Overview its rows. */
 #define APP_WORKERS_REFRESH_MS 2000
 
-/* Whether the view open is one that refreshes by itself (W, K, S, the Overview). */
+/* The History view reads again when the server's minute changes; the last hour also at
+ * least this often (its current minute grows all minute long, and a read of 60 minutes is
+ * cheap: about 1 ms of Redis time). The 6 h and 24 h spans read 360 and 1440 minutes
+ * (10 to 20 and 35 to 55 ms, one HMGET each): once a minute. */
+#define APP_HISTORY_REFRESH_MS 15000
+
+/* Whether the view open is one that refreshes by itself (W, K, S, H, the Overview). */
 bool app_view_refreshes(const struct ui *ui);
+
+/* How long until the view open reads again, in ms from its last read: the History view
+ * at the next minute of the server's clock (a little after it, so the minute that ended
+ * is whole), for the last hour capped at APP_HISTORY_REFRESH_MS; the others
+ * APP_WORKERS_REFRESH_MS. */
+int64_t app_view_refresh_ms(const struct ui *ui);
 
 /* What reads the view open again (ACT_WORKERS, ACT_KEYS, ACT_SCHEDULES); ACT_NONE:
  * nothing. */

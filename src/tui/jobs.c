@@ -804,6 +804,33 @@ job_sched_pause(dq_client *c, struct job *j, int64_t started_ms)
     sched_load(c, j, true);
 }
 
+/* ---- history (PROTOCOL.md, "History: per-minute rollups") ----------------------- */
+
+/* The History view: the span's rollups (one history call, at most 1 440 minutes read on the
+ * server) and the newest audit entries for its marks (one call). Only while the view is
+ * open, once a minute or so (app_view_refresh_ms): never on the 2 s refresh. */
+static void
+job_history(dq_client *c, struct job *j, int64_t started_ms)
+{
+    struct action_result *r = &j->result;
+    const struct hist_span *sp = &app_hist_spans[j->hist_span];
+    dq_err err = {0};
+
+    if (dq_history_get(c, j->queue, sp->span_ms, sp->step_ms, &r->hist, &err) != DQ_OK) {
+        job_status(j, true, "history: %s", err.msg);
+        return;
+    }
+    /* with history off there is nothing to mark */
+    if (r->hist.history_minutes > 0 &&
+        dq_audit_get(c, j->queue, DQ_CALL_MAX, &r->audit, &err) != DQ_OK) {
+        dq_history_free(&r->hist);
+        job_status(j, true, "history: the audit log: %s", err.msg);
+        return;
+    }
+    r->hist_span = j->hist_span;
+    r->have_hist = true;
+}
+
 static void
 job_errors(dq_client *c, struct job *j, int64_t started_ms)
 {
@@ -867,6 +894,7 @@ static const struct {
     [ACT_SCHED_PAUSE] = {job_sched_pause, "pausing the schedule", "schedule pause"},
     [ACT_SCHED_RESUME] = {job_sched_pause, "resuming the schedule", "schedule resume"},
     [ACT_KEYS] = {job_keys, "loading the keys", NULL},
+    [ACT_HISTORY] = {job_history, "loading the history", NULL},
 };
 _Static_assert(sizeof kinds / sizeof kinds[0] == ACT_COUNT, "jobs.c: an action without a row");
 
@@ -908,6 +936,7 @@ fetch_run(dq_client *c, void *arg)
 {
     struct fetch *f = arg;
 
-    model_snapshot(c, f->queue, f->keep, f->group, f->offsets, f->limits, f->config, &f->snap);
+    model_snapshot(c, f->queue, f->keep, f->group, f->offsets, f->limits, f->config, f->history,
+                   &f->snap);
     snprintf(f->endpoint, sizeof f->endpoint, "%s", dq_client_endpoint(c));
 }

@@ -37,6 +37,7 @@ struct job {
     size_t payload_len;
     /* the Schedules view: the rows whose last runs are looked up */
     size_t sched_first, sched_rows;
+    int hist_span; /* the History view: the span to read (app_hist_spans) */
     struct action_result result;
 };
 
@@ -78,6 +79,7 @@ struct fetch {
     int keep;
     size_t offsets[PANE_COUNT], limits[PANE_COUNT];
     bool config;                     /* read the queue's config too (model_wants_config) */
+    bool history;                    /* and the header's rollups (model_wants_history) */
     char group[DQ_GROUP_ID_MAX + 1]; /* the Failed pane's error group ("": all) */
     struct snapshot snap;
     char endpoint[300]; /* the server that answered: a Sentinel failover changes it */

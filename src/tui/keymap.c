@@ -23,7 +23,14 @@ enum {
 };
 
 /* where a binding applies */
-enum { BIND_MAIN = 1, BIND_VIEW = 2, BIND_PICK = 4, BIND_ERRS = 8, BIND_SCHED = 16 };
+enum {
+    BIND_MAIN = 1,
+    BIND_VIEW = 2,
+    BIND_PICK = 4,
+    BIND_ERRS = 8,
+    BIND_SCHED = 16,
+    BIND_HIST = 32
+};
 
 #define PANES_ALL   0
 #define PANE_BIT(p) (1u << (p))
@@ -75,6 +82,7 @@ static int do_reschedule(struct ui *, const struct model *, const struct binding
 static int do_sched_move(struct ui *, const struct model *, const struct binding *, int);
 static int do_sched_pause(struct ui *, const struct model *, const struct binding *, int);
 static int do_sched_details(struct ui *, const struct model *, const struct binding *, int);
+static int do_hist_span(struct ui *, const struct model *, const struct binding *, int);
 
 #define F PANE_BIT(PANE_FAILED)
 #define U PANE_BIT(PANE_FUTURE)
@@ -117,13 +125,15 @@ static const struct binding bindings[] = {
         "the workers: last beat, busy, done, failed, tasks held (live)", NULL, "workers"},
     {BIND_MAIN, {'K'}, "K", PANES_ALL, 0, do_request, ACT_KEYS,
         "the task keys with the most due, in flight, failed (live)", NULL, "keys"},
-    {BIND_MAIN, {'Q'}, "Q", PANES_ALL, 0, do_request, ACT_QUEUES,
-        "the Overview: every queue worst first; Enter opens one", NULL, "queues"},
-    /* L and S short, so help pairs them (the views say the rest) */
+    /* Q, L, S and H short, so help pairs them (the views say the rest) */
+    {BIND_MAIN, {'Q'}, "Q", PANES_ALL, 0, do_request, ACT_QUEUES, "the Overview, worst first",
+        NULL, "queues"},
     {BIND_MAIN, {'L'}, "L", PANES_ALL, 0, do_request, ACT_AUDIT, "the audit log of actions", NULL,
         "audit"},
     {BIND_MAIN, {'S'}, "S", PANES_ALL, 0, do_request, ACT_SCHEDULES, "the periodic schedules",
         NULL, "schedules"},
+    {BIND_MAIN, {'H'}, "H", PANES_ALL, 0, do_request, ACT_HISTORY, "the history per minute",
+        NULL, "history"},
     {BIND_MAIN, {'/'}, "/", PANES_ALL, 0, do_search, 0,
         "search the pane on the server (ids, payloads; on Failed also errors and traces), "
         "in bounded steps, so millions of tasks are fine; smart case (xaf finds XAF, XAF "
@@ -247,6 +257,13 @@ static const struct binding bindings[] = {
     {BIND_SCHED, {'P'}, "P", PANES_ALL, KB_WRITE, do_sched_pause, 0,
         "pause the selected schedule: it fires no more until resumed (asks y/N); on a paused "
         "one: resume it from its next time (what it missed is not run)", NULL, NULL},
+
+    /* the History view */
+    {BIND_HIST, {'['}, "[", PANES_ALL, 0, do_hist_span, -1, "a shorter span", NULL, NULL},
+    {BIND_HIST, {']'}, "]", PANES_ALL, 0, do_hist_span, 1, "a longer span", NULL, NULL},
+    {BIND_HIST, {KEY_APP_REDRAW}, "Ctrl-L", PANES_ALL, 0, do_redraw, 0, "redraw and read now",
+        NULL, NULL},
+    {BIND_HIST, {'q', KEY_APP_ESC}, "q Esc", PANES_ALL, 0, do_back, 0, "back", NULL, NULL},
 };
 /* clang-format on */
 
@@ -295,7 +312,7 @@ do_pause(struct ui *ui, const struct model *m, const struct binding *b, int key)
 static int
 do_redraw(struct ui *ui, const struct model *m, const struct binding *b, int key)
 {
-    return APP_REDRAW | (ui->mode == MODE_MAIN ? APP_REFETCH : 0);
+    return APP_REDRAW | (ui->mode == MODE_MAIN || ui->mode == MODE_HISTORY ? APP_REFETCH : 0);
 }
 
 /* Asks the loop for action b->arg, on the selected task when the binding needs one. */
@@ -442,6 +459,12 @@ do_sched_details(struct ui *ui, const struct model *m, const struct binding *b, 
     return app_sched_details(ui);
 }
 
+static int
+do_hist_span(struct ui *ui, const struct model *m, const struct binding *b, int key)
+{
+    return app_history_span(ui, b->arg);
+}
+
 /* ---- looking a key up, and what help and the hints say ---------------------------- */
 
 /* The move a key makes where one row binds a pair (PgDn PgUp, the wheel). */
@@ -522,6 +545,8 @@ keymap_key(struct ui *ui, const struct model *m, int key)
         return mode_key(ui, m, BIND_ERRS, key);
     case MODE_SCHEDULES:
         return mode_key(ui, m, BIND_SCHED, key);
+    case MODE_HISTORY:
+        return mode_key(ui, m, BIND_HIST, key);
     case MODE_INPUT:
         return app_input_key(ui, m, key);
     case MODE_CONFIRM:
@@ -544,6 +569,7 @@ static const struct {
     {BIND_ERRS, false, "In the Errors view (E)"},
     {BIND_SCHED, false, "In the Schedules view (S)"},
     {BIND_SCHED, true, "Schedules view actions (the schedule script, as delayq schedule pause)"},
+    {BIND_HIST, false, "In the History view (H): 1h, 6h, 24h"},
 };
 
 static const char *const help_footer[] = {
@@ -695,7 +721,8 @@ keymap_hints(const struct ui *ui, int cols, char *buf, size_t size)
 bool
 keymap_bound(int key)
 {
-    return binding_for(BIND_MAIN | BIND_VIEW | BIND_PICK | BIND_ERRS | BIND_SCHED, key) != NULL;
+    return binding_for(BIND_MAIN | BIND_VIEW | BIND_PICK | BIND_ERRS | BIND_SCHED | BIND_HIST,
+                       key) != NULL;
 }
 
 size_t

@@ -30,6 +30,7 @@ model_init(struct model *m, const char *queue, const char *endpoint)
                             .alert_fail_pct = 50,
                             .alert_fail_per_min = 60};
     m->config_ms = -1;
+    m->hspark_ms = -1;
     snprintf(m->queue, sizeof m->queue, "%s", queue);
     snprintf(m->endpoint, sizeof m->endpoint, "%s", endpoint);
 }
@@ -54,6 +55,30 @@ model_wants_done(const struct model *m, int focus)
 }
 
 bool
+model_wants_history(const struct model *m)
+{
+    return m->hspark_ms < 0 || m->stats.now_ms / 60000 != m->hspark_ms / 60000;
+}
+
+/* The header's backlog from the rollups into @out; nhspark stays 0 when history is off
+ * or the call fails (an older server's scripts have no reader). */
+static void
+snapshot_history(dq_client *c, const char *queue, struct snapshot *out)
+{
+    dq_history h = {0};
+    dq_err err = {0};
+
+    out->asked_history = true;
+    if (dq_history_get(c, queue, SPARK_MINUTES * 60000LL, 60000, &h, &err) != DQ_OK)
+        return;
+    /* the newest SPARK_MINUTES rows: the reply has one per minute of the span */
+    size_t from = h.n > SPARK_MINUTES ? h.n - SPARK_MINUTES : 0;
+    for (size_t i = from; h.history_minutes > 0 && i < h.n; i++)
+        out->hspark[out->nhspark++] = h.rows[i].backlog >= 0 ? h.rows[i].backlog : -1;
+    dq_history_free(&h);
+}
+
+bool
 model_wants_config(const struct model *m)
 {
     return m->config_ms < 0 || m->stats.now_ms - m->config_ms >= MODEL_CONFIG_EVERY_MS ||
@@ -63,7 +88,7 @@ model_wants_config(const struct model *m)
 int
 model_snapshot(dq_client *c, const char *queue, int keep, const char *group,
                const size_t offsets[PANE_COUNT], const size_t limits[PANE_COUNT], bool config,
-               struct snapshot *out)
+               bool history, struct snapshot *out)
 {
     dq_err err = {0};
     int rc;
@@ -113,6 +138,8 @@ model_snapshot(dq_client *c, const char *queue, int keep, const char *group,
         dq_err cerr = {0}; /* the thresholds keep their last values if this fails */
         out->got_config = dq_config_get(c, queue, &out->config, &cerr) == DQ_OK;
     }
+    if (rc == DQ_OK && history)
+        snapshot_history(c, queue, out);
     for (int i = 0; i < PANE_COUNT && rc == DQ_OK; i++) {
         if (i == keep)
             continue;
@@ -253,6 +280,11 @@ model_apply(struct model *m, struct snapshot *snap)
         m->config = snap->config;
         m->config_ms = s->now_ms;
     }
+    if (snap->asked_history) { /* asked once a minute, whatever the answer */
+        memcpy(m->hspark, snap->hspark, sizeof m->hspark);
+        m->nhspark = snap->nhspark;
+        m->hspark_ms = s->now_ms;
+    }
     if (m->nspark == SPARK_LEN) {
         memmove(m->spark, m->spark + 1, (SPARK_LEN - 1) * sizeof m->spark[0]);
         m->nspark--;
@@ -270,7 +302,8 @@ model_fetch(struct model *m, dq_client *c, const size_t offsets[PANE_COUNT],
             const size_t limits[PANE_COUNT])
 {
     struct snapshot s;
-    int rc = model_snapshot(c, m->queue, m->keep, NULL, offsets, limits, model_wants_config(m), &s);
+    int rc = model_snapshot(c, m->queue, m->keep, NULL, offsets, limits, model_wants_config(m),
+                            model_wants_history(m), &s);
 
     model_apply(m, &s);
     return rc;

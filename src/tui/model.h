@@ -17,6 +17,8 @@
 enum { PANE_DUE = 0, PANE_FUTURE, PANE_INFLIGHT, PANE_FAILED, PANE_DONE, PANE_COUNT };
 
 #define SPARK_LEN 60
+/* The header's due backlog from the rollups: the last this many minutes, one bar each. */
+#define SPARK_MINUTES 30
 
 /* The worker registry as the header and the verdict need it. */
 struct worker_summary {
@@ -57,8 +59,15 @@ struct model {
     /* due backlog at each of the last SPARK_LEN fetches, oldest first */
     int64_t spark[SPARK_LEN];
     int nspark;
-    int keep;        /* the pane whose page holds search matches, or -1 */
-    int64_t nqueues; /* queues registered on the server (dq_queues_get) */
+    /* the due backlog sampled once a minute by the scripts (the rollups, PROTOCOL.md
+     * "History: per-minute rollups"), the last SPARK_MINUTES minutes oldest first (-1: no
+     * sample that minute); read once a minute (model_wants_history). nhspark 0: history
+     * is off, the server's scripts are older, or not read yet: the header draws spark */
+    int64_t hspark[SPARK_MINUTES];
+    int nhspark;
+    int64_t hspark_ms; /* server time of the refresh that last asked; -1: never */
+    int keep;          /* the pane whose page holds search matches, or -1 */
+    int64_t nqueues;   /* queues registered on the server (dq_queues_get) */
     struct worker_summary workers;
     /* the queue's configuration, for the verdict's alert_* thresholds: the defaults
      * until read, then read again every MODEL_CONFIG_EVERY_MS (model_wants_config) */
@@ -93,6 +102,9 @@ struct snapshot {
     struct worker_summary workers;
     bool got_config; /* config was read (asked for, and the read succeeded) */
     dq_config config;
+    bool asked_history;            /* the rollups' backlog was asked for (model_wants_history) */
+    int64_t hspark[SPARK_MINUTES]; /* as model.hspark; nhspark 0: off, older, or failed */
+    int nhspark;
     char unknown[400]; /* as model.unknown */
     bool held_back;    /* the client was still waiting to reconnect: nothing was sent */
 };
@@ -102,19 +114,25 @@ struct snapshot {
  * page of each pane but @keep (Failed: of error group @group when not NULL or "") (from @offsets,
  * @limits rows) in 8 Redis calls, whatever the queue's size, plus one for the Done pane
  * unless its limit is 0 (model_wants_done: then it is empty); with @config, one more reads the
- * queue's config (a failure of that one only leaves got_config false). A queue whose stats show no
+ * queue's config (a failure of that one only leaves got_config false); with @history, one more
+ * reads the last SPARK_MINUTES minutes of rollups for the header's backlog (a failure, an
+ * older server's, leaves nhspark 0). A queue whose stats show no
  * use at all is asked about (dq_queue_known, 1 or 2 calls more), and when it is not known the
  * registry's names are read for the suggestion. Touches nothing but @out, so it may
  * run on another thread than the one that draws. Returns out->rc.
  */
 int model_snapshot(dq_client *c, const char *queue, int keep, const char *group,
                    const size_t offsets[PANE_COUNT], const size_t limits[PANE_COUNT], bool config,
-                   struct snapshot *out);
+                   bool history, struct snapshot *out);
 
 /* The next refresh should read the Done pane's page: the queue keeps done tasks
  * (done_retention in its config, as last read), or the pane is focused (@focus). A queue
  * that keeps none has none (setting 0 trims them), so it costs no call. */
 bool model_wants_done(const struct model *m, int focus);
+
+/* The next refresh should read the rollups for the header's backlog too: never asked, or
+ * the server's minute changed since (one call a minute, not one a refresh). */
+bool model_wants_history(const struct model *m);
 
 /* The next refresh should read the queue's config too: never read (at start, after a
  * queue switch) or last read MODEL_CONFIG_EVERY_MS ago. */

@@ -222,6 +222,7 @@ job_prepare(struct top *t, enum action act)
         j->sched_first = ui->mode == MODE_SCHEDULES || ui->mode == MODE_CONFIRM ? ui->sched_top : 0;
         j->sched_rows = (size_t)view_schedule_rows(t->grid.rows, t->grid.cols);
     }
+    j->hist_span = ui->hist_span;
     return true;
 }
 
@@ -488,7 +489,7 @@ apply_results(struct top *t)
         job_reset(&t->job);
         if (!refresh)
             t->fetch_now = true; /* show what the action changed at once */
-        t->next_view = dq_mono_ms() + APP_WORKERS_REFRESH_MS;
+        t->next_view = dq_mono_ms() + app_view_refresh_ms(&t->ui);
     }
 }
 
@@ -509,6 +510,7 @@ submit_work(struct top *t)
         t->fetch.keep = t->model.keep;
         snprintf(t->fetch.group, sizeof t->fetch.group, "%s", ui->group);
         t->fetch.config = model_wants_config(&t->model);
+        t->fetch.history = model_wants_history(&t->model);
         snprintf(t->fetch.queue, sizeof t->fetch.queue, "%s", t->model.queue);
         t->before = t->model.stats;
         io_submit(t->io, IO_FETCH, fetch_run, &t->fetch);
@@ -646,7 +648,7 @@ tui_run(dq_client *c, const struct tui_options *o)
         ui_free(&t.ui);
         return TUI_ENOTTY;
     }
-    t.ui.ascii = !term_utf8();
+    t.ui.ascii = o->ascii || !term_utf8();
     /* SIGINT/SIGTERM/SIGHUP quit cleanly (terminal restored, demo stopped); no
      * SA_RESTART, so a signal also ends the wait for a key at once */
     struct sigaction sa, old_int, old_term, old_hup;

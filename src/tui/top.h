@@ -18,6 +18,8 @@ struct tui_options {
     /* why, when not --read-only (the user may not write: docs/SECURITY.md); NULL */
     const char *read_only_why;
     bool color, mouse;
+    bool ascii;          /* --ascii: charts and sparklines in ASCII (also when the locale
+                            is not UTF-8) */
     int64_t refresh_ms;  /* the first refresh interval; it then adapts */
     bool tls_insecure;   /* certificates are not checked: an INSECURE badge all along */
     const char *warning; /* shown on the status line at start (a TLS key others may

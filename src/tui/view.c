@@ -13,7 +13,9 @@
 
 #include "fmt/health.h"
 #include "fmt/mptext.h"
+#include "fmt/overview.h"
 #include "fmt/taskfmt.h"
+#include "histview.h"
 #include "keymap.h"
 #include "lib/buf.h"
 #include "lib/dur.h"
@@ -228,7 +230,6 @@ render_counts(const struct model *m, const struct ui *ui, struct grid *g)
 static void
 render_verdict(const struct model *m, const struct ui *ui, struct grid *g)
 {
-    static const char *const bars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
     static const char *const marks[] = {"ok", "!", "!!"};
     static const int colors[] = {GRID_GREEN, GRID_YELLOW, GRID_RED};
     struct dq_health_facts f = {.stats = &m->stats,
@@ -266,23 +267,30 @@ render_verdict(const struct model *m, const struct ui *ui, struct grid *g)
     char text[512];
     enum dq_health_level level = dq_health_verdict(&f, text, sizeof text);
     uint16_t attr = (level > DQ_HEALTH_OK ? GRID_BOLD : 0) | color(ui, colors[level]);
-    int64_t max = 1;
 
     if (!m->have_data)
         return;
     int c = grid_printf(g, 2, 0, g->cols, attr, " %s %s", marks[level], text);
-    if (g->cols - c < 26 || m->nspark == 0)
+    /* the last SPARK_MINUTES minutes from the rollups when the queue keeps them; else the
+     * samples since the inspector opened */
+    int first = 0; /* minutes before the first sample (history just turned on) are left out */
+    while (first < m->nhspark && m->hspark[first] < 0)
+        first++;
+    bool rolled = first < m->nhspark;
+    const int64_t *v = rolled ? m->hspark + first : m->spark;
+    int n = rolled ? m->nhspark - first : m->nspark;
+    char label[32];
+    snprintf(label, sizeof label, rolled ? "due backlog %dm " : "due backlog ", n);
+    int lw = (int)strlen(label);
+    if (g->cols - c < lw + 14 || n == 0)
         return;
     /* the sparkline takes what is left, right-aligned, two blanks after the verdict */
-    int len = m->nspark < g->cols - c - 16 ? m->nspark : g->cols - c - 16;
+    int len = n < g->cols - c - lw - 4 ? n : g->cols - c - lw - 4;
     int at = g->cols - len - 1;
-    grid_puts(g, 2, at - 13, 13, GRID_DIM, "due backlog ");
-    for (int i = 0; i < m->nspark; i++)
-        max = m->spark[i] > max ? m->spark[i] : max;
-    for (int i = m->nspark - len; i < m->nspark; i++) {
-        int level7 = (int)(m->spark[i] * 7 / max);
-        grid_puts(g, 2, at++, 1, color(ui, GRID_CYAN), bars[level7]);
-    }
+    char spark[SPARK_LEN * 4 + 1];
+    dq_ov_spark(spark, sizeof spark, v + (n - len), (size_t)len, !ui->ascii);
+    grid_puts(g, 2, at - lw - 1, lw + 1, GRID_DIM, label);
+    grid_puts(g, 2, at, len, color(ui, GRID_CYAN), spark);
 }
 
 static void
@@ -1066,6 +1074,10 @@ view_layout(const struct ui *ui, int rows, int cols, struct layout *l)
         l->rows_visible = view_schedule_rows(rows, cols);
         return;
     }
+    if (ui->mode == MODE_HISTORY) {
+        l->rows_visible = rows > 1 ? rows - 1 : 1;
+        return;
+    }
     /* header, counters and sparkline above; the status line below */
     int top = 3, height = rows - 1 - top;
     /* the four live panes side by side; Done, a record of what finished, as a tab */
@@ -1128,6 +1140,18 @@ view_render(const struct model *m, const struct ui *ui, struct grid *g)
     }
     if (ui->mode == MODE_ERRORS) {
         render_errors(m, ui, &l, g);
+        return;
+    }
+    if (ui->mode == MODE_HISTORY) {
+        struct hist_view hv = {.h = ui->have_hist ? &ui->hist : NULL,
+                               .audit = &ui->hist_audit,
+                               .queue = m->queue,
+                               .span = app_hist_spans[ui->hist_span_read].name,
+                               .status = ui->status,
+                               .status_error = ui->status_error,
+                               .ascii = ui->ascii,
+                               .no_color = ui->no_color};
+        histview_render(&hv, g);
         return;
     }
     if (ui->mode == MODE_SCHEDULES || sched_question(ui)) {

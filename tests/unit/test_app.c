@@ -691,6 +691,85 @@ done_pane_is_the_fifth(void **state)
     ui_free(&ui);
 }
 
+/* A history result: @n rows of one minute ending at @now, retention @minutes. */
+static void
+hist_result(struct action_result *r, int span, int64_t now, int64_t minutes)
+{
+    r->act = ACT_HISTORY;
+    r->have_hist = true;
+    r->hist_span = span;
+    r->hist.now_ms = now;
+    r->hist.step_ms = app_hist_spans[span].step_ms;
+    r->hist.history_minutes = minutes;
+    r->hist.n = 2;
+    r->hist.rows = calloc(2, sizeof *r->hist.rows);
+    r->audit.n = 1;
+    r->audit.entries = calloc(1, sizeof *r->audit.entries);
+    r->audit.entries[0].action = strdup("pause");
+}
+
+/* H reads the history and opens the view; [ and ] change the span (read at once); it reads
+ * again at the next minute of the server's clock (the last hour at most 15 s apart), never
+ * every 2 s;
+ * Esc goes back and a late result does not open it again. */
+static void
+history_view_opens_spans_refreshes_and_goes_back(void **state)
+{
+    struct ui ui;
+    struct model m = {0};
+    struct action_result r = {0};
+
+    ui_init(&ui, true, false); /* read-only: it only reads */
+    assert_true(keymap_key(&ui, &m, 'H') & APP_ACTION);
+    assert_int_equal(app_take_action(&ui), ACT_HISTORY);
+    assert_int_equal(ui.mode, MODE_MAIN);      /* opened by its result */
+    hist_result(&r, 0, 1796182220000LL, 1440); /* 03:30:20 */
+    app_action_done(&ui, &r, "q");
+    assert_int_equal(ui.mode, MODE_HISTORY);
+    assert_true(ui.have_hist);
+    assert_int_equal(ui.hist.n, 2);
+    assert_int_equal(ui.hist_audit.n, 1);
+    assert_int_equal(app_view_refresh_action(&ui), ACT_HISTORY);
+    /* 20 s into the minute: 15 s (the cap); 52 s in: a second after the minute turns */
+    assert_int_equal(app_view_refresh_ms(&ui), APP_HISTORY_REFRESH_MS);
+    ui.hist.now_ms = 1796182252000LL;
+    assert_int_equal(app_view_refresh_ms(&ui), 9000);
+    /* the spans: ] longer, [ shorter, refused past either end */
+    assert_int_equal(keymap_key(&ui, &m, '[') & APP_REFETCH, 0);
+    assert_non_null(strstr(ui.status, "1h is the shortest"));
+    assert_true(keymap_key(&ui, &m, ']') & APP_REFETCH);
+    assert_int_equal(ui.hist_span, 1);
+    assert_true(keymap_key(&ui, &m, ']') & APP_REFETCH);
+    assert_int_equal(ui.hist_span, 2);
+    assert_int_equal(keymap_key(&ui, &m, ']') & APP_REFETCH, 0);
+    assert_int_equal(ui.hist_span, 2);
+    assert_non_null(strstr(ui.status, "24h is the longest"));
+    /* the refresh with the span asked for replaces the data and ends "reading..." */
+    app_status(&ui, false, "reading the last 24h...");
+    r = (struct action_result){0};
+    hist_result(&r, 2, 1796182260000LL, 1440);
+    r.refresh = true;
+    app_action_done(&ui, &r, "q");
+    assert_int_equal(ui.hist_span_read, 2);
+    assert_int_equal(ui.hist.step_ms, 900000);
+    assert_string_equal(ui.status, "");
+    /* 24 h reads 1440 minutes: only when the minute turns (here at :00, so in 61 s) */
+    assert_int_equal(app_view_refresh_ms(&ui), 61000);
+    /* Ctrl-L reads now */
+    assert_true(keymap_key(&ui, &m, KEY_APP_REDRAW) & APP_REFETCH);
+    /* other views keep their 2 s */
+    keymap_key(&ui, &m, KEY_APP_ESC);
+    assert_int_equal(ui.mode, MODE_MAIN);
+    assert_int_equal(app_view_refresh_action(&ui), ACT_NONE);
+    assert_int_equal(app_view_refresh_ms(&ui), APP_WORKERS_REFRESH_MS);
+    r = (struct action_result){0};
+    hist_result(&r, 2, 1796182320000LL, 1440);
+    r.refresh = true;
+    app_action_done(&ui, &r, "q");
+    assert_int_equal(ui.mode, MODE_MAIN);
+    ui_free(&ui);
+}
+
 int
 main(void)
 {
@@ -711,6 +790,7 @@ main(void)
         cmocka_unit_test(first_picker_esc_stays_q_quits),
         cmocka_unit_test(schedules_view_selects_refreshes_and_asks),
         cmocka_unit_test(done_pane_is_the_fifth),
+        cmocka_unit_test(history_view_opens_spans_refreshes_and_goes_back),
     };
     test_filter_from_env();
     return cmocka_run_group_tests(tests, NULL, NULL);

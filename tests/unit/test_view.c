@@ -1704,6 +1704,306 @@ golden_oncall(void **state)
     ui_free(&ui);
 }
 
+/* ---- the History view (H): a fixed data set ------------------------------------------ */
+
+/* 2026-12-02T03:30:20Z: the inspector is opened at 03:30, an hour after the story began */
+#define HIST_NOW 1796182220000LL
+
+/* A healthy minute's row at @at: ~100 done, a failure now and then, runs of 25..500 ms. */
+static void
+hist_healthy(dq_history_row *r, int64_t at, int i)
+{
+    memset(r, 0, sizeof *r);
+    r->at_ms = at;
+    r->done = 95 + (i * 7) % 11;
+    r->failed = i % 9 == 0;
+    r->retried = 2 + i % 3;
+    r->enqueued = r->started = r->done + r->failed + r->retried;
+    r->run[3] = 20;
+    r->run[4] = r->done - 40;
+    r->run[5] = 15;
+    r->run[6] = 5 + r->failed + r->retried;
+    r->run_sum_ms = r->done * 60;
+    r->backlog = 8 + i % 5;
+    r->oldest_due_ms = 400 + 50 * (i % 4);
+}
+
+/*
+ * The hour before 03:30: healthy until a handler fails for two minutes (03:05, 03:06: slow
+ * runs, failures and retries, the backlog jumps); bob pauses at 03:07 (nothing done, the
+ * backlog grows) and resumes at 03:12 (it drains); alice requeues the failures at 03:20 (a
+ * bump of done), then all is healthy again. Carol's refused drop at 03:15 and a config
+ * change before the span are not marked.
+ */
+static void
+hist_fixture(dq_history *h, dq_audit *a)
+{
+    int64_t first = (HIST_NOW / 60000 - 59) * 60000;
+
+    memset(h, 0, sizeof *h);
+    h->n = 60;
+    h->rows = calloc(h->n, sizeof *h->rows);
+    h->now_ms = HIST_NOW;
+    h->step_ms = 60000;
+    h->history_minutes = 1440;
+    for (int i = 0; i < 60; i++) {
+        dq_history_row *r = &h->rows[i];
+        int64_t at = first + (int64_t)i * 60000;
+        int minute = (int)(at / 60000 % 60); /* 31..59, 0..30 */
+        hist_healthy(r, at, i);
+        if (at < first + 34 * 60000)
+            continue;                     /* 02:31..03:04 */
+        if (minute == 5 || minute == 6) { /* the failing handler */
+            r->done = minute == 5 ? 30 : 25;
+            r->failed = minute == 5 ? 85 : 92;
+            r->retried = minute == 5 ? 40 : 44;
+            memset(r->run, 0, sizeof r->run);
+            r->run[10] = r->done + r->retried;
+            r->run[11] = r->failed;
+            r->backlog = minute == 5 ? 150 : 320;
+            r->oldest_due_ms = minute == 5 ? 30000 : 90000;
+        } else if (minute >= 7 && minute <= 11) { /* paused: nothing runs, the backlog grows */
+            r->done = r->failed = r->retried = r->started = 0;
+            memset(r->run, 0, sizeof r->run);
+            r->backlog = 320 + (minute - 6) * 100;
+            r->oldest_due_ms = (minute - 4) * 60000;
+        } else if (minute >= 12 && minute <= 19) { /* resumed: it drains */
+            r->done = 160;
+            r->run[4] = 100;
+            r->backlog = 900 - (minute - 11) * 100;
+        } else if (minute == 20 || minute == 21) { /* the requeued failures run */
+            r->done = minute == 20 ? 240 : 190;
+            r->requeued = minute == 20 ? 177 : 0;
+            r->run[4] = r->done - 40;
+            r->backlog = minute == 20 ? 90 : 30;
+        }
+    }
+    static const struct {
+        int64_t at;
+        const char *who, *action, *result;
+    } e[] = {
+        {HIST_NOW - 608000, "alice@ops", "requeue-all", "ok: 100 moved (of 177 in scope)"},
+        {HIST_NOW - 609000, "alice@ops", "requeue-all", "ok: 77 moved, finished"},
+        {HIST_NOW - 880000, "carol", "drop", "refused: not found: t1"},
+        {HIST_NOW - 1095000, "bob@ops", "resume", "ok"},
+        {HIST_NOW - 1370000, "bob@ops", "pause", "ok"},
+        {HIST_NOW - 5420000, "ops", "config", "ok"},
+    };
+    memset(a, 0, sizeof *a);
+    a->n = sizeof e / sizeof e[0];
+    a->entries = calloc(a->n, sizeof *a->entries);
+    for (size_t i = 0; i < a->n; i++) {
+        dq_audit_entry *x = &a->entries[i];
+        x->at_ms = e[i].at;
+        x->who = dup_str(e[i].who);
+        x->who_len = strlen(e[i].who);
+        x->action = dup_str(e[i].action);
+        x->action_len = strlen(e[i].action);
+        x->result = dup_str(e[i].result);
+        x->result_len = strlen(e[i].result);
+        x->detail = dup_str("");
+    }
+}
+
+static void
+golden_history(void **state)
+{
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    ui_init(&ui, false, false);
+    hist_fixture(&ui.hist, &ui.hist_audit);
+    ui.have_hist = true;
+    ui.mode = MODE_HISTORY;
+    golden_screens(&m, &ui, "history");
+    char *text = render(&m, &ui, 24, 80);
+    /* the bump, the marks, and the refused drop and the older config change unmarked */
+    assert_has(text, "failed 1");
+    assert_has(text, "03:20 requeue-all alice@ops (2x)");
+    assert_has(text, "03:07 pause bob@ops");
+    assert_has(text, "03:12 resume bob@ops");
+    assert_null(strstr(text, "carol"));
+    assert_null(strstr(text, "config ops"));
+    free(text);
+    /* ASCII: no block characters at all */
+    ui.ascii = true;
+    text = render(&m, &ui, 24, 80);
+    golden_check("history_ascii_80x24", text);
+    /* no block, box or dot characters (U+2500..U+25FF, the middle dot, >=) */
+    assert_null(strstr(text, "\xe2\x94"));
+    assert_null(strstr(text, "\xe2\x95"));
+    assert_null(strstr(text, "\xe2\x96"));
+    assert_null(strstr(text, "·"));
+    assert_null(strstr(text, "≥"));
+    free(text);
+    ui.ascii = false;
+    /* hostile bytes in the audit log are escaped in the legend */
+    free(ui.hist_audit.entries[3].who);
+    ui.hist_audit.entries[3].who = dup_str("bob\x1b]0;pwned\x07");
+    ui.hist_audit.entries[3].who_len = strlen(ui.hist_audit.entries[3].who);
+    text = render(&m, &ui, 24, 80);
+    assert_has(text, "\\e]0;pwned");
+    for (const char *p = text; *p; p++)
+        assert_true((unsigned char)*p >= 0x20 || *p == '\n');
+    free(text);
+    /* tiny terminals: cut, never out of the grid (ASan watches) */
+    free(render(&m, &ui, 6, 30));
+    free(render(&m, &ui, 2, 10));
+    free(render(&m, &ui, 1, 1));
+    model_free(&m);
+    ui_free(&ui);
+}
+
+/* 24 h at 15-minute steps is 96 columns: at 80 two steps share a column (30 min). */
+static void
+golden_history_day(void **state)
+{
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    ui_init(&ui, false, false);
+    dq_history *h = &ui.hist;
+    h->n = 96;
+    h->rows = calloc(h->n, sizeof *h->rows);
+    h->now_ms = HIST_NOW;
+    h->step_ms = 900000;
+    h->history_minutes = 1440;
+    int64_t first = (HIST_NOW / 900000 - 95) * 900000;
+    for (int i = 0; i < 96; i++) {
+        dq_history_row *r = &h->rows[i];
+        hist_healthy(r, first + (int64_t)i * 900000, i);
+        r->done *= 15;
+        r->failed = i == 92 ? 177 : r->failed * 3; /* 03:00: the failing handler */
+        r->backlog = i == 92 ? 320 : i == 93 ? 700 : r->backlog;
+    }
+    ui.have_hist = true;
+    ui.hist_span = ui.hist_span_read = 2;
+    ui.mode = MODE_HISTORY;
+    char *text = render(&m, &ui, 24, 80);
+    golden_check("history_24h_80x24", text);
+    assert_has(text, "the last 24h, a column = 30m");
+    assert_has(text, "╵06:00");
+    free(text);
+    model_free(&m);
+    ui_free(&ui);
+}
+
+/* history_minutes 0: the view says so and how to turn it on */
+static void
+golden_history_off(void **state)
+{
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    ui_init(&ui, false, false);
+    ui.hist.now_ms = HIST_NOW;
+    ui.hist.step_ms = 60000;
+    ui.have_hist = true;
+    ui.mode = MODE_HISTORY;
+    char *text = render(&m, &ui, 24, 80);
+    golden_check("history_off_80x24", text);
+    assert_has(text, "history_minutes=1440");
+    free(text);
+    model_free(&m);
+    ui_free(&ui);
+}
+
+/* The header's due backlog: the last 30 minutes from the rollups when the queue keeps
+ * them (labelled 30m, a minute without a sample blank; from the first sample when history
+ * is younger), else the live samples; ASCII when asked. */
+static void
+header_backlog_comes_from_the_rollups(void **state)
+{
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    ui_init(&ui, false, false);
+    for (int i = 0; i < SPARK_LEN; i++)
+        m.spark[i] = i;
+    m.nspark = SPARK_LEN;
+    char *text = render(&m, &ui, 40, 200);
+    assert_has(text, "due backlog  ");
+    assert_null(strstr(text, "due backlog 30m"));
+    free(text);
+    for (int i = 0; i < SPARK_MINUTES; i++)
+        m.hspark[i] = i == 10 ? -1 : i < 20 ? 0 : 700; /* a jump 10 minutes ago */
+    m.nhspark = SPARK_MINUTES;
+    text = render(&m, &ui, 40, 200);
+    assert_has(text, "due backlog 30m"
+                     "                      "
+                     "██████████\n");
+    free(text);
+    ui.ascii = true;
+    text = render(&m, &ui, 40, 200);
+    assert_has(text, "due backlog 30m"
+                     "                      "
+                     "@@@@@@@@@@\n");
+    free(text);
+    ui.ascii = false;
+    /* history turned on 12 minutes ago: the minutes before its first sample are left out */
+    for (int i = 0; i < SPARK_MINUTES - 12; i++)
+        m.hspark[i] = -1;
+    text = render(&m, &ui, 40, 200);
+    assert_has(text, "due backlog 12m    ██████████\n");
+    free(text);
+    /* no sample at all in the 30 minutes: the inspector's own samples */
+    for (int i = 0; i < SPARK_MINUTES; i++)
+        m.hspark[i] = -1;
+    text = render(&m, &ui, 40, 200);
+    assert_has(text, "due backlog  ");
+    free(text);
+    model_free(&m);
+    ui_free(&ui);
+}
+
+/* Counts no script writes (a foreign HSET): the largest int64 values, negatives, an audit
+ * entry without fields. Drawn without overflow (UBSan watches) and scaled as they are. */
+static void
+history_survives_hostile_counts(void **state)
+{
+    struct model m;
+    struct ui ui;
+
+    make_model(&m);
+    ui_init(&ui, false, false);
+    dq_history *h = &ui.hist;
+    h->n = 60;
+    h->rows = calloc(h->n, sizeof *h->rows);
+    h->now_ms = HIST_NOW;
+    h->step_ms = 60000;
+    h->history_minutes = 1440;
+    int64_t first = (HIST_NOW / 60000 - 59) * 60000;
+    for (int i = 0; i < 60; i++) {
+        dq_history_row *r = &h->rows[i];
+        r->at_ms = first + (int64_t)i * 60000;
+        r->done = INT64_MAX;
+        r->failed = i % 2 ? INT64_MIN : -5;
+        r->retried = i;
+        r->backlog = i == 59 ? INT64_MAX : -1;
+        for (int k = 0; k < DQ_RUN_BUCKETS; k++)
+            r->run[k] = INT64_MAX;
+    }
+    ui.hist_audit.n = 2;
+    ui.hist_audit.entries = calloc(2, sizeof *ui.hist_audit.entries);
+    ui.hist_audit.entries[0].at_ms = HIST_NOW - 1000; /* no fields at all */
+    ui.hist_audit.entries[1].at_ms = HIST_NOW - 2000;
+    ui.hist_audit.entries[1].result = dup_str("ok");
+    ui.hist_audit.entries[1].result_len = 2;
+    ui.have_hist = true;
+    ui.mode = MODE_HISTORY;
+    char *text = render(&m, &ui, 24, 80);
+    assert_has(text, "   9.2E│"); /* the done panel's scale: INT64_MAX, truncated */
+    assert_has(text, "totals: done 9223372036854775807 failed 0 retried 1770");
+    assert_has(text, "marks");
+    free(text);
+    model_free(&m);
+    ui_free(&ui);
+}
+
 int
 main(void)
 {
@@ -1739,6 +2039,11 @@ main(void)
         cmocka_unit_test(schedule_rows_fit_the_screen),
         cmocka_unit_test(golden_oncall),
         cmocka_unit_test(golden_overview),
+        cmocka_unit_test(golden_history),
+        cmocka_unit_test(header_backlog_comes_from_the_rollups),
+        cmocka_unit_test(golden_history_day),
+        cmocka_unit_test(golden_history_off),
+        cmocka_unit_test(history_survives_hostile_counts),
         cmocka_unit_test(filter_title_is_readable_beside_its_range),
         cmocka_unit_test(questions_fit_at_80_columns),
         cmocka_unit_test(errors_view_says_why_and_since_when_at_80_columns),
