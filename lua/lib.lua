@@ -1209,16 +1209,25 @@ local function role_gate(role, script, needs)
   if not list then
     return redis.error_reply('ERR role gate of ' .. script .. ': unknown key ' .. unknown)
   end
+  -- A user refused only the rollups' commands (a role line from before them: no
+  -- PEXPIREAT, a producer without ~dq:{*}:roll:*) still runs the script, writing no
+  -- history: an upgrade must not stop the queue over its charts (PROTOCOL.md 13).
+  local rk, rolls, roll_ok = K_PREFIX .. 'roll:gate', false, true
   for i = 1, #list, 2 do
     local cmd, key = list[i], list[i + 1]
     local ok
     if key then ok = check(cmd, key) else ok = check(cmd) end
+    if key == rk then
+      rolls = true
+      if not ok then roll_ok, ok = false, true end
+    end
     if not ok then
       return redis.error_reply(string.format('NOPERM this user may not run %s (%s runs %s%s, ' ..
         'which this user may not); see the roles in docs/SECURITY.md', role, script, cmd,
         key and ' on ' .. key or ''))
     end
   end
+  if rolls then roll.allow(roll_ok) end
   return nil
 end
 -- Operator actions are the scripts that write the audit log; workers register in the
@@ -1266,9 +1275,15 @@ local H = {'h0', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'h7', 'h8', 'h9', 'h10', 'h
 -- this call's counts, field -> n (in the function library they outlive a call: reset
 -- clears what a call that raised an error before its flush left)
 local P, any = {}, false
+-- false while this call's user may not write the rollups (role_gate; nothing is written)
+local allowed = true
 
 function roll.reset()
   if any then P, any = {}, false end
+end
+
+function roll.allow(ok)
+  allowed = ok
 end
 
 function roll.add(f, n)
@@ -1314,7 +1329,7 @@ function roll.flush(hm, now)
   if not any then return end
   local p = P
   P, any = {}, false
-  if not hm or hm <= 0 then return end
+  if not hm or hm <= 0 or not allowed then return end
   local m = math.floor(now / 60000)
   local rk = K_PREFIX .. 'roll:' .. dec(m)
   local fresh = false
@@ -1330,6 +1345,7 @@ end
 -- Heartbeat's part: opens the minute of @now if no call has (so an idle queue with due
 -- tasks gets its sample). @hm: history_minutes, or nil (read here, only when it opens).
 function roll.touch(hm, now)
+  if not allowed then return end
   local m = math.floor(now / 60000)
   local rk = K_PREFIX .. 'roll:' .. dec(m)
   if redis.call('EXISTS', rk) == 1 then return end

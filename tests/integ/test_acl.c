@@ -18,11 +18,11 @@ static void
 acl(struct fixture *f, const char *line)
 {
     char buf[1024];
-    const char *argv[40];
+    const char *argv[80];
     int argc = 0;
 
     snprintf(buf, sizeof buf, "%s", line);
-    for (char *t = strtok(buf, " "); t != NULL && argc < 40; t = strtok(NULL, " "))
+    for (char *t = strtok(buf, " "); t != NULL && argc < 80; t = strtok(NULL, " "))
         argv[argc++] = t;
     redisReply *r = test_redis_cmd(f->redis, argc, argv);
     if (r == NULL || r->type != REDIS_REPLY_STATUS)
@@ -277,6 +277,82 @@ gate_asks_every_call(void **state)
     fixture_close(&f);
 }
 
+/* The number of keys matching dq:{@q}:roll:* (the queue's per-minute history hashes). */
+static long long
+rolls(struct fixture *f, const char *q)
+{
+    char pat[200];
+    const char *argv[2] = {"KEYS", pat};
+
+    snprintf(pat, sizeof pat, "dq:{%s}:roll:*", q);
+    redisReply *r = test_redis_cmd(f->redis, 2, argv);
+    long long n = r != NULL && r->type == REDIS_REPLY_ARRAY ? (long long)r->elements : -1;
+    freeReplyObject(r);
+    return n;
+}
+
+/*
+ * A role line from before the per-minute rollups (PROTOCOL.md 13): no PEXPIREAT, and a
+ * producer without ~dq:{*}:roll:*. Upgrading delayq must not stop such a queue: enqueue,
+ * claim and ack run as before and only the history is not written (nothing at all in
+ * the roll keys, not a count without its expiry); with today's lines it is.
+ */
+static void
+old_role_lines_run_without_history(void **state)
+{
+    /* SECURITY.md's producer and worker lines as they were before the rollups */
+    static const char *const prod =
+        "%R~dq:* ~dq:queues ~dq:{*}:sched ~dq:{*}:ids ~dq:{*}:inflight ~dq:{*}:running "
+        "~dq:{*}:failed ~dq:{*}:failidx ~dq:{*}:stats ~dq:{*}:seq ~dq:{*}:config "
+        "~dq:{*}:audit ~dq:{*}:wake &dq:{*}:wake +ping +client|setname +cluster|slots "
+        "+asking +select +info +fcall_ro +evalsha_ro +scard +sscan +time +zcard "
+        "+zcount +zrange +zrangebyscore +zrevrange +zrank +zscore +hget +hmget "
+        "+hexists +xrevrange +lrange +hgetall +hlen +exists +role +fcall +evalsha "
+        "+script|load +zadd +zrem +zpopmin +hset +hdel +hincrby +incrby +publish "
+        "+spublish +sadd";
+    static const char *const work =
+        "~dq:* &dq:{*}:wake +ping +client|setname +cluster|slots +asking +select +info "
+        "+fcall_ro +evalsha_ro +scard +sscan +time +zcard +zcount +zrange "
+        "+zrangebyscore +zrevrange +zrank +zscore +hget +hmget +hexists +xrevrange "
+        "+lrange +hgetall +hlen +exists +role +fcall +evalsha +script|load +zadd +zrem "
+        "+zpopmin +hset +hdel +hincrby +rpush +ltrim +incrby +publish +spublish +sadd "
+        "+subscribe +ssubscribe";
+    struct fixture f;
+    char line[1024];
+    dq_client *p, *w;
+
+    fixture_open(&f, state, "oldacl");
+    snprintf(line, sizeof line, "ACL SETUSER o-prod reset on >pw-1 %s", prod);
+    acl(&f, line);
+    snprintf(line, sizeof line, "ACL SETUSER o-work reset on >pw-1 %s", work);
+    acl(&f, line);
+    p = open_as(&f, "o-prod", NULL);
+    w = open_as(&f, "o-work", NULL);
+
+    for (int i = 0; i < 3; i++)
+        ASSERT_OK(
+            &f, dq_enqueue(p, f.queue, &(dq_enqueue_opts){0}, "{}", 2, &(dq_enqueued){0}, &f.err));
+    assert_int_equal(count(&f, "ZCARD", f.queue, "sched"), 3);
+    dq_claimed cl = {0};
+    ASSERT_OK(&f, dq_claim(w, f.queue, 3, 30000, "w1", &cl, &f.err));
+    assert_int_equal(cl.n, 3);
+    for (size_t i = 0; i < cl.n; i++)
+        ASSERT_OK(&f, dq_ack(w, f.queue, &cl.tasks[i], &f.err));
+    dq_claimed_free(&cl);
+    assert_int_equal(count(&f, "ZCARD", f.queue, "inflight"), 0);
+    assert_int_equal(rolls(&f, f.queue), 0);
+
+    /* today's lines (SECURITY.md): the same calls write the minute's hash */
+    acl(&f, "ACL SETUSER o-prod ~dq:{*}:roll:* +pexpireat");
+    acl(&f, "ACL SETUSER o-work +pexpireat");
+    ASSERT_OK(&f,
+              dq_enqueue(p, f.queue, &(dq_enqueue_opts){0}, "{}", 2, &(dq_enqueued){0}, &f.err));
+    assert_int_equal(rolls(&f, f.queue), 1);
+    dq_client_free(p);
+    dq_client_free(w);
+    fixture_close(&f);
+}
+
 int
 main(void)
 {
@@ -284,6 +360,7 @@ main(void)
         cmocka_unit_test(names_and_users),
         cmocka_unit_test(gates_and_probes),
         cmocka_unit_test(gate_asks_every_call),
+        cmocka_unit_test(old_role_lines_run_without_history),
     };
 
     test_filter_from_env();
