@@ -117,8 +117,8 @@ if cfg.key_concurrency == 0 and nres > 0 then
   if #tks == nres then ack_recs = redis.call('HMGET', K_RUNNING, unpack(tks)) end
 end
 if cfg.key_concurrency > 0 or (nres > 0 and (not ack_recs or key_any(ack_recs))) then
-  gate = worker_gate('claim_keys', [[HDEL kin HGET kin HINCRBY kin ZADD kpark kq ZCARD kpark
-    ZPOPMIN kq ZREM kpark]])
+  gate = worker_gate('claim_keys', [[HDEL kin HGET kin HINCRBY kin HMGET kin ZADD kpark kq
+    ZCARD kpark ZPOPMIN kq ZREM kpark]])
   if gate then return gate end
 end
 

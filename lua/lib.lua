@@ -1363,12 +1363,31 @@ end
 -- is full, and when it parked some and has fewer than @batch, looks at the next members,
 -- at most KEY_LOOK_MAX in all. Counts the admitted ones in kin. A member that claim will
 -- fail (undecodable, expired) is passed on as it is, uncounted. Cost: one env_peek per
--- v2 member, one HGET per distinct key, one ZADD, ZADD INCR and HINCRBY per parked key
+-- v2 member, one HMGET of the first page's keys and one HGET per other distinct key
+-- (later pages), one ZADD, ZADD INCR and HINCRBY per parked key
 -- and one ZREM per page, one HINCRBY per admitted key, and per extra page one
 -- ZRANGEBYSCORE (pages of 100, 200, 400, ...: 5 in a look of 1000 all parked).
 function key_admit(cfg, items, now, ahead, batch)
   local lim = cfg.key_concurrency
   local keep, peeks, cnt, add, looked, want, quick = {}, {}, {}, {}, 0, batch, false
+  -- The first page (at most batch members, all of which the call may take) is read at
+  -- once, and its keys' counts come in one HMGET: a call of many keys makes one command
+  -- for them, not one each. Later pages (parking a backlog) read as they go.
+  local pre, ask = {}, {}
+  for i = 1, #items, 2 do
+    if string.byte(items[i], 1) == 154 then
+      local r = {env_peek(items[i])}
+      pre[i] = r
+      if r[1] and r[4] and not (r[3] and now > r[3]) and cnt[r[4]] == nil then
+        cnt[r[4]] = false
+        ask[#ask + 1] = r[4]
+      end
+    end
+  end
+  if #ask > 0 then
+    local got = redis.call('HMGET', K_KIN, unpack(ask))
+    for j, k in ipairs(ask) do cnt[k] = tonumber(got[j]) or 0 end
+  end
   while true do
     local park, parked = {}, 0
     for i = 1, #items, 2 do
@@ -1378,7 +1397,12 @@ function key_admit(cfg, items, now, ahead, batch)
       if string.byte(m, 1) == 154 then -- v2: may have a key
         -- after a parked member, likely another of a full key's backlog: its key alone
         -- (no id made), and the whole reading only if it is admitted after all
-        tk, id, dl, k = env_peek(m, quick)
+        local r = pre and pre[i]
+        if r then
+          tk, id, dl, k = r[1], r[2], r[3], r[4]
+        else
+          tk, id, dl, k = env_peek(m, quick)
+        end
         if tk and k and not (dl and now > dl) then key = k end
       end
       local n = key and (cnt[key] or tonumber(redis.call('HGET', K_KIN, key)) or 0)
@@ -1420,6 +1444,7 @@ function key_admit(cfg, items, now, ahead, batch)
     if parked == 0 or #keep >= 2 * batch or looked >= KEY_LOOK_MAX or #items < 2 * want then
       break
     end
+    pre = nil
     -- the kept ones are still in sched, first in due order: the next page follows them.
     -- Each page twice the last while whole pages park (a full key's backlog: fewer
     -- commands per member parked), and none larger than the look has left.
