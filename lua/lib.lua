@@ -1495,16 +1495,12 @@ end
 -- no tables, no copy of the payload. Ack's and claim's gates (key_any) and the settles
 -- (key_done) ask this one function, so they agree on which tasks reach key_left.
 local function run_key(r)
-  if #r < 7 then return nil end -- shorter than any record (malformed: no key, no error)
-  local b, p, l = string.byte(r, 2), nil, nil
-  if b == 196 then
-    p, l = 4, string.byte(r, 3)
-  elseif b == 197 then
-    p, l = 5, struct.unpack('>I2', r, 3)
-  elseif b == 198 then
-    p, l = 7, struct.unpack('>I4', r, 3)
-  end
-  if not p or string.byte(r, p) ~= 154 or p + l - 1 > #r then return nil end
+  local b, p = string.byte(r, 2), nil
+  if b == 196 then p = 4 elseif b == 197 then p = 5 elseif b == 198 then p = 7 end
+  if not p or string.byte(r, p) ~= 154 then return nil end
+  -- v2 (the envelope's first byte is there, so is the bin's length before it)
+  local l = b == 196 and string.byte(r, 3) or struct.unpack(b == 197 and '>I2' or '>I4', r, 3)
+  if p + l - 1 > #r then return nil end -- malformed: no key, no error
   local _, _, _, k = env_peek(string.sub(r, p, p + l - 1))
   return k
 end
