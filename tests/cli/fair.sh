@@ -90,9 +90,10 @@ small_started() { [ "$(grep -c '^S k' "$log2" 2>/dev/null)" -ge 1000 ]; }
 # The issue's bar: 2 s. Where the time goes (PROTOCOL.md 4.10, "Costs"): the claims park
 # the big key's 50 000 (1000 a call) before the small keys' tasks, behind them in due
 # order, can be claimed; then 1 000 handler starts on 14 free slots. A sanitizer build's
-# delayq work is several times slower per task: its bar is wider (the normal one never).
+# delayq work is slower per task: its bar is 3x (1.3 s measured under ASan + UBSan on a
+# shared 2-core machine, 1.0 to 1.8 s in the normal build); the normal one never widens.
 bar=2000
-case $sanitize in none | '') ;; *) bar=20000 ;; esac
+case $sanitize in none | '') ;; *) bar=6000 ;; esac
 check "every small-key task starts (deadline 60 s)" wait_for 60000 "1000 small starts" small_started
 awk -v t="$t0" '$1 == "S" && $2 ~ /^k/ { print int(($3 - t) / 1000) }' "$log2" | sort -n >"$work/small.ms"
 first=$(sed -n 1p "$work/small.ms")

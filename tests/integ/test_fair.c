@@ -127,20 +127,22 @@ fill(struct fixture *f, const char *key, const char *prefix, int n)
 /*
  * The bar widens only where the suite runs this executable under a tool that slows the
  * workers themselves: valgrind (.ci/run's valgrind setup, test_slowdown) and ASan
- * (.ci/run's sanitizer build). The normal build is held to the issue's 2 s.
+ * (.ci/run's sanitizer build), 3x: measured 1.4 s under valgrind and 0.4 s under ASan
+ * on a shared 2-core machine (0.3 to 0.7 s in the normal build). The normal build is
+ * held to the issue's 2 s.
  */
 static int64_t
 bar_ms(void)
 {
     int64_t bar = BAR_MS;
 #if defined(__SANITIZE_ADDRESS__)
-    bar *= 5;
+    bar = 3 * BAR_MS;
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-    bar *= 5;
+    bar = 3 * BAR_MS;
 #endif
 #endif
-    return test_slowdown() > 1 ? bar * 30 : bar;
+    return test_slowdown() > 1 ? 3 * BAR_MS : bar;
 }
 
 static void
