@@ -454,9 +454,24 @@ function env_peek(m, keyonly)
   end
   local k
   if b1 == 154 then
-    local x = rd_ext(m, q)
-    if not x then return nil end
-    k = x.k
+    -- the common map, {k = key} alone (81 a1 6b, then the key as a str or bin with a
+    -- one-byte header or length): read in place, as rd_ext reads it; any other map by it
+    local h, l = string.byte(m, q + 3), nil
+    if string.byte(m, q) == 129 and string.byte(m, q + 1) == 161 and
+        string.byte(m, q + 2) == 107 and h then
+      if h >= 161 and h <= 191 then
+        l, h = h - 160, 4
+      elseif h == 217 or h == 196 then
+        l, h = string.byte(m, q + 4), 5
+      end
+    end
+    if l and l >= 1 and l <= DQ_KEY_MAX and q + h + l == n + 1 then
+      k = string.sub(m, q + h, n)
+    else
+      local x = rd_ext(m, q)
+      if not x then return nil end
+      k = x.k
+    end
   elseif q ~= n + 1 then
     return nil
   end
