@@ -1471,16 +1471,17 @@ function key_admit(cfg, items, now, ahead, batch)
   return keep, peeks
 end
 
--- Task key @k's task left in flight: its count drops, and its earliest parked tasks go
--- back to sched while the key has room (all of them, KEY_PROMOTE_MAX at a time, when the
--- limit is off). A task claimed while the limit was off was never counted: the count
--- never goes below 0 (PROTOCOL.md 4.10, "Changing the limit"). @st: what this call has
--- read already (nil: nothing), for the settles of many tasks in one call: lim, the
--- queue's key_concurrency (one HMGET a call), and parked, whether any key has parked tasks
--- (one ZCARD a call, so a call with nothing parked pops nothing). Returns it.
-local function key_left(k, st)
+-- @gone (default 1) tasks of task key @k left in flight: its count drops, and its earliest
+-- parked tasks go back to sched while the key has room (all of them, KEY_PROMOTE_MAX at a
+-- time, when the limit is off). A task claimed while the limit was off was never
+-- counted: the count never goes below 0 (PROTOCOL.md 4.10, "Changing the limit"). @st:
+-- what this call has read already (nil: nothing), for the settles of many tasks in one
+-- call: lim, the queue's key_concurrency (one HMGET a call), and parked, whether any key
+-- has parked tasks (one ZCARD a call, so a call with nothing parked pops nothing).
+-- Returns it.
+local function key_left(k, st, gone)
   st = st or {}
-  local n = redis.call('HINCRBY', K_KIN, k, -1)
+  local n = redis.call('HINCRBY', K_KIN, k, -(gone or 1))
   if n <= 0 then
     redis.call('HDEL', K_KIN, k)
     n = 0
@@ -1521,11 +1522,25 @@ local function run_key(r)
 end
 
 -- The task whose running record is @r was acked: key_left for its key, if it has one.
--- @st as for key_left (many acks in one call read the config and the parked count
--- once); returns it.
+-- With @st.acked (the acks of one call, settle_acks), the keys are gathered there, and
+-- key_done(nil, @st) then runs key_left once per key for all its acks: one HINCRBY and
+-- one promotion per key per call, not per task (and no more promoted than the key has
+-- room for after all of them). @st as for key_left; returns it.
 function key_done(r, st)
+  if r == nil then
+    for _, k in ipairs(st.acked) do key_left(k, st, st.acked[k]) end
+    st.acked = {}
+    return st
+  end
   local k = run_key(r)
-  if k then return key_left(k, st) end
+  if not k then return st end
+  local a = st and st.acked
+  if not a then return key_left(k, st) end
+  if not a[k] then
+    a[#a + 1] = k
+    a[k] = 0
+  end
+  a[k] = a[k] + 1
   return st
 end
 
@@ -1694,13 +1709,14 @@ local function settle_acks(tks, atts, clms, kept, recs)
   if #gone > 0 then
     redis.call('ZREM', K_INFLIGHT, unpack(gone))
     redis.call('HDEL', K_RUNNING, unpack(gone))
-    local now, st
+    local now, st = nil, {acked = {}} -- (key_done: the keys' counts once per key)
     for i, tk in ipairs(tks) do
       if out[i] == 1 then
         now = uniq_acked(recs[i], now)
         st = key_done(recs[i], st)
       end
     end
+    key_done(nil, st)
   end
   local done = #gone
   for _, i in ipairs(later) do
