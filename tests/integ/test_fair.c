@@ -5,7 +5,8 @@
  * 100 keys with 10 each, key_concurrency 2, four workers of four threads each and an
  * instant handler. Every small-key task starts within 2 s of the last one's enqueue (by
  * the server's clock: the handlers read CLOCK_REALTIME, which is Redis' TIME on this
- * host), while the big key runs, never more than 2 of one key at once.
+ * host), while the big key runs, never more than 2 of one key at once. And the acks of
+ * one key settled in one call bring back as many of its parked tasks as they free.
  */
 #include "harness/fixture.h"
 #include "harness/worker.h"
@@ -208,11 +209,55 @@ small_keys_start_within_2s_beside_a_50000_backlog(void **state)
     fixture_close(&f);
 }
 
+/*
+ * Two acks of one key settled in one call free two slots, and bring back two of its
+ * parked tasks: not one for the first ack (the room after it alone) and two more for the
+ * second (the room after both), three due tasks for two slots that the next claim would
+ * park again.
+ */
+static void
+acks_of_one_key_in_one_call_promote_what_they_free(void **state)
+{
+    struct fixture f;
+    dq_config cfg = {.key_concurrency = LIMIT};
+    dq_claimed cl;
+    dq_stats st;
+
+    fixture_open(&f, state, "promote");
+    ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
+    fill(&f, "one", "one-", 5);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, 5, 30000, "w", &cl, &f.err));
+    assert_int_equal(cl.n, LIMIT); /* the other 3 parked */
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &st, &f.err));
+    assert_int_equal(st.parked, 3);
+    assert_int_equal(st.due, 0);
+    dq_settle res[LIMIT];
+    memset(res, 0, sizeof res);
+    for (int i = 0; i < LIMIT; i++) {
+        res[i].task = &cl.tasks[i];
+        res[i].outcome = DQ_DONE;
+    }
+    dq_claimed none;
+    ASSERT_OK(&f,
+              dq_claim_settle(f.c, f.queue, res, LIMIT, 0, 30000, 0, "w", "tester", &none, &f.err));
+    for (int i = 0; i < LIMIT; i++)
+        assert_int_equal(res[i].rc, DQ_OK);
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &st, &f.err));
+    printf("# after two acks of key one in one call: %lld due, %lld parked\n", (long long)st.due,
+           (long long)st.parked);
+    assert_int_equal(st.due, LIMIT);
+    assert_int_equal(st.parked, 1);
+    dq_claimed_free(&none);
+    dq_claimed_free(&cl);
+    fixture_close(&f);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(small_keys_start_within_2s_beside_a_50000_backlog),
+        cmocka_unit_test(acks_of_one_key_in_one_call_promote_what_they_free),
     };
 
     test_filter_from_env();
