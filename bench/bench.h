@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench.h: delayq-bench, the workloads W1..W7 against a private redis-server, next
+ * bench.h: delayq-bench, the workloads W1..W8 against a private redis-server, next
  * to the ceiling redis-benchmark measures on the same server in the same run. A
  * benchmark reports; it never fails because a target is missed.
  */
@@ -141,5 +141,7 @@ void bench_w6(struct bench *b);
 /* the all-queues overview at 1 000 queues (docs/PROTOCOL.md 5.15a) */
 void bench_w6b(struct bench *b);
 void bench_w7(struct bench *b);
+/* per-key limits' fairness case and the keyed path's cost (docs/PROTOCOL.md 4.10) */
+void bench_w8(struct bench *b);
 
 #endif /* DQ_BENCH_BENCH_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * workloads.c: the ceiling (redis-benchmark) and workloads W1..W7, exactly as
+ * workloads.c: the ceiling (redis-benchmark) and workloads W1..W8, exactly as
  * bench/README.md describes them. Each adds its figures with bench_add(); none
  * changes its workload to meet a target.
  */
@@ -1177,5 +1177,207 @@ bench_w7(struct bench *b)
               T_NONE, 0, note);
     dq_errors_free(&e);
     flushall(b);
+    dq_client_free(c);
+}
+
+/* ---- W8 fairness: per-key limits beside one key's backlog ---------------------------- */
+
+#define W8_KEYS    100
+#define W8_PER_KEY 10
+#define W8_SMALL   (W8_KEYS * W8_PER_KEY)
+#define W8_LIMIT   2
+#define W8_WORKERS 4
+#define W8_THREADS 4
+
+struct w8_state {
+    atomic_int small, big; /* handler starts so far */
+    int64_t
+        start_us[W8_SMALL]; /* each small-key task's start (CLOCK_REALTIME: Redis' clock here) */
+    atomic_llong last_small_us;
+};
+
+/* Instant: records when a small-key task started (its id is "k<key>-<i>"), counts the big
+ * key's. */
+static void
+w8_handler(const dq_task *t, dq_result *res, void *arg)
+{
+    struct w8_state *s = arg;
+    int64_t now = bench_real_us();
+
+    res->outcome = DQ_DONE;
+    if (t->id[0] != 'k') {
+        atomic_fetch_add(&s->big, 1);
+        return;
+    }
+    int i = atomic_fetch_add(&s->small, 1);
+    if (i < W8_SMALL)
+        s->start_us[i] = now;
+    if (i == W8_SMALL - 1)
+        atomic_store(&s->last_small_us, now);
+}
+
+static int
+w8_cmp(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* @n tasks with key @key and ids "<prefix><i>" (the id tells the handler which kind). */
+static void
+w8_fill(dq_client *c, const char *q, const char *key, const char *prefix, size_t n)
+{
+    dq_enqueue_item *it = calloc(n, sizeof *it);
+    char(*ids)[24] = calloc(n, sizeof *ids);
+
+    if (it == NULL || ids == NULL)
+        bench_die("W8: out of memory");
+    for (size_t i = 0; i < n; i++) {
+        snprintf(ids[i], sizeof ids[i], "%s%zu", prefix, i);
+        it[i].opts.id = ids[i];
+        it[i].opts.key = key;
+        it[i].payload = "\x90";
+        it[i].payload_len = 1;
+    }
+    enqueue_all(c, q, it, n);
+    free(ids);
+    free(it);
+}
+
+struct w8_run {
+    double p50_ms, p99_ms, max_ms, first_ms; /* small-key start delays */
+    double big_per_s;                        /* the big key's starts/s meanwhile */
+    double usec_per_task;                    /* Redis time per task started (commandstats) */
+    int big;
+};
+
+/* One fairness run: @nbig due tasks of key "big", then 100 keys with 10 each, four library
+ * workers of four threads; delays from the last small enqueue to each small start. */
+static struct w8_run
+w8_once(struct bench *b, dq_client *c, size_t nbig)
+{
+    static struct w8_state st;
+    struct worker_thread wt[W8_WORKERS];
+    dq_config kc = {.key_concurrency = W8_LIMIT};
+    dq_err err = {0};
+    char q[64], key[16], prefix[16];
+    struct w8_run out;
+
+    memset(&st, 0, sizeof st);
+    flushall(b);
+    bench_queue(b, "w8", q, sizeof q);
+    bench_ok(dq_config_set(c, q, &kc, &err), &err, "config key_concurrency");
+    w8_fill(c, q, "big", "big-", nbig);
+    for (int k = 0; k < W8_KEYS; k++) {
+        snprintf(key, sizeof key, "k%d", k);
+        snprintf(prefix, sizeof prefix, "k%d-", k);
+        w8_fill(c, q, key, prefix, W8_PER_KEY);
+    }
+    int64_t t0 = server_us(b); /* just after the last small-key task went in */
+    bench_resetstat(b);
+    dq_worker_opts o = {.concurrency = W8_THREADS, .batch = W8_THREADS};
+    for (int i = 0; i < W8_WORKERS; i++)
+        worker_start(b, &wt[i], q, &o, w8_handler, &st);
+    int64_t deadline = bench_mono_us() + 120 * 1000000LL;
+    while (atomic_load(&st.small) < W8_SMALL) {
+        if (bench_mono_us() > deadline)
+            bench_die("W8: %d of %d small-key tasks started in 120 s", atomic_load(&st.small),
+                      W8_SMALL);
+        bench_nap_ms(2);
+    }
+    int big = atomic_load(&st.big);
+    struct cmdstats cs = bench_cmdstats(b);
+    for (int i = 0; i < W8_WORKERS; i++)
+        worker_stop(&wt[i]);
+    double d[W8_SMALL];
+    qsort(st.start_us, W8_SMALL, sizeof st.start_us[0], w8_cmp);
+    for (int i = 0; i < W8_SMALL; i++)
+        d[i] = (double)(st.start_us[i] - t0) / 1000.0;
+    out.first_ms = d[0];
+    out.p50_ms = bench_percentile(d, W8_SMALL, 50);
+    out.p99_ms = bench_percentile(d, W8_SMALL, 99);
+    out.max_ms = d[W8_SMALL - 1];
+    out.big = big;
+    out.big_per_s = out.max_ms > 0 ? big * 1000.0 / out.max_ms : 0;
+    out.usec_per_task = (double)cs.usec / (double)(W8_SMALL + big);
+    flushall(b);
+    return out;
+}
+
+void
+bench_w8(struct bench *b)
+{
+    size_t nbig = b->quick ? 5000 : 50000;
+    size_t n = b->quick ? 5000 : 50000;
+    dq_client *c = bench_client(b);
+    double p50[16], p99[16], mx[16], first[16], rate[16], usec[16];
+    double plain[16], keyed[16], plain_us[16], keyed_us[16], cpu, calls;
+    char variant[96], note[160];
+    int big = 0;
+
+    for (int r = 0; r < b->runs; r++) {
+        struct w8_run w = w8_once(b, c, nbig);
+        p50[r] = w.p50_ms;
+        p99[r] = w.p99_ms;
+        mx[r] = w.max_ms;
+        first[r] = w.first_ms;
+        rate[r] = w.big_per_s;
+        usec[r] = w.usec_per_task;
+        big = w.big;
+    }
+    snprintf(variant, sizeof variant, "%zu due of 1 key + %d keys x %d, limit %d", nbig, W8_KEYS,
+             W8_PER_KEY, W8_LIMIT);
+    snprintf(note, sizeof note,
+             "%d library workers x %d threads, instant handler; from the last small enqueue "
+             "(server clock)",
+             W8_WORKERS, W8_THREADS);
+    size_t runs = (size_t)b->runs;
+    bench_add(b, "W8", variant, "small-key start p50", "ms", bench_median(p50, runs), NULL, 0,
+              T_NONE, 0, note);
+    bench_add(b, "W8", variant, "small-key start p99", "ms", bench_median(p99, runs), NULL, 0,
+              T_VALUE_LE, 2000, note);
+    bench_add(b, "W8", variant, "small-key start max", "ms", bench_median(mx, runs), NULL, 0,
+              T_VALUE_LE, 2000, note);
+    bench_add(b, "W8", variant, "small-key first start", "ms", bench_median(first, runs), NULL, 0,
+              T_NONE, 0, "after the claims parked the big key's backlog (1000 a call)");
+    snprintf(note, sizeof note, "big-key starts until the last small start (%d in the last run)",
+             big);
+    bench_add(b, "W8", variant, "big key drain meanwhile", "tasks/s", bench_median(rate, runs),
+              NULL, 0, T_NONE, 0, note);
+    bench_add(b, "W8", variant, "Redis time per task started", "us", bench_median(usec, runs), NULL,
+              0, T_NONE, 0, "commandstats usec of every call, parking included");
+
+    /* the keyed path's cost: W2 (concurrency 8, one lane) with and without keys, alternating */
+    unsigned char *payloads = make_payloads(b, n);
+    dq_enqueue_item *it = make_items(payloads, n);
+    static char keys[W8_KEYS][8];
+    unsigned saved_keys = b->w2_keys, saved_limit = b->w2_key_limit;
+    for (int r = 0; r < b->runs; r++) {
+        for (size_t i = 0; i < n; i++)
+            it[i].opts.key = NULL;
+        b->w2_keys = 0;
+        plain[r] = w2_once(b, c, it, n, 8, 1, &cpu, &calls);
+        plain_us[r] = (double)bench_cmdstats(b).usec / (double)n;
+        for (size_t i = 0; i < n; i++) { /* 100 keys round robin, counted, never held */
+            snprintf(keys[i % W8_KEYS], sizeof keys[0], "k%zu", i % W8_KEYS);
+            it[i].opts.key = keys[i % W8_KEYS];
+        }
+        b->w2_keys = W8_KEYS;
+        b->w2_key_limit = 1000000;
+        keyed[r] = w2_once(b, c, it, n, 8, 1, &cpu, &calls);
+        keyed_us[r] = (double)bench_cmdstats(b).usec / (double)n;
+    }
+    b->w2_keys = saved_keys;
+    b->w2_key_limit = saved_limit;
+    snprintf(variant, sizeof variant, "W2 %zu due, concurrency 8: %d keys vs none", n, W8_KEYS);
+    bench_add(b, "W8", variant, "keyed W2 tasks/s", "1/s", bench_median(keyed, runs),
+              "plain W2 tasks/s, same run", bench_median(plain, runs), T_NONE, 0,
+              "key_concurrency 1000000: every task counted, none held; alternating runs");
+    bench_add(b, "W8", variant, "keyed Redis time per task", "us", bench_median(keyed_us, runs),
+              "plain W2 us/task, same run", bench_median(plain_us, runs), T_NONE, 0,
+              "commandstats usec of the claims (with their settles) per task");
+    flushall(b);
+    free(it);
+    free(payloads);
     dq_client_free(c);
 }

@@ -119,8 +119,8 @@ if cfg.key_concurrency == 0 and nres > 0 then
   if #tks == nres then ack_recs = redis.call('HMGET', K_RUNNING, unpack(tks)) end
 end
 if cfg.key_concurrency > 0 or (nres > 0 and (not ack_recs or key_any(ack_recs))) then
-  gate = worker_gate('claim_keys', [[HDEL kin HGET kin HINCRBY kin ZADD kpark kq ZCARD kpark
-    ZPOPMIN kq ZREM kpark]])
+  gate = worker_gate('claim_keys', [[HDEL kin HGET kin HINCRBY kin HMGET kin ZADD kpark kq
+    ZCARD kpark ZPOPMIN kq ZREM kpark]])
   if gate then return gate end
 end
 
@@ -193,7 +193,7 @@ local soonest, fired = -1, 0
 if not paused then soonest, fired = sched_fire(cfg, now) end
 
 -- 3. Claim, unless the queue is paused.
-local items, lim = {}, nil
+local items, lim, peeks = {}, nil, nil
 if batch > 0 and not paused then
   -- queue limits (lib.lua): one task past what they allow tells that one was held back
   lim = limits.allow(cfg, now, ahead, batch)
@@ -202,7 +202,7 @@ if batch > 0 and not paused then
   if lim then limits.cut(lim, items) end
   -- per-key limits (lib.lua key_admit): parks the keyed tasks whose key is full
   if cfg.key_concurrency > 0 and #items > 0 then
-    items = key_admit(cfg, items, now, ahead, batch)
+    items, peeks = key_admit(cfg, items, now, ahead, batch)
   end
 end
 local out = {now, 0, 0}
@@ -220,7 +220,13 @@ local run, inflight, gone, gone_ids = {}, {}, {}, {}
 local mid, lease_at = p_str(worker) .. p_uint(now), dec(now + lease) -- the same for all
 for i = 1, #items, 2 do
   local m, due = items[i], tonumber(items[i + 1])
-  local tk, id, deadline = env_peek(m)
+  local tk, id, deadline
+  local j = (i + 1) / 2 * 3 -- key_admit's reading of this member, if it read it
+  if peeks and peeks[j - 2] then
+    tk, id, deadline = peeks[j - 2], peeks[j - 1] or nil, peeks[j] or nil
+  else
+    tk, id, deadline = env_peek(m)
+  end
   if not tk then
     to_failed(cfg, undecodable_key(m), m, 'undecodable',
       'scheduled member is not a delayq v1 envelope', '', now, worker, true)

@@ -403,35 +403,60 @@ local function skip_bytes(s, pos)
   return pos + h + l
 end
 
--- What claim needs of a due member, for every task it claims: the task key, the
--- caller-chosen id (or nil), the deadline (or nil) and the task's key ("k", or nil). It accepts exactly what
--- env_decode accepts (tests/integ/test_queue.c compares them), walking the fields in
--- place: no tables, and the payload and last error are not copied. nil when @m is not
--- a well-formed v1 or v2 envelope.
-function env_peek(m)
-  local head = string.sub(m, 1, 3)
-  local v2 = head == ENV2_PREFIX
-  if head ~= ENV_PREFIX and not v2 then return nil end
-  local seq, p = rd(m, 3)
-  if not p then return nil end
-  local id, q, k = rd(m, p)
-  if k == 'nil' then
-    id = nil
-  elseif k ~= 'bytes' or #id == 0 or #id > DQ_ID_MAX then
-    return nil
+-- The position after the uint at @q of @m (@n its length) and its value; nil when there
+-- is none there (rd's uint forms, without its kind).
+local function uint_at(m, q, n)
+  local b = string.byte(m, q)
+  if not b then return nil end
+  if b < 128 then return q + 1, b end
+  if b == 204 and q + 1 <= n then return q + 2, string.byte(m, q + 1) end
+  if b == 205 and q + 2 <= n then return q + 3, struct.unpack('>I2', m, q + 1) end
+  if b == 206 and q + 4 <= n then return q + 5, struct.unpack('>I4', m, q + 1) end
+  if b == 207 and q + 8 <= n then
+    local hi, lo = struct.unpack('>I4I4', m, q + 1)
+    if hi >= 2097152 then return nil end -- beyond 2^53: not exact in a Lua number
+    return q + 9, hi * 4294967296 + lo
   end
-  local _, ka, kb, kc, dl, att, mx
-  att, q, ka = rd(m, q) -- attempt
-  if ka ~= 'uint' or att > DQ_ATTEMPTS_MAX then return nil end
-  _, q, kb = rd(m, q) -- enqueued
-  if kb ~= 'uint' then return nil end
-  mx, q, kc = rd(m, q) -- max attempts
-  if kc ~= 'uint' or mx > DQ_ATTEMPTS_MAX then return nil end
-  dl, q, k = rd(m, q)
-  if k == 'nil' then
-    dl = nil
-  elseif k ~= 'uint' then
-    return nil
+  return nil
+end
+
+-- What claim needs of a due member, for every task it claims: the task key, the
+-- caller-chosen id (or nil), the deadline (or nil) and the task's key ("k", or nil). It
+-- accepts exactly what env_decode accepts (tests/integ/test_queue.c compares them),
+-- walking the fields in place: no tables but the extensions', and the payload and last
+-- error are not copied. nil when @m is not a well-formed v1 or v2 envelope. With @keyonly
+-- (claim's per-key admission, parking a full key's members) the task key is true and
+-- the id not made (nor copied): only the deadline and the key are.
+function env_peek(m, keyonly)
+  local b1, b2, b3 = string.byte(m, 1, 3)
+  local n = #m
+  if b3 ~= 207 or not ((b1 == 154 and b2 == 2) or (b1 == 153 and b2 == 1)) then return nil end
+  local q, seq = uint_at(m, 3, n)
+  if not q then return nil end
+  local id, dl, v
+  if string.byte(m, q) == 192 then
+    q = q + 1
+  else
+    local e = skip_bytes(m, q)
+    if not e then return nil end
+    local b, h = string.byte(m, q), 1 -- the id's header: its length is what follows it
+    if b == 196 or b == 217 then h = 2 elseif b == 197 or b == 218 then h = 3
+    elseif b == 198 or b == 219 then h = 5 end
+    if e - q - h < 1 or e - q - h > DQ_ID_MAX then return nil end
+    if not keyonly then id = string.sub(m, q + h, e - 1) end
+    q = e
+  end
+  q, v = uint_at(m, q, n) -- attempt
+  if not q or v > DQ_ATTEMPTS_MAX then return nil end
+  q = uint_at(m, q, n) -- enqueued
+  if not q then return nil end
+  q, v = uint_at(m, q, n) -- max attempts
+  if not q or v > DQ_ATTEMPTS_MAX then return nil end
+  if string.byte(m, q) == 192 then
+    q = q + 1
+  else
+    q, dl = uint_at(m, q, n) -- deadline
+    if not q then return nil end
   end
   q = skip_bytes(m, q) -- payload
   if not q then return nil end
@@ -439,16 +464,34 @@ function env_peek(m)
     q = q + 1
   else
     q = skip_bytes(m, q) -- last error
+    if not q then return nil end
   end
-  local x
-  if v2 then
-    x = q and rd_ext(m, q)
-    if not x then return nil end
-  elseif q ~= #m + 1 then
+  local k
+  if b1 == 154 then
+    -- the common map, {k = key} alone (81 a1 6b, then the key as a str or bin with a
+    -- one-byte header or length): read in place, as rd_ext reads it; any other map by it
+    local h, l = string.byte(m, q + 3), nil
+    if string.byte(m, q) == 129 and string.byte(m, q + 1) == 161 and
+        string.byte(m, q + 2) == 107 and h then
+      if h >= 161 and h <= 191 then
+        l, h = h - 160, 4
+      elseif h == 217 or h == 196 then
+        l, h = string.byte(m, q + 4), 5
+      end
+    end
+    if l and l >= 1 and l <= DQ_KEY_MAX and q + h + l == n + 1 then
+      k = string.sub(m, q + h, n)
+    else
+      local x = rd_ext(m, q)
+      if not x then return nil end
+      k = x.k
+    end
+  elseif q ~= n + 1 then
     return nil
   end
-  if id then return 'c:' .. id, id, dl, x and x.k end
-  return dec(seq), nil, dl, x and x.k
+  if keyonly then return true, nil, dl, k end
+  if id then return 'c:' .. id, id, dl, k end
+  return dec(seq), nil, dl, k
 end
 
 -- An envelope template as enqueue.lua takes it (docs/PROTOCOL.md 5.2): a v1 envelope
@@ -1453,22 +1496,52 @@ end
 
 -- claim's admission of @items (ZRANGEBYSCORE pairs, member then due, due by @now +
 -- @ahead), for a queue with key_concurrency > 0 (@cfg): returns the pairs claim should
--- take, at most @batch; parks the keyed ones whose key is full, and when it parked some
--- and has fewer than @batch, looks at the next members, at most KEY_LOOK_MAX in all.
--- Counts the admitted ones in kin. A member that claim will fail (undecodable, expired)
--- is passed on as it is, uncounted. Cost: one HGET per distinct key, one ZADD, ZINCRBY
--- and ZREM per parked key, and per extra page one ZRANGEBYSCORE.
+-- take, at most @batch, and what env_peek said of the j-th pair (@peeks: its task key,
+-- id and deadline at 3j-2, 3j-1 and 3j, false for none; nothing when it did not read it
+-- or it did not decode), so claim reads no member twice. Parks the keyed ones whose key
+-- is full, and when it parked some and has fewer than @batch, looks at the next members,
+-- at most KEY_LOOK_MAX in all. Counts the admitted ones in kin. A member that claim will
+-- fail (undecodable, expired) is passed on as it is, uncounted. Cost: one env_peek per
+-- v2 member, one HMGET of the first page's keys and one HGET per other distinct key
+-- (later pages), one ZADD, ZADD INCR and HINCRBY per parked key
+-- and one ZREM per page, one HINCRBY per admitted key, and per extra page one
+-- ZRANGEBYSCORE (pages of 100, 200, 400, ...: 5 in a look of 1000 all parked).
 function key_admit(cfg, items, now, ahead, batch)
   local lim = cfg.key_concurrency
-  local keep, cnt, add, looked, want = {}, {}, {}, 0, batch
+  local keep, peeks, cnt, add, looked, want, quick = {}, {}, {}, {}, 0, batch, false
+  -- The first page (at most batch members, all of which the call may take) is read at
+  -- once, and its keys' counts come in one HMGET: a call of many keys makes one command
+  -- for them, not one each. Later pages (parking a backlog) read as they go.
+  local pre, ask = {}, {}
+  for i = 1, #items, 2 do
+    if string.byte(items[i], 1) == 154 then
+      local r = {env_peek(items[i])}
+      pre[i] = r
+      if r[1] and r[4] and not (r[3] and now > r[3]) and cnt[r[4]] == nil then
+        cnt[r[4]] = false
+        ask[#ask + 1] = r[4]
+      end
+    end
+  end
+  if #ask > 0 then
+    local got = redis.call('HMGET', K_KIN, unpack(ask))
+    for j, k in ipairs(ask) do cnt[k] = tonumber(got[j]) or 0 end
+  end
   while true do
     local park, parked = {}, 0
     for i = 1, #items, 2 do
       if #keep >= 2 * batch then break end
-      local m, key = items[i], nil
+      local m, key, tk, id, dl, k = items[i], nil, nil, nil, nil, nil
       looked = looked + 1
       if string.byte(m, 1) == 154 then -- v2: may have a key
-        local tk, _, dl, k = env_peek(m)
+        -- after a parked member, likely another of a full key's backlog: its key alone
+        -- (no id made), and the whole reading only if it is admitted after all
+        local r = pre and pre[i]
+        if r then
+          tk, id, dl, k = r[1], r[2], r[3], r[4]
+        else
+          tk, id, dl, k = env_peek(m, quick)
+        end
         if tk and k and not (dl and now > dl) then key = k end
       end
       local n = key and (cnt[key] or tonumber(redis.call('HGET', K_KIN, key)) or 0)
@@ -1482,13 +1555,20 @@ function key_admit(cfg, items, now, ahead, batch)
         p[#p + 1] = items[i + 1]
         p[#p + 1] = m
         parked = parked + 1
+        quick = true
       else
+        if quick and tk then tk, id = env_peek(m) end
+        quick = false
         if key then
           cnt[key] = n + 1
           add[key] = (add[key] or 0) + 1
         end
         keep[#keep + 1] = m
         keep[#keep + 1] = items[i + 1]
+        if tk then
+          local j = #keep / 2
+          peeks[3 * j - 2], peeks[3 * j - 1], peeks[3 * j] = tk, id or false, dl or false
+        end
       end
     end
     if parked > 0 then
@@ -1503,25 +1583,29 @@ function key_admit(cfg, items, now, ahead, batch)
     if parked == 0 or #keep >= 2 * batch or looked >= KEY_LOOK_MAX or #items < 2 * want then
       break
     end
-    -- the kept ones are still in sched, first in due order: the next page follows them
-    want = math.min(math.max(batch, 100), KEY_LOOK_MAX - looked)
+    pre = nil
+    -- the kept ones are still in sched, first in due order: the next page follows them.
+    -- Each page twice the last while whole pages park (a full key's backlog: fewer
+    -- commands per member parked), and none larger than the look has left.
+    want = math.min(math.max(batch, 100, 2 * want), KEY_LOOK_MAX - looked)
     items = redis.call('ZRANGEBYSCORE', K_SCHED, '-inf', dec(now + ahead), 'WITHSCORES',
       'LIMIT', #keep / 2, want)
   end
   for k, n in pairs(add) do redis.call('HINCRBY', K_KIN, k, n) end
-  return keep
+  return keep, peeks
 end
 
--- Task key @k's task left in flight: its count drops, and its earliest parked tasks go
--- back to sched while the key has room (all of them, KEY_PROMOTE_MAX at a time, when the
--- limit is off). A task claimed while the limit was off was never counted: the count
--- never goes below 0 (PROTOCOL.md 4.10, "Changing the limit"). @st: what this call has
--- read already (nil: nothing), for the settles of many tasks in one call: lim, the
--- queue's key_concurrency (one HMGET a call), and parked, whether any key has parked tasks
--- (one ZCARD a call, so a call with nothing parked pops nothing). Returns it.
-local function key_left(k, st)
+-- @gone (default 1) tasks of task key @k left in flight: its count drops, and its earliest
+-- parked tasks go back to sched while the key has room (all of them, KEY_PROMOTE_MAX at a
+-- time, when the limit is off). A task claimed while the limit was off was never
+-- counted: the count never goes below 0 (PROTOCOL.md 4.10, "Changing the limit"). @st:
+-- what this call has read already (nil: nothing), for the settles of many tasks in one
+-- call: lim, the queue's key_concurrency (one HMGET a call), and parked, whether any key
+-- has parked tasks (one ZCARD a call, so a call with nothing parked pops nothing).
+-- Returns it.
+local function key_left(k, st, gone)
   st = st or {}
-  local n = redis.call('HINCRBY', K_KIN, k, -1)
+  local n = redis.call('HINCRBY', K_KIN, k, -(gone or 1))
   if n <= 0 then
     redis.call('HDEL', K_KIN, k)
     n = 0
@@ -1545,18 +1629,42 @@ local function key_left(k, st)
   return st
 end
 
--- The key of the task whose running record is @r, or nil; a v1 envelope (no
--- extensions) costs one byte compare.
--- The task whose running record is @r was acked: key_left for its key, if it has one.
--- A v1 envelope (no extensions) costs one byte compare. @st as for key_left (many acks
--- in one call read the config and the parked count once); returns it.
-function key_done(r, st)
+-- The key of the task whose running record is @r, or nil. The envelope is the record's
+-- first element (a bin, run_encode): a v1 one has no extensions, so no key (one byte
+-- compare); a v2 one is read in place by env_peek (as claim read it), not decoded:
+-- no tables, no copy of the payload. Ack's and claim's gates (key_any) and the settles
+-- (key_done) ask this one function, so they agree on which tasks reach key_left.
+local function run_key(r)
   local b, p = string.byte(r, 2), nil
   if b == 196 then p = 4 elseif b == 197 then p = 5 elseif b == 198 then p = 7 end
-  if not p or string.byte(r, p) ~= 154 then return st end
-  local run = run_decode(r)
-  local e = run and env_decode(run.m)
-  if e and e.k then return key_left(e.k, st) end
+  if not p or string.byte(r, p) ~= 154 then return nil end
+  -- v2 (the envelope's first byte is there, so is the bin's length before it)
+  local l = b == 196 and string.byte(r, 3) or struct.unpack(b == 197 and '>I2' or '>I4', r, 3)
+  if p + l - 1 > #r then return nil end -- malformed: no key, no error
+  local _, _, _, k = env_peek(string.sub(r, p, p + l - 1))
+  return k
+end
+
+-- The task whose running record is @r was acked: key_left for its key, if it has one.
+-- With @st.acked (the acks of one call, settle_acks), the keys are gathered there, and
+-- key_done(nil, @st) then runs key_left once per key for all its acks: one HINCRBY and
+-- one promotion per key per call, not per task (and no more promoted than the key has
+-- room for after all of them). @st as for key_left; returns it.
+function key_done(r, st)
+  if r == nil then
+    for _, k in ipairs(st.acked) do key_left(k, st, st.acked[k]) end
+    st.acked = {}
+    return st
+  end
+  local k = run_key(r)
+  if not k then return st end
+  local a = st and st.acked
+  if not a then return key_left(k, st) end
+  if not a[k] then
+    a[#a + 1] = k
+    a[k] = 0
+  end
+  a[k] = a[k] + 1
   return st
 end
 
@@ -1566,15 +1674,7 @@ end
 -- can run them (their role gates, PROTOCOL 5.16a).
 function key_any(recs)
   for _, r in ipairs(recs) do
-    if r then
-      local b, p = string.byte(r, 2), nil
-      if b == 196 then p = 4 elseif b == 197 then p = 5 elseif b == 198 then p = 7 end
-      if p and string.byte(r, p) == 154 then
-        local run = run_decode(r)
-        local e = run and env_decode(run.m)
-        if e and e.k then return true end
-      end
-    end
+    if r and run_key(r) then return true end
   end
   return false
 end
@@ -1733,13 +1833,14 @@ local function settle_acks(tks, atts, clms, kept, recs)
   if #gone > 0 then
     redis.call('ZREM', K_INFLIGHT, unpack(gone))
     redis.call('HDEL', K_RUNNING, unpack(gone))
-    local now, st
+    local now, st = nil, {acked = {}} -- (key_done: the keys' counts once per key)
     for i, tk in ipairs(tks) do
       if out[i] == 1 then
         now = uniq_acked(recs[i], now)
         st = key_done(recs[i], st)
       end
     end
+    key_done(nil, st)
   end
   local done = #gone
   for _, i in ipairs(later) do

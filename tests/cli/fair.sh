@@ -3,16 +3,22 @@
 # 1. key_concurrency 1: no two tasks of one key overlap across four workers of four
 #    slots, while tasks of different keys (and unkeyed ones) do run side by side.
 # 2. The fairness case: one key with 50 000 due tasks enqueued first, then 100 keys with
-#    10 each, key_concurrency 2: every small-key task starts within the deadline while
-#    the big key runs at most 2 at once; stats shows the parked count.
-#    delayq keys names the big key, with its parked count.
+#    10 each, key_concurrency 2, four workers of four slots and a near-instant handler
+#    (fair_rec): every small-key task starts within 2 s of the last one's enqueue (the
+#    first, the 99th percentile and the last start are printed, by the handlers' own
+#    clock, which is Redis' on this host), while the big key runs, at most 2 at once;
+#    stats shows the parked count. delayq keys names the big key, with its parked count.
 # 3. Reap: a worker killed while it holds a keyed task; its lease is reaped, the key's
 #    count drops and its parked tasks run, still one at a time.
-# Usage: fair.sh FAIR_FILL (tests/cli/fair_fill, the bulk enqueue helper).
+# Usage: fair.sh FAIR_FILL FAIR_REC [SANITIZE] (tests/cli/fair_fill, the bulk enqueue
+# helper; tests/cli/fair_rec, the handler; SANITIZE, meson's b_sanitize: other than
+# "none" or empty, the 2 s bar is widened for the sanitizer's slower delayq).
 set -u
 here=$(dirname "$0")
 . "$here/../eco/lib.sh"
-fill=${1:?usage: fair.sh FAIR_FILL}
+fill=${1:?usage: fair.sh FAIR_FILL FAIR_REC [SANITIZE]}
+rec=${2:?usage: fair.sh FAIR_FILL FAIR_REC [SANITIZE]}
+sanitize=${3:-none}
 redis_start
 dq() { "$bin" "$@"; }
 rcli() { redis-cli -h 127.0.0.1 -p "$redis_port" "$@"; }
@@ -72,29 +78,38 @@ while [ $i -lt 100 ]; do
   "$fill" "$q" "k$i" 10 "k$i" || bad "fill k$i"
   i=$((i + 1))
 done
+# server time (us) just after the last small-key task was enqueued: the bar runs from it
+t0=$(rcli TIME | tr '\n' ' ' | awk '{ printf "%s%06d\n", $1, $2 }')
 check "stats: 51 000 due" sh -c "'$bin' stats -q '$q' --json | grep -q '\"due\":51000'"
 log2="$work/fair.log"
-t0=$(mono_ms)
 for w in 1 2 3 4; do
-  LOG=$log2 NAP=0.05 spawn "$bin" work -q "$q" -c 4 --name "fair-$w" --quiet -- "$work/h.sh"
+  LOG=$log2 spawn "$bin" work -q "$q" -c 4 --name "fair-$w" --quiet -- "$rec"
   eval "fair_$w=\$spawned"
 done
 small_started() { [ "$(grep -c '^S k' "$log2" 2>/dev/null)" -ge 1000 ]; }
-# Without the limit the 1000 would start after the 50 000 (they are due later). With it
-# they start at the workers' pace (16 slots, 2 of them the big key's): 6 s here on a
-# loaded 2-core machine, more under a sanitizer, hence the wide deadline; what must hold
-# at any pace is the order below.
-check "every small-key task starts (deadline 120 s)" wait_for 120000 "1000 small starts" small_started
-first=$(awk '$1 == "S" && $2 ~ /^k/ { print $3 }' "$log2" | sort -n | head -1)
-last=$(awk '$1 == "S" && $2 ~ /^k/ { print $3 }' "$log2" | sort -n | tail -1)
-p99=$(awk '$1 == "S" && $2 ~ /^k/ { print $3 }' "$log2" | sort -n | sed -n 990p)
-echo "# small keys: first start $((first - t0)) ms, p99 $((p99 - t0)) ms, last $((last - t0)) ms" \
-  "after the workers started"
-bigs=$(awk -v t="$last" '$1 == "S" && $2 ~ /^big-/ && $3 <= t' "$log2" | wc -l)
-echo "# big-key tasks started before the last small-key one: $bigs of 50 000"
+# The issue's bar: 2 s. Where the time goes (PROTOCOL.md 4.10, "Costs"): the claims park
+# the big key's 50 000 (1000 a call) before the small keys' tasks, behind them in due
+# order, can be claimed; then 1 000 handler starts on 14 free slots. A sanitizer build's
+# delayq work is slower per task: its bar is 3x (1.3 s measured under ASan + UBSan on a
+# shared 2-core machine, 1.0 to 1.8 s in the normal build); the normal one never widens.
+bar=2000
+case $sanitize in none | '') ;; *) bar=6000 ;; esac
+check "every small-key task starts (deadline 60 s)" wait_for 60000 "1000 small starts" small_started
+awk -v t="$t0" '$1 == "S" && $2 ~ /^k/ { print int(($3 - t) / 1000) }' "$log2" | sort -n >"$work/small.ms"
+first=$(sed -n 1p "$work/small.ms")
+p99=$(sed -n 990p "$work/small.ms")
+last=$(sed -n 1000p "$work/small.ms")
+echo "# small keys' starts after the last enqueue: first $first ms, p99 $p99 ms, last $last ms" \
+  "(bar $bar ms; b_sanitize $sanitize)"
+check "p99 of the small keys' starts within $bar ms ($p99)" [ "${p99:-999999}" -le "$bar" ]
+check "the last small-key start within $bar ms ($last)" [ "${last:-999999}" -le "$bar" ]
+lastus=$(awk '$1 == "S" && $2 ~ /^k/ { print $3 }' "$log2" | sort -n | tail -1)
+bigs=$(awk -v t="$lastus" '$1 == "S" && $2 ~ /^big-/ && $3 <= t' "$log2" | wc -l)
+echo "# big-key tasks started meanwhile: $bigs of 50 000" \
+  "($(awk -v n="$bigs" -v ms="$last" 'BEGIN { printf "%.0f", (ms > 0 ? n * 1000 / ms : 0) }')/s)"
 check "the small keys did not wait behind the big key (under 1000 of its 50 000 first)" \
   [ "$bigs" -lt 1000 ]
-check "... and the big key ran meanwhile" [ "$(grep -c '^S big-' "$log2")" -ge 1 ]
+check "... and the big key ran meanwhile" [ "$bigs" -ge 1 ]
 parked=$(dq stats -q "$q" --json | sed -n 's/.*"parked":\([0-9]*\).*/\1/p')
 echo "# parked while the big key drains: $parked"
 check "stats --json: the big key's backlog is parked" [ "${parked:-0}" -gt 1000 ]

@@ -1446,8 +1446,9 @@ claimed_ahead_task_of_a_dead_worker_comes_back(void **state)
 /* The Lua run by EVAL below: for envelopes (with and without an id, a deadline and a last
  * error) and every mutation of them (each byte set to each of a set of values, every
  * truncation, one byte appended), claim's env_peek must accept exactly what env_decode
- * accepts, with the same task key, id and deadline. Replies {cases, mismatches, the
- * first mismatch in hex}. */
+ * accepts, with the same task key, id, deadline and key ("k"), and so must its key-only
+ * reading (per-key limits' parking), with the same deadline and key. Replies {cases,
+ * mismatches, the first mismatch in hex}. */
 static const char peek_body[] =
     "local base = {\n"
     "  {seq = 7, attempt = 0, enq = 1700000000000, max = 25, payload = 'abc'},\n"
@@ -1459,6 +1460,16 @@ static const char peek_body[] =
     "  {seq = 9, attempt = 1, enq = 2, max = 3, payload = 'p', ext = '\\129\\162tl\\10'},\n"
     "  {seq = 10, id = 'k', attempt = 0, enq = 2, max = 3, payload = 'q', last_error = 'e',\n"
     "   ext = '\\130\\162tl\\205\\1\\0\\162zz\\163abc'},\n"
+    /* v2 with a task key (per-key limits): fixstr, str8 and bin8 keys alone (env_peek's
+     * in-place path), and a key beside a time limit (rd_ext's) */
+    "  {seq = 11, id = 'big-7', attempt = 0, enq = 2, max = 0, payload = '\\144',\n"
+    "   ext = '\\129\\161k\\163big'},\n"
+    "  {seq = 12, attempt = 0, enq = 2, max = 0, deadline = 9, payload = 'r',\n"
+    "   ext = '\\129\\161k\\217\\40' .. string.rep('t', 40)},\n"
+    "  {seq = 13, attempt = 2, enq = 2, max = 5, payload = 's', last_error = 'x',\n"
+    "   ext = '\\129\\161k\\196\\3abc'},\n"
+    "  {seq = 14, attempt = 0, enq = 2, max = 0, payload = 't', ext = "
+    "'\\130\\161k\\161a\\162tl\\10'},\n"
     "}\n"
     "local vals = {0, 1, 127, 128, 129, 130, 143, 144, 153, 154, 159, 160, 161, 162, 191,\n"
     "  192, 194, 195, 196, 197, 198, 204, 205, 206, 207, 208, 217, 218, 219, 255}\n"
@@ -1467,10 +1478,12 @@ static const char peek_body[] =
     "local function check(m)\n"
     "  cases = cases + 1\n"
     "  local e = env_decode(m)\n"
-    "  local tk, id, dl = env_peek(m)\n"
+    "  local tk, id, dl, k = env_peek(m)\n"
+    "  local q, qid, qdl, qk = env_peek(m, true)\n"
     "  local ok\n"
-    "  if e then ok = tk == tkey(e) and same(id, e.id) and same(dl, e.deadline)\n"
-    "  else ok = tk == nil end\n"
+    "  if e then ok = tk == tkey(e) and same(id, e.id) and same(dl, e.deadline) and\n"
+    "    same(k, e.k) and q == true and qid == nil and same(qdl, e.deadline) and same(qk, e.k)\n"
+    "  else ok = tk == nil and q == nil end\n"
     "  if not ok then\n"
     "    bad = bad + 1\n"
     "    if first == '' then first = (string.gsub(m, '.', function(c)\n"
