@@ -843,6 +843,14 @@ void dq_history_free(dq_history *h);
  */
 int64_t dq_run_quantile(const int64_t run[DQ_RUN_BUCKETS], double q);
 
+/** Whether dq_run_quantile(@run, @q) falls in the open last bucket (its answer then means
+ * "at least that"). */
+bool dq_run_quantile_open(const int64_t run[DQ_RUN_BUCKETS], double q);
+
+/** Adds @r's counters, run-time buckets and run-time sum to @sum's (a negative value counts
+ * 0, a sum stops at INT64_MAX); the backlog sample is left alone. */
+void dq_history_row_add(dq_history_row *sum, const dq_history_row *r);
+
 typedef enum dq_view {
     DQ_VIEW_DUE = 0,
     DQ_VIEW_FUTURE,

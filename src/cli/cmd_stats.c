@@ -257,21 +257,6 @@ put_count(char *buf, size_t size, int64_t v)
         snprintf(buf, size, "%.0f%c", x, units[u]);
 }
 
-/* Whether the @q-quantile of @run falls in the open bucket (> 10 s), where
- * dq_run_quantile says its lower bound. */
-static bool
-quantile_open(const int64_t run[DQ_RUN_BUCKETS], double q)
-{
-    double total = 0, below = 0;
-
-    for (size_t i = 0; i < DQ_RUN_BUCKETS; i++) {
-        total += run[i] > 0 ? (double)run[i] : 0;
-        if (i < DQ_RUN_BUCKETS - 1)
-            below += run[i] > 0 ? (double)run[i] : 0;
-    }
-    return total > 0 && below < q * total;
-}
-
 /* A percentile in at most 6 columns: "-" without runs, ">10s" in the open bucket. */
 static void
 put_quantile(char *buf, size_t size, const int64_t run[DQ_RUN_BUCKETS], double q)
@@ -280,24 +265,10 @@ put_quantile(char *buf, size_t size, const int64_t run[DQ_RUN_BUCKETS], double q
 
     if (v < 0)
         snprintf(buf, size, "-");
-    else if (quantile_open(run, q))
+    else if (dq_run_quantile_open(run, q))
         snprintf(buf, size, ">10s");
     else
         dq_dur_format(buf, size, v);
-}
-
-static void
-row_add(dq_history_row *sum, const dq_history_row *r)
-{
-    int64_t *d[] = {&sum->enqueued, &sum->started,  &sum->done,    &sum->retried, &sum->failed,
-                    &sum->expired,  &sum->requeued, &sum->dropped, &sum->lost,    &sum->run_sum_ms};
-    const int64_t v[] = {r->enqueued, r->started,  r->done,    r->retried, r->failed,
-                         r->expired,  r->requeued, r->dropped, r->lost,    r->run_sum_ms};
-
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        *d[i] = *d[i] > INT64_MAX - v[i] ? INT64_MAX : *d[i] + v[i];
-    for (size_t i = 0; i < DQ_RUN_BUCKETS; i++)
-        sum->run[i] = sum->run[i] > INT64_MAX - r->run[i] ? INT64_MAX : sum->run[i] + r->run[i];
 }
 
 /* One table line: @label (5 columns), the six counts, the percentiles and, when @sample,
@@ -390,7 +361,7 @@ print_since_table(const struct cli *g, const dq_history *h, int64_t span_ms)
         char hm[8];
         snprintf(hm, sizeof hm, "%.5s", t + 11);
         put_since_line(hm, r, true);
-        row_add(&sum, r);
+        dq_history_row_add(&sum, r);
     }
     put_since_line("all", &sum, false);
     put_rate(&b, "rates: enqueued", sum.enqueued, minutes);

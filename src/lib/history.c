@@ -62,6 +62,46 @@ dq_run_quantile(const int64_t run[DQ_RUN_BUCKETS], double q)
     return -1; /* (not reached: the last bucket that counts answers) */
 }
 
+bool
+dq_run_quantile_open(const int64_t run[DQ_RUN_BUCKETS], double q)
+{
+    double total = 0, below = 0;
+
+    for (size_t i = 0; i < DQ_RUN_BUCKETS; i++) {
+        total += run[i] > 0 ? (double)run[i] : 0;
+        if (i < DQ_RUN_BUCKETS - 1)
+            below += run[i] > 0 ? (double)run[i] : 0;
+    }
+    return total > 0 && below < q * total;
+}
+
+/* @a + @b of counts, a negative @b counting 0, stopping at INT64_MAX (hostile values from
+ * Redis cannot overflow a sum). */
+static int64_t
+sat_add(int64_t a, int64_t b)
+{
+    if (b <= 0)
+        return a;
+    return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+void
+dq_history_row_add(dq_history_row *sum, const dq_history_row *r)
+{
+    sum->enqueued = sat_add(sum->enqueued, r->enqueued);
+    sum->started = sat_add(sum->started, r->started);
+    sum->done = sat_add(sum->done, r->done);
+    sum->retried = sat_add(sum->retried, r->retried);
+    sum->failed = sat_add(sum->failed, r->failed);
+    sum->expired = sat_add(sum->expired, r->expired);
+    sum->requeued = sat_add(sum->requeued, r->requeued);
+    sum->dropped = sat_add(sum->dropped, r->dropped);
+    sum->lost = sat_add(sum->lost, r->lost);
+    for (size_t b = 0; b < DQ_RUN_BUCKETS; b++)
+        sum->run[b] = sat_add(sum->run[b], r->run[b]);
+    sum->run_sum_ms = sat_add(sum->run_sum_ms, r->run_sum_ms);
+}
+
 void
 dq_history_free(dq_history *h)
 {
@@ -80,12 +120,6 @@ call_step(int64_t step_min)
         if (step_min % d == 0)
             return d;
     return 1;
-}
-
-static int64_t
-sat_add(int64_t a, int64_t b)
-{
-    return a > INT64_MAX - b ? INT64_MAX : a + b; /* both >= 0 */
 }
 
 /* One call: the @span_min minutes ending with minute @end_min (-1: the current one). */
@@ -138,18 +172,7 @@ merge_part(struct merge *m, const dq_history *part, int64_t lo_min, int64_t hi_m
         if (k < 0 || (size_t)k >= m->n) /* (the check above keeps it in) */
             return dq_err_set(err, DQ_EPROTO, "history reply: row %zu is outside the span", i + 1);
         dq_history_row *r = &m->rows[k];
-        r->enqueued = sat_add(r->enqueued, p->enqueued);
-        r->started = sat_add(r->started, p->started);
-        r->done = sat_add(r->done, p->done);
-        r->retried = sat_add(r->retried, p->retried);
-        r->failed = sat_add(r->failed, p->failed);
-        r->expired = sat_add(r->expired, p->expired);
-        r->requeued = sat_add(r->requeued, p->requeued);
-        r->dropped = sat_add(r->dropped, p->dropped);
-        r->lost = sat_add(r->lost, p->lost);
-        for (size_t b = 0; b < DQ_RUN_BUCKETS; b++)
-            r->run[b] = sat_add(r->run[b], p->run[b]);
-        r->run_sum_ms = sat_add(r->run_sum_ms, p->run_sum_ms);
+        dq_history_row_add(r, p);
         if (p->backlog >= 0 && p->at_ms > m->sample_at[k]) {
             r->backlog = p->backlog;
             r->oldest_due_ms = p->oldest_due_ms;

@@ -128,15 +128,15 @@ minutes_text(char *buf, size_t size, int64_t min)
         snprintf(buf, size, "%lldm", (long long)min);
 }
 
-/* A run-time estimate: the open last bucket says only "at least its lower bound". */
+/* The @q-quantile of @run: the open last bucket says only "at least its lower bound". */
 static void
-run_text(const struct hist_view *v, char *buf, size_t size, int64_t ms)
+run_text(const struct hist_view *v, char *buf, size_t size, const int64_t run[DQ_RUN_BUCKETS],
+         double q)
 {
     char d[DQ_DUR_BUFSZ];
 
-    dq_dur_format(d, sizeof d, ms);
-    snprintf(buf, size, "%s%s",
-             ms >= dq_run_bounds_ms[DQ_RUN_BUCKETS - 2] ? v->ascii ? ">=" : "≥" : "", d);
+    dq_dur_format(d, sizeof d, dq_run_quantile(run, q));
+    snprintf(buf, size, "%s%s", dq_run_quantile_open(run, q) ? v->ascii ? ">=" : "≥" : "", d);
 }
 
 /* HH:MM of server time @ms (UTC, as the rest of the inspector's times). */
@@ -389,19 +389,13 @@ static void
 draw_summary(const struct hist_view *v, struct grid *g, int64_t col_ms)
 {
     const dq_history *h = v->h;
-    int64_t t[9] = {0}, run[DQ_RUN_BUCKETS] = {0}, runs = 0, peak = -1, peak_ms = 0, now = -1;
+    dq_history_row sum = {0};
+    int64_t runs = 0, peak = -1, peak_ms = 0, now = -1;
     char col_d[32], kept[32], buf[400];
 
     for (size_t i = 0; i < h->n; i++) {
         const dq_history_row *r = &h->rows[i];
-        const int64_t f[9] = {r->done, r->failed,   r->retried, r->requeued, r->expired, r->dropped,
-                              r->lost, r->enqueued, 0};
-        for (int k = 0; k < 9; k++)
-            t[k] = add(t[k], nonneg(f[k]));
-        for (int k = 0; k < DQ_RUN_BUCKETS; k++) {
-            run[k] = add(run[k], nonneg(r->run[k]));
-            runs = add(runs, nonneg(r->run[k]));
-        }
+        dq_history_row_add(&sum, r);
         if (r->backlog >= 0) {
             now = r->backlog;
             if (r->backlog > peak) {
@@ -410,6 +404,11 @@ draw_summary(const struct hist_view *v, struct grid *g, int64_t col_ms)
             }
         }
     }
+    const int64_t t[9] = {sum.done,     sum.failed,   sum.retried,
+                          sum.requeued, sum.expired,  sum.dropped,
+                          sum.lost,     sum.enqueued, 0};
+    for (int k = 0; k < DQ_RUN_BUCKETS; k++)
+        runs = add(runs, sum.run[k]);
     minutes_text(col_d, sizeof col_d, col_ms / 60000);
     minutes_text(kept, sizeof kept, h->history_minutes);
     snprintf(buf, sizeof buf, " history of %s: the last %s, a column = %s, UTC (rollups kept %s)",
@@ -430,7 +429,7 @@ draw_summary(const struct hist_view *v, struct grid *g, int64_t col_ms)
         char p[3][DQ_DUR_BUFSZ + 4];
         const double q[3] = {0.50, 0.95, 0.99};
         for (int k = 0; k < 3; k++)
-            run_text(v, p[k], sizeof p[k], dq_run_quantile(run, q[k]));
+            run_text(v, p[k], sizeof p[k], sum.run, q[k]);
         snprintf(buf, sizeof buf, " runs: p50 %s p95 %s p99 %s (%lld)", p[0], p[1], p[2],
                  (long long)runs);
     } else {

@@ -709,3 +709,20 @@ test_redis_int(struct test_redis *r, int argc, const char **argv)
     freeReplyObject(reply);
     return v;
 }
+
+long long
+test_redis_calls(struct test_redis *r, const char *name)
+{
+    const char *argv[] = {"INFO", "commandstats"};
+    redisReply *reply = test_redis_cmd(r, 2, argv);
+    char want[64];
+    long long n = -1;
+
+    if (reply != NULL && reply->type == REDIS_REPLY_STRING) {
+        snprintf(want, sizeof want, "cmdstat_%s:calls=", name);
+        const char *p = strstr(reply->str, want);
+        n = p != NULL ? atoll(p + strlen(want)) : 0;
+    }
+    freeReplyObject(reply);
+    return n;
+}

@@ -98,4 +98,8 @@ struct redisReply *test_redis_cmd(struct test_redis *r, int argc, const char **a
 /* Like test_redis_cmd() for integer replies; LLONG_MIN on any other outcome. */
 long long test_redis_int(struct test_redis *r, int argc, const char **argv);
 
+/* The calls of command @name (lower case, e.g. "hincrby") Redis has counted since start or
+ * CONFIG RESETSTAT (INFO commandstats); 0 when it has none; -1 when INFO failed. */
+long long test_redis_calls(struct test_redis *r, const char *name);
+
 #endif /* DQ_HARNESS_REDIS_H */

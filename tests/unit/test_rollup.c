@@ -449,13 +449,44 @@ quantile_error_bound(void **state)
     }
 }
 
+/* The open-bucket test beside the quantile (a closed bucket's top, exactly 10 s, is not
+ * open), and the row sum: negatives count 0, sums stop at INT64_MAX, the sample stays. */
+static void
+quantile_open_and_row_add(void **state)
+{
+    (void)state;
+    int64_t run[DQ_RUN_BUCKETS] = {0};
+
+    run[10] = 1; /* 5..10 s */
+    assert_int_equal(dq_run_quantile(run, 1.0), 10000);
+    assert_false(dq_run_quantile_open(run, 1.0));
+    run[11] = 1; /* and one over 10 s */
+    assert_false(dq_run_quantile_open(run, 0.5));
+    assert_true(dq_run_quantile_open(run, 0.99));
+    assert_false(dq_run_quantile_open((int64_t[DQ_RUN_BUCKETS]){0}, 0.5));
+
+    dq_history_row sum = {.done = INT64_MAX - 1, .backlog = 7, .oldest_due_ms = 9};
+    dq_history_row r = {.done = 5, .failed = -3, .retried = 2, .run_sum_ms = 40, .backlog = 1};
+    r.run[3] = 4;
+    dq_history_row_add(&sum, &r);
+    dq_history_row_add(&sum, &r);
+    assert_true(sum.done == INT64_MAX);
+    assert_int_equal(sum.failed, 0);
+    assert_int_equal(sum.retried, 4);
+    assert_int_equal(sum.run[3], 8);
+    assert_int_equal(sum.run_sum_ms, 80);
+    assert_int_equal(sum.backlog, 7);
+    assert_int_equal(sum.oldest_due_ms, 9);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(history_reads_rows),     cmocka_unit_test(history_refuses_malformed),
-        cmocka_unit_test(history_huge_counts),    cmocka_unit_test(stats_run_totals),
-        cmocka_unit_test(quantile_known_answers), cmocka_unit_test(quantile_error_bound),
+        cmocka_unit_test(history_reads_rows),        cmocka_unit_test(history_refuses_malformed),
+        cmocka_unit_test(history_huge_counts),       cmocka_unit_test(stats_run_totals),
+        cmocka_unit_test(quantile_known_answers),    cmocka_unit_test(quantile_error_bound),
+        cmocka_unit_test(quantile_open_and_row_add),
     };
 
     test_filter_from_env();
