@@ -26,9 +26,9 @@ if k < 1 or k > DQ_CALL_MAX or k ~= math.floor(k) or (flag and flag ~= '0' and f
     'optionally 0 or 1', #ARGV, DQ_CALL_MAX)
 end
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = worker_gate('ack', [[HDEL running stats HGET running HINCRBY stats tally HMGET
-  running HSET tally LTRIM hist TIME ZADD uniq ZRANGEBYSCORE uniq ZREM inflight uniq
-  HINCRBY roll HMGET config tally PEXPIREAT roll ZCOUNT sched ZRANGE sched]])
+local gate = worker_gate('ack', [[HDEL running stats HGET running HINCRBY roll stats tally
+  HMGET config running tally HSET tally LTRIM hist PEXPIREAT roll TIME ZADD uniq ZRANGE
+  sched ZRANGEBYSCORE uniq ZREM inflight uniq]])
 if gate then return gate end
 -- done retention (PROTOCOL.md 4.7): only an ack whose claim saw it on reads the config
 -- (once per call) and pays for the checks of its writes; one without it reads nothing

@@ -16,12 +16,11 @@
 -- Complexity: O(log N), plus O(k log N) when k old failures are trimmed (k <= 1000).
 -- Flags: allow-oom (runs at maxmemory: moves one task to failed with a short error, or
 --   deletes it; one audit entry; docs/OPERATIONS.md).
-local gate = operator_gate('cancel', [[EXISTS group HDEL failed groups running stats HEXISTS
-  failed groups running HGET failed groups ids running  HINCRBY stats tally HLEN groups
-  HMGET config HSET failed groups tally LTRIM hist PUBLISH wake RPUSH hist TIME XADD audit
-  ZADD failidx group ZCARD failidx ZPOPMIN failidx ZREM group inflight ZSCORE group
-  HDEL kin HINCRBY kin ZADD kpark sched ZCARD kpark ZPOPMIN kq ZRANGE sched ZREM kpark
-  HINCRBY roll HMGET tally PEXPIREAT roll ZCOUNT sched]])
+local gate = operator_gate('cancel', [[EXISTS group HDEL failed groups kin running stats
+  HEXISTS failed groups running HGET failed groups ids running HINCRBY kin roll stats tally
+  HLEN groups HMGET config tally HSET failed groups tally LTRIM hist PEXPIREAT roll PUBLISH
+  wake RPUSH hist TIME XADD audit ZADD failidx group kpark sched ZCARD failidx kpark ZPOPMIN
+  failidx kq ZRANGE sched ZREM group inflight kpark ZSCORE group]])
 if gate then return gate end
 allow_oom()
 local id, mode, who = ARGV[1], ARGV[2], ARGV[3]

@@ -41,13 +41,12 @@
 --   (P its payload bytes).
 -- Flags: allow-oom (runs at maxmemory: moves due tasks to in-flight; settles as ack, retry, fail
 --   and release do; docs/OPERATIONS.md).
-local gate = worker_gate('claim', [[EXISTS group HDEL failed groups ids running stats HEXISTS
-  failed groups running HGET failed groups ids running sdefs stpl  HINCRBY stats tally HLEN
-  groups HMGET config pause running HSET failed groups ids running sdefs tally INCRBY seq LTRIM
-  hist PUBLISH wake RPUSH hist TIME ZADD failidx group inflight sched slow snext uniq ZCARD
-  failidx ZPOPMIN failidx ZRANGE inflight sched snext ZRANGEBYSCORE sched uniq ZREM group
-  inflight sched snext uniq ZSCORE group
-  HINCRBY roll HMGET tally PEXPIREAT roll ZCOUNT sched]])
+local gate = worker_gate('claim', [[EXISTS group HDEL failed groups ids running stats
+  HEXISTS failed groups running HGET failed groups ids running sdefs stpl HINCRBY roll stats
+  tally HLEN groups HMGET config pause running tally HSET failed groups ids running sdefs
+  tally INCRBY seq LTRIM hist PEXPIREAT roll PUBLISH wake RPUSH hist TIME ZADD failidx group
+  inflight sched slow snext uniq ZCARD failidx ZPOPMIN failidx ZRANGE inflight sched snext
+  ZRANGEBYSCORE sched uniq ZREM group inflight sched snext uniq ZSCORE group]])
 if gate then return gate end
 -- Only the fields claim and the settles, limits, schedules and done records it runs read
 -- (a HMGET of all of them cost ~4 us a call): add a field here when a helper it calls

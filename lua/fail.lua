@@ -12,13 +12,11 @@
 -- Flags: allow-oom (runs at maxmemory: moves the claimed task to failed, adding its error and
 --   trace (at most 4 KiB + 64 KiB); docs/OPERATIONS.md).
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = worker_gate('fail', [[EXISTS group HDEL failed groups running stats HEXISTS groups HGET
-  failed groups running  HINCRBY stats tally HLEN groups HMGET config HSET failed groups tally
-  LTRIM hist RPUSH hist TIME ZADD failidx group ZCARD failidx ZPOPMIN failidx ZREM group inflight
-  ZSCORE group
-  HDEL kin HINCRBY kin PUBLISH wake ZADD kpark sched ZCARD kpark ZPOPMIN kq ZRANGE sched ZREM
-    kpark
-  HINCRBY roll HMGET tally PEXPIREAT roll ZCOUNT sched]])
+local gate = worker_gate('fail', [[EXISTS group HDEL failed groups kin running stats HEXISTS
+  groups HGET failed groups running HINCRBY kin roll stats tally HLEN groups HMGET config
+  tally HSET failed groups tally LTRIM hist PEXPIREAT roll PUBLISH wake RPUSH hist TIME ZADD
+  failidx group kpark sched ZCARD failidx kpark ZPOPMIN failidx kq ZRANGE sched ZREM group
+  inflight kpark ZSCORE group]])
 if gate then return gate end
 allow_oom()
 local cfg, now = config(), now_ms()

@@ -27,9 +27,9 @@
 --   most 100 entries per call.
 -- Flags: allow-oom (runs at maxmemory: one record per worker, rewritten in place, pruned;
 --   docs/OPERATIONS.md).
-local gate = worker_gate('heartbeat', [[HDEL stats workers HMGET config pause HSET workers TIME
-  ZADD beats ZRANGE inflight sched snext ZRANGEBYSCORE beats ZREM beats
-  EXISTS roll HINCRBY roll PEXPIREAT roll ZCOUNT sched]])
+local gate = worker_gate('heartbeat', [[EXISTS roll HDEL stats workers HINCRBY roll HMGET
+  config pause HSET workers PEXPIREAT roll TIME ZADD beats ZRANGE inflight sched snext
+  ZRANGEBYSCORE beats ZREM beats]])
 if gate then return gate end
 allow_oom()
 local now = now_ms()

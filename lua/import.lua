@@ -44,10 +44,10 @@ if #ARGV ~= 3 + G * n + HG * nhist then
     'entries', #ARGV, 3 + G * n + HG * nhist, n, nhist)
 end
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = operator_gate('import', [[DEL hist HEXISTS failed groups ids running HGET groups HLEN
-  groups HMGET config HSET failed groups ids INCRBY seq PUBLISH wake RPUSH hist TIME XADD audit ZADD
-  failidx group sched ZCARD failidx ZRANGE sched ZSCORE sched
-  HINCRBY roll stats PEXPIREAT roll ZCOUNT sched]])
+local gate = operator_gate('import', [[DEL hist HEXISTS failed groups ids running HGET
+  groups HINCRBY roll stats HLEN groups HMGET config HSET failed groups ids INCRBY seq
+  PEXPIREAT roll PUBLISH wake RPUSH hist TIME XADD audit ZADD failidx group sched ZCARD
+  failidx ZRANGE sched ZSCORE sched]])
 if gate then return gate end
 local cfg = config_of({'max_payload', 'failed_retention', 'audit_retention', 'history_minutes'})
 local U32, U53 = 4294967295, 9007199254740991

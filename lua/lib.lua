@@ -1221,17 +1221,18 @@ local function gate_keyed(script, needs)
   if c and c[1] == K_SCHED and c[2] == K_IDS and c[3] == K_INFLIGHT and c[4] == K_RUNNING
       and c[5] == K_FAILED and c[6] == K_FAILIDX and c[7] == K_STATS and c[8] == K_SEQ
       and c[9] == K_CONFIG and c[10] == K_AUDIT and c[11] == K_WAKE then
-    return c.list
+    return c.list, nil, c.rk
   end
   -- hist, group and roll stand for every key of their kind (one task's history, one
   -- group, one minute's rollup)
+  local rk = K_PREFIX .. 'roll:gate'
   local keys = {sched = K_SCHED, ids = K_IDS, inflight = K_INFLIGHT, running = K_RUNNING,
     failed = K_FAILED, failidx = K_FAILIDX, stats = K_STATS, seq = K_SEQ, config = K_CONFIG,
     audit = K_AUDIT, wake = K_WAKE, workers = K_WORKERS, beats = K_BEATS, pause = K_PAUSE,
     groups = K_GROUPS, group = K_GROUP .. 'gate', tally = K_TALLY, uniq = K_UNIQ,
     sdefs = K_SDEFS, stpl = K_STPL, snext = K_SNEXT, slow = K_SLOW,
     hist = K_PREFIX .. 'hist:gate', done = K_DONE, doneidx = K_DONEIDX, kin = K_KIN,
-    kq = K_KQ .. 'gate', kpark = K_KPARK, limits = K_LIMITS, roll = K_PREFIX .. 'roll:gate'}
+    kq = K_KQ .. 'gate', kpark = K_KPARK, limits = K_LIMITS, roll = rk}
   local names, list = gate_list(script, needs), {}
   for i = 1, #names, 2 do
     local name = names[i + 1]
@@ -1240,22 +1241,22 @@ local function gate_keyed(script, needs)
     list[i], list[i + 1] = names[i], key or false
   end
   GATE_KEYED[script] = {K_SCHED, K_IDS, K_INFLIGHT, K_RUNNING, K_FAILED, K_FAILIDX, K_STATS,
-    K_SEQ, K_CONFIG, K_AUDIT, K_WAKE, list = list}
-  return list
+    K_SEQ, K_CONFIG, K_AUDIT, K_WAKE, list = list, rk = rk}
+  return list, nil, rk
 end
 
 local function role_gate(role, script, needs)
   roll.reset() -- every call that writes asks its gate first (tests/lint/gates.py)
   local check = redis.acl_check_cmd
   if check == nil then return nil end
-  local list, unknown = gate_keyed(script, needs)
+  local list, unknown, rk = gate_keyed(script, needs)
   if not list then
     return redis.error_reply('ERR role gate of ' .. script .. ': unknown key ' .. unknown)
   end
   -- A user refused only the rollups' commands (a role line from before them: no
   -- PEXPIREAT, a producer without ~dq:{*}:roll:*) still runs the script, writing no
   -- history: an upgrade must not stop the queue over its charts (PROTOCOL.md 13).
-  local rk, rolls, roll_ok = K_PREFIX .. 'roll:gate', false, true
+  local rolls, roll_ok = false, true
   for i = 1, #list, 2 do
     local cmd, key = list[i], list[i + 1]
     local ok
@@ -1303,26 +1304,35 @@ local function next_due()
   return -1
 end
 
--- History: per-minute rollups (PROTOCOL.md 11). One HASH per minute of server time,
+-- History: per-minute rollups (PROTOCOL.md 13). One HASH per minute of server time,
 -- dq:{Q}:roll:<minute> (named from KEYS[1], in the queue's slot), of counters a call adds
 -- to: it sums its counts here (roll.add, roll.run) and roll.flush writes one HINCRBY per
 -- nonzero field at its end, however many tasks it moved. The call that creates a
 -- minute's hash samples the due backlog into it (b, a) and sets its expiry; the stats
 -- hash gets the run-time histogram too, never trimmed. history_minutes 0: nothing is
--- written at all.
--- rollups: the pending counts, the bucket bounds and open are this block's own
+-- written at all. The costs are counted in instructions (PROTOCOL.md 13): a call's work
+-- here is its commands and little else (no loop over a table per task, no string made
+-- twice).
+-- rollups: the pending counts, the buckets and open are this block's own
 do
--- run-time buckets' upper bounds, ms, inclusive; the twelfth (h11) is open
-local BOUNDS = {5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000}
 local H = {'h0', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'h7', 'h8', 'h9', 'h10', 'h11'}
--- this call's counts, field -> n (in the function library they outlive a call: reset
--- clears what a call that raised an error before its flush left)
-local P, any = {}, false
+-- this call's counts: field -> n (P), its runs per bucket (RUNS[1..12], h0 .. h11) and
+-- their sum (RT). In the function library they outlive a call: reset clears what a call
+-- that raised an error before its flush left.
+local P, RUNS, RT, NR, any = {}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0, 0, false
 -- false while this call's user may not write the rollups (role_gate; nothing is written)
 local allowed = true
 
+local function clear()
+  for f in pairs(P) do P[f] = nil end
+  if NR > 0 then
+    for b = 1, 12 do RUNS[b] = 0 end
+  end
+  RT, NR, any = 0, 0, false
+end
+
 function roll.reset()
-  if any then P, any = {}, false end
+  if any then clear() end
 end
 
 function roll.allow(ok)
@@ -1336,31 +1346,62 @@ function roll.add(f, n)
   end
 end
 
--- One run of @ms (claim to settle): its bucket and the sum.
+-- One run of @ms (claim to settle): its bucket, by the bounds (ms, inclusive) 5, 10, 25,
+-- 50, 100, 250, 500, 1000, 2500, 5000, 10000 and open (h11), and the sum. A tree of
+-- comparisons, not a loop over a table: a claim settling a batch calls it per task.
 function roll.run(ms)
   if ms < 0 then ms = 0 end
-  local b = 12
-  for i = 1, 11 do
-    if ms <= BOUNDS[i] then
-      b = i
-      break
+  local b
+  if ms <= 100 then
+    if ms <= 10 then
+      b = ms <= 5 and 1 or 2
+    elseif ms <= 25 then
+      b = 3
+    else
+      b = ms <= 50 and 4 or 5
     end
+  elseif ms <= 1000 then
+    if ms <= 250 then
+      b = 6
+    else
+      b = ms <= 500 and 7 or 8
+    end
+  elseif ms <= 5000 then
+    b = ms <= 2500 and 9 or 10
+  else
+    b = ms <= 10000 and 11 or 12
   end
-  roll.add(H[b], 1)
-  roll.add('t', ms)
+  RUNS[b] = RUNS[b] + 1
+  RT, NR, any = RT + ms, NR + 1, true
+end
+
+-- Minute @m's hash key, made again only when the queue or the minute changes (building
+-- it cost a call as much as a command).
+local RK_PREFIX, RK_M, RK
+local function roll_key(m)
+  if m ~= RK_M or K_PREFIX ~= RK_PREFIX then
+    RK_PREFIX, RK_M, RK = K_PREFIX, m, K_PREFIX .. 'roll:' .. dec(m)
+  end
+  return RK
 end
 
 -- Opens minute @m's hash @rk, whose marker o (1) was just made: the backlog sample (due
 -- members of sched, and the age of the oldest, 0 when none is due; HINCRBY of fields a
--- new hash lacks sets them) and the expiry, history_minutes @hm after the minute ends.
--- HINCRBY and PEXPIREAT only, so a role gate checks two commands on the roll key.
-local function open(rk, m, hm, now)
-  local b = redis.call('ZCOUNT', K_SCHED, '-inf', dec(now))
-  local first, a = next_due(), 0
-  if b > 0 and first >= 0 and first <= now then a = now - first end
-  redis.call('HINCRBY', rk, 'b', b)
-  redis.call('HINCRBY', rk, 'a', dec(a))
-  redis.call('PEXPIREAT', rk, dec((m + 1 + hm) * 60000))
+-- new hash lacks sets them). Once a minute, so it checks its own commands when it runs
+-- instead of every call's gate checking them (tests/lint/gates.py, LAZY): a user refused
+-- them gets no sample. The caller sets the expiry (history_minutes after the minute
+-- ends), which the gate checks: a user refused it writes no rollups at all, so no hash
+-- that would never expire.
+local function open(rk, m, now)
+  local check = redis.acl_check_cmd
+  if not check or (check('ZCOUNT', K_SCHED) and check('ZRANGE', K_SCHED) and
+      check('HINCRBY', rk)) then
+    local b = redis.call('ZCOUNT', K_SCHED, '-inf', dec(now))
+    local first, a = next_due(), 0
+    if b > 0 and first >= 0 and first <= now then a = now - first end
+    redis.call('HINCRBY', rk, 'b', b)
+    redis.call('HINCRBY', rk, 'a', dec(a))
+  end
 end
 
 -- Writes this call's counts into the minute of @now (history_minutes @hm; 0: off, and the
@@ -1370,19 +1411,35 @@ end
 -- first time it writes a field in a minute.
 function roll.flush(hm, now)
   if not any then return end
-  local p = P
-  P, any = {}, false
-  if not hm or hm <= 0 or not allowed then return end
+  if not hm or hm <= 0 or not allowed then
+    clear()
+    return
+  end
   local m = math.floor(now / 60000)
-  local rk = K_PREFIX .. 'roll:' .. dec(m)
+  local rk = roll_key(m)
   local fresh = false
-  for f, n in pairs(p) do
+  for f, n in pairs(P) do
     if redis.call('HINCRBY', rk, f, n) == n then fresh = true end
-    if f == 't' or string.byte(f, 1) == 104 then -- 'h': the all-time histogram
-      redis.call('HINCRBY', K_STATS, f, n)
+  end
+  -- the runs: into the minute and the stats hash's all-time histogram
+  if NR > 0 then
+    for b = 1, 12 do
+      local n = RUNS[b]
+      if n > 0 then
+        if redis.call('HINCRBY', rk, H[b], n) == n then fresh = true end
+        redis.call('HINCRBY', K_STATS, H[b], n)
+      end
+    end
+    if RT > 0 then
+      if redis.call('HINCRBY', rk, 't', RT) == RT then fresh = true end
+      redis.call('HINCRBY', K_STATS, 't', RT)
     end
   end
-  if fresh and redis.call('HINCRBY', rk, 'o', 1) == 1 then open(rk, m, hm, now) end
+  clear()
+  if fresh and redis.call('HINCRBY', rk, 'o', 1) == 1 then
+    redis.call('PEXPIREAT', rk, dec((m + 1 + hm) * 60000))
+    open(rk, m, now)
+  end
 end
 
 -- Heartbeat's part: opens the minute of @now if no call has (so an idle queue with due
@@ -1390,14 +1447,16 @@ end
 function roll.touch(hm, now)
   if not allowed then return end
   local m = math.floor(now / 60000)
-  local rk = K_PREFIX .. 'roll:' .. dec(m)
+  local rk = roll_key(m)
   if redis.call('EXISTS', rk) == 1 then return end
   hm = hm or config_of({'history_minutes'}).history_minutes
   if hm > 0 then
     redis.call('HINCRBY', rk, 'o', 1)
-    open(rk, m, hm, now)
+    redis.call('PEXPIREAT', rk, dec((m + 1 + hm) * 60000))
+    open(rk, m, now)
   end
 end
+
 end -- rollups
 
 -- The id index: where a scheduled task with a caller-chosen id is, as due and seq.

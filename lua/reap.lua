@@ -9,12 +9,11 @@
 -- Flags: allow-oom (runs at maxmemory: moves expired leases back or to failed, adding a fixed
 --   error text; docs/OPERATIONS.md).
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = worker_gate('reap', [[EXISTS group HDEL failed groups running stats HEXISTS groups HGET
-  failed groups running  HINCRBY stats tally HLEN groups HMGET config HSET failed groups ids
-  tally LTRIM hist PUBLISH wake RPUSH hist TIME ZADD failidx group sched ZCARD failidx ZPOPMIN
-  failidx ZRANGE inflight sched ZRANGEBYSCORE inflight ZREM group inflight ZSCORE group
-  HDEL kin HINCRBY kin ZADD kpark ZCARD kpark ZPOPMIN kq ZREM kpark
-  HINCRBY roll HMGET tally PEXPIREAT roll ZCOUNT sched]])
+local gate = worker_gate('reap', [[EXISTS group HDEL failed groups kin running stats HEXISTS
+  groups HGET failed groups running HINCRBY kin roll stats tally HLEN groups HMGET config
+  tally HSET failed groups ids tally LTRIM hist PEXPIREAT roll PUBLISH wake RPUSH hist TIME
+  ZADD failidx group kpark sched ZCARD failidx kpark ZPOPMIN failidx kq ZRANGE inflight
+  sched ZRANGEBYSCORE inflight ZREM group inflight kpark ZSCORE group]])
 if gate then return gate end
 allow_oom()
 local cfg = config()

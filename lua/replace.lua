@@ -15,10 +15,9 @@
 --   of a refusal).
 -- Complexity: O(log N).
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = operator_gate('replace', [[EXISTS group HDEL failed groups HEXISTS failed running HGET
-  failed HINCRBY stats HMGET config HSET ids PUBLISH wake TIME XADD audit ZADD sched ZRANGE sched
-  ZREM failidx group ZSCORE group
-  HINCRBY roll PEXPIREAT roll ZCOUNT sched]])
+local gate = operator_gate('replace', [[EXISTS group HDEL failed groups HEXISTS failed
+  running HGET failed HINCRBY roll stats HMGET config HSET ids PEXPIREAT roll PUBLISH wake
+  TIME XADD audit ZADD sched ZRANGE sched ZREM failidx group ZSCORE group]])
 if gate then return gate end
 local cfg = config()
 local now = now_ms()

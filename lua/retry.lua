@@ -11,12 +11,11 @@
 -- Flags: allow-oom (runs at maxmemory: moves the claimed task back, adding its last error (512
 --   bytes) and a history entry; docs/OPERATIONS.md).
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = worker_gate('retry', [[EXISTS group HDEL failed groups running stats HEXISTS groups
-  HGET failed groups running  HINCRBY stats tally HLEN groups HMGET config HSET failed groups
-  ids tally LTRIM hist PUBLISH wake RPUSH hist TIME ZADD failidx group sched ZCARD failidx ZPOPMIN
-  failidx ZRANGE sched ZREM group inflight ZSCORE group
-  HDEL kin HINCRBY kin ZADD kpark ZCARD kpark ZPOPMIN kq ZREM kpark
-  HINCRBY roll HMGET tally PEXPIREAT roll ZCOUNT sched]])
+local gate = worker_gate('retry', [[EXISTS group HDEL failed groups kin running stats
+  HEXISTS groups HGET failed groups running HINCRBY kin roll stats tally HLEN groups HMGET
+  config tally HSET failed groups ids tally LTRIM hist PEXPIREAT roll PUBLISH wake RPUSH
+  hist TIME ZADD failidx group kpark sched ZCARD failidx kpark ZPOPMIN failidx kq ZRANGE
+  sched ZREM group inflight kpark ZSCORE group]])
 if gate then return gate end
 allow_oom()
 local cfg, now = config(), now_ms()
