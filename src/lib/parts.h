@@ -18,8 +18,11 @@
 #include "delayq.h"
 
 /* Generated ids of partition i start at i * DQ_PART_SEQ_SPAN (its seq key is seeded so),
- * so the partition of a generated id is id / DQ_PART_SEQ_SPAN. */
-#define DQ_PART_SEQ_SPAN 1000000000000000LL
+ * so the partition of a generated id is id / DQ_PART_SEQ_SPAN. 10^13, not the 10^15 first
+ * planned: a seq must stay below 2^53 (9.007e15), where Lua numbers stop being exact and
+ * the envelope readers refuse it, and 255 * 10^15 is far past that; 256 * 10^13 = 2.56e15
+ * is not, and leaves each partition 10^13 ids (100 000 a second for three years). */
+#define DQ_PART_SEQ_SPAN 10000000000000LL
 /* How often a client reads a queue's map again (ms). */
 #define DQ_PARTS_REFRESH_MS 1000
 
