@@ -74,6 +74,14 @@ size_t dq_parts_next(dq_client *c, const char *queue, const struct dq_parts *p);
  */
 void dq_parts_group(const size_t *part, size_t n, size_t all, size_t *order, size_t *first);
 
+/*
+ * Adds partition @one's stats to @sum, the logical queue's (PROTOCOL.md, "Partitioned
+ * queues", which lists the rule of each field): counts and counters are sums; the next due
+ * time the earliest, the oldest due age and the server time the largest; the queue's own
+ * settings (horizon, window, limits, throttle) partition 0's. @sum starts as partition 0's.
+ */
+void dq_parts_stats_add(dq_stats *sum, const dq_stats *one);
+
 /* FNV-1a, 32 bits, of @len bytes at @p (the routing hash; PROTOCOL.md). */
 uint32_t dq_parts_fnv1a(const void *p, size_t len);
 

@@ -1039,15 +1039,77 @@ view_check(dq_view view, dq_err *err)
 }
 
 int
+dq_partitions_get(dq_client *c, const char *queue, size_t *routed, size_t *all, dq_err *err)
+{
+    const struct dq_parts *p;
+    int rc = dq_parts_peek(c, queue, &p, err);
+
+    *routed = *all = 0;
+    if (rc != DQ_OK)
+        return rc;
+    *routed = p->n;
+    *all = p->all;
+    return DQ_OK;
+}
+
+int
+dq_partition_name(dq_client *c, const char *queue, size_t i, char *buf, size_t size, dq_err *err)
+{
+    const struct dq_parts *p;
+    int rc = dq_parts_peek(c, queue, &p, err);
+
+    if (rc != DQ_OK)
+        return rc;
+    if (i >= p->all)
+        return dq_err_set(err, DQ_EINVAL, "partition: %zu is not below %zu", i, p->all);
+    snprintf(buf, size, "%s", p->names[i]);
+    return DQ_OK;
+}
+
+int
 dq_stats_get(dq_client *c, const char *queue, dq_stats *out, dq_err *err)
 {
+    const struct dq_parts *p;
+    dq_stats *each = NULL;
+    dq_err *errs = NULL;
     struct dq_args a;
-    int rc;
+    int *rcs = NULL, rc;
 
     memset(out, 0, sizeof *out);
+    if ((rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
+        return rc;
     dq_args_init(&a);
-    rc = dq_scripts_run(c, DQ_SCRIPT_STATS, queue, &a, dq_reply_stats, out, err);
+    if (p->all <= 1) {
+        rc = dq_scripts_run(c, DQ_SCRIPT_STATS, queue, &a, dq_reply_stats, out, err);
+        goto out;
+    }
+    /* one call per partition, pipelined on one node (dq_scripts_run_each), then summed */
+    each = calloc(p->all, sizeof *each);
+    errs = calloc(p->all, sizeof *errs);
+    rcs = calloc(p->all, sizeof *rcs);
+    if (each == NULL || errs == NULL || rcs == NULL) {
+        rc = dq_err_set(err, DQ_ENOMEM, "out of memory reading %zu partitions", p->all);
+        goto out;
+    }
+    rc = dq_scripts_run_each(c, DQ_SCRIPT_STATS, (const char *const *)p->names, p->all, &a,
+                             dq_reply_stats, each, sizeof *each, p->all, rcs, errs, err);
+    for (size_t i = 0; rc == DQ_OK && i < p->all; i++) {
+        if (rcs[i] != DQ_OK) {
+            rc = dq_err_set(err, rcs[i], "partition %zu: %.200s", i, errs[i].msg);
+            break;
+        }
+        if (i == 0)
+            *out = each[0];
+        else
+            dq_parts_stats_add(out, &each[i]);
+    }
+    if (rc != DQ_OK)
+        memset(out, 0, sizeof *out);
+out:
     dq_args_free(&a);
+    free(each);
+    free(errs);
+    free(rcs);
     return rc;
 }
 

@@ -566,6 +566,60 @@ lookups_cover_partitions(void **state)
     fixture_close(&f);
 }
 
+/* stats of a partitioned queue: the sums of its partitions' (each read by its name) */
+static void
+stats_sum_partitions(void **state)
+{
+    struct fixture f;
+    struct dq_parts p;
+    dq_stats sum, one[4];
+    int64_t due = 0, future = 0, enq = 0, next = -1, oldest = 0;
+
+    fixture_open(&f, state, "stats");
+    set_partitions(&f, 4);
+    ASSERT_OK(&f, dq_parts_get(f.c, f.queue, &p, &f.err));
+    for (int i = 0; i < 203; i++)
+        enqueue_str(&f, "s", i % 3 == 0 ? 0 : 60000 + i * 1000, NULL, NULL);
+    for (int i = 0; i < 50; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "s-%d", i);
+        enqueue_str(&f, "s", 7200000, id, NULL); /* far future */
+    }
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &sum, &f.err));
+    /* partitions 1..3 read by their names; partition 0 is the queue's name, whose stats are
+     * the sum: its own share is what the others leave, counted in its keys */
+    for (size_t i = 1; i < 4; i++) {
+        ASSERT_OK(&f, dq_stats_get(f.c, p.names[i], &one[i], &f.err));
+        due += one[i].due;
+        future += one[i].future;
+        enq += one[i].enqueued;
+        if (one[i].next_due_ms >= 0 && (next < 0 || one[i].next_due_ms < next))
+            next = one[i].next_due_ms;
+        if (one[i].oldest_due_age_ms > oldest)
+            oldest = one[i].oldest_due_age_ms;
+        assert_true(one[i].enqueued > 0); /* every partition got some */
+    }
+    char key[200];
+    snprintf(key, sizeof key, "dq:{%s}:sched", f.queue);
+    long long own = zcard(&f, key);
+    assert_true(own > 0);
+    assert_int_equal(sum.due, 68);
+    assert_int_equal(sum.due + sum.future, due + future + own);
+    assert_int_equal(sum.future, 203 - 68 + 50);
+    assert_int_equal(sum.far_future, 50);
+    assert_int_equal(sum.enqueued, 253);
+    assert_int_equal(sum.enqueued, enq + own);
+    assert_true(sum.next_due_ms <= next); /* the earliest of all */
+    assert_true(sum.next_due_ms > 0);
+    assert_true(sum.oldest_due_age_ms >= oldest - 1000); /* the largest; read a moment before */
+    size_t routed, all;
+    ASSERT_OK(&f, dq_partitions_get(f.c, f.queue, &routed, &all, &f.err));
+    assert_int_equal(routed, 4);
+    assert_int_equal(all, 4);
+    dq_parts_free(&p);
+    fixture_close(&f);
+}
+
 int
 main(void)
 {
@@ -580,6 +634,7 @@ main(void)
         cmocka_unit_test(import_routes),
         cmocka_unit_test(one_partition_keys_are_todays),
         cmocka_unit_test(lookups_cover_partitions),
+        cmocka_unit_test(stats_sum_partitions),
     };
     return cmocka_run_group_tests(tests, fixture_group_setup, fixture_group_teardown);
 }
