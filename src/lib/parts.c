@@ -102,6 +102,57 @@ num(const char *s, size_t len, long long max)
     return v <= max ? v : -1;
 }
 
+/* One field of the map: n, resized or a partition's name into @names. */
+static int
+take(const char *queue, const char *key, const char *f, size_t flen, const redisReply *v,
+     long long *n, bool *resized, char **names, dq_err *err)
+{
+    size_t qlen = strlen(queue);
+    long long at;
+
+    if (v->type != REDIS_REPLY_STRING)
+        return dq_err_set(err, DQ_EPROTO, "partitions: %s holds a field that is no string", key);
+    if (flen == 1 && f[0] == 'n') {
+        if ((*n = num(v->str, v->len, DQ_PARTITIONS_MAX)) < 1)
+            return dq_err_set(err, DQ_EPROTO, "partitions: %s n is not in 1..%d", key,
+                              DQ_PARTITIONS_MAX);
+        return DQ_OK;
+    }
+    if (flen == 7 && memcmp(f, "resized", 7) == 0) {
+        *resized = true;
+        return DQ_OK;
+    }
+    at = num(f, flen, DQ_PARTITIONS_MAX - 1);
+    /* a name must be this queue's partition: a map never sends work elsewhere */
+    if (at < 1 || v->len <= qlen + 1 || memcmp(v->str, queue, qlen) != 0 || v->str[qlen] != '~' ||
+        strlen(v->str) != v->len || dq_queue_run_name_check(v->str, NULL) != DQ_OK ||
+        names[at] != NULL)
+        return dq_err_set(err, DQ_EPROTO, "partitions: %s field \"%.*s\" is not a partition of %s",
+                          key, (int)(flen > 20 ? 20 : flen), f, queue);
+    if ((names[at] = strdup(v->str)) == NULL)
+        return dq_err_set(err, DQ_ENOMEM, "out of memory reading %s", key);
+    return DQ_OK;
+}
+
+/* Every field of the map by name, for a user whose ACL allows HMGET and not HGETALL (the
+ * role lines of docs/SECURITY.md allow both; a hand-written line may not). */
+static int
+read_fields(dq_client *c, const char *key, redisReply **out, dq_err *err)
+{
+    const char *argv[3 + DQ_PARTITIONS_MAX];
+    char fields[DQ_PARTITIONS_MAX][4];
+
+    argv[0] = "HMGET";
+    argv[1] = key;
+    argv[2] = "n";
+    argv[3] = "resized";
+    for (int i = 1; i < DQ_PARTITIONS_MAX; i++) {
+        snprintf(fields[i], sizeof fields[i], "%d", i);
+        argv[3 + i] = fields[i];
+    }
+    return dq_conn_command(c, 3 + DQ_PARTITIONS_MAX, argv, NULL, out, err);
+}
+
 /* Reads the map of @queue from Redis into @out. */
 static int
 read_map(dq_client *c, const char *queue, struct dq_parts *out, dq_err *err)
@@ -111,7 +162,7 @@ read_map(dq_client *c, const char *queue, struct dq_parts *out, dq_err *err)
     char *names[DQ_PARTITIONS_MAX] = {0};
     long long n = 1;
     size_t all = 1;
-    bool resized = false;
+    bool resized = false, by_name = false;
     redisReply *r = NULL;
     int rc;
 
@@ -120,47 +171,41 @@ read_map(dq_client *c, const char *queue, struct dq_parts *out, dq_err *err)
     rc = dq_conn_command(c, 2, argv, NULL, &r, err);
     if (rc != DQ_OK)
         return rc;
+    if (r->type == REDIS_REPLY_ERROR && r->len > 7 && memcmp(r->str, "NOPERM ", 7) == 0) {
+        freeReplyObject(r);
+        r = NULL;
+        if ((rc = read_fields(c, key, &r, err)) != DQ_OK)
+            return rc;
+        by_name = true;
+    }
     if (r->type == REDIS_REPLY_ERROR) {
-        rc = dq_err_set(err, DQ_EREDIS, "partitions: HGETALL %s: %.*s", key, (int)r->len, r->str);
+        rc = dq_err_set(err, DQ_EREDIS, "partitions: reading %s: %.*s", key, (int)r->len, r->str);
         goto out;
     }
-    if (r->type != REDIS_REPLY_ARRAY || r->elements % 2 != 0) {
+    if (r->type != REDIS_REPLY_ARRAY ||
+        (by_name ? r->elements != 1 + DQ_PARTITIONS_MAX : r->elements % 2 != 0)) {
         rc = dq_err_set(err, DQ_EPROTO, "partitions: %s is not a hash of pairs", key);
         goto out;
     }
-    for (size_t i = 0; i + 1 < r->elements; i += 2) {
-        const redisReply *f = r->element[i], *v = r->element[i + 1];
-        long long at;
-        if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING) {
+    for (size_t i = 0; by_name && i < r->elements; i++) {
+        char f[24];
+        if (r->element[i]->type == REDIS_REPLY_NIL)
+            continue;
+        snprintf(f, sizeof f, "%s", i == 0 ? "n" : i == 1 ? "resized" : "");
+        if (i >= 2)
+            snprintf(f, sizeof f, "%zu", i - 1);
+        if ((rc = take(queue, key, f, strlen(f), r->element[i], &n, &resized, names, err)) != DQ_OK)
+            goto out;
+    }
+    for (size_t i = 0; !by_name && i + 1 < r->elements; i += 2) {
+        const redisReply *f = r->element[i];
+        if (f->type != REDIS_REPLY_STRING) {
             rc = dq_err_set(err, DQ_EPROTO, "partitions: %s holds a field that is no string", key);
             goto out;
         }
-        if (f->len == 1 && f->str[0] == 'n') {
-            if ((n = num(v->str, v->len, DQ_PARTITIONS_MAX)) < 1) {
-                rc = dq_err_set(err, DQ_EPROTO, "partitions: %s n is not in 1..%d", key,
-                                DQ_PARTITIONS_MAX);
-                goto out;
-            }
-            continue;
-        }
-        if (f->len == 7 && memcmp(f->str, "resized", 7) == 0) {
-            resized = true;
-            continue;
-        }
-        at = num(f->str, f->len, DQ_PARTITIONS_MAX - 1);
-        /* a name must be this queue's partition: a map never sends work elsewhere */
-        if (at < 1 || v->len <= strlen(queue) + 1 || memcmp(v->str, queue, strlen(queue)) != 0 ||
-            v->str[strlen(queue)] != '~' || strlen(v->str) != v->len ||
-            dq_queue_run_name_check(v->str, NULL) != DQ_OK || names[at] != NULL) {
-            rc =
-                dq_err_set(err, DQ_EPROTO, "partitions: %s field \"%.*s\" is not a partition of %s",
-                           key, (int)(f->len > 20 ? 20 : f->len), f->str, queue);
+        if ((rc = take(queue, key, f->str, f->len, r->element[i + 1], &n, &resized, names, err)) !=
+            DQ_OK)
             goto out;
-        }
-        if ((names[at] = strdup(v->str)) == NULL) {
-            rc = dq_err_set(err, DQ_ENOMEM, "out of memory reading %s", key);
-            goto out;
-        }
     }
     /* partitions are made in order, 1 up: a gap means someone else wrote the hash */
     while (all < DQ_PARTITIONS_MAX && names[all] != NULL)
@@ -274,6 +319,13 @@ dq_parts_peek(dq_client *c, const char *queue, const struct dq_parts **out, dq_e
         }
         now = INT64_MAX / 2;
     } else if ((rc = read_map(c, queue, &map, err)) != DQ_OK) {
+        /* partition 0's node unreachable: the map read before still routes to the other
+         * partitions (a map only grows), and the next try is a second away */
+        if (e != NULL && (rc == DQ_ECONN || rc == DQ_ETIMEOUT)) {
+            e->read_ms = now;
+            *out = &e->map;
+            return DQ_OK;
+        }
         return rc;
     }
     if (e != NULL) {
