@@ -1272,6 +1272,82 @@ id_home(const struct dq_parts *p, const char *id)
 }
 
 /*
+ * The first step of find.lua for @id on every partition of @p but @home, pipelined on one
+ * node (dq_scripts_run_each), then the partitions whose step asked for more (a scan of a
+ * generated id, a walk of parked tasks) one after another. *@at: the lowest partition
+ * holding it. DQ_ENOTFOUND when none does.
+ */
+static int
+find_others(dq_client *c, const struct dq_parts *p, size_t home, const char *queue, const char *id,
+            dq_task *out, size_t *at, dq_err *err)
+{
+    size_t k = p->all - 1, hit = SIZE_MAX;
+    const char **names = malloc(k * sizeof *names);
+    struct dq_find_reply *fs = calloc(k, sizeof *fs);
+    dq_task *tasks = calloc(k, sizeof *tasks);
+    dq_err *errs = calloc(k, sizeof *errs);
+    int *rcs = calloc(k, sizeof *rcs), rc;
+    struct dq_args a;
+
+    dq_args_init(&a);
+    if (names == NULL || fs == NULL || tasks == NULL || errs == NULL || rcs == NULL) {
+        rc = dq_err_set(err, DQ_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0, j = 0; i < p->all; i++) {
+        if (i == home)
+            continue;
+        names[j] = p->names[i];
+        fs[j] =
+            (struct dq_find_reply){.out = &tasks[j], .cursor = DQ_BUF_INIT, .unique_until_ms = -1};
+        j++;
+    }
+    dq_args_str(&a, id);
+    dq_args_str(&a, "");
+    dq_args_str(&a, "");
+    rc = dq_scripts_run_each(c, DQ_SCRIPT_FIND, names, k, &a, dq_reply_find, fs, sizeof *fs, k, rcs,
+                             errs, err);
+    for (size_t j = 0; rc == DQ_OK && j < k && hit == SIZE_MAX; j++) {
+        if (rcs[j] != DQ_OK) {
+            rc = rcs[j];
+            if (err != NULL)
+                *err = errs[j];
+        } else if (fs[j].found) {
+            hit = j;
+        } else if (fs[j].more) {
+            /* the rest of its scan: the whole lookup again, on that partition alone */
+            dq_task_clear(&tasks[j]);
+            rc = find_in(c, names[j], queue, id, &tasks[j], &errs[j]);
+            if (rc == DQ_OK)
+                hit = j;
+            else if (rc == DQ_ENOTFOUND)
+                rc = DQ_OK;
+            else if (err != NULL)
+                *err = errs[j];
+        }
+    }
+    if (rc == DQ_OK && hit == SIZE_MAX)
+        rc = DQ_ENOTFOUND;
+    if (hit != SIZE_MAX && rc == DQ_OK) {
+        *out = tasks[hit];
+        memset(&tasks[hit], 0, sizeof tasks[hit]);
+        *at = hit < home ? hit : hit + 1;
+    }
+out:
+    for (size_t j = 0; fs != NULL && tasks != NULL && j < k; j++) {
+        dq_buf_free(&fs[j].cursor);
+        dq_task_clear(&tasks[j]);
+    }
+    dq_args_free(&a);
+    free(names);
+    free(fs);
+    free(tasks);
+    free(errs);
+    free(rcs);
+    return rc;
+}
+
+/*
  * find.lua for @id across the partitions of map @p (PROTOCOL.md, "Partitioned queues"):
  * its home partition first; only when it is not there and the map has draining
  * partitions or was resized, the others. *@at: the partition holding it (its home when
@@ -1292,17 +1368,13 @@ find_parts(dq_client *c, const struct dq_parts *p, const char *queue, const char
             *err = first;
         return rc;
     }
-    for (size_t i = 0; i < p->all; i++) {
-        if (i == home)
-            continue;
-        rc = find_in(c, p->names[i], queue, id, out, &other);
-        if (rc != DQ_ENOTFOUND) {
-            *at = i;
-            if (rc != DQ_OK && err != NULL)
-                *err = other;
-            return rc;
-        }
+    rc = find_others(c, p, home, queue, id, out, at, &other);
+    if (rc != DQ_ENOTFOUND) {
+        if (rc != DQ_OK && err != NULL)
+            *err = other;
+        return rc;
     }
+    *at = home;
     if (err != NULL)
         *err = first;
     return DQ_ENOTFOUND;
