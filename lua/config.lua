@@ -19,7 +19,7 @@
 --   0..1000000 tasks in flight (0 = none); key_concurrency 0..1000000 (tasks of one
 --   key in flight at once; 0 = no limit, PROTOCOL.md 4.10); history_minutes 0..10080
 --   (minutes each per-minute rollup is kept; 0 = off, PROTOCOL.md 13).
---   Partitioned queues (PROTOCOL.md, "Partitioned queues"; the library prepares the
+--   Partitioned queues (PROTOCOL.md 14; the library prepares the
 --   partitions first): partitions 1..256 writes n of the map (parts; never for 1 on a
 --   queue without one; and resized 1 once n changes); part.<i> NAME (i 1..255) names
 --   partition i unless it has a name (names never change), and every partition 1..n-1

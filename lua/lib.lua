@@ -54,7 +54,7 @@ local K_KPARK = K_PREFIX .. 'kpark' -- ZSET key -> its parked tasks (ZCARD of it
 -- Queue limits (PROTOCOL.md 8.4): the rate limit's token bucket and the flag that a claim
 -- was held back by concurrency; written only while a limit is on.
 local K_LIMITS = K_PREFIX .. 'limits' -- HASH tokens, at, rate_held, held (ms each)
--- A partitioned queue's map, K_PREFIX .. 'parts' (PROTOCOL.md, "Partitioned queues"), is
+-- A partitioned queue's map, K_PREFIX .. 'parts' (PROTOCOL.md 14), is
 -- named in config.lua and config_get.lua only, which alone read or write it.
 -- keys: end
 

@@ -375,7 +375,7 @@ typedef struct dq_config {
     int64_t history_minutes;   /* minutes each per-minute rollup is kept after its minute
                                   (PROTOCOL.md 13), 0..10080; default 1440; 0 in Redis is
                                   off (no history written): set -1 for that */
-    int64_t partitions;        /* partitioned queue (PROTOCOL.md, "Partitioned queues"): tasks
+    int64_t partitions;        /* partitioned queue (PROTOCOL.md 14): tasks
                                   are spread over this many partitions, 1..DQ_PARTITIONS_MAX;
                                   default 1 (today's layout, no partition keys) */
 } dq_config;
@@ -794,12 +794,12 @@ typedef struct dq_stats {
 } dq_stats;
 
 /** Reads the queue's counts and counters in one bounded call (O(log n)). A partitioned
- * queue: one call per partition (pipelined on one node), summed (PROTOCOL.md,
- * "Partitioned queues", says which fields are sums and which the earliest or latest). */
+ * queue: one call per partition (pipelined on one node), summed (PROTOCOL.md 14.5 says
+ * which fields are sums and which the earliest or latest). */
 int dq_stats_get(dq_client *c, const char *queue, dq_stats *out, dq_err *err);
 
 /**
- * The partitions of @queue (dq_config.partitions; PROTOCOL.md, "Partitioned queues"):
+ * The partitions of @queue (dq_config.partitions; PROTOCOL.md 14):
  * *@routed take new tasks, *@all exist (the rest drain). 1 and 1 for a queue that is not
  * partitioned. From the client's cache of the map, read again at most once a second.
  */

@@ -72,7 +72,7 @@ import_call(dq_client *c, const char *name, const struct dq_import_task *tasks, 
 }
 
 /* The tasks of a partitioned queue go where enqueue and the lookups put them: a caller id
- * by its hash, a generated id by its sequence's span (PROTOCOL.md, "Partitioned queues");
+ * by its hash, a generated id by its sequence's span (PROTOCOL.md 14);
  * one call per partition. */
 static int
 import_parts(dq_client *c, const struct dq_parts *p, const struct dq_import_task *tasks, size_t n,

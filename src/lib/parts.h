@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * parts.h: partitioned queues (docs/PROTOCOL.md, "Partitioned queues"). A queue with
+ * parts.h: partitioned queues (docs/PROTOCOL.md 14). A queue with
  * `partitions` N > 1 is N complete queues of today's shape: partition 0 is the queue
  * itself, partition i >= 1 is the internal queue "Q~<i>.<k>" (k chosen so that the
  * partitions spread over a cluster's masters). The map is the hash dq:{Q}:parts (absent:

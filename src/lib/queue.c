@@ -291,7 +291,7 @@ enqueue_call(dq_client *c, const char *queue, const dq_enqueue_opts *const *opts
 }
 
 /* The partition of a task to enqueue into @queue with map @p: by its caller id, else the
- * client's round robin (PROTOCOL.md, "Partitioned queues"). */
+ * client's round robin (PROTOCOL.md 14). */
 static size_t
 enqueue_part(dq_client *c, const char *queue, const struct dq_parts *p, const dq_enqueue_opts *o)
 {
@@ -1022,7 +1022,7 @@ dq_drop(dq_client *c, const char *queue, const char *const *ids, size_t n, size_
     if ((rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
         goto out;
     if (p->all > 1) {
-        /* each id's partition (PROTOCOL.md, "Partitioned queues"), found with its bytes */
+        /* each id's partition (PROTOCOL.md 14), found with its bytes */
         if ((rc = ids_parts(c, p, queue, ids, n, part, found, err)) != DQ_OK ||
             (rc = ids_precheck(ids, n, found, false, err)) != DQ_OK)
             goto out;
@@ -1348,7 +1348,7 @@ out:
 }
 
 /*
- * find.lua for @id across the partitions of map @p (PROTOCOL.md, "Partitioned queues"):
+ * find.lua for @id across the partitions of map @p (PROTOCOL.md 14):
  * its home partition first; only when it is not there and the map has draining
  * partitions or was resized, the others. *@at: the partition holding it (its home when
  * none does).
@@ -1652,7 +1652,7 @@ dq_reschedule(dq_client *c, const char *queue, const char *id, int64_t at_ms, in
      * its bytes; the script checks they are still that task's */
     if ((rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
         return rc;
-    if (p->all > 1) { /* the partition holding it (PROTOCOL.md, "Partitioned queues") */
+    if (p->all > 1) { /* the partition holding it (PROTOCOL.md 14) */
         rc = find_parts(c, p, queue, id, &found, &at, err);
         if (rc != DQ_OK && rc != DQ_ENOTFOUND)
             return rc;
