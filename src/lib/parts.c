@@ -511,7 +511,8 @@ dq_parts_name(const dq_client *c, const char *queue, size_t i, char *buf, size_t
 }
 
 int
-dq_parts_prepare(dq_client *c, const char *queue, int64_t n, char **names, size_t *all, dq_err *err)
+dq_parts_prepare(dq_client *c, const char *queue, int64_t n, const struct dq_args *set,
+                 char **names, size_t *all, dq_err *err)
 {
     struct dq_parts map = {0};
     dq_config cfg;
@@ -556,6 +557,8 @@ dq_parts_prepare(dq_client *c, const char *queue, int64_t n, char **names, size_
             dq_args_str(&a, dq_config_fields[f]);
             dq_args_i64(&a, *dq_config_slot(&cfg, f));
         }
+        for (size_t f = 0; set != NULL && f < set->n; f++) /* after the copy: they win */
+            dq_args_bytes(&a, set->v[f], set->len[f]);
         dq_args_str(&a, "seq_floor");
         dq_args_i64(&a, (int64_t)i * DQ_PART_SEQ_SPAN);
         rc = dq_scripts_run(c, DQ_SCRIPT_CONFIG, name, &a, NULL, NULL, err);

@@ -91,10 +91,14 @@ uint32_t dq_parts_fnv1a(const void *p, size_t len);
  * on a single server), its config copied from @queue and its seq seeded to i *
  * DQ_PART_SEQ_SPAN. Their names go to @names[i] (owned by the caller; NULL for the
  * partitions that already exist), for the config script that writes the map. *@all is
- * the number of partitions the map holds before the change.
+ * the number of partitions the map holds before the change. @set (field, value pairs;
+ * may be NULL) are the other fields the same change sets: each new partition gets them
+ * too, so a bad one is refused by the first new partition's config call, which checks
+ * every pair before it writes, and nothing anywhere is written.
  */
-int dq_parts_prepare(dq_client *c, const char *queue, int64_t n, char **names, size_t *all,
-                     dq_err *err);
+struct dq_args;
+int dq_parts_prepare(dq_client *c, const char *queue, int64_t n, const struct dq_args *set,
+                     char **names, size_t *all, dq_err *err);
 
 /*
  * The name of partition @i of @queue on the current slot map of @c (a cluster client:

@@ -88,13 +88,17 @@ dq_config_set(dq_client *c, const char *queue, const dq_config *cfg, dq_err *err
 {
     char *names[DQ_PARTITIONS_MAX] = {0};
     char field[DQ_PARTITIONS_MAX][32];
-    struct dq_args a;
+    struct dq_args a, set;
     dq_config got, in = *cfg;
     size_t all = 1, nfields;
     int rc = DQ_OK;
 
-    if (in.partitions != 0 &&
-        (rc = dq_parts_prepare(c, queue, in.partitions, names, &all, err)) != DQ_OK)
+    dq_args_init(&set);
+    config_pairs(&set, &in);
+    rc = in.partitions != 0 ? dq_parts_prepare(c, queue, in.partitions, &set, names, &all, err)
+                            : DQ_OK;
+    dq_args_free(&set);
+    if (rc != DQ_OK)
         goto out;
     dq_args_init(&a);
     dq_args_str(&a, dq_client_who(c));

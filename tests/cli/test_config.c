@@ -94,11 +94,75 @@ config_read_and_write(void **state)
     result_free(&r);
 }
 
+/* Keys of the private server that match @pattern. */
+static long long
+keys_matching(const char *pattern)
+{
+    const char *argv[] = {"KEYS", pattern};
+    redisReply *r = test_redis_cmd(&cli_redis, 2, argv);
+    long long n;
+
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    n = (long long)r->elements;
+    freeReplyObject(r);
+    return n;
+}
+
+static void
+config_partitions(void **state)
+{
+    struct result r = {0};
+    char q[96], pat[128];
+
+    (void)state;
+    test_queue_name(q, sizeof q, "cfgparts");
+    snprintf(pat, sizeof pat, "dq:{%s~*", q);
+    /* out of range, or with a bad field beside it: usage errors, nothing written anywhere */
+    RUN(&r, "config", "-q", q, "partitions=300");
+    ASSERT_EXIT(&r, 2);
+    ASSERT_HAS(r.err, "partitions: 300 is not in 1..256");
+    RUN(&r, "config", "-q", q, "partitions=0");
+    ASSERT_EXIT(&r, 2);
+    ASSERT_HAS(r.err, "partitions");
+    RUN(&r, "config", "-q", q, "partitions=4", "max_payload=1099511627776");
+    ASSERT_EXIT(&r, 2);
+    ASSERT_HAS(r.err, "max_payload");
+    assert_int_equal(keys_matching(pat), 0);
+    /* partitions 1 is today's layout: no map */
+    RUN(&r, "config", "-q", q, "partitions=1");
+    ASSERT_EXIT(&r, 0);
+    ASSERT_HAS(r.out, "partitions        1\n");
+    snprintf(pat, sizeof pat, "dq:{%s}:parts", q);
+    assert_int_equal(keys_matching(pat), 0);
+    RUN(&r, "config", "-q", q, "partitions=4", "max_attempts=3");
+    ASSERT_EXIT(&r, 0);
+    ASSERT_HAS(r.out, "partitions        4\n");
+    ASSERT_HAS(r.out, "max_attempts      3\n");
+    assert_int_equal(keys_matching(pat), 1);
+    RUN(&r, "config", "-q", q, "--json");
+    ASSERT_EXIT(&r, 0);
+    assert_int_equal(json_int(r.out, "partitions"), 4);
+    /* the partitions are not queues of their own: the registry lists only the queue */
+    RUN(&r, "queues", "--json");
+    ASSERT_EXIT(&r, 0);
+    ASSERT_LACKS(r.out, "~1.0");
+    RUN(&r, "stats", "-q", q);
+    ASSERT_EXIT(&r, 0);
+    ASSERT_HAS(r.out, "partitions   4 on 1 node\n");
+    /* a user never names a partition */
+    snprintf(pat, sizeof pat, "%s~1.0", q);
+    RUN(&r, "stats", "-q", pat);
+    ASSERT_EXIT(&r, 2);
+    result_free(&r);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(config_read_and_write),
+        cmocka_unit_test(config_partitions),
     };
 
     test_filter_from_env();
