@@ -403,10 +403,15 @@ dq_parts_group(const size_t *part, size_t n, size_t all, size_t *order, size_t *
         order[at[part[i]]++] = i;
 }
 
+/* a + b, stopping at the ends of int64 (counts from Redis are not trusted) */
 static int64_t
 add_sat(int64_t a, int64_t b)
 {
-    return a > INT64_MAX - b ? INT64_MAX : a + b;
+    if (b > 0 && a > INT64_MAX - b)
+        return INT64_MAX;
+    if (b < 0 && a < INT64_MIN - b)
+        return INT64_MIN;
+    return a + b;
 }
 
 void
