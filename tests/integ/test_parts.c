@@ -703,6 +703,37 @@ map_without_hgetall(void **state)
     fixture_close(&f);
 }
 
+/* an unpartitioned queue's enqueues cost no command more: the map is read once, and again
+ * at most once a second, whatever the number of calls */
+static void
+one_partition_costs_no_command_per_call(void **state)
+{
+    struct fixture f;
+    long long h0, f0, h1, f1;
+    int64_t t0;
+    int n = 0;
+
+    fixture_open(&f, state, "cost");
+    enqueue_str(&f, "warm", 0, NULL, NULL); /* the map's first read and the library load */
+    h0 = test_redis_calls(f.redis, "hgetall");
+    f0 = test_redis_calls(f.redis, "fcall");
+    t0 = test_mono_ms();
+    while (n < 2000 && test_mono_ms() - t0 < 2500) {
+        enqueue_str(&f, "t", 60000, NULL, NULL);
+        n++;
+    }
+    h1 = test_redis_calls(f.redis, "hgetall");
+    f1 = test_redis_calls(f.redis, "fcall");
+    int64_t secs = (test_mono_ms() - t0) / DQ_PARTS_REFRESH_MS + 1;
+    if (getenv("DELAYQ_SCRIPTS") == NULL) /* EVALSHA counts elsewhere */
+        assert_int_equal(f1 - f0, n);
+    if (h1 - h0 > secs)
+        fail_msg("%lld map reads for %d enqueues in %lld s; at most one a second", h1 - h0, n,
+                 (long long)secs);
+    assert_true(n > 100);
+    fixture_close(&f);
+}
+
 int
 main(void)
 {
@@ -720,6 +751,7 @@ main(void)
         cmocka_unit_test(lookups_cover_partitions),
         cmocka_unit_test(stats_sum_partitions),
         cmocka_unit_test(map_without_hgetall),
+        cmocka_unit_test(one_partition_costs_no_command_per_call),
     };
     return cmocka_run_group_tests(tests, fixture_group_setup, fixture_group_teardown);
 }
