@@ -150,6 +150,40 @@ config_partitions(void **state)
     RUN(&r, "stats", "-q", q);
     ASSERT_EXIT(&r, 0);
     ASSERT_HAS(r.out, "partitions   4 on 1 node\n");
+    /* delayq import into a partitioned queue: each task where enqueue would put it, and
+     * show finds every one (exported from a plain queue: generated and caller ids) */
+    char plain[96], id[16];
+    test_queue_name(plain, sizeof plain, "cfgplain");
+    for (int i = 0; i < 20; i++) {
+        snprintf(id, sizeof id, "imp-%d", i);
+        RUN(&r, "enqueue", "-q", plain, "--delay", "1h", "--json", "1");
+        ASSERT_EXIT(&r, 0);
+        RUN(&r, "enqueue", "-q", plain, "--delay", "1h", "--id", id, "--json", "2");
+        ASSERT_EXIT(&r, 0);
+    }
+    RUN(&r, "export", "future", "-q", plain);
+    ASSERT_EXIT(&r, 0);
+    assert_int_equal(count_lines(r.out), 40);
+    char *file = strdup(r.out);
+    assert_non_null(file);
+    RUN_IN(&r, file, strlen(file), "import", "-q", q);
+    ASSERT_EXIT(&r, 0);
+    free(file);
+    RUN(&r, "stats", "-q", q, "--json");
+    ASSERT_EXIT(&r, 0);
+    assert_int_equal(json_int(r.out, "future"), 40);
+    for (int i = 0; i < 20; i++) {
+        char gen[16];
+        snprintf(id, sizeof id, "imp-%d", i);
+        snprintf(gen, sizeof gen, "%d", 2 * i + 1);
+        RUN(&r, "show", "-q", q, id);
+        ASSERT_EXIT(&r, 0);
+        RUN(&r, "show", "-q", q, gen);
+        ASSERT_EXIT(&r, 0);
+    }
+    /* the caller ids went to their partitions (not all to partition 0) */
+    snprintf(pat, sizeof pat, "dq:{%s~*}:ids", q);
+    assert_true(keys_matching(pat) >= 1);
     /* a user never names a partition */
     snprintf(pat, sizeof pat, "%s~1.0", q);
     RUN(&r, "stats", "-q", pat);
