@@ -52,6 +52,8 @@ enum {
  * (lua/lib.lua; a unit test checks they agree); the library checks them before it
  * sends anything. Lengths are in bytes without the NUL: a buffer for one needs +1.
  */
+/* A queue's partitions: 1..DQ_PARTITIONS_MAX (dq_config.partitions). */
+#define DQ_PARTITIONS_MAX 256
 /* Queue name: 1..DQ_QUEUE_NAME_MAX bytes (checked client-side); a buffer needs +1. */
 #define DQ_QUEUE_NAME_MAX 100
 /* Task id: caller-chosen ids and the ids find, requeue and drop take; a buffer needs +1. */
@@ -373,6 +375,9 @@ typedef struct dq_config {
     int64_t history_minutes;   /* minutes each per-minute rollup is kept after its minute
                                   (PROTOCOL.md 13), 0..10080; default 1440; 0 in Redis is
                                   off (no history written): set -1 for that */
+    int64_t partitions;        /* partitioned queue (PROTOCOL.md 14): tasks
+                                  are spread over this many partitions, 1..DQ_PARTITIONS_MAX;
+                                  default 1 (today's layout, no partition keys) */
 } dq_config;
 
 /** Reads the queue's effective configuration (defaults filled in). */
@@ -788,8 +793,22 @@ typedef struct dq_stats {
     int64_t run_sum_ms;
 } dq_stats;
 
-/** Reads the queue's counts and counters in one bounded call (O(log n)). */
+/** Reads the queue's counts and counters in one bounded call (O(log n)). A partitioned
+ * queue: one call per partition (pipelined on one node), summed (PROTOCOL.md 14.5 says
+ * which fields are sums and which the earliest or latest). */
 int dq_stats_get(dq_client *c, const char *queue, dq_stats *out, dq_err *err);
+
+/**
+ * The partitions of @queue (dq_config.partitions; PROTOCOL.md 14):
+ * *@routed take new tasks, *@all exist (the rest drain). 1 and 1 for a queue that is not
+ * partitioned. From the client's cache of the map, read again at most once a second.
+ */
+int dq_partitions_get(dq_client *c, const char *queue, size_t *routed, size_t *all, dq_err *err);
+
+/** The internal name of partition @i of @queue (0: @queue itself), for dq_client_node and
+ * for display; snprintf semantics into @buf. DQ_EINVAL when @i is not below its all. */
+int dq_partition_name(dq_client *c, const char *queue, size_t i, char *buf, size_t size,
+                      dq_err *err);
 
 /*
  * History: per-minute rollups (PROTOCOL.md 13, the reader 5.33). The scripts

@@ -15,11 +15,21 @@
 #include "dur.h"
 #include "env_build.h"
 #include "err.h"
+#include "parts.h"
 #include "registry.h"
 #include "reply.h"
 #include "scripts.h"
 #include "task.h"
 #include "view.h"
+
+/* The lookups by id across partitions (below, with dq_find), for the actions on ids. */
+static int find_in(dq_client *c, const char *name, const char *queue, const char *id, dq_task *out,
+                   dq_err *err);
+static size_t id_home(const struct dq_parts *p, const char *id);
+static int find_parts(dq_client *c, const struct dq_parts *p, const char *queue, const char *id,
+                      dq_task *out, size_t *at, dq_err *err);
+static int where_is(dq_client *c, const char *queue, const char *id, char *name, size_t size,
+                    dq_err *err);
 
 /* ---- configuration ------------------------------------------------------------- */
 
@@ -37,24 +47,22 @@ dq_config_get(dq_client *c, const char *queue, dq_config *out, dq_err *err)
     return rc;
 }
 
-int
-dq_config_set(dq_client *c, const char *queue, const dq_config *cfg, dq_err *err)
+/* The config script's pairs for the fields of @in other than partitions; how many. */
+static size_t
+config_pairs(struct dq_args *a, dq_config *in)
 {
-    struct dq_args a;
-    dq_config got, in = *cfg;
-    int rc;
+    size_t n = 0;
 
-    dq_args_init(&a);
-    dq_args_str(&a, dq_client_who(c));
     for (size_t i = 0; i < DQ_CONFIG_FIELDS; i++) {
-        int64_t v = *dq_config_slot(&in, i);
-        if (v != 0) {
-            dq_args_str(&a, dq_config_fields[i]);
+        int64_t v = *dq_config_slot(in, i);
+        if (v != 0 && i != DQ_CONFIG_PARTITIONS) {
+            n++;
+            dq_args_str(a, dq_config_fields[i]);
             /* max_attempts 0 (unlimited), worker_lost_ms 0 (three beats), time_limit_ms 0
              * (none), done_retention 0 (none), done_retention_ms 0 (no age limit), the
              * queue limits' 0 (off), key_concurrency 0 (no limit) and history_minutes 0
              * (off) are -1 here */
-            dq_args_i64(&a,
+            dq_args_i64(a,
                         v < 0 && (i == DQ_CONFIG_MAX_ATTEMPTS || i == DQ_CONFIG_WORKER_LOST ||
                                   i == DQ_CONFIG_TIME_LIMIT || i == DQ_CONFIG_DONE_RETENTION ||
                                   i == DQ_CONFIG_DONE_RETENTION_MS ||
@@ -64,10 +72,75 @@ dq_config_set(dq_client *c, const char *queue, const dq_config *cfg, dq_err *err
                             : v);
         }
     }
+    return n;
+}
+
+/*
+ * A partitioned queue is configured as one: the fields go to partition 0 (the queue, with
+ * its audit entry) and then to every other partition; `partitions` first prepares the new
+ * partitions (parts.c: their config copied, their seq seeded), then the queue's config
+ * script writes the map with their names. A change that fails part way leaves partitions
+ * the map does not name yet (harmless: the same call again names them) or partitions
+ * whose fields lag behind (the error says so; the same call again sets them).
+ */
+int
+dq_config_set(dq_client *c, const char *queue, const dq_config *cfg, dq_err *err)
+{
+    char *names[DQ_PARTITIONS_MAX] = {0};
+    char field[DQ_PARTITIONS_MAX][32];
+    struct dq_args a, set;
+    dq_config got, in = *cfg;
+    size_t all = 1, nfields;
+    int rc = DQ_OK;
+
+    dq_args_init(&set);
+    config_pairs(&set, &in);
+    rc = in.partitions != 0 ? dq_parts_prepare(c, queue, in.partitions, &set, names, &all, err)
+                            : DQ_OK;
+    dq_args_free(&set);
+    if (rc != DQ_OK)
+        goto out;
+    dq_args_init(&a);
+    dq_args_str(&a, dq_client_who(c));
+    nfields = config_pairs(&a, &in);
+    if (in.partitions != 0) {
+        dq_args_str(&a, "partitions");
+        dq_args_i64(&a, in.partitions);
+        for (size_t i = all; i < (size_t)in.partitions; i++) {
+            snprintf(field[i], sizeof field[i], "part.%zu", i); /* borrowed by @a */
+            dq_args_str(&a, field[i]);
+            dq_args_str(&a, names[i]);
+        }
+    }
     rc = dq_scripts_run(c, DQ_SCRIPT_CONFIG, queue, &a, dq_reply_config, &got, err);
     dq_args_free(&a);
-    if (rc == DQ_OK)
-        dq_registry_note(c, queue); /* configuring a queue makes it one (reading does not) */
+    if (rc != DQ_OK)
+        goto out;
+    dq_registry_note(c, queue); /* configuring a queue makes it one (reading does not) */
+    dq_parts_forget(c, queue);  /* this client routes by the new map at once */
+    if (nfields > 0) {
+        struct dq_parts map;
+        if ((rc = dq_parts_get(c, queue, &map, err)) != DQ_OK)
+            goto out;
+        for (size_t i = 1; i < map.all && rc == DQ_OK; i++) {
+            dq_args_init(&a);
+            dq_args_str(&a, dq_client_who(c));
+            config_pairs(&a, &in);
+            rc = dq_scripts_run(c, DQ_SCRIPT_CONFIG, map.names[i], &a, NULL, NULL, err);
+            dq_args_free(&a);
+            if (rc != DQ_OK && err != NULL) {
+                char was[sizeof err->msg];
+                snprintf(was, sizeof was, "%s", err->msg);
+                snprintf(err->msg, sizeof err->msg,
+                         "partition %zu of %zu: %.120s (partitions 0..%zu are set; run it again)",
+                         i, map.all, was, i - 1);
+            }
+        }
+        dq_parts_free(&map);
+    }
+out:
+    for (size_t i = 0; i < DQ_PARTITIONS_MAX; i++)
+        free(names[i]);
     return rc;
 }
 
@@ -162,40 +235,75 @@ enqueue_build(struct dq_buf *b, struct enq_slot *s, const dq_enqueue_opts *o, co
     s->time_len = b->len - s->time_at;
 }
 
+/* One enqueue.lua call's arguments: @a points into @b, which holds the templates. */
+struct enq_call {
+    struct dq_buf b;
+    struct dq_args a;
+};
+
+/* Builds the arguments of enqueue.lua on @count tasks into @e (freed by enqueue_free). */
+static int
+enqueue_args(struct enq_call *e, const dq_enqueue_opts *const *opts, const void *const *payloads,
+             const size_t *lens, size_t count, dq_err *err)
+{
+    struct enq_slot one, *slots = count == 1 ? &one : calloc(count, sizeof *slots);
+    int rc = DQ_OK;
+
+    e->b = (struct dq_buf)DQ_BUF_INIT;
+    dq_args_init(&e->a);
+    if (slots == NULL)
+        return dq_err_set(err, DQ_ENOMEM, "out of memory building %zu tasks", count);
+    for (size_t i = 0; i < count; i++)
+        enqueue_build(&e->b, &slots[i], opts[i], payloads[i], lens[i]);
+    if (e->b.failed) {
+        rc = dq_err_set(err, DQ_ENOMEM, "out of memory building %zu tasks", count);
+        goto out;
+    }
+    /* the buffer is complete: pointers into it stay put from here on */
+    dq_args_i64(&e->a, (int64_t)count);
+    for (size_t i = 0; i < count; i++) {
+        dq_args_bytes(&e->a, e->b.data + slots[i].env_at, slots[i].env_len);
+        dq_args_bytes(&e->a, e->b.data + slots[i].time_at, slots[i].time_len);
+        dq_args_str(&e->a, opts[i]->id ? opts[i]->id : "");
+    }
+out:
+    if (slots != &one)
+        free(slots);
+    return rc;
+}
+
+static void
+enqueue_free(struct enq_call *e)
+{
+    dq_args_free(&e->a);
+    dq_buf_free(&e->b);
+}
+
 /* Runs enqueue.lua on @count tasks. */
 static int
 enqueue_call(dq_client *c, const char *queue, const dq_enqueue_opts *const *opts,
              const void *const *payloads, const size_t *lens, size_t count,
              struct dq_enqueue_reply *o, dq_err *err)
 {
-    struct dq_buf b = DQ_BUF_INIT;
-    struct enq_slot one, *slots = count == 1 ? &one : calloc(count, sizeof *slots);
-    struct dq_args a;
-    int rc;
+    struct enq_call e;
+    int rc = enqueue_args(&e, opts, payloads, lens, count, err);
 
-    if (slots == NULL)
-        return dq_err_set(err, DQ_ENOMEM, "out of memory building %zu tasks", count);
-    for (size_t i = 0; i < count; i++)
-        enqueue_build(&b, &slots[i], opts[i], payloads[i], lens[i]);
-    dq_args_init(&a);
-    if (b.failed) {
-        rc = dq_err_set(err, DQ_ENOMEM, "out of memory building %zu tasks", count);
-        goto out;
-    }
-    /* the buffer is complete: pointers into it stay put from here on */
-    dq_args_i64(&a, (int64_t)count);
-    for (size_t i = 0; i < count; i++) {
-        dq_args_bytes(&a, b.data + slots[i].env_at, slots[i].env_len);
-        dq_args_bytes(&a, b.data + slots[i].time_at, slots[i].time_len);
-        dq_args_str(&a, opts[i]->id ? opts[i]->id : "");
-    }
-    rc = dq_scripts_run(c, DQ_SCRIPT_ENQUEUE, queue, &a, dq_reply_enqueue, o, err);
-out:
-    dq_args_free(&a);
-    dq_buf_free(&b);
-    if (slots != &one)
-        free(slots);
+    if (rc == DQ_OK)
+        rc = dq_scripts_run(c, DQ_SCRIPT_ENQUEUE, queue, &e.a, dq_reply_enqueue, o, err);
+    enqueue_free(&e);
     return rc;
+}
+
+/* The partition of a task to enqueue into @queue with map @p: by its caller id, else the
+ * client's round robin (PROTOCOL.md 14). */
+static size_t
+enqueue_part(dq_client *c, const char *queue, const struct dq_parts *p, const dq_enqueue_opts *o)
+{
+    if (p->n <= 1)
+        return 0;
+    if (o->id != NULL)
+        return dq_parts_route_id(p, o->id, strlen(o->id));
+    return dq_parts_next(c, queue, p);
 }
 
 int
@@ -204,6 +312,7 @@ dq_enqueue(dq_client *c, const char *queue, const dq_enqueue_opts *opts, const v
 {
     static const dq_enqueue_opts none;
     struct dq_enqueue_reply o = {out, 1};
+    const struct dq_parts *p;
     int rc;
 
     if (opts == NULL)
@@ -212,7 +321,11 @@ dq_enqueue(dq_client *c, const char *queue, const dq_enqueue_opts *opts, const v
     rc = enqueue_check(opts, payload_len, err);
     if (rc != DQ_OK)
         return rc;
-    rc = enqueue_call(c, queue, &opts, &payload, &payload_len, 1, &o, err);
+    /* the cached map: no command of its own but once a second (parts.h) */
+    if ((rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
+        return rc;
+    rc = enqueue_call(c, p->names[enqueue_part(c, queue, p, opts)], &opts, &payload, &payload_len,
+                      1, &o, err);
     if (rc == DQ_OK || rc == DQ_EREPLICAS) /* made, only not confirmed: keep the id */
         dq_registry_note(c, queue);        /* producers make a queue discoverable */
     else
@@ -243,6 +356,109 @@ batch_error(dq_err *err, size_t base, size_t count)
                  base + count - 1, rest);
 }
 
+/*
+ * dq_enqueue_batch of a partitioned queue: the items grouped by partition (keeping their
+ * order within one), one call per DQ_ENQUEUE_CHUNK items of a partition, all of them sent
+ * pipelined on one node (dq_scripts_run_multi; a cluster client routes each). Each call
+ * is all or nothing; the items of a failed one keep an empty out[].id.
+ */
+static int
+enqueue_batch_parts(dq_client *c, const char *queue, const struct dq_parts *p,
+                    const dq_enqueue_item *items, size_t n, dq_enqueued *out, dq_err *err)
+{
+    size_t first[DQ_PARTITIONS_MAX + 1], ncalls = 0, most = p->all + n / DQ_ENQUEUE_CHUNK + 1;
+    const dq_enqueue_opts **opts = malloc(DQ_ENQUEUE_CHUNK * sizeof *opts);
+    const void **payloads = malloc(DQ_ENQUEUE_CHUNK * sizeof *payloads);
+    size_t *lens = malloc(DQ_ENQUEUE_CHUNK * sizeof *lens);
+    size_t *part = malloc(n * sizeof *part), *order = malloc(n * sizeof *order);
+    size_t *at = calloc(most, sizeof *at); /* call k's items: order[at[k] ...] */
+    dq_enqueued *got = calloc(n, sizeof *got);
+    struct enq_call *calls = calloc(most, sizeof *calls);
+    struct dq_enqueue_reply *replies = calloc(most, sizeof *replies);
+    const struct dq_args **args = calloc(most, sizeof *args);
+    const char **names = calloc(most, sizeof *names);
+    int *rcs = calloc(most, sizeof *rcs), rc = DQ_OK;
+    dq_err *errs = calloc(most, sizeof *errs);
+    bool any = false;
+
+    if (opts == NULL || payloads == NULL || lens == NULL || part == NULL || order == NULL ||
+        at == NULL || got == NULL || calls == NULL || replies == NULL || args == NULL ||
+        names == NULL || rcs == NULL || errs == NULL) {
+        rc = dq_err_set(err, DQ_ENOMEM, "out of memory splitting %zu items by partition", n);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++)
+        part[i] = enqueue_part(c, queue, p, &items[i].opts);
+    dq_parts_group(part, n, p->all, order, first);
+    for (size_t q = 0; q < p->all; q++) {
+        for (size_t base = first[q]; base < first[q + 1]; base += DQ_ENQUEUE_CHUNK) {
+            size_t count = first[q + 1] - base;
+            count = count < DQ_ENQUEUE_CHUNK ? count : DQ_ENQUEUE_CHUNK;
+            for (size_t k = 0; k < count; k++) {
+                const dq_enqueue_item *it = &items[order[base + k]];
+                opts[k] = &it->opts;
+                payloads[k] = it->payload;
+                lens[k] = it->payload_len;
+            }
+            rc = enqueue_args(&calls[ncalls], opts, payloads, lens, count, err);
+            at[ncalls] = base;
+            replies[ncalls] = (struct dq_enqueue_reply){got + base, count};
+            args[ncalls] = &calls[ncalls].a;
+            names[ncalls] = p->names[q];
+            ncalls++;
+            if (rc != DQ_OK)
+                goto out;
+        }
+    }
+    rc = dq_scripts_run_multi(c, DQ_SCRIPT_ENQUEUE, names, args, ncalls, dq_reply_enqueue, replies,
+                              sizeof *replies, 16, rcs, errs, err);
+    if (rc != DQ_OK)
+        goto out;
+    for (size_t k = 0; k < ncalls; k++) {
+        size_t count = replies[k].n;
+        unsigned long bad = 0;
+        int used = 0;
+        if (rcs[k] == DQ_OK || rcs[k] == DQ_EREPLICAS) { /* the latter: made, not confirmed */
+            for (size_t j = 0; j < count; j++)
+                out[order[at[k] + j]] = got[at[k] + j];
+            any = true;
+        }
+        if (rcs[k] == DQ_OK || rc != DQ_OK) /* the first failure is the one reported */
+            continue;
+        rc = rcs[k];
+        if (err == NULL)
+            continue;
+        if (rc == DQ_EREPLICAS)
+            *err = errs[k];
+        else if (sscanf(errs[k].msg, "task %lu: %n", &bad, &used) == 1 && used > 0 && bad >= 1 &&
+                 bad <= count)
+            dq_err_set(err, rc, "items[%zu]: %.150s (items with no id were not added)",
+                       order[at[k] + bad - 1], errs[k].msg + used);
+        else
+            dq_err_set(err, rc, "partition %s: %.160s (items with no id were not added)", names[k],
+                       errs[k].msg);
+    }
+    if (any)
+        dq_registry_note(c, queue);
+out:
+    for (size_t k = 0; calls != NULL && k < ncalls; k++)
+        enqueue_free(&calls[k]);
+    free(opts);
+    free(payloads);
+    free(lens);
+    free(part);
+    free(order);
+    free(at);
+    free(got);
+    free(calls);
+    free(replies);
+    free(args);
+    free(names);
+    free(rcs);
+    free(errs);
+    return rc;
+}
+
 int
 dq_enqueue_batch(dq_client *c, const char *queue, const dq_enqueue_item *items, size_t n,
                  dq_enqueued *out, dq_err *err)
@@ -250,6 +466,7 @@ dq_enqueue_batch(dq_client *c, const char *queue, const dq_enqueue_item *items, 
     const dq_enqueue_opts *opts[DQ_ENQUEUE_CHUNK];
     const void *payloads[DQ_ENQUEUE_CHUNK];
     size_t lens[DQ_ENQUEUE_CHUNK];
+    const struct dq_parts *p;
     int rc = DQ_OK;
 
     if (n == 0)
@@ -261,6 +478,10 @@ dq_enqueue_batch(dq_client *c, const char *queue, const dq_enqueue_item *items, 
         if (rc != DQ_OK)
             return dq_err_set(err, rc, "items[%zu]: %.200s (nothing added)", i, e1.msg);
     }
+    if ((rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
+        return rc;
+    if (p->n > 1)
+        return enqueue_batch_parts(c, queue, p, items, n, out, err);
     for (size_t base = 0; base < n && rc == DQ_OK; base += DQ_ENQUEUE_CHUNK) {
         size_t count = n - base < DQ_ENQUEUE_CHUNK ? n - base : DQ_ENQUEUE_CHUNK;
         struct dq_enqueue_reply o = {out + base, count};
@@ -560,11 +781,94 @@ check_ids(const char *const *ids, size_t n, dq_err *err)
     return DQ_OK;
 }
 
+/*
+ * The partition of each of @n ids of a partitioned queue (map @p) into part[i]: its home,
+ * or where find.lua finds it when the map has draining partitions or was resized. With
+ * @found, each id is looked up and its task kept there (drop needs the bytes).
+ */
+static int
+ids_parts(dq_client *c, const struct dq_parts *p, const char *queue, const char *const *ids,
+          size_t n, size_t *part, dq_task *found, dq_err *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        dq_task t;
+        int rc;
+        part[i] = id_home(p, ids[i]);
+        if (found == NULL && p->all == p->n && !p->resized)
+            continue;
+        rc = find_parts(c, p, queue, ids[i], found ? &found[i] : &t, &part[i], err);
+        if (found == NULL)
+            dq_task_clear(&t);
+        if (rc != DQ_OK && rc != DQ_ENOTFOUND)
+            return rc;
+    }
+    return DQ_OK;
+}
+
+/*
+ * What the scripts refuse a whole call for, checked across partitions before any is sent,
+ * so that an action on ids of several partitions stays all or nothing (as each script is;
+ * a change between this look and the calls is still refused by the script of its
+ * partition): for @requeue ids not failed, else (drop) ids in flight or found nowhere.
+ */
+static int
+ids_precheck(const char *const *ids, size_t n, const dq_task *found, bool requeue, dq_err *err)
+{
+    /* in the scripts' order: drop refuses ids in flight first, then those found nowhere */
+    for (int pass = 0; pass < (requeue ? 1 : 2); pass++) {
+        char list[200] = "";
+        size_t used = 0, bad = 0;
+        for (size_t i = 0; i < n; i++) {
+            dq_state s = found[i].state;
+            bool refused = requeue     ? s != DQ_STATE_FAILED
+                           : pass == 0 ? s == DQ_STATE_INFLIGHT
+                                       : s == DQ_STATE_NONE || s == DQ_STATE_DONE;
+            if (refused && bad++ < 20 && used < sizeof list - 1)
+                used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", used ? "," : "",
+                                         ids[i]);
+        }
+        if (bad == 0)
+            continue;
+        if (used >= sizeof list)
+            snprintf(list + sizeof list - 4, 4, "...");
+        if (requeue)
+            return dq_err_set(err, DQ_ENOTFOUND, "not in the failed set: %s", list);
+        if (pass == 0)
+            return dq_err_set(err, DQ_EINVAL, "in flight, cannot be dropped while running: %s",
+                              list);
+        return dq_err_set(err, DQ_ENOTFOUND, "not found (failed or scheduled): %s", list);
+    }
+    return DQ_OK;
+}
+
+/* requeue.lua "ids" on partition @name. */
+static int
+requeue_ids(dq_client *c, const char *name, const char *const *ids, const size_t *pick, size_t n,
+            int64_t delay_ms, size_t *moved, dq_err *err)
+{
+    struct dq_args a;
+    size_t m = 0;
+    int rc;
+
+    dq_args_init(&a);
+    dq_args_str(&a, "ids");
+    dq_args_i64(&a, delay_ms);
+    dq_args_str(&a, dq_client_who(c));
+    for (size_t i = 0; i < n; i++)
+        dq_args_str(&a, ids[pick ? pick[i] : i]);
+    rc = dq_scripts_run(c, DQ_SCRIPT_REQUEUE, name, &a, dq_reply_requeue_ids, &m, err);
+    dq_args_free(&a);
+    *moved += m;
+    return rc;
+}
+
 int
 dq_requeue(dq_client *c, const char *queue, const char *const *ids, size_t n, int64_t delay_ms,
            size_t *moved, dq_err *err)
 {
-    struct dq_args a;
+    size_t first[DQ_PARTITIONS_MAX + 1], *part = NULL, *order = NULL;
+    const struct dq_parts *p;
+    dq_task *found = NULL;
     size_t tmp;
     int rc;
 
@@ -574,14 +878,32 @@ dq_requeue(dq_client *c, const char *queue, const char *const *ids, size_t n, in
     rc = check_ids(ids, n, err);
     if (rc != DQ_OK)
         return rc;
-    dq_args_init(&a);
-    dq_args_str(&a, "ids");
-    dq_args_i64(&a, delay_ms);
-    dq_args_str(&a, dq_client_who(c));
-    for (size_t i = 0; i < n; i++)
-        dq_args_str(&a, ids[i]);
-    rc = dq_scripts_run(c, DQ_SCRIPT_REQUEUE, queue, &a, dq_reply_requeue_ids, moved, err);
-    dq_args_free(&a);
+    if ((rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
+        return rc;
+    if (p->all <= 1)
+        return requeue_ids(c, queue, ids, NULL, n, delay_ms, moved, err);
+    /* one call per partition holding some of them */
+    part = malloc(n * sizeof *part);
+    order = malloc(n * sizeof *order);
+    found = calloc(n, sizeof *found);
+    if (part == NULL || order == NULL || found == NULL) {
+        rc = dq_err_set(err, DQ_ENOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = ids_parts(c, p, queue, ids, n, part, found, err)) != DQ_OK ||
+        (rc = ids_precheck(ids, n, found, true, err)) != DQ_OK)
+        goto out;
+    dq_parts_group(part, n, p->all, order, first);
+    for (size_t q = 0; q < p->all && rc == DQ_OK; q++)
+        if (first[q + 1] > first[q])
+            rc = requeue_ids(c, p->names[q], ids, order + first[q], first[q + 1] - first[q],
+                             delay_ms, moved, err);
+out:
+    for (size_t i = 0; found != NULL && i < n; i++)
+        dq_task_clear(&found[i]);
+    free(found);
+    free(part);
+    free(order);
     return rc;
 }
 
@@ -590,6 +912,7 @@ int
 dq_requeue_replace(dq_client *c, const char *queue, const dq_task *t, const void *payload,
                    size_t len, int64_t delay_ms, dq_err *err)
 {
+    char name[DQ_QUEUE_NAME_MAX + 16];
     struct dq_args a;
     size_t moved = 0;
     int rc;
@@ -600,6 +923,8 @@ dq_requeue_replace(dq_client *c, const char *queue, const dq_task *t, const void
         return dq_err_set(err, DQ_EINVAL, "undecodable, can only be dropped: %s", t->id);
     if (delay_ms < 0)
         return dq_err_set(err, DQ_EINVAL, "delay: %lld ms is negative", (long long)delay_ms);
+    if ((rc = where_is(c, queue, t->id, name, sizeof name, err)) != DQ_OK)
+        return rc;
     dq_args_init(&a);
     dq_args_str(&a, t->id);
     dq_args_bytes(&a, t->raw, t->raw_len);
@@ -607,7 +932,7 @@ dq_requeue_replace(dq_client *c, const char *queue, const dq_task *t, const void
     dq_args_bytes(&a, len > 0 ? payload : "", len);
     dq_args_i64(&a, delay_ms);
     dq_args_str(&a, dq_client_who(c));
-    rc = dq_scripts_run(c, DQ_SCRIPT_REPLACE, queue, &a, dq_reply_requeue_ids, &moved, err);
+    rc = dq_scripts_run(c, DQ_SCRIPT_REPLACE, name, &a, dq_reply_requeue_ids, &moved, err);
     dq_args_free(&a);
     return rc;
 }
@@ -615,11 +940,14 @@ dq_requeue_replace(dq_client *c, const char *queue, const dq_task *t, const void
 int
 dq_run_now(dq_client *c, const char *queue, const dq_task *t, dq_err *err)
 {
+    char name[DQ_QUEUE_NAME_MAX + 16];
     struct dq_args a;
     int rc;
 
     if (t == NULL || t->id == NULL || t->undecodable || t->state != DQ_STATE_SCHEDULED)
         return dq_err_set(err, DQ_EINVAL, "run now: not a scheduled task");
+    if ((rc = where_is(c, queue, t->id, name, sizeof name, err)) != DQ_OK)
+        return rc;
     dq_args_init(&a);
     dq_args_str(&a, "now");
     dq_args_i64(&a, 0);
@@ -629,7 +957,7 @@ dq_run_now(dq_client *c, const char *queue, const dq_task *t, dq_err *err)
         dq_args_str(&a, "");
     else
         dq_args_bytes(&a, t->raw, t->raw_len);
-    rc = dq_scripts_run(c, DQ_SCRIPT_REQUEUE, queue, &a, NULL, NULL, err);
+    rc = dq_scripts_run(c, DQ_SCRIPT_REQUEUE, name, &a, NULL, NULL, err);
     dq_args_free(&a);
     return rc;
 }
@@ -670,9 +998,10 @@ int
 dq_drop(dq_client *c, const char *queue, const char *const *ids, size_t n, size_t *dropped,
         dq_err *err)
 {
+    size_t first[DQ_PARTITIONS_MAX + 1], *part = NULL, *order = NULL, tmp;
+    const struct dq_parts *p;
     struct dq_args a;
     dq_task *found = NULL;
-    size_t tmp;
     int rc;
 
     if (dropped == NULL)
@@ -688,32 +1017,57 @@ dq_drop(dq_client *c, const char *queue, const char *const *ids, size_t n, size_
      * caller-chosen id: one O(1) find call more each). The script re-checks everything
      * atomically. */
     found = calloc(n, sizeof *found);
-    if (found == NULL)
-        return dq_err_set(err, DQ_ENOMEM, "out of memory");
-    dq_args_init(&a);
-    dq_args_str(&a, "ids");
-    dq_args_str(&a, dq_client_who(c));
-    for (size_t i = 0; i < n; i++) {
-        dq_err ferr;
-        dq_args_str(&a, ids[i]);
-        rc = dq_find(c, queue, ids[i], &found[i], &ferr);
-        if (rc != DQ_OK && rc != DQ_ENOTFOUND) {
-            if (err != NULL)
-                *err = ferr;
-            goto out;
-        }
-        rc = DQ_OK;
-        if (found[i].state == DQ_STATE_SCHEDULED || found[i].state == DQ_STATE_PARKED)
-            dq_args_bytes(&a, found[i].raw, found[i].raw_len);
-        else
-            dq_args_str(&a, "");
+    part = calloc(n, sizeof *part);
+    order = malloc(n * sizeof *order);
+    if (found == NULL || part == NULL || order == NULL) {
+        rc = dq_err_set(err, DQ_ENOMEM, "out of memory");
+        goto out;
     }
-    rc = dq_scripts_run(c, DQ_SCRIPT_DROP, queue, &a, dq_reply_drop_ids, dropped, err);
+    if ((rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
+        goto out;
+    if (p->all > 1) {
+        /* each id's partition (PROTOCOL.md 14), found with its bytes */
+        if ((rc = ids_parts(c, p, queue, ids, n, part, found, err)) != DQ_OK ||
+            (rc = ids_precheck(ids, n, found, false, err)) != DQ_OK)
+            goto out;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            dq_err ferr;
+            rc = find_in(c, queue, queue, ids[i], &found[i], &ferr);
+            if (rc != DQ_OK && rc != DQ_ENOTFOUND) {
+                if (err != NULL)
+                    *err = ferr;
+                goto out;
+            }
+        }
+    }
+    rc = DQ_OK;
+    dq_parts_group(part, n, p->all, order, first);
+    for (size_t q = 0; q < p->all && rc == DQ_OK; q++) {
+        size_t m = 0;
+        if (first[q + 1] == first[q])
+            continue;
+        dq_args_init(&a);
+        dq_args_str(&a, "ids");
+        dq_args_str(&a, dq_client_who(c));
+        for (size_t j = first[q]; j < first[q + 1]; j++) {
+            const dq_task *t = &found[order[j]];
+            dq_args_str(&a, ids[order[j]]);
+            if (t->state == DQ_STATE_SCHEDULED || t->state == DQ_STATE_PARKED)
+                dq_args_bytes(&a, t->raw, t->raw_len);
+            else
+                dq_args_str(&a, "");
+        }
+        rc = dq_scripts_run(c, DQ_SCRIPT_DROP, p->names[q], &a, dq_reply_drop_ids, &m, err);
+        dq_args_free(&a);
+        *dropped += m;
+    }
 out:
-    dq_args_free(&a);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; found != NULL && i < n; i++)
         dq_task_clear(&found[i]);
     free(found);
+    free(part);
+    free(order);
     return rc;
 }
 
@@ -748,15 +1102,77 @@ view_check(dq_view view, dq_err *err)
 }
 
 int
+dq_partitions_get(dq_client *c, const char *queue, size_t *routed, size_t *all, dq_err *err)
+{
+    const struct dq_parts *p;
+    int rc = dq_parts_peek(c, queue, &p, err);
+
+    *routed = *all = 0;
+    if (rc != DQ_OK)
+        return rc;
+    *routed = p->n;
+    *all = p->all;
+    return DQ_OK;
+}
+
+int
+dq_partition_name(dq_client *c, const char *queue, size_t i, char *buf, size_t size, dq_err *err)
+{
+    const struct dq_parts *p;
+    int rc = dq_parts_peek(c, queue, &p, err);
+
+    if (rc != DQ_OK)
+        return rc;
+    if (i >= p->all)
+        return dq_err_set(err, DQ_EINVAL, "partition: %zu is not below %zu", i, p->all);
+    snprintf(buf, size, "%s", p->names[i]);
+    return DQ_OK;
+}
+
+int
 dq_stats_get(dq_client *c, const char *queue, dq_stats *out, dq_err *err)
 {
+    const struct dq_parts *p;
+    dq_stats *each = NULL;
+    dq_err *errs = NULL;
     struct dq_args a;
-    int rc;
+    int *rcs = NULL, rc;
 
     memset(out, 0, sizeof *out);
+    if ((rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
+        return rc;
     dq_args_init(&a);
-    rc = dq_scripts_run(c, DQ_SCRIPT_STATS, queue, &a, dq_reply_stats, out, err);
+    if (p->all <= 1) {
+        rc = dq_scripts_run(c, DQ_SCRIPT_STATS, queue, &a, dq_reply_stats, out, err);
+        goto out;
+    }
+    /* one call per partition, pipelined on one node (dq_scripts_run_each), then summed */
+    each = calloc(p->all, sizeof *each);
+    errs = calloc(p->all, sizeof *errs);
+    rcs = calloc(p->all, sizeof *rcs);
+    if (each == NULL || errs == NULL || rcs == NULL) {
+        rc = dq_err_set(err, DQ_ENOMEM, "out of memory reading %zu partitions", p->all);
+        goto out;
+    }
+    rc = dq_scripts_run_each(c, DQ_SCRIPT_STATS, (const char *const *)p->names, p->all, &a,
+                             dq_reply_stats, each, sizeof *each, p->all, rcs, errs, err);
+    for (size_t i = 0; rc == DQ_OK && i < p->all; i++) {
+        if (rcs[i] != DQ_OK) {
+            rc = dq_err_set(err, rcs[i], "partition %zu: %.200s", i, errs[i].msg);
+            break;
+        }
+        if (i == 0)
+            *out = each[0];
+        else
+            dq_parts_stats_add(out, &each[i]);
+    }
+    if (rc != DQ_OK)
+        memset(out, 0, sizeof *out);
+out:
     dq_args_free(&a);
+    free(each);
+    free(errs);
+    free(rcs);
     return rc;
 }
 
@@ -807,8 +1223,10 @@ dq_search_step(dq_client *c, const char *queue, dq_view view, const char *needle
     return rc;
 }
 
-int
-dq_find(dq_client *c, const char *queue, const char *id, dq_task *out, dq_err *err)
+/* find.lua on partition (or queue) @name; messages name the logical @queue. */
+static int
+find_in(dq_client *c, const char *name, const char *queue, const char *id, dq_task *out,
+        dq_err *err)
 {
     struct dq_find_reply fs = {.out = out, .cursor = DQ_BUF_INIT, .unique_until_ms = -1};
     int rc;
@@ -823,7 +1241,7 @@ dq_find(dq_client *c, const char *queue, const char *id, dq_task *out, dq_err *e
         dq_args_str(&a, id);
         dq_args_bytes(&a, fs.cursor.len ? fs.cursor.data : "", fs.cursor.len);
         dq_args_str(&a, fs.cursor_score);
-        rc = dq_scripts_run(c, DQ_SCRIPT_FIND, queue, &a, dq_reply_find, &fs, err);
+        rc = dq_scripts_run(c, DQ_SCRIPT_FIND, name, &a, dq_reply_find, &fs, err);
         dq_args_free(&a);
     } while (rc == DQ_OK && fs.more);
     dq_buf_free(&fs.cursor);
@@ -843,6 +1261,165 @@ dq_find(dq_client *c, const char *queue, const char *id, dq_task *out, dq_err *e
     }
     if (!fs.found)
         return dq_err_set(err, DQ_ENOTFOUND, "task %s: not found in queue %s", id, queue);
+    return DQ_OK;
+}
+
+/* The partition task @id would be in: a generated id's seq span, a caller id's hash. */
+static size_t
+id_home(const struct dq_parts *p, const char *id)
+{
+    size_t len = strlen(id);
+
+    if (strspn(id, "0123456789") == len)
+        return dq_parts_of_seq(p, strtoll(id, NULL, 10));
+    return dq_parts_route_id(p, id, len);
+}
+
+/*
+ * The first step of find.lua for @id on every partition of @p but @home, pipelined on one
+ * node (dq_scripts_run_each), then the partitions whose step asked for more (a scan of a
+ * generated id, a walk of parked tasks) one after another. *@at: the lowest partition
+ * holding it. DQ_ENOTFOUND when none does.
+ */
+static int
+find_others(dq_client *c, const struct dq_parts *p, size_t home, const char *queue, const char *id,
+            dq_task *out, size_t *at, dq_err *err)
+{
+    size_t k = p->all - 1, hit = SIZE_MAX;
+    const char **names = malloc(k * sizeof *names);
+    struct dq_find_reply *fs = calloc(k, sizeof *fs);
+    dq_task *tasks = calloc(k, sizeof *tasks);
+    dq_err *errs = calloc(k, sizeof *errs);
+    int *rcs = calloc(k, sizeof *rcs), rc;
+    struct dq_args a;
+
+    dq_args_init(&a);
+    if (names == NULL || fs == NULL || tasks == NULL || errs == NULL || rcs == NULL) {
+        rc = dq_err_set(err, DQ_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0, j = 0; i < p->all; i++) {
+        if (i == home)
+            continue;
+        names[j] = p->names[i];
+        fs[j] =
+            (struct dq_find_reply){.out = &tasks[j], .cursor = DQ_BUF_INIT, .unique_until_ms = -1};
+        j++;
+    }
+    dq_args_str(&a, id);
+    dq_args_str(&a, "");
+    dq_args_str(&a, "");
+    rc = dq_scripts_run_each(c, DQ_SCRIPT_FIND, names, k, &a, dq_reply_find, fs, sizeof *fs, k, rcs,
+                             errs, err);
+    for (size_t j = 0; rc == DQ_OK && j < k && hit == SIZE_MAX; j++) {
+        if (rcs[j] != DQ_OK) {
+            rc = rcs[j];
+            if (err != NULL)
+                *err = errs[j];
+        } else if (fs[j].found) {
+            hit = j;
+        } else if (fs[j].more) {
+            /* the rest of its scan: the whole lookup again, on that partition alone */
+            dq_task_clear(&tasks[j]);
+            rc = find_in(c, names[j], queue, id, &tasks[j], &errs[j]);
+            if (rc == DQ_OK)
+                hit = j;
+            else if (rc == DQ_ENOTFOUND)
+                rc = DQ_OK;
+            else if (err != NULL)
+                *err = errs[j];
+        }
+    }
+    if (rc == DQ_OK && hit == SIZE_MAX)
+        rc = DQ_ENOTFOUND;
+    if (hit != SIZE_MAX && rc == DQ_OK) {
+        *out = tasks[hit];
+        memset(&tasks[hit], 0, sizeof tasks[hit]);
+        *at = hit < home ? hit : hit + 1;
+    }
+out:
+    for (size_t j = 0; fs != NULL && tasks != NULL && j < k; j++) {
+        dq_buf_free(&fs[j].cursor);
+        dq_task_clear(&tasks[j]);
+    }
+    dq_args_free(&a);
+    free(names);
+    free(fs);
+    free(tasks);
+    free(errs);
+    free(rcs);
+    return rc;
+}
+
+/*
+ * find.lua for @id across the partitions of map @p (PROTOCOL.md 14):
+ * its home partition first; only when it is not there and the map has draining
+ * partitions or was resized, the others. *@at: the partition holding it (its home when
+ * none does).
+ */
+static int
+find_parts(dq_client *c, const struct dq_parts *p, const char *queue, const char *id, dq_task *out,
+           size_t *at, dq_err *err)
+{
+    size_t home = id_home(p, id);
+    dq_err first = {0}, other;
+    int rc;
+
+    *at = home;
+    rc = find_in(c, p->names[home], queue, id, out, &first);
+    if (rc != DQ_ENOTFOUND || (p->all == p->n && !p->resized)) {
+        if (rc != DQ_OK && err != NULL)
+            *err = first;
+        return rc;
+    }
+    rc = find_others(c, p, home, queue, id, out, at, &other);
+    if (rc != DQ_ENOTFOUND) {
+        if (rc != DQ_OK && err != NULL)
+            *err = other;
+        return rc;
+    }
+    *at = home;
+    if (err != NULL)
+        *err = first;
+    return DQ_ENOTFOUND;
+}
+
+int
+dq_find(dq_client *c, const char *queue, const char *id, dq_task *out, dq_err *err)
+{
+    const struct dq_parts *p;
+    size_t at;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    if (id == NULL || id[0] == '\0' || strlen(id) > DQ_ID_MAX)
+        return dq_err_set(err, DQ_EINVAL, "id: must be 1..%d bytes", DQ_ID_MAX);
+    if ((rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
+        return rc;
+    if (p->all <= 1)
+        return find_in(c, queue, queue, id, out, err);
+    return find_parts(c, p, queue, id, out, &at, err);
+}
+
+/* The partition of task @id for an action on it: the one holding it, else its home.
+ * Copies the name to @name (@p may be read again by a later call). */
+static int
+where_is(dq_client *c, const char *queue, const char *id, char *name, size_t size, dq_err *err)
+{
+    const struct dq_parts *p;
+    dq_task t;
+    size_t at = 0;
+    int rc;
+
+    if ((rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
+        return rc;
+    if (p->all > 1) {
+        rc = find_parts(c, p, queue, id, &t, &at, err);
+        dq_task_clear(&t);
+        if (rc != DQ_OK && rc != DQ_ENOTFOUND)
+            return rc;
+    }
+    snprintf(name, size, "%s", p->names[at]);
     return DQ_OK;
 }
 
@@ -1018,17 +1595,20 @@ int
 dq_cancel(dq_client *c, const char *queue, const char *id, bool drop, dq_cancelled *out,
           dq_err *err)
 {
+    char name[DQ_QUEUE_NAME_MAX + 16];
     dq_cancelled r = {0};
     struct dq_args a;
     int rc;
 
     if (id == NULL || id[0] == '\0' || strlen(id) > DQ_ID_MAX)
         return dq_err_set(err, DQ_EINVAL, "id: must be 1..%d bytes", DQ_ID_MAX);
+    if ((rc = where_is(c, queue, id, name, sizeof name, err)) != DQ_OK)
+        return rc;
     dq_args_init(&a);
     dq_args_str(&a, id);
     dq_args_str(&a, drop ? "drop" : "fail");
     dq_args_str(&a, dq_client_who(c));
-    rc = dq_scripts_run(c, DQ_SCRIPT_CANCEL, queue, &a, dq_reply_cancel, &r, err);
+    rc = dq_scripts_run(c, DQ_SCRIPT_CANCEL, name, &a, dq_reply_cancel, &r, err);
     dq_args_free(&a);
     if (rc == DQ_OK && out != NULL)
         *out = r;
@@ -1057,6 +1637,9 @@ dq_reschedule(dq_client *c, const char *queue, const char *id, int64_t at_ms, in
               int64_t *due_ms, dq_err *err)
 {
     int64_t r[2] = {-1, -1};
+    char name[DQ_QUEUE_NAME_MAX + 16];
+    const struct dq_parts *p;
+    size_t at = 0;
     dq_task found;
     struct dq_args a;
     char when[32];
@@ -1071,22 +1654,29 @@ dq_reschedule(dq_client *c, const char *queue, const char *id, int64_t at_ms, in
         return dq_err_set(err, DQ_EINVAL, "delay: %lld ms is negative", (long long)delay_ms);
     /* a generated id has no index: its member is found by a scan (find.lua) and named by
      * its bytes; the script checks they are still that task's */
-    if (strspn(id, "0123456789") == strlen(id)) {
-        rc = dq_find(c, queue, id, &found, err);
+    if ((rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
+        return rc;
+    if (p->all > 1) { /* the partition holding it (PROTOCOL.md 14) */
+        rc = find_parts(c, p, queue, id, &found, &at, err);
+        if (rc != DQ_OK && rc != DQ_ENOTFOUND)
+            return rc;
+    } else if (strspn(id, "0123456789") == strlen(id)) {
+        rc = find_in(c, queue, queue, id, &found, err);
         if (rc != DQ_OK && rc != DQ_ENOTFOUND)
             return rc;
     }
+    snprintf(name, sizeof name, "%s", p->names[at]);
     snprintf(when, sizeof when, "%c%lld", at_ms > 0 ? 'a' : 'd',
              (long long)(at_ms > 0 ? at_ms : delay_ms));
     dq_args_init(&a);
     dq_args_str(&a, id);
-    if (found.state == DQ_STATE_SCHEDULED)
+    if (found.state == DQ_STATE_SCHEDULED && strspn(id, "0123456789") == strlen(id))
         dq_args_bytes(&a, found.raw, found.raw_len);
     else
         dq_args_str(&a, "");
     dq_args_str(&a, when);
     dq_args_str(&a, dq_client_who(c));
-    rc = dq_scripts_run(c, DQ_SCRIPT_RESCHEDULE, queue, &a, dq_reply_ints2, r, err);
+    rc = dq_scripts_run(c, DQ_SCRIPT_RESCHEDULE, name, &a, dq_reply_ints2, r, err);
     dq_args_free(&a);
     dq_task_clear(&found);
     if (rc == DQ_OK && due_ms != NULL)

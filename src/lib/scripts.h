@@ -73,6 +73,15 @@ int dq_scripts_run_each(dq_client *c, enum dq_script_id id, const char *const *q
                         size_t batch, int *rcs, dq_err *errs, dq_err *err);
 
 /*
+ * dq_scripts_run_each with arguments of each call's own: call i runs on queues[i] with
+ * args[i]. On a client with --min-replicas a writing script's calls go one at a time, each
+ * followed by its WAIT.
+ */
+int dq_scripts_run_multi(dq_client *c, enum dq_script_id id, const char *const *queues,
+                         const struct dq_args *const *args, size_t n, dq_parse_fn parse, void *outs,
+                         size_t stride, size_t batch, int *rcs, dq_err *errs, dq_err *err);
+
+/*
  * Whether the user of @c may run operator actions on @queue (requeue, drop, pause,
  * config; docs/SECURITY.md), asked without side effects. DQ_OK with @why empty when it
  * may; DQ_OK with @why saying what Redis refused when it may not; DQ_ECONN or
@@ -82,6 +91,13 @@ int dq_scripts_may_operate(dq_client *c, const char *queue, char *why, size_t si
 
 /* The same for running a worker on @queue (claim, heartbeat). */
 int dq_scripts_may_work(dq_client *c, const char *queue, char *why, size_t size, dq_err *err);
+
+/*
+ * dq_queue_name_check, or a partition's internal name "Q~<i>.<k>" (Q a queue name, i
+ * 1..3 digits, k 1..5 digits; lib/parts.h): the names scripts may run on. The CLI and
+ * the public calls take queue names only (dq_queue_name_check refuses '~').
+ */
+int dq_queue_run_name_check(const char *queue, dq_err *err);
 
 /* Key @i (0-based, see lua/lib.lua) of @queue into @buf; snprintf semantics. */
 size_t dq_queue_key(const char *queue, int i, char *buf, size_t size);
