@@ -19,9 +19,15 @@
 --   0..1000000 tasks in flight (0 = none); key_concurrency 0..1000000 (tasks of one
 --   key in flight at once; 0 = no limit, PROTOCOL.md 4.10); history_minutes 0..10080
 --   (minutes each per-minute rollup is kept; 0 = off, PROTOCOL.md 13).
--- Reply: the effective configuration as pairs {field, value, ...} in a fixed order.
+--   Partitioned queues (PROTOCOL.md, "Partitioned queues"; the library prepares the
+--   partitions first): partitions 1..256 writes n of the map (parts; never
+--   for 1 on a queue without one), part.<i> NAME (i 1..255) names partition i unless it
+--   has a name (names never change), and every partition 1..n-1 must then have one;
+--   seq_floor S (on a new partition) seeds its sequence at S when it has none.
+-- Reply: the effective configuration as pairs {field, value, ...} in a fixed order,
+--   then partitions (n of the map, or 1).
 -- Errors: DQ_EINVAL naming the field and its range; nothing is set when any pair is bad.
--- Complexity: O(1), plus O(k log N) for k <= 1000 failures (and k <= 1000 done tasks)
+-- Complexity: O(1) (O(P) for P partition names), plus O(k log N) for k <= 1000 failures (and k <= 1000 done tasks)
 --   trimmed by a lowered retention or age limit (the rest are trimmed by later failures
 --   and acks, 1000 at a time).
 local RANGE = {max_delay_ms = {1, 315360000000}, max_payload = {1, 536870912},
@@ -42,24 +48,75 @@ if #ARGV % 2 ~= 1 then
 end
 if #ARGV > 1 then
   local gate = operator_gate('config', [[EXISTS group HDEL done failed groups HGET failed HINCRBY
-    stats HMGET config HSET config LTRIM hist TIME XADD audit ZCARD doneidx failidx ZCOUNT doneidx
-    ZPOPMIN doneidx failidx ZREM group ZSCORE group]])
+    stats HMGET config HSET config parts LTRIM hist TIME XADD audit ZCARD doneidx failidx ZCOUNT
+    doneidx ZPOPMIN doneidx failidx ZREM group ZSCORE group HGET parts EXISTS parts seq INCRBY
+    seq]])
   if gate then return gate end
 end
+-- HASH n, <i> -> "Q~<i>.<k>": a partitioned queue's map, in partition 0's slot
+local K_PARTS = K_PREFIX .. 'parts'
+local PARTITIONS_MAX = 256 -- DQ_PARTITIONS_MAX (src/delayq.h)
 local set, detail = {}, {}
+local parts, pnames, seq_floor
+local queue = string.sub(K_PREFIX, 5, #K_PREFIX - 2) -- "dq:{Q}:" -> Q
 for i = 2, #ARGV, 2 do
   local f, v = ARGV[i], tonumber(ARGV[i + 1])
   local r = RANGE[f]
+  local at = tonumber(string.match(f, '^part%.(%d+)$'))
+  if f == 'partitions' then
+    r = {1, PARTITIONS_MAX}
+  elseif f == 'seq_floor' then
+    r = {0, (PARTITIONS_MAX - 1) * 1e15}
+  elseif at then
+    local want = '^' .. string.gsub(queue, '%p', '%%%0') .. '~' .. at .. '%.%d+$'
+    if at < 1 or at >= PARTITIONS_MAX or not string.match(ARGV[i + 1], want) then
+      return err('DQ_EINVAL', '%s: %q is not a partition name of %s', f, ARGV[i + 1], queue)
+    end
+    pnames = pnames or {}
+    pnames[at] = ARGV[i + 1]
+    r, v = {0, 0}, 0
+  end
   if not r then return err('DQ_EINVAL', 'config: unknown field %q', f) end
   if not v or v ~= math.floor(v) or v < r[1] or v > r[2] then
     return err('DQ_EINVAL', '%s: %q is not in %s..%s', f, ARGV[i + 1], dec(r[1]), dec(r[2]))
   end
-  set[#set + 1] = f
-  set[#set + 1] = dec(v)
-  detail[#detail + 1] = f .. '=' .. dec(v)
+  if f == 'partitions' then
+    parts = v
+    detail[#detail + 1] = f .. '=' .. dec(v)
+  elseif f == 'seq_floor' then
+    seq_floor = v
+  elseif not at then
+    set[#set + 1] = f
+    set[#set + 1] = dec(v)
+    detail[#detail + 1] = f .. '=' .. dec(v)
+  end
 end
-if #set > 0 then
-  redis.call('HSET', K_CONFIG, unpack(set))
+if parts then
+  -- every routed partition has a name, given here or kept from before; checked before
+  -- anything is written (nothing half-applies)
+  for i = 1, parts - 1 do
+    if not (pnames and pnames[i]) and not redis.call('HGET', K_PARTS, i) then
+      return err('DQ_EINVAL', 'partitions: partition %d of %s has no name (dq_config_set makes '
+        .. 'partitions)', i, queue)
+    end
+  end
+end
+if seq_floor and redis.call('EXISTS', K_SEQ) == 0 then
+  redis.call('INCRBY', K_SEQ, seq_floor)
+end
+if parts and (parts > 1 or redis.call('EXISTS', K_PARTS) == 1) then
+  -- partitions 1 on a queue that never had more writes nothing: today's keys, exactly
+  local w = {'n', dec(parts)}
+  for i, name in pairs(pnames or {}) do
+    if not redis.call('HGET', K_PARTS, i) then
+      w[#w + 1] = dec(i)
+      w[#w + 1] = name
+    end
+  end
+  redis.call('HSET', K_PARTS, unpack(w))
+end
+if #set > 0 or parts then
+  if #set > 0 then redis.call('HSET', K_CONFIG, unpack(set)) end
   -- a lowered retention applies now (up to 1000 per call; each failure trims more)
   local trimmed = trim_failed(config())
   local c = config_of({'done_retention', 'done_retention_ms'}) -- likewise (PROTOCOL.md 4.7)
@@ -73,4 +130,6 @@ for _, f in ipairs(CFG_FIELDS) do
   out[#out + 1] = f
   out[#out + 1] = cfg[f]
 end
+out[#out + 1] = 'partitions'
+out[#out + 1] = tonumber(redis.call('HGET', K_PARTS, 'n')) or 1
 return out

@@ -54,6 +54,8 @@ local K_KPARK = K_PREFIX .. 'kpark' -- ZSET key -> its parked tasks (ZCARD of it
 -- Queue limits (PROTOCOL.md 8.4): the rate limit's token bucket and the flag that a claim
 -- was held back by concurrency; written only while a limit is on.
 local K_LIMITS = K_PREFIX .. 'limits' -- HASH tokens, at, rate_held, held (ms each)
+-- A partitioned queue's map, K_PREFIX .. 'parts' (PROTOCOL.md, "Partitioned queues"), is
+-- named in config.lua and config_get.lua only, which alone read or write it.
 -- keys: end
 
 -- Protocol limits (docs/PROTOCOL.md 8.2). src/delayq.h has the same names and numbers;
@@ -1231,7 +1233,7 @@ local function gate_keyed(script, needs)
     groups = K_GROUPS, group = K_GROUP .. 'gate', tally = K_TALLY, uniq = K_UNIQ,
     sdefs = K_SDEFS, stpl = K_STPL, snext = K_SNEXT, slow = K_SLOW,
     hist = K_PREFIX .. 'hist:gate', done = K_DONE, doneidx = K_DONEIDX, kin = K_KIN,
-    kq = K_KQ .. 'gate', kpark = K_KPARK, limits = K_LIMITS, roll = K_PREFIX .. 'roll:gate'}
+    kq = K_KQ .. 'gate', kpark = K_KPARK, limits = K_LIMITS, parts = K_PREFIX .. 'parts', roll = K_PREFIX .. 'roll:gate'}
   local names, list = gate_list(script, needs), {}
   for i = 1, #names, 2 do
     local name = names[i + 1]

@@ -52,6 +52,8 @@ enum {
  * (lua/lib.lua; a unit test checks they agree); the library checks them before it
  * sends anything. Lengths are in bytes without the NUL: a buffer for one needs +1.
  */
+/* A queue's partitions: 1..DQ_PARTITIONS_MAX (dq_config.partitions). */
+#define DQ_PARTITIONS_MAX 256
 /* Queue name: 1..DQ_QUEUE_NAME_MAX bytes (checked client-side); a buffer needs +1. */
 #define DQ_QUEUE_NAME_MAX 100
 /* Task id: caller-chosen ids and the ids find, requeue and drop take; a buffer needs +1. */
@@ -373,6 +375,9 @@ typedef struct dq_config {
     int64_t history_minutes;   /* minutes each per-minute rollup is kept after its minute
                                   (PROTOCOL.md 13), 0..10080; default 1440; 0 in Redis is
                                   off (no history written): set -1 for that */
+    int64_t partitions;        /* partitioned queue (PROTOCOL.md, "Partitioned queues"): tasks
+                                  are spread over this many partitions, 1..DQ_PARTITIONS_MAX;
+                                  default 1 (today's layout, no partition keys) */
 } dq_config;
 
 /** Reads the queue's effective configuration (defaults filled in). */

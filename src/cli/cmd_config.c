@@ -40,6 +40,7 @@ static const struct {
     {"concurrency_limit", false, offsetof(dq_config, concurrency_limit), false, true},
     {"key_concurrency", false, offsetof(dq_config, key_concurrency), false, true},
     {"history_minutes", false, offsetof(dq_config, history_minutes), false, true},
+    {"partitions", false, offsetof(dq_config, partitions), false, false},
 };
 #define NFIELDS (sizeof fields / sizeof fields[0])
 
@@ -151,7 +152,9 @@ const struct cli_cmd cmd_config = {
              "  alert_fail_per_min 60\n"
              "The queue limits (claim enforces them for all workers; 0 = off):\n"
              "  rate_limit 0 (20/s, 1200/m; kept a minute)  rate_burst 0 (1 s worth)\n"
-             "  concurrency_limit 0",
+             "  concurrency_limit 0\n"
+             "partitions 1 (1..256: one queue spread over this many slots; lowering it drains\n"
+             "the others first)",
     .opts = opts,
     .max_pos = -1,
     .hint = " (use FIELD=VALUE)",

@@ -177,6 +177,9 @@ dq_client_free(dq_client *c)
         return;
     dq_cluster_free(c->cluster);
     c->cluster = NULL;
+    if (c->parts != NULL)
+        c->parts_free(c->parts);
+    c->parts = NULL;
     dq_node_free(c);
 }
 

@@ -37,6 +37,8 @@ struct dq_names {
     size_t n, cap;
 };
 
+struct dq_parts_cache; /* parts.h */
+
 struct dq_client {
     struct dq_net net;   /* net.fd is -1 while disconnected */
     redisReader *reader; /* replies on this connection; NULL while disconnected */
@@ -59,6 +61,10 @@ struct dq_client {
     int min_replicas_timeout_ms;
     struct dq_cluster *cluster; /* redis-cluster://: slot map and node clients (cluster.c),
                                  * owned; NULL otherwise (then this is the connection) */
+    /* parts.c: the partition maps this client read, owned, and their free function (set
+     * with them, so that freeing a client does not call back up into parts.c); NULL: none */
+    struct dq_parts_cache *parts;
+    void (*parts_free)(struct dq_parts_cache *);
 };
 
 /* Whether @set holds @name. */

@@ -451,6 +451,8 @@ client_copy(const dq_client *c, dq_client **out, dq_err *err)
     s->reader = NULL;
     s->tls = NULL;
     s->cluster = NULL;
+    s->parts = NULL; /* c's to free */
+    s->parts_free = NULL;
     memset(&s->registered, 0, sizeof s->registered); /* c's to free, and unused here */
     s->retry_at_ms = 0;
     s->backoff_ms = 0;

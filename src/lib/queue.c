@@ -15,6 +15,7 @@
 #include "dur.h"
 #include "env_build.h"
 #include "err.h"
+#include "parts.h"
 #include "registry.h"
 #include "reply.h"
 #include "scripts.h"
@@ -37,24 +38,22 @@ dq_config_get(dq_client *c, const char *queue, dq_config *out, dq_err *err)
     return rc;
 }
 
-int
-dq_config_set(dq_client *c, const char *queue, const dq_config *cfg, dq_err *err)
+/* The config script's pairs for the fields of @in other than partitions; how many. */
+static size_t
+config_pairs(struct dq_args *a, dq_config *in)
 {
-    struct dq_args a;
-    dq_config got, in = *cfg;
-    int rc;
+    size_t n = 0;
 
-    dq_args_init(&a);
-    dq_args_str(&a, dq_client_who(c));
     for (size_t i = 0; i < DQ_CONFIG_FIELDS; i++) {
-        int64_t v = *dq_config_slot(&in, i);
-        if (v != 0) {
-            dq_args_str(&a, dq_config_fields[i]);
+        int64_t v = *dq_config_slot(in, i);
+        if (v != 0 && i != DQ_CONFIG_PARTITIONS) {
+            n++;
+            dq_args_str(a, dq_config_fields[i]);
             /* max_attempts 0 (unlimited), worker_lost_ms 0 (three beats), time_limit_ms 0
              * (none), done_retention 0 (none), done_retention_ms 0 (no age limit), the
              * queue limits' 0 (off), key_concurrency 0 (no limit) and history_minutes 0
              * (off) are -1 here */
-            dq_args_i64(&a,
+            dq_args_i64(a,
                         v < 0 && (i == DQ_CONFIG_MAX_ATTEMPTS || i == DQ_CONFIG_WORKER_LOST ||
                                   i == DQ_CONFIG_TIME_LIMIT || i == DQ_CONFIG_DONE_RETENTION ||
                                   i == DQ_CONFIG_DONE_RETENTION_MS ||
@@ -64,10 +63,71 @@ dq_config_set(dq_client *c, const char *queue, const dq_config *cfg, dq_err *err
                             : v);
         }
     }
+    return n;
+}
+
+/*
+ * A partitioned queue is configured as one: the fields go to partition 0 (the queue, with
+ * its audit entry) and then to every other partition; `partitions` first prepares the new
+ * partitions (parts.c: their config copied, their seq seeded), then the queue's config
+ * script writes the map with their names. A change that fails part way leaves partitions
+ * the map does not name yet (harmless: the same call again names them) or partitions
+ * whose fields lag behind (the error says so; the same call again sets them).
+ */
+int
+dq_config_set(dq_client *c, const char *queue, const dq_config *cfg, dq_err *err)
+{
+    char *names[DQ_PARTITIONS_MAX] = {0};
+    char field[DQ_PARTITIONS_MAX][32];
+    struct dq_args a;
+    dq_config got, in = *cfg;
+    size_t all = 1, nfields;
+    int rc = DQ_OK;
+
+    if (in.partitions != 0 &&
+        (rc = dq_parts_prepare(c, queue, in.partitions, names, &all, err)) != DQ_OK)
+        goto out;
+    dq_args_init(&a);
+    dq_args_str(&a, dq_client_who(c));
+    nfields = config_pairs(&a, &in);
+    if (in.partitions != 0) {
+        dq_args_str(&a, "partitions");
+        dq_args_i64(&a, in.partitions);
+        for (size_t i = all; i < (size_t)in.partitions; i++) {
+            snprintf(field[i], sizeof field[i], "part.%zu", i); /* borrowed by @a */
+            dq_args_str(&a, field[i]);
+            dq_args_str(&a, names[i]);
+        }
+    }
     rc = dq_scripts_run(c, DQ_SCRIPT_CONFIG, queue, &a, dq_reply_config, &got, err);
     dq_args_free(&a);
-    if (rc == DQ_OK)
-        dq_registry_note(c, queue); /* configuring a queue makes it one (reading does not) */
+    if (rc != DQ_OK)
+        goto out;
+    dq_registry_note(c, queue); /* configuring a queue makes it one (reading does not) */
+    dq_parts_forget(c, queue);  /* this client routes by the new map at once */
+    if (nfields > 0) {
+        struct dq_parts map;
+        if ((rc = dq_parts_get(c, queue, &map, err)) != DQ_OK)
+            goto out;
+        for (size_t i = 1; i < map.all && rc == DQ_OK; i++) {
+            dq_args_init(&a);
+            dq_args_str(&a, dq_client_who(c));
+            config_pairs(&a, &in);
+            rc = dq_scripts_run(c, DQ_SCRIPT_CONFIG, map.names[i], &a, NULL, NULL, err);
+            dq_args_free(&a);
+            if (rc != DQ_OK && err != NULL) {
+                char was[sizeof err->msg];
+                snprintf(was, sizeof was, "%s", err->msg);
+                snprintf(err->msg, sizeof err->msg,
+                         "partition %zu of %zu: %.120s (partitions 0..%zu are set; run it again)",
+                         i, map.all, was, i - 1);
+            }
+        }
+        dq_parts_free(&map);
+    }
+out:
+    for (size_t i = 0; i < DQ_PARTITIONS_MAX; i++)
+        free(names[i]);
     return rc;
 }
 

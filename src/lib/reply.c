@@ -140,7 +140,7 @@ const char *const dq_config_fields[DQ_CONFIG_FIELDS] = {
     "alert_running_ms",   "alert_memory_pct", "alert_window_ms",     "alert_fail_pct",
     "alert_fail_per_min", "time_limit_ms",    "done_retention",      "done_retention_ms",
     "rate_limit",         "rate_burst",       "concurrency_limit",   "key_concurrency",
-    "history_minutes",
+    "history_minutes",    "partitions",
 };
 
 int64_t *
@@ -155,7 +155,7 @@ dq_config_slot(dq_config *c, size_t i)
         &c->alert_fail_pct,   &c->alert_fail_per_min,  &c->time_limit_ms,
         &c->done_retention,   &c->done_retention_ms,   &c->rate_limit,
         &c->rate_burst,       &c->concurrency_limit,   &c->key_concurrency,
-        &c->history_minutes};
+        &c->history_minutes,  &c->partitions};
     return slots[i];
 }
 
@@ -190,6 +190,8 @@ dq_reply_config(const redisReply *r, void *out, dq_err *err)
     c->key_concurrency = 0;
     /* and those older than history answer 24 (they write none: reported as off) */
     c->history_minutes = 0;
+    /* and those older than partitioned queues answer 25: one partition, as they knew */
+    c->partitions = 1;
     for (size_t i = 0; i < DQ_CONFIG_FIELDS && CONFIG_PAIR * i + CONFIG_VALUE < r->elements; i++) {
         int rc = get_int(r, CONFIG_PAIR * i + CONFIG_VALUE, "config", dq_config_fields[i],
                          dq_config_slot(c, i), err);

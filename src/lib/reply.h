@@ -22,7 +22,7 @@
 struct redisReply;
 
 /* The fields of dq_config in the order of the config reply and PROTOCOL.md 8.1. */
-#define DQ_CONFIG_FIELDS 25
+#define DQ_CONFIG_FIELDS 26
 /* How many of them every config reply has (the last two came with the worker registry). */
 #define DQ_CONFIG_FIELDS_OLD 8
 extern const char *const dq_config_fields[DQ_CONFIG_FIELDS];
@@ -45,6 +45,8 @@ int64_t *dq_config_slot(dq_config *c, size_t i);
 #define DQ_CONFIG_KEY_CONCURRENCY 23
 /* The index of history_minutes, likewise -1 for Redis 0 ("off"). */
 #define DQ_CONFIG_HISTORY_MINUTES 24
+/* The index of partitions (from the map dq:{Q}:parts, not the config hash; lib/parts.h). */
+#define DQ_CONFIG_PARTITIONS 25
 
 /* config: @out is a dq_config. */
 int dq_reply_config(const struct redisReply *r, void *out, dq_err *err);

@@ -359,7 +359,7 @@ dq_scripts_run(dq_client *c, enum dq_script_id id, const char *queue, const stru
     size_t argc = 3 + DQ_QUEUE_KEYS + args->n;
     int rc;
 
-    rc = dq_queue_name_check(queue, err);
+    rc = dq_queue_run_name_check(queue, err);
     if (rc != DQ_OK)
         return rc;
     if (args->failed)
@@ -486,7 +486,7 @@ dq_scripts_run_each(dq_client *c, enum dq_script_id id, const char *const *queue
     while (done < n) {
         size_t k = 0;
         for (; k < batch && done < n; done++) {
-            if ((rcs[done] = dq_queue_name_check(queues[done], &errs[done])) != DQ_OK)
+            if ((rcs[done] = dq_queue_run_name_check(queues[done], &errs[done])) != DQ_OK)
                 continue;
             struct each_call *e = &calls[k];
             bool fn = c->scripts_path == PATH_FUNCTIONS;
@@ -549,6 +549,27 @@ out:
     free(lenss);
     free(argcs);
     return rc;
+}
+
+int
+dq_queue_run_name_check(const char *queue, dq_err *err)
+{
+    const char *tilde = queue ? strchr(queue, '~') : NULL;
+    char base[DQ_QUEUE_NAME_MAX + 1];
+    size_t blen, d1, d2;
+
+    if (tilde == NULL)
+        return dq_queue_name_check(queue, err);
+    blen = (size_t)(tilde - queue);
+    if (blen == 0 || blen > DQ_QUEUE_NAME_MAX)
+        return dq_queue_name_check(queue, err);
+    memcpy(base, queue, blen);
+    base[blen] = '\0';
+    d1 = strspn(tilde + 1, "0123456789");
+    d2 = tilde[1 + d1] == '.' ? strspn(tilde + 2 + d1, "0123456789") : 0;
+    if (d1 == 0 || d1 > 3 || d2 == 0 || d2 > 5 || tilde[2 + d1 + d2] != '\0')
+        return dq_queue_name_check(queue, err); /* names the '~' as the bad byte */
+    return dq_queue_name_check(base, err);
 }
 
 int

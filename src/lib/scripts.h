@@ -83,6 +83,13 @@ int dq_scripts_may_operate(dq_client *c, const char *queue, char *why, size_t si
 /* The same for running a worker on @queue (claim, heartbeat). */
 int dq_scripts_may_work(dq_client *c, const char *queue, char *why, size_t size, dq_err *err);
 
+/*
+ * dq_queue_name_check, or a partition's internal name "Q~<i>.<k>" (Q a queue name, i
+ * 1..3 digits, k 1..5 digits; lib/parts.h): the names scripts may run on. The CLI and
+ * the public calls take queue names only (dq_queue_name_check refuses '~').
+ */
+int dq_queue_run_name_check(const char *queue, dq_err *err);
+
 /* Key @i (0-based, see lua/lib.lua) of @queue into @buf; snprintf semantics. */
 size_t dq_queue_key(const char *queue, int i, char *buf, size_t size);
 

@@ -9,7 +9,7 @@ set -eu
 # The files that talk to hiredis: the only ones that may include it or name redisReply.
 HIREDIS_ALLOW="src/lib/client.c src/lib/client.h src/lib/conn.c src/lib/scripts.c src/lib/scripts.h
 src/lib/registry.c src/lib/reply.c src/lib/reply.h
-src/lib/sentinel.c src/lib/sentinel.h"
+src/lib/sentinel.c src/lib/sentinel.h src/lib/parts.c"
 # sentinel.c: reads the sentinels' replies (SENTINEL get-master-addr-by-name, ROLE)
 # cluster.[ch]: the cluster router reads redirections (MOVED, ASK) and CLUSTER SLOTS
 # from the replies before any caller sees them

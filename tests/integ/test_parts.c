@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_parts.c: partitioned queues against a real redis-server (single server): the map
+ * dq:{Q}:parts that config writes (names, n, seq spans, config copied, the registry
+ * holding only Q), partitions 1 writing nothing, shrink and grow again, a second
+ * client's cached map catching up within about a second, and maps delayq never wrote.
+ */
+#include "harness/fixture.h"
+
+#include "lib/parts.h"
+
+static char *
+hget(struct fixture *f, const char *key, const char *field)
+{
+    const char *argv[] = {"HGET", key, field};
+    redisReply *r = test_redis_cmd(f->redis, 3, argv);
+    char *s = NULL;
+
+    assert_non_null(r);
+    if (r->type == REDIS_REPLY_STRING)
+        s = strdup(r->str);
+    freeReplyObject(r);
+    return s;
+}
+
+static void
+expect_hget(struct fixture *f, const char *key, const char *field, const char *want)
+{
+    char *got = hget(f, key, field);
+
+    if (want == NULL) {
+        if (got != NULL)
+            fail_msg("HGET %s %s: \"%s\"; expected none", key, field, got);
+        return;
+    }
+    if (got == NULL || strcmp(got, want) != 0)
+        fail_msg("HGET %s %s: \"%s\"; expected \"%s\"", key, field, got ? got : "(nil)", want);
+    free(got);
+}
+
+static long long
+key_exists(struct fixture *f, const char *key)
+{
+    const char *argv[] = {"EXISTS", key};
+    return redis_int(f, 2, argv);
+}
+
+static void
+set_partitions(struct fixture *f, int64_t n)
+{
+    dq_config cfg = {.partitions = n};
+    ASSERT_OK(f, dq_config_set(f->c, f->queue, &cfg, &f->err));
+}
+
+/* partitions 1 on a queue without a map writes no key of its own: today's layout */
+static void
+one_partition_writes_nothing(void **state)
+{
+    struct fixture f;
+    char key[160];
+    dq_config got;
+    struct dq_parts p;
+
+    fixture_open(&f, state, "one");
+    enqueue_str(&f, "x", 0, NULL, NULL);
+    set_partitions(&f, 1);
+    snprintf(key, sizeof key, "dq:{%s}:parts", f.queue);
+    assert_int_equal(key_exists(&f, key), 0);
+    ASSERT_OK(&f, dq_config_get(f.c, f.queue, &got, &f.err));
+    assert_int_equal(got.partitions, 1);
+    ASSERT_OK(&f, dq_parts_get(f.c, f.queue, &p, &f.err));
+    assert_int_equal(p.n, 1);
+    assert_int_equal(p.all, 1);
+    assert_string_equal(p.names[0], f.queue);
+    dq_parts_free(&p);
+    fixture_close(&f);
+}
+
+static void
+map_names_seq_config_registry(void **state)
+{
+    struct fixture f;
+    char key[200], name[160], want[64];
+    dq_config cfg = {.max_attempts = 7, .failed_retention = 1234}, got;
+    struct dq_parts p;
+
+    fixture_open(&f, state, "four");
+    ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
+    set_partitions(&f, 4);
+    snprintf(key, sizeof key, "dq:{%s}:parts", f.queue);
+    expect_hget(&f, key, "n", "4");
+    for (int i = 1; i < 4; i++) {
+        char field[8];
+        snprintf(field, sizeof field, "%d", i);
+        snprintf(name, sizeof name, "%s~%d.0", f.queue, i); /* one server: salt 0 */
+        expect_hget(&f, key, field, name);
+        /* the partition's generated ids start at i * 10^15 */
+        snprintf(key, sizeof key, "dq:{%s}:seq", name);
+        {
+            const char *argv[] = {"GET", key};
+            redisReply *r = test_redis_cmd(f.redis, 2, argv);
+            assert_non_null(r);
+            snprintf(want, sizeof want, "%d000000000000000", i);
+            assert_int_equal(r->type, REDIS_REPLY_STRING);
+            assert_string_equal(r->str, want);
+            freeReplyObject(r);
+        }
+        /* the queue's config, copied */
+        snprintf(key, sizeof key, "dq:{%s}:config", name);
+        expect_hget(&f, key, "max_attempts", "7");
+        expect_hget(&f, key, "failed_retention", "1234");
+        snprintf(key, sizeof key, "dq:{%s}:parts", f.queue);
+    }
+    expect_hget(&f, key, "4", NULL);
+    ASSERT_OK(&f, dq_config_get(f.c, f.queue, &got, &f.err));
+    assert_int_equal(got.partitions, 4);
+    ASSERT_OK(&f, dq_parts_get(f.c, f.queue, &p, &f.err));
+    assert_int_equal(p.n, 4);
+    assert_int_equal(p.all, 4);
+    assert_string_equal(p.names[0], f.queue);
+    snprintf(name, sizeof name, "%s~3.0", f.queue);
+    assert_string_equal(p.names[3], name);
+    dq_parts_free(&p);
+    /* only the queue is registered, never a partition */
+    {
+        const char *argv[] = {"SISMEMBER", "dq:queues", f.queue};
+        assert_int_equal(redis_int(&f, 3, argv), 1);
+        const char *argv2[] = {"SISMEMBER", "dq:queues", name};
+        assert_int_equal(redis_int(&f, 3, argv2), 0);
+    }
+    /* a later change reaches every partition */
+    cfg = (dq_config){.max_attempts = 9};
+    ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
+    for (int i = 1; i < 4; i++) {
+        snprintf(key, sizeof key, "dq:{%s~%d.0}:config", f.queue, i);
+        expect_hget(&f, key, "max_attempts", "9");
+    }
+    fixture_close(&f);
+}
+
+static void
+shrink_keeps_names_and_grows_again(void **state)
+{
+    struct fixture f;
+    char key[160], name[160];
+    struct dq_parts p;
+
+    fixture_open(&f, state, "shrink");
+    set_partitions(&f, 4);
+    set_partitions(&f, 2);
+    ASSERT_OK(&f, dq_parts_get(f.c, f.queue, &p, &f.err));
+    assert_int_equal(p.n, 2);
+    assert_int_equal(p.all, 4); /* 2 and 3 drain; still in the map */
+    dq_parts_free(&p);
+    /* back to 1: the map stays (its partitions may hold tasks), n is 1 */
+    set_partitions(&f, 1);
+    snprintf(key, sizeof key, "dq:{%s}:parts", f.queue);
+    expect_hget(&f, key, "n", "1");
+    ASSERT_OK(&f, dq_parts_get(f.c, f.queue, &p, &f.err));
+    assert_int_equal(p.n, 1);
+    assert_int_equal(p.all, 4);
+    dq_parts_free(&p);
+    /* growing past what exists names only the new ones and keeps the old names */
+    set_partitions(&f, 6);
+    ASSERT_OK(&f, dq_parts_get(f.c, f.queue, &p, &f.err));
+    assert_int_equal(p.n, 6);
+    assert_int_equal(p.all, 6);
+    snprintf(name, sizeof name, "%s~5.0", f.queue);
+    assert_string_equal(p.names[5], name);
+    dq_parts_free(&p);
+    fixture_close(&f);
+}
+
+struct seen_n {
+    struct fixture *f;
+    size_t want;
+};
+
+static bool
+map_has_n(void *arg)
+{
+    struct seen_n *s = arg;
+    struct dq_parts p;
+    bool ok;
+
+    if (dq_parts_get(s->f->c, s->f->queue, &p, &s->f->err) != DQ_OK)
+        return false;
+    ok = p.n == s->want;
+    dq_parts_free(&p);
+    return ok;
+}
+
+/* a second client's cached map follows a resize within about a second */
+static void
+cache_catches_up(void **state)
+{
+    struct fixture f, g;
+    struct dq_parts p;
+    struct seen_n s = {&f, 3};
+    int64_t t0;
+
+    fixture_open(&f, state, "cache");
+    fixture_open(&g, state, "cache");
+    set_partitions(&f, 2);
+    ASSERT_OK(&f, dq_parts_get(f.c, f.queue, &p, &f.err));
+    assert_int_equal(p.n, 2);
+    dq_parts_free(&p);
+    t0 = test_mono_ms();
+    set_partitions(&g, 3);
+    /* still the cached map right after (no read per call) ... */
+    ASSERT_OK(&f, dq_parts_get(f.c, f.queue, &p, &f.err));
+    if (test_mono_ms() - t0 < DQ_PARTS_REFRESH_MS / 2)
+        assert_int_equal(p.n, 2);
+    dq_parts_free(&p);
+    /* ... and the new one within the refresh interval */
+    assert_true(wait_until(map_has_n, &s, 3 * DQ_PARTS_REFRESH_MS, "the new map"));
+    assert_true(test_mono_ms() - t0 <= 3 * DQ_PARTS_REFRESH_MS);
+    fixture_close(&g);
+    fixture_close(&f);
+}
+
+static void
+bad_values_and_maps(void **state)
+{
+    struct fixture f;
+    dq_config cfg = {.partitions = 257};
+    struct dq_parts p;
+    char key[160];
+
+    fixture_open(&f, state, "bad");
+    assert_int_equal(dq_config_set(f.c, f.queue, &cfg, &f.err), DQ_EINVAL);
+    assert_non_null(strstr(f.err.msg, "partitions"));
+    assert_non_null(strstr(f.err.msg, "1..256"));
+    cfg.partitions = -3;
+    assert_int_equal(dq_config_set(f.c, f.queue, &cfg, &f.err), DQ_EINVAL);
+    snprintf(key, sizeof key, "dq:{%s}:parts", f.queue);
+    assert_int_equal(key_exists(&f, key), 0);
+    /* a map with a gap, or a name that is not this queue's partition: refused, not used */
+    {
+        char other[160];
+        snprintf(other, sizeof other, "%s~1.0", f.queue);
+        const char *argv[] = {"HSET", key, "n", "3", "1", other, "2", "elsewhere~2.0"};
+        redisReply *r = test_redis_cmd(f.redis, 8, argv);
+        freeReplyObject(r);
+    }
+    assert_int_equal(dq_parts_get(f.c, f.queue, &p, &f.err), DQ_EPROTO);
+    assert_non_null(strstr(f.err.msg, "is not a partition of"));
+    {
+        const char *argv[] = {"HDEL", key, "2"};
+        redisReply *r = test_redis_cmd(f.redis, 3, argv);
+        freeReplyObject(r);
+    }
+    dq_parts_forget(f.c, f.queue);
+    assert_int_equal(dq_parts_get(f.c, f.queue, &p, &f.err), DQ_EPROTO);
+    assert_non_null(strstr(f.err.msg, "routes 3 partitions"));
+    fixture_close(&f);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(one_partition_writes_nothing),
+        cmocka_unit_test(map_names_seq_config_registry),
+        cmocka_unit_test(shrink_keeps_names_and_grows_again),
+        cmocka_unit_test(cache_catches_up),
+        cmocka_unit_test(bad_values_and_maps),
+    };
+    return cmocka_run_group_tests(tests, fixture_group_setup, fixture_group_teardown);
+}
