@@ -541,6 +541,7 @@ dq_sub_drain(dq_client *s, struct dq_wake *w, dq_err *err)
     int n = 0;
 
     w->due = false;
+    w->parts = false;
     w->lease_ms = -1;
     w->ncancel = 0;
     w->cancel_more = false;
@@ -577,9 +578,9 @@ dq_sub_drain(dq_client *s, struct dq_wake *w, dq_err *err)
             return io_error(s, "wake-up read", s->command_timeout_ms, DQ_ECONN,
                             "the channel's slot moved to another node", err);
         }
-        /* {"message" or "smessage", channel, payload}: "lease:<ms>", "cancel:<task key>" or
-         * a due time; anything else (a subscribe confirmation, an unknown form) counts as
-         * "look again" */
+        /* {"message" or "smessage", channel, payload}: "lease:<ms>", "cancel:<task key>",
+         * "parts" or a due time; anything else (a subscribe confirmation, an unknown form)
+         * counts as "look again" */
         const redisReply *p = m->type == REDIS_REPLY_ARRAY && m->elements == 3 &&
                                       m->element[2]->type == REDIS_REPLY_STRING
                                   ? m->element[2]
@@ -601,6 +602,9 @@ dq_sub_drain(dq_client *s, struct dq_wake *w, dq_err *err)
             else if (*end != '\0' || v <= 0)
                 w->due = true;
         } else {
+            /* "parts": the partition map changed (a resize); older workers take it as
+             * "look again", which is harmless */
+            w->parts = w->parts || (p != NULL && p->len == 5 && memcmp(p->str, "parts", 5) == 0);
             w->due = true;
         }
         freeReplyObject(r);

@@ -69,6 +69,7 @@
 #include "client.h"
 #include "delayq.h"
 #include "err.h"
+#include "parts.h"
 #include "task.h"
 
 enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_FINISHED };
@@ -177,6 +178,8 @@ struct dq_worker {
     size_t *nsettle;          /* scratch of a pass: results to write, per partition */
     struct part_order *order; /* scratch of a pass: the partitions in claim order */
     int64_t parts_read_mono;  /* the map was last read then */
+    bool parts_known;         /* the map was read (at the start; see parts_step) */
+    bool parts_failed_logged; /* a map Redis refused or delayq cannot read: logged once */
 
     /* worker registry and pause (coordinator only; see heartbeat_step) */
     char *command; /* owned copy of o.command */
@@ -991,7 +994,8 @@ struct loop {
     int64_t stop_deadline; /* monotonic: running handlers are abandoned then */
     int64_t giveup;        /* monotonic: stop even with hand-backs unwritten */
     bool stopping;
-    bool reread_map; /* a wake-up said the partition map changed */
+    bool reread_map; /* read the map in this pass (the start, or a "parts" wake-up) */
+    bool active;     /* the last pass settled or claimed something */
 };
 
 /* The jobs owned, by why they are still here (count_jobs). */
@@ -1462,7 +1466,8 @@ take_wakeups(struct dq_worker *w, struct loop *lp, unsigned pi)
     p->more_due = p->more_due || wk.due; /* something earlier was scheduled */
     if (wk.ncancel > 0 || wk.cancel_more)
         take_cancels(w, pi, &wk);
-    (void)lp;
+    if (wk.parts && pi == 0)
+        lp->reread_map = true; /* a resize: read the map now */
 }
 
 /* Sleeps up to @wait ms in poll() on the self-pipe (a handler finished, a stop) and
@@ -1509,6 +1514,7 @@ stop_handlers(struct dq_worker *w)
 
 static void heartbeat_step(struct dq_worker *w, struct loop *lp, unsigned busy, int64_t nowm);
 static void look_parts(struct dq_worker *w, const struct loop *lp, int64_t nowm);
+static void parts_step(struct dq_worker *w, struct loop *lp, int64_t nowm);
 static void unregister(struct dq_worker *w);
 
 /* Adds partition @name as w->parts[w->nparts]: it claims at once (more_due) and
@@ -1606,7 +1612,7 @@ dq_worker_run(dq_worker *w, dq_err *err)
 static int
 run_lane(dq_worker *w, dq_err *err)
 {
-    struct loop lp = {.stop_deadline = INT64_MAX, .giveup = INT64_MAX};
+    struct loop lp = {.stop_deadline = INT64_MAX, .giveup = INT64_MAX, .reread_map = true};
     int rc;
 
     if (!w->who_set)
@@ -1627,6 +1633,7 @@ run_lane(dq_worker *w, dq_err *err)
         struct unsettled left = count_jobs(w);
         if (stop_done(&lp, &left, nowm))
             break;
+        parts_step(w, &lp, nowm);
         int64_t wait = extend_leases(w);
         heartbeat_step(w, &lp, left.busy, nowm);
         look_parts(w, &lp, nowm);
@@ -1635,7 +1642,8 @@ run_lane(dq_worker *w, dq_err *err)
         for (size_t i = 0; i < w->nparts; i++)
             resubscribe(w, &w->parts[i]);
         unsigned free_slots = slots_free(w, &left);
-        if (settle_and_claim_all(w, &lp, free_slots, nowm) > 0)
+        lp.active = settle_and_claim_all(w, &lp, free_slots, nowm) > 0;
+        if (lp.active)
             continue; /* count what changed (freed, new jobs busy) before deciding to sleep */
         wait_for_wakeup(w, &lp, next_wait(w, &lp, free_slots, wait));
     }
@@ -1829,6 +1837,53 @@ heartbeat_step(struct dq_worker *w, struct loop *lp, unsigned busy, int64_t nowm
         if (dq_schedule_refill(w->c, w->queue, &filled, &err) != DQ_OK)
             wlog(w, DQ_LOG_ERROR, "schedule.refill_failed", NULL, 1, "error", err.msg);
     }
+}
+
+/*
+ * Reads the partition map (dq_parts_get): at the start, at once on a "parts" wake-up
+ * (a resize), and at most once a second while the worker settles or claims on a
+ * partitioned queue; then adds the partitions it did not know (the map only ever adds
+ * them; a draining one stays in it). An unpartitioned queue's map is read at the start
+ * and on that wake-up only, so its worker sends today's commands, and an idle worker
+ * reads no map. A map that cannot be read is tried again a second later, while the
+ * partitions known go on.
+ */
+static void
+parts_step(struct dq_worker *w, struct loop *lp, int64_t nowm)
+{
+    bool periodic = nowm - w->parts_read_mono >= DQ_PARTS_REFRESH_MS &&
+                    (!w->parts_known || (w->nparts > 1 && lp->active));
+    struct dq_parts m = {0};
+    dq_err err = {0};
+
+    if (!(lp->reread_map || periodic) || !may_call(w) || lp->stopping)
+        return;
+    if (lp->reread_map && w->parts_known)
+        dq_parts_forget(w->c, w->queue); /* the cache may be younger than the change */
+    int rc = dq_parts_get(w->c, w->queue, &m, &err);
+    w->parts_read_mono = nowm;
+    lp->reread_map = false;
+    if (!reached(w, rc, &err))
+        return;            /* tried again once Redis answers */
+    w->parts_known = true; /* answered: no more tries while idle */
+    if (rc != DQ_OK) {
+        if (!w->parts_failed_logged)
+            wlog(w, DQ_LOG_ERROR, "parts.failed", NULL, 1, "error", err.msg);
+        w->parts_failed_logged = true;
+        return;
+    }
+    w->parts_failed_logged = false;
+    for (size_t i = w->nparts; i < m.all; i++) {
+        char idx[24];
+        if (parts_add(w, m.names[i], &err) != DQ_OK) {
+            w->parts_read_mono = 0; /* out of memory: again at the next pass */
+            break;
+        }
+        snprintf(idx, sizeof idx, "%zu", i);
+        wlog(w, DQ_LOG_INFO, "partition.added", NULL, 3, "partition", m.names[i], "index", idx,
+             "draining", i >= m.n ? "yes" : "no");
+    }
+    dq_parts_free(&m);
 }
 
 /*
