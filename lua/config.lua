@@ -20,17 +20,18 @@
 --   key in flight at once; 0 = no limit, PROTOCOL.md 4.10); history_minutes 0..10080
 --   (minutes each per-minute rollup is kept; 0 = off, PROTOCOL.md 13).
 --   Partitioned queues (PROTOCOL.md, "Partitioned queues"; the library prepares the
---   partitions first): partitions 1..256 writes n of the map (parts; never
---   for 1 on a queue without one), part.<i> NAME (i 1..255) names partition i unless it
---   has a name (names never change), and every partition 1..n-1 must then have one;
---   seq_floor S (on a new partition) seeds its sequence at S when it has none. Writing
---   the map publishes 'parts' on wake, so running workers read it again at once.
+--   partitions first): partitions 1..256 writes n of the map (parts; never for 1 on a
+--   queue without one; and resized 1 once n changes); part.<i> NAME (i 1..255) names
+--   partition i unless it has a name (names never change), and every partition 1..n-1
+--   must then have one; seq_floor S (on a new partition) seeds its sequence at S when it
+--   has none. Writing the map publishes 'parts' on wake, so running workers read it again
+--   at once.
 -- Reply: the effective configuration as pairs {field, value, ...} in a fixed order,
 --   then partitions (n of the map, or 1).
 -- Errors: DQ_EINVAL naming the field and its range; nothing is set when any pair is bad.
--- Complexity: O(1) (O(P) for P partition names), plus O(k log N) for k <= 1000 failures (and k <= 1000 done tasks)
---   trimmed by a lowered retention or age limit (the rest are trimmed by later failures
---   and acks, 1000 at a time).
+-- Complexity: O(1) (O(P) for P partition names), plus O(k log N) for k <= 1000 failures
+--   (and k <= 1000 done tasks) trimmed by a lowered retention or age limit (the rest are
+--   trimmed by later failures and acks, 1000 at a time).
 local RANGE = {max_delay_ms = {1, 315360000000}, max_payload = {1, 536870912},
   backoff_base_ms = {1, 86400000}, backoff_cap_ms = {1, 2592000000},
   max_attempts = {0, DQ_ATTEMPTS_MAX}, failed_retention = {1, 100000000},
@@ -108,6 +109,12 @@ end
 if parts and (parts > 1 or redis.call('EXISTS', K_PARTS) == 1) then
   -- partitions 1 on a queue that never had more writes nothing: today's keys, exactly
   local w = {'n', dec(parts)}
+  -- resized: caller ids may sit outside their partition since (lookups then ask the others)
+  local was = tonumber(redis.call('HGET', K_PARTS, 'n'))
+  if was and was ~= parts then
+    w[#w + 1] = 'resized'
+    w[#w + 1] = '1'
+  end
   for i, name in pairs(pnames or {}) do
     if not redis.call('HGET', K_PARTS, i) then
       w[#w + 1] = dec(i)

@@ -2,24 +2,24 @@
 /* import.c: one chunk of exported tasks into a queue (import.h). */
 #include "import.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "err.h"
+#include "parts.h"
 #include "registry.h"
 #include "reply.h"
 #include "scripts.h"
 
-int
-dq_import(dq_client *c, const char *queue, const struct dq_import_task *tasks, size_t n,
-          bool requeue, dq_enqueued *out, dq_err *err)
+/* import.lua on @n tasks into partition (or queue) @name. */
+static int
+import_call(dq_client *c, const char *name, const struct dq_import_task *tasks, size_t n,
+            bool requeue, dq_enqueued *out, dq_err *err)
 {
     struct dq_enqueue_reply er = {out, n};
     struct dq_args a;
     int rc;
 
-    if (n < 1 || n > DQ_IMPORT_CHUNK)
-        return dq_err_set(err, DQ_EINVAL, "import: %zu tasks; 1..%d per call", n, DQ_IMPORT_CHUNK);
-    memset(out, 0, n * sizeof *out);
     dq_args_init(&a);
     dq_args_str(&a, dq_client_who(c));
     dq_args_str(&a, requeue ? "1" : "0");
@@ -66,8 +66,69 @@ dq_import(dq_client *c, const char *queue, const struct dq_import_task *tasks, s
             dq_args_bytes(&a, h->error, h->error_len);
         }
     }
-    rc = dq_scripts_run(c, DQ_SCRIPT_IMPORT, queue, &a, dq_reply_enqueue, &er, err);
+    rc = dq_scripts_run(c, DQ_SCRIPT_IMPORT, name, &a, dq_reply_enqueue, &er, err);
     dq_args_free(&a);
+    return rc;
+}
+
+/* The tasks of a partitioned queue go where enqueue and the lookups put them: a caller id
+ * by its hash, a generated id by its sequence's span (PROTOCOL.md, "Partitioned queues");
+ * one call per partition. */
+static int
+import_parts(dq_client *c, const struct dq_parts *p, const struct dq_import_task *tasks, size_t n,
+             bool requeue, dq_enqueued *out, dq_err *err)
+{
+    size_t *part = malloc(n * sizeof *part), *order = malloc(n * sizeof *order);
+    struct dq_import_task *sub = malloc(n * sizeof *sub);
+    dq_enqueued *got = malloc(n * sizeof *got);
+    size_t first[DQ_PARTITIONS_MAX + 1];
+    int rc = DQ_OK;
+
+    if (part == NULL || order == NULL || sub == NULL || got == NULL) {
+        rc = dq_err_set(err, DQ_ENOMEM, "out of memory splitting %zu tasks by partition", n);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++)
+        part[i] = tasks[i].id != NULL && tasks[i].id_len > 0
+                      ? dq_parts_route_id(p, tasks[i].id, tasks[i].id_len)
+                      : dq_parts_of_seq(p, (int64_t)tasks[i].seq);
+    dq_parts_group(part, n, p->all, order, first);
+    for (size_t q = 0; q < p->all && rc == DQ_OK; q++) {
+        size_t k = first[q + 1] - first[q];
+        if (k == 0)
+            continue;
+        for (size_t j = 0; j < k; j++)
+            sub[j] = tasks[order[first[q] + j]]; /* a shallow copy: it borrows the same bytes */
+        memset(got, 0, k * sizeof *got);
+        rc = import_call(c, p->names[q], sub, k, requeue, got, err);
+        if (rc == DQ_OK)
+            for (size_t j = 0; j < k; j++)
+                out[order[first[q] + j]] = got[j];
+    }
+out:
+    free(part);
+    free(order);
+    free(sub);
+    free(got);
+    return rc;
+}
+
+int
+dq_import(dq_client *c, const char *queue, const struct dq_import_task *tasks, size_t n,
+          bool requeue, dq_enqueued *out, dq_err *err)
+{
+    const struct dq_parts *p;
+    int rc;
+
+    if (n < 1 || n > DQ_IMPORT_CHUNK)
+        return dq_err_set(err, DQ_EINVAL, "import: %zu tasks; 1..%d per call", n, DQ_IMPORT_CHUNK);
+    memset(out, 0, n * sizeof *out);
+    if ((rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
+        return rc;
+    if (p->n > 1)
+        rc = import_parts(c, p, tasks, n, requeue, out, err);
+    else
+        rc = import_call(c, queue, tasks, n, requeue, out, err);
     if (rc == DQ_OK)
         dq_registry_note(c, queue); /* importing into a queue makes it one */
     return rc;

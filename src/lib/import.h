@@ -60,7 +60,9 @@ struct dq_import_task {
  * Imports @n (1..DQ_IMPORT_CHUNK) tasks into @queue in one script call: all are checked
  * and looked up first, then the new ones written (all or nothing). out[i] says, for task
  * i, its id and whether it was already there (duplicate, where). DQ_EINVAL from the
- * script names the task as "task K: " (K = 1..n).
+ * script names the task as "task K: " (K = 1..n). A partitioned queue's tasks go to their
+ * partitions (a caller id by its hash, a generated id by its sequence's span), one call
+ * each: all or nothing per partition, and a failed call ends it.
  */
 int dq_import(dq_client *c, const char *queue, const struct dq_import_task *tasks, size_t n,
               bool requeue, dq_enqueued *out, dq_err *err);

@@ -111,6 +111,7 @@ read_map(dq_client *c, const char *queue, struct dq_parts *out, dq_err *err)
     char *names[DQ_PARTITIONS_MAX] = {0};
     long long n = 1;
     size_t all = 1;
+    bool resized = false;
     redisReply *r = NULL;
     int rc;
 
@@ -140,6 +141,10 @@ read_map(dq_client *c, const char *queue, struct dq_parts *out, dq_err *err)
                                 DQ_PARTITIONS_MAX);
                 goto out;
             }
+            continue;
+        }
+        if (f->len == 7 && memcmp(f->str, "resized", 7) == 0) {
+            resized = true;
             continue;
         }
         at = num(f->str, f->len, DQ_PARTITIONS_MAX - 1);
@@ -185,6 +190,7 @@ read_map(dq_client *c, const char *queue, struct dq_parts *out, dq_err *err)
     }
     out->n = (size_t)n;
     out->all = all;
+    out->resized = resized;
 out:
     for (size_t i = 0; i < DQ_PARTITIONS_MAX; i++)
         free(names[i]);
@@ -237,7 +243,8 @@ add(dq_client *c, const char *queue, struct dq_parts *map)
     e->queue = q;
     e->map = *map;
     memset(map, 0, sizeof *map);
-    e->rr = 0;
+    /* a random start: short-lived clients (one `delayq enqueue` each) spread too */
+    e->rr = (size_t)dq_jitter(DQ_PARTITIONS_MAX - 1);
     return e;
 }
 
@@ -266,8 +273,6 @@ dq_parts_peek(dq_client *c, const char *queue, const struct dq_parts **out, dq_e
         return dq_err_set(err, DQ_ENOMEM, "out of memory caching the partitions of %s", queue);
     }
     e->read_ms = now;
-    if (e->rr >= e->map.n)
-        e->rr = 0;
     *out = &e->map;
     return DQ_OK;
 }
@@ -285,6 +290,7 @@ dq_parts_get(dq_client *c, const char *queue, struct dq_parts *out, dq_err *err)
         return dq_err_set(err, DQ_ENOMEM, "out of memory copying the partitions of %s", queue);
     out->all = p->all;
     out->n = p->n;
+    out->resized = p->resized;
     for (size_t i = 0; i < p->all; i++) {
         if ((out->names[i] = strdup(p->names[i])) == NULL) {
             dq_parts_free(out);
@@ -316,6 +322,22 @@ dq_parts_next(dq_client *c, const char *queue, const struct dq_parts *p)
     i = e->rr % p->n;
     e->rr = (i + 1) % p->n;
     return i;
+}
+
+void
+dq_parts_group(const size_t *part, size_t n, size_t all, size_t *order, size_t *first)
+{
+    size_t at[DQ_PARTITIONS_MAX];
+
+    memset(first, 0, (all + 1) * sizeof *first);
+    for (size_t i = 0; i < n; i++)
+        first[part[i] + 1]++;
+    for (size_t p = 0; p < all; p++) {
+        first[p + 1] += first[p];
+        at[p] = first[p];
+    }
+    for (size_t i = 0; i < n; i++)
+        order[at[part[i]]++] = i;
 }
 
 /* ---- naming and preparing partitions ----------------------------------------------- */

@@ -11,6 +11,7 @@
 #ifndef DQ_LIB_PARTS_H
 #define DQ_LIB_PARTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,7 @@ struct dq_parts {
     size_t n;     /* routed partitions (enqueue goes to 0..n-1), >= 1 */
     size_t all;   /* partitions that exist, >= n (n..all-1 draining) */
     char **names; /* all names, owned, each owned; names[0] is the queue itself */
+    bool resized; /* n changed once: a caller id may be in another partition than its hash's */
 };
 
 /* The per-client cache of maps (owned by the dq_client; freed by dq_parts_cache_free). */
@@ -61,6 +63,13 @@ size_t dq_parts_of_seq(const struct dq_parts *p, int64_t seq);
 /* The partition a task without a caller id goes to: round robin over 0..p->n-1, per
  * client and queue. @p is the map dq_parts_peek gave for @queue. */
 size_t dq_parts_next(dq_client *c, const char *queue, const struct dq_parts *p);
+
+/*
+ * Orders the indexes 0..n-1 by their partition part[i] (< all), keeping their order within
+ * a partition: order[first[p] .. first[p + 1] - 1] are partition p's. @first has all + 1
+ * entries. For splitting a batch into one call per partition.
+ */
+void dq_parts_group(const size_t *part, size_t n, size_t all, size_t *order, size_t *first);
 
 /* FNV-1a, 32 bits, of @len bytes at @p (the routing hash; PROTOCOL.md). */
 uint32_t dq_parts_fnv1a(const void *p, size_t len);

@@ -258,12 +258,25 @@ out:
     return rc;
 }
 
+/* The partition of a task to enqueue into @queue with map @p: by its caller id, else the
+ * client's round robin (PROTOCOL.md, "Partitioned queues"). */
+static size_t
+enqueue_part(dq_client *c, const char *queue, const struct dq_parts *p, const dq_enqueue_opts *o)
+{
+    if (p->n <= 1)
+        return 0;
+    if (o->id != NULL)
+        return dq_parts_route_id(p, o->id, strlen(o->id));
+    return dq_parts_next(c, queue, p);
+}
+
 int
 dq_enqueue(dq_client *c, const char *queue, const dq_enqueue_opts *opts, const void *payload,
            size_t payload_len, dq_enqueued *out, dq_err *err)
 {
     static const dq_enqueue_opts none;
     struct dq_enqueue_reply o = {out, 1};
+    const struct dq_parts *p;
     int rc;
 
     if (opts == NULL)
@@ -272,7 +285,11 @@ dq_enqueue(dq_client *c, const char *queue, const dq_enqueue_opts *opts, const v
     rc = enqueue_check(opts, payload_len, err);
     if (rc != DQ_OK)
         return rc;
-    rc = enqueue_call(c, queue, &opts, &payload, &payload_len, 1, &o, err);
+    /* the cached map: no command of its own but once a second (parts.h) */
+    if ((rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
+        return rc;
+    rc = enqueue_call(c, p->names[enqueue_part(c, queue, p, opts)], &opts, &payload, &payload_len,
+                      1, &o, err);
     if (rc == DQ_OK || rc == DQ_EREPLICAS) /* made, only not confirmed: keep the id */
         dq_registry_note(c, queue);        /* producers make a queue discoverable */
     else
@@ -303,6 +320,73 @@ batch_error(dq_err *err, size_t base, size_t count)
                  base + count - 1, rest);
 }
 
+/*
+ * dq_enqueue_batch of a partitioned queue: the items grouped by partition (keeping their
+ * order within one), then one call per DQ_ENQUEUE_CHUNK items of a partition, partition by
+ * partition. A failed call ends it: the items not added keep an empty out[].id.
+ */
+static int
+enqueue_batch_parts(dq_client *c, const char *queue, const struct dq_parts *p,
+                    const dq_enqueue_item *items, size_t n, dq_enqueued *out, dq_err *err)
+{
+    const dq_enqueue_opts **opts = malloc(DQ_ENQUEUE_CHUNK * sizeof *opts);
+    const void **payloads = malloc(DQ_ENQUEUE_CHUNK * sizeof *payloads);
+    size_t *lens = malloc(DQ_ENQUEUE_CHUNK * sizeof *lens), first[DQ_PARTITIONS_MAX + 1];
+    size_t *part = malloc(n * sizeof *part), *order = malloc(n * sizeof *order);
+    dq_enqueued *got = malloc(DQ_ENQUEUE_CHUNK * sizeof *got);
+    int rc = DQ_OK;
+
+    if (opts == NULL || payloads == NULL || lens == NULL || part == NULL || order == NULL ||
+        got == NULL) {
+        rc = dq_err_set(err, DQ_ENOMEM, "out of memory splitting %zu items by partition", n);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++)
+        part[i] = enqueue_part(c, queue, p, &items[i].opts);
+    dq_parts_group(part, n, p->all, order, first);
+    for (size_t q = 0; q < p->all && rc == DQ_OK; q++) {
+        for (size_t base = first[q]; base < first[q + 1] && rc == DQ_OK; base += DQ_ENQUEUE_CHUNK) {
+            size_t count = first[q + 1] - base;
+            struct dq_enqueue_reply o = {got, count < DQ_ENQUEUE_CHUNK ? count : DQ_ENQUEUE_CHUNK};
+            count = o.n;
+            for (size_t k = 0; k < count; k++) {
+                const dq_enqueue_item *it = &items[order[base + k]];
+                opts[k] = &it->opts;
+                payloads[k] = it->payload;
+                lens[k] = it->payload_len;
+            }
+            memset(got, 0, count * sizeof *got);
+            rc = enqueue_call(c, p->names[q], opts, payloads, lens, count, &o, err);
+            if (rc == DQ_OK || rc == DQ_EREPLICAS) { /* the latter ends the loop, ids kept */
+                for (size_t k = 0; k < count; k++)
+                    out[order[base + k]] = got[k];
+                dq_registry_note(c, queue);
+            } else if (err != NULL) {
+                char rest[sizeof err->msg];
+                unsigned long bad = 0;
+                int used = 0;
+                snprintf(rest, sizeof rest, "%s", err->msg);
+                if (sscanf(rest, "task %lu: %n", &bad, &used) == 1 && used > 0 && bad >= 1 &&
+                    bad <= count)
+                    snprintf(err->msg, sizeof err->msg,
+                             "items[%zu]: %.150s (partition %zu: items with no id were not added)",
+                             order[base + bad - 1], rest + used, q);
+                else
+                    snprintf(err->msg, sizeof err->msg,
+                             "partition %zu: %.160s (items with no id were not added)", q, rest);
+            }
+        }
+    }
+out:
+    free(opts);
+    free(payloads);
+    free(lens);
+    free(part);
+    free(order);
+    free(got);
+    return rc;
+}
+
 int
 dq_enqueue_batch(dq_client *c, const char *queue, const dq_enqueue_item *items, size_t n,
                  dq_enqueued *out, dq_err *err)
@@ -310,6 +394,7 @@ dq_enqueue_batch(dq_client *c, const char *queue, const dq_enqueue_item *items, 
     const dq_enqueue_opts *opts[DQ_ENQUEUE_CHUNK];
     const void *payloads[DQ_ENQUEUE_CHUNK];
     size_t lens[DQ_ENQUEUE_CHUNK];
+    const struct dq_parts *p;
     int rc = DQ_OK;
 
     if (n == 0)
@@ -321,6 +406,10 @@ dq_enqueue_batch(dq_client *c, const char *queue, const dq_enqueue_item *items, 
         if (rc != DQ_OK)
             return dq_err_set(err, rc, "items[%zu]: %.200s (nothing added)", i, e1.msg);
     }
+    if ((rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
+        return rc;
+    if (p->n > 1)
+        return enqueue_batch_parts(c, queue, p, items, n, out, err);
     for (size_t base = 0; base < n && rc == DQ_OK; base += DQ_ENQUEUE_CHUNK) {
         size_t count = n - base < DQ_ENQUEUE_CHUNK ? n - base : DQ_ENQUEUE_CHUNK;
         struct dq_enqueue_reply o = {out + base, count};

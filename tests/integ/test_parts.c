@@ -7,7 +7,34 @@
  */
 #include "harness/fixture.h"
 
+#include "lib/import.h"
 #include "lib/parts.h"
+
+static long long
+zcard(struct fixture *f, const char *key)
+{
+    const char *argv[] = {"ZCARD", key};
+    return redis_int(f, 2, argv);
+}
+
+/* ZCARD of partition @name's scheduled set. */
+static long long
+sched_of(struct fixture *f, const char *name)
+{
+    char key[200];
+    snprintf(key, sizeof key, "dq:{%s}:sched", name);
+    return zcard(f, key);
+}
+
+/* Whether caller id @id is scheduled in partition @name (its id index). */
+static bool
+id_in(struct fixture *f, const char *name, const char *id)
+{
+    char key[200];
+    snprintf(key, sizeof key, "dq:{%s}:ids", name);
+    const char *argv[] = {"HEXISTS", key, id};
+    return redis_int(f, 3, argv) == 1;
+}
 
 static char *
 hget(struct fixture *f, const char *key, const char *field)
@@ -256,6 +283,164 @@ bad_values_and_maps(void **state)
     fixture_close(&f);
 }
 
+/* generated ids round robin over the partitions, each in its partition's seq span; caller
+ * ids go to the partition of their hash, and dedup there */
+static void
+enqueue_routes(void **state)
+{
+    struct fixture f;
+    struct dq_parts p;
+    long long per[4] = {0}, total = 0;
+    dq_enqueued e;
+    char id[32];
+
+    fixture_open(&f, state, "route");
+    set_partitions(&f, 4);
+    ASSERT_OK(&f, dq_parts_get(f.c, f.queue, &p, &f.err));
+    for (int i = 0; i < 400; i++) {
+        enqueue_str(&f, "g", 60000, NULL, &e);
+        per[dq_parts_of_seq(&p, strtoll(e.id, NULL, 10))]++;
+    }
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(per[i], 100); /* one client's round robin: exactly even */
+        assert_int_equal(sched_of(&f, p.names[i]), per[i]);
+    }
+    for (int i = 0; i < 200; i++) {
+        snprintf(id, sizeof id, "order-%d", i);
+        enqueue_str(&f, "c", 60000, id, &e);
+        assert_string_equal(e.id, id);
+        assert_false(e.duplicate);
+        assert_true(id_in(&f, p.names[dq_parts_route_id(&p, id, strlen(id))], id));
+    }
+    /* --id dedup: the same id goes to the same partition, which has it */
+    enqueue_str(&f, "again", 0, "order-7", &e);
+    assert_true(e.duplicate);
+    for (size_t i = 0; i < 4; i++)
+        total += sched_of(&f, p.names[i]);
+    assert_int_equal(total, 600);
+    dq_parts_free(&p);
+    fixture_close(&f);
+}
+
+static void
+batch_splits_by_partition(void **state)
+{
+    enum { N = 2500 };
+    struct fixture f;
+    struct dq_parts p;
+    dq_enqueue_item *items = calloc(N, sizeof *items);
+    dq_enqueued *out = calloc(N, sizeof *out);
+    char(*ids)[32] = calloc(N, sizeof *ids);
+    long long total = 0;
+
+    assert_non_null(items);
+    assert_non_null(out);
+    assert_non_null(ids);
+    fixture_open(&f, state, "batch");
+    set_partitions(&f, 3);
+    ASSERT_OK(&f, dq_parts_get(f.c, f.queue, &p, &f.err));
+    for (int i = 0; i < N; i++) {
+        items[i].payload = "b";
+        items[i].payload_len = 1;
+        items[i].opts.delay_ms = 60000;
+        if (i % 2 == 1) {
+            /* item 2499 repeats item 1's id: the later one is the duplicate */
+            snprintf(ids[i], sizeof ids[i], "b-%d", i == N - 1 ? 1 : i);
+            items[i].opts.id = ids[i];
+        }
+    }
+    ASSERT_OK(&f, dq_enqueue_batch(f.c, f.queue, items, N, out, &f.err));
+    for (int i = 0; i < N; i++) {
+        if (i % 2 == 1) {
+            assert_string_equal(out[i].id, ids[i]);
+            assert_int_equal(out[i].duplicate, i == N - 1);
+            assert_true(id_in(&f, p.names[dq_parts_route_id(&p, ids[i], strlen(ids[i]))], ids[i]));
+        } else {
+            assert_true(out[i].id[0] != '\0');
+            assert_false(out[i].duplicate);
+        }
+    }
+    for (size_t i = 0; i < 3; i++) {
+        long long k = sched_of(&f, p.names[i]);
+        assert_true(k > 300); /* every partition has its share */
+        total += k;
+    }
+    assert_int_equal(total, N - 1);
+    dq_parts_free(&p);
+    free(items);
+    free(out);
+    free(ids);
+    fixture_close(&f);
+}
+
+static void
+import_routes(void **state)
+{
+    struct fixture f;
+    struct dq_parts p;
+    struct dq_import_task t[3];
+    dq_enqueued out[3];
+
+    fixture_open(&f, state, "import");
+    set_partitions(&f, 4);
+    ASSERT_OK(&f, dq_parts_get(f.c, f.queue, &p, &f.err));
+    memset(t, 0, sizeof t);
+    for (int i = 0; i < 3; i++) {
+        t[i].kind = DQ_IMPORT_SCHEDULED;
+        t[i].max_attempts = 5;
+        t[i].enqueued_ms = 1700000000000;
+        t[i].deadline_ms = -1;
+        t[i].payload = "i";
+        t[i].payload_len = 1;
+        t[i].due_ms = 4000000000000;
+    }
+    t[0].seq = 2 * DQ_PART_SEQ_SPAN + 17; /* a generated id of partition 2 */
+    t[1].id = "imp-1";
+    t[1].id_len = 5;
+    t[1].seq = 3;
+    t[2].seq = 5; /* partition 0 */
+    ASSERT_OK(&f, dq_import(f.c, f.queue, t, 3, false, out, &f.err));
+    assert_string_equal(out[0].id, "2000000000000017");
+    assert_string_equal(out[1].id, "imp-1");
+    /* the generated ids by their span, the caller id by its hash */
+    size_t r = dq_parts_route_id(&p, "imp-1", 5);
+    assert_int_equal(sched_of(&f, p.names[2]), 1 + (r == 2));
+    assert_int_equal(sched_of(&f, p.names[0]), 1 + (r == 0));
+    assert_true(id_in(&f, p.names[r], "imp-1"));
+    dq_parts_free(&p);
+    fixture_close(&f);
+}
+
+/* a queue of one partition keeps today's keys exactly: nothing named for partitions */
+static void
+one_partition_keys_are_todays(void **state)
+{
+    struct fixture f;
+    char pattern[160];
+    dq_enqueued e;
+
+    fixture_open(&f, state, "todays");
+    set_partitions(&f, 1);
+    enqueue_str(&f, "t", 0, NULL, &e);
+    assert_string_equal(e.id, "1");
+    enqueue_str(&f, "t", 60000, "cid", &e);
+    snprintf(pattern, sizeof pattern, "dq:{%s*", f.queue);
+    const char *argv[] = {"KEYS", pattern};
+    redisReply *r = test_redis_cmd(f.redis, 2, argv);
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    for (size_t i = 0; i < r->elements; i++) {
+        const char *k = r->element[i]->str;
+        char want[160];
+        snprintf(want, sizeof want, "dq:{%s}:", f.queue);
+        if (strncmp(k, want, strlen(want)) != 0 || strstr(k, "parts") != NULL)
+            fail_msg("key %s is not one of today's keys of %s", k, f.queue);
+    }
+    assert_true(r->elements >= 4); /* sched, ids, seq, config at least */
+    freeReplyObject(r);
+    fixture_close(&f);
+}
+
 int
 main(void)
 {
@@ -265,6 +450,10 @@ main(void)
         cmocka_unit_test(shrink_keeps_names_and_grows_again),
         cmocka_unit_test(cache_catches_up),
         cmocka_unit_test(bad_values_and_maps),
+        cmocka_unit_test(enqueue_routes),
+        cmocka_unit_test(batch_splits_by_partition),
+        cmocka_unit_test(import_routes),
+        cmocka_unit_test(one_partition_keys_are_todays),
     };
     return cmocka_run_group_tests(tests, fixture_group_setup, fixture_group_teardown);
 }

@@ -31,7 +31,7 @@ fnv1a_vectors(void **state)
 static void
 route_ids(void **state)
 {
-    struct dq_parts one = {1, 1, NULL}, six = {6, 8, NULL};
+    struct dq_parts one = {.n = 1, .all = 1}, six = {.n = 6, .all = 8};
     int seen[6] = {0};
     char id[32];
 
@@ -53,7 +53,7 @@ route_ids(void **state)
 static void
 route_seqs(void **state)
 {
-    struct dq_parts four = {2, 4, NULL};
+    struct dq_parts four = {.n = 2, .all = 4};
 
     (void)state;
     assert_int_equal(dq_parts_of_seq(&four, 0), 0);
