@@ -154,36 +154,26 @@ map_of(struct fixture *f, struct dq_parts *m)
     ASSERT_OK(f, dq_parts_get(f->c, f->queue, m, &f->err));
 }
 
-/*
- * Enqueues tasks @from..@to-1 (payload: the number), one in ten due now, the others
- * spread over 0..@spread_ms ahead: task k
- * into routed partition k mod n of the map @m (the worker is under test here, not the
- * enqueue's routing), or into the queue when @m is NULL.
- */
+/* Enqueues tasks @from..@to-1 (payload: the number), one in ten due now, the others
+ * spread over 0..@spread_ms ahead, in one batch: on a partitioned queue the library
+ * splits it over the routed partitions (generated ids: round robin). */
 static void
-enqueue_range(struct fixture *f, const struct dq_parts *m, int from, int to, int64_t spread_ms)
+enqueue_range(struct fixture *f, int from, int to, int64_t spread_ms)
 {
-    size_t n = (size_t)(to - from), parts = m != NULL ? m->n : 1;
+    size_t n = (size_t)(to - from);
     dq_enqueue_item *it = calloc(n, sizeof *it);
     dq_enqueued *out = calloc(n, sizeof *out);
     char(*pay)[16] = calloc(n, sizeof *pay);
 
     assert_true(it != NULL && out != NULL && pay != NULL);
-    for (size_t p = 0; p < parts; p++) {
-        size_t k = 0;
-        for (int t = from; t < to; t++) {
-            if ((size_t)t % parts != p)
-                continue;
-            snprintf(pay[k], sizeof pay[k], "%d", t);
-            it[k].payload = pay[k];
-            it[k].payload_len = strlen(pay[k]);
-            it[k].opts.delay_ms = spread_ms > 0 && t % 10 != 0 ? (int64_t)t * 7919 % spread_ms : 0;
-            k++;
-        }
-        if (k > 0)
-            ASSERT_OK(
-                f, dq_enqueue_batch(f->c, m != NULL ? m->names[p] : f->queue, it, k, out, &f->err));
+    for (size_t i = 0; i < n; i++) {
+        int t = from + (int)i;
+        snprintf(pay[i], sizeof pay[i], "%d", t);
+        it[i].payload = pay[i];
+        it[i].payload_len = strlen(pay[i]);
+        it[i].opts.delay_ms = spread_ms > 0 && t % 10 != 0 ? (int64_t)t * 7919 % spread_ms : 0;
     }
+    ASSERT_OK(f, dq_enqueue_batch(f->c, f->queue, it, n, out, &f->err));
     free(it);
     free(out);
     free(pay);
@@ -281,7 +271,7 @@ two_workers_run_every_partition_once(void **state)
         test_worker_start(&r[i], &f, NULL, &o, handler, s);
     struct all_subscribed a = {&f, &m, 2};
     assert_true(wait_until(every_partition_subscribed, &a, 5000, "both workers subscribed"));
-    enqueue_range(&f, &m, 0, N, 2000);
+    enqueue_range(&f, 0, N, 2000);
     long long total = 0;
     for (size_t i = 0; i < m.all; i++) {
         char key[200];
@@ -371,7 +361,7 @@ idle_worker_listens_on_every_partition(void **state)
     assert_true(rate < 1.0);
     /* 8 tasks due now, 2 in each partition; each partition's wakes the worker */
     int64_t t1 = test_mono_ms();
-    enqueue_range(&f, &m, 0, 8, 0);
+    enqueue_range(&f, 0, 8, 0);
     struct started_at_least eight = {s, 8};
     assert_true(wait_until(started_enough, &eight, 5000, "8 tasks run"));
     printf("# idle worker, partitions 4: 8 tasks due now ran within %lld ms of the enqueue\n",
@@ -397,7 +387,7 @@ grown_and_shrunk_under_a_running_worker(void **state)
 
     fixture_open(&f, state, "grow");
     test_worker_start(&r, &f, NULL, &o, handler, s);
-    enqueue_range(&f, NULL, 0, 10, 0);
+    enqueue_range(&f, 0, 10, 0);
     struct started_at_least ten = {s, 10};
     assert_true(wait_until(started_enough, &ten, 5000, "10 tasks of the unpartitioned queue"));
 
@@ -410,14 +400,14 @@ grown_and_shrunk_under_a_running_worker(void **state)
     printf("# grown to 4 partitions: the worker listened on all of them %lld ms later\n",
            (long long)(test_mono_ms() - t0));
     /* round robin: three in four of these can only run from the new partitions */
-    enqueue_range(&f, &m, 10, 210, 500);
+    enqueue_range(&f, 10, 210, 500);
     struct started_at_least more = {s, 210};
     assert_true(wait_until(started_enough, &more, 10000, "200 tasks over 4 partitions"));
     assert_once(s, 0, 210);
 
     /* shrink: partitions 2 and 3 drain; tasks put there before still run */
     test_worker_stop(&r, false);
-    enqueue_range(&f, &m, 210, 410, 300);
+    enqueue_range(&f, 210, 410, 300);
     long long in_high = zcard(&f, m.names[2], "sched") + zcard(&f, m.names[3], "sched");
     assert_true(in_high > 0);
     set_partitions(&f, 2);
@@ -458,7 +448,7 @@ pause_holds_every_partition(void **state)
     ASSERT_OK(&f, dq_pause(f.c, f.queue, 0, "test", &f.err));
     /* due now and up to 300 ms later, in every partition */
     size_t n = 40;
-    enqueue_range(&f, &m, 0, (int)n, 300);
+    enqueue_range(&f, 0, (int)n, 300);
     int64_t until = test_mono_ms() + 1500;
     while (test_mono_ms() < until && atomic_load(&s->started) == 0)
         test_nap_ms(20);
@@ -558,7 +548,7 @@ unpartitioned_worker_sends_todays_commands(void **state)
     snprintf(part_tag, sizeof part_tag, "{%s~", f.queue); /* a partition's hash tag */
     /* enqueued first (due up to 1 s later), so that every command watched is the
      * worker's or its scripts' */
-    enqueue_range(&f, NULL, 0, 100, 1000);
+    enqueue_range(&f, 0, 100, 1000);
     long long hgetall0 = test_redis_calls(f.redis, "hgetall");
     monitor_start(&mo, &f);
     test_worker_start(&r, &f, NULL, &o, handler, s);
