@@ -128,8 +128,8 @@ struct part {
 };
 
 /* How soon a partition may have something to claim, for the order of a pass
- * (settle_and_claim_all): a wake-up or a full claim first, then by next due time,
- * empty ones last. */
+ * (settle_and_claim_all): partition 0, a wake-up or a full claim first, then by next
+ * due time, those with only results to write last. */
 struct part_order {
     int64_t key; /* monotonic ms */
     unsigned pi;
@@ -1368,17 +1368,20 @@ cmp_order(const void *a, const void *b)
 
 /*
  * settle_and_claim for every partition with something to write or something that may
- * be due: partition 0 first (its reply says whether the queue is paused), then the
- * others by next due time, so when slots are short they go to the earliest tasks; each
- * claim takes the slots it filled from the next one's. Returns how many jobs were
- * settled or claimed.
+ * be due. The claims go first, partition 0's first of all (its reply says whether the
+ * queue is paused), then the others by next due time, so that when slots are short
+ * they go to the earliest tasks and a due task does not wait behind other partitions'
+ * results; each claim takes the slots it filled from the next one's. Partitions with
+ * only results to write come last. (Holding those results back until the partition's
+ * next claim, to save their round trip, made W3's lateness worse: they then went in
+ * bursts.) Returns how many jobs were settled or claimed.
  */
 static int
 settle_and_claim_all(struct dq_worker *w, struct loop *lp, unsigned free_slots, int64_t nowm)
 {
-    size_t *nsettle = w->nsettle;
+    size_t *nsettle = w->nsettle, k = 0;
     struct part_order *order = w->order;
-    int total;
+    int total = 0;
 
     memset(nsettle, 0, w->nparts * sizeof *nsettle);
     pthread_mutex_lock(&w->mu);
@@ -1389,20 +1392,25 @@ settle_and_claim_all(struct dq_worker *w, struct loop *lp, unsigned free_slots, 
     if (w->nparts == 1)
         return settle_and_claim(w, lp, 0, nsettle[0], &free_slots, nowm);
     bool others = false;
-    for (unsigned i = 1; i < w->nparts; i++) {
-        const struct part *p = &w->parts[i];
-        order[i - 1].pi = i;
-        order[i - 1].key = p->more_due || p->sub == NULL ? INT64_MIN
-                           : p->next_due >= 0            ? p->next_due - p->offset_ms
-                                                         : INT64_MAX;
+    for (unsigned i = 1; i < w->nparts; i++)
         others = others || claim_wanted(w, lp, i, free_slots, nowm) > 0;
-    }
     if (others && nowm - w->parts[0].last_claim_mono >= PAUSE_LOOK_MS)
         w->parts[0].more_due = true;
-    qsort(order, w->nparts - 1, sizeof *order, cmp_order);
-    total = settle_and_claim(w, lp, 0, nsettle[0], &free_slots, nowm);
-    for (size_t k = 0; k + 1 < w->nparts; k++)
-        total += settle_and_claim(w, lp, order[k].pi, nsettle[order[k].pi], &free_slots, nowm);
+    for (unsigned i = 0; i < w->nparts; i++) {
+        const struct part *p = &w->parts[i];
+        bool claims = claim_wanted(w, lp, i, free_slots, nowm) > 0;
+        if (!claims && nsettle[i] == 0)
+            continue;
+        order[k].pi = i;
+        order[k++].key = !claims                         ? INT64_MAX
+                         : i == 0                        ? INT64_MIN
+                         : p->more_due || p->sub == NULL ? INT64_MIN + 1
+                         : p->next_due >= 0              ? p->next_due - p->offset_ms
+                                                         : INT64_MAX - 1;
+    }
+    qsort(order, k, sizeof *order, cmp_order);
+    for (size_t i = 0; i < k; i++)
+        total += settle_and_claim(w, lp, order[i].pi, nsettle[order[i].pi], &free_slots, nowm);
     return total;
 }
 
