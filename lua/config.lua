@@ -68,7 +68,7 @@ for i = 2, #ARGV, 2 do
   if f == 'partitions' then
     r = {1, PARTITIONS_MAX}
   elseif f == 'seq_floor' then
-    r = {0, (PARTITIONS_MAX - 1) * 1e15}
+    r = {0, (PARTITIONS_MAX - 1) * 1e13} -- DQ_PART_SEQ_SPAN (src/lib/parts.h)
   elseif at then
     local want = '^' .. string.gsub(queue, '%p', '%%%0') .. '~' .. at .. '%.%d+$'
     if at < 1 or at >= PARTITIONS_MAX or not string.match(ARGV[i + 1], want) then

@@ -139,7 +139,8 @@ if ARGV[2] == '' and not kq_walk then
 end
 -- an undecodable member, by the name claim would fail it under (undecodable:<sha1>)
 local bad = string.match(id, '^undecodable:%x+$') and #id == 52
-if not bad and (not string.match(id, '^%d+$') or #id > 15) then
+-- (a generated id is below 2^53: 16 digits at most, those of partitions 100.. among them)
+if not bad and (not string.match(id, '^%d+$') or #id > 16 or tonumber(id) >= 9007199254740992) then
   -- gone, but done within its unique-for window (uniq, PROTOCOL.md 4.1 "uf"): say until
   -- when enqueue refuses the id, so "not found" is not taken for "free to reuse"
   local w = tonumber(redis.call('ZSCORE', K_UNIQ, id))

@@ -793,8 +793,22 @@ typedef struct dq_stats {
     int64_t run_sum_ms;
 } dq_stats;
 
-/** Reads the queue's counts and counters in one bounded call (O(log n)). */
+/** Reads the queue's counts and counters in one bounded call (O(log n)). A partitioned
+ * queue: one call per partition (pipelined on one node), summed (PROTOCOL.md,
+ * "Partitioned queues", says which fields are sums and which the earliest or latest). */
 int dq_stats_get(dq_client *c, const char *queue, dq_stats *out, dq_err *err);
+
+/**
+ * The partitions of @queue (dq_config.partitions; PROTOCOL.md, "Partitioned queues"):
+ * *@routed take new tasks, *@all exist (the rest drain). 1 and 1 for a queue that is not
+ * partitioned. From the client's cache of the map, read again at most once a second.
+ */
+int dq_partitions_get(dq_client *c, const char *queue, size_t *routed, size_t *all, dq_err *err);
+
+/** The internal name of partition @i of @queue (0: @queue itself), for dq_client_node and
+ * for display; snprintf semantics into @buf. DQ_EINVAL when @i is not below its all. */
+int dq_partition_name(dq_client *c, const char *queue, size_t i, char *buf, size_t size,
+                      dq_err *err);
 
 /*
  * History: per-minute rollups (PROTOCOL.md 13, the reader 5.33). The scripts

@@ -146,7 +146,40 @@ print_json(const struct cli *g, const dq_stats *s, const struct verdict *v)
            (long long)s->done, (long long)s->retried, (long long)s->failed_total,
            (long long)s->expired, (long long)s->trimmed, (long long)s->reaped,
            (long long)s->requeued, (long long)s->dropped);
+    {
+        size_t routed = 1, all = 1;
+        dq_err err;
+        if (dq_partitions_get(g->client, g->queue, &routed, &all, &err) == DQ_OK && all > 1)
+            printf(",\"partitions\":%zu,\"partitions_draining\":%zu", routed, all - routed);
+    }
     print_json_pause(s, v);
+}
+
+/* A partitioned queue's line: how many, how many drain, on how many nodes. */
+static void
+put_partitions(const struct cli *g)
+{
+    char name[DQ_QUEUE_NAME_MAX + 16], nodes[8][300];
+    size_t routed, all, nnodes = 0;
+    dq_err err;
+
+    if (dq_partitions_get(g->client, g->queue, &routed, &all, &err) != DQ_OK || all <= 1)
+        return;
+    for (size_t i = 0; i < all; i++) {
+        const char *node;
+        size_t j;
+        if (dq_partition_name(g->client, g->queue, i, name, sizeof name, &err) != DQ_OK)
+            return;
+        node = dq_client_node(g->client, name);
+        for (j = 0; j < nnodes && strcmp(nodes[j], node) != 0; j++)
+            ;
+        if (j == nnodes && nnodes < 8)
+            snprintf(nodes[nnodes++], sizeof nodes[0], "%s", node);
+    }
+    printf("partitions   %zu", routed);
+    if (all > routed)
+        printf(" (and %zu draining)", all - routed);
+    printf(" on %zu node%s%s\n", nnodes, nnodes == 1 ? "" : "s", nnodes == 8 ? " or more" : "");
 }
 
 static void
@@ -162,6 +195,7 @@ print_human(const struct cli *g, const dq_stats *s, const struct verdict *v)
     else
         printf("queue        %s at %s, server time %s\n", g->queue, dq_client_endpoint(g->client),
                now);
+    put_partitions(g);
     if (s->paused) {
         fputs("PAUSED       ", stdout);
         put_pause(stdout, s);

@@ -261,10 +261,21 @@ dq_parts_peek(dq_client *c, const char *queue, const struct dq_parts **out, dq_e
         *out = &e->map;
         return DQ_OK;
     }
-    if ((rc = dq_queue_name_check(queue, err)) != DQ_OK)
+    if ((rc = dq_queue_run_name_check(queue, err)) != DQ_OK)
         return rc;
-    if ((rc = read_map(c, queue, &map, err)) != DQ_OK)
+    if (strchr(queue, '~') != NULL) {
+        /* a partition (the library's own calls): one partition, itself, for good */
+        memset(&map, 0, sizeof map);
+        map.n = map.all = 1;
+        if ((map.names = calloc(1, sizeof *map.names)) == NULL ||
+            (map.names[0] = strdup(queue)) == NULL) {
+            free(map.names);
+            return dq_err_set(err, DQ_ENOMEM, "out of memory caching the partitions of %s", queue);
+        }
+        now = INT64_MAX / 2;
+    } else if ((rc = read_map(c, queue, &map, err)) != DQ_OK) {
         return rc;
+    }
     if (e != NULL) {
         dq_parts_free(&e->map);
         e->map = map;
@@ -338,6 +349,64 @@ dq_parts_group(const size_t *part, size_t n, size_t all, size_t *order, size_t *
     }
     for (size_t i = 0; i < n; i++)
         order[at[part[i]]++] = i;
+}
+
+static int64_t
+add_sat(int64_t a, int64_t b)
+{
+    return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+void
+dq_parts_stats_add(dq_stats *sum, const dq_stats *one)
+{
+    int64_t *const s[] = {&sum->due,          &sum->future,        &sum->far_future,
+                          &sum->inflight,     &sum->failed,        &sum->expired_leases,
+                          &sum->enqueued,     &sum->done,          &sum->retried,
+                          &sum->failed_total, &sum->expired,       &sum->trimmed,
+                          &sum->reaped,       &sum->requeued,      &sum->dropped,
+                          &sum->window_done,  &sum->window_failed, &sum->window_retried,
+                          &sum->parked,       &sum->limited_rate,  &sum->limited_concurrency,
+                          &sum->run_sum_ms};
+    const int64_t *const o[] = {&one->due,          &one->future,        &one->far_future,
+                                &one->inflight,     &one->failed,        &one->expired_leases,
+                                &one->enqueued,     &one->done,          &one->retried,
+                                &one->failed_total, &one->expired,       &one->trimmed,
+                                &one->reaped,       &one->requeued,      &one->dropped,
+                                &one->window_done,  &one->window_failed, &one->window_retried,
+                                &one->parked,       &one->limited_rate,  &one->limited_concurrency,
+                                &one->run_sum_ms};
+
+    for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
+        *s[i] = add_sat(*s[i], *o[i] > 0 ? *o[i] : 0);
+    for (size_t i = 0; i < DQ_RUN_BUCKETS; i++)
+        sum->run[i] = add_sat(sum->run[i], one->run[i] > 0 ? one->run[i] : 0);
+    if (one->now_ms > sum->now_ms)
+        sum->now_ms = one->now_ms;
+    if (one->next_due_ms >= 0 && (sum->next_due_ms < 0 || one->next_due_ms < sum->next_due_ms))
+        sum->next_due_ms = one->next_due_ms;
+    if (one->oldest_due_age_ms > sum->oldest_due_age_ms)
+        sum->oldest_due_age_ms = one->oldest_due_age_ms;
+    if (one->rate_held_ms > sum->rate_held_ms)
+        sum->rate_held_ms = one->rate_held_ms;
+    sum->concurrency_held = sum->concurrency_held || one->concurrency_held;
+    /* the largest error group any partition names (the same signature: added up) */
+    if (one->top_group[0] != '\0') {
+        if (strcmp(sum->top_group, one->top_group) == 0)
+            sum->top_group_count = add_sat(sum->top_group_count, one->top_group_count);
+        else if (one->top_group_count > sum->top_group_count) {
+            memcpy(sum->top_group, one->top_group, sizeof sum->top_group);
+            sum->top_group_count = one->top_group_count;
+        }
+    }
+    /* a partition paused on its own (a pause half applied) shows the queue as paused */
+    if (one->paused && !sum->paused) {
+        sum->paused = true;
+        sum->paused_since_ms = one->paused_since_ms;
+        sum->paused_until_ms = one->paused_until_ms;
+        memcpy(sum->paused_by, one->paused_by, sizeof sum->paused_by);
+        memcpy(sum->pause_reason, one->pause_reason, sizeof sum->pause_reason);
+    }
 }
 
 /* ---- naming and preparing partitions ----------------------------------------------- */

@@ -18,8 +18,11 @@
 #include "delayq.h"
 
 /* Generated ids of partition i start at i * DQ_PART_SEQ_SPAN (its seq key is seeded so),
- * so the partition of a generated id is id / DQ_PART_SEQ_SPAN. */
-#define DQ_PART_SEQ_SPAN 1000000000000000LL
+ * so the partition of a generated id is id / DQ_PART_SEQ_SPAN. 10^13, not the 10^15 first
+ * planned: a seq must stay below 2^53 (9.007e15), where Lua numbers stop being exact and
+ * the envelope readers refuse it, and 255 * 10^15 is far past that; 256 * 10^13 = 2.56e15
+ * is not, and leaves each partition 10^13 ids (100 000 a second for three years). */
+#define DQ_PART_SEQ_SPAN 10000000000000LL
 /* How often a client reads a queue's map again (ms). */
 #define DQ_PARTS_REFRESH_MS 1000
 
@@ -70,6 +73,14 @@ size_t dq_parts_next(dq_client *c, const char *queue, const struct dq_parts *p);
  * entries. For splitting a batch into one call per partition.
  */
 void dq_parts_group(const size_t *part, size_t n, size_t all, size_t *order, size_t *first);
+
+/*
+ * Adds partition @one's stats to @sum, the logical queue's (PROTOCOL.md, "Partitioned
+ * queues", which lists the rule of each field): counts and counters are sums; the next due
+ * time the earliest, the oldest due age and the server time the largest; the queue's own
+ * settings (horizon, window, limits, throttle) partition 0's. @sum starts as partition 0's.
+ */
+void dq_parts_stats_add(dq_stats *sum, const dq_stats *one);
 
 /* FNV-1a, 32 bits, of @len bytes at @p (the routing hash; PROTOCOL.md). */
 uint32_t dq_parts_fnv1a(const void *p, size_t len);

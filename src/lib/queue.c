@@ -22,6 +22,15 @@
 #include "task.h"
 #include "view.h"
 
+/* The lookups by id across partitions (below, with dq_find), for the actions on ids. */
+static int find_in(dq_client *c, const char *name, const char *queue, const char *id, dq_task *out,
+                   dq_err *err);
+static size_t id_home(const struct dq_parts *p, const char *id);
+static int find_parts(dq_client *c, const struct dq_parts *p, const char *queue, const char *id,
+                      dq_task *out, size_t *at, dq_err *err);
+static int where_is(dq_client *c, const char *queue, const char *id, char *name, size_t size,
+                    dq_err *err);
+
 /* ---- configuration ------------------------------------------------------------- */
 
 int
@@ -709,11 +718,94 @@ check_ids(const char *const *ids, size_t n, dq_err *err)
     return DQ_OK;
 }
 
+/*
+ * The partition of each of @n ids of a partitioned queue (map @p) into part[i]: its home,
+ * or where find.lua finds it when the map has draining partitions or was resized. With
+ * @found, each id is looked up and its task kept there (drop needs the bytes).
+ */
+static int
+ids_parts(dq_client *c, const struct dq_parts *p, const char *queue, const char *const *ids,
+          size_t n, size_t *part, dq_task *found, dq_err *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        dq_task t;
+        int rc;
+        part[i] = id_home(p, ids[i]);
+        if (found == NULL && p->all == p->n && !p->resized)
+            continue;
+        rc = find_parts(c, p, queue, ids[i], found ? &found[i] : &t, &part[i], err);
+        if (found == NULL)
+            dq_task_clear(&t);
+        if (rc != DQ_OK && rc != DQ_ENOTFOUND)
+            return rc;
+    }
+    return DQ_OK;
+}
+
+/*
+ * What the scripts refuse a whole call for, checked across partitions before any is sent,
+ * so that an action on ids of several partitions stays all or nothing (as each script is;
+ * a change between this look and the calls is still refused by the script of its
+ * partition): for @requeue ids not failed, else (drop) ids in flight or found nowhere.
+ */
+static int
+ids_precheck(const char *const *ids, size_t n, const dq_task *found, bool requeue, dq_err *err)
+{
+    /* in the scripts' order: drop refuses ids in flight first, then those found nowhere */
+    for (int pass = 0; pass < (requeue ? 1 : 2); pass++) {
+        char list[200] = "";
+        size_t used = 0, bad = 0;
+        for (size_t i = 0; i < n; i++) {
+            dq_state s = found[i].state;
+            bool refused = requeue     ? s != DQ_STATE_FAILED
+                           : pass == 0 ? s == DQ_STATE_INFLIGHT
+                                       : s == DQ_STATE_NONE || s == DQ_STATE_DONE;
+            if (refused && bad++ < 20 && used < sizeof list - 1)
+                used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", used ? "," : "",
+                                         ids[i]);
+        }
+        if (bad == 0)
+            continue;
+        if (used >= sizeof list)
+            snprintf(list + sizeof list - 4, 4, "...");
+        if (requeue)
+            return dq_err_set(err, DQ_ENOTFOUND, "not in the failed set: %s", list);
+        if (pass == 0)
+            return dq_err_set(err, DQ_EINVAL, "in flight, cannot be dropped while running: %s",
+                              list);
+        return dq_err_set(err, DQ_ENOTFOUND, "not found (failed or scheduled): %s", list);
+    }
+    return DQ_OK;
+}
+
+/* requeue.lua "ids" on partition @name. */
+static int
+requeue_ids(dq_client *c, const char *name, const char *const *ids, const size_t *pick, size_t n,
+            int64_t delay_ms, size_t *moved, dq_err *err)
+{
+    struct dq_args a;
+    size_t m = 0;
+    int rc;
+
+    dq_args_init(&a);
+    dq_args_str(&a, "ids");
+    dq_args_i64(&a, delay_ms);
+    dq_args_str(&a, dq_client_who(c));
+    for (size_t i = 0; i < n; i++)
+        dq_args_str(&a, ids[pick ? pick[i] : i]);
+    rc = dq_scripts_run(c, DQ_SCRIPT_REQUEUE, name, &a, dq_reply_requeue_ids, &m, err);
+    dq_args_free(&a);
+    *moved += m;
+    return rc;
+}
+
 int
 dq_requeue(dq_client *c, const char *queue, const char *const *ids, size_t n, int64_t delay_ms,
            size_t *moved, dq_err *err)
 {
-    struct dq_args a;
+    size_t first[DQ_PARTITIONS_MAX + 1], *part = NULL, *order = NULL;
+    const struct dq_parts *p;
+    dq_task *found = NULL;
     size_t tmp;
     int rc;
 
@@ -723,14 +815,32 @@ dq_requeue(dq_client *c, const char *queue, const char *const *ids, size_t n, in
     rc = check_ids(ids, n, err);
     if (rc != DQ_OK)
         return rc;
-    dq_args_init(&a);
-    dq_args_str(&a, "ids");
-    dq_args_i64(&a, delay_ms);
-    dq_args_str(&a, dq_client_who(c));
-    for (size_t i = 0; i < n; i++)
-        dq_args_str(&a, ids[i]);
-    rc = dq_scripts_run(c, DQ_SCRIPT_REQUEUE, queue, &a, dq_reply_requeue_ids, moved, err);
-    dq_args_free(&a);
+    if ((rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
+        return rc;
+    if (p->all <= 1)
+        return requeue_ids(c, queue, ids, NULL, n, delay_ms, moved, err);
+    /* one call per partition holding some of them */
+    part = malloc(n * sizeof *part);
+    order = malloc(n * sizeof *order);
+    found = calloc(n, sizeof *found);
+    if (part == NULL || order == NULL || found == NULL) {
+        rc = dq_err_set(err, DQ_ENOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = ids_parts(c, p, queue, ids, n, part, found, err)) != DQ_OK ||
+        (rc = ids_precheck(ids, n, found, true, err)) != DQ_OK)
+        goto out;
+    dq_parts_group(part, n, p->all, order, first);
+    for (size_t q = 0; q < p->all && rc == DQ_OK; q++)
+        if (first[q + 1] > first[q])
+            rc = requeue_ids(c, p->names[q], ids, order + first[q], first[q + 1] - first[q],
+                             delay_ms, moved, err);
+out:
+    for (size_t i = 0; found != NULL && i < n; i++)
+        dq_task_clear(&found[i]);
+    free(found);
+    free(part);
+    free(order);
     return rc;
 }
 
@@ -739,6 +849,7 @@ int
 dq_requeue_replace(dq_client *c, const char *queue, const dq_task *t, const void *payload,
                    size_t len, int64_t delay_ms, dq_err *err)
 {
+    char name[DQ_QUEUE_NAME_MAX + 16];
     struct dq_args a;
     size_t moved = 0;
     int rc;
@@ -749,6 +860,8 @@ dq_requeue_replace(dq_client *c, const char *queue, const dq_task *t, const void
         return dq_err_set(err, DQ_EINVAL, "undecodable, can only be dropped: %s", t->id);
     if (delay_ms < 0)
         return dq_err_set(err, DQ_EINVAL, "delay: %lld ms is negative", (long long)delay_ms);
+    if ((rc = where_is(c, queue, t->id, name, sizeof name, err)) != DQ_OK)
+        return rc;
     dq_args_init(&a);
     dq_args_str(&a, t->id);
     dq_args_bytes(&a, t->raw, t->raw_len);
@@ -756,7 +869,7 @@ dq_requeue_replace(dq_client *c, const char *queue, const dq_task *t, const void
     dq_args_bytes(&a, len > 0 ? payload : "", len);
     dq_args_i64(&a, delay_ms);
     dq_args_str(&a, dq_client_who(c));
-    rc = dq_scripts_run(c, DQ_SCRIPT_REPLACE, queue, &a, dq_reply_requeue_ids, &moved, err);
+    rc = dq_scripts_run(c, DQ_SCRIPT_REPLACE, name, &a, dq_reply_requeue_ids, &moved, err);
     dq_args_free(&a);
     return rc;
 }
@@ -764,11 +877,14 @@ dq_requeue_replace(dq_client *c, const char *queue, const dq_task *t, const void
 int
 dq_run_now(dq_client *c, const char *queue, const dq_task *t, dq_err *err)
 {
+    char name[DQ_QUEUE_NAME_MAX + 16];
     struct dq_args a;
     int rc;
 
     if (t == NULL || t->id == NULL || t->undecodable || t->state != DQ_STATE_SCHEDULED)
         return dq_err_set(err, DQ_EINVAL, "run now: not a scheduled task");
+    if ((rc = where_is(c, queue, t->id, name, sizeof name, err)) != DQ_OK)
+        return rc;
     dq_args_init(&a);
     dq_args_str(&a, "now");
     dq_args_i64(&a, 0);
@@ -778,7 +894,7 @@ dq_run_now(dq_client *c, const char *queue, const dq_task *t, dq_err *err)
         dq_args_str(&a, "");
     else
         dq_args_bytes(&a, t->raw, t->raw_len);
-    rc = dq_scripts_run(c, DQ_SCRIPT_REQUEUE, queue, &a, NULL, NULL, err);
+    rc = dq_scripts_run(c, DQ_SCRIPT_REQUEUE, name, &a, NULL, NULL, err);
     dq_args_free(&a);
     return rc;
 }
@@ -819,9 +935,10 @@ int
 dq_drop(dq_client *c, const char *queue, const char *const *ids, size_t n, size_t *dropped,
         dq_err *err)
 {
+    size_t first[DQ_PARTITIONS_MAX + 1], *part = NULL, *order = NULL, tmp;
+    const struct dq_parts *p;
     struct dq_args a;
     dq_task *found = NULL;
-    size_t tmp;
     int rc;
 
     if (dropped == NULL)
@@ -837,32 +954,57 @@ dq_drop(dq_client *c, const char *queue, const char *const *ids, size_t n, size_
      * caller-chosen id: one O(1) find call more each). The script re-checks everything
      * atomically. */
     found = calloc(n, sizeof *found);
-    if (found == NULL)
-        return dq_err_set(err, DQ_ENOMEM, "out of memory");
-    dq_args_init(&a);
-    dq_args_str(&a, "ids");
-    dq_args_str(&a, dq_client_who(c));
-    for (size_t i = 0; i < n; i++) {
-        dq_err ferr;
-        dq_args_str(&a, ids[i]);
-        rc = dq_find(c, queue, ids[i], &found[i], &ferr);
-        if (rc != DQ_OK && rc != DQ_ENOTFOUND) {
-            if (err != NULL)
-                *err = ferr;
-            goto out;
-        }
-        rc = DQ_OK;
-        if (found[i].state == DQ_STATE_SCHEDULED || found[i].state == DQ_STATE_PARKED)
-            dq_args_bytes(&a, found[i].raw, found[i].raw_len);
-        else
-            dq_args_str(&a, "");
+    part = calloc(n, sizeof *part);
+    order = malloc(n * sizeof *order);
+    if (found == NULL || part == NULL || order == NULL) {
+        rc = dq_err_set(err, DQ_ENOMEM, "out of memory");
+        goto out;
     }
-    rc = dq_scripts_run(c, DQ_SCRIPT_DROP, queue, &a, dq_reply_drop_ids, dropped, err);
+    if ((rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
+        goto out;
+    if (p->all > 1) {
+        /* each id's partition (PROTOCOL.md, "Partitioned queues"), found with its bytes */
+        if ((rc = ids_parts(c, p, queue, ids, n, part, found, err)) != DQ_OK ||
+            (rc = ids_precheck(ids, n, found, false, err)) != DQ_OK)
+            goto out;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            dq_err ferr;
+            rc = find_in(c, queue, queue, ids[i], &found[i], &ferr);
+            if (rc != DQ_OK && rc != DQ_ENOTFOUND) {
+                if (err != NULL)
+                    *err = ferr;
+                goto out;
+            }
+        }
+    }
+    rc = DQ_OK;
+    dq_parts_group(part, n, p->all, order, first);
+    for (size_t q = 0; q < p->all && rc == DQ_OK; q++) {
+        size_t m = 0;
+        if (first[q + 1] == first[q])
+            continue;
+        dq_args_init(&a);
+        dq_args_str(&a, "ids");
+        dq_args_str(&a, dq_client_who(c));
+        for (size_t j = first[q]; j < first[q + 1]; j++) {
+            const dq_task *t = &found[order[j]];
+            dq_args_str(&a, ids[order[j]]);
+            if (t->state == DQ_STATE_SCHEDULED || t->state == DQ_STATE_PARKED)
+                dq_args_bytes(&a, t->raw, t->raw_len);
+            else
+                dq_args_str(&a, "");
+        }
+        rc = dq_scripts_run(c, DQ_SCRIPT_DROP, p->names[q], &a, dq_reply_drop_ids, &m, err);
+        dq_args_free(&a);
+        *dropped += m;
+    }
 out:
-    dq_args_free(&a);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; found != NULL && i < n; i++)
         dq_task_clear(&found[i]);
     free(found);
+    free(part);
+    free(order);
     return rc;
 }
 
@@ -897,15 +1039,77 @@ view_check(dq_view view, dq_err *err)
 }
 
 int
+dq_partitions_get(dq_client *c, const char *queue, size_t *routed, size_t *all, dq_err *err)
+{
+    const struct dq_parts *p;
+    int rc = dq_parts_peek(c, queue, &p, err);
+
+    *routed = *all = 0;
+    if (rc != DQ_OK)
+        return rc;
+    *routed = p->n;
+    *all = p->all;
+    return DQ_OK;
+}
+
+int
+dq_partition_name(dq_client *c, const char *queue, size_t i, char *buf, size_t size, dq_err *err)
+{
+    const struct dq_parts *p;
+    int rc = dq_parts_peek(c, queue, &p, err);
+
+    if (rc != DQ_OK)
+        return rc;
+    if (i >= p->all)
+        return dq_err_set(err, DQ_EINVAL, "partition: %zu is not below %zu", i, p->all);
+    snprintf(buf, size, "%s", p->names[i]);
+    return DQ_OK;
+}
+
+int
 dq_stats_get(dq_client *c, const char *queue, dq_stats *out, dq_err *err)
 {
+    const struct dq_parts *p;
+    dq_stats *each = NULL;
+    dq_err *errs = NULL;
     struct dq_args a;
-    int rc;
+    int *rcs = NULL, rc;
 
     memset(out, 0, sizeof *out);
+    if ((rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
+        return rc;
     dq_args_init(&a);
-    rc = dq_scripts_run(c, DQ_SCRIPT_STATS, queue, &a, dq_reply_stats, out, err);
+    if (p->all <= 1) {
+        rc = dq_scripts_run(c, DQ_SCRIPT_STATS, queue, &a, dq_reply_stats, out, err);
+        goto out;
+    }
+    /* one call per partition, pipelined on one node (dq_scripts_run_each), then summed */
+    each = calloc(p->all, sizeof *each);
+    errs = calloc(p->all, sizeof *errs);
+    rcs = calloc(p->all, sizeof *rcs);
+    if (each == NULL || errs == NULL || rcs == NULL) {
+        rc = dq_err_set(err, DQ_ENOMEM, "out of memory reading %zu partitions", p->all);
+        goto out;
+    }
+    rc = dq_scripts_run_each(c, DQ_SCRIPT_STATS, (const char *const *)p->names, p->all, &a,
+                             dq_reply_stats, each, sizeof *each, p->all, rcs, errs, err);
+    for (size_t i = 0; rc == DQ_OK && i < p->all; i++) {
+        if (rcs[i] != DQ_OK) {
+            rc = dq_err_set(err, rcs[i], "partition %zu: %.200s", i, errs[i].msg);
+            break;
+        }
+        if (i == 0)
+            *out = each[0];
+        else
+            dq_parts_stats_add(out, &each[i]);
+    }
+    if (rc != DQ_OK)
+        memset(out, 0, sizeof *out);
+out:
     dq_args_free(&a);
+    free(each);
+    free(errs);
+    free(rcs);
     return rc;
 }
 
@@ -956,8 +1160,10 @@ dq_search_step(dq_client *c, const char *queue, dq_view view, const char *needle
     return rc;
 }
 
-int
-dq_find(dq_client *c, const char *queue, const char *id, dq_task *out, dq_err *err)
+/* find.lua on partition (or queue) @name; messages name the logical @queue. */
+static int
+find_in(dq_client *c, const char *name, const char *queue, const char *id, dq_task *out,
+        dq_err *err)
 {
     struct dq_find_reply fs = {.out = out, .cursor = DQ_BUF_INIT, .unique_until_ms = -1};
     int rc;
@@ -972,7 +1178,7 @@ dq_find(dq_client *c, const char *queue, const char *id, dq_task *out, dq_err *e
         dq_args_str(&a, id);
         dq_args_bytes(&a, fs.cursor.len ? fs.cursor.data : "", fs.cursor.len);
         dq_args_str(&a, fs.cursor_score);
-        rc = dq_scripts_run(c, DQ_SCRIPT_FIND, queue, &a, dq_reply_find, &fs, err);
+        rc = dq_scripts_run(c, DQ_SCRIPT_FIND, name, &a, dq_reply_find, &fs, err);
         dq_args_free(&a);
     } while (rc == DQ_OK && fs.more);
     dq_buf_free(&fs.cursor);
@@ -992,6 +1198,93 @@ dq_find(dq_client *c, const char *queue, const char *id, dq_task *out, dq_err *e
     }
     if (!fs.found)
         return dq_err_set(err, DQ_ENOTFOUND, "task %s: not found in queue %s", id, queue);
+    return DQ_OK;
+}
+
+/* The partition task @id would be in: a generated id's seq span, a caller id's hash. */
+static size_t
+id_home(const struct dq_parts *p, const char *id)
+{
+    size_t len = strlen(id);
+
+    if (strspn(id, "0123456789") == len)
+        return dq_parts_of_seq(p, strtoll(id, NULL, 10));
+    return dq_parts_route_id(p, id, len);
+}
+
+/*
+ * find.lua for @id across the partitions of map @p (PROTOCOL.md, "Partitioned queues"):
+ * its home partition first; only when it is not there and the map has draining
+ * partitions or was resized, the others. *@at: the partition holding it (its home when
+ * none does).
+ */
+static int
+find_parts(dq_client *c, const struct dq_parts *p, const char *queue, const char *id, dq_task *out,
+           size_t *at, dq_err *err)
+{
+    size_t home = id_home(p, id);
+    dq_err first = {0}, other;
+    int rc;
+
+    *at = home;
+    rc = find_in(c, p->names[home], queue, id, out, &first);
+    if (rc != DQ_ENOTFOUND || (p->all == p->n && !p->resized)) {
+        if (rc != DQ_OK && err != NULL)
+            *err = first;
+        return rc;
+    }
+    for (size_t i = 0; i < p->all; i++) {
+        if (i == home)
+            continue;
+        rc = find_in(c, p->names[i], queue, id, out, &other);
+        if (rc != DQ_ENOTFOUND) {
+            *at = i;
+            if (rc != DQ_OK && err != NULL)
+                *err = other;
+            return rc;
+        }
+    }
+    if (err != NULL)
+        *err = first;
+    return DQ_ENOTFOUND;
+}
+
+int
+dq_find(dq_client *c, const char *queue, const char *id, dq_task *out, dq_err *err)
+{
+    const struct dq_parts *p;
+    size_t at;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    if (id == NULL || id[0] == '\0' || strlen(id) > DQ_ID_MAX)
+        return dq_err_set(err, DQ_EINVAL, "id: must be 1..%d bytes", DQ_ID_MAX);
+    if ((rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
+        return rc;
+    if (p->all <= 1)
+        return find_in(c, queue, queue, id, out, err);
+    return find_parts(c, p, queue, id, out, &at, err);
+}
+
+/* The partition of task @id for an action on it: the one holding it, else its home.
+ * Copies the name to @name (@p may be read again by a later call). */
+static int
+where_is(dq_client *c, const char *queue, const char *id, char *name, size_t size, dq_err *err)
+{
+    const struct dq_parts *p;
+    dq_task t;
+    size_t at = 0;
+    int rc;
+
+    if ((rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
+        return rc;
+    if (p->all > 1) {
+        rc = find_parts(c, p, queue, id, &t, &at, err);
+        dq_task_clear(&t);
+        if (rc != DQ_OK && rc != DQ_ENOTFOUND)
+            return rc;
+    }
+    snprintf(name, size, "%s", p->names[at]);
     return DQ_OK;
 }
 
@@ -1167,17 +1460,20 @@ int
 dq_cancel(dq_client *c, const char *queue, const char *id, bool drop, dq_cancelled *out,
           dq_err *err)
 {
+    char name[DQ_QUEUE_NAME_MAX + 16];
     dq_cancelled r = {0};
     struct dq_args a;
     int rc;
 
     if (id == NULL || id[0] == '\0' || strlen(id) > DQ_ID_MAX)
         return dq_err_set(err, DQ_EINVAL, "id: must be 1..%d bytes", DQ_ID_MAX);
+    if ((rc = where_is(c, queue, id, name, sizeof name, err)) != DQ_OK)
+        return rc;
     dq_args_init(&a);
     dq_args_str(&a, id);
     dq_args_str(&a, drop ? "drop" : "fail");
     dq_args_str(&a, dq_client_who(c));
-    rc = dq_scripts_run(c, DQ_SCRIPT_CANCEL, queue, &a, dq_reply_cancel, &r, err);
+    rc = dq_scripts_run(c, DQ_SCRIPT_CANCEL, name, &a, dq_reply_cancel, &r, err);
     dq_args_free(&a);
     if (rc == DQ_OK && out != NULL)
         *out = r;
@@ -1206,6 +1502,9 @@ dq_reschedule(dq_client *c, const char *queue, const char *id, int64_t at_ms, in
               int64_t *due_ms, dq_err *err)
 {
     int64_t r[2] = {-1, -1};
+    char name[DQ_QUEUE_NAME_MAX + 16];
+    const struct dq_parts *p;
+    size_t at = 0;
     dq_task found;
     struct dq_args a;
     char when[32];
@@ -1220,22 +1519,29 @@ dq_reschedule(dq_client *c, const char *queue, const char *id, int64_t at_ms, in
         return dq_err_set(err, DQ_EINVAL, "delay: %lld ms is negative", (long long)delay_ms);
     /* a generated id has no index: its member is found by a scan (find.lua) and named by
      * its bytes; the script checks they are still that task's */
-    if (strspn(id, "0123456789") == strlen(id)) {
-        rc = dq_find(c, queue, id, &found, err);
+    if ((rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
+        return rc;
+    if (p->all > 1) { /* the partition holding it (PROTOCOL.md, "Partitioned queues") */
+        rc = find_parts(c, p, queue, id, &found, &at, err);
+        if (rc != DQ_OK && rc != DQ_ENOTFOUND)
+            return rc;
+    } else if (strspn(id, "0123456789") == strlen(id)) {
+        rc = find_in(c, queue, queue, id, &found, err);
         if (rc != DQ_OK && rc != DQ_ENOTFOUND)
             return rc;
     }
+    snprintf(name, sizeof name, "%s", p->names[at]);
     snprintf(when, sizeof when, "%c%lld", at_ms > 0 ? 'a' : 'd',
              (long long)(at_ms > 0 ? at_ms : delay_ms));
     dq_args_init(&a);
     dq_args_str(&a, id);
-    if (found.state == DQ_STATE_SCHEDULED)
+    if (found.state == DQ_STATE_SCHEDULED && strspn(id, "0123456789") == strlen(id))
         dq_args_bytes(&a, found.raw, found.raw_len);
     else
         dq_args_str(&a, "");
     dq_args_str(&a, when);
     dq_args_str(&a, dq_client_who(c));
-    rc = dq_scripts_run(c, DQ_SCRIPT_RESCHEDULE, queue, &a, dq_reply_ints2, r, err);
+    rc = dq_scripts_run(c, DQ_SCRIPT_RESCHEDULE, name, &a, dq_reply_ints2, r, err);
     dq_args_free(&a);
     dq_task_clear(&found);
     if (rc == DQ_OK && due_ms != NULL)

@@ -121,13 +121,13 @@ map_names_seq_config_registry(void **state)
         snprintf(field, sizeof field, "%d", i);
         snprintf(name, sizeof name, "%s~%d.0", f.queue, i); /* one server: salt 0 */
         expect_hget(&f, key, field, name);
-        /* the partition's generated ids start at i * 10^15 */
+        /* the partition's generated ids start at i * DQ_PART_SEQ_SPAN */
         snprintf(key, sizeof key, "dq:{%s}:seq", name);
         {
             const char *argv[] = {"GET", key};
             redisReply *r = test_redis_cmd(f.redis, 2, argv);
             assert_non_null(r);
-            snprintf(want, sizeof want, "%d000000000000000", i);
+            snprintf(want, sizeof want, "%lld", (long long)i * DQ_PART_SEQ_SPAN);
             assert_int_equal(r->type, REDIS_REPLY_STRING);
             assert_string_equal(r->str, want);
             freeReplyObject(r);
@@ -400,7 +400,7 @@ import_routes(void **state)
     t[1].seq = 3;
     t[2].seq = 5; /* partition 0 */
     ASSERT_OK(&f, dq_import(f.c, f.queue, t, 3, false, out, &f.err));
-    assert_string_equal(out[0].id, "2000000000000017");
+    assert_string_equal(out[0].id, "20000000000017");
     assert_string_equal(out[1].id, "imp-1");
     /* the generated ids by their span, the caller id by its hash */
     size_t r = dq_parts_route_id(&p, "imp-1", 5);
@@ -441,6 +441,185 @@ one_partition_keys_are_todays(void **state)
     fixture_close(&f);
 }
 
+/* Claims task @id from partition @name (a test reaches into partitions by their names). */
+static void
+claim_one(struct fixture *f, const char *name, const char *id, dq_claimed *out)
+{
+    ASSERT_OK(f, dq_claim(f->c, name, 100, 60000, "w1", out, &f->err));
+    for (size_t i = 0; i < out->n; i++)
+        if (strcmp(out->tasks[i].id, id) == 0)
+            return;
+    fail_msg("task %s was not claimed from %s (%zu claimed)", id, name, out->n);
+}
+
+static const dq_task *
+claimed(const dq_claimed *cl, const char *id)
+{
+    for (size_t i = 0; i < cl->n; i++)
+        if (strcmp(cl->tasks[i].id, id) == 0)
+            return &cl->tasks[i];
+    return NULL;
+}
+
+/* show, find, requeue, drop, reschedule and cancel find a task in any partition, by
+ * generated and by caller id, also after a resize moved a caller id's home */
+static void
+lookups_cover_partitions(void **state)
+{
+    struct fixture f;
+    struct dq_parts p;
+    char gen[4][DQ_ID_MAX + 1], cid[8][16];
+    dq_enqueued e;
+    dq_task t;
+    size_t n;
+
+    fixture_open(&f, state, "lookup");
+    set_partitions(&f, 2);
+    for (int i = 0; i < 8; i++) {
+        snprintf(cid[i], sizeof cid[i], "job-%d", i);
+        enqueue_str(&f, "c", 0, cid[i], NULL);
+    }
+    set_partitions(&f, 4); /* grown: some caller ids' home moved (resized) */
+    ASSERT_OK(&f, dq_parts_get(f.c, f.queue, &p, &f.err));
+    assert_true(p.resized);
+    for (int i = 0; i < 4; i++) {
+        enqueue_str(&f, "g", 0, NULL, &e);
+        snprintf(gen[i], sizeof gen[i], "%s", e.id);
+    }
+    /* one generated id in each partition (the client's round robin) */
+    bool in[4] = {false};
+    for (int i = 0; i < 4; i++)
+        in[dq_parts_of_seq(&p, strtoll(gen[i], NULL, 10))] = true;
+    for (int i = 0; i < 4; i++)
+        assert_true(in[i]);
+    for (int i = 0; i < 4; i++) {
+        ASSERT_OK(&f, dq_find(f.c, f.queue, gen[i], &t, &f.err));
+        assert_int_equal(t.state, DQ_STATE_SCHEDULED);
+        dq_task_clear(&t);
+    }
+    size_t moved_home = 0;
+    for (int i = 0; i < 8; i++) {
+        ASSERT_OK(&f, dq_find(f.c, f.queue, cid[i], &t, &f.err));
+        assert_string_equal(t.id, cid[i]);
+        dq_task_clear(&t);
+        moved_home += dq_parts_route_id(&p, cid[i], strlen(cid[i])) >= 2;
+    }
+    assert_true(moved_home > 0); /* the test means something: some are off their home */
+    assert_int_equal(dq_find(f.c, f.queue, "job-none", &t, &f.err), DQ_ENOTFOUND);
+    assert_non_null(strstr(f.err.msg, f.queue));
+
+    /* reschedule by both kinds of id */
+    int64_t due = 0;
+    ASSERT_OK(&f, dq_reschedule(f.c, f.queue, gen[3], 0, 600000, &due, &f.err));
+    assert_true(due > 0);
+    ASSERT_OK(&f, dq_reschedule(f.c, f.queue, cid[5], 0, 600000, &due, &f.err));
+    ASSERT_OK(&f, dq_find(f.c, f.queue, cid[5], &t, &f.err));
+    assert_int_equal(t.due_ms, due);
+    dq_task_clear(&t);
+
+    /* drop across partitions: all or nothing */
+    const char *two[] = {gen[0], cid[1]}, *bad[] = {gen[1], "job-none"};
+    assert_int_equal(dq_drop(f.c, f.queue, bad, 2, &n, &f.err), DQ_ENOTFOUND);
+    ASSERT_OK(&f, dq_find(f.c, f.queue, gen[1], &t, &f.err)); /* untouched */
+    dq_task_clear(&t);
+    ASSERT_OK(&f, dq_drop(f.c, f.queue, two, 2, &n, &f.err));
+    assert_int_equal(n, 2);
+    assert_int_equal(dq_find(f.c, f.queue, gen[0], &t, &f.err), DQ_ENOTFOUND);
+    assert_int_equal(dq_find(f.c, f.queue, cid[1], &t, &f.err), DQ_ENOTFOUND);
+
+    /* fail two tasks in their partitions, requeue them by id through the queue: claim
+     * every partition's due tasks (a test reaches partitions by their names) */
+    dq_claimed cl[4], c2;
+    char home1[160] = "", home2[160] = "";
+    for (size_t i = 0; i < 4; i++) {
+        ASSERT_OK(&f, dq_claim(f.c, p.names[i], 100, 60000, "w1", &cl[i], &f.err));
+        if (claimed(&cl[i], gen[2]) != NULL) {
+            snprintf(home1, sizeof home1, "%s", p.names[i]);
+            ASSERT_OK(&f, dq_fail(f.c, home1, claimed(&cl[i], gen[2]), "boom", NULL, &f.err));
+        }
+        if (claimed(&cl[i], cid[6]) != NULL) {
+            snprintf(home2, sizeof home2, "%s", p.names[i]);
+            ASSERT_OK(&f, dq_fail(f.c, home2, claimed(&cl[i], cid[6]), "boom", NULL, &f.err));
+        }
+    }
+    assert_string_equal(home1, p.names[dq_parts_of_seq(&p, strtoll(gen[2], NULL, 10))]);
+    assert_true(home2[0] != '\0');
+    const char *failed[] = {gen[2], cid[6]}, *mixed[] = {gen[2], cid[7]};
+    assert_int_equal(dq_requeue(f.c, f.queue, mixed, 2, 0, &n, &f.err), DQ_ENOTFOUND);
+    assert_non_null(strstr(f.err.msg, cid[7]));
+    ASSERT_OK(&f, dq_requeue(f.c, f.queue, failed, 2, 0, &n, &f.err));
+    assert_int_equal(n, 2);
+    ASSERT_OK(&f, dq_find(f.c, f.queue, cid[6], &t, &f.err));
+    assert_int_equal(t.state, DQ_STATE_SCHEDULED);
+    dq_task_clear(&t);
+    for (size_t i = 0; i < 4; i++)
+        dq_claimed_free(&cl[i]);
+
+    /* cancel a running task of another partition than partition 0, by id */
+    claim_one(&f, home2, cid[6], &c2);
+    dq_cancelled cc;
+    ASSERT_OK(&f, dq_cancel(f.c, f.queue, cid[6], true, &cc, &f.err));
+    assert_string_equal(cc.worker, "w1");
+    assert_int_equal(dq_find(f.c, f.queue, cid[6], &t, &f.err), DQ_ENOTFOUND);
+    dq_claimed_free(&c2);
+    dq_parts_free(&p);
+    fixture_close(&f);
+}
+
+/* stats of a partitioned queue: the sums of its partitions' (each read by its name) */
+static void
+stats_sum_partitions(void **state)
+{
+    struct fixture f;
+    struct dq_parts p;
+    dq_stats sum, one[4];
+    int64_t due = 0, future = 0, enq = 0, next = -1, oldest = 0;
+
+    fixture_open(&f, state, "stats");
+    set_partitions(&f, 4);
+    ASSERT_OK(&f, dq_parts_get(f.c, f.queue, &p, &f.err));
+    for (int i = 0; i < 203; i++)
+        enqueue_str(&f, "s", i % 3 == 0 ? 0 : 60000 + i * 1000, NULL, NULL);
+    for (int i = 0; i < 50; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "s-%d", i);
+        enqueue_str(&f, "s", 7200000, id, NULL); /* far future */
+    }
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &sum, &f.err));
+    /* partitions 1..3 read by their names; partition 0 is the queue's name, whose stats are
+     * the sum: its own share is what the others leave, counted in its keys */
+    for (size_t i = 1; i < 4; i++) {
+        ASSERT_OK(&f, dq_stats_get(f.c, p.names[i], &one[i], &f.err));
+        due += one[i].due;
+        future += one[i].future;
+        enq += one[i].enqueued;
+        if (one[i].next_due_ms >= 0 && (next < 0 || one[i].next_due_ms < next))
+            next = one[i].next_due_ms;
+        if (one[i].oldest_due_age_ms > oldest)
+            oldest = one[i].oldest_due_age_ms;
+        assert_true(one[i].enqueued > 0); /* every partition got some */
+    }
+    char key[200];
+    snprintf(key, sizeof key, "dq:{%s}:sched", f.queue);
+    long long own = zcard(&f, key);
+    assert_true(own > 0);
+    assert_int_equal(sum.due, 68);
+    assert_int_equal(sum.due + sum.future, due + future + own);
+    assert_int_equal(sum.future, 203 - 68 + 50);
+    assert_int_equal(sum.far_future, 50);
+    assert_int_equal(sum.enqueued, 253);
+    assert_int_equal(sum.enqueued, enq + own);
+    assert_true(sum.next_due_ms <= next); /* the earliest of all */
+    assert_true(sum.next_due_ms > 0);
+    assert_true(sum.oldest_due_age_ms >= oldest - 1000); /* the largest; read a moment before */
+    size_t routed, all;
+    ASSERT_OK(&f, dq_partitions_get(f.c, f.queue, &routed, &all, &f.err));
+    assert_int_equal(routed, 4);
+    assert_int_equal(all, 4);
+    dq_parts_free(&p);
+    fixture_close(&f);
+}
+
 int
 main(void)
 {
@@ -454,6 +633,8 @@ main(void)
         cmocka_unit_test(batch_splits_by_partition),
         cmocka_unit_test(import_routes),
         cmocka_unit_test(one_partition_keys_are_todays),
+        cmocka_unit_test(lookups_cover_partitions),
+        cmocka_unit_test(stats_sum_partitions),
     };
     return cmocka_run_group_tests(tests, fixture_group_setup, fixture_group_teardown);
 }

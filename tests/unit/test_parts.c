@@ -66,6 +66,53 @@ route_seqs(void **state)
     assert_int_equal(dq_parts_of_seq(&four, -1), 0);
 }
 
+static void
+stats_add(void **state)
+{
+    dq_stats sum = {.now_ms = 100,
+                    .due = 3,
+                    .next_due_ms = -1,
+                    .oldest_due_age_ms = 5,
+                    .enqueued = 10,
+                    .rate_held_ms = -1,
+                    .top_group_count = 4};
+    dq_stats one = {.now_ms = 120,
+                    .due = 4,
+                    .future = 2,
+                    .next_due_ms = 900,
+                    .oldest_due_age_ms = 50,
+                    .enqueued = INT64_MAX,
+                    .rate_held_ms = 7,
+                    .top_group_count = 9,
+                    .concurrency_held = true,
+                    .paused = true};
+
+    (void)state;
+    snprintf(sum.top_group, sizeof sum.top_group, "a");
+    snprintf(one.top_group, sizeof one.top_group, "b");
+    snprintf(one.paused_by, sizeof one.paused_by, "ops");
+    one.run[2] = 5;
+    dq_parts_stats_add(&sum, &one);
+    assert_int_equal(sum.due, 7);
+    assert_int_equal(sum.future, 2);
+    assert_int_equal(sum.enqueued, INT64_MAX); /* saturates */
+    assert_int_equal(sum.now_ms, 120);
+    assert_int_equal(sum.next_due_ms, 900);
+    assert_int_equal(sum.oldest_due_age_ms, 50);
+    assert_int_equal(sum.rate_held_ms, 7);
+    assert_true(sum.concurrency_held);
+    assert_string_equal(sum.top_group, "b");
+    assert_int_equal(sum.top_group_count, 9);
+    assert_true(sum.paused);
+    assert_string_equal(sum.paused_by, "ops");
+    assert_int_equal(sum.run[2], 5);
+    one = (dq_stats){.next_due_ms = 800, .top_group_count = 2};
+    snprintf(one.top_group, sizeof one.top_group, "b");
+    dq_parts_stats_add(&sum, &one);
+    assert_int_equal(sum.next_due_ms, 800);
+    assert_int_equal(sum.top_group_count, 11); /* one signature: added up */
+}
+
 static redisReply *
 resp(const char *text)
 {
@@ -149,8 +196,11 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(fnv1a_vectors),  cmocka_unit_test(route_ids),
-        cmocka_unit_test(route_seqs),     cmocka_unit_test(names_spread_over_masters),
+        cmocka_unit_test(fnv1a_vectors),
+        cmocka_unit_test(route_ids),
+        cmocka_unit_test(route_seqs),
+        cmocka_unit_test(stats_add),
+        cmocka_unit_test(names_spread_over_masters),
         cmocka_unit_test(internal_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
