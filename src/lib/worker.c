@@ -1476,6 +1476,8 @@ take_wakeups(struct dq_worker *w, struct loop *lp, unsigned pi)
         take_cancels(w, pi, &wk);
     if (wk.parts && pi == 0)
         lp->reread_map = true; /* a resize: read the map now */
+    if (wk.pause && pi == 0 && w->nparts > 1)
+        p->more_due = true; /* a claim of partition 0 says so, and holds the others */
 }
 
 /* Sleeps up to @wait ms in poll() on the self-pipe (a handler finished, a stop) and

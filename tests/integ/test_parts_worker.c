@@ -429,7 +429,9 @@ grown_and_shrunk_under_a_running_worker(void **state)
 }
 
 /* A pause (partition 0's) holds every partition: tasks due in any of them wait, and run
- * after the resume. */
+ * after the resume. First tasks of partitions 1..3 only, due well within a second of the
+ * worker's last claim of partition 0: the pause's wake-up, not the once-a-second look,
+ * must hold them; then tasks in every partition. */
 static void
 pause_holds_every_partition(void **state)
 {
@@ -446,10 +448,25 @@ pause_holds_every_partition(void **state)
     struct all_subscribed a = {&f, &m, 1};
     assert_true(wait_until(every_partition_subscribed, &a, 5000, "a subscription per partition"));
     ASSERT_OK(&f, dq_pause(f.c, f.queue, 0, "test", &f.err));
-    /* due now and up to 300 ms later, in every partition */
-    size_t n = 40;
-    enqueue_range(&f, 0, (int)n, 300);
-    int64_t until = test_mono_ms() + 1500;
+    size_t n = 60, away = 0;
+    for (int k = 0; away < 20 && k < 1000; k++) {
+        char id[24], pay[8];
+        snprintf(id, sizeof id, "away-%d", k);
+        if (dq_parts_route_id(&m, id, strlen(id)) == 0)
+            continue;
+        snprintf(pay, sizeof pay, "%zu", 40 + away++);
+        dq_enqueue_opts eo = {.id = id, .delay_ms = 100};
+        dq_enqueued e;
+        ASSERT_OK(&f, dq_enqueue(f.c, f.queue, &eo, pay, strlen(pay), &e, &f.err));
+    }
+    assert_int_equal(away, 20);
+    int64_t until = test_mono_ms() + 600;
+    while (test_mono_ms() < until && atomic_load(&s->started) == 0)
+        test_nap_ms(20);
+    assert_int_equal(atomic_load(&s->started), 0);
+    /* and due now and up to 300 ms later, in every partition */
+    enqueue_range(&f, 0, 40, 300);
+    until = test_mono_ms() + 1000;
     while (test_mono_ms() < until && atomic_load(&s->started) == 0)
         test_nap_ms(20);
     assert_int_equal(atomic_load(&s->started), 0);
