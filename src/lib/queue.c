@@ -231,39 +231,62 @@ enqueue_build(struct dq_buf *b, struct enq_slot *s, const dq_enqueue_opts *o, co
     s->time_len = b->len - s->time_at;
 }
 
+/* One enqueue.lua call's arguments: @a points into @b, which holds the templates. */
+struct enq_call {
+    struct dq_buf b;
+    struct dq_args a;
+};
+
+/* Builds the arguments of enqueue.lua on @count tasks into @e (freed by enqueue_free). */
+static int
+enqueue_args(struct enq_call *e, const dq_enqueue_opts *const *opts, const void *const *payloads,
+             const size_t *lens, size_t count, dq_err *err)
+{
+    struct enq_slot one, *slots = count == 1 ? &one : calloc(count, sizeof *slots);
+    int rc = DQ_OK;
+
+    e->b = (struct dq_buf)DQ_BUF_INIT;
+    dq_args_init(&e->a);
+    if (slots == NULL)
+        return dq_err_set(err, DQ_ENOMEM, "out of memory building %zu tasks", count);
+    for (size_t i = 0; i < count; i++)
+        enqueue_build(&e->b, &slots[i], opts[i], payloads[i], lens[i]);
+    if (e->b.failed) {
+        rc = dq_err_set(err, DQ_ENOMEM, "out of memory building %zu tasks", count);
+        goto out;
+    }
+    /* the buffer is complete: pointers into it stay put from here on */
+    dq_args_i64(&e->a, (int64_t)count);
+    for (size_t i = 0; i < count; i++) {
+        dq_args_bytes(&e->a, e->b.data + slots[i].env_at, slots[i].env_len);
+        dq_args_bytes(&e->a, e->b.data + slots[i].time_at, slots[i].time_len);
+        dq_args_str(&e->a, opts[i]->id ? opts[i]->id : "");
+    }
+out:
+    if (slots != &one)
+        free(slots);
+    return rc;
+}
+
+static void
+enqueue_free(struct enq_call *e)
+{
+    dq_args_free(&e->a);
+    dq_buf_free(&e->b);
+}
+
 /* Runs enqueue.lua on @count tasks. */
 static int
 enqueue_call(dq_client *c, const char *queue, const dq_enqueue_opts *const *opts,
              const void *const *payloads, const size_t *lens, size_t count,
              struct dq_enqueue_reply *o, dq_err *err)
 {
-    struct dq_buf b = DQ_BUF_INIT;
-    struct enq_slot one, *slots = count == 1 ? &one : calloc(count, sizeof *slots);
-    struct dq_args a;
-    int rc;
+    struct enq_call e;
+    int rc = enqueue_args(&e, opts, payloads, lens, count, err);
 
-    if (slots == NULL)
-        return dq_err_set(err, DQ_ENOMEM, "out of memory building %zu tasks", count);
-    for (size_t i = 0; i < count; i++)
-        enqueue_build(&b, &slots[i], opts[i], payloads[i], lens[i]);
-    dq_args_init(&a);
-    if (b.failed) {
-        rc = dq_err_set(err, DQ_ENOMEM, "out of memory building %zu tasks", count);
-        goto out;
-    }
-    /* the buffer is complete: pointers into it stay put from here on */
-    dq_args_i64(&a, (int64_t)count);
-    for (size_t i = 0; i < count; i++) {
-        dq_args_bytes(&a, b.data + slots[i].env_at, slots[i].env_len);
-        dq_args_bytes(&a, b.data + slots[i].time_at, slots[i].time_len);
-        dq_args_str(&a, opts[i]->id ? opts[i]->id : "");
-    }
-    rc = dq_scripts_run(c, DQ_SCRIPT_ENQUEUE, queue, &a, dq_reply_enqueue, o, err);
-out:
-    dq_args_free(&a);
-    dq_buf_free(&b);
-    if (slots != &one)
-        free(slots);
+    if (rc == DQ_OK)
+        rc = dq_scripts_run(c, DQ_SCRIPT_ENQUEUE, queue, &e.a, dq_reply_enqueue, o, err);
+    enqueue_free(&e);
     return rc;
 }
 
@@ -331,68 +354,104 @@ batch_error(dq_err *err, size_t base, size_t count)
 
 /*
  * dq_enqueue_batch of a partitioned queue: the items grouped by partition (keeping their
- * order within one), then one call per DQ_ENQUEUE_CHUNK items of a partition, partition by
- * partition. A failed call ends it: the items not added keep an empty out[].id.
+ * order within one), one call per DQ_ENQUEUE_CHUNK items of a partition, all of them sent
+ * pipelined on one node (dq_scripts_run_multi; a cluster client routes each). Each call
+ * is all or nothing; the items of a failed one keep an empty out[].id.
  */
 static int
 enqueue_batch_parts(dq_client *c, const char *queue, const struct dq_parts *p,
                     const dq_enqueue_item *items, size_t n, dq_enqueued *out, dq_err *err)
 {
+    size_t first[DQ_PARTITIONS_MAX + 1], ncalls = 0, most = p->all + n / DQ_ENQUEUE_CHUNK + 1;
     const dq_enqueue_opts **opts = malloc(DQ_ENQUEUE_CHUNK * sizeof *opts);
     const void **payloads = malloc(DQ_ENQUEUE_CHUNK * sizeof *payloads);
-    size_t *lens = malloc(DQ_ENQUEUE_CHUNK * sizeof *lens), first[DQ_PARTITIONS_MAX + 1];
+    size_t *lens = malloc(DQ_ENQUEUE_CHUNK * sizeof *lens);
     size_t *part = malloc(n * sizeof *part), *order = malloc(n * sizeof *order);
-    dq_enqueued *got = malloc(DQ_ENQUEUE_CHUNK * sizeof *got);
-    int rc = DQ_OK;
+    size_t *at = calloc(most, sizeof *at); /* call k's items: order[at[k] ...] */
+    dq_enqueued *got = calloc(n, sizeof *got);
+    struct enq_call *calls = calloc(most, sizeof *calls);
+    struct dq_enqueue_reply *replies = calloc(most, sizeof *replies);
+    const struct dq_args **args = calloc(most, sizeof *args);
+    const char **names = calloc(most, sizeof *names);
+    int *rcs = calloc(most, sizeof *rcs), rc = DQ_OK;
+    dq_err *errs = calloc(most, sizeof *errs);
+    bool any = false;
 
     if (opts == NULL || payloads == NULL || lens == NULL || part == NULL || order == NULL ||
-        got == NULL) {
+        at == NULL || got == NULL || calls == NULL || replies == NULL || args == NULL ||
+        names == NULL || rcs == NULL || errs == NULL) {
         rc = dq_err_set(err, DQ_ENOMEM, "out of memory splitting %zu items by partition", n);
         goto out;
     }
     for (size_t i = 0; i < n; i++)
         part[i] = enqueue_part(c, queue, p, &items[i].opts);
     dq_parts_group(part, n, p->all, order, first);
-    for (size_t q = 0; q < p->all && rc == DQ_OK; q++) {
-        for (size_t base = first[q]; base < first[q + 1] && rc == DQ_OK; base += DQ_ENQUEUE_CHUNK) {
+    for (size_t q = 0; q < p->all; q++) {
+        for (size_t base = first[q]; base < first[q + 1]; base += DQ_ENQUEUE_CHUNK) {
             size_t count = first[q + 1] - base;
-            struct dq_enqueue_reply o = {got, count < DQ_ENQUEUE_CHUNK ? count : DQ_ENQUEUE_CHUNK};
-            count = o.n;
+            count = count < DQ_ENQUEUE_CHUNK ? count : DQ_ENQUEUE_CHUNK;
             for (size_t k = 0; k < count; k++) {
                 const dq_enqueue_item *it = &items[order[base + k]];
                 opts[k] = &it->opts;
                 payloads[k] = it->payload;
                 lens[k] = it->payload_len;
             }
-            memset(got, 0, count * sizeof *got);
-            rc = enqueue_call(c, p->names[q], opts, payloads, lens, count, &o, err);
-            if (rc == DQ_OK || rc == DQ_EREPLICAS) { /* the latter ends the loop, ids kept */
-                for (size_t k = 0; k < count; k++)
-                    out[order[base + k]] = got[k];
-                dq_registry_note(c, queue);
-            } else if (err != NULL) {
-                char rest[sizeof err->msg];
-                unsigned long bad = 0;
-                int used = 0;
-                snprintf(rest, sizeof rest, "%s", err->msg);
-                if (sscanf(rest, "task %lu: %n", &bad, &used) == 1 && used > 0 && bad >= 1 &&
-                    bad <= count)
-                    snprintf(err->msg, sizeof err->msg,
-                             "items[%zu]: %.150s (partition %zu: items with no id were not added)",
-                             order[base + bad - 1], rest + used, q);
-                else
-                    snprintf(err->msg, sizeof err->msg,
-                             "partition %zu: %.160s (items with no id were not added)", q, rest);
-            }
+            rc = enqueue_args(&calls[ncalls], opts, payloads, lens, count, err);
+            at[ncalls] = base;
+            replies[ncalls] = (struct dq_enqueue_reply){got + base, count};
+            args[ncalls] = &calls[ncalls].a;
+            names[ncalls] = p->names[q];
+            ncalls++;
+            if (rc != DQ_OK)
+                goto out;
         }
     }
+    rc = dq_scripts_run_multi(c, DQ_SCRIPT_ENQUEUE, names, args, ncalls, dq_reply_enqueue, replies,
+                              sizeof *replies, 16, rcs, errs, err);
+    if (rc != DQ_OK)
+        goto out;
+    for (size_t k = 0; k < ncalls; k++) {
+        size_t count = replies[k].n;
+        unsigned long bad = 0;
+        int used = 0;
+        if (rcs[k] == DQ_OK || rcs[k] == DQ_EREPLICAS) { /* the latter: made, not confirmed */
+            for (size_t j = 0; j < count; j++)
+                out[order[at[k] + j]] = got[at[k] + j];
+            any = true;
+        }
+        if (rcs[k] == DQ_OK || rc != DQ_OK) /* the first failure is the one reported */
+            continue;
+        rc = rcs[k];
+        if (err == NULL)
+            continue;
+        if (rc == DQ_EREPLICAS)
+            *err = errs[k];
+        else if (sscanf(errs[k].msg, "task %lu: %n", &bad, &used) == 1 && used > 0 && bad >= 1 &&
+                 bad <= count)
+            dq_err_set(err, rc, "items[%zu]: %.150s (items with no id were not added)",
+                       order[at[k] + bad - 1], errs[k].msg + used);
+        else
+            dq_err_set(err, rc, "partition %s: %.160s (items with no id were not added)", names[k],
+                       errs[k].msg);
+    }
+    if (any)
+        dq_registry_note(c, queue);
 out:
+    for (size_t k = 0; calls != NULL && k < ncalls; k++)
+        enqueue_free(&calls[k]);
     free(opts);
     free(payloads);
     free(lens);
     free(part);
     free(order);
+    free(at);
     free(got);
+    free(calls);
+    free(replies);
+    free(args);
+    free(names);
+    free(rcs);
+    free(errs);
     return rc;
 }
 

@@ -438,22 +438,29 @@ struct each_call {
 };
 
 int
-dq_scripts_run_each(dq_client *c, enum dq_script_id id, const char *const *queues, size_t n,
-                    const struct dq_args *args, dq_parse_fn parse, void *outs, size_t stride,
-                    size_t batch, int *rcs, dq_err *errs, dq_err *err)
+dq_scripts_run_multi(dq_client *c, enum dq_script_id id, const char *const *queues,
+                     const struct dq_args *const *args, size_t n, dq_parse_fn parse, void *outs,
+                     size_t stride, size_t batch, int *rcs, dq_err *errs, dq_err *err)
 {
     const struct dq_script_src *src = &dq_script_table[id];
-    size_t argc = 3 + DQ_QUEUE_KEYS + args->n, done = 0;
+    size_t argc = 3 + DQ_QUEUE_KEYS, done = 0;
+    bool failed = false;
     struct each_call *calls = NULL;
     redisReply **replies = NULL;
     const char ***argvs = NULL;
     const size_t **lenss = NULL;
     int *argcs = NULL, rc = DQ_OK;
 
-    /* the first call alone: it finds the path (and loads the library) for the others */
-    while (done < n && (c->cluster != NULL || c->scripts_path == PATH_UNKNOWN || done == 0)) {
-        rcs[done] = dq_scripts_run(c, id, queues[done], args, parse, (char *)outs + done * stride,
-                                   &errs[done]);
+    for (size_t i = 0; i < n; i++) {
+        argc = 3 + DQ_QUEUE_KEYS + args[i]->n > argc ? 3 + DQ_QUEUE_KEYS + args[i]->n : argc;
+        failed = failed || args[i]->failed;
+    }
+    /* the first call alone: it finds the path (and loads the library) for the others; a
+     * cluster client routes each call, and WAIT for replicas follows each write alone */
+    while (done < n && (c->cluster != NULL || c->scripts_path == PATH_UNKNOWN || done == 0 ||
+                        (c->min_replicas > 0 && waits_for_replicas(src)))) {
+        rcs[done] = dq_scripts_run(c, id, queues[done], args[done], parse,
+                                   (char *)outs + done * stride, &errs[done]);
         if (rcs[done] == DQ_ECONN || rcs[done] == DQ_ETIMEOUT || rcs[done] == DQ_ENOMEM)
             return dq_err_set(err, rcs[done], "%s", errs[done].msg);
         /* no way to run scripts on this server (the library missing and this user may
@@ -471,7 +478,7 @@ dq_scripts_run_each(dq_client *c, enum dq_script_id id, const char *const *queue
     lenss = calloc(batch, sizeof *lenss);
     argcs = calloc(batch, sizeof *argcs);
     if (calls == NULL || replies == NULL || argvs == NULL || lenss == NULL || argcs == NULL ||
-        args->failed) {
+        failed) {
         rc = dq_err_set(err, DQ_ENOMEM, "out of memory building calls of %s", src->name);
         goto out;
     }
@@ -498,13 +505,13 @@ dq_scripts_run_each(dq_client *c, enum dq_script_id id, const char *const *queue
                 e->lens[3 + i] = dq_queue_key(queues[done], i, e->keys[i], sizeof e->keys[i]);
                 e->argv[3 + i] = e->keys[i];
             }
-            for (size_t i = 0; i < args->n; i++) {
-                e->argv[3 + DQ_QUEUE_KEYS + i] = args->v[i];
-                e->lens[3 + DQ_QUEUE_KEYS + i] = args->len[i];
+            for (size_t i = 0; i < args[done]->n; i++) {
+                e->argv[3 + DQ_QUEUE_KEYS + i] = args[done]->v[i];
+                e->lens[3 + DQ_QUEUE_KEYS + i] = args[done]->len[i];
             }
             for (size_t i = 0; i < 3; i++)
                 e->lens[i] = strlen(e->argv[i]);
-            argcs[k] = (int)argc;
+            argcs[k] = (int)(3 + DQ_QUEUE_KEYS + args[done]->n);
             e->queue = done;
             argvs[k] = e->argv;
             lenss[k] = e->lens;
@@ -518,7 +525,7 @@ dq_scripts_run_each(dq_client *c, enum dq_script_id id, const char *const *queue
             redisReply *r = replies[j];
             void *o = (char *)outs + q * stride;
             if (needs_registry(r))
-                rcs[q] = dq_scripts_run(c, id, queues[q], args, parse, o, &errs[q]);
+                rcs[q] = dq_scripts_run(c, id, queues[q], args[q], parse, o, &errs[q]);
             else if (r->type == REDIS_REPLY_ERROR)
                 rcs[q] = dq_err_from_reply(&errs[q], src->name, r->str, r->len);
             else
@@ -548,6 +555,23 @@ out:
     free(argvs);
     free(lenss);
     free(argcs);
+    return rc;
+}
+
+int
+dq_scripts_run_each(dq_client *c, enum dq_script_id id, const char *const *queues, size_t n,
+                    const struct dq_args *args, dq_parse_fn parse, void *outs, size_t stride,
+                    size_t batch, int *rcs, dq_err *errs, dq_err *err)
+{
+    const struct dq_args **each = malloc((n ? n : 1) * sizeof *each);
+    int rc;
+
+    if (each == NULL)
+        return dq_err_set(err, DQ_ENOMEM, "out of memory building calls");
+    for (size_t i = 0; i < n; i++)
+        each[i] = args;
+    rc = dq_scripts_run_multi(c, id, queues, each, n, parse, outs, stride, batch, rcs, errs, err);
+    free(each);
     return rc;
 }
 

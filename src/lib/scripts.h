@@ -73,6 +73,15 @@ int dq_scripts_run_each(dq_client *c, enum dq_script_id id, const char *const *q
                         size_t batch, int *rcs, dq_err *errs, dq_err *err);
 
 /*
+ * dq_scripts_run_each with arguments of each call's own: call i runs on queues[i] with
+ * args[i]. On a client with --min-replicas a writing script's calls go one at a time, each
+ * followed by its WAIT.
+ */
+int dq_scripts_run_multi(dq_client *c, enum dq_script_id id, const char *const *queues,
+                         const struct dq_args *const *args, size_t n, dq_parse_fn parse, void *outs,
+                         size_t stride, size_t batch, int *rcs, dq_err *errs, dq_err *err);
+
+/*
  * Whether the user of @c may run operator actions on @queue (requeue, drop, pause,
  * config; docs/SECURITY.md), asked without side effects. DQ_OK with @why empty when it
  * may; DQ_OK with @why saying what Redis refused when it may not; DQ_ECONN or

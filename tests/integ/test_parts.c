@@ -373,6 +373,44 @@ batch_splits_by_partition(void **state)
     fixture_close(&f);
 }
 
+/* a call refused in one partition adds nothing there; the other partitions' calls add
+ * theirs, and the error names the item */
+static void
+batch_error_names_the_item(void **state)
+{
+    struct fixture f;
+    struct dq_parts p;
+    dq_enqueue_item items[30];
+    dq_enqueued out[30];
+    dq_config cfg = {.max_payload = 10};
+    char big[20];
+    int added = 0;
+
+    fixture_open(&f, state, "batcherr");
+    ASSERT_OK(&f, dq_config_set(f.c, f.queue, &cfg, &f.err));
+    set_partitions(&f, 3);
+    ASSERT_OK(&f, dq_parts_get(f.c, f.queue, &p, &f.err));
+    memset(items, 0, sizeof items);
+    memset(big, 'x', sizeof big);
+    for (int i = 0; i < 30; i++) {
+        items[i].payload = i == 5 ? big : "ok";
+        items[i].payload_len = i == 5 ? sizeof big : 2;
+    }
+    int rc = dq_enqueue_batch(f.c, f.queue, items, 30, out, &f.err);
+    assert_int_not_equal(rc, DQ_OK);
+    assert_non_null(strstr(f.err.msg, "items[5]"));
+    for (int i = 0; i < 30; i++)
+        added += out[i].id[0] != '\0';
+    assert_true(added >= 20 && added < 30); /* the 10 of item 5's partition: none */
+    assert_int_equal(out[5].id[0], '\0');
+    long long total = 0;
+    for (size_t i = 0; i < 3; i++)
+        total += sched_of(&f, p.names[i]);
+    assert_int_equal(total, added);
+    dq_parts_free(&p);
+    fixture_close(&f);
+}
+
 static void
 import_routes(void **state)
 {
@@ -631,6 +669,7 @@ main(void)
         cmocka_unit_test(bad_values_and_maps),
         cmocka_unit_test(enqueue_routes),
         cmocka_unit_test(batch_splits_by_partition),
+        cmocka_unit_test(batch_error_names_the_item),
         cmocka_unit_test(import_routes),
         cmocka_unit_test(one_partition_keys_are_todays),
         cmocka_unit_test(lookups_cover_partitions),

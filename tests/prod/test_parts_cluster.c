@@ -1,0 +1,397 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_parts_cluster.c: a partitioned queue on a real Redis Cluster of three masters,
+ * made by `redis-cli --cluster create` on free loopback ports as test_cluster.c makes
+ * its cluster. `partitions 6` puts two partitions on each master (keys on all three);
+ * 6 000 tasks enqueued by the library (a batch, generated and caller ids) and by
+ * `delayq enqueue` processes end up on every partition; `delayq stats` sums them
+ * exactly; `delayq show ID` finds a task of every partition by generated and by caller
+ * id; and a queue of one partition writes no map and no partition key.
+ */
+#include "harness/check.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <hiredis/hiredis.h>
+
+#include "delayq.h"
+#include "harness/redis.h"
+#include "harness/wait.h"
+#include "lib/parts.h"
+
+#define NODES   3
+#define PARTS   6
+#define LIB_N   5000
+#define CLI_GEN 500
+#define CLI_IDS 500
+
+static struct test_redis node[NODES];
+static char url[NODES * 24 + 32];
+
+/* A free loopback port for a node's cluster bus (the kernel's pick). */
+static int
+free_port(void)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof sa;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = 0;
+
+    assert_true(fd >= 0);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+        getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
+        port = ntohs(sa.sin_port);
+    close(fd);
+    assert_true(port > 0);
+    return port;
+}
+
+static const char *
+redis_cli(void)
+{
+    const char *v = getenv("DQ_REDIS_CLI");
+    return v != NULL && v[0] != '\0' ? v : "redis-cli";
+}
+
+/* Runs @argv to completion within @deadline_ms; returns its exit status. */
+static int
+run(const char *const *argv, int deadline_ms)
+{
+    pid_t pid = fork();
+    int status = -1;
+
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        dup2(null, 0);
+        dup2(null, 1);
+        char *av[32];
+        int n = 0;
+        for (; argv[n] != NULL && n < 31; n++)
+            av[n] = strdup(argv[n]);
+        av[n] = NULL;
+        execvp(av[0], av);
+        _exit(127);
+    }
+    for (int64_t end = test_mono_ms() + deadline_ms; test_mono_ms() < end;) {
+        if (waitpid(pid, &status, WNOHANG) == pid)
+            return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+        test_nap_ms(20);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return 124;
+}
+
+static bool
+cluster_ok(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < NODES; i++) {
+        const char *argv[] = {"CLUSTER", "INFO"};
+        redisReply *r = test_redis_cmd(&node[i], 2, argv);
+        bool ok = r != NULL && r->type == REDIS_REPLY_STRING &&
+                  strstr(r->str, "cluster_state:ok") != NULL &&
+                  strstr(r->str, "cluster_known_nodes:3") != NULL;
+        freeReplyObject(r);
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+static int
+group_setup(void **state)
+{
+    const char *argv[NODES + 8];
+    char addr[NODES][32];
+    int n = 0;
+
+    (void)state;
+    if (getenv("DELAYQ_BIN") == NULL)
+        return -1;
+    for (int i = 0; i < NODES; i++) {
+        char bus[16];
+        snprintf(bus, sizeof bus, "%d", free_port());
+        const char *extra[] = {"--cluster-enabled",
+                               "yes",
+                               "--cluster-node-timeout",
+                               "1000",
+                               "--cluster-port",
+                               bus,
+                               NULL};
+        int rc = test_redis_start(&node[i], extra);
+        if (rc == TEST_REDIS_SKIP)
+            exit(77);
+        if (rc != 0)
+            return -1;
+        snprintf(addr[i], sizeof addr[i], "127.0.0.1:%d", node[i].port);
+    }
+    argv[n++] = redis_cli();
+    argv[n++] = "--cluster";
+    argv[n++] = "create";
+    for (int i = 0; i < NODES; i++)
+        argv[n++] = addr[i];
+    argv[n++] = "--cluster-replicas";
+    argv[n++] = "0";
+    argv[n++] = "--cluster-yes";
+    argv[n] = NULL;
+    if (run(argv, 60000) != 0)
+        return -1;
+    if (!wait_until(cluster_ok, NULL, 30000, "cluster_state:ok on all three nodes"))
+        return -1;
+    snprintf(url, sizeof url, "redis-cluster://%s,%s", addr[0], addr[1]);
+    return 0;
+}
+
+static int
+group_teardown(void **state)
+{
+    (void)state;
+    for (int i = 0; i < NODES; i++)
+        test_redis_stop(&node[i]);
+    return 0;
+}
+
+/* The node (index) whose port "127.0.0.1:P" names. */
+static int
+node_at(const char *addr)
+{
+    const char *colon = strrchr(addr, ':');
+    int port = colon ? atoi(colon + 1) : -1;
+
+    for (int i = 0; i < NODES; i++)
+        if (node[i].port == port)
+            return i;
+    fail_msg("no node at %s", addr);
+    return -1;
+}
+
+static long long
+node_int(int i, int argc, const char **argv)
+{
+    return test_redis_int(&node[i], argc, argv);
+}
+
+/* Runs the shell command @cmdline, returns its output (caller frees) and *@status. */
+static char *
+shell(const char *cmdline, int *status)
+{
+    FILE *f = popen(cmdline, "r");
+    size_t cap = 1 << 16, len = 0;
+    char *out = malloc(cap);
+
+    assert_non_null(f);
+    assert_non_null(out);
+    for (size_t got; (got = fread(out + len, 1, cap - len - 1, f)) > 0;) {
+        len += got;
+        if (cap - len < 1024) {
+            cap *= 2;
+            out = realloc(out, cap);
+            assert_non_null(out);
+        }
+    }
+    out[len] = '\0';
+    *status = pclose(f);
+    *status = WIFEXITED(*status) ? WEXITSTATUS(*status) : 128;
+    return out;
+}
+
+static long long
+json_int(const char *json, const char *field)
+{
+    char pat[64];
+    const char *at;
+
+    snprintf(pat, sizeof pat, "\"%s\":", field);
+    at = strstr(json, pat);
+    if (at == NULL)
+        fail_msg("no %s in %s", field, json);
+    return strtoll(at + strlen(pat), NULL, 10);
+}
+
+static void
+six_partitions_on_three_masters(void **state)
+{
+    const char *q = "pcq";
+    dq_client *c;
+    dq_err err = {0};
+    dq_config cfg = {.partitions = PARTS, .max_attempts = 4};
+    char names[PARTS][DQ_QUEUE_NAME_MAX + 16], key[1024];
+    int holder[PARTS], per_node[NODES] = {0};
+    dq_client_opts o = {.who = "tester"};
+
+    (void)state;
+    if (dq_client_open(url, &o, &c, &err) != DQ_OK)
+        fail_msg("open %s: %s", url, err.msg);
+    if (dq_config_set(c, q, &cfg, &err) != DQ_OK)
+        fail_msg("config partitions %d: %s", PARTS, err.msg);
+
+    /* partition i on the master after partition i-1's, in the order of lowest slots */
+    for (size_t i = 0; i < PARTS; i++) {
+        assert_int_equal(dq_partition_name(c, q, i, names[i], sizeof names[i], &err), DQ_OK);
+        holder[i] = node_at(dq_client_node(c, names[i]));
+        per_node[holder[i]]++;
+        if (i >= 3)
+            assert_int_equal(holder[i], holder[i - 3]);
+        /* config copied to each partition, on its own master */
+        snprintf(key, sizeof key, "dq:{%s}:config", names[i]);
+        const char *hget[] = {"HEXISTS", key, "max_attempts"};
+        assert_int_equal(node_int(holder[i], 3, hget), 1);
+    }
+    for (int m = 0; m < NODES; m++)
+        assert_int_equal(per_node[m], 2);
+    snprintf(key, sizeof key, "dq:{%s}:parts", q);
+    const char *hlen[] = {"HLEN", key};
+    assert_int_equal(node_int(holder[0], 2, hlen), PARTS); /* n and names 1..5 */
+
+    /* 5 000 by the library: one batch, 2 000 of them with caller ids */
+    dq_enqueue_item *items = calloc(LIB_N, sizeof *items);
+    dq_enqueued *out = calloc(LIB_N, sizeof *out);
+    char(*ids)[24] = calloc(LIB_N, sizeof *ids);
+    assert_non_null(items);
+    assert_non_null(out);
+    assert_non_null(ids);
+    for (int i = 0; i < LIB_N; i++) {
+        items[i].payload = "{}";
+        items[i].payload_len = 2;
+        items[i].opts.delay_ms = 3600000 * 2;
+        if (i % 5 < 2) {
+            snprintf(ids[i], sizeof ids[i], "lib-%d", i);
+            items[i].opts.id = ids[i];
+        }
+    }
+    if (dq_enqueue_batch(c, q, items, LIB_N, out, &err) != DQ_OK)
+        fail_msg("enqueue batch: %s", err.msg);
+    /* 1 000 by `delayq enqueue`, one process each: 500 generated, 500 --id */
+    char cmdline[1024];
+    int st;
+    snprintf(cmdline, sizeof cmdline,
+             "for i in $(seq 1 %d); do '%s' enqueue --url '%s' -q %s --delay 1h --json 1 || "
+             "exit 1; done; for i in $(seq 1 %d); do '%s' enqueue --url '%s' -q %s --delay 1h "
+             "--id cli-$i --json 2 || exit 1; done",
+             CLI_GEN, getenv("DELAYQ_BIN"), url, q, CLI_IDS, getenv("DELAYQ_BIN"), url, q);
+    char *printed = shell(cmdline, &st);
+    assert_int_equal(st, 0);
+
+    /* every partition has tasks, on its own master */
+    long long total = 0;
+    struct dq_parts map = {.n = PARTS, .all = PARTS};
+    for (size_t i = 0; i < PARTS; i++) {
+        snprintf(key, sizeof key, "dq:{%s}:sched", names[i]);
+        const char *zc[] = {"ZCARD", key};
+        long long k = node_int(holder[i], 2, zc);
+        if (k < 600)
+            fail_msg("partition %zu (%s) holds %lld tasks; expected its share of 6000", i, names[i],
+                     k);
+        total += k;
+    }
+    assert_int_equal(total, LIB_N + CLI_GEN + CLI_IDS);
+
+    /* delayq stats sums exactly */
+    snprintf(cmdline, sizeof cmdline, "'%s' stats --url '%s' -q %s --json", getenv("DELAYQ_BIN"),
+             url, q);
+    char *js = shell(cmdline, &st);
+    assert_int_equal(st, 0);
+    assert_int_equal(json_int(js, "due") + json_int(js, "future"), LIB_N + CLI_GEN + CLI_IDS);
+    assert_int_equal(json_int(js, "enqueued"), LIB_N + CLI_GEN + CLI_IDS);
+    assert_int_equal(json_int(js, "far_future"), LIB_N);
+    assert_int_equal(json_int(js, "partitions"), PARTS);
+    free(js);
+    snprintf(cmdline, sizeof cmdline, "'%s' stats --url '%s' -q %s", getenv("DELAYQ_BIN"), url, q);
+    js = shell(cmdline, &st);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(js, "partitions   6 on 3 nodes"));
+    free(js);
+
+    /* delayq show finds a task of every partition, by generated and by caller id */
+    bool gen_seen[PARTS] = {false}, cid_seen[PARTS] = {false};
+    for (int i = 0; i < LIB_N; i++) {
+        size_t p = items[i].opts.id ? dq_parts_route_id(&map, ids[i], strlen(ids[i]))
+                                    : dq_parts_of_seq(&map, strtoll(out[i].id, NULL, 10));
+        bool *seen = items[i].opts.id ? cid_seen : gen_seen;
+        if (seen[p])
+            continue;
+        seen[p] = true;
+        snprintf(cmdline, sizeof cmdline, "'%s' show --url '%s' -q %s %s", getenv("DELAYQ_BIN"),
+                 url, q, out[i].id);
+        char *shown = shell(cmdline, &st);
+        if (st != 0 || strstr(shown, out[i].id) == NULL)
+            fail_msg("show %s (partition %zu): status %d, %s", out[i].id, p, st, shown);
+        free(shown);
+    }
+    for (size_t p = 0; p < PARTS; p++) {
+        assert_true(gen_seen[p]);
+        assert_true(cid_seen[p]);
+    }
+    /* and the ids `delayq enqueue` printed */
+    char *line = strtok(printed, "\n");
+    assert_non_null(line);
+    snprintf(cmdline, sizeof cmdline, "'%s' show --url '%s' -q %s %s", getenv("DELAYQ_BIN"), url, q,
+             line);
+    char *shown = shell(cmdline, &st);
+    assert_int_equal(st, 0);
+    free(shown);
+    snprintf(cmdline, sizeof cmdline, "'%s' show --url '%s' -q %s cli-77", getenv("DELAYQ_BIN"),
+             url, q);
+    shown = shell(cmdline, &st);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(shown, "cli-77"));
+    free(shown);
+    free(printed);
+    free(items);
+    free(out);
+    free(ids);
+    dq_client_free(c);
+}
+
+/* partitions 1: no map and no partition key anywhere, today's keys only */
+static void
+one_partition_is_todays_layout(void **state)
+{
+    const char *q = "plainq";
+    dq_client *c;
+    dq_err err = {0};
+    dq_config cfg = {.partitions = 1};
+    dq_client_opts o = {.who = "tester"};
+    dq_enqueued e;
+
+    (void)state;
+    if (dq_client_open(url, &o, &c, &err) != DQ_OK)
+        fail_msg("open %s: %s", url, err.msg);
+    assert_int_equal(dq_config_set(c, q, &cfg, &err), DQ_OK);
+    for (int i = 0; i < 20; i++)
+        assert_int_equal(dq_enqueue(c, q, NULL, "x", 1, &e, &err), DQ_OK);
+    assert_string_equal(e.id, "20"); /* today's sequence, from 1 */
+    for (int i = 0; i < NODES; i++) {
+        const char *argv[] = {"KEYS", "dq:{plainq~*"};
+        redisReply *r = test_redis_cmd(&node[i], 2, argv);
+        assert_non_null(r);
+        assert_int_equal(r->elements, 0);
+        freeReplyObject(r);
+    }
+    /* on the queue's master (the others answer MOVED): its keys, no map among them */
+    int m = node_at(dq_client_node(c, q));
+    const char *ex[] = {"EXISTS", "dq:{plainq}:parts"}, *seq[] = {"EXISTS", "dq:{plainq}:seq"};
+    assert_int_equal(node_int(m, 2, ex), 0);
+    assert_int_equal(node_int(m, 2, seq), 1);
+    dq_client_free(c);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(six_partitions_on_three_masters),
+        cmocka_unit_test(one_partition_is_todays_layout),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
