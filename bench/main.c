@@ -60,8 +60,8 @@ parse_list(unsigned *out, long max, const char *list)
 
 static const char usage[] =
     "usage: delayq-bench [--quick] [--only LIST] [--runs N] [--w2-conc LIST] [--w2-lanes LIST]\n"
-    "                    [--w2-workers N] [--w2-keys N] [--w2-key-limit L] [--json FILE]\n"
-    "                    [--delayq PATH] [--handler PATH]\n\n"
+    "                    [--w2-workers N] [--w2-keys N] [--w2-key-limit L] [--partitions N]\n"
+    "                    [--json FILE] [--delayq PATH] [--handler PATH]\n\n"
     "Runs the workloads W1..W8 against a private redis-server (hz 10, no persistence)\n"
     "and compares them with redis-benchmark on the same server, in the same run.\n\n"
     "  --quick        about 10x smaller counts and shorter windows: a smoke run\n"
@@ -78,6 +78,8 @@ static const char usage[] =
     "                 concurrency setting (1..8; default 1): a measurement, not the target's\n"
     "  --w2-keys N    W2's tasks carry one of N keys, round robin (per-key limits), with\n"
     "  --w2-key-limit L the queue's key_concurrency L (default 1000000: counted, never held)\n"
+    "  --partitions N W3 on a queue of N partitions (1..256; default 1, today's layout):\n"
+    "                 the worker claims across them (PROTOCOL.md 10.10)\n"
     "  --json FILE    also write the JSON lines to FILE\n"
     "  --delayq PATH  the delayq binary for W2 and W4 (default: $DELAYQ_BIN, else\n"
     "                 ../src/delayq next to this program)\n"
@@ -334,6 +336,14 @@ main(int argc, char **argv)
                 return 2;
             }
             b->w2_key_limit = (unsigned)nl;
+        } else if (strcmp(argv[i], "--partitions") == 0 && i + 1 < argc) {
+            int np = atoi(argv[++i]);
+            if (np < 1 || np > DQ_PARTITIONS_MAX) {
+                fprintf(stderr, "delayq-bench: --partitions: %s is not in 1..%d\n", argv[i],
+                        DQ_PARTITIONS_MAX);
+                return 2;
+            }
+            b->partitions = (unsigned)np;
         } else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc) {
             json = argv[++i];
         } else if (strcmp(argv[i], "--delayq") == 0 && i + 1 < argc) {

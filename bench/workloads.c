@@ -20,6 +20,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "lib/parts.h"
 #include "tui/model.h"
 #include "tui/overview.h"
 
@@ -639,8 +640,19 @@ bench_w3(struct bench *b)
 
     flushall(b);
     bench_queue(b, "w3", q, sizeof q);
+    if (b->partitions > 1) {
+        dq_config cfg = {.partitions = b->partitions};
+        dq_err err = {0};
+        bench_ok(dq_config_set(c, q, &cfg, &err), &err, "config partitions");
+    }
     worker_start(b, &wt, q, NULL, w3_handler, &st);
-    wait_subscribed(b, q); /* idle and subscribed, as a worker waiting for work is */
+    /* idle and subscribed (to every partition), as a worker waiting for work is */
+    struct dq_parts parts = {0};
+    dq_err perr = {0};
+    bench_ok(dq_parts_get(c, q, &parts, &perr), &perr, "partition map");
+    for (size_t i = 0; i < parts.all; i++)
+        wait_subscribed(b, parts.names[i]);
+    dq_parts_free(&parts);
     int64_t base_ms = server_us(b) / 1000 + 500;
     for (size_t i = 0; i < n; i++) {
         uint32_t idx = (uint32_t)i;
@@ -667,8 +679,11 @@ bench_w3(struct bench *b)
             dups += (size_t)atomic_load(&st.runs[i]) - 1;
     }
     bench_median(late, n); /* sorts */
-    snprintf(variant, sizeof variant, "%zu tasks due over %lld s, one worker (defaults)", n,
-             (long long)window_ms / 1000);
+    char on[32] = "";
+    if (b->partitions > 1)
+        snprintf(on, sizeof on, ", %u partitions", b->partitions);
+    snprintf(variant, sizeof variant, "%zu tasks due over %lld s, one worker (defaults)%s", n,
+             (long long)window_ms / 1000, on);
     snprintf(note, sizeof note,
              "handler start on this host's clock = Redis TIME (measured offset %lld us, RTT "
              "%lld us)",

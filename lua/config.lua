@@ -24,7 +24,8 @@
 --   queue without one; and resized 1 once n changes); part.<i> NAME (i 1..255) names
 --   partition i unless it has a name (names never change), and every partition 1..n-1
 --   must then have one; seq_floor S (on a new partition) seeds its sequence at S when it
---   has none.
+--   has none. Writing the map publishes 'parts' on wake, so running workers read it again
+--   at once.
 -- Reply: the effective configuration as pairs {field, value, ...} in a fixed order,
 --   then partitions (n of the map, or 1).
 -- Errors: DQ_EINVAL naming the field and its range; nothing is set when any pair is bad.
@@ -51,7 +52,7 @@ if #ARGV > 1 then
   local gate = operator_gate('config', [[EXISTS group HDEL done failed groups HGET failed HINCRBY
     stats HMGET config HSET config parts LTRIM hist TIME XADD audit ZCARD doneidx failidx ZCOUNT
     doneidx ZPOPMIN doneidx failidx ZREM group ZSCORE group HGET parts EXISTS parts seq INCRBY
-    seq]])
+    seq PUBLISH wake]])
   if gate then return gate end
 end
 -- HASH n, <i> -> "Q~<i>.<k>": a partitioned queue's map, in partition 0's slot
@@ -121,6 +122,9 @@ if parts and (parts > 1 or redis.call('EXISTS', K_PARTS) == 1) then
     end
   end
   redis.call('HSET', K_PARTS, unpack(w))
+  -- running workers read the map again at once, not at their next claim (a worker of a
+  -- queue that had one partition never reads it otherwise: PROTOCOL.md 10.10)
+  wake('parts')
 end
 if #set > 0 or parts then
   if #set > 0 then redis.call('HSET', K_CONFIG, unpack(set)) end

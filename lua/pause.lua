@@ -8,8 +8,10 @@
 -- Reply: {now, paused until (-1: not paused, 0: until resumed, else server ms),
 --   was paused (0|1) before this call}.
 -- A pause that is already in force is replaced (new who, since, until and reason). A
--- resume publishes 'resume' on the wake channel, so idle workers claim at once; a
--- pause publishes nothing (claim tells each worker when it next asks).
+-- resume publishes 'resume' on the wake channel, so idle workers claim at once. A pause
+-- publishes 'pause': a worker of an unpartitioned queue ignores it (claim tells it when
+-- it next asks), one of a partitioned queue asks partition 0 at once, which holds its
+-- claims from the other partitions (PROTOCOL.md 10.10).
 -- Errors: DQ_EINVAL naming the argument. Complexity: O(1).
 -- Flags: allow-oom (runs at maxmemory: a 4-field pause hash and one audit entry, the stream
 --   capped; docs/OPERATIONS.md).
@@ -51,6 +53,7 @@ end
 local till = 0
 if for_ms > 0 then till = now + for_ms end
 redis.call('HSET', K_PAUSE, 'by', who, 'since', dec(now), 'until', dec(till), 'reason', reason)
+wake('pause')
 local detail = till > 0 and ('for ' .. dec(for_ms) .. 'ms until ' .. dec(till)) or 'until resumed'
 if reason ~= '' then detail = detail .. ': ' .. reason end
 audit(cfg, who, 'pause', detail, before and ('ok: replaced the pause by ' .. before.by) or 'ok')

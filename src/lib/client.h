@@ -163,6 +163,8 @@ int dq_sub_fd(const dq_client *s);
 
 struct dq_wake {
     bool due;         /* a task became the earliest scheduled one (or: unknown message) */
+    bool parts;       /* "parts": the queue's partition map changed (PROTOCOL.md 10.10) */
+    bool pause;       /* "pause": the queue was paused (not a due time) */
     int64_t lease_ms; /* earliest "lease:<ms>" announced (a new earliest lease); -1: none */
     /* running tasks an operator cancelled (cancel.lua): their task keys */
     char cancel[DQ_WAKE_CANCELS][DQ_TASK_KEY_MAX + 1];

@@ -541,6 +541,8 @@ dq_sub_drain(dq_client *s, struct dq_wake *w, dq_err *err)
     int n = 0;
 
     w->due = false;
+    w->parts = false;
+    w->pause = false;
     w->lease_ms = -1;
     w->ncancel = 0;
     w->cancel_more = false;
@@ -577,9 +579,9 @@ dq_sub_drain(dq_client *s, struct dq_wake *w, dq_err *err)
             return io_error(s, "wake-up read", s->command_timeout_ms, DQ_ECONN,
                             "the channel's slot moved to another node", err);
         }
-        /* {"message" or "smessage", channel, payload}: "lease:<ms>", "cancel:<task key>" or
-         * a due time; anything else (a subscribe confirmation, an unknown form) counts as
-         * "look again" */
+        /* {"message" or "smessage", channel, payload}: "lease:<ms>", "cancel:<task key>",
+         * "parts", "pause" or a due time; anything else (a subscribe confirmation, an
+         * unknown form) counts as "look again" */
         const redisReply *p = m->type == REDIS_REPLY_ARRAY && m->elements == 3 &&
                                       m->element[2]->type == REDIS_REPLY_STRING
                                   ? m->element[2]
@@ -593,6 +595,8 @@ dq_sub_drain(dq_client *s, struct dq_wake *w, dq_err *err)
             } else {
                 w->cancel_more = true;
             }
+        } else if (p != NULL && p->len == 5 && memcmp(p->str, "pause", 5) == 0) {
+            w->pause = true; /* not a due time: only partitioned queues' workers act */
         } else if (p != NULL && strncmp(p->str, "lease:", 6) == 0) {
             char *end;
             long long v = strtoll(m->element[2]->str + 6, &end, 10);
@@ -601,6 +605,9 @@ dq_sub_drain(dq_client *s, struct dq_wake *w, dq_err *err)
             else if (*end != '\0' || v <= 0)
                 w->due = true;
         } else {
+            /* "parts": the partition map changed (a resize); older workers take it as
+             * "look again", which is harmless */
+            w->parts = w->parts || (p != NULL && p->len == 5 && memcmp(p->str, "parts", 5) == 0);
             w->due = true;
         }
         freeReplyObject(r);

@@ -29,6 +29,13 @@
  * Results go first (inside the claim script) because they free slots and end leases
  * before the claim. A task claimed ahead waits on its handler thread until its due time
  * has passed by the server's clock (take_claimed).
+ *
+ * A partitioned queue (PROTOCOL.md 10.10) is N complete queues: the worker keeps what
+ * the loop knows of a queue (next due time, next reap, idle timer, wake-up
+ * subscription, server clock) per partition (struct part), claims from each partition
+ * whose tasks are due in the same pass, earliest first, and settles each job in the
+ * partition it came from. The registry and the pause are partition 0's. An
+ * unpartitioned queue is the one partition 0, and its calls are today's.
 
  *
  * The worker registry (PROTOCOL.md 10.9): a beat every beat_ms moves the
@@ -62,6 +69,7 @@
 #include "client.h"
 #include "delayq.h"
 #include "err.h"
+#include "parts.h"
 #include "task.h"
 
 enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_FINISHED };
@@ -83,7 +91,48 @@ struct job {
     bool lost;         /* Redis said the lease is gone: renewal stopped */
     bool abandoned;    /* will not be written: not started, or stopped waiting at shutdown */
     bool released;     /* an abandoned job was handed back */
+    unsigned part;     /* the partition it was claimed from (w->parts), settled there */
     struct job *next;  /* in the coordinator's list of owned jobs */
+};
+
+/*
+ * One partition the worker claims from (docs/PROTOCOL.md 10.10). An unpartitioned queue
+ * has one: the queue itself. Partition i >= 1 is a complete queue of today's shape
+ * ("Q~<i>.<k>", perhaps on another node), so each has what the loop used to keep for
+ * the queue: its wake-up subscription, its node's clock, its next due time, its next
+ * reap and its idle timer. Indexes are stable: the map only ever adds partitions.
+ */
+struct part {
+    char *name;           /* owned; parts[0]'s is the queue's own name */
+    char channel[160];    /* its wake-up channel */
+    dq_client *sub;       /* the wake-up subscription; NULL: not subscribed */
+    int64_t sub_retry_at; /* monotonic: next attempt to subscribe to wake-ups */
+    int sub_backoff_ms;
+    bool sub_failed_logged;
+    int64_t offset_ms;       /* server ms - monotonic ms, from its last reply with a time */
+    int64_t next_due;        /* server ms of its next due task, from its last claim; -1: none */
+    int64_t next_reap;       /* server ms: look for expired leases then */
+    int64_t last_claim_mono; /* the idle timer runs from here */
+    bool more_due;           /* its last claim filled up, or wake-ups may have been missed */
+    bool look_failed_logged; /* (i >= 1) a look was refused: its idle timer claims instead */
+    /* from its claims and looks: -1 not paused; 0 paused until resumed; else server ms.
+     * Partition 0's is the queue's pause (PROTOCOL.md 10.10). */
+    int64_t paused_until;
+    /* A claim Redis answered with a final error (bad options, a reply we cannot read)
+     * would fail the same way at once: claims back off (100 ms doubling to 5 s) until
+     * one succeeds. Separate from the outage episode, so another call getting through
+     * (a beat, a renewal) does not reset it. */
+    int64_t claim_retry_at; /* monotonic: no claim before this */
+    int claim_backoff_ms;   /* 0: the last claim succeeded */
+    long long claim_failures;
+};
+
+/* How soon a partition may have something to claim, for the order of a pass
+ * (settle_and_claim_all): partition 0, a wake-up or a full claim first, then by next
+ * due time, those with only results to write last. */
+struct part_order {
+    int64_t key; /* monotonic ms */
+    unsigned pi;
 };
 
 /* The strings of dq_client_opts a worker keeps (it connects again after every outage):
@@ -101,7 +150,7 @@ struct dq_worker {
     dq_handler_fn fn;
     void *arg;
 
-    dq_client *c, *sub;
+    dq_client *c;
     int pipe_rd, pipe_wr;
     atomic_int stop, stop_now; /* set by dq_worker_stop, from any thread or a signal */
 
@@ -118,20 +167,19 @@ struct dq_worker {
 
     /* coordinator only */
     struct job *owned; /* every job from claim to written result */
-    int64_t offset_ms; /* server ms - monotonic ms, from the last reply that had a time */
     bool down;         /* Redis unreachable or refusing; logged once per episode */
     int64_t retry_at;  /* monotonic: no Redis call before this while down */
     int backoff_ms;
-    int64_t sub_retry_at; /* monotonic: next attempt to subscribe to wake-ups */
-    int sub_backoff_ms;
-    bool sub_failed_logged;
-    /* A claim Redis answered with a final error (bad options, a reply we cannot read)
-     * would fail the same way at once: claims back off (100 ms doubling to 5 s) until
-     * one succeeds. Separate from the outage episode, so another call getting through
-     * (a beat, a renewal) does not reset it. */
-    int64_t claim_retry_at; /* monotonic: no claim before this */
-    int claim_backoff_ms;   /* 0: the last claim succeeded */
-    long long claim_failures;
+    /* the partitions (one for an unpartitioned queue), the poll set over their
+     * subscriptions (1 + nparts), and when the map was last read (parts_step) */
+    struct part *parts;
+    size_t nparts;
+    struct pollfd *pfds;
+    size_t *nsettle;          /* scratch of a pass: results to write, per partition */
+    struct part_order *order; /* scratch of a pass: the partitions in claim order */
+    int64_t parts_read_mono;  /* the map was last read then */
+    bool parts_known;         /* the map was read (at the start; see parts_step) */
+    bool parts_failed_logged; /* a map Redis refused or delayq cannot read: logged once */
 
     /* worker registry and pause (coordinator only; see heartbeat_step) */
     char *command; /* owned copy of o.command */
@@ -145,7 +193,6 @@ struct dq_worker {
     unsigned beat_hung;      /* hung handlers the record last sent said */
     bool beat_failed_logged; /* a refused beat is logged once */
     unsigned looks;          /* idle looks sent: every other one prunes (DQ_BEAT_LOOK) */
-    int64_t paused_until;    /* -1: not paused; 0: paused until resumed; else server ms */
     int64_t n_done, n_retried, n_failed; /* results written since the start */
 
     /* opts.lanes > 1: the other lanes, each a worker of its own (its own connection,
@@ -330,7 +377,6 @@ dq_worker_new(const char *url, const dq_client_opts *copts, const char *queue,
         snprintf(w->name, sizeof w->name, "%s:%ld", who, (long)getpid());
     }
     w->o.name = w->name;
-    w->paused_until = -1;
     if (gethostname(w->host, sizeof w->host - 1) != 0)
         snprintf(w->host, sizeof w->host, "unknown");
     if (w->o.command != NULL) {
@@ -437,7 +483,14 @@ worker_release(dq_worker *w)
         pthread_cond_destroy(&w->cv);
     }
     dq_client_free(w->c);
-    dq_client_free(w->sub);
+    for (size_t i = 0; i < w->nparts; i++) {
+        dq_client_free(w->parts[i].sub);
+        free(w->parts[i].name);
+    }
+    free(w->parts);
+    free(w->pfds);
+    free(w->nsettle);
+    free(w->order);
     free(w->queued);
     free(w->threads);
     free(w->url);
@@ -566,7 +619,7 @@ handler_thread(void *arg)
  * asks their handlers to stop the same way.
  */
 static void
-take_cancels(struct dq_worker *w, const struct dq_wake *wk)
+take_cancels(struct dq_worker *w, unsigned pi, const struct dq_wake *wk)
 {
     struct job *hit[DQ_WAKE_CANCELS];
     size_t nhit = 0;
@@ -574,8 +627,8 @@ take_cancels(struct dq_worker *w, const struct dq_wake *wk)
 
     pthread_mutex_lock(&w->mu);
     for (struct job *j = w->owned; j != NULL; j = j->next) {
-        if (j->state == JOB_FINISHED || j->abandoned)
-            continue;
+        if (j->state == JOB_FINISHED || j->abandoned || j->part != pi)
+            continue; /* each partition announces its own cancellations */
         if (wk->cancel_more)
             j->renew_now = true;
         size_t kl = dq_task_key(&j->task, key, sizeof key);
@@ -623,10 +676,11 @@ dq_task_time_left_ms(const dq_task *t)
 
 /* ---- coordinator --------------------------------------------------------------------- */
 
+/* Server time now on the node of partition @p, as far as its replies tell. */
 static int64_t
-srv_now(const struct dq_worker *w)
+srv_now(const struct part *p)
 {
-    return dq_mono_ms() + w->offset_ms;
+    return dq_mono_ms() + p->offset_ms;
 }
 
 /* Errors that say "not now" rather than "never": unreachable, timed out, or Redis
@@ -713,19 +767,44 @@ result_written(struct dq_worker *w, struct job *j, int rc, const char *msg, bool
     job_free(j);
 }
 
+/* Renews the leases of @n jobs, all claimed from partition @pi, in one call. False
+ * when Redis did not answer. */
+static bool
+extend_in(struct dq_worker *w, unsigned pi, struct job **jobs, size_t n)
+{
+    const dq_task *tasks[1000];
+    bool lost[1000];
+    int64_t now = srv_now(&w->parts[pi]);
+    dq_err err = {0};
+
+    for (size_t i = 0; i < n; i++)
+        tasks[i] = &jobs[i]->task;
+    int rc = dq_extend(w->c, w->parts[pi].name, tasks, n, w->o.lease_ms, lost, &err);
+    if (!reached(w, rc, &err))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (rc != DQ_OK || lost[i]) {
+            wlog(w, DQ_LOG_WARN, "lease.lost", jobs[i], 1, "error", rc != DQ_OK ? err.msg : "");
+            jobs[i]->lost = true;                 /* stop renewing; its result will be refused */
+            atomic_store(&jobs[i]->cancel, true); /* so its handler need not run on */
+        } else {
+            jobs[i]->lease_srv = now + w->o.lease_ms;
+        }
+    }
+    return true;
+}
+
 /*
  * Marks overrun handlers timed out and renews the leases that are past half their
- * length (one call per 1000). Returns the milliseconds until the next renewal or
- * timeout is due (3600000 when none).
+ * length (one call per partition and 1000 leases). Returns the milliseconds until the
+ * next renewal or timeout is due (3600000 when none).
  */
 static int64_t
 extend_leases(struct dq_worker *w)
 {
-    const dq_task *tasks[1000];
     struct job *jobs[1000], *newly_timed_out[64];
-    bool lost[1000];
     size_t n = 0, nt = 0;
-    int64_t now = srv_now(w), now_mono = dq_mono_ms(), next = 3600000;
+    int64_t now_mono = dq_mono_ms(), next = 3600000;
 
     pthread_mutex_lock(&w->mu);
     for (struct job *j = w->owned; j != NULL; j = j->next) {
@@ -755,10 +834,10 @@ extend_leases(struct dq_worker *w)
         }
         if (j->state == JOB_FINISHED || j->timed_out || j->abandoned || j->lost)
             continue;
-        int64_t renew = j->renew_now ? 0 : j->lease_srv - w->o.lease_ms / 2 - now;
+        int64_t renew =
+            j->renew_now ? 0 : j->lease_srv - w->o.lease_ms / 2 - srv_now(&w->parts[j->part]);
         j->renew_now = false;
         if (renew <= 0 && n < 1000) {
-            tasks[n] = &j->task;
             jobs[n++] = j;
         } else if (renew < next) {
             next = renew;
@@ -774,18 +853,19 @@ extend_leases(struct dq_worker *w)
         return next;
     if (!may_call(w))
         return w->retry_at - now_mono;
-    dq_err err = {0};
-    int rc = dq_extend(w->c, w->queue, tasks, n, w->o.lease_ms, lost, &err);
-    if (!reached(w, rc, &err))
-        return w->retry_at - dq_mono_ms();
-    for (size_t i = 0; i < n; i++) {
-        if (rc != DQ_OK || lost[i]) {
-            wlog(w, DQ_LOG_WARN, "lease.lost", jobs[i], 1, "error", rc != DQ_OK ? err.msg : "");
-            jobs[i]->lost = true;                 /* stop renewing; its result will be refused */
-            atomic_store(&jobs[i]->cancel, true); /* so its handler need not run on */
-        } else {
-            jobs[i]->lease_srv = now + w->o.lease_ms;
+    /* each partition's leases in one call to its node: the jobs are grouped in place */
+    for (size_t i = 0; i < n;) {
+        size_t m = i + 1;
+        for (size_t k = m; k < n; k++) {
+            if (jobs[k]->part == jobs[i]->part) {
+                struct job *t = jobs[m];
+                jobs[m++] = jobs[k];
+                jobs[k] = t;
+            }
         }
+        if (!extend_in(w, jobs[i]->part, jobs + i, m - i))
+            return w->retry_at - dq_mono_ms();
+        i = m;
     }
     return next < w->o.lease_ms / 2 ? next : w->o.lease_ms / 2;
 }
@@ -809,9 +889,10 @@ enqueue_job(struct dq_worker *w, struct job *j)
  * (PROTOCOL.md 10.2).
  */
 static int
-take_claimed(struct dq_worker *w, dq_claimed *cl, int64_t arrival_ns, int64_t *skipped_lease)
+take_claimed(struct dq_worker *w, unsigned pi, dq_claimed *cl, int64_t arrival_ns,
+             int64_t *skipped_lease)
 {
-    w->offset_ms = cl->now_ms - arrival_ns / 1000000;
+    w->parts[pi].offset_ms = cl->now_ms - arrival_ns / 1000000;
     if (cl->to_failed > 0) {
         char n[24];
         snprintf(n, sizeof n, "%zu", cl->to_failed);
@@ -834,13 +915,14 @@ take_claimed(struct dq_worker *w, dq_claimed *cl, int64_t arrival_ns, int64_t *s
         struct job *j = calloc(1, sizeof *j);
         if (j == NULL) {
             /* Hand it back rather than hold a lease we cannot serve. */
-            dq_release(w->c, w->queue, &cl->tasks[i], NULL);
+            dq_release(w->c, w->parts[pi].name, &cl->tasks[i], NULL);
             continue;
         }
         taken++;
         j->task = cl->tasks[i];
         memset(&cl->tasks[i], 0, sizeof cl->tasks[i]);
         j->lease_srv = cl->now_ms + w->o.lease_ms;
+        j->part = pi;
         j->limit_ms = w->o.timeout_ms;
         if (j->task.time_limit_ms > 0 && (j->limit_ms <= 0 || j->task.time_limit_ms < j->limit_ms))
             j->limit_ms = j->task.time_limit_ms;
@@ -869,30 +951,35 @@ drain_pipe(struct dq_worker *w)
     }
 }
 
-/* Subscribes to the wake-up channel when not subscribed, with its own backoff. Returns
- * true when a subscription was just opened (wake-ups may have been missed before). */
-static bool
-resubscribe(struct dq_worker *w, const char *channel)
+/* Subscribes to partition @p's wake-up channel when not subscribed, with its own
+ * backoff (on a cluster, on the node that holds it). A subscription just opened means
+ * wake-ups may have been missed before: the partition claims at once (more_due). */
+static void
+resubscribe(struct dq_worker *w, struct part *p)
 {
     dq_err err;
 
-    if (w->sub != NULL || w->down || dq_mono_ms() < w->sub_retry_at)
-        return false;
-    if (dq_sub_open(w->c, channel, &w->sub, &err) == DQ_OK) {
-        w->sub_backoff_ms = 0;
-        w->sub_failed_logged = false;
-        return true;
+    if (p->sub != NULL || w->down || dq_mono_ms() < p->sub_retry_at)
+        return;
+    if (dq_sub_open(w->c, p->channel, &p->sub, &err) == DQ_OK) {
+        p->sub_backoff_ms = 0;
+        p->sub_failed_logged = false;
+        p->more_due = true;
+        return;
     }
-    w->sub = NULL;
-    if (!w->sub_failed_logged) {
-        wlog(w, DQ_LOG_WARN, "wake.unsubscribed", NULL, 1, "error", err.msg);
-        w->sub_failed_logged = true;
+    p->sub = NULL;
+    if (!p->sub_failed_logged) {
+        if (w->nparts > 1)
+            wlog(w, DQ_LOG_WARN, "wake.unsubscribed", NULL, 2, "partition", p->name, "error",
+                 err.msg);
+        else
+            wlog(w, DQ_LOG_WARN, "wake.unsubscribed", NULL, 1, "error", err.msg);
+        p->sub_failed_logged = true;
     }
-    w->sub_backoff_ms = w->sub_backoff_ms == 0         ? 500
-                        : w->sub_backoff_ms * 2 > 1000 ? 1000
-                                                       : w->sub_backoff_ms * 2;
-    w->sub_retry_at = dq_mono_ms() + w->sub_backoff_ms + dq_jitter(w->sub_backoff_ms / 4);
-    return false;
+    p->sub_backoff_ms = p->sub_backoff_ms == 0         ? 500
+                        : p->sub_backoff_ms * 2 > 1000 ? 1000
+                                                       : p->sub_backoff_ms * 2;
+    p->sub_retry_at = dq_mono_ms() + p->sub_backoff_ms + dq_jitter(p->sub_backoff_ms / 4);
 }
 
 static int64_t
@@ -901,16 +988,14 @@ min64(int64_t a, int64_t b)
     return a < b ? a : b;
 }
 
-/* What dq_worker_run's loop carries from one pass to the next. */
+/* What dq_worker_run's loop carries from one pass to the next (besides each
+ * partition's own, struct part). */
 struct loop {
-    char channel[160];       /* the queue's wake-up channel */
-    int64_t next_due;        /* server ms of the next due task, from the last claim; -1: none */
-    int64_t next_reap;       /* server ms: look for expired leases then */
-    int64_t last_claim_mono; /* the idle timer runs from here */
-    int64_t stop_deadline;   /* monotonic: running handlers are abandoned then */
-    int64_t giveup;          /* monotonic: stop even with hand-backs unwritten */
+    int64_t stop_deadline; /* monotonic: running handlers are abandoned then */
+    int64_t giveup;        /* monotonic: stop even with hand-backs unwritten */
     bool stopping;
-    bool more_due; /* the last claim filled up, or wake-ups may have been missed */
+    bool reread_map; /* read the map in this pass (the start, or a "parts" wake-up) */
+    bool active;     /* the last pass settled or claimed something */
 };
 
 /* The jobs owned, by why they are still here (count_jobs). */
@@ -1055,35 +1140,43 @@ stop_done(const struct loop *lp, const struct unsettled *left, int64_t nowm)
     return (left->busy == 0 && left->unwritten == 0 && left->unreleased == 0) || nowm >= lp->giveup;
 }
 
-/* Returns the expired leases of any worker (ours included) to the queue, or fails
- * their tasks when attempts are exhausted, 100 per call; plans the next look. */
+/* Returns the expired leases of any worker (ours included) to each partition whose
+ * next reap is due, or fails their tasks when attempts are exhausted, 100 per call;
+ * plans the next look. */
 static void
-reap_leases(struct dq_worker *w, struct loop *lp)
+reap_leases(struct dq_worker *w)
 {
-    dq_reaped rp;
-    dq_err err = {0};
-    int rc;
+    for (size_t i = 0; i < w->nparts; i++) {
+        struct part *p = &w->parts[i];
+        dq_reaped rp;
+        dq_err err = {0};
+        int rc;
 
-    if (!may_call(w) || srv_now(w) < lp->next_reap)
-        return;
-    rc = dq_reap(w->c, w->queue, 100, &rp, &err);
-    if (!reached(w, rc, &err))
-        return;
-    if (rc == DQ_OK && rp.returned + rp.exhausted > 0) {
-        char n1[24], n2[24];
-        snprintf(n1, sizeof n1, "%zu", rp.returned);
-        snprintf(n2, sizeof n2, "%zu", rp.exhausted);
-        wlog(w, DQ_LOG_INFO, "lease.reaped", NULL, 2, "returned", n1, "exhausted", n2);
+        if (!may_call(w) || srv_now(p) < p->next_reap)
+            continue;
+        rc = dq_reap(w->c, p->name, 100, &rp, &err);
+        if (!reached(w, rc, &err))
+            return;
+        if (rc == DQ_OK && rp.returned + rp.exhausted > 0) {
+            char n1[24], n2[24];
+            snprintf(n1, sizeof n1, "%zu", rp.returned);
+            snprintf(n2, sizeof n2, "%zu", rp.exhausted);
+            if (w->nparts > 1)
+                wlog(w, DQ_LOG_INFO, "lease.reaped", NULL, 3, "returned", n1, "exhausted", n2,
+                     "partition", p->name);
+            else
+                wlog(w, DQ_LOG_INFO, "lease.reaped", NULL, 2, "returned", n1, "exhausted", n2);
+        }
+        /* nothing in flight: the idle look (every max_idle_ms) reports new leases, so
+         * this timer is only its fallback */
+        p->next_reap = rc != DQ_OK                         ? srv_now(p) + w->o.max_idle_ms
+                       : rp.returned + rp.exhausted == 100 ? 0
+                       : rp.next_lease_ms < 0              ? srv_now(p) + 2 * w->o.max_idle_ms
+                                                           : rp.next_lease_ms + 1;
     }
-    /* nothing in flight: the idle check beat (every max_idle_ms) reports new leases, so
-     * this timer is only its fallback */
-    lp->next_reap = rc != DQ_OK                         ? srv_now(w) + w->o.max_idle_ms
-                    : rp.returned + rp.exhausted == 100 ? 0
-                    : rp.next_lease_ms < 0              ? srv_now(w) + 2 * w->o.max_idle_ms
-                                                        : rp.next_lease_ms + 1;
 }
 
-static bool paused_now(const struct dq_worker *w);
+static bool part_paused(const struct part *p);
 
 /* The claim-ahead window (opts.claim_ahead_ms; 0 is the default, -1 off). */
 static int64_t
@@ -1092,20 +1185,27 @@ ahead_ms(const struct dq_worker *w)
     return w->o.claim_ahead_ms < 0 ? 0 : w->o.claim_ahead_ms == 0 ? 5 : w->o.claim_ahead_ms;
 }
 
-/* How many tasks to claim into @free_slots: some when something may be due (the last
- * claim filled up, its next due time is within the claim-ahead window, the idle timer
- * ran out, or no wake-ups arrive), else 0. */
+/* How many tasks to claim from partition @pi into @free_slots: some when something
+ * may be due there (its last claim filled up, its next due time is within the
+ * claim-ahead window, its idle timer ran out, or no wake-ups arrive), else 0. The
+ * pause is the queue's (partition 0's): while it holds, the other partitions claim
+ * nothing, and partition 0 only on a wake-up (a resume). */
 static unsigned
-claim_wanted(const struct dq_worker *w, const struct loop *lp, unsigned free_slots, int64_t nowm)
+claim_wanted(const struct dq_worker *w, const struct loop *lp, unsigned pi, unsigned free_slots,
+             int64_t nowm)
 {
+    const struct part *p = &w->parts[pi];
+
     if (lp->stopping || free_slots == 0)
         return 0;
-    if (paused_now(w) && !lp->more_due)
+    if (pi > 0 && part_paused(&w->parts[0]))
+        return 0; /* the queue is paused */
+    if (part_paused(p) && !p->more_due)
         return 0; /* only a wake-up (a resume) or the pause's end makes it claim */
-    if (w->claim_backoff_ms > 0 && nowm < w->claim_retry_at)
+    if (p->claim_backoff_ms > 0 && nowm < p->claim_retry_at)
         return 0;
-    if (!(lp->more_due || (lp->next_due >= 0 && srv_now(w) >= lp->next_due - ahead_ms(w)) ||
-          nowm - lp->last_claim_mono >= w->o.max_idle_ms || w->sub == NULL))
+    if (!(p->more_due || (p->next_due >= 0 && srv_now(p) >= p->next_due - ahead_ms(w)) ||
+          nowm - p->last_claim_mono >= w->o.max_idle_ms || p->sub == NULL))
         return 0;
     return free_slots < w->o.batch ? free_slots : w->o.batch;
 }
@@ -1117,32 +1217,49 @@ to_settle(const struct job *j)
     return j->abandoned ? !j->released : j->state == JOB_FINISHED;
 }
 
+static void note_pause(struct dq_worker *w, unsigned pi, int64_t paused_until);
+
+/* A final error on a claim from partition @p: logged when a streak starts, then
+ * backed off (see claim_retry_at). */
+static void
+claim_failed(struct dq_worker *w, struct part *p, const dq_err *err)
+{
+    if (p->claim_backoff_ms == 0) {
+        if (w->nparts > 1)
+            wlog(w, DQ_LOG_ERROR, "claim.failed", NULL, 2, "partition", p->name, "error", err->msg);
+        else
+            wlog(w, DQ_LOG_ERROR, "claim.failed", NULL, 1, "error", err->msg);
+    }
+    p->claim_failures++;
+    p->claim_backoff_ms = p->claim_backoff_ms == 0         ? 100
+                          : p->claim_backoff_ms * 2 > 5000 ? 5000
+                                                           : p->claim_backoff_ms * 2;
+    p->claim_retry_at = dq_mono_ms() + p->claim_backoff_ms + dq_jitter(p->claim_backoff_ms / 4);
+}
+
 /*
- * One script call for everything the coordinator has to write and to claim: the
- * results of finished jobs and the hand-backs of abandoned ones (up to DQ_CALL_MAX),
- * then a claim into @free_slots when claim_wanted says so. Returns how many jobs it
+ * One script call for everything the coordinator has to write to partition @pi and to
+ * claim from it: the results of its finished jobs and the hand-backs of its abandoned
+ * ones (@nsettle of them, at most DQ_CALL_MAX), then a claim into *@free_slots when
+ * claim_wanted says so (the slots it fills are taken off). Returns how many jobs it
  * settled or claimed: 0 when there was nothing to do or Redis did not answer (results
  * stay owned and go again after the backoff; the fence makes that safe).
  */
-static void note_pause(struct dq_worker *w, int64_t paused_until);
-
 static int
-settle_and_claim(struct dq_worker *w, struct loop *lp, unsigned free_slots, int64_t nowm)
+settle_and_claim(struct dq_worker *w, struct loop *lp, unsigned pi, size_t nsettle,
+                 unsigned *free_slots, int64_t nowm)
 {
-    unsigned want = claim_wanted(w, lp, free_slots, nowm);
+    struct part *p = &w->parts[pi];
+    unsigned want = claim_wanted(w, lp, pi, *free_slots, nowm);
     dq_settle *res = NULL;
     struct job **jobs = NULL;
     dq_claimed cl;
     dq_err err = {0};
-    size_t n = 0;
+    size_t n = nsettle;
     int got = 0;
 
     if (!may_call(w))
         return 0;
-    pthread_mutex_lock(&w->mu);
-    for (struct job *j = w->owned; j != NULL && n < DQ_CALL_MAX; j = j->next)
-        n += to_settle(j);
-    pthread_mutex_unlock(&w->mu);
     if (n == 0 && want == 0)
         return 0;
     if (n > 0) {
@@ -1154,7 +1271,7 @@ settle_and_claim(struct dq_worker *w, struct loop *lp, unsigned free_slots, int6
     size_t k = 0;
     pthread_mutex_lock(&w->mu);
     for (struct job *j = w->owned; j != NULL && k < n; j = j->next) {
-        if (!to_settle(j))
+        if (j->part != pi || !to_settle(j))
             continue;
         jobs[k] = j;
         res[k].task = &j->task;
@@ -1167,23 +1284,20 @@ settle_and_claim(struct dq_worker *w, struct loop *lp, unsigned free_slots, int6
     }
     pthread_mutex_unlock(&w->mu);
     n = k;
+    if (n == 0 && want == 0) {
+        free(res);
+        free(jobs);
+        return 0;
+    }
 
-    int rc = dq_claim_settle(w->c, w->queue, res, n, want, w->o.lease_ms, ahead_ms(w), w->name,
+    int rc = dq_claim_settle(w->c, p->name, res, n, want, w->o.lease_ms, ahead_ms(w), w->name,
                              dq_client_who(w->c), &cl, &err);
     int64_t arrival_ns = mono_ns();
     if (want > 0)
-        lp->last_claim_mono = arrival_ns / 1000000;
+        p->last_claim_mono = arrival_ns / 1000000;
     bool answered = reached(w, rc, &err);
     if (answered && rc != DQ_OK && want > 0) {
-        /* a final error: logged when a streak starts, then backed off (see
-         * claim_retry_at); the results in this call were not written either */
-        if (w->claim_backoff_ms == 0)
-            wlog(w, DQ_LOG_ERROR, "claim.failed", NULL, 1, "error", err.msg);
-        w->claim_failures++;
-        w->claim_backoff_ms = w->claim_backoff_ms == 0         ? 100
-                              : w->claim_backoff_ms * 2 > 5000 ? 5000
-                                                               : w->claim_backoff_ms * 2;
-        w->claim_retry_at = dq_mono_ms() + w->claim_backoff_ms + dq_jitter(w->claim_backoff_ms / 4);
+        claim_failed(w, p, &err); /* the results in this call were not written either */
     } else if (answered && rc != DQ_OK) {
         wlog(w, DQ_LOG_ERROR, "settle.failed", NULL, 1, "error", err.msg);
         reached(w, DQ_EREDIS, &err);
@@ -1193,7 +1307,7 @@ settle_and_claim(struct dq_worker *w, struct loop *lp, unsigned free_slots, int6
          * us tasks we never see. Nothing else would reap them before the idle timer:
          * look again once such a lease can have run out. */
         if (want > 0)
-            lp->next_reap = min64(lp->next_reap, srv_now(w) + w->o.lease_ms + 1);
+            p->next_reap = min64(p->next_reap, srv_now(p) + w->o.lease_ms + 1);
         free(res);
         free(jobs);
         return 0;
@@ -1212,32 +1326,95 @@ settle_and_claim(struct dq_worker *w, struct loop *lp, unsigned free_slots, int6
     }
     free(res);
     free(jobs);
-    if (want > 0 && w->claim_backoff_ms > 0) {
+    if (want > 0 && p->claim_backoff_ms > 0) {
         char nf[24];
-        snprintf(nf, sizeof nf, "%lld", w->claim_failures);
+        snprintf(nf, sizeof nf, "%lld", p->claim_failures);
         wlog(w, DQ_LOG_INFO, "claim.ok", NULL, 1, "failures", nf);
-        w->claim_backoff_ms = 0;
-        w->claim_failures = 0;
+        p->claim_backoff_ms = 0;
+        p->claim_failures = 0;
     }
     if (want > 0) {
-        note_pause(w, cl.paused ? cl.paused_until_ms : -1);
-        lp->next_due = cl.next_due_ms;
+        note_pause(w, pi, cl.paused ? cl.paused_until_ms : -1);
+        p->next_due = cl.next_due_ms;
         int64_t skipped_lease = -1;
-        got = take_claimed(w, &cl, arrival_ns, &skipped_lease);
+        got = take_claimed(w, pi, &cl, arrival_ns, &skipped_lease);
         if (skipped_lease >= 0)
-            lp->next_reap = min64(lp->next_reap, skipped_lease + 1);
-        lp->more_due = cl.n == want;
-        if (got < (int)want && lp->next_due >= 0 && lp->next_due - ahead_ms(w) <= srv_now(w))
+            p->next_reap = min64(p->next_reap, skipped_lease + 1);
+        p->more_due = cl.n == want;
+        *free_slots -= (unsigned)got < *free_slots ? (unsigned)got : *free_slots;
+        if (got < (int)want && p->next_due >= 0 && p->next_due - ahead_ms(w) <= srv_now(p))
             /* nothing claimable yet: our estimate of the server clock runs up to a
              * millisecond ahead (server time is whole ms). Look again shortly, not at
              * once (no spin), and not 10 ms later (that was W3's worst lateness). */
-            lp->next_due = srv_now(w) + ahead_ms(w) + 2;
+            p->next_due = srv_now(p) + ahead_ms(w) + 2;
     }
     dq_claimed_free(&cl);
     return (int)n + got;
 }
 
-static int64_t pause_left(const struct dq_worker *w, int64_t now_srv);
+static int
+cmp_order(const void *a, const void *b)
+{
+    const struct part_order *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->pi > y->pi) - (x->pi < y->pi);
+}
+
+/* Partition 0's reply carries the pause, which holds every partition: a worker busy
+ * on the others looks at partition 0 at least this often, so a pause takes effect on
+ * them within about this long even when nothing is due in partition 0. */
+#define PAUSE_LOOK_MS 1000
+
+/*
+ * settle_and_claim for every partition with something to write or something that may
+ * be due. The claims go first, partition 0's first of all (its reply says whether the
+ * queue is paused), then the others by next due time, so that when slots are short
+ * they go to the earliest tasks and a due task does not wait behind other partitions'
+ * results; each claim takes the slots it filled from the next one's. Partitions with
+ * only results to write come last. (Holding those results back until the partition's
+ * next claim, to save their round trip, made W3's lateness worse: they then went in
+ * bursts.) Returns how many jobs were settled or claimed.
+ */
+static int
+settle_and_claim_all(struct dq_worker *w, struct loop *lp, unsigned free_slots, int64_t nowm)
+{
+    size_t *nsettle = w->nsettle, k = 0;
+    struct part_order *order = w->order;
+    int total = 0;
+
+    memset(nsettle, 0, w->nparts * sizeof *nsettle);
+    pthread_mutex_lock(&w->mu);
+    for (struct job *j = w->owned; j != NULL; j = j->next)
+        if (nsettle[j->part] < DQ_CALL_MAX && to_settle(j))
+            nsettle[j->part]++;
+    pthread_mutex_unlock(&w->mu);
+    if (w->nparts == 1)
+        return settle_and_claim(w, lp, 0, nsettle[0], &free_slots, nowm);
+    bool others = false;
+    for (unsigned i = 1; i < w->nparts; i++)
+        others = others || claim_wanted(w, lp, i, free_slots, nowm) > 0;
+    if (others && nowm - w->parts[0].last_claim_mono >= PAUSE_LOOK_MS)
+        w->parts[0].more_due = true;
+    for (unsigned i = 0; i < w->nparts; i++) {
+        const struct part *p = &w->parts[i];
+        bool claims = claim_wanted(w, lp, i, free_slots, nowm) > 0;
+        if (!claims && nsettle[i] == 0)
+            continue;
+        order[k].pi = i;
+        order[k++].key = !claims                         ? INT64_MAX
+                         : i == 0                        ? INT64_MIN
+                         : p->more_due || p->sub == NULL ? INT64_MIN + 1
+                         : p->next_due >= 0              ? p->next_due - p->offset_ms
+                                                         : INT64_MAX - 1;
+    }
+    qsort(order, k, sizeof *order, cmp_order);
+    for (size_t i = 0; i < k; i++)
+        total += settle_and_claim(w, lp, order[i].pi, nsettle[order[i].pi], &free_slots, nowm);
+    return total;
+}
+
+static int64_t pause_left(const struct part *p);
 
 /* How long to sleep: until the earliest thing we know of, starting from @wait (the
  * next lease renewal or handler timeout). Each term is in the future (or was handled
@@ -1245,25 +1422,31 @@ static int64_t pause_left(const struct dq_worker *w, int64_t now_srv);
 static int64_t
 next_wait(const struct dq_worker *w, const struct loop *lp, unsigned free_slots, int64_t wait)
 {
-    int64_t nowm = dq_mono_ms(), now_srv = srv_now(w);
+    int64_t nowm = dq_mono_ms();
+    bool held = part_paused(&w->parts[0]); /* the queue is paused: no partition claims */
 
-    if (!lp->stopping && free_slots > 0) {
-        wait = min64(wait, w->o.max_idle_ms - (nowm - lp->last_claim_mono));
-        if (paused_now(w)) {
-            wait = min64(wait, pause_left(w, now_srv)); /* no due times, no polling */
-        } else {
-            if (w->claim_backoff_ms > 0)
-                wait = min64(wait, w->claim_retry_at - nowm); /* not before it */
-            else if (lp->next_due >= 0)
-                wait = min64(wait, lp->next_due - ahead_ms(w) - now_srv);
-            if (w->sub == NULL)
-                wait = min64(wait, 1000); /* no wake-ups: look more often */
+    for (size_t i = 0; i < w->nparts; i++) {
+        const struct part *p = &w->parts[i];
+        if (!lp->stopping && free_slots > 0) {
+            wait = min64(wait, w->o.max_idle_ms - (nowm - p->last_claim_mono));
+            if (held && i > 0) {
+                /* partition 0's term says when to look again */
+            } else if (part_paused(p)) {
+                wait = min64(wait, pause_left(p)); /* no due times, no polling */
+            } else {
+                if (p->claim_backoff_ms > 0)
+                    wait = min64(wait, p->claim_retry_at - nowm); /* not before it */
+                else if (p->next_due >= 0)
+                    wait = min64(wait, p->next_due - ahead_ms(w) - srv_now(p));
+                if (p->sub == NULL)
+                    wait = min64(wait, 1000); /* no wake-ups: look more often */
+            }
         }
+        if (!lp->stopping && !w->down)
+            wait = min64(wait, p->next_reap - srv_now(p));
     }
     if (!w->down)
         wait = min64(wait, w->beat_next - nowm);
-    if (!lp->stopping && !w->down)
-        wait = min64(wait, lp->next_reap - now_srv);
     if (lp->stopping)
         wait = min64(wait, nowm < lp->stop_deadline ? lp->stop_deadline - nowm : lp->giveup - nowm);
     if (w->down)
@@ -1271,32 +1454,50 @@ next_wait(const struct dq_worker *w, const struct loop *lp, unsigned free_slots,
     return wait < 0 ? 0 : wait;
 }
 
-/* Sleeps up to @wait ms in poll() on the self-pipe (a handler finished, a stop) and the
- * wake-up subscription, and takes in what the wake-ups say. */
+/* Takes in what arrived on partition @pi's wake-up subscription. */
+static void
+take_wakeups(struct dq_worker *w, struct loop *lp, unsigned pi)
+{
+    struct part *p = &w->parts[pi];
+    dq_err err;
+    struct dq_wake wk;
+
+    if (dq_sub_drain(p->sub, &wk, &err) < 0) {
+        dq_client_free(p->sub);
+        p->sub = NULL;
+        p->more_due = true; /* wake-ups may be lost while it reconnects */
+        return;
+    }
+    /* another worker's lease is now the earliest: reap it if that worker dies */
+    if (wk.lease_ms >= 0)
+        p->next_reap = min64(p->next_reap, wk.lease_ms + 1);
+    p->more_due = p->more_due || wk.due; /* something earlier was scheduled */
+    if (wk.ncancel > 0 || wk.cancel_more)
+        take_cancels(w, pi, &wk);
+    if (wk.parts && pi == 0)
+        lp->reread_map = true; /* a resize: read the map now */
+    if (wk.pause && pi == 0 && w->nparts > 1)
+        p->more_due = true; /* a claim of partition 0 says so, and holds the others */
+}
+
+/* Sleeps up to @wait ms in poll() on the self-pipe (a handler finished, a stop) and
+ * every partition's wake-up subscription (a partition not subscribed has fd -1, which
+ * poll() skips), and takes in what the wake-ups say. */
 static void
 wait_for_wakeup(struct dq_worker *w, struct loop *lp, int64_t wait)
 {
-    struct pollfd pfd[2] = {{w->pipe_rd, POLLIN, 0}, {dq_sub_fd(w->sub), POLLIN, 0}};
-    int np = pfd[1].fd >= 0 ? 2 : 1;
-    int pr = poll(pfd, (nfds_t)np, (int)(wait > 3600000 ? 3600000 : wait));
+    struct pollfd *pfd = w->pfds;
+
+    pfd[0] = (struct pollfd){w->pipe_rd, POLLIN, 0};
+    for (size_t i = 0; i < w->nparts; i++)
+        pfd[1 + i] = (struct pollfd){dq_sub_fd(w->parts[i].sub), POLLIN, 0};
+    int pr = poll(pfd, (nfds_t)(1 + w->nparts), (int)(wait > 3600000 ? 3600000 : wait));
 
     if (pr > 0 && (pfd[0].revents & POLLIN))
         drain_pipe(w);
-    if (pr > 0 && np == 2 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))) {
-        dq_err err;
-        struct dq_wake wk;
-        if (dq_sub_drain(w->sub, &wk, &err) < 0) {
-            dq_client_free(w->sub);
-            w->sub = NULL;
-            lp->more_due = true; /* wake-ups may be lost while it reconnects */
-        } else {
-            /* another worker's lease is now the earliest: reap it if that worker dies */
-            if (wk.lease_ms >= 0)
-                lp->next_reap = min64(lp->next_reap, wk.lease_ms + 1);
-            lp->more_due = lp->more_due || wk.due; /* something earlier was scheduled */
-            if (wk.ncancel > 0 || wk.cancel_more)
-                take_cancels(w, &wk);
-        }
+    for (size_t i = 0; pr > 0 && i < w->nparts; i++) {
+        if (pfd[1 + i].fd >= 0 && (pfd[1 + i].revents & (POLLIN | POLLHUP | POLLERR)))
+            take_wakeups(w, lp, (unsigned)i);
     }
 }
 
@@ -1322,7 +1523,48 @@ stop_handlers(struct dq_worker *w)
 }
 
 static void heartbeat_step(struct dq_worker *w, struct loop *lp, unsigned busy, int64_t nowm);
+static void look_parts(struct dq_worker *w, const struct loop *lp, int64_t nowm);
+static void parts_step(struct dq_worker *w, struct loop *lp, int64_t nowm);
 static void unregister(struct dq_worker *w);
+
+/* Adds partition @name as w->parts[w->nparts]: it claims at once (more_due) and
+ * subscribes to its wake-ups on the next pass. */
+static int
+parts_add(struct dq_worker *w, const char *name, dq_err *err)
+{
+    size_t n = w->nparts + 1;
+    struct part *ps = realloc(w->parts, n * sizeof *ps);
+
+    if (ps != NULL)
+        w->parts = ps;
+    struct pollfd *pf = ps != NULL ? realloc(w->pfds, (n + 1) * sizeof *pf) : NULL;
+    if (pf != NULL)
+        w->pfds = pf;
+    size_t *ns = pf != NULL ? realloc(w->nsettle, n * sizeof *ns) : NULL;
+    if (ns != NULL)
+        w->nsettle = ns;
+    struct part_order *po = ns != NULL ? realloc(w->order, n * sizeof *po) : NULL;
+    if (po != NULL)
+        w->order = po;
+    char *copy = po != NULL ? strdup(name) : NULL;
+    if (copy == NULL)
+        return dq_err_set(err, DQ_ENOMEM, "out of memory");
+    struct part *p = &w->parts[w->nparts];
+    memset(p, 0, sizeof *p);
+    p->name = copy;
+    snprintf(p->channel, sizeof p->channel, "dq:{%s}:wake", name);
+    p->next_due = -1;
+    p->more_due = true;
+    p->paused_until = -1;
+    if (w->nparts > 0) {
+        /* its first claim comes at once (more_due): no idle look before it; the
+         * clock of partition 0's node stands in for its own until it answers */
+        p->last_claim_mono = dq_mono_ms();
+        p->offset_ms = w->parts[0].offset_ms;
+    }
+    w->nparts++;
+    return DQ_OK;
+}
 
 struct lane_run {
     dq_worker *w;
@@ -1380,17 +1622,17 @@ dq_worker_run(dq_worker *w, dq_err *err)
 static int
 run_lane(dq_worker *w, dq_err *err)
 {
-    struct loop lp = {
-        .next_due = -1, .stop_deadline = INT64_MAX, .giveup = INT64_MAX, .more_due = true};
+    struct loop lp = {.stop_deadline = INT64_MAX, .giveup = INT64_MAX, .reread_map = true};
     int rc;
 
-    snprintf(lp.channel, sizeof lp.channel, "dq:{%s}:wake", w->queue);
     if (!w->who_set)
         w->copts.who = w->name;
     rc = dq_client_open(w->url, &w->copts, &w->c, err);
     if (rc != DQ_OK)
         return rc;
-    rc = start_handlers(w, err);
+    rc = parts_add(w, w->queue, err);
+    if (rc == DQ_OK)
+        rc = start_handlers(w, err);
     log_start(w);
 
     while (rc == DQ_OK) {
@@ -1401,14 +1643,17 @@ run_lane(dq_worker *w, dq_err *err)
         struct unsettled left = count_jobs(w);
         if (stop_done(&lp, &left, nowm))
             break;
+        parts_step(w, &lp, nowm);
         int64_t wait = extend_leases(w);
         heartbeat_step(w, &lp, left.busy, nowm);
+        look_parts(w, &lp, nowm);
         if (!lp.stopping)
-            reap_leases(w, &lp);
-        if (resubscribe(w, lp.channel))
-            lp.more_due = true; /* wake-ups may have been missed while unsubscribed */
+            reap_leases(w);
+        for (size_t i = 0; i < w->nparts; i++)
+            resubscribe(w, &w->parts[i]);
         unsigned free_slots = slots_free(w, &left);
-        if (settle_and_claim(w, &lp, free_slots, nowm) > 0)
+        lp.active = settle_and_claim_all(w, &lp, free_slots, nowm) > 0;
+        if (lp.active)
             continue; /* count what changed (freed, new jobs busy) before deciding to sleep */
         wait_for_wakeup(w, &lp, next_wait(w, &lp, free_slots, wait));
     }
@@ -1438,49 +1683,62 @@ count_result(struct dq_worker *w, const struct job *j, int rc, bool exhausted)
     w->beat_dirty = true;
 }
 
+/* Whether partition @p said it is paused (partition 0: the queue is). */
 static bool
-paused_now(const struct dq_worker *w)
+part_paused(const struct part *p)
 {
-    return w->paused_until == 0 || (w->paused_until > 0 && srv_now(w) < w->paused_until);
+    return p->paused_until == 0 || (p->paused_until > 0 && srv_now(p) < p->paused_until);
 }
 
-/* Milliseconds until the pause ends by itself (an hour when it has no end: a resume
+/* Milliseconds until @p's pause ends by itself (an hour when it has no end: a resume
  * publishes a wake-up). */
 static int64_t
-pause_left(const struct dq_worker *w, int64_t now_srv)
+pause_left(const struct part *p)
 {
-    return w->paused_until == 0 ? 3600000 : w->paused_until - now_srv;
+    return p->paused_until == 0 ? 3600000 : p->paused_until - srv_now(p);
 }
 
-/* Takes in the pause a claim or a check beat reported (-1: none), logging changes. An
- * end our clock estimate already passed is moved 2 ms on, so a claim a millisecond early
- * (the server time is whole ms) does not make the loop spin. */
+/* Takes in the pause a claim or a check beat of partition @pi reported (-1: none),
+ * logging the queue's changes (partition 0's). An end our clock estimate already passed
+ * is moved 2 ms on, so a claim a millisecond early (the server time is whole ms) does
+ * not make the loop spin. */
 static void
-note_pause(struct dq_worker *w, int64_t paused_until)
+note_pause(struct dq_worker *w, unsigned pi, int64_t paused_until)
 {
-    bool was = w->paused_until >= 0;
+    struct part *p = &w->parts[pi];
+    bool was = p->paused_until >= 0;
 
-    if (paused_until > 0 && paused_until <= srv_now(w))
-        paused_until = srv_now(w) + 2;
-    w->paused_until = paused_until;
-    if (!was && paused_until >= 0) {
+    if (paused_until > 0 && paused_until <= srv_now(p))
+        paused_until = srv_now(p) + 2;
+    p->paused_until = paused_until;
+    if (pi > 0) {
+        /* the queue's pause is partition 0's; a partition paused on its own only
+         * holds itself */
+    } else if (!was && paused_until >= 0) {
         char until[24];
         snprintf(until, sizeof until, "%lld", (long long)paused_until);
         wlog(w, DQ_LOG_INFO, "queue.paused", NULL, 1, "until_ms", paused_until ? until : "resume");
     } else if (was && paused_until < 0) {
         wlog(w, DQ_LOG_INFO, "queue.resumed", NULL, 0);
+        /* the other partitions' tasks that came due during the pause: claim them now */
+        for (size_t i = 1; i < w->nparts; i++)
+            w->parts[i].more_due = true;
     }
 }
 
-/* Takes in what a check beat reported: it stands for the idle claim and the idle reap. */
+/* Takes in what a check beat (partition 0) or a look (the others, look_parts)
+ * reported: it stands for the partition's idle claim and idle reap. */
 static void
-take_check(struct dq_worker *w, struct loop *lp, const dq_beat_reply *br, int64_t nowm)
+take_check(struct dq_worker *w, unsigned pi, const dq_beat_reply *br, int64_t nowm)
 {
-    lp->last_claim_mono = nowm; /* a look at the queue: the idle timer starts again */
-    lp->next_due = br->next_due_ms;
-    lp->next_reap = br->next_lease_ms >= 0 ? min64(lp->next_reap, br->next_lease_ms + 1)
-                                           : srv_now(w) + 2 * w->o.max_idle_ms;
-    note_pause(w, br->paused_until_ms);
+    struct part *p = &w->parts[pi];
+
+    p->offset_ms = br->now_ms - dq_mono_ms();
+    p->last_claim_mono = nowm; /* a look at the queue: the idle timer starts again */
+    p->next_due = br->next_due_ms;
+    p->next_reap = br->next_lease_ms >= 0 ? min64(p->next_reap, br->next_lease_ms + 1)
+                                          : srv_now(p) + 2 * w->o.max_idle_ms;
+    note_pause(w, pi, br->paused_until_ms);
     if (br->pruned > 0) {
         char n[24];
         snprintf(n, sizeof n, "%zu", br->pruned);
@@ -1529,8 +1787,8 @@ heartbeat_step(struct dq_worker *w, struct loop *lp, unsigned busy, int64_t nowm
 {
     unsigned hung = count_hung(w, nowm);
     /* while Redis refuses beats, the idle claim and reap of before do the looking */
-    bool check =
-        !lp->stopping && !w->beat_failed_logged && nowm - lp->last_claim_mono >= w->o.max_idle_ms;
+    bool check = !lp->stopping && !w->beat_failed_logged &&
+                 nowm - w->parts[0].last_claim_mono >= w->o.max_idle_ms;
     bool changed = !w->registered || w->beat_dirty || busy != w->beat_busy ||
                    hung != w->beat_hung || lp->stopping != w->beat_draining;
     dq_beat rec = {.host = w->host,
@@ -1567,7 +1825,7 @@ heartbeat_step(struct dq_worker *w, struct loop *lp, unsigned busy, int64_t nowm
         return;
     }
     w->beat_failed_logged = false;
-    w->offset_ms = br.now_ms - dq_mono_ms();
+    w->parts[0].offset_ms = br.now_ms - dq_mono_ms();
     if (changed) {
         w->registered = true;
         w->started_srv = br.started_ms;
@@ -1580,7 +1838,7 @@ heartbeat_step(struct dq_worker *w, struct loop *lp, unsigned busy, int64_t nowm
         w->beat_next = nowm;
     }
     if (check)
-        take_check(w, lp, &br, nowm);
+        take_check(w, 0, &br, nowm);
     if (br.schedules_low > 0) {
         /* cron firings need time zones, which the claim script cannot evaluate: the
          * worker lists the next ones (PROTOCOL.md 5.30); every worker may, the script
@@ -1588,6 +1846,83 @@ heartbeat_step(struct dq_worker *w, struct loop *lp, unsigned busy, int64_t nowm
         size_t filled = 0;
         if (dq_schedule_refill(w->c, w->queue, &filled, &err) != DQ_OK)
             wlog(w, DQ_LOG_ERROR, "schedule.refill_failed", NULL, 1, "error", err.msg);
+    }
+}
+
+/*
+ * Reads the partition map (dq_parts_get): at the start, at once on a "parts" wake-up
+ * (a resize), and at most once a second while the worker settles or claims on a
+ * partitioned queue; then adds the partitions it did not know (the map only ever adds
+ * them; a draining one stays in it). An unpartitioned queue's map is read at the start
+ * and on that wake-up only, so its worker sends today's commands, and an idle worker
+ * reads no map. A map that cannot be read is tried again a second later, while the
+ * partitions known go on.
+ */
+static void
+parts_step(struct dq_worker *w, struct loop *lp, int64_t nowm)
+{
+    bool periodic = nowm - w->parts_read_mono >= DQ_PARTS_REFRESH_MS &&
+                    (!w->parts_known || (w->nparts > 1 && lp->active));
+    struct dq_parts m = {0};
+    dq_err err = {0};
+
+    if (!(lp->reread_map || periodic) || !may_call(w) || lp->stopping)
+        return;
+    if (lp->reread_map && w->parts_known)
+        dq_parts_forget(w->c, w->queue); /* the cache may be younger than the change */
+    int rc = dq_parts_get(w->c, w->queue, &m, &err);
+    w->parts_read_mono = nowm;
+    lp->reread_map = false;
+    if (!reached(w, rc, &err))
+        return;            /* tried again once Redis answers */
+    w->parts_known = true; /* answered: no more tries while idle */
+    if (rc != DQ_OK) {
+        if (!w->parts_failed_logged)
+            wlog(w, DQ_LOG_ERROR, "parts.failed", NULL, 1, "error", err.msg);
+        w->parts_failed_logged = true;
+        return;
+    }
+    w->parts_failed_logged = false;
+    for (size_t i = w->nparts; i < m.all; i++) {
+        char idx[24];
+        if (parts_add(w, m.names[i], &err) != DQ_OK) {
+            w->parts_read_mono = 0; /* out of memory: again at the next pass */
+            break;
+        }
+        snprintf(idx, sizeof idx, "%zu", i);
+        wlog(w, DQ_LOG_INFO, "partition.added", NULL, 3, "partition", m.names[i], "index", idx,
+             "draining", i >= m.n ? "yes" : "no");
+    }
+    dq_parts_free(&m);
+}
+
+/*
+ * The idle look at partitions 1 and up (partition 0's is the check beat): a partition
+ * whose idle timer ran out is asked for its next due time, earliest lease and pause in
+ * one read, the heartbeat script's 'look' without a record, which registers nothing
+ * there (the registry is partition 0's: ZADD XX of a name it does not hold). It stands
+ * for the partition's idle claim and reap, as the check beat does for partition 0. A
+ * look Redis refuses is logged once; that partition's idle timer then claims instead.
+ */
+static void
+look_parts(struct dq_worker *w, const struct loop *lp, int64_t nowm)
+{
+    for (unsigned i = 1; i < w->nparts && !lp->stopping; i++) {
+        struct part *p = &w->parts[i];
+        dq_beat_reply br;
+        dq_err err = {0};
+
+        if (p->look_failed_logged || nowm - p->last_claim_mono < w->o.max_idle_ms || !may_call(w))
+            continue;
+        int rc = dq_heartbeat(w->c, p->name, w->name, DQ_BEAT_LOOK, NULL, &br, &err);
+        if (!reached(w, rc, &err))
+            return;
+        if (rc != DQ_OK) {
+            wlog(w, DQ_LOG_ERROR, "look.failed", NULL, 2, "partition", p->name, "error", err.msg);
+            p->look_failed_logged = true;
+            continue;
+        }
+        take_check(w, i, &br, nowm);
     }
 }
 

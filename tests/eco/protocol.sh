@@ -132,6 +132,8 @@ def one_path(path):
 
     # pause: claim answers paused; resume is announced
     q.call("pause", "pause", "alice", 0, "walkthrough")
+    msg = wake.get(5)
+    check(path + ": pause announced (for partitioned queues' workers)", msg == b"pause", msg)
     q.enqueue(b"z")
     wake.get(5)                                    # z's due time
     now, _, _, tasks, paused = q.claim(10, 30_000, "t1")

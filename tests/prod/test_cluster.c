@@ -34,8 +34,10 @@
 #include "dq_scripts.h"
 #include "harness/redis.h"
 #include "harness/wait.h"
+#include "harness/worker.h"
 #include "lib/client.h"
 #include "lib/cluster.h"
+#include "lib/parts.h"
 
 #define NODES  6
 #define QUEUES 10
@@ -896,6 +898,203 @@ wrong_url_kind_is_named(void **state)
     assert_non_null(strstr(out, "refused CLUSTER SLOTS (is it in cluster mode?)"));
 }
 
+/* ---- a partitioned queue -------------------------------------------------------- */
+
+static int
+cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* ZCARD of key @what of partition @name, asked of the master that holds it. */
+static long long
+part_zcard(const char *name, const char *what)
+{
+    char key[200];
+
+    snprintf(key, sizeof key, "dq:{%s}:%s", name, what);
+    int o = owner_of(0, dq_cluster_slot(key, strlen(key)));
+    assert_true(o >= 0);
+    const char *argv[] = {"ZCARD", key};
+    return test_redis_int(&node[o], 2, argv);
+}
+
+/* The handlers of three workers noted at least @want ids, in files "<prefix>.<k>". */
+struct ran_wait {
+    long long want;
+    char prefix[256];
+};
+
+static bool
+lines_reached(void *arg)
+{
+    const struct ran_wait *rw = arg;
+    long long n = 0;
+    char line[128];
+    char path[300];
+
+    for (int k = 0; k < 3; k++) {
+        snprintf(path, sizeof path, "%s.%d", rw->prefix, k);
+        FILE *f = fopen(path, "r");
+        while (f != NULL && fgets(line, sizeof line, f) != NULL)
+            n++;
+        if (f != NULL)
+            fclose(f);
+    }
+    return n >= rw->want;
+}
+
+/*
+ * PROTOCOL.md 10.10 on three masters: a queue of 6 partitions has keys on every
+ * master; 6 000 tasks enqueued by the library (half with caller ids, half generated)
+ * are run exactly once by three `delayq work` processes, each claiming from every
+ * partition on whichever master holds it.
+ */
+static void
+partitioned_queue_three_work_processes(void **state)
+{
+    enum { N = 6000 };
+    dq_client *c;
+    dq_err err;
+    struct dq_parts m;
+    char q[48], dir[] = "/tmp/dq-parts-XXXXXX", handler[300];
+    struct ran_wait wait_arg;
+    char **ids = calloc(N, sizeof *ids);
+
+    (void)state;
+    assert_non_null(ids);
+    assert_non_null(mkdtemp(dir));
+    snprintf(q, sizeof q, "cparts-%d", (int)getpid());
+    assert_int_equal(dq_client_open(url, NULL, &c, &err), DQ_OK);
+    dq_config cfg = {.partitions = 6};
+    if (dq_config_set(c, q, &cfg, &err) != DQ_OK)
+        fail_msg("config partitions 6: %s", err.msg);
+    dq_parts_forget(c, q);
+    assert_int_equal(dq_parts_get(c, q, &m, &err), DQ_OK);
+    assert_int_equal(m.all, 6);
+    int per_node[NODES] = {0}, masters = 0;
+    for (size_t i = 0; i < m.all; i++) {
+        char key[200];
+        snprintf(key, sizeof key, "dq:{%s}:sched", m.names[i]);
+        int o = owner_of(0, dq_cluster_slot(key, strlen(key)));
+        assert_true(o >= 0);
+        masters += per_node[o]++ == 0;
+    }
+    assert_int_equal(masters, 3);
+
+    /* enqueued by the library, due now and up to 1 s ahead */
+    dq_enqueue_item *it = calloc(1000, sizeof *it);
+    dq_enqueued *out = calloc(1000, sizeof *out);
+    char(*cid)[16] = calloc(1000, sizeof *cid);
+    assert_true(it != NULL && out != NULL && cid != NULL);
+    for (int done = 0; done < N; done += 1000) {
+        memset(it, 0, 1000 * sizeof *it);
+        for (int i = 0; i < 1000; i++) {
+            int k = done + i;
+            snprintf(cid[i], sizeof cid[i], "c-%d", k);
+            it[i].payload = "{}";
+            it[i].payload_len = 2;
+            it[i].opts.id = k % 2 == 0 ? cid[i] : NULL;
+            it[i].opts.delay_ms = k % 3 == 0 ? 0 : (int64_t)k * 7919 % 1000;
+        }
+        if (dq_enqueue_batch(c, q, it, 1000, out, &err) != DQ_OK)
+            fail_msg("enqueue: %s", err.msg);
+        for (int i = 0; i < 1000; i++) {
+            assert_false(out[i].duplicate);
+            ids[done + i] = strdup(out[i].id);
+        }
+    }
+    free(it);
+    free(out);
+    free(cid);
+    long long spread = 0;
+    for (size_t i = 0; i < m.all; i++) {
+        long long in = part_zcard(m.names[i], "sched");
+        assert_true(in > N / 12); /* every partition holds a share */
+        spread += in;
+    }
+    assert_int_equal(spread, N);
+
+    /* three delayq work processes, each with persistent handlers that note the ids */
+    snprintf(handler, sizeof handler, "%s/handler.py", dir);
+    FILE *hf = fopen(handler, "w");
+    assert_non_null(hf);
+    fprintf(hf, "import json, sys\n"
+                "out = open(sys.argv[1], 'a', buffering=1)\n"
+                "for line in sys.stdin:\n"
+                "    t = json.loads(line)\n"
+                "    out.write(t['id'] + '\\n')\n"
+                "    print(json.dumps({'id': t['id'], 'result': 'done'}), flush=True)\n");
+    fclose(hf);
+    pid_t pids[3];
+    int64_t t0 = test_mono_ms();
+    for (int k = 0; k < 3; k++) {
+        char name[16], file[300], log[300];
+        snprintf(name, sizeof name, "pw%d", k);
+        snprintf(file, sizeof file, "%s/ran.%d", dir, k);
+        snprintf(log, sizeof log, "%s/work.%d.log", dir, k);
+        const char *argv[] = {
+            "--url",         url,  "-q",         q,    "--name",  name, "--persistent",
+            "--concurrency", "4",  "--max-idle", "1s", "--quiet", "--", "python3",
+            handler,         file, NULL};
+        pids[k] = test_work_start(argv, log);
+    }
+    wait_arg.want = N;
+    snprintf(wait_arg.prefix, sizeof wait_arg.prefix, "%s/ran", dir);
+    assert_true(wait_until(lines_reached, &wait_arg, 120000, "6 000 tasks run"));
+    int64_t took = test_mono_ms() - t0;
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(test_work_stop(pids[k], SIGTERM), 0);
+    for (size_t i = 0; i < m.all; i++) {
+        assert_int_equal(part_zcard(m.names[i], "sched"), 0);
+        assert_int_equal(part_zcard(m.names[i], "inflight"), 0);
+    }
+
+    /* every id ran, and only once */
+    char **ran = calloc(2 * N, sizeof *ran);
+    size_t nran = 0;
+    assert_non_null(ran);
+    for (int k = 0; k < 3; k++) {
+        char path[300], line[128];
+        snprintf(path, sizeof path, "%s/ran.%d", dir, k);
+        FILE *f = fopen(path, "r");
+        assert_non_null(f);
+        while (fgets(line, sizeof line, f) != NULL && nran < 2 * N) {
+            line[strcspn(line, "\n")] = '\0';
+            ran[nran++] = strdup(line);
+        }
+        fclose(f);
+        unlink(path);
+    }
+    qsort(ids, N, sizeof *ids, cmp_str);
+    qsort(ran, nran, sizeof *ran, cmp_str);
+    size_t twice = 0;
+    for (size_t i = 1; i < nran; i++)
+        twice += strcmp(ran[i - 1], ran[i]) == 0;
+    assert_int_equal(twice, 0);
+    assert_int_equal(nran, N);
+    for (size_t i = 0; i < nran; i++)
+        assert_string_equal(ran[i], ids[i]);
+    printf("# cluster: partitions 6 on 3 masters, %d tasks run once each by 3 delayq work "
+           "processes in %lld ms\n",
+           N, (long long)took);
+    for (size_t i = 0; i < nran; i++)
+        free(ran[i]);
+    for (int i = 0; i < N; i++)
+        free(ids[i]);
+    free(ran);
+    free(ids);
+    for (int k = 0; k < 3; k++) {
+        char path[300];
+        snprintf(path, sizeof path, "%s/work.%d.log", dir, k);
+        unlink(path);
+    }
+    unlink(handler);
+    rmdir(dir);
+    dq_parts_free(&m);
+    dq_client_free(c);
+}
+
 static int
 setup(void **state)
 {
@@ -913,6 +1112,7 @@ teardown(void **state)
 {
     (void)state;
     chaos_cleanup();
+    test_work_reap_all();
     workers_stop();
     for (int i = 0; i < NODES; i++)
         test_redis_stop(&node[i]);
@@ -926,6 +1126,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ten_queues_spread_and_drained),
         cmocka_unit_test(wrong_url_kind_is_named),
+        cmocka_unit_test(partitioned_queue_three_work_processes),
         cmocka_unit_test(tls_cluster),
         cmocka_unit_test(reshard_under_load),
         cmocka_unit_test(master_killed_replica_promoted),
