@@ -27,6 +27,7 @@ struct entry {
     char *queue; /* owned */
     struct dq_parts map;
     int64_t read_ms; /* monotonic */
+    int64_t used_ms; /* monotonic: the last peek */
     size_t rr;       /* the round robin's next partition */
 };
 
@@ -302,7 +303,14 @@ dq_parts_peek(dq_client *c, const char *queue, const struct dq_parts **out, dq_e
     int rc;
 
     *out = NULL;
-    if (e != NULL && now - e->read_ms < DQ_PARTS_REFRESH_MS) {
+    /* A client busy with the queue reads the map again once a second. One back from
+     * being idle (a requeue that waited for its payload on stdin) uses the cached map
+     * for its first call unless that is a minute old: a re-read there would meet a busy
+     * or unreachable server first, and time out instead of the call it precedes, whose
+     * own outcome the caller reports (a stale map only routes to partitions that exist). */
+    if (e != NULL && now - e->read_ms < DQ_PARTS_STALE_MS &&
+        (now - e->read_ms < DQ_PARTS_REFRESH_MS || now - e->used_ms >= DQ_PARTS_REFRESH_MS)) {
+        e->used_ms = now;
         *out = &e->map;
         return DQ_OK;
     }
@@ -322,7 +330,7 @@ dq_parts_peek(dq_client *c, const char *queue, const struct dq_parts **out, dq_e
         /* partition 0's node unreachable: the map read before still routes to the other
          * partitions (a map only grows), and the next try is a second away */
         if (e != NULL && (rc == DQ_ECONN || rc == DQ_ETIMEOUT)) {
-            e->read_ms = now;
+            e->read_ms = e->used_ms = now;
             *out = &e->map;
             return DQ_OK;
         }
@@ -335,7 +343,7 @@ dq_parts_peek(dq_client *c, const char *queue, const struct dq_parts **out, dq_e
         dq_parts_free(&map);
         return dq_err_set(err, DQ_ENOMEM, "out of memory caching the partitions of %s", queue);
     }
-    e->read_ms = now;
+    e->read_ms = e->used_ms = now;
     *out = &e->map;
     return DQ_OK;
 }

@@ -25,6 +25,8 @@
 #define DQ_PART_SEQ_SPAN 10000000000000LL
 /* How often a client reads a queue's map again (ms). */
 #define DQ_PARTS_REFRESH_MS 1000
+/* A cached map older than this is read again before any call (parts.c dq_parts_peek) */
+#define DQ_PARTS_STALE_MS 60000
 
 struct dq_parts {
     size_t n;     /* routed partitions (enqueue goes to 0..n-1), >= 1 */
