@@ -502,7 +502,7 @@ bench_w2(struct bench *b)
     dq_enqueue_item *it = make_items(payloads, n);
     dq_client *c = bench_client(b);
     double best = 0, best_ceil = 0, best_cpu = NAN, v[16], cv[16], cpu[16], calls[16];
-    static char keys[10000][8];
+    static char keys[10000][12]; /* "k" and up to 10 digits */
 
     for (size_t i = 0; b->w2_keys > 0 && i < n; i++) { /* --w2-keys: round robin */
         snprintf(keys[i % b->w2_keys], sizeof keys[0], "k%zu", i % b->w2_keys);
