@@ -27,6 +27,17 @@ parked_footer(struct cli *g)
     dq_page_free(&pk);
 }
 
+/* The rows before the cursor's position, over all partitions. */
+static int64_t
+cursor_sum(const dq_page_cursor *cur)
+{
+    int64_t sum = 0;
+
+    for (size_t i = 0; i < cur->n; i++)
+        sum += cur->at[i];
+    return sum;
+}
+
 static int
 run(struct cli *g, const struct cli_args *args)
 {
@@ -74,17 +85,19 @@ run(struct cli *g, const struct cli_args *args)
             fwrite(b.data, 1, b.len, stdout);
         }
         dq_buf_free(&b);
+        if (cur.n > 0 && p.total > cursor_sum(&cur)) { /* stdout stays JSON lines */
+            char next[DQ_PARTITIONS_MAX * 15];
+            dq_page_cursor_format(&cur, next, sizeof next);
+            fprintf(stderr, "%s: next page: --after %s\n", g->prog, next);
+        }
     } else {
         cli_task_row_header(stdout, (dq_view)view);
         for (size_t i = 0; i < p.n; i++)
             cli_task_row(stdout, &p.tasks[i], (dq_view)view, p.now_ms);
         if (cur.n > 0) {
             char next[DQ_PARTITIONS_MAX * 15];
-            int64_t shown = 0;
-            for (size_t i = 0; i < cur.n; i++)
-                shown += cur.at[i];
             dq_page_cursor_format(&cur, next, sizeof next);
-            if (p.total > shown)
+            if (p.total > cursor_sum(&cur))
                 printf("(%zu of %lld shown; next page: --after %s)\n", p.n, (long long)p.total,
                        next);
             else if (after != NULL || p.total > (long long)p.n)

@@ -281,33 +281,38 @@ int
 dq_page_cursor_parse(const char *s, const char *what, dq_page_cursor *out, dq_err *err)
 {
     size_t n = 1;
+    int rc = DQ_EINVAL;
 
     memset(out, 0, sizeof *out);
     for (const char *q = s; *q != '\0'; q++)
         n += *q == '.';
     if (s[0] == '\0' || n > DQ_PARTITIONS_MAX)
-        goto bad;
-    if ((out->at = calloc(n, sizeof *out->at)) == NULL)
-        return dq_err_set(err, DQ_ENOMEM, "out of memory for a cursor of %zu partitions", n);
+        goto out;
+    if ((out->at = calloc(n, sizeof *out->at)) == NULL) {
+        rc = DQ_ENOMEM;
+        goto out;
+    }
     out->n = n;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++, s++) {
         int64_t v = 0;
         if (*s < '0' || *s > '9')
-            goto bad;
+            goto out;
         for (; *s >= '0' && *s <= '9'; s++) {
-            v = v * 10 + (*s - '0');
-            if (v > RANK_MAX)
-                goto bad;
+            if ((v = v * 10 + (*s - '0')) > RANK_MAX)
+                goto out;
         }
         out->at[i] = v;
         if (*s != (i + 1 < n ? '.' : '\0'))
-            goto bad;
-        s++;
+            goto out;
     }
-    return DQ_OK;
-bad:
+    rc = DQ_OK;
+out:
+    if (rc == DQ_OK)
+        return DQ_OK;
     dq_page_cursor_free(out);
-    return dq_err_set(err, DQ_EINVAL,
+    if (rc == DQ_ENOMEM)
+        return dq_err_set(err, rc, "out of memory for a cursor of %zu partitions", n);
+    return dq_err_set(err, rc,
                       "%s: not a cursor: 1..%d ranks (0..2^40) joined by '.', as ls prints "
                       "after a page",
                       what, DQ_PARTITIONS_MAX);

@@ -120,6 +120,8 @@ ls_due_limit_and_paging(void **state)
     assert_int_equal(json_ids(r.out, got, NTASKS), 40);
     for (size_t k = 0; k < 40; k++)
         assert_string_equal(got[k], byrank[k]);
+    /* stdout stays JSON lines: the next page's cursor goes to stderr */
+    assert_non_null(strstr(r.err, "next page: --after "));
 
     /* the text form: its footer names the next page's cursor */
     RUN(&r, "ls", "due", "-q", f.queue, "--limit", "40");
