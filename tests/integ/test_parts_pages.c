@@ -52,8 +52,9 @@ json_ids(const char *out, char ids[][DQ_ID_MAX + 1], size_t max)
     return n;
 }
 
-/* NTASKS tasks due 5 ms apart from a second ahead, enqueued in a shuffled order (due
- * rank k = 37 i mod NTASKS), with generated ids (round robin over the partitions):
+/* NTASKS tasks due 5 ms apart from a second ahead (times the harness's slowdown: a due
+ * time passed before its enqueue would be clamped to now), enqueued in a shuffled order
+ * (due rank k = 37 i mod NTASKS), with generated ids (round robin over the partitions):
  * byrank[k] is the id due k-th, *@base its due time minus 5 k. Returns once all are due. */
 static void
 fill(struct fixture *f, char byrank[][DQ_ID_MAX + 1], int64_t *base)
@@ -61,7 +62,7 @@ fill(struct fixture *f, char byrank[][DQ_ID_MAX + 1], int64_t *base)
     dq_stats st;
 
     ASSERT_OK(f, dq_stats_get(f->c, f->queue, &st, &f->err));
-    *base = st.now_ms + 1000;
+    *base = st.now_ms + 1000 * test_slowdown();
     for (int i = 0; i < NTASKS; i++) {
         int k = (37 * i) % NTASKS;
         dq_enqueue_opts o = {.at_ms = *base + 5LL * k};
@@ -77,8 +78,8 @@ fill(struct fixture *f, char byrank[][DQ_ID_MAX + 1], int64_t *base)
         if (st.due == NTASKS)
             return;
         test_nap_ms(20);
-    } while (test_mono_ms() - t0 < 10000);
-    fail_msg("%lld of %d due after 10 s", (long long)st.due, NTASKS);
+    } while (test_mono_ms() - t0 < 10000 + 1000 * test_slowdown());
+    fail_msg("%lld of %d due after the deadline", (long long)st.due, NTASKS);
 }
 
 /* Every partition holds some of the tasks (the merge has something to merge). */
