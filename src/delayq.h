@@ -890,13 +890,40 @@ typedef struct dq_page {
 /**
  * One page of a view: due and future in due order, in-flight by lease deadline, failed
  * newest first. @limit is 1..DQ_CALL_MAX. Members that cannot be decoded are returned with
- * undecodable set and their raw bytes, never dropped from the listing.
+ * undecodable set and their raw bytes, never dropped from the listing. On a partitioned
+ * queue the page of the logical queue, merged as dq_page_next() merges; an @offset past 0
+ * there walks from the top in pages of DQ_CALL_MAX (ceil(@offset / 1000) more rounds of
+ * one call per partition): page deep with dq_page_next().
  */
 int dq_page_get(dq_client *c, const char *queue, dq_view view, size_t offset, size_t limit,
                 dq_page *out, dq_err *err);
 
 /** Frees every task in @p and empties it. Accepts NULL. */
 void dq_page_free(dq_page *p);
+
+/* Where a listing of a view stands in each partition of a queue (PROTOCOL.md 14.7):
+ * at[i] is the rank in partition i's view where the next page starts. Zero it to start
+ * at the top; dq_page_next() sizes it. Free it with dq_page_cursor_free(). */
+typedef struct dq_page_cursor {
+    int64_t *at; /* owned; n entries */
+    size_t n;
+} dq_page_cursor;
+
+/**
+ * The next page (@limit 1..DQ_CALL_MAX tasks) of @view from @cur, which then stands after
+ * it. A queue that is not partitioned: the one call dq_page_get(@cur->at[0]) makes. A
+ * partitioned queue: one page call per partition (pipelined on one node; on a cluster one
+ * per partition's master), each of @limit from its own position, merged in the view's
+ * order (due and future by due time, in flight by lease deadline, failed and done newest
+ * first, parked partition by partition), ties in partition order; total is the sum of the
+ * partitions'. A cursor holding more positions than the queue has partitions is
+ * DQ_EINVAL; one holding fewer (the queue grew) starts the others at 0.
+ */
+int dq_page_next(dq_client *c, const char *queue, dq_view view, size_t limit, dq_page_cursor *cur,
+                 dq_page *out, dq_err *err);
+
+/** Frees @cur's positions and zeroes it. Accepts NULL. */
+void dq_page_cursor_free(dq_page_cursor *cur);
 
 /* Cursor of a search of a view. Zero it to start. */
 typedef struct dq_search {

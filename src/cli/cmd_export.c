@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "opts.h"
 #include "fmt/taskfmt.h"
+#include "lib/pages.h"
 #include "lib/view.h"
 #include "lib/task.h"
 
@@ -30,8 +31,9 @@ struct filter {
 
 /* Where an export is between steps. */
 struct cursor {
-    size_t offset;    /* no filter: the next page's offset */
-    dq_search search; /* --match */
+    size_t part, nparts; /* the partition being read, of how many (PROTOCOL.md 14.7) */
+    size_t offset;       /* no filter: the next page's offset in it */
+    dq_search search;    /* --match */
     bool done;
     /* The task keys of the step before: tasks that enter the view ahead of the reading
      * position push the ones already read into the next step, which then starts with
@@ -84,29 +86,41 @@ remember(struct cursor *cur, const dq_page *p)
     return true;
 }
 
-/* One bounded step: the next tasks of the view that pass @f, into @out (emptied first). */
+/* One bounded step: the next tasks of the view that pass @f, into @out (emptied first).
+ * A partitioned queue is read partition after partition, each as one queue is: an export
+ * needs no order across them, and a merged page would read every partition for each. */
 static int
 step(struct cli *g, dq_view view, const struct filter *f, struct cursor *cur, dq_page *out,
      dq_err *err)
 {
+    char name[DQ_QUEUE_NAME_MAX + 32];
+    bool part_done;
     int rc;
 
     memset(out, 0, sizeof *out);
+    if ((rc = dq_partition_name(g->client, g->queue, cur->part, name, sizeof name, err)) != DQ_OK)
+        return rc;
     if (f->match != NULL) {
-        rc = dq_search_step(g->client, g->queue, view, f->match, DQ_CALL_MAX, &cur->search, out,
-                            err);
-        cur->done = rc != DQ_OK || cur->search.done;
-        return rc;
+        rc = dq_search_step(g->client, name, view, f->match, DQ_CALL_MAX, &cur->search, out, err);
+        part_done = rc != DQ_OK || cur->search.done;
+    } else {
+        if (f->group != NULL)
+            rc = dq_page_group_get(g->client, name, f->group, cur->offset, PAGE, out, err);
+        else
+            rc = dq_pages_part_get(g->client, g->queue, cur->part, view, NULL, cur->offset, PAGE,
+                                   out, err);
+        if (rc != DQ_OK)
+            return rc;
+        cur->offset += out->n;
+        part_done = out->n < PAGE || (int64_t)cur->offset >= out->total;
     }
-    if (f->group != NULL)
-        rc = dq_page_group_get(g->client, g->queue, f->group, cur->offset, PAGE, out, err);
-    else
-        rc = dq_page_get(g->client, g->queue, view, cur->offset, PAGE, out, err);
-    if (rc != DQ_OK)
-        return rc;
-    cur->offset += out->n;
-    cur->done = out->n < PAGE || (int64_t)cur->offset >= out->total;
-    return DQ_OK;
+    cur->done = part_done && (rc != DQ_OK || cur->part + 1 >= cur->nparts);
+    if (part_done && !cur->done) {
+        cur->part++;
+        cur->offset = 0;
+        memset(&cur->search, 0, sizeof cur->search);
+    }
+    return rc;
 }
 
 /*
@@ -163,6 +177,9 @@ run(struct cli *g, const struct cli_args *args)
         return cli_usage_error(g, "--group applies to the failed view only, without --match");
     if ((rc = cli_connect_queue(g)) != DQ_EXIT_OK)
         return rc;
+    size_t routed;
+    if (dq_partitions_get(g->client, g->queue, &routed, &cur.nparts, &err) != DQ_OK)
+        return cli_error(g, &err);
 
     /* due carries the parked tasks after it (PROTOCOL.md 4.10): they are due, held back by
      * their key's limit, and import puts them back in sched, where a claim parks them again
@@ -176,7 +193,7 @@ run(struct cli *g, const struct cli_args *args)
         if (cur.done) {
             if (++phase >= nphases)
                 break;
-            cur.offset = 0;
+            cur.offset = cur.part = 0;
             cur.done = false;
         }
         if (step(g, phases[phase], &f, &cur, &p, &err) != DQ_OK) {
@@ -254,7 +271,8 @@ const struct cli_cmd cmd_export = {
         "them), as scheduled records: imported, they park again while their key is full.\n"
         "Read in pages of " PAGE_TEXT " tasks, each one read-only call: while workers run, tasks\n"
         "that move between two pages can be missed or (rarely) written twice; pause the\n"
-        "queue (delayq pause) for a snapshot. Prints \"exported N tasks\" to stderr; exit 1\n"
+        "queue (delayq pause) for a snapshot. A partitioned queue is read partition after\n"
+        "partition. Prints \"exported N tasks\" to stderr; exit 1\n"
         "when stdout cannot be written.",
     .opts = opts,
     .max_pos = 1,

@@ -14,6 +14,7 @@
 #include "delayq.h"
 #include "dur.h"
 #include "env_build.h"
+#include "pages.h"
 #include "err.h"
 #include "parts.h"
 #include "registry.h"
@@ -1181,12 +1182,15 @@ dq_page_get(dq_client *c, const char *queue, dq_view view, size_t offset, size_t
             dq_page *out, dq_err *err)
 {
     struct dq_page_reply ps = {out, view};
+    const struct dq_parts *p;
     struct dq_args a;
     int rc;
 
     memset(out, 0, sizeof *out);
-    if ((rc = view_check(view, err)) != DQ_OK)
+    if ((rc = view_check(view, err)) != DQ_OK || (rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
         return rc;
+    if (p->all > 1) /* the logical queue's page, merged (PROTOCOL.md 14.7) */
+        return dq_pages_at(c, queue, view, offset, limit, out, err);
     dq_args_init(&a);
     dq_args_str(&a, dq_view_name(view));
     dq_args_i64(&a, (int64_t)offset);

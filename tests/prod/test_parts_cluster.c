@@ -6,7 +6,8 @@
  * 6 000 tasks enqueued by the library (a batch, generated and caller ids) and by
  * `delayq enqueue` processes end up on every partition; `delayq stats` sums them
  * exactly; `delayq show ID` finds a task of every partition by generated and by caller
- * id; and a queue of one partition writes no map and no partition key.
+ * id; `delayq ls due --limit 40` of 6 000 due tasks lists the 40 earliest in due order
+ * across the masters; and a queue of one partition writes no map and no partition key.
  */
 #include "harness/check.h"
 
@@ -353,6 +354,101 @@ six_partitions_on_three_masters(void **state)
     dq_client_free(c);
 }
 
+/* 6 000 tasks with distinct due times a few seconds ahead, enqueued in a shuffled order
+ * over six partitions on three masters: once all are due, `delayq ls due --limit 40`
+ * lists exactly the 40 earliest in due order (one page call per partition, each on its
+ * master, merged), and paging with the cursor returns all 6 000 once, in order. */
+static void
+ls_due_merged_across_masters(void **state)
+{
+    const char *q = "pcls";
+    enum { N = LIB_N + CLI_GEN + CLI_IDS };
+    dq_client *c;
+    dq_err err = {0};
+    dq_config cfg = {.partitions = PARTS};
+    dq_client_opts o = {.who = "tester"};
+    dq_stats st;
+
+    (void)state;
+    if (dq_client_open(url, &o, &c, &err) != DQ_OK)
+        fail_msg("open %s: %s", url, err.msg);
+    assert_int_equal(dq_config_set(c, q, &cfg, &err), DQ_OK);
+    assert_int_equal(dq_stats_get(c, q, &st, &err), DQ_OK);
+    int64_t base = st.now_ms + 3000;
+    dq_enqueue_item *items = calloc(N, sizeof *items);
+    dq_enqueued *out = calloc(N, sizeof *out);
+    char(*byrank)[DQ_ID_MAX + 1] = calloc(N, sizeof *byrank);
+    assert_non_null(items);
+    assert_non_null(out);
+    assert_non_null(byrank);
+    for (int i = 0; i < N; i++) {
+        items[i].payload = "{}";
+        items[i].payload_len = 2;
+        items[i].opts.at_ms = base + (7 * i) % N; /* due rank (7 i mod N): a permutation */
+    }
+    if (dq_enqueue_batch(c, q, items, N, out, &err) != DQ_OK)
+        fail_msg("enqueue batch: %s", err.msg);
+    for (int i = 0; i < N; i++)
+        snprintf(byrank[(7 * i) % N], DQ_ID_MAX + 1, "%s", out[i].id);
+    int64_t t0 = test_mono_ms();
+    do {
+        assert_int_equal(dq_stats_get(c, q, &st, &err), DQ_OK);
+        if (st.due == N)
+            break;
+        test_nap_ms(50);
+    } while (test_mono_ms() - t0 < 30000);
+    assert_int_equal(st.due, N);
+
+    char cmdline[1024];
+    int status;
+    snprintf(cmdline, sizeof cmdline, "'%s' ls due --url '%s' -q %s --limit 40 --json",
+             getenv("DELAYQ_BIN"), url, q);
+    char *listed = shell(cmdline, &status);
+    assert_int_equal(status, 0);
+    int rows = 0;
+    for (const char *s = listed; (s = strstr(s, "{\"id\":\"")) != NULL; rows++) {
+        s += 7;
+        const char *e = strchr(s, '"');
+        assert_non_null(e);
+        if (rows >= 40 || strncmp(s, byrank[rows], (size_t)(e - s)) != 0 ||
+            byrank[rows][e - s] != '\0')
+            fail_msg("row %d: %.*s; expected %s", rows, (int)(e - s), s,
+                     rows < 40 ? byrank[rows] : "no more rows");
+    }
+    assert_int_equal(rows, 40);
+    free(listed);
+    snprintf(cmdline, sizeof cmdline, "'%s' ls due --url '%s' -q %s --limit 40",
+             getenv("DELAYQ_BIN"), url, q);
+    listed = shell(cmdline, &status);
+    assert_int_equal(status, 0);
+    assert_non_null(strstr(listed, "(40 of 6000 shown; next page: --after "));
+    free(listed);
+
+    /* the whole view, a page of 1000 at a time: every task once, in due order */
+    dq_page_cursor cur = {0};
+    int k = 0;
+    for (;;) {
+        dq_page p;
+        if (dq_page_next(c, q, DQ_VIEW_DUE, 1000, &cur, &p, &err) != DQ_OK)
+            fail_msg("page at %d: %s", k, err.msg);
+        assert_int_equal(p.total, N);
+        for (size_t i = 0; i < p.n; i++, k++) {
+            assert_true(k < N);
+            assert_string_equal(p.tasks[i].id, byrank[k]);
+        }
+        size_t n = p.n;
+        dq_page_free(&p);
+        if (n < 1000)
+            break;
+    }
+    assert_int_equal(k, N);
+    dq_page_cursor_free(&cur);
+    free(items);
+    free(out);
+    free(byrank);
+    dq_client_free(c);
+}
+
 /* partitions 1: no map and no partition key anywhere, today's keys only */
 static void
 one_partition_is_todays_layout(void **state)
@@ -391,6 +487,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(six_partitions_on_three_masters),
+        cmocka_unit_test(ls_due_merged_across_masters),
         cmocka_unit_test(one_partition_is_todays_layout),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
