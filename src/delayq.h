@@ -728,6 +728,14 @@ typedef struct dq_bulk {
     bool done;
     char cursor_key[DQ_TASK_KEY_MAX + 1]; /* where the next step resumes (internal) */
     int64_t cursor_ms;
+    /* A partitioned queue's walk (internal; PROTOCOL.md 14, "Error groups and bulk
+     * actions"): partitions 1.. in order, then 0; until_ms and total above are then the
+     * walk's (total: of the partitions started so far), these the current partition's. */
+    size_t part_at;     /* how many partitions are finished */
+    int64_t part_until; /* 0: the partition's first step is next */
+    size_t part_total, part_done, part_skipped;
+    uint64_t part_has[4]; /* with a group: the partitions that hold it (bit i: partition i) */
+    char part_group[17];  /* with a group: its id (DQ_GROUP_ID_MAX + 1 bytes) */
 } dq_bulk;
 
 /**
