@@ -732,6 +732,7 @@ typedef struct dq_bulk {
      * actions"): partitions 1.. in order, then 0; until_ms and total above are then the
      * walk's (total: of the partitions started so far), these the current partition's. */
     size_t part_at;     /* how many partitions are finished */
+    size_t part_q;      /* the partition walked now (kept across a resize) */
     int64_t part_until; /* 0: the partition's first step is next */
     size_t part_total, part_done, part_skipped;
     uint64_t part_has[4]; /* with a group: the partitions that hold it (bit i: partition i) */

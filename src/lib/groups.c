@@ -262,7 +262,7 @@ parts_bulk_step(dq_client *c, const char *queue, bool requeue, const dq_filter *
     dq_bulk one;
     struct dq_args a;
     char audit[80], name[DQ_QUEUE_NAME_MAX + 32];
-    size_t q, base_done, base_total, base_skipped;
+    size_t q = 0, base_done, base_total, base_skipped;
     bool first;
     int rc;
 
@@ -273,8 +273,9 @@ parts_bulk_step(dq_client *c, const char *queue, bool requeue, const dq_filter *
     if (f->kind == DQ_FILTER_GROUP && cur->part_group[0] == '\0' &&
         (rc = group_resolve(c, p, f->value, cur, err)) != DQ_OK)
         return rc;
-    /* partitions 1.. first, 0 last: its last step writes the queue's one audit entry */
-    for (;;) {
+    /* partitions 1.. first, 0 last: its last step writes the queue's one audit entry; a
+     * partition begun stays the one walked though a resize adds partitions meanwhile */
+    for (; cur->part_until == 0;) {
         if (cur->part_at >= p->all) {
             cur->done = true;
             return DQ_OK;
@@ -284,6 +285,12 @@ parts_bulk_step(dq_client *c, const char *queue, bool requeue, const dq_filter *
             break;
         cur->part_at++; /* this partition has none of the group: nothing to ask it */
     }
+    if (cur->part_until == 0)
+        cur->part_q = q;
+    q = cur->part_q;
+    if (q >= p->all)
+        return dq_err_set(err, DQ_EPROTO, "partitions: %s has %zu partitions; the walk is on %zu",
+                          queue, p->all, q);
     snprintf(name, sizeof name, "%s", p->names[q]);
     first = cur->part_until == 0;
     base_done = cur->done_n - cur->part_done;

@@ -262,6 +262,104 @@ requeue_all_unfiltered(void **state)
     fixture_close(&f);
 }
 
+/* The FCALL / EVALSHA lines of script @script in @log (MONITOR's lines, one per command),
+ * each checked to end with @last: the argument a one-partition queue's call ends with. */
+static size_t
+calls_ending(const char *log, const char *script, const char *last)
+{
+    size_t n = 0;
+    char want[64];
+
+    snprintf(want, sizeof want, "_%s\" \"11\"", script); /* delayq_v<N>_<hash>_<script> */
+    for (const char *l = log; *l != '\0';) {
+        const char *e = strchr(l, '\n');
+        size_t len = e ? (size_t)(e - l) : strlen(l);
+        char line[4096];
+        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), l);
+        if (strstr(line, "\"FCALL\"") != NULL && strstr(line, want) != NULL) {
+            size_t ll = strlen(line), wl = strlen(last);
+            if (ll < wl || strcmp(line + ll - wl, last) != 0)
+                fail_msg("a %s call on one partition ends otherwise: %s", script, line);
+            n++;
+        }
+        l += len + (e != NULL);
+    }
+    return n;
+}
+
+/* A queue of one partition sends the calls it sent before: no audit argument (MONITOR) */
+static void
+one_partition_same_calls(void **state)
+{
+    struct fixture f;
+    struct test_redis *srv = *state;
+    redisContext *mon = redisConnect("127.0.0.1", srv->port);
+    struct timeval tv = {10, 0};
+    redisReply *r = NULL;
+    dq_bulk cur = {0};
+    dq_claimed cl;
+    dq_errors e;
+    char log[65536] = "";
+    size_t used = 0;
+
+    if (getenv("DELAYQ_SCRIPTS") != NULL) /* EVALSHA's lines name a hash, not a script */
+        skip();
+    assert_non_null(mon);
+    assert_int_equal(mon->err, 0);
+    redisSetTimeout(mon, tv); /* the deadline of every read below */
+    fixture_open(&f, state, "perr_one");
+    for (int i = 0; i < 4; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "u%d", i);
+        enqueue_str(&f, "{}", 0, id, NULL);
+    }
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, DQ_CALL_MAX, 60000, "w", &cl, &f.err));
+    assert_int_equal(cl.n, 4);
+    for (size_t j = 0; j < cl.n; j++)
+        ASSERT_OK(&f, dq_fail(f.c, f.queue, &cl.tasks[j], messages[j % 2], NULL, &f.err));
+    dq_claimed_free(&cl);
+    r = redisCommand(mon, "MONITOR");
+    assert_true(r != NULL && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    ASSERT_OK(&f, dq_errors_get(f.c, f.queue, &e, &f.err));
+    assert_int_equal(e.n, 2);
+    dq_filter g = {DQ_FILTER_GROUP, sigs[0]};
+    while (!cur.done)
+        ASSERT_OK(&f, dq_requeue_filter_step(f.c, f.queue, &g, 0, 0, 0, &cur, &f.err));
+    assert_int_equal(cur.done_n, 2);
+    dq_filter m = {DQ_FILTER_MATCH, "beta"};
+    memset(&cur, 0, sizeof cur);
+    while (!cur.done)
+        ASSERT_OK(&f, dq_drop_filter_step(f.c, f.queue, &m, 0, &cur, &f.err));
+    assert_int_equal(cur.done_n, 2);
+    dq_errors_free(&e);
+    {
+        const char *argv[] = {"ECHO", "perr-monitor-end"};
+        redisReply *x = test_redis_cmd(srv, 2, argv);
+        freeReplyObject(x);
+    }
+    for (;;) {
+        if (redisGetReply(mon, (void **)&r) != REDIS_OK || r == NULL)
+            fail_msg("MONITOR: no end marker before the deadline");
+        bool end = r->type == REDIS_REPLY_STATUS && strstr(r->str, "perr-monitor-end") != NULL;
+        if (r->type == REDIS_REPLY_STATUS && used + r->len + 2 < sizeof log) {
+            memcpy(log + used, r->str, r->len);
+            used += r->len;
+            log[used++] = '\n';
+            log[used] = '\0';
+        }
+        freeReplyObject(r);
+        if (end)
+            break;
+    }
+    /* requeue's filtered step ends with its step (500), drop's too: no audit argument */
+    assert_true(calls_ending(log, "requeue", "\"500\"") >= 1);
+    assert_true(calls_ending(log, "drop", "\"500\"") >= 1);
+    assert_null(strstr(log, "\"off\""));
+    redisFree(mon);
+    fixture_close(&f);
+}
+
 int
 main(void)
 {
@@ -269,6 +367,7 @@ main(void)
         cmocka_unit_test(errors_merged_exact),
         cmocka_unit_test(requeue_group_match_drop_all),
         cmocka_unit_test(requeue_all_unfiltered),
+        cmocka_unit_test(one_partition_same_calls),
     };
     return cmocka_run_group_tests(tests, fixture_group_setup, fixture_group_teardown);
 }
