@@ -18,7 +18,11 @@
 --     the envelope's "k"), [6] dropped so far, [7] cursor
 --     task key ('' first), [8] cursor failed ms, [9] step: failures looked at (1..1000).
 --     Walks as requeue's filtered 'all' does (with its 2 ms budget per step); one audit entry, on the last step; a group
---     that does not exist on the first call is DQ_ENOTFOUND.
+--     that does not exist on the first call is DQ_ENOTFOUND. Kind '' (a partitioned
+--     queue's drop of every failure) walks the whole failed set, their histories go too.
+--     [10] audit (a partitioned queue's walk, PROTOCOL.md 14): '' as above, 'off' (a
+--     partition 1..: no entry) or '+D,0,0' (partition 0, walked last: its one entry adds
+--     D dropped by the others); with either a group missing here is nothing to drop.
 --   parked: [3] a task key (1..64 bytes), [4] dropped so far, [5] step (1..1000): drops
 --     up to step of that key's parked tasks (per-key limits, PROTOCOL.md 4.10), earliest
 --     first, with their ids entries and history; kpark and the parked gauge shrink by as
@@ -141,12 +145,17 @@ elseif mode == 'all' and ARGV[4] then
   if not step or step < 1 or step > DQ_STEP_MAX or step ~= math.floor(step) then
     return err('DQ_EINVAL', 'step: %q is not in 1..%d', tostring(ARGV[9]), DQ_STEP_MAX)
   end
-  local z, gid, bad = filter_set(kind, value)
+  local z, gid, bad, au = filter_set(kind, value, ARGV[10] or '')
   if bad then return bad end
-  local detail = 'failed until ' .. dec(until_ms) .. filter_text(kind, value)
+  local detail = 'failed until ' .. dec(until_ms) .. filter_text(kind, value) ..
+    (au.mode == 'sum' and '; every partition' or '')
   if not z then
-    if ARGV[3] == '' then return err('DQ_ENOTFOUND', 'group: no group %q', value) end
-    audit(cfg, who, 'drop-all', detail, string.format('ok: %d dropped, finished', done))
+    if ARGV[3] == '' and au.mode == '' then
+      return err('DQ_ENOTFOUND', 'group: no group %q', value)
+    end
+    if au.mode ~= 'off' then
+      audit(cfg, who, 'drop-all', detail, string.format('ok: %d dropped, finished', done + au[1]))
+    end
     return {0, until_ms, 1, last, last_ms}
   end
   local start = 0
@@ -181,11 +190,13 @@ elseif mode == 'all' and ARGV[4] then
     end
   end
   if gid then group_forget(gid, gone) end
+  if kind == '' then hist_forget_keys(gone, 1, 1) end -- as the unfiltered drop below
   if #gone > 0 then redis.call('HINCRBY', K_STATS, 'dropped', #gone) end
   roll.add('p', #gone) -- history (PROTOCOL.md 13)
   roll.flush(cfg.history_minutes, now)
-  if finished then
-    audit(cfg, who, 'drop-all', detail, string.format('ok: %d dropped, finished', done + #gone))
+  if finished and au.mode ~= 'off' then
+    audit(cfg, who, 'drop-all', detail,
+      string.format('ok: %d dropped, finished', done + #gone + au[1]))
   end
   return {#gone, until_ms, finished and 1 or 0, last, last_ms}
 elseif mode == 'parked' then

@@ -849,8 +849,22 @@ end
 -- The set a bulk step over filter (@kind, @value) walks, oldest first, and whether a
 -- task in it must still be matched: kind '' is the whole failed set, 'group' a group's
 -- ZSET (nil when the group does not exist), 'match' and 'key' the failed set, each
--- failure matched by filter_hit. Returns the ZSET key (or nil), the group id, and an error reply.
-function filter_set(kind, value)
+-- failure matched by filter_hit. Returns the ZSET key (or nil), the group id, and an
+-- error reply; with @audit given, the step's audit argument (a partitioned queue's walk,
+-- PROTOCOL.md 14) comes fourth, as {done, total, skipped, mode}: mode '' for an absent or
+-- '' argument (each partition is its own queue, as before), 'off' (a partition 1..: no
+-- entry), or 'sum' for '+D,T,S' (partition 0, walked last: one entry, on its last step,
+-- with D, T and S of the other partitions added).
+function filter_set(kind, value, audit)
+  if audit ~= nil then
+    local d, t, s = string.match(audit, '^%+(%d+),(%d+),(%d+)$')
+    if audit ~= '' and audit ~= 'off' and not d then
+      return nil, nil, err('DQ_EINVAL', 'audit: %q is not off or +D,T,S', audit)
+    end
+    local z, gid, bad = filter_set(kind, value)
+    return z, gid, bad, {tonumber(d) or 0, tonumber(t) or 0, tonumber(s) or 0,
+      mode = d and 'sum' or audit}
+  end
   if kind == '' then return K_FAILIDX end
   if kind == 'group' then
     local h = group_find(value)

@@ -23,6 +23,10 @@
 --     or a key walks the failed set and moves the failures that contain the text or
 --     whose envelope has the key, spread by their position in it. A filtered requeue writes one audit entry, on its last step; a
 --     group that does not exist on the first call is DQ_ENOTFOUND.
+--     [14] audit (a partitioned queue's walk, PROTOCOL.md 14): '' as above, 'off' (a
+--     partition 1..: no entry), or '+D,T,S' (partition 0, walked last: one entry, on the
+--     last step, with D moved, T in scope and S skipped of the other partitions added);
+--     with either a group missing here is not an error, just nothing to move.
 --   now: [4] id, [5] its envelope bytes (for a generated id; '' for a caller-chosen
 --     one): a scheduled task becomes due now ("run now"); attempts are kept.
 -- Reply: ids: {moved}. all: {moved, until, total, done, skipped, finished (0|1),
@@ -109,18 +113,23 @@ elseif mode == 'all' then
   if not step or step < 1 or step > DQ_STEP_MAX or step ~= math.floor(step) then
     return err('DQ_EINVAL', 'step: %q is not in 1..%d', tostring(ARGV[13]), DQ_STEP_MAX)
   end
-  local z, gid, bad = filter_set(kind, value)
+  local z, gid, bad, au = filter_set(kind, value, ARGV[14] or '')
   if bad then return bad end
   local done, skipped = tonumber(ARGV[7]) or 0, tonumber(ARGV[8]) or 0
   local last, last_ms = ARGV[9] or '', tonumber(ARGV[10]) or 0
   local detail = string.format('failed until %s%s; delay=%sms spread=%sms', dec(until_ms),
     filter_text(kind, value), dec(delay), dec(spread))
+  if au.mode == 'sum' then detail = detail .. '; every partition' end
   if not z then
-    if ARGV[6] == '' then return err('DQ_ENOTFOUND', 'group: no group %q', value) end
+    if ARGV[6] == '' and au.mode == '' then
+      return err('DQ_ENOTFOUND', 'group: no group %q', value)
+    end
     -- the group emptied (this requeue moved its last tasks, or someone else did)
     local total = tonumber(ARGV[6]) or 0
-    audit(cfg, who, 'requeue-all', detail, string.format('ok: %d moved (of %d in scope), %d ' ..
-      'undecodable skipped, finished', done, total, skipped))
+    if au.mode ~= 'off' then
+      audit(cfg, who, 'requeue-all', detail, string.format('ok: %d moved (of %d in scope), %d ' ..
+        'undecodable skipped, finished', done + au[1], total + au[2], skipped + au[3]))
+    end
     return {0, until_ms, total, done, skipped, 1, last, last_ms}
   end
   local total = tonumber(ARGV[6]) or redis.call('ZCOUNT', z, '-inf', dec(until_ms))
@@ -177,9 +186,11 @@ elseif mode == 'all' then
   if moved > 0 then redis.call('HINCRBY', K_STATS, 'requeued', moved) end
   roll.add('q', moved) -- history (PROTOCOL.md 13)
   roll.flush(cfg.history_minutes, now)
-  if kind ~= '' and finished == 1 then
+  if au.mode == 'off' then
+    -- a partition 1..: partition 0's last step writes the queue's one entry
+  elseif (kind ~= '' or au.mode == 'sum') and finished == 1 then
     audit(cfg, who, 'requeue-all', detail, string.format('ok: %d moved (of %d in scope), %d ' ..
-      'undecodable skipped, finished', done + moved, total, skipped))
+      'undecodable skipped, finished', done + moved + au[1], total + au[2], skipped + au[3]))
   elseif kind == '' and (moved > 0 or finished == 1) then
     audit(cfg, who, 'requeue-all', detail,
       string.format('ok: %d moved (%d of %d so far, %d undecodable skipped)%s', moved,

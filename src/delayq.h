@@ -728,6 +728,15 @@ typedef struct dq_bulk {
     bool done;
     char cursor_key[DQ_TASK_KEY_MAX + 1]; /* where the next step resumes (internal) */
     int64_t cursor_ms;
+    /* A partitioned queue's walk (internal; PROTOCOL.md 14, "Error groups and bulk
+     * actions"): partitions 1.. in order, then 0; until_ms and total above are then the
+     * walk's (total: of the partitions started so far), these the current partition's. */
+    size_t part_at;     /* how many partitions are finished */
+    size_t part_q;      /* the partition walked now (kept across a resize) */
+    int64_t part_until; /* 0: the partition's first step is next */
+    size_t part_total, part_done, part_skipped;
+    uint64_t part_has[4]; /* with a group: the partitions that hold it (bit i: partition i) */
+    char part_group[17];  /* with a group: its id (DQ_GROUP_ID_MAX + 1 bytes) */
 } dq_bulk;
 
 /**
@@ -1181,7 +1190,8 @@ typedef struct dq_errors {
     int64_t now_ms;
 } dq_errors;
 
-/** Reads the error groups of the failed set: O(groups), read-only (FCALL_RO). */
+/** Reads the error groups of the failed set: O(groups), read-only (FCALL_RO). A partitioned
+ * queue's: one call per partition, merged by signature (PROTOCOL.md 14.8). */
 int dq_errors_get(dq_client *c, const char *queue, dq_errors *out, dq_err *err);
 
 /** Frees @e's groups and empties it. Accepts NULL. */
@@ -1227,7 +1237,9 @@ int dq_drop_parked_step(dq_client *c, const char *queue, const char *key, size_t
  * One bounded step (@step failures looked at, 1..DQ_STEP_MAX; 0 means DQ_BULK_STEP) of
  * "requeue the failed tasks of filter @f", like dq_requeue_all_step(). Only tasks that
  * failed at or before the first call's server time are touched; one audit entry with the
- * filter is written by the last step. A group that does not exist is DQ_ENOTFOUND.
+ * filter is written by the last step. A group that does not exist is DQ_ENOTFOUND. On a
+ * partitioned queue every bulk step here walks the partitions, one bounded call on one
+ * partition a step, and the one audit entry is partition 0's (PROTOCOL.md 14.8).
  */
 int dq_requeue_filter_step(dq_client *c, const char *queue, const dq_filter *f, int64_t delay_ms,
                            int64_t spread_ms, size_t step, dq_bulk *cur, dq_err *err);

@@ -964,38 +964,6 @@ dq_run_now(dq_client *c, const char *queue, const dq_task *t, dq_err *err)
 }
 
 int
-dq_requeue_all_step(dq_client *c, const char *queue, int64_t delay_ms, int64_t spread_ms,
-                    dq_bulk *cur, dq_err *err)
-{
-    struct dq_args a;
-    bool first = cur->until_ms == 0;
-    int rc;
-
-    if (cur->done)
-        return DQ_OK;
-    dq_args_init(&a);
-    dq_args_str(&a, "all");
-    dq_args_i64(&a, delay_ms);
-    dq_args_str(&a, dq_client_who(c));
-    if (first) {
-        dq_args_str(&a, "");
-        dq_args_i64(&a, spread_ms);
-        dq_args_str(&a, "");
-    } else {
-        dq_args_i64(&a, cur->until_ms);
-        dq_args_i64(&a, spread_ms);
-        dq_args_i64(&a, (int64_t)cur->total);
-    }
-    dq_args_i64(&a, (int64_t)cur->done_n);
-    dq_args_i64(&a, (int64_t)cur->skipped);
-    dq_args_str(&a, first ? "" : cur->cursor_key);
-    dq_args_i64(&a, first ? 0 : cur->cursor_ms);
-    rc = dq_scripts_run(c, DQ_SCRIPT_REQUEUE, queue, &a, dq_reply_requeue_all, cur, err);
-    dq_args_free(&a);
-    return rc;
-}
-
-int
 dq_drop(dq_client *c, const char *queue, const char *const *ids, size_t n, size_t *dropped,
         dq_err *err)
 {
@@ -1069,26 +1037,6 @@ out:
     free(found);
     free(part);
     free(order);
-    return rc;
-}
-
-int
-dq_drop_all_step(dq_client *c, const char *queue, dq_bulk *cur, dq_err *err)
-{
-    struct dq_args a;
-    int rc;
-
-    if (cur->done)
-        return DQ_OK;
-    dq_args_init(&a);
-    dq_args_str(&a, "all");
-    dq_args_str(&a, dq_client_who(c));
-    if (cur->until_ms == 0)
-        dq_args_str(&a, "");
-    else
-        dq_args_i64(&a, cur->until_ms);
-    rc = dq_scripts_run(c, DQ_SCRIPT_DROP, queue, &a, dq_reply_drop_all, cur, err);
-    dq_args_free(&a);
     return rc;
 }
 
