@@ -145,4 +145,9 @@ void bench_w7(struct bench *b);
 /* per-key limits' fairness case and the keyed path's cost (docs/PROTOCOL.md 4.10) */
 void bench_w8(struct bench *b);
 
+/* ---- w9.c ------------------------------------------------------------------------ */
+
+/* one logical queue over partitions 1, 3, 6 on a local cluster of three masters */
+void bench_w9(struct bench *b);
+
 #endif /* DQ_BENCH_BENCH_H */
