@@ -23,6 +23,10 @@
  * Placement of the moved slot: `reshard` takes the source's lowest slots first, so the
  * slots of the source below the partition's are moved away before the flow starts; the
  * move during the flow is then exactly the partition's one slot.
+ *
+ * Short mode (CI): 3 000 tasks over 10 s, about 25 s in all (the move before the flow,
+ * up to a few thousand empty slots, takes 1 to 7 s of it). DQ_CHAOS_LONG=1: 12 000 tasks
+ * over 20 s (2026-12-02: 12 035 runs, 0 lost, 4 ran again across the failover).
  */
 #include "harness/check.h"
 
