@@ -52,6 +52,7 @@ struct bench {
     unsigned w2_key_limit; /* --w2-key-limit: the queue's key_concurrency with --w2-keys */
     unsigned w2_lanes[8];  /* --w2-lanes: W2's dq_worker_opts.lanes settings (0 ends) */
     unsigned partitions;   /* --partitions: W3's queue is partitioned so (1: today's layout) */
+    bool w9_replicas;      /* --w9-replicas: W9's cluster has a replica per master */
     /* every ceiling measurement of the run, requests/s (0: redis-benchmark missing) */
     double ceil_p1[64], ceil_p64[256];
     size_t n_p1, n_p64;

@@ -61,7 +61,7 @@ parse_list(unsigned *out, long max, const char *list)
 static const char usage[] =
     "usage: delayq-bench [--quick] [--only LIST] [--runs N] [--w2-conc LIST] [--w2-lanes LIST]\n"
     "                    [--w2-workers N] [--w2-keys N] [--w2-key-limit L] [--partitions N]\n"
-    "                    [--json FILE] [--delayq PATH] [--handler PATH]\n\n"
+    "                    [--w9-replicas] [--json FILE] [--delayq PATH] [--handler PATH]\n\n"
     "Runs the workloads W1..W9 against a private redis-server (hz 10, no persistence)\n"
     "and compares them with redis-benchmark on the same server, in the same run.\n\n"
     "  --quick        about 10x smaller counts and shorter windows: a smoke run\n"
@@ -81,6 +81,7 @@ static const char usage[] =
     "  --w2-key-limit L the queue's key_concurrency L (default 1000000: counted, never held)\n"
     "  --partitions N W3 on a queue of N partitions (1..256; default 1, today's layout):\n"
     "                 the worker claims across them (PROTOCOL.md 10.10)\n"
+    "  --w9-replicas  W9's cluster has a replica per master (6 nodes; default 3 masters)\n"
     "  --json FILE    also write the JSON lines to FILE\n"
     "  --delayq PATH  the delayq binary for W2 and W4 (default: $DELAYQ_BIN, else\n"
     "                 ../src/delayq next to this program)\n"
@@ -345,6 +346,8 @@ main(int argc, char **argv)
                 return 2;
             }
             b->partitions = (unsigned)np;
+        } else if (strcmp(argv[i], "--w9-replicas") == 0) {
+            b->w9_replicas = true;
         } else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc) {
             json = argv[++i];
         } else if (strcmp(argv[i], "--delayq") == 0 && i + 1 < argc) {

@@ -4,10 +4,11 @@
  * (bench/README.md): partitions 1, 3 and 6 of the same queue, each measured for
  * enqueue throughput (threads of dq_enqueue, threads of dq_enqueue_batch) and processing
  * throughput (library workers with W2's instant C handler), with each master's Redis CPU
- * from INFO cpu before and after. The cluster is made as tests/prod/test_parts_cluster.c
- * makes its own (`redis-cli --cluster create`, free loopback ports, servers held by PID).
- * Clients, workers and servers share this machine's cores, so the ratio of partitions N
- * to partitions 1 is the figure, not the absolute rate.
+ * from INFO cpu before and after (--w9-replicas: with a replica per master, whose
+ * replication the masters' CPU then includes). The cluster is made as
+ * tests/prod/test_parts_cluster.c makes its own (`redis-cli --cluster create`, free loopback ports,
+ * servers held by PID). Clients, workers and servers share this machine's cores, so the ratio of
+ * partitions N to partitions 1 is the figure, not the absolute rate.
  */
 #include "bench.h"
 
@@ -35,13 +36,16 @@
 static const unsigned w9_parts[] = {1, 3, 6};
 #define W9_SETTINGS (sizeof w9_parts / sizeof w9_parts[0])
 
-static struct test_redis w9_node[W9_NODES];
-static char w9_url[W9_NODES * 24 + 32];
+/* the nodes started (w9_n: the masters, or with --w9-replicas a replica for each too) and
+ * which of them are the masters */
+static struct test_redis w9_node[2 * W9_NODES];
+static int w9_n = W9_NODES, w9_m[W9_NODES] = {0, 1, 2};
+static char w9_url[2 * W9_NODES * 24 + 32];
 
 static void
 w9_stop_nodes(void)
 {
-    for (int i = 0; i < W9_NODES; i++)
+    for (int i = 0; i < 2 * W9_NODES; i++)
         test_redis_stop(&w9_node[i]);
 }
 
@@ -74,19 +78,19 @@ static void
 cluster_create(void)
 {
     const char *cli = getenv("DQ_REDIS_CLI");
-    char addr[W9_NODES][32];
-    const char *argv[W9_NODES + 8];
+    char addr[2 * W9_NODES][32];
+    const char *argv[2 * W9_NODES + 8];
     int n = 0, status = -1;
 
-    for (int i = 0; i < W9_NODES; i++)
+    for (int i = 0; i < w9_n; i++)
         snprintf(addr[i], sizeof addr[i], "127.0.0.1:%d", w9_node[i].port);
     argv[n++] = (cli != NULL && cli[0] != '\0' ? cli : "redis-cli");
     argv[n++] = "--cluster";
     argv[n++] = "create";
-    for (int i = 0; i < W9_NODES; i++)
+    for (int i = 0; i < w9_n; i++)
         argv[n++] = addr[i];
     argv[n++] = "--cluster-replicas";
-    argv[n++] = "0";
+    argv[n++] = w9_n > W9_NODES ? "1" : "0";
     argv[n++] = "--cluster-yes";
     argv[n] = NULL;
     pid_t pid = fork();
@@ -96,7 +100,7 @@ cluster_create(void)
         int null = open("/dev/null", O_RDWR);
         dup2(null, 0);
         dup2(null, 1);
-        char *av[W9_NODES + 8];
+        char *av[2 * W9_NODES + 8];
         for (int k = 0; k <= n; k++)
             av[k] = argv[k] != NULL ? strdup(argv[k]) : NULL;
         execvp(av[0], av);
@@ -119,13 +123,15 @@ cluster_create(void)
 static bool
 cluster_ok(void *arg)
 {
+    char known[40];
+
     (void)arg;
-    for (int i = 0; i < W9_NODES; i++) {
+    snprintf(known, sizeof known, "cluster_known_nodes:%d\r", w9_n);
+    for (int i = 0; i < w9_n; i++) {
         const char *argv[] = {"CLUSTER", "INFO"};
         redisReply *r = test_redis_cmd(&w9_node[i], 2, argv);
         bool ok = r != NULL && r->type == REDIS_REPLY_STRING &&
-                  strstr(r->str, "cluster_state:ok") != NULL &&
-                  strstr(r->str, "cluster_known_nodes:3") != NULL;
+                  strstr(r->str, "cluster_state:ok") != NULL && strstr(r->str, known) != NULL;
         freeReplyObject(r);
         if (!ok)
             return false;
@@ -133,11 +139,31 @@ cluster_ok(void *arg)
     return true;
 }
 
+/* Which nodes are masters (INFO replication): w9_m. */
 static void
-w9_start_cluster(void)
+find_masters(void)
+{
+    int k = 0;
+
+    for (int i = 0; i < w9_n; i++) {
+        const char *argv[] = {"INFO", "replication"};
+        redisReply *r = test_redis_cmd(&w9_node[i], 2, argv);
+        bool master =
+            r != NULL && r->type == REDIS_REPLY_STRING && strstr(r->str, "role:master") != NULL;
+        freeReplyObject(r);
+        if (master && k < W9_NODES)
+            w9_m[k++] = i;
+    }
+    if (k != W9_NODES)
+        bench_die("W9: %d masters in the cluster, not %d", k, W9_NODES);
+}
+
+static void
+w9_start_cluster(bool replicas)
 {
     /* the bench's own settings (hz 10, no persistence), as the single server has them */
-    for (int i = 0; i < W9_NODES; i++) {
+    w9_n = replicas ? 2 * W9_NODES : W9_NODES;
+    for (int i = 0; i < w9_n; i++) {
         char bus[16];
         snprintf(bus, sizeof bus, "%d", bus_port());
         const char *extra[] = {"--cluster-enabled",
@@ -162,8 +188,9 @@ w9_start_cluster(void)
     }
     atexit(w9_stop_nodes);
     cluster_create();
-    if (!wait_until(cluster_ok, NULL, 30000, "cluster_state:ok on all three nodes"))
+    if (!wait_until(cluster_ok, NULL, 30000, "cluster_state:ok on every node"))
         bench_die("W9: the cluster did not become ok within 30 s");
+    find_masters();
 }
 
 /* used_cpu_sys + used_cpu_user of node @i (INFO cpu: every thread), in microseconds. */
@@ -171,7 +198,7 @@ static int64_t
 node_cpu_us(int i)
 {
     const char *argv[] = {"INFO", "cpu"};
-    redisReply *r = test_redis_cmd(&w9_node[i], 2, argv);
+    redisReply *r = test_redis_cmd(&w9_node[w9_m[i]], 2, argv);
     double sys = -1, user = -1;
 
     if (r == NULL || r->type != REDIS_REPLY_STRING)
@@ -200,7 +227,7 @@ reset_stats(void)
 {
     for (int i = 0; i < W9_NODES; i++) {
         const char *argv[] = {"CONFIG", "RESETSTAT"};
-        freeReplyObject(test_redis_cmd(&w9_node[i], 2, argv));
+        freeReplyObject(test_redis_cmd(&w9_node[w9_m[i]], 2, argv));
     }
 }
 
@@ -211,11 +238,12 @@ client_calls(void)
     long long n = 0;
 
     for (int i = 0; i < W9_NODES; i++) {
-        struct bench view = {.redis = w9_node[i]}; /* bench_cmdstats reads b->redis only */
+        /* bench_cmdstats reads b->redis only */
+        struct bench view = {.redis = w9_node[w9_m[i]]};
         n += bench_cmdstats(&view).client;
         if (getenv("DQ_W9_DEBUG") != NULL) {
             const char *argv[] = {"INFO", "commandstats"};
-            redisReply *r = test_redis_cmd(&w9_node[i], 2, argv);
+            redisReply *r = test_redis_cmd(&w9_node[w9_m[i]], 2, argv);
             fprintf(stderr, "node %d: %s\n", i, r != NULL && r->str != NULL ? r->str : "?");
             freeReplyObject(r);
         }
@@ -227,8 +255,8 @@ static void
 flush_nodes(void)
 {
     for (int i = 0; i < W9_NODES; i++) {
-        const char *argv[] = {"FLUSHALL"};
-        redisReply *r = test_redis_cmd(&w9_node[i], 1, argv);
+        const char *argv[] = {"FLUSHALL"}; /* on the masters: a replica refuses writes */
+        redisReply *r = test_redis_cmd(&w9_node[w9_m[i]], 1, argv);
         if (r == NULL || r->type == REDIS_REPLY_ERROR)
             bench_die("W9: FLUSHALL on node %d failed", i);
         freeReplyObject(r);
@@ -478,7 +506,7 @@ bench_w9(struct bench *b)
     count[M_SINGLE] = nenq;
     count[M_BATCH] = nbatch;
     count[M_PROCESS] = nproc;
-    w9_start_cluster();
+    w9_start_cluster(b->w9_replicas);
     /* rounds interleave the settings, so a shared machine's load falls on all of them */
     for (int r = 0; r < rounds; r++) {
         for (size_t s = 0; s < W9_SETTINGS; s++) {
@@ -509,9 +537,9 @@ bench_w9(struct bench *b)
                      kind_name[k]);
             snprintf(note, sizeof note,
                      "Redis CPU us/task per master %.2f/%.2f/%.2f (INFO cpu); %.3f client "
-                     "commands/task; %d rounds",
+                     "commands/task; %d rounds%s",
                      per[0], per[1], per[2], (double)cpu[k][s][rmed].calls / (double)count[k],
-                     rounds);
+                     rounds, b->w9_replicas ? "; a replica per master" : "");
             if (s == 0) {
                 base = med;
                 bench_add(b, "W9", variant, "tasks/s", "1/s", med, NULL, 0, T_NONE, 0, note);
