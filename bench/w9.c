@@ -241,12 +241,6 @@ client_calls(void)
         /* bench_cmdstats reads b->redis only */
         struct bench view = {.redis = w9_node[w9_m[i]]};
         n += bench_cmdstats(&view).client;
-        if (getenv("DQ_W9_DEBUG") != NULL) {
-            const char *argv[] = {"INFO", "commandstats"};
-            redisReply *r = test_redis_cmd(&w9_node[w9_m[i]], 2, argv);
-            fprintf(stderr, "node %d: %s\n", i, r != NULL && r->str != NULL ? r->str : "?");
-            freeReplyObject(r);
-        }
     }
     return n;
 }
