@@ -52,6 +52,7 @@ struct bench {
     unsigned w2_key_limit; /* --w2-key-limit: the queue's key_concurrency with --w2-keys */
     unsigned w2_lanes[8];  /* --w2-lanes: W2's dq_worker_opts.lanes settings (0 ends) */
     unsigned partitions;   /* --partitions: W3's queue is partitioned so (1: today's layout) */
+    bool w9_replicas;      /* --w9-replicas: W9's cluster has a replica per master */
     /* every ceiling measurement of the run, requests/s (0: redis-benchmark missing) */
     double ceil_p1[64], ceil_p64[256];
     size_t n_p1, n_p64;
@@ -144,5 +145,10 @@ void bench_w6b(struct bench *b);
 void bench_w7(struct bench *b);
 /* per-key limits' fairness case and the keyed path's cost (docs/PROTOCOL.md 4.10) */
 void bench_w8(struct bench *b);
+
+/* ---- w9.c ------------------------------------------------------------------------ */
+
+/* one logical queue over partitions 1, 3, 6 on a local cluster of three masters */
+void bench_w9(struct bench *b);
 
 #endif /* DQ_BENCH_BENCH_H */

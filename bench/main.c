@@ -3,7 +3,7 @@
  * main.c: delayq-bench [--quick] [--only LIST] [--runs N] [--w2-conc LIST]
  * [--w2-lanes LIST] [--w2-workers N] [--json FILE] [--delayq PATH] [--handler PATH]. Starts
  * a private redis-server (the test fixture's code: free loopback port, held by PID,
- * stopped on exit), runs W1..W8 (W2p with W2), each run of W1 and W2 right after a
+ * stopped on exit), runs W1..W9 (W2p with W2), each run of W1 and W2 right after a
  * redis-benchmark ceiling run on the same server, and prints a table and one JSON line
  * per figure.
  */
@@ -61,15 +61,16 @@ parse_list(unsigned *out, long max, const char *list)
 static const char usage[] =
     "usage: delayq-bench [--quick] [--only LIST] [--runs N] [--w2-conc LIST] [--w2-lanes LIST]\n"
     "                    [--w2-workers N] [--w2-keys N] [--w2-key-limit L] [--partitions N]\n"
-    "                    [--json FILE] [--delayq PATH] [--handler PATH]\n\n"
-    "Runs the workloads W1..W8 against a private redis-server (hz 10, no persistence)\n"
+    "                    [--w9-replicas] [--json FILE] [--delayq PATH] [--handler PATH]\n\n"
+    "Runs the workloads W1..W9 against a private redis-server (hz 10, no persistence)\n"
     "and compares them with redis-benchmark on the same server, in the same run.\n\n"
     "  --quick        about 10x smaller counts and shorter windows: a smoke run\n"
     "  --only LIST    run only these workloads, comma-separated: W1 (with W5), W2 (the\n"
     "                 in-process C handler), W2w (delayq work -- true, then W2p), W3, W4,\n"
     "                 W6, W6b (the overview of 1 000 queues), W7 (failure triage at 1M\n"
-    "                 failed), W8 (per-key fairness, the keyed path's cost); for A/B\n"
-    "                 runs of one change\n"
+    "                 failed), W8 (per-key fairness, the keyed path's cost), W9 (one\n"
+    "                 queue of partitions 1, 3, 6 on a local cluster of three masters);\n"
+    "                 for A/B runs of one change\n"
     "  --runs N       repeats of each short measurement (1..15; default 5, --quick 3)\n"
     "  --w2-conc LIST W2's concurrency settings, comma-separated (default 1,8,64,256)\n"
     "  --w2-lanes LIST W2's lanes settings (dq_worker_opts.lanes), comma-separated\n"
@@ -80,6 +81,7 @@ static const char usage[] =
     "  --w2-key-limit L the queue's key_concurrency L (default 1000000: counted, never held)\n"
     "  --partitions N W3 on a queue of N partitions (1..256; default 1, today's layout):\n"
     "                 the worker claims across them (PROTOCOL.md 10.10)\n"
+    "  --w9-replicas  W9's cluster has a replica per master (6 nodes; default 3 masters)\n"
     "  --json FILE    also write the JSON lines to FILE\n"
     "  --delayq PATH  the delayq binary for W2 and W4 (default: $DELAYQ_BIN, else\n"
     "                 ../src/delayq next to this program)\n"
@@ -344,6 +346,8 @@ main(int argc, char **argv)
                 return 2;
             }
             b->partitions = (unsigned)np;
+        } else if (strcmp(argv[i], "--w9-replicas") == 0) {
+            b->w9_replicas = true;
         } else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc) {
             json = argv[++i];
         } else if (strcmp(argv[i], "--delayq") == 0 && i + 1 < argc) {
@@ -413,6 +417,10 @@ main(int argc, char **argv)
     if (bench_wants(b, "W8")) {
         fprintf(stderr, "W8 per-key fairness...\n");
         bench_w8(b);
+    }
+    if (bench_wants(b, "W9")) {
+        fprintf(stderr, "W9 one queue over a cluster of three masters...\n");
+        bench_w9(b);
     }
     bench_ceiling_rows(b);
 
