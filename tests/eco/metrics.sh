@@ -136,6 +136,8 @@ check "partitioned: one due series for it" [ "$(grep -c "^delayq_tasks{queue=\"$
 check "partitioned: the registry holds it once (4 queues)" has "$work/pp.txt" delayq_registry_queues 4
 check "partitioned: delayq queues lists it, not its partitions" \
   sh -c "'$bin' queues | grep -qF '$pq' && ! '$bin' queues | grep -qF '$pq~'"
+check "partitioned: delayq queues sums its partitions (due 10)" sh -c "'$bin' queues --json | grep -F '\"queue\":\"$pq\"' | grep -qF '\"due\":10,'"
+check "partitioned: delayq queues sums its partitions (future 3)" sh -c "'$bin' queues --json | grep -F '\"queue\":\"$pq\"' | grep -qF '\"future\":3,'"
 check "before it: no partitions family" sh -c "! grep -q 'delayq_queue_partitions' '$work/m.txt'"
 
 # -q, repeatable: only those queues

@@ -3,7 +3,8 @@
 # server: the header says "partitions 4 on 1 server" and the counts are the sums; N opens
 # the Partitions view with one row per partition (its index, counts, node and name), each
 # row's due and future exactly what the routing hash (FNV-1a of the id, mod 4) put there,
-# computed here independently of the C code; the view follows a new task while open; on a
+# computed here independently of the C code; the view follows a new task while open; the
+# Overview lists the queue once with the sums; on a
 # queue that is not partitioned N says so and the header has no partitions.
 . "$(dirname "$0")/lib.sh"
 start_demo
@@ -62,6 +63,15 @@ tm send-keys -t top Escape
 wait_for screen_has "due 12 " && ok "Esc: back to the main screen, due 12" || bad "Esc back"
 tm send-keys -t top q
 wait_for gone || bad "quit"
+
+# the Overview (Q): the queue once, with the sums, never a partition
+session top 140 40 "$bin top -q $q --refresh 250ms"
+wait_for screen_has "partitions 4 on 1 server" && tm send-keys -t top Q
+ov_row() { screen | grep -E "(^| )$q +12 " | grep -qv "~"; }
+if wait_for ov_row && screen_lacks "$q~"; then ok "the Overview: $q once, due 12 (the sums)"
+else bad "the Overview's row of the partitioned queue"; fi
+tm send-keys -t top Escape q
+wait_for gone || bad "quit the Overview"
 
 # a queue that is not partitioned: no partitions in the header, N says so
 session top 140 40 "$bin top -q demo --refresh 250ms"
