@@ -426,7 +426,7 @@ job_parts_text(struct dq_buf *b, const struct part_row *rows, size_t n, size_t r
     }
     dq_buf_printf(
         b,
-        "Counts of each partition, from one stats call each (pipelined). Read every "
+        "Counts of each partition, one stats call each (the calls of a refresh). Read every "
         "%ds.\nDONE/MIN over the verdict's window. The screen's counts are their sums.\n\n",
         APP_WORKERS_REFRESH_MS / 1000);
     /* numbers first, so they fit at 80 columns; node and name last, of any width */
