@@ -13,14 +13,15 @@
 --   registered, live, lost, latest beat ms (-1: none), handlers hung on live workers, the
 --   live worker with the most hung ('' when none); then k (10) and k done counts and k
 --   failed counts per minute of server time, oldest first, the current minute last}.
---   Then 1 while a throttle (throttle.lua) is in force, else 0. Readers ignore elements
---   past these.
+--   Then 1 while a throttle (throttle.lua) is in force, else 0. Then the fields of the
+--   queue's partition map (HLEN dq:{Q}:parts; 0: not partitioned), so the client reads
+--   the other partitions only for a partitioned queue. Readers ignore elements past these.
 -- Flags: no-writes (FCALL_RO / EVALSHA_RO: runs on replicas and for read-only users).
 -- Complexity: O(log N + W): ZCOUNT, ZCARD, HMGET and ZRANGE, and the W <= 1000 worker
 --   entries with the latest beats (one ZREVRANGE, one HMGET); no error groups.
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
 local gate = viewer_gate('overview', [[HMGET config pause tally workers TIME ZCARD beats failidx
-  inflight sched ZCOUNT inflight sched ZRANGE sched ZREVRANGE beats]])
+  inflight sched ZCOUNT inflight sched ZRANGE sched ZREVRANGE beats HLEN parts]])
 if gate then return gate end
 local cfg = config()
 local now = now_ms()
@@ -89,4 +90,7 @@ end
 -- the queue's throttle (PROTOCOL.md 5.15a, 8.4): 1 while one is in force (the config read
 -- above has its fields: no command), else 0; delayq queues and the Overview then show T
 out[#out + 1] = (cfg.throttle_until == 0 or cfg.throttle_until > now) and 1 or 0
+-- a partitioned queue (PROTOCOL.md 14): the client adds its other partitions' rows
+local K_PARTS = K_PREFIX .. 'parts' -- the queue's partition map (config.lua)
+out[#out + 1] = redis.call('HLEN', K_PARTS)
 return out

@@ -807,6 +807,13 @@ typedef struct dq_stats {
  * which fields are sums and which the earliest or latest). */
 int dq_stats_get(dq_client *c, const char *queue, dq_stats *out, dq_err *err);
 
+/** dq_stats_get, also keeping each partition's own stats: partition i's into @each[i] for
+ * i below @size (@each may be NULL when @size is 0), and the number of partitions into
+ * *@n (1 for a queue that is not partitioned; @each[0] is then *@out). The same calls as
+ * dq_stats_get, for views that show the partitions side by side (the inspector's P). */
+int dq_stats_get_each(dq_client *c, const char *queue, dq_stats *out, dq_stats *each, size_t size,
+                      size_t *n, dq_err *err);
+
 /**
  * The partitions of @queue (dq_config.partitions; PROTOCOL.md 14):
  * *@routed take new tasks, *@all exist (the rest drain). 1 and 1 for a queue that is not

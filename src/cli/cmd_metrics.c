@@ -48,6 +48,7 @@ struct queue_read {
     dq_stats st;
     bool have_workers; /* the registry call succeeded: live and lost are set */
     int64_t live, lost;
+    size_t parts; /* a partitioned queue's partitions (config partitions); 0: not one */
 };
 
 struct metrics {
@@ -269,6 +270,23 @@ put_queues(struct dq_buf *b, const struct queue_read *qr, size_t got)
         sample_start(b, "delayq_queue_throttled", qr[i].name, NULL, NULL);
         dq_buf_printf(b, "%d\n", qr[i].st.throttled ? 1 : 0);
     }
+    /* partitioned queues (PROTOCOL.md 14): the family only when one was read, so a
+     * server without any exposes what it did before */
+    bool parted = false;
+    for (size_t i = 0; i < got; i++)
+        parted = parted || qr[i].parts > 0;
+    if (parted) {
+        family(b, "delayq_queue_partitions", "gauge",
+               "Partitions a partitioned queue spreads its tasks over (config partitions; "
+               "draining ones not counted); its other series are the sums over all of them. "
+               "No sample for a queue that is not partitioned.");
+        for (size_t i = 0; i < got; i++) {
+            if (qr[i].parts == 0)
+                continue;
+            sample_start(b, "delayq_queue_partitions", qr[i].name, NULL, NULL);
+            dq_buf_printf(b, "%zu\n", qr[i].parts);
+        }
+    }
 }
 
 /*
@@ -316,9 +334,16 @@ scrape(struct metrics *m)
         struct queue_read *r = &qr[got];
         dq_workers w;
 
+        /* a partitioned queue's stats are the sums of its partitions' (one queue, one
+         * set of series); partitions are never in the registry */
         rc = dq_stats_get(m->g->client, names[i], &r->st, &err);
         if (rc == DQ_OK) {
+            size_t routed, all;
+            dq_err perr; /* the map the stats call read: cached, no call */
             r->name = names[i];
+            r->parts = 0;
+            if (dq_partitions_get(m->g->client, names[i], &routed, &all, &perr) == DQ_OK && all > 1)
+                r->parts = routed;
             got++;
             /* only the counts: one record (the least allowed), no tasks */
             rc = dq_workers_summary(m->g->client, names[i], 1, &w, &err);

@@ -1081,6 +1081,15 @@ dq_partition_name(dq_client *c, const char *queue, size_t i, char *buf, size_t s
 int
 dq_stats_get(dq_client *c, const char *queue, dq_stats *out, dq_err *err)
 {
+    size_t n;
+
+    return dq_stats_get_each(c, queue, out, NULL, 0, &n, err);
+}
+
+int
+dq_stats_get_each(dq_client *c, const char *queue, dq_stats *out, dq_stats *mine, size_t size,
+                  size_t *n, dq_err *err)
+{
     const struct dq_parts *p;
     dq_stats *each = NULL;
     dq_err *errs = NULL;
@@ -1088,11 +1097,17 @@ dq_stats_get(dq_client *c, const char *queue, dq_stats *out, dq_err *err)
     int *rcs = NULL, rc;
 
     memset(out, 0, sizeof *out);
+    *n = 0;
     if ((rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
         return rc;
     dq_args_init(&a);
     if (p->all <= 1) {
         rc = dq_scripts_run(c, DQ_SCRIPT_STATS, queue, &a, dq_reply_stats, out, err);
+        if (rc == DQ_OK) {
+            *n = 1;
+            if (size > 0)
+                mine[0] = *out;
+        }
         goto out;
     }
     /* one call per partition, pipelined on one node (dq_scripts_run_each), then summed */
@@ -1115,8 +1130,13 @@ dq_stats_get(dq_client *c, const char *queue, dq_stats *out, dq_err *err)
         else
             dq_parts_stats_add(out, &each[i]);
     }
-    if (rc != DQ_OK)
+    if (rc != DQ_OK) {
         memset(out, 0, sizeof *out);
+    } else {
+        *n = p->all;
+        if (size > 0)
+            memcpy(mine, each, (size < p->all ? size : p->all) * sizeof *each);
+    }
 out:
     dq_args_free(&a);
     free(each);

@@ -1832,6 +1832,7 @@ dq_reply_overview(const redisReply *r, void *out, dq_err *err)
     size_t at = OV_HEAD + 2 * (size_t)k;
     int64_t t;
     row->throttled = r->elements > at && as_int(r->element[at], &t) ? t != 0 : -1;
+    row->parts_map = r->elements > at + 1 && as_int(r->element[at + 1], &t) && t > 0 ? t : 0;
     return DQ_OK;
 }
 

@@ -201,6 +201,9 @@ struct dq_overview_row {
     /* the throttle, when the reply carries one (an element past the sparklines, 1: the
      * queue is held back by its throttle now); -1 while the scripts do not say */
     int throttled;
+    /* fields of the queue's partition map, the element after the throttle's (0: not
+     * partitioned, or scripts that do not say); dq_overview_get then sums the partitions */
+    int64_t parts_map;
 };
 
 /* @out is a struct dq_overview_row whose queue is set; the rest is filled. */

@@ -1064,7 +1064,8 @@ app_view_refreshes(const struct ui *ui)
 enum action
 app_view_refresh_action(const struct ui *ui)
 {
-    if (ui->mode == MODE_DETAILS && (ui->detail_act == ACT_WORKERS || ui->detail_act == ACT_KEYS))
+    if (ui->mode == MODE_DETAILS && (ui->detail_act == ACT_WORKERS || ui->detail_act == ACT_KEYS ||
+                                     ui->detail_act == ACT_PARTS))
         return ui->detail_act;
     if (ui->mode == MODE_SCHEDULES)
         return ACT_SCHEDULES;

@@ -78,7 +78,9 @@ enum action {
     ACT_KEYS, /* the Keys view (K): the task keys with the most tasks, as delayq keys */
     /* history (PROTOCOL.md, "History: per-minute rollups") */
     ACT_HISTORY, /* the History view (H): the span's rollups and the audit log's marks */
-    ACT_COUNT,   /* how many there are (jobs.c has a row for each); not an action */
+    /* partitioned queues (PROTOCOL.md 14) */
+    ACT_PARTS, /* the Partitions view (N): each partition's node and counts */
+    ACT_COUNT, /* how many there are (jobs.c has a row for each); not an action */
 };
 
 /* Bulk actions (r and d on a group or search, A, X) on more than this many tasks, or on
@@ -425,7 +427,7 @@ bool app_view_refreshes(const struct ui *ui);
  * APP_WORKERS_REFRESH_MS. */
 int64_t app_view_refresh_ms(const struct ui *ui);
 
-/* What reads the view open again (ACT_WORKERS, ACT_KEYS, ACT_SCHEDULES); ACT_NONE:
+/* What reads the view open again (ACT_WORKERS, ACT_KEYS, ACT_PARTS, ACT_SCHEDULES); ACT_NONE:
  * nothing. */
 enum action app_view_refresh_action(const struct ui *ui);
 

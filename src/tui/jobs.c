@@ -414,6 +414,95 @@ job_keys(dq_client *c, struct job *j, int64_t started_ms)
     dq_keys_free(&k);
 }
 
+/* ---- the Partitions view (N; partitioned queues, PROTOCOL.md 14) ----------------- */
+
+void
+job_parts_text(struct dq_buf *b, const struct part_row *rows, size_t n, size_t routed)
+{
+    if (n <= 1) {
+        dq_buf_puts(b, "This queue is not partitioned: it is one queue in one hash slot.\n"
+                       "delayq config -q QUEUE partitions=N spreads it over N slots.\n");
+        return;
+    }
+    dq_buf_printf(
+        b,
+        "Counts of each partition, one stats call each (the calls of a refresh). Read every "
+        "%ds.\nDONE/MIN over the verdict's window. The screen's counts are their sums.\n\n",
+        APP_WORKERS_REFRESH_MS / 1000);
+    /* numbers first, so they fit at 80 columns; node and name last, of any width */
+    dq_buf_printf(b, "%4s %8s %8s %9s %8s %8s  %-21s %s\n", "#", "DUE", "FUTURE", "IN FLIGHT",
+                  "FAILED", "DONE/MIN", "NODE", "NAME");
+    for (size_t i = 0; i < n; i++) {
+        const struct part_row *r = &rows[i];
+        const dq_stats *s = &r->st;
+        char rate[32] = "-";
+        struct dq_buf node = DQ_BUF_INIT;
+        int64_t span = s->window_elapsed_ms > 0 ? s->window_elapsed_ms : s->window_ms;
+        if (s->window_ms >= 0 && span > 0)
+            snprintf(rate, sizeof rate, "%.1f", (double)s->window_done * 60000.0 / (double)span);
+        dq_buf_printf(b, "%4zu %8lld %8lld %9lld %8lld %8s  ", i, (long long)s->due,
+                      (long long)s->future, (long long)s->inflight, (long long)s->failed, rate);
+        /* node and partition names come from Redis (the slot map, the map): escaped */
+        dq_esc_text(&node, r->node, strlen(r->node), 0);
+        dq_buf_printf(b, "%-21s ", node.failed || node.data == NULL ? "?" : (char *)node.data);
+        dq_buf_free(&node);
+        dq_esc_text(b, r->name, strlen(r->name), 0);
+        dq_buf_puts(b, i >= routed ? " (draining)\n" : "\n");
+    }
+}
+
+/* The Partitions view: each partition's counts and node, from the stats calls a refresh
+ * makes (N, pipelined), so it costs what the main screen's counts cost. */
+static void
+job_parts(dq_client *c, struct job *j, int64_t started_ms)
+{
+    size_t routed = 1, all = 1, n = 0, nodes = 1;
+    struct part_row *rows = NULL;
+    dq_stats sum, *each = NULL;
+    dq_err err = {0};
+    struct dq_buf b = DQ_BUF_INIT;
+    bool cluster = false;
+
+    (void)started_ms;
+    if (dq_partitions_get(c, j->queue, &routed, &all, &err) != DQ_OK) {
+        job_status(j, true, "partitions: %s", err.msg);
+        return;
+    }
+    each = calloc(all, sizeof *each);
+    rows = calloc(all, sizeof *rows);
+    if (each == NULL || rows == NULL) {
+        job_status(j, true, "partitions: out of memory");
+        goto out;
+    }
+    if (dq_stats_get_each(c, j->queue, &sum, each, all, &n, &err) != DQ_OK) {
+        job_status(j, true, "partitions: %s", err.msg);
+        goto out;
+    }
+    if (n > all) /* the map grew between the two reads: show the partitions read */
+        n = all;
+    for (size_t i = 0; i < n; i++) {
+        rows[i].st = each[i];
+        if (dq_partition_name(c, j->queue, i, rows[i].name, sizeof rows[i].name, &err) != DQ_OK)
+            snprintf(rows[i].name, sizeof rows[i].name, "?");
+        snprintf(rows[i].node, sizeof rows[i].node, "%s", dq_client_node(c, rows[i].name));
+    }
+    if (n > 1)
+        nodes = model_parts_nodes(c, j->queue, n, &cluster);
+    job_parts_text(&b, rows, n, routed);
+    j->result.detail = b.failed ? NULL : dq_buf_steal(&b, NULL);
+    if (j->result.detail == NULL)
+        job_status(j, true, "partitions: out of memory");
+    if (n > 1)
+        snprintf(j->result.title, sizeof j->result.title, "partitions of %.24s: %zu on %zu %s",
+                 j->queue, routed, nodes, cluster ? (nodes == 1 ? "master" : "masters") : "server");
+    else
+        snprintf(j->result.title, sizeof j->result.title, "partitions of %.24s: 1", j->queue);
+out:
+    dq_buf_free(&b);
+    free(each);
+    free(rows);
+}
+
 /* fix and requeue */
 /* e: the task as it is now, and its payload as JSON for the editor (refused, with the
  * reason, when it is not failed or JSON cannot show its payload faithfully). */
@@ -895,6 +984,7 @@ static const struct {
     [ACT_SCHED_RESUME] = {job_sched_pause, "resuming the schedule", "schedule resume"},
     [ACT_KEYS] = {job_keys, "loading the keys", NULL},
     [ACT_HISTORY] = {job_history, "loading the history", NULL},
+    [ACT_PARTS] = {job_parts, "loading the partitions", NULL},
 };
 _Static_assert(sizeof kinds / sizeof kinds[0] == ACT_COUNT, "jobs.c: an action without a row");
 

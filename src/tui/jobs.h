@@ -48,6 +48,17 @@ struct dq_buf; /* lib/buf.h */
  * Pure (unit.jobs checks it). */
 void job_keys_text(struct dq_buf *b, const dq_keys *k);
 
+/* One row of the Partitions view: a partition's name, its node and its own stats. */
+struct part_row {
+    char name[DQ_QUEUE_NAME_MAX + 16];
+    char node[300];
+    dq_stats st;
+};
+
+/* The Partitions view's text for the @n partitions in @rows (those at @routed or after
+ * drain), appended to @b; names and nodes escaped. Pure (unit.jobs checks it). */
+void job_parts_text(struct dq_buf *b, const struct part_row *rows, size_t n, size_t routed);
+
 /* Frees what @j owns and zeroes it. */
 void job_reset(struct job *j);
 

@@ -125,6 +125,8 @@ static const struct binding bindings[] = {
         "the workers: last beat, busy, done, failed, tasks held (live)", NULL, "workers"},
     {BIND_MAIN, {'K'}, "K", PANES_ALL, 0, do_request, ACT_KEYS,
         "the task keys with the most due, in flight, failed (live)", NULL, "keys"},
+    {BIND_MAIN, {'N'}, "N", PANES_ALL, 0, do_request, ACT_PARTS,
+        "the partitions: each one's node and counts (live)", NULL, NULL},
     /* Q, L, S and H short, so help pairs them (the views say the rest) */
     {BIND_MAIN, {'Q'}, "Q", PANES_ALL, 0, do_request, ACT_QUEUES, "the Overview, worst first",
         NULL, "queues"},

@@ -85,6 +85,32 @@ model_wants_config(const struct model *m)
            m->stats.now_ms < m->config_ms;
 }
 
+size_t
+model_parts_nodes(dq_client *c, const char *queue, size_t all, bool *cluster)
+{
+    char nodes[MODEL_PARTS_NODES_MAX][300];
+    char name[DQ_QUEUE_NAME_MAX + 16];
+    size_t n = 0;
+    dq_err err;
+
+    *cluster = false;
+    for (size_t i = 0; i < all; i++) {
+        const char *node;
+        size_t j;
+        if (dq_partition_name(c, queue, i, name, sizeof name, &err) != DQ_OK)
+            break;
+        node = dq_client_node(c, name);
+        /* a single server's node is its endpoint; a cluster client's endpoint is its seeds */
+        if (strcmp(node, dq_client_endpoint(c)) != 0)
+            *cluster = true;
+        for (j = 0; j < n && strcmp(nodes[j], node) != 0; j++)
+            ;
+        if (j == n && n < MODEL_PARTS_NODES_MAX)
+            snprintf(nodes[n++], sizeof nodes[0], "%s", node);
+    }
+    return n;
+}
+
 int
 model_snapshot(dq_client *c, const char *queue, int keep, const char *group,
                const size_t offsets[PANE_COUNT], const size_t limits[PANE_COUNT], bool config,
@@ -99,6 +125,15 @@ model_snapshot(dq_client *c, const char *queue, int keep, const char *group,
     /* in a cluster, the node of the queue's slot; INFO right after goes to it too */
     if (strcmp(dq_client_node(c, queue), dq_client_endpoint(c)) != 0)
         snprintf(out->node, sizeof out->node, "%s", dq_client_node(c, queue));
+    if (rc == DQ_OK) {
+        size_t routed, all;
+        dq_err perr; /* the map was read by the stats call just made: cached, no call */
+        if (dq_partitions_get(c, queue, &routed, &all, &perr) == DQ_OK && all > 1) {
+            out->parts = routed;
+            out->parts_all = all;
+            out->parts_nodes = model_parts_nodes(c, queue, all, &out->parts_cluster);
+        }
+    }
     if (rc == DQ_OK)
         rc = dq_server_info_get(c, &out->info, &err);
     bool known = true;
@@ -276,6 +311,10 @@ model_apply(struct model *m, struct snapshot *snap)
     memcpy(m->node, snap->node, sizeof m->node);
     m->workers = snap->workers;
     memcpy(m->unknown, snap->unknown, sizeof m->unknown);
+    m->parts = snap->parts;
+    m->parts_all = snap->parts_all;
+    m->parts_nodes = snap->parts_nodes;
+    m->parts_cluster = snap->parts_cluster;
     if (snap->got_config) {
         m->config = snap->config;
         m->config_ms = s->now_ms;

@@ -76,6 +76,10 @@ struct model {
     /* the queue is not known on the server (dq_queue_known): why, in the words of
      * dq_health_unknown_queue, for the header's badge and the verdict; "" when known */
     char unknown[400];
+    /* a partitioned queue (PROTOCOL.md 14): its partitions (routed, and all including the
+     * draining ones; 0: not partitioned) and the nodes they are on (model_parts_nodes) */
+    size_t parts, parts_all, parts_nodes;
+    bool parts_cluster; /* the nodes are cluster masters, not one server */
 };
 
 /* How often a refresh also reads the queue's config (one more Redis call): the
@@ -107,7 +111,16 @@ struct snapshot {
     int nhspark;
     char unknown[400]; /* as model.unknown */
     bool held_back;    /* the client was still waiting to reconnect: nothing was sent */
+    size_t parts, parts_all, parts_nodes; /* as model's */
+    bool parts_cluster;
 };
+
+/* Distinct nodes model_parts_nodes counts at most: past it the header says "or more". */
+#define MODEL_PARTS_NODES_MAX 64
+
+/* Distinct nodes the @all partitions of @queue are on, by the client's map and slot map
+ * (no Redis call); *@cluster: they are cluster masters (else one server, and 1). */
+size_t model_parts_nodes(dq_client *c, const char *queue, size_t all, bool *cluster);
 
 /*
  * Fetches stats, server info, the number of queues, the worker registry's counts and a
@@ -118,7 +131,8 @@ struct snapshot {
  * reads the last SPARK_MINUTES minutes of rollups for the header's backlog (a failure, an
  * older server's, leaves nhspark 0). A queue whose stats show no
  * use at all is asked about (dq_queue_known, 1 or 2 calls more), and when it is not known the
- * registry's names are read for the suggestion. Touches nothing but @out, so it may
+ * registry's names are read for the suggestion. A partitioned queue's stats are one call
+ * per partition, pipelined (dq_stats_get), so N - 1 calls more. Touches nothing but @out, so it may
  * run on another thread than the one that draws. Returns out->rc.
  */
 int model_snapshot(dq_client *c, const char *queue, int keep, const char *group,

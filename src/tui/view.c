@@ -156,6 +156,14 @@ render_title(const struct model *m, const struct ui *ui, struct grid *g)
     }
     seg_add(s, &n, 0, bar | GRID_BOLD, " delayq top ");
     seg_add(s, &n, 0, bar, "| queue %s ", m->queue);
+    if (m->parts_all > 1) { /* one logical queue: the counts below are the sums */
+        char drain[40] = "";
+        if (m->parts_all > m->parts)
+            snprintf(drain, sizeof drain, " (%zu draining)", m->parts_all - m->parts);
+        seg_add(s, &n, 1, bar, "| partitions %zu%s on %zu %s%s ", m->parts, drain, m->parts_nodes,
+                m->parts_cluster ? (m->parts_nodes == 1 ? "master" : "masters") : "server",
+                m->parts_nodes >= MODEL_PARTS_NODES_MAX ? " or more" : "");
+    }
     if (m->nqueues > 1)
         seg_add(s, &n, 2, bar, "(Q: %lld queues) ", (long long)m->nqueues);
     if (m->stats.throttled) { /* who throttled it and why: never dropped (grid_put escapes) */

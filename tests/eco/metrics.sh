@@ -4,7 +4,8 @@
 # the pause (with and without an end, then resumed), the run-time histogram
 # (cumulative buckets, +Inf = _count = the runs settled); --textfile writes
 # atomically; the HTTP server answers /metrics, 404 and 405, survives Redis going away
-# (delayq_up 0, errors counted, HTTP 200) and coming back, and stops on SIGTERM/SIGINT.
+# (delayq_up 0, errors counted, HTTP 200) and coming back, and stops on SIGTERM/SIGINT;
+# a partitioned queue is one set of series (the sums) with delayq_queue_partitions.
 set -u
 . "$(dirname "$0")/lib.sh"
 need promtool curl redis-cli python3
@@ -114,6 +115,30 @@ check "paused until resumed: no until sample" sh -c "! grep -q '^delayq_queue_pa
 check "resumed: delayq_queue_paused 0" has "$work/p.txt" "delayq_queue_paused{queue=\"$q\"}" 0
 check "resumed: no until sample" sh -c "! grep -q '^delayq_queue_paused_until_seconds{' '$work/p.txt'"
 check "resumed: promtool accepts it" sh -c "promtool check metrics <'$work/p.txt'"
+
+# a partitioned queue (PROTOCOL.md 14): one set of series, the sums over its 4
+# partitions, plus delayq_queue_partitions; its partitions are not queues of their own
+pq=t-metrics-parts-$$
+"$bin" config -q "$pq" partitions=4 >/dev/null
+for n in 1 2 3 4 5 6 7 8 9 10; do "$bin" enqueue -q "$pq" --id "p$n" --json '{}' >/dev/null; done
+for n in 1 2 3; do "$bin" enqueue -q "$pq" --id "pf$n" --delay 30m --json '{}' >/dev/null; done
+"$bin" metrics --textfile - >"$work/pp.txt"
+check "partitioned: promtool accepts it" sh -c "promtool check metrics <'$work/pp.txt'"
+check "partitioned: due is the sum, 10" has "$work/pp.txt" "delayq_tasks{queue=\"$pq\",state=\"due\"}" 10
+check "partitioned: future is the sum, 3" has "$work/pp.txt" "delayq_tasks{queue=\"$pq\",state=\"future\"}" 3
+check "partitioned: enqueued is the sum, 13" has "$work/pp.txt" "delayq_events_total{queue=\"$pq\",event=\"enqueued\"}" 13
+check "partitioned: delayq_queue_partitions 4" has "$work/pp.txt" "delayq_queue_partitions{queue=\"$pq\"}" 4
+check "partitioned: HELP and TYPE for delayq_queue_partitions" \
+  sh -c "grep -q '^# HELP delayq_queue_partitions ' '$work/pp.txt' && grep -q '^# TYPE delayq_queue_partitions gauge' '$work/pp.txt'"
+check "partitioned: only it has a partitions sample" [ "$(grep -c '^delayq_queue_partitions{' "$work/pp.txt")" = 1 ]
+check "partitioned: no series of a partition (Q~i.k)" sh -c "! grep -q '~' '$work/pp.txt'"
+check "partitioned: one due series for it" [ "$(grep -c "^delayq_tasks{queue=\"$pq\",state=\"due\"}" "$work/pp.txt")" = 1 ]
+check "partitioned: the registry holds it once (4 queues)" has "$work/pp.txt" delayq_registry_queues 4
+check "partitioned: delayq queues lists it, not its partitions" \
+  sh -c "'$bin' queues | grep -qF '$pq' && ! '$bin' queues | grep -qF '$pq~'"
+check "partitioned: delayq queues sums its partitions (due 10)" sh -c "'$bin' queues --json | grep -F '\"queue\":\"$pq\"' | grep -qF '\"due\":10,'"
+check "partitioned: delayq queues sums its partitions (future 3)" sh -c "'$bin' queues --json | grep -F '\"queue\":\"$pq\"' | grep -qF '\"future\":3,'"
+check "before it: no partitions family" sh -c "! grep -q 'delayq_queue_partitions' '$work/m.txt'"
 
 # -q, repeatable: only those queues
 "$bin" metrics -q "$q" --queue="$f" --textfile - >"$work/q.txt"

@@ -107,6 +107,46 @@ keys_text_rows(void **state)
     dq_buf_free(&b);
 }
 
+/* The Partitions view: one row per partition with its counts, done per minute over the
+ * window, node and name; names and nodes from Redis escaped; draining ones said so. */
+static void
+parts_text_rows(void **state)
+{
+    (void)state;
+    struct part_row rows[3] = {
+        {.name = "pq",
+         .node = "127.0.0.1:7001",
+         .st = {.due = 5,
+                .future = 2,
+                .inflight = 1,
+                .failed = 3,
+                .window_ms = 300000,
+                .window_elapsed_ms = 120000,
+                .window_done = 10}},
+        {.name = "pq~1.3", .node = "10.0.0.2:7002\x1b[2J", .st = {.due = 7, .window_ms = -1}},
+        {.name = "pq~2.0\n", .node = "10.0.0.3:7003", .st = {.window_ms = 300000}},
+    };
+    struct dq_buf b = DQ_BUF_INIT;
+
+    job_parts_text(&b, rows, 3, 2);
+    dq_buf_putc(&b, '\0');
+    assert_false(b.failed);
+    assert_non_null(strstr(b.data, "   #      DUE   FUTURE IN FLIGHT   FAILED DONE/MIN  NODE"));
+    assert_non_null(strstr(b.data, "\n   0        5        2         1        3      5.0  "
+                                   "127.0.0.1:7001        pq\n"));
+    /* no window known (an older server's scripts): "-", not a made-up rate */
+    assert_non_null(strstr(b.data, "\n   1        7        0         0        0        -  "));
+    assert_non_null(strstr(b.data, "10.0.0.2:7002\\e[2J    pq~1.3\n"));
+    assert_null(strchr(b.data, '\x1b'));
+    assert_non_null(strstr(b.data, "pq~2.0\\n (draining)\n"));
+    dq_buf_free(&b);
+
+    job_parts_text(&b, rows, 1, 1);
+    dq_buf_putc(&b, '\0');
+    assert_non_null(strstr(b.data, "This queue is not partitioned"));
+    dq_buf_free(&b);
+}
+
 int
 main(void)
 {
@@ -114,6 +154,7 @@ main(void)
         cmocka_unit_test(every_action_has_a_row),
         cmocka_unit_test(loop_actions_run_nothing_on_the_redis_thread),
         cmocka_unit_test(keys_text_rows),
+        cmocka_unit_test(parts_text_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
