@@ -263,17 +263,15 @@ const struct cli_cmd cmd_export = {
     .usage = "delayq export {failed|due|future|inflight|parked} [-q QUEUE]\n"
              "                     [--match TEXT] [--limit N] > tasks.jsonl\n"
              "delayq export failed [-q QUEUE] --group SIG [--limit N] > tasks.jsonl",
-    .about =
-        "Writes the tasks of a view to stdout, one JSON object per line with every field\n"
-        "(docs/PROTOCOL.md 5.23): the payload as JSON when that reads back to the same\n"
-        "bytes, else as base64 in \"payload_b64\". `delayq import` reads the file back.\n"
-        "due also writes the parked tasks (due, held back by key_concurrency; parked: only\n"
-        "them), as scheduled records: imported, they park again while their key is full.\n"
-        "Read in pages of " PAGE_TEXT " tasks, each one read-only call: while workers run, tasks\n"
-        "that move between two pages can be missed or (rarely) written twice; pause the\n"
-        "queue (delayq pause) for a snapshot. A partitioned queue is read partition after\n"
-        "partition. Prints \"exported N tasks\" to stderr; exit 1\n"
-        "when stdout cannot be written.",
+    .about = "Writes the tasks of a view to stdout, one JSON object per line with every field\n"
+             "(docs/PROTOCOL.md 5.23): the payload as JSON when that reads back to the same\n"
+             "bytes, else as base64 in \"payload_b64\". `delayq import` reads the file back.\n"
+             "due also writes the parked tasks (due, held back by key_concurrency; parked: only\n"
+             "them), as scheduled records: imported, they park again while their key is full.\n"
+             "Read in pages of " PAGE_TEXT " tasks (partition by partition), each one read-only\n"
+             "call: tasks that move between pages while workers run can be missed or (rarely)\n"
+             "written twice; pause the queue for a snapshot. Prints \"exported N tasks\" to\n"
+             "stderr; exit 1 when stdout cannot be written.",
     .opts = opts,
     .max_pos = 1,
     .run = run,
