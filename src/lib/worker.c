@@ -125,6 +125,14 @@ struct part {
     int64_t claim_retry_at; /* monotonic: no claim before this */
     int claim_backoff_ms;   /* 0: the last claim succeeded */
     long long claim_failures;
+    /* Its node unreachable or refusing for the moment: a down episode, logged once, with
+     * no call to it before retry_at (reached). Kept per partition, so that one dead
+     * master holds back only its own partitions' calls, not the leases, claims and beats
+     * of the others (chaos.parts_storm). Partition 0's also covers the registry, the
+     * pause and the map, which live there. */
+    bool down;
+    int64_t retry_at; /* monotonic */
+    int backoff_ms;
 };
 
 /* How soon a partition may have something to claim, for the order of a pass
@@ -167,9 +175,6 @@ struct dq_worker {
 
     /* coordinator only */
     struct job *owned; /* every job from claim to written result */
-    bool down;         /* Redis unreachable or refusing; logged once per episode */
-    int64_t retry_at;  /* monotonic: no Redis call before this while down */
-    int backoff_ms;
     /* the partitions (one for an unpartitioned queue), the poll set over their
      * subscriptions (1 + nparts), and when the map was last read (parts_step) */
     struct part *parts;
@@ -683,6 +688,12 @@ srv_now(const struct part *p)
     return dq_mono_ms() + p->offset_ms;
 }
 
+static int64_t
+min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
 /* Errors that say "not now" rather than "never": unreachable, timed out, or Redis
  * refusing for the moment (OOM, READONLY after a failover, BUSY, LOADING, MISCONF). */
 static bool
@@ -692,41 +703,52 @@ transient(int rc)
 }
 
 /*
- * Notes the outcome of a Redis call. A transient failure starts (or continues) a down
- * episode: one log line when it starts and one when it ends, and no Redis call before
- * a capped, jittered backoff has passed, so neither the log nor Redis is flooded.
- * Returns true when Redis gave a real answer (success or a final error).
+ * Notes the outcome of a Redis call to partition @pi. A transient failure starts (or
+ * continues) a down episode of that partition: one log line when it starts and one when
+ * it ends, and no call to it before a capped, jittered backoff has passed, so neither
+ * the log nor Redis is flooded. Returns true when Redis gave a real answer (success or
+ * a final error).
  */
 static bool
-reached(struct dq_worker *w, int rc, const dq_err *err)
+reached(struct dq_worker *w, unsigned pi, int rc, const dq_err *err)
 {
+    struct part *p = &w->parts[pi];
+
     if (transient(rc)) {
-        if (!w->down) {
-            w->down = true;
-            wlog(w, DQ_LOG_WARN, rc == DQ_EREDIS ? "redis.error" : "redis.down", NULL, 1, "error",
-                 err->msg);
+        if (!p->down) {
+            const char *ev = rc == DQ_EREDIS ? "redis.error" : "redis.down";
+            p->down = true;
+            if (w->nparts > 1)
+                wlog(w, DQ_LOG_WARN, ev, NULL, 2, "error", err->msg, "partition", p->name);
+            else
+                wlog(w, DQ_LOG_WARN, ev, NULL, 1, "error", err->msg);
         }
         /* capped at 1 s: a try is one refused connect, and work resumes within about a
          * second of Redis coming back (the chaos outage test asserts 2 s) */
-        w->backoff_ms = w->backoff_ms == 0         ? 100
-                        : w->backoff_ms * 2 > 1000 ? 1000
-                                                   : w->backoff_ms * 2;
-        w->retry_at = dq_mono_ms() + w->backoff_ms + dq_jitter(w->backoff_ms / 4);
+        p->backoff_ms = p->backoff_ms == 0         ? 100
+                        : p->backoff_ms * 2 > 1000 ? 1000
+                                                   : p->backoff_ms * 2;
+        p->retry_at = dq_mono_ms() + p->backoff_ms + dq_jitter(p->backoff_ms / 4);
         return false;
     }
-    if (w->down) {
-        w->down = false;
-        w->backoff_ms = 0;
-        wlog(w, DQ_LOG_INFO, "redis.up", NULL, 0);
+    if (p->down) {
+        p->down = false;
+        p->backoff_ms = 0;
+        if (w->nparts > 1)
+            wlog(w, DQ_LOG_INFO, "redis.up", NULL, 1, "partition", p->name);
+        else
+            wlog(w, DQ_LOG_INFO, "redis.up", NULL, 0);
     }
     return true;
 }
 
-/* May the coordinator call Redis now? Not while backing off. */
+/* May the coordinator call partition @pi now? Not while it backs off. */
 static bool
-may_call(const struct dq_worker *w)
+may_call(const struct dq_worker *w, unsigned pi)
 {
-    return !w->down || dq_mono_ms() >= w->retry_at;
+    const struct part *p = &w->parts[pi];
+
+    return !p->down || dq_mono_ms() >= p->retry_at;
 }
 
 static void
@@ -780,7 +802,7 @@ extend_in(struct dq_worker *w, unsigned pi, struct job **jobs, size_t n)
     for (size_t i = 0; i < n; i++)
         tasks[i] = &jobs[i]->task;
     int rc = dq_extend(w->c, w->parts[pi].name, tasks, n, w->o.lease_ms, lost, &err);
-    if (!reached(w, rc, &err))
+    if (!reached(w, pi, rc, &err))
         return false;
     for (size_t i = 0; i < n; i++) {
         if (rc != DQ_OK || lost[i]) {
@@ -851,20 +873,20 @@ extend_leases(struct dq_worker *w)
     }
     if (n == 0)
         return next;
-    if (!may_call(w))
-        return w->retry_at - now_mono;
-    /* each partition's leases in one call to its node: the jobs are grouped in place */
+    /* each partition's leases in one call to its node: the jobs are grouped in place. A
+     * partition that is down is tried again after its backoff; the others go on. */
     for (size_t i = 0; i < n;) {
         size_t m = i + 1;
+        unsigned pi = jobs[i]->part;
         for (size_t k = m; k < n; k++) {
-            if (jobs[k]->part == jobs[i]->part) {
+            if (jobs[k]->part == pi) {
                 struct job *t = jobs[m];
                 jobs[m++] = jobs[k];
                 jobs[k] = t;
             }
         }
-        if (!extend_in(w, jobs[i]->part, jobs + i, m - i))
-            return w->retry_at - dq_mono_ms();
+        if (!may_call(w, pi) || !extend_in(w, pi, jobs + i, m - i))
+            next = min64(next, w->parts[pi].retry_at - dq_mono_ms());
         i = m;
     }
     return next < w->o.lease_ms / 2 ? next : w->o.lease_ms / 2;
@@ -959,7 +981,7 @@ resubscribe(struct dq_worker *w, struct part *p)
 {
     dq_err err;
 
-    if (p->sub != NULL || w->down || dq_mono_ms() < p->sub_retry_at)
+    if (p->sub != NULL || p->down || dq_mono_ms() < p->sub_retry_at)
         return;
     if (dq_sub_open(w->c, p->channel, &p->sub, &err) == DQ_OK) {
         p->sub_backoff_ms = 0;
@@ -980,12 +1002,6 @@ resubscribe(struct dq_worker *w, struct part *p)
                         : p->sub_backoff_ms * 2 > 1000 ? 1000
                                                        : p->sub_backoff_ms * 2;
     p->sub_retry_at = dq_mono_ms() + p->sub_backoff_ms + dq_jitter(p->sub_backoff_ms / 4);
-}
-
-static int64_t
-min64(int64_t a, int64_t b)
-{
-    return a < b ? a : b;
 }
 
 /* What dq_worker_run's loop carries from one pass to the next (besides each
@@ -1152,11 +1168,11 @@ reap_leases(struct dq_worker *w)
         dq_err err = {0};
         int rc;
 
-        if (!may_call(w) || srv_now(p) < p->next_reap)
+        if (!may_call(w, (unsigned)i) || srv_now(p) < p->next_reap)
             continue;
         rc = dq_reap(w->c, p->name, 100, &rp, &err);
-        if (!reached(w, rc, &err))
-            return;
+        if (!reached(w, (unsigned)i, rc, &err))
+            continue;
         if (rc == DQ_OK && rp.returned + rp.exhausted > 0) {
             char n1[24], n2[24];
             snprintf(n1, sizeof n1, "%zu", rp.returned);
@@ -1258,7 +1274,7 @@ settle_and_claim(struct dq_worker *w, struct loop *lp, unsigned pi, size_t nsett
     size_t n = nsettle;
     int got = 0;
 
-    if (!may_call(w))
+    if (!may_call(w, pi))
         return 0;
     if (n == 0 && want == 0)
         return 0;
@@ -1295,12 +1311,12 @@ settle_and_claim(struct dq_worker *w, struct loop *lp, unsigned pi, size_t nsett
     int64_t arrival_ns = mono_ns();
     if (want > 0)
         p->last_claim_mono = arrival_ns / 1000000;
-    bool answered = reached(w, rc, &err);
+    bool answered = reached(w, pi, rc, &err);
     if (answered && rc != DQ_OK && want > 0) {
         claim_failed(w, p, &err); /* the results in this call were not written either */
     } else if (answered && rc != DQ_OK) {
         wlog(w, DQ_LOG_ERROR, "settle.failed", NULL, 1, "error", err.msg);
-        reached(w, DQ_EREDIS, &err);
+        reached(w, pi, DQ_EREDIS, &err);
     }
     if (!answered || rc != DQ_OK) {
         /* A claim that timed out may still run when a stalled Redis catches up, leasing
@@ -1427,6 +1443,12 @@ next_wait(const struct dq_worker *w, const struct loop *lp, unsigned free_slots,
 
     for (size_t i = 0; i < w->nparts; i++) {
         const struct part *p = &w->parts[i];
+        if (p->down) {
+            /* nothing of it can happen before its next try (its other terms may be past
+             * and would spin the loop) */
+            wait = min64(wait, p->retry_at - nowm > 10 ? p->retry_at - nowm : 10);
+            continue;
+        }
         if (!lp->stopping && free_slots > 0) {
             wait = min64(wait, w->o.max_idle_ms - (nowm - p->last_claim_mono));
             if (held && i > 0) {
@@ -1442,15 +1464,13 @@ next_wait(const struct dq_worker *w, const struct loop *lp, unsigned free_slots,
                     wait = min64(wait, 1000); /* no wake-ups: look more often */
             }
         }
-        if (!lp->stopping && !w->down)
+        if (!lp->stopping)
             wait = min64(wait, p->next_reap - srv_now(p));
     }
-    if (!w->down)
+    if (!w->parts[0].down)
         wait = min64(wait, w->beat_next - nowm);
     if (lp->stopping)
         wait = min64(wait, nowm < lp->stop_deadline ? lp->stop_deadline - nowm : lp->giveup - nowm);
-    if (w->down)
-        wait = w->retry_at - nowm > 10 ? w->retry_at - nowm : 10;
     return wait < 0 ? 0 : wait;
 }
 
@@ -1808,14 +1828,14 @@ heartbeat_step(struct dq_worker *w, struct loop *lp, unsigned busy, int64_t nowm
     dq_err err = {0};
 
     /* a handler newly hung is said at once, not at the next beat */
-    if (!may_call(w) ||
+    if (!may_call(w, 0) ||
         (!check && nowm < w->beat_next && lp->stopping == w->beat_draining && hung == w->beat_hung))
         return;
     /* an idle look prunes the registry every other time: the prune's two commands on each
      * look put an idle worker at W4's budget (12 commands a minute, 0.2/s) */
     dq_beat_mode mode = !check ? DQ_BEAT : w->looks++ % 2 == 0 ? DQ_BEAT_CHECK : DQ_BEAT_LOOK;
     int rc = dq_heartbeat(w->c, w->queue, w->name, mode, changed ? &rec : NULL, &br, &err);
-    if (!reached(w, rc, &err))
+    if (!reached(w, 0, rc, &err))
         return;
     w->beat_next = nowm + w->o.beat_ms;
     if (rc != DQ_OK) {
@@ -1866,14 +1886,14 @@ parts_step(struct dq_worker *w, struct loop *lp, int64_t nowm)
     struct dq_parts m = {0};
     dq_err err = {0};
 
-    if (!(lp->reread_map || periodic) || !may_call(w) || lp->stopping)
+    if (!(lp->reread_map || periodic) || !may_call(w, 0) || lp->stopping)
         return;
     if (lp->reread_map && w->parts_known)
         dq_parts_forget(w->c, w->queue); /* the cache may be younger than the change */
     int rc = dq_parts_get(w->c, w->queue, &m, &err);
     w->parts_read_mono = nowm;
     lp->reread_map = false;
-    if (!reached(w, rc, &err))
+    if (!reached(w, 0, rc, &err))
         return;            /* tried again once Redis answers */
     w->parts_known = true; /* answered: no more tries while idle */
     if (rc != DQ_OK) {
@@ -1912,11 +1932,12 @@ look_parts(struct dq_worker *w, const struct loop *lp, int64_t nowm)
         dq_beat_reply br;
         dq_err err = {0};
 
-        if (p->look_failed_logged || nowm - p->last_claim_mono < w->o.max_idle_ms || !may_call(w))
+        if (p->look_failed_logged || nowm - p->last_claim_mono < w->o.max_idle_ms ||
+            !may_call(w, i))
             continue;
         int rc = dq_heartbeat(w->c, p->name, w->name, DQ_BEAT_LOOK, NULL, &br, &err);
-        if (!reached(w, rc, &err))
-            return;
+        if (!reached(w, i, rc, &err))
+            continue;
         if (rc != DQ_OK) {
             wlog(w, DQ_LOG_ERROR, "look.failed", NULL, 2, "partition", p->name, "error", err.msg);
             p->look_failed_logged = true;
@@ -1934,7 +1955,7 @@ unregister(struct dq_worker *w)
     dq_beat_reply br;
     dq_err err;
 
-    if (w->registered && !w->down && w->c != NULL)
+    if (w->registered && w->nparts > 0 && !w->parts[0].down && w->c != NULL)
         dq_heartbeat(w->c, w->queue, w->name, DQ_BEAT_GONE, NULL, &br, &err);
     w->registered = false;
 }

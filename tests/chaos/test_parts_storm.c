@@ -650,10 +650,13 @@ partitioned_storm_failover_and_reshard(void **state)
         if (b->claimed < a->claimed + LEASE_MS)
             fail_msg("%s attempt %u claimed %lld ms after attempt %u, inside its lease", a->id,
                      b->attempt, (long long)(b->claimed - a->claimed), a->attempt);
-        /* a run that overlapped the failover on another master's partition: its worker's
-         * loop waited on the dead master's connection and so renewed no lease, and the
-         * task ran again after its lease ran out (checked above), as after any kill: the
-         * issue's "re-runs only after kills". Counted apart, and named in the note. */
+        /* a run that overlapped the failover on another master's partition: with the
+         * cluster's default cluster-require-full-coverage yes, every master refuses
+         * every command (CLUSTERDOWN) from the dead master's FAIL flag to its replica's
+         * promotion, so no lease could be renewed, and the task ran again after its
+         * lease ran out (checked above), as after any kill: the issue's "re-runs only
+         * after kills". Counted apart. (prod.parts_outage shows a worker going on with
+         * the live partitions when the cluster keeps serving them.) */
         if (!killed_between(kills, nk, a->pid, a->claimed, b->claimed) &&
             a->claimed <= promoted_wall && b->claimed >= kill_wall) {
             again_stall++;
