@@ -137,6 +137,18 @@ void dq_cluster_free(struct dq_cluster *cl);
 int dq_cluster_command(dq_client *c, int argc, const char **argv, const size_t *lens,
                        redisReply **out, dq_err *err);
 
+/*
+ * @n commands of a cluster client, each to the master of its key's slot in the current
+ * map, pipelined per node: one dq_node_pipeline, so one round trip, per master. A command
+ * that node answered with MOVED, ASK, TRYAGAIN or CLUSTERDOWN was not run: its out[i] is
+ * left NULL for the caller to send alone through dq_cluster_command, which follows those
+ * (a MOVED also marks the map stale); so is a command without a key or of a slot no
+ * master is known for. When a node's connection fails, what it ran is unknown: that
+ * error is returned (DQ_ECONN / DQ_ETIMEOUT), out[] freed, as dq_node_pipeline does.
+ */
+int dq_cluster_pipeline(dq_client *c, size_t n, const int *argc, const char **const *argv,
+                        const size_t *const *lens, redisReply **out, dq_err *err);
+
 /* dq_sub_open for a cluster client: SSUBSCRIBE on the node of @channel's slot,
  * following MOVED and a stale map. */
 int dq_cluster_sub_open(dq_client *c, const char *channel, dq_client **out, dq_err *err);

@@ -478,12 +478,15 @@ dq_cluster_command(dq_client *c, int argc, const char **argv, const size_t *lens
         if ((nc = node_client(c, node, err)) == NULL)
             return DQ_ENOMEM;
         if (ask >= 0) {
+            cl->counts.round_trips++;
             rc = dq_node_command(nc, 1, (const char *[]){"ASKING"}, NULL, &r, err);
             freeReplyObject(r);
             r = NULL;
         }
-        if (rc == DQ_OK)
+        if (rc == DQ_OK) {
+            cl->counts.round_trips++;
             rc = dq_node_command(nc, argc, argv, lens, &r, err);
+        }
         ask = -1;
         c->unanswered = rc != DQ_OK && nc->unanswered;
         if (rc != DQ_OK) {
@@ -547,6 +550,91 @@ dq_cluster_command(dq_client *c, int argc, const char **argv, const size_t *lens
     }
     return dq_err_set(err, DQ_EREDIS, "cluster %s: more than %d redirections for slot %d",
                       c->endpoint, HOPS_MAX, slot);
+}
+
+int
+dq_cluster_pipeline(dq_client *c, size_t n, const int *argc, const char **const *argv,
+                    const size_t *const *lens, redisReply **out, dq_err *err)
+{
+    struct dq_cluster *cl = c->cluster;
+    int *node = malloc((n ? n : 1) * sizeof *node), rc = DQ_OK;
+    size_t *idx = malloc((n ? n : 1) * sizeof *idx);
+    int *sargc = malloc((n ? n : 1) * sizeof *sargc);
+    const char ***sargv = malloc((n ? n : 1) * sizeof *sargv);
+    const size_t **slens = malloc((n ? n : 1) * sizeof *slens);
+    redisReply **sout = malloc((n ? n : 1) * sizeof *sout);
+
+    for (size_t i = 0; i < n; i++)
+        out[i] = NULL;
+    if (node == NULL || idx == NULL || sargc == NULL || sargv == NULL || slens == NULL ||
+        sout == NULL) {
+        rc = dq_err_set(err, DQ_ENOMEM, "out of memory");
+        goto out;
+    }
+    if (cl->stale)
+        (void)refresh(c, NULL); /* a failure leaves the old map; the calls alone then follow */
+    for (size_t i = 0; i < n; i++) {
+        const char *key;
+        size_t klen;
+        node[i] = command_key(argc[i], argv[i], lens[i], &key, &klen)
+                      ? cl->slot[dq_cluster_slot(key, klen)] - 1
+                      : -1;
+    }
+    /* node by node, in the order of each node's first command */
+    for (size_t i = 0; i < n; i++) {
+        int nd = node[i];
+        size_t k = 0;
+        dq_client *nc;
+
+        if (nd < 0)
+            continue;
+        for (size_t j = i; j < n; j++) {
+            if (node[j] != nd)
+                continue;
+            idx[k] = j;
+            sargc[k] = argc[j];
+            sargv[k] = argv[j];
+            slens[k++] = lens[j];
+            node[j] = -1; /* taken */
+        }
+        if ((nc = node_client(c, nd, err)) == NULL) {
+            rc = DQ_ENOMEM;
+            goto out;
+        }
+        cl->counts.round_trips++;
+        if ((rc = dq_node_pipeline(nc, k, sargc, sargv, slens, sout, err)) != DQ_OK) {
+            cl->counts.node_errors++;
+            cl->stale = true;
+            c->unanswered = nc->unanswered;
+            goto out;
+        }
+        cl->last = nd;
+        for (size_t j = 0; j < k; j++) {
+            redisReply *r = sout[j];
+            if (reply_starts(r, "MOVED ") || reply_starts(r, "ASK ") ||
+                reply_starts(r, "TRYAGAIN") || reply_starts(r, "CLUSTERDOWN")) {
+                if (reply_starts(r, "MOVED "))
+                    cl->stale = true;
+                freeReplyObject(r);
+                continue; /* not run there: the caller sends it alone */
+            }
+            out[idx[j]] = r;
+        }
+    }
+out:
+    if (rc != DQ_OK) {
+        for (size_t i = 0; i < n; i++) {
+            freeReplyObject(out[i]);
+            out[i] = NULL;
+        }
+    }
+    free(node);
+    free(idx);
+    free(sargc);
+    free(sargv);
+    free(slens);
+    free(sout);
+    return rc;
 }
 
 int

@@ -35,6 +35,10 @@ struct dq_cluster;
 /* Counters of what the routing met, for tests and `delayq stats`. */
 struct dq_cluster_counts {
     int64_t moved, ask, tryagain, down, refreshes, node_errors;
+    /* round trips to nodes for commands: one per command sent alone (ASKING and its
+     * command count two), one per node's pipeline of dq_cluster_pipeline; the map's reads
+     * are the refreshes */
+    int64_t round_trips;
     int nodes; /* nodes known (masters and any others named by a redirection) */
 };
 

@@ -360,7 +360,7 @@ batch_error(dq_err *err, size_t base, size_t count)
 /*
  * dq_enqueue_batch of a partitioned queue: the items grouped by partition (keeping their
  * order within one), one call per DQ_ENQUEUE_CHUNK items of a partition, all of them sent
- * pipelined on one node (dq_scripts_run_multi; a cluster client routes each). Each call
+ * pipelined (dq_scripts_run_multi; a cluster client pipelines per master). Each call
  * is all or nothing; the items of a failed one keep an empty out[].id.
  */
 static int

@@ -455,9 +455,10 @@ dq_scripts_run_multi(dq_client *c, enum dq_script_id id, const char *const *queu
         argc = 3 + DQ_QUEUE_KEYS + args[i]->n > argc ? 3 + DQ_QUEUE_KEYS + args[i]->n : argc;
         failed = failed || args[i]->failed;
     }
-    /* the first call alone: it finds the path (and loads the library) for the others; a
-     * cluster client routes each call, and WAIT for replicas follows each write alone */
-    while (done < n && (c->cluster != NULL || c->scripts_path == PATH_UNKNOWN || done == 0 ||
+    /* the first call alone: it finds the path (and loads the library) for the others;
+     * WAIT for replicas follows each write alone. A cluster client pipelines the rest per
+     * node (dq_cluster_pipeline), each node loading the library at its first refusal. */
+    while (done < n && (c->scripts_path == PATH_UNKNOWN || done == 0 ||
                         (c->min_replicas > 0 && waits_for_replicas(src)))) {
         rcs[done] = dq_scripts_run(c, id, queues[done], args[done], parse,
                                    (char *)outs + done * stride, &errs[done]);
@@ -517,14 +518,17 @@ dq_scripts_run_multi(dq_client *c, enum dq_script_id id, const char *const *queu
             lenss[k] = e->lens;
             k++;
         }
-        if (k > 0 && (rc = dq_node_pipeline(c, k, argcs, argvs, lenss, replies, err)) != DQ_OK)
+        if (k > 0 &&
+            (rc = c->cluster != NULL
+                      ? dq_cluster_pipeline(c, k, argcs, argvs, lenss, replies, err)
+                      : dq_node_pipeline(c, k, argcs, argvs, lenss, replies, err)) != DQ_OK)
             goto out;
         /* the replies come in the order sent */
         for (size_t j = 0; j < k; j++) {
             size_t q = calls[j].queue;
             redisReply *r = replies[j];
             void *o = (char *)outs + q * stride;
-            if (needs_registry(r))
+            if (r == NULL || needs_registry(r)) /* NULL: a cluster node redirected it */
                 rcs[q] = dq_scripts_run(c, id, queues[q], args[q], parse, o, &errs[q]);
             else if (r->type == REDIS_REPLY_ERROR)
                 rcs[q] = dq_err_from_reply(&errs[q], src->name, r->str, r->len);

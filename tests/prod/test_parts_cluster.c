@@ -27,6 +27,7 @@
 #include "delayq.h"
 #include "harness/redis.h"
 #include "harness/wait.h"
+#include "lib/cluster.h"
 #include "lib/parts.h"
 
 #define NODES   3
@@ -449,6 +450,65 @@ ls_due_merged_across_masters(void **state)
     dq_client_free(c);
 }
 
+/* The round trips of a page and of the stats of a queue of 12 partitions on three
+ * masters: one call per partition, pipelined per node (the first alone, which finds the
+ * scripts' path), so 1 + 3 round trips, not 12; the merged page is the same as before. */
+static void
+merges_pipelined_per_node(void **state)
+{
+    const char *q = "pcrt";
+    enum { MANY = 12, TASKS = 600 };
+    dq_client *c;
+    dq_err err = {0};
+    dq_config cfg = {.partitions = MANY};
+    dq_client_opts o = {.who = "tester"};
+    struct dq_cluster_counts before, after;
+    dq_stats st;
+    dq_page pg;
+
+    (void)state;
+    if (dq_client_open(url, &o, &c, &err) != DQ_OK)
+        fail_msg("open %s: %s", url, err.msg);
+    assert_int_equal(dq_config_set(c, q, &cfg, &err), DQ_OK);
+    dq_enqueue_item *items = calloc(TASKS, sizeof *items);
+    dq_enqueued *out = calloc(TASKS, sizeof *out);
+    assert_non_null(items);
+    assert_non_null(out);
+    for (int i = 0; i < TASKS; i++) {
+        items[i].payload = "{}";
+        items[i].payload_len = 2;
+        items[i].opts.delay_ms = 3600000 + 1000 * ((7 * i) % TASKS);
+    }
+    assert_int_equal(dq_enqueue_batch(c, q, items, TASKS, out, &err), DQ_OK);
+    /* warm: the map is cached and every master has the library */
+    assert_int_equal(dq_stats_get(c, q, &st, &err), DQ_OK);
+    assert_int_equal(dq_page_get(c, q, DQ_VIEW_FUTURE, 0, 40, &pg, &err), DQ_OK);
+    dq_page_free(&pg);
+
+    dq_cluster_counts_get(c, &before);
+    assert_int_equal(dq_stats_get(c, q, &st, &err), DQ_OK);
+    dq_cluster_counts_get(c, &after);
+    assert_int_equal(st.future, TASKS);
+    printf("# stats of %d partitions on 3 masters: %lld round trips\n", MANY,
+           (long long)(after.round_trips - before.round_trips));
+    assert_true(after.round_trips - before.round_trips <= 1 + NODES);
+
+    dq_cluster_counts_get(c, &before);
+    assert_int_equal(dq_page_get(c, q, DQ_VIEW_FUTURE, 0, 40, &pg, &err), DQ_OK);
+    dq_cluster_counts_get(c, &after);
+    printf("# a page of %d partitions on 3 masters: %lld round trips\n", MANY,
+           (long long)(after.round_trips - before.round_trips));
+    assert_true(after.round_trips - before.round_trips <= 1 + NODES);
+    assert_int_equal(pg.n, 40);
+    assert_int_equal(pg.total, TASKS);
+    for (size_t i = 1; i < pg.n; i++) /* merged in due order: delays 0, 1, 2 ... s apart */
+        assert_true(pg.tasks[i - 1].due_ms < pg.tasks[i].due_ms);
+    dq_page_free(&pg);
+    free(items);
+    free(out);
+    dq_client_free(c);
+}
+
 /* partitions 1: no map and no partition key anywhere, today's keys only */
 static void
 one_partition_is_todays_layout(void **state)
@@ -488,6 +548,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(six_partitions_on_three_masters),
         cmocka_unit_test(ls_due_merged_across_masters),
+        cmocka_unit_test(merges_pipelined_per_node),
         cmocka_unit_test(one_partition_is_todays_layout),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
