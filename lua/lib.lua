@@ -55,7 +55,8 @@ local K_KPARK = K_PREFIX .. 'kpark' -- ZSET key -> its parked tasks (ZCARD of it
 -- was held back by concurrency; written only while a limit is on.
 local K_LIMITS = K_PREFIX .. 'limits' -- HASH tokens, at, rate_held, held (ms each)
 -- A partitioned queue's map, K_PREFIX .. 'parts' (PROTOCOL.md 14), is
--- named in config.lua and config_get.lua only, which alone read or write it.
+-- named in config.lua and config_get.lua, which alone read or write it, and in
+-- overview.lua and stats.lua, which give its size (HLEN).
 -- keys: end
 
 -- Protocol limits (docs/PROTOCOL.md 8.2). src/delayq.h has the same names and numbers;

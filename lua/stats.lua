@@ -20,13 +20,15 @@
 --   in force (0|1), its rate and concurrency, since ms (-1), until ms (-1: none, 0: until
 --   lifted), by and reason (strings, '' when none), then the all-time run times (history,
 --   PROTOCOL.md 13; cumulative, never trimmed): the 12 bucket counts h0 .. h11 and the
---   sum of the run times t (ms)}.
+--   sum of the run times t (ms), then the size of the queue's partition map (HLEN
+--   dq:{Q}:parts; 0: not partitioned), so a client knows a queue of one partition without
+--   reading the map (PROTOCOL.md 14.3)}.
 -- Flags: no-writes (FCALL_RO / EVALSHA_RO: runs on replicas and for read-only users).
 -- Complexity: O(log N): ZCOUNT, ZCARD and HMGET only; O(G) more for G error groups (at
 --   most 501) only while the window's failures cross a threshold.
 -- the role gate (PROTOCOL 5.16a): refused before any command below runs
-local gate = viewer_gate('stats', [[HGETALL groups HMGET config limits pause stats tally TIME ZCARD
-  failidx group inflight sched ZCOUNT inflight sched ZRANGE sched ZRANGEBYSCORE sched]])
+local gate = viewer_gate('stats', [[HGETALL groups HLEN parts HMGET config limits pause stats tally
+  TIME ZCARD failidx group inflight sched ZCOUNT inflight sched ZRANGE sched ZRANGEBYSCORE sched]])
 if gate then return gate end
 local cfg = config()
 local now = now_ms()
@@ -100,4 +102,6 @@ for i = 1, 7 do out[#out + 1] = tail2[i] end
 for i = 1, 7 do out[#out + 1] = th[i] end
 -- the run-time histogram (lib.lua roll), in the same HMGET of the stats hash
 for i = 13, 25 do out[#out + 1] = math.max(0, math.floor(tonumber(c[i]) or 0)) end
+local K_PARTS = K_PREFIX .. 'parts' -- a partitioned queue's map (config.lua): its size
+out[#out + 1] = redis.call('HLEN', K_PARTS)
 return out

@@ -800,6 +800,10 @@ typedef struct dq_stats {
      * scripts older than the per-minute rollups) */
     int64_t run[DQ_RUN_BUCKETS];
     int64_t run_sum_ms;
+    /* fields of the queue's partition map (PROTOCOL.md 14.2): 0 not partitioned; -1 from
+     * scripts older than partitions. dq_stats_get's sum of a partitioned queue: partition
+     * 0's */
+    int64_t parts_map;
 } dq_stats;
 
 /** Reads the queue's counts and counters in one bounded call (O(log n)). A partitioned

@@ -380,6 +380,35 @@ dq_parts_forget(dq_client *c, const char *queue)
         e->read_ms = INT64_MIN / 2;
 }
 
+bool
+dq_parts_maybe_single(dq_client *c, const char *queue)
+{
+    const struct entry *e = find(c->parts, queue);
+
+    return e == NULL || e->map.all <= 1;
+}
+
+int
+dq_parts_confirm_single(dq_client *c, const char *queue, dq_err *err)
+{
+    struct entry *e = find(c->parts, queue);
+    struct dq_parts map = {.n = 1, .all = 1};
+
+    if (e != NULL && e->map.all <= 1) {
+        e->read_ms = e->used_ms = dq_mono_ms();
+        return DQ_OK;
+    }
+    if (e != NULL)
+        return DQ_OK; /* a partitioned map: a reply of one partition does not replace it */
+    if ((map.names = calloc(1, sizeof *map.names)) == NULL ||
+        (map.names[0] = strdup(queue)) == NULL || (e = add(c, queue, &map)) == NULL) {
+        dq_parts_free(&map);
+        return dq_err_set(err, DQ_ENOMEM, "out of memory caching the partitions of %s", queue);
+    }
+    e->read_ms = e->used_ms = dq_mono_ms();
+    return DQ_OK;
+}
+
 size_t
 dq_parts_next(dq_client *c, const char *queue, const struct dq_parts *p)
 {

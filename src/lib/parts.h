@@ -49,6 +49,19 @@ int dq_parts_get(dq_client *c, const char *queue, struct dq_parts *out, dq_err *
 /* The same, borrowed from the cache: valid until the next dq_parts_* call on @c. */
 int dq_parts_peek(dq_client *c, const char *queue, const struct dq_parts **out, dq_err *err);
 
+/*
+ * True when @c's cache holds no map of @queue or one of a single partition: a call that
+ * learns the map's size from its own reply (the stats script's partition map field) may
+ * go to @queue directly, and then confirms with dq_parts_confirm_single or, for a
+ * partitioned queue, forgets the map and goes by dq_parts_peek. So the inspector's
+ * refresh and `delayq stats` of an unpartitioned queue send no HGETALL (PROTOCOL.md 14.3).
+ */
+bool dq_parts_maybe_single(dq_client *c, const char *queue);
+
+/* @queue's own reply said it has no partition map: caches (or refreshes) its map of one
+ * partition as if just read. */
+int dq_parts_confirm_single(dq_client *c, const char *queue, dq_err *err);
+
 /* Forgets the cached map of @queue (after this client changed it). */
 void dq_parts_forget(dq_client *c, const char *queue);
 

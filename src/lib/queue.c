@@ -1098,9 +1098,28 @@ dq_stats_get_each(dq_client *c, const char *queue, dq_stats *out, dq_stats *mine
 
     memset(out, 0, sizeof *out);
     *n = 0;
-    if ((rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
-        return rc;
     dq_args_init(&a);
+    /* a queue of one partition, as far as this client knows: the stats reply says
+     * whether it has a map, so that needs no read of its own (PROTOCOL.md 14.3) */
+    if (dq_parts_maybe_single(c, queue)) {
+        if ((rc = dq_queue_run_name_check(queue, err)) != DQ_OK)
+            goto out;
+        rc = dq_scripts_run(c, DQ_SCRIPT_STATS, queue, &a, dq_reply_stats, out, err);
+        if (rc != DQ_OK || out->parts_map <= 0) {
+            if (rc == DQ_OK && (rc = dq_parts_confirm_single(c, queue, err)) == DQ_OK) {
+                *n = 1;
+                if (size > 0)
+                    mine[0] = *out;
+            }
+            if (rc != DQ_OK)
+                memset(out, 0, sizeof *out);
+            goto out;
+        }
+        dq_parts_forget(c, queue); /* it has a map now: read it, and ask every partition */
+        memset(out, 0, sizeof *out);
+    }
+    if ((rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
+        goto out;
     if (p->all <= 1) {
         rc = dq_scripts_run(c, DQ_SCRIPT_STATS, queue, &a, dq_reply_stats, out, err);
         if (rc == DQ_OK) {

@@ -1346,6 +1346,7 @@ stats_run(const redisReply *r, size_t at, dq_stats *s, dq_err *err)
 
     memset(s->run, 0, sizeof s->run);
     s->run_sum_ms = 0;
+    s->parts_map = -1;
     if (r->elements < at + DQ_RUN_BUCKETS + 1)
         return DQ_OK;
     for (size_t i = 0; i <= DQ_RUN_BUCKETS; i++) {
@@ -1361,6 +1362,13 @@ stats_run(const redisReply *r, size_t at, dq_stats *s, dq_err *err)
     for (size_t i = 0; i < DQ_RUN_BUCKETS; i++)
         s->run[i] = v[i] > 0 ? v[i] : 0;
     s->run_sum_ms = v[DQ_RUN_BUCKETS] > 0 ? v[DQ_RUN_BUCKETS] : 0;
+    /* then the partition map's size (newer scripts) */
+    if (r->elements > at + DQ_RUN_BUCKETS + 1 &&
+        (rc = get_int(r, at + DQ_RUN_BUCKETS + 1, "stats", "partition map", &s->parts_map, err)) !=
+            DQ_OK)
+        return rc;
+    if (s->parts_map < 0)
+        s->parts_map = 0; /* a foreign write cannot make HLEN negative; a reply could */
     return DQ_OK;
 }
 

@@ -734,6 +734,59 @@ one_partition_costs_no_command_per_call(void **state)
     fixture_close(&f);
 }
 
+static bool
+past_refresh(void *arg)
+{
+    return test_mono_ms() - *(const int64_t *)arg > DQ_PARTS_REFRESH_MS + 100;
+}
+
+/* The stats of an unpartitioned queue say it has no map, so neither a fresh client's
+ * `delayq stats` nor a refresh as the inspector makes it (stats, then the pages) reads
+ * the map, however far apart; a partitioned queue's first stats read it and sum. */
+static void
+one_partition_stats_confirm_the_map(void **state)
+{
+    struct fixture f;
+    dq_client *c;
+    dq_stats st;
+    dq_page pg;
+    long long h0, h1;
+
+    fixture_open(&f, state, "confirm");
+    enqueue_str(&f, "warm", 0, NULL, NULL);
+    assert_int_equal(dq_client_open(f.redis->url, NULL, &c, &f.err), DQ_OK);
+    h0 = test_redis_calls(f.redis, "hgetall");
+    for (int round = 0; round < 2; round++) {
+        int64_t t0 = test_mono_ms();
+        assert_int_equal(dq_stats_get(c, f.queue, &st, &f.err), DQ_OK);
+        assert_int_equal(st.due, 1);
+        assert_int_equal(st.parts_map, 0);
+        assert_int_equal(dq_page_get(c, f.queue, DQ_VIEW_DUE, 0, 40, &pg, &f.err), DQ_OK);
+        assert_int_equal(pg.n, 1);
+        dq_page_free(&pg);
+        assert_true(wait_until(past_refresh, &t0, 5000, "the map's refresh time to pass"));
+    }
+    h1 = test_redis_calls(f.redis, "hgetall");
+    assert_int_equal(h1 - h0, 0);
+
+    /* partitioned: the first stats of a fresh client find the map and sum */
+    dq_config cfg = {.partitions = 3};
+    assert_int_equal(dq_config_set(f.c, f.queue, &cfg, &f.err), DQ_OK);
+    for (int i = 0; i < 30; i++)
+        enqueue_str(&f, "t", 0, NULL, NULL);
+    dq_client *c2;
+    assert_int_equal(dq_client_open(f.redis->url, NULL, &c2, &f.err), DQ_OK);
+    assert_int_equal(dq_stats_get(c2, f.queue, &st, &f.err), DQ_OK);
+    assert_int_equal(st.due, 31);
+    assert_true(st.parts_map > 0);
+    /* and the client that knew it as one partition learns of the map from its stats */
+    assert_int_equal(dq_stats_get(c, f.queue, &st, &f.err), DQ_OK);
+    assert_int_equal(st.due, 31);
+    dq_client_free(c2);
+    dq_client_free(c);
+    fixture_close(&f);
+}
+
 int
 main(void)
 {
@@ -752,6 +805,7 @@ main(void)
         cmocka_unit_test(stats_sum_partitions),
         cmocka_unit_test(map_without_hgetall),
         cmocka_unit_test(one_partition_costs_no_command_per_call),
+        cmocka_unit_test(one_partition_stats_confirm_the_map),
     };
     return cmocka_run_group_tests(tests, fixture_group_setup, fixture_group_teardown);
 }
