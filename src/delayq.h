@@ -1258,6 +1258,8 @@ int dq_drop_filter_step(dq_client *c, const char *queue, const dq_filter *f, siz
 /**
  * One page of the failed tasks of group @group (id or signature), newest first, paged
  * on the server in the group's own index. A group that does not exist is an empty page.
+ * On a partitioned queue, every partition's page of the group merged newest first, as
+ * dq_page_get() merges (PROTOCOL.md 14.7).
  */
 int dq_page_group_get(dq_client *c, const char *queue, const char *group, size_t offset,
                       size_t limit, dq_page *out, dq_err *err);

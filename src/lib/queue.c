@@ -1158,7 +1158,7 @@ dq_page_get(dq_client *c, const char *queue, dq_view view, size_t offset, size_t
     if ((rc = view_check(view, err)) != DQ_OK || (rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
         return rc;
     if (p->all > 1) /* the logical queue's page, merged (PROTOCOL.md 14.7) */
-        return dq_pages_at(c, queue, view, offset, limit, out, err);
+        return dq_pages_at(c, queue, view, NULL, offset, limit, out, err);
     dq_args_init(&a);
     dq_args_str(&a, dq_view_name(view));
     dq_args_i64(&a, (int64_t)offset);
