@@ -1079,7 +1079,9 @@ typedef struct dq_workers {
  * Reads the worker registry in one bounded, read-only call: up to @most (1..DQ_CALL_MAX)
  * workers by name with their records, last beat age and lost flag, up to
  * @tasks_per_worker (0..100) of the tasks each holds (looking at the DQ_STEP_MAX
- * in-flight tasks with the earliest leases), and the live and lost counts.
+ * in-flight tasks with the earliest leases), and the live and lost counts. On a
+ * partitioned queue the registry is partition 0's and the tasks looked at are those of
+ * every partition, from one merged in-flight page (N page calls more; PROTOCOL.md 10.10).
  */
 int dq_workers_get(dq_client *c, const char *queue, size_t most, size_t tasks_per_worker,
                    dq_workers *out, dq_err *err);

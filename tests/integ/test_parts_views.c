@@ -2,7 +2,9 @@
 /*
  * test_parts_views.c: the operator views that once read partition 0 alone, on a
  * partitioned queue (PROTOCOL.md 14) against a real redis-server (single server,
- * partitions 4): one error group's task list merged newest first, as the failed view.
+ * partitions 4): one error group's task list merged newest first, as the failed view;
+ * the tasks each worker holds counted and listed in every partition (and by `delayq
+ * workers`).
  */
 #include "harness/fixture.h"
 
@@ -130,6 +132,79 @@ group_page_merged(void **state)
     fixture_close(&f);
 }
 
+/* ---- the tasks each worker holds ------------------------------------------------------ */
+
+static const dq_worker_info *
+worker_named(const dq_workers *ws, const char *name)
+{
+    for (size_t i = 0; i < ws->n; i++)
+        if (strcmp(ws->workers[i].name, name) == 0)
+            return &ws->workers[i];
+    fail_msg("no worker %s", name);
+    return NULL;
+}
+
+static void
+workers_hold_across_partitions(void **state)
+{
+    struct fixture f;
+    struct dq_parts p;
+    dq_workers ws;
+    dq_beat rec = {.host = "h", .version = "x", .pid = 1, .interval_ms = 30000, .concurrency = 64};
+    dq_beat_reply br;
+    size_t held[2] = {0, 0};
+    static const char *const names[2] = {"pw-even", "pw-odd"};
+    struct result r = {0};
+
+    open_parted(&f, state, "pv_workers", NULL, &p);
+    for (int w = 0; w < 2; w++)
+        ASSERT_OK(&f, dq_heartbeat(f.c, f.queue, names[w], DQ_BEAT, &rec, &br, &f.err));
+    enqueue_ids(&f, "h", 40, NULL);
+    /* the even partitions' tasks go to one worker, the odd ones' to the other */
+    for (size_t q = 0; q < p.all; q++) {
+        dq_claimed cl;
+        ASSERT_OK(&f, dq_claim(f.c, p.names[q], DQ_CALL_MAX, 600000, names[q % 2], &cl, &f.err));
+        held[q % 2] += cl.n;
+        dq_claimed_free(&cl);
+    }
+    assert_int_equal(held[0] + held[1], 40);
+    assert_true(held[1] > 0); /* (partition 0 alone holds none of pw-odd's) */
+
+    ASSERT_OK(&f, dq_workers_get(f.c, f.queue, DQ_CALL_MAX, 100, &ws, &f.err));
+    assert_int_equal(ws.registered, 2);
+    assert_int_equal(ws.inflight, 40);
+    assert_int_equal(ws.inflight_looked, 40);
+    for (int w = 0; w < 2; w++) {
+        const dq_worker_info *wi = worker_named(&ws, names[w]);
+        assert_int_equal(wi->held, held[w]);
+        assert_int_equal(wi->ntasks, held[w]);
+        for (size_t j = 0; j < wi->ntasks; j++) {
+            assert_int_equal(part_of(&p, wi->tasks[j].id) % 2, (size_t)w);
+            assert_true(wi->tasks[j].claimed_ms > 0);
+            if (j > 0) /* distinct: each task counted once */
+                assert_true(strcmp(wi->tasks[j].id, wi->tasks[j - 1].id) != 0);
+        }
+    }
+    dq_workers_free(&ws);
+    /* bounded as on one queue: 3 listed, every one counted */
+    ASSERT_OK(&f, dq_workers_get(f.c, f.queue, DQ_CALL_MAX, 3, &ws, &f.err));
+    assert_int_equal(worker_named(&ws, names[1])->held, held[1]);
+    assert_int_equal(worker_named(&ws, names[1])->ntasks, held[1] < 3 ? held[1] : 3);
+    dq_workers_free(&ws);
+
+    /* delayq workers says so */
+    const char *argv[] = {"workers", "-q", f.queue, NULL};
+    char want[64];
+    run(NULL, 0, argv, &r);
+    assert_int_equal(r.status, 0);
+    snprintf(want, sizeof want, "    holds %zu:", held[1]);
+    if (strstr(r.out, want) == NULL)
+        fail_msg("delayq workers: no \"%s\" in\n%s", want, r.out);
+    result_free(&r);
+    dq_parts_free(&p);
+    fixture_close(&f);
+}
+
 /* The cli harness's server (it also finds the delayq command and points DELAYQ_URL at
  * the server), as the fixture's. */
 static int
@@ -146,6 +221,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(group_page_merged),
+        cmocka_unit_test(workers_hold_across_partitions),
     };
     return cmocka_run_group_tests(tests, group_setup, cli_group_teardown);
 }
