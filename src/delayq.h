@@ -1237,7 +1237,9 @@ void dq_keys_free(dq_keys *k);
  * One bounded step (@step tasks, 1..DQ_STEP_MAX; 0 means DQ_BULK_STEP) of "drop the parked
  * tasks of task key @key" (held back by key_concurrency, PROTOCOL.md 4.10 and 5.12):
  * earliest first, with their ids entries; the key's parked count and the parked gauge
- * shrink by as many. Call until @cur->done; the last step writes one audit entry.
+ * shrink by as many. Call until @cur->done; the last step writes one audit entry. On a
+ * partitioned queue the steps walk every partition, and the one entry is partition 0's
+ * (PROTOCOL.md 14.8).
  */
 int dq_drop_parked_step(dq_client *c, const char *queue, const char *key, size_t step, dq_bulk *cur,
                         dq_err *err);

@@ -4,7 +4,9 @@
  * partitioned queue (PROTOCOL.md 14) against a real redis-server (single server,
  * partitions 4): one error group's task list merged newest first, as the failed view;
  * the tasks each worker holds counted and listed in every partition (and by `delayq
- * workers`).
+ * workers`); a key's parked tasks dropped from every partition with exact totals and
+ * one audit entry (and by `delayq drop --key --parked`). On a queue of one partition
+ * each sends the calls it sent before (MONITOR).
  */
 #include "harness/fixture.h"
 
@@ -205,6 +207,205 @@ workers_hold_across_partitions(void **state)
     fixture_close(&f);
 }
 
+/* ---- a key's parked tasks ------------------------------------------------------------- */
+
+static long long
+zcard_of(struct fixture *f, const char *name, const char *which)
+{
+    char key[200];
+    snprintf(key, sizeof key, "dq:{%s}:%s", name, which);
+    const char *argv[] = {"ZCARD", key};
+    return redis_int(f, 2, argv);
+}
+
+/* How many entries of @action @queue's audit log holds; the newest one's detail and
+ * result into @last ("detail | result"). */
+static size_t
+audits(struct fixture *f, const char *queue, const char *action, char *last, size_t size)
+{
+    dq_audit a;
+    size_t n = 0;
+
+    ASSERT_OK(f, dq_audit_get(f->c, queue, DQ_CALL_MAX, &a, &f->err));
+    for (size_t i = 0; i < a.n; i++) {
+        if (strcmp(a.entries[i].action, action) != 0)
+            continue;
+        if (n++ == 0 && last != NULL)
+            snprintf(last, size, "%s | %s", a.entries[i].detail, a.entries[i].result);
+    }
+    dq_audit_free(&a);
+    return n;
+}
+
+static void
+drop_parked_across_partitions(void **state)
+{
+    struct fixture f;
+    struct dq_parts p;
+    dq_config one = {.key_concurrency = 1};
+    dq_stats st;
+    dq_bulk cur = {0};
+    char last[512];
+    long long acct_parked = 0, other_parked = 0;
+    size_t steps = 0;
+    struct result r = {0};
+
+    open_parted(&f, state, "pv_parked", &one, &p);
+    enqueue_ids(&f, "a", 40, "acct");
+    enqueue_ids(&f, "o", 12, "other");
+    /* a claim on each partition runs one of each key there and parks the rest */
+    for (size_t q = 0; q < p.all; q++) {
+        dq_claimed cl;
+        char kq[64];
+        ASSERT_OK(&f, dq_claim(f.c, p.names[q], DQ_CALL_MAX, 600000, "w", &cl, &f.err));
+        dq_claimed_free(&cl);
+        snprintf(kq, sizeof kq, "kq:acct");
+        acct_parked += zcard_of(&f, p.names[q], kq);
+        other_parked += zcard_of(&f, p.names[q], "kq:other");
+        if (q > 0 && zcard_of(&f, p.names[q], kq) == 0)
+            fail_msg("partition %zu parks none of acct", q);
+    }
+    assert_true(acct_parked > 0 && other_parked > 0);
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &st, &f.err));
+    assert_int_equal(st.parked, acct_parked + other_parked);
+
+    /* in steps of 3: every partition's, partition 0 last with the one entry */
+    while (!cur.done) {
+        ASSERT_OK(&f, dq_drop_parked_step(f.c, f.queue, "acct", 3, &cur, &f.err));
+        assert_true(++steps < 200);
+    }
+    assert_true(steps > PARTS);
+    assert_int_equal(cur.done_n, acct_parked); /* partition 0's alone before */
+    for (size_t q = 0; q < p.all; q++)
+        assert_int_equal(zcard_of(&f, p.names[q], "kq:acct"), 0);
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &st, &f.err));
+    assert_int_equal(st.parked, other_parked);
+    assert_int_equal(audits(&f, f.queue, "drop-parked", last, sizeof last), 1);
+    char want[80];
+    snprintf(want, sizeof want, "ok: %lld dropped, finished", acct_parked);
+    if (strstr(last, want) == NULL || strstr(last, "parked key=acct; every partition") == NULL)
+        fail_msg("audit: %s", last);
+    for (size_t q = 1; q < p.all; q++)
+        assert_int_equal(audits(&f, p.names[q], "drop-parked", NULL, 0), 0);
+
+    /* delayq drop --key --parked: the same walk, its exact total */
+    const char *argv[] = {"drop", "-q", f.queue, "--key", "other", "--parked", NULL};
+    run(NULL, 0, argv, &r);
+    assert_int_equal(r.status, 0);
+    snprintf(want, sizeof want, "dropped %lld parked\n", other_parked);
+    assert_string_equal(r.out, want);
+    result_free(&r);
+    ASSERT_OK(&f, dq_stats_get(f.c, f.queue, &st, &f.err));
+    assert_int_equal(st.parked, 0);
+    assert_int_equal(audits(&f, f.queue, "drop-parked", NULL, 0), 2);
+    dq_parts_free(&p);
+    fixture_close(&f);
+}
+
+/* ---- a queue of one partition: the calls of before ------------------------------------ */
+
+/* Lines of @log (MONITOR's) that call script @script (FCALL or FCALL_RO). */
+static size_t
+calls_of(const char *log, const char *script, const char *must_end)
+{
+    size_t n = 0;
+    char want[64];
+
+    snprintf(want, sizeof want, "_%s\" \"11\"", script); /* delayq_v<N>_<hash>_<script> */
+    for (const char *l = log; *l != '\0';) {
+        const char *e = strchr(l, '\n');
+        size_t len = e ? (size_t)(e - l) : strlen(l);
+        char line[4096];
+        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), l);
+        if (strstr(line, "\"FCALL") != NULL && strstr(line, want) != NULL) {
+            size_t ll = strlen(line), wl = must_end ? strlen(must_end) : 0;
+            if (must_end != NULL && (ll < wl || strcmp(line + ll - wl, must_end) != 0))
+                fail_msg("a %s call on one partition ends otherwise: %s", script, line);
+            n++;
+        }
+        l += len + (e != NULL);
+    }
+    return n;
+}
+
+static void
+one_partition_same_calls(void **state)
+{
+    struct fixture f;
+    struct test_redis *srv = *state;
+    redisContext *mon;
+    struct timeval tv = {10, 0};
+    redisReply *r = NULL;
+    dq_config one = {.key_concurrency = 1};
+    dq_beat rec = {.host = "h", .version = "x", .pid = 1, .interval_ms = 30000, .concurrency = 4};
+    dq_beat_reply br;
+    dq_bulk cur = {0};
+    dq_claimed cl;
+    dq_workers ws;
+    dq_page pg;
+    char log[65536] = "";
+    size_t used = 0;
+
+    if (getenv("DELAYQ_SCRIPTS") != NULL) /* EVALSHA's lines name a hash, not a script */
+        skip();
+    mon = redisConnect("127.0.0.1", srv->port); /* after the skip, which returns */
+    assert_non_null(mon);
+    assert_int_equal(mon->err, 0);
+    redisSetTimeout(mon, tv); /* the deadline of every read below */
+    fixture_open(&f, state, "pv_one");
+    ASSERT_OK(&f, dq_config_set(f.c, f.queue, &one, &f.err));
+    ASSERT_OK(&f, dq_heartbeat(f.c, f.queue, "solo", DQ_BEAT, &rec, &br, &f.err));
+    enqueue_ids(&f, "k", 3, "acct");
+    enqueue_ids(&f, "u", 2, NULL);
+    ASSERT_OK(&f, dq_claim(f.c, f.queue, DQ_CALL_MAX, 600000, "solo", &cl, &f.err));
+    assert_int_equal(cl.n, 3); /* one of acct, both unkeyed; two of acct parked */
+    for (size_t j = 0; j < cl.n; j++)
+        if (cl.tasks[j].id[0] == 'u')
+            ASSERT_OK(&f, dq_fail(f.c, f.queue, &cl.tasks[j], alpha, NULL, &f.err));
+    dq_claimed_free(&cl);
+    r = redisCommand(mon, "MONITOR");
+    assert_true(r != NULL && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+
+    ASSERT_OK(&f,
+              dq_page_group_get(f.c, f.queue, "error: alpha broke at step #", 0, 10, &pg, &f.err));
+    assert_int_equal(pg.n, 2);
+    dq_page_free(&pg);
+    ASSERT_OK(&f, dq_workers_get(f.c, f.queue, DQ_CALL_MAX, 5, &ws, &f.err));
+    assert_int_equal(worker_named(&ws, "solo")->held, 1);
+    dq_workers_free(&ws);
+    while (!cur.done)
+        ASSERT_OK(&f, dq_drop_parked_step(f.c, f.queue, "acct", 0, &cur, &f.err));
+    assert_int_equal(cur.done_n, 2);
+    {
+        const char *argv[] = {"ECHO", "pv-monitor-end"};
+        redisReply *x = test_redis_cmd(srv, 2, argv);
+        freeReplyObject(x);
+    }
+    for (;;) {
+        if (redisGetReply(mon, (void **)&r) != REDIS_OK || r == NULL)
+            fail_msg("MONITOR: no end marker before the deadline");
+        bool end = r->type == REDIS_REPLY_STATUS && strstr(r->str, "pv-monitor-end") != NULL;
+        if (r->type == REDIS_REPLY_STATUS && used + r->len + 2 < sizeof log) {
+            memcpy(log + used, r->str, r->len);
+            used += r->len;
+            log[used++] = '\n';
+            log[used] = '\0';
+        }
+        freeReplyObject(r);
+        if (end)
+            break;
+    }
+    /* one page call (the group's: no in-flight page), one workers call, the drop's one
+     * step ending with its step (500): no audit argument */
+    assert_int_equal(calls_of(log, "page", NULL), 1);
+    assert_int_equal(calls_of(log, "workers", NULL), 1);
+    assert_int_equal(calls_of(log, "drop", "\"500\""), 1);
+    assert_null(strstr(log, "\"off\""));
+    redisFree(mon);
+    fixture_close(&f);
+}
+
 /* The cli harness's server (it also finds the delayq command and points DELAYQ_URL at
  * the server), as the fixture's. */
 static int
@@ -222,6 +423,8 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(group_page_merged),
         cmocka_unit_test(workers_hold_across_partitions),
+        cmocka_unit_test(drop_parked_across_partitions),
+        cmocka_unit_test(one_partition_same_calls),
     };
     return cmocka_run_group_tests(tests, group_setup, cli_group_teardown);
 }
