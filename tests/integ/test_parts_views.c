@@ -5,13 +5,16 @@
  * partitions 4): one error group's task list merged newest first, as the failed view;
  * the tasks each worker holds counted and listed in every partition (and by `delayq
  * workers`); a key's parked tasks dropped from every partition with exact totals and
- * one audit entry (and by `delayq drop --key --parked`). On a queue of one partition
- * each sends the calls it sent before (MONITOR).
+ * one audit entry (and by `delayq drop --key --parked`); the inspector header's backlog
+ * from the rollups summed per minute (a partition with history off counts as absent,
+ * all off is "off"). On a queue of one partition each sends the calls it sent before
+ * (MONITOR).
  */
 #include "harness/fixture.h"
 
 #include "harness/cli.h"
 #include "lib/parts.h"
+#include "tui/model.h"
 
 #define PARTS 4
 
@@ -52,7 +55,7 @@ enqueue_ids(struct fixture *f, const char *prefix, int n, const char *key)
     }
 }
 
-/* ---- one error group's tasks ---------------------------------------------------------- */
+/* ---- one error group's tasks ------------------------------------------------------- */
 
 /* Enqueues @n tasks "g<i>" and fails each on its partition: alpha for even i, else beta. */
 static void
@@ -134,7 +137,7 @@ group_page_merged(void **state)
     fixture_close(&f);
 }
 
-/* ---- the tasks each worker holds ------------------------------------------------------ */
+/* ---- the tasks each worker holds --------------------------------------------------- */
 
 static const dq_worker_info *
 worker_named(const dq_workers *ws, const char *name)
@@ -207,7 +210,7 @@ workers_hold_across_partitions(void **state)
     fixture_close(&f);
 }
 
-/* ---- a key's parked tasks ------------------------------------------------------------- */
+/* ---- a key's parked tasks ---------------------------------------------------------- */
 
 static long long
 zcard_of(struct fixture *f, const char *name, const char *which)
@@ -302,7 +305,7 @@ drop_parked_across_partitions(void **state)
     fixture_close(&f);
 }
 
-/* ---- a queue of one partition: the calls of before ------------------------------------ */
+/* ---- a queue of one partition: the calls of before ---------------------------------- */
 
 /* Lines of @log (MONITOR's) that call script @script (FCALL or FCALL_RO). */
 static size_t
@@ -406,6 +409,100 @@ one_partition_same_calls(void **state)
     fixture_close(&f);
 }
 
+/* ---- the header's backlog from the rollups ---------------------------------------- */
+
+static int64_t
+server_ms(struct fixture *f)
+{
+    const char *argv[] = {"TIME"};
+    redisReply *r = test_redis_cmd(f->redis, 1, argv);
+    int64_t v;
+
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    v = atoll(r->element[0]->str) * 1000 + atoll(r->element[1]->str) / 1000;
+    freeReplyObject(r);
+    return v;
+}
+
+/* Waits (bounded) until the server's minute has at least @room_ms left. */
+static void
+minute_with_room(struct fixture *f, int64_t room_ms)
+{
+    int64_t deadline = test_mono_ms() + 70000;
+
+    while (60000 - server_ms(f) % 60000 < room_ms) {
+        if (test_mono_ms() > deadline)
+            fail_msg("the server's minute did not turn within 70 s");
+        test_nap_ms(50);
+    }
+}
+
+static void
+snapshot_of(struct fixture *f, struct snapshot *s)
+{
+    size_t offsets[PANE_COUNT] = {0}, limits[PANE_COUNT];
+
+    for (int i = 0; i < PANE_COUNT; i++)
+        limits[i] = 1;
+    ASSERT_OK(f, model_snapshot(f->c, f->queue, -1, NULL, offsets, limits, false, true, s));
+    assert_true(s->asked_history);
+}
+
+static void
+header_backlog_sums_partitions(void **state)
+{
+    struct fixture f;
+    struct dq_parts p;
+    struct snapshot s;
+    struct model m;
+    dq_enqueue_item it[40];
+    dq_enqueued out[40];
+    char ids[40][16];
+    long long in2 = 0;
+
+    open_parted(&f, state, "pv_spark", NULL, &p);
+    memset(it, 0, sizeof it);
+    for (int i = 0; i < 40; i++) {
+        snprintf(ids[i], sizeof ids[i], "s%d", i);
+        it[i].opts.id = ids[i];
+        it[i].payload = "{}";
+        it[i].payload_len = 2;
+        in2 += part_of(&p, ids[i]) == 2;
+    }
+    assert_true(in2 > 0 && in2 < 40); /* the ids' hash is fixed: so is this */
+    /* one call per partition, each opening its minute with its own backlog sample */
+    minute_with_room(&f, 20000);
+    ASSERT_OK(&f, dq_enqueue_batch(f.c, f.queue, it, 40, out, &f.err));
+    for (size_t q = 0; q < p.all; q++)
+        assert_true(zcard_of(&f, p.names[q], "sched") > 0);
+
+    snapshot_of(&f, &s);
+    assert_int_equal(s.stats.due, 40);
+    assert_true(s.nhspark > 0);
+    assert_int_equal(s.hspark[s.nhspark - 1], 40); /* partition 0's alone before */
+    model_init(&m, f.queue, "test");
+    model_apply(&m, &s);
+    assert_int_equal(m.spark[m.nspark - 1], 40); /* the live one: the summed due */
+    assert_int_equal(m.hspark[m.nhspark - 1], 40);
+    model_free(&m);
+
+    /* a partition whose history is off is absent from the sum */
+    dq_config off = {.history_minutes = -1};
+    ASSERT_OK(&f, dq_config_set(f.c, p.names[2], &off, &f.err));
+    snapshot_of(&f, &s);
+    assert_true(s.nhspark > 0);
+    assert_int_equal(s.hspark[s.nhspark - 1], 40 - in2);
+    snapshot_free(&s);
+    /* every partition off: "off", as one queue's */
+    ASSERT_OK(&f, dq_config_set(f.c, f.queue, &off, &f.err));
+    snapshot_of(&f, &s);
+    assert_int_equal(s.nhspark, 0);
+    snapshot_free(&s);
+    dq_parts_free(&p);
+    fixture_close(&f);
+}
+
 /* The cli harness's server (it also finds the delayq command and points DELAYQ_URL at
  * the server), as the fixture's. */
 static int
@@ -425,6 +522,7 @@ main(void)
         cmocka_unit_test(workers_hold_across_partitions),
         cmocka_unit_test(drop_parked_across_partitions),
         cmocka_unit_test(one_partition_same_calls),
+        cmocka_unit_test(header_backlog_sums_partitions),
     };
     return cmocka_run_group_tests(tests, group_setup, cli_group_teardown);
 }
