@@ -7,8 +7,8 @@
  * workers`); a key's parked tasks dropped from every partition with exact totals and
  * one audit entry (and by `delayq drop --key --parked`); the inspector header's backlog
  * from the rollups summed per minute (a partition with history off counts as absent,
- * all off is "off"). On a queue of one partition each sends the calls it sent before
- * (MONITOR).
+ * all off is "off"). On a queue of one partition each sends the calls it sent before,
+ * and `delayq stats` reads no holders (MONITOR).
  */
 #include "harness/fixture.h"
 
@@ -307,6 +307,50 @@ drop_parked_across_partitions(void **state)
 
 /* ---- a queue of one partition: the calls of before ---------------------------------- */
 
+/* A MONITOR connection to @srv (reads time out after 10 s: the deadline of every read). */
+static redisContext *
+monitor_open(struct test_redis *srv)
+{
+    struct timeval tv = {10, 0};
+    redisContext *mon = redisConnect("127.0.0.1", srv->port);
+    redisReply *r;
+
+    assert_non_null(mon);
+    assert_int_equal(mon->err, 0);
+    redisSetTimeout(mon, tv);
+    r = redisCommand(mon, "MONITOR");
+    assert_true(r != NULL && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    return mon;
+}
+
+/* What @mon saw up to now, one command a line, into @log; closes @mon. */
+static void
+monitor_collect(struct test_redis *srv, redisContext *mon, char *log, size_t size)
+{
+    const char *argv[] = {"ECHO", "pv-monitor-end"};
+    redisReply *r = test_redis_cmd(srv, 2, argv);
+    size_t used = 0;
+
+    freeReplyObject(r);
+    log[0] = '\0';
+    for (;;) {
+        if (redisGetReply(mon, (void **)&r) != REDIS_OK || r == NULL)
+            fail_msg("MONITOR: no end marker before the deadline");
+        bool end = r->type == REDIS_REPLY_STATUS && strstr(r->str, "pv-monitor-end") != NULL;
+        if (r->type == REDIS_REPLY_STATUS && used + r->len + 2 < size) {
+            memcpy(log + used, r->str, r->len);
+            used += r->len;
+            log[used++] = '\n';
+            log[used] = '\0';
+        }
+        freeReplyObject(r);
+        if (end)
+            break;
+    }
+    redisFree(mon);
+}
+
 /* Lines of @log (MONITOR's) that call script @script (FCALL or FCALL_RO). */
 static size_t
 calls_of(const char *log, const char *script, const char *must_end)
@@ -337,8 +381,6 @@ one_partition_same_calls(void **state)
     struct fixture f;
     struct test_redis *srv = *state;
     redisContext *mon;
-    struct timeval tv = {10, 0};
-    redisReply *r = NULL;
     dq_config one = {.key_concurrency = 1};
     dq_beat rec = {.host = "h", .version = "x", .pid = 1, .interval_ms = 30000, .concurrency = 4};
     dq_beat_reply br;
@@ -346,15 +388,10 @@ one_partition_same_calls(void **state)
     dq_claimed cl;
     dq_workers ws;
     dq_page pg;
-    char log[65536] = "";
-    size_t used = 0;
+    char log[65536];
 
     if (getenv("DELAYQ_SCRIPTS") != NULL) /* EVALSHA's lines name a hash, not a script */
         skip();
-    mon = redisConnect("127.0.0.1", srv->port); /* after the skip, which returns */
-    assert_non_null(mon);
-    assert_int_equal(mon->err, 0);
-    redisSetTimeout(mon, tv); /* the deadline of every read below */
     fixture_open(&f, state, "pv_one");
     ASSERT_OK(&f, dq_config_set(f.c, f.queue, &one, &f.err));
     ASSERT_OK(&f, dq_heartbeat(f.c, f.queue, "solo", DQ_BEAT, &rec, &br, &f.err));
@@ -366,9 +403,7 @@ one_partition_same_calls(void **state)
         if (cl.tasks[j].id[0] == 'u')
             ASSERT_OK(&f, dq_fail(f.c, f.queue, &cl.tasks[j], alpha, NULL, &f.err));
     dq_claimed_free(&cl);
-    r = redisCommand(mon, "MONITOR");
-    assert_true(r != NULL && r->type == REDIS_REPLY_STATUS);
-    freeReplyObject(r);
+    mon = monitor_open(srv);
 
     ASSERT_OK(&f,
               dq_page_group_get(f.c, f.queue, "error: alpha broke at step #", 0, 10, &pg, &f.err));
@@ -380,32 +415,43 @@ one_partition_same_calls(void **state)
     while (!cur.done)
         ASSERT_OK(&f, dq_drop_parked_step(f.c, f.queue, "acct", 0, &cur, &f.err));
     assert_int_equal(cur.done_n, 2);
-    {
-        const char *argv[] = {"ECHO", "pv-monitor-end"};
-        redisReply *x = test_redis_cmd(srv, 2, argv);
-        freeReplyObject(x);
-    }
-    for (;;) {
-        if (redisGetReply(mon, (void **)&r) != REDIS_OK || r == NULL)
-            fail_msg("MONITOR: no end marker before the deadline");
-        bool end = r->type == REDIS_REPLY_STATUS && strstr(r->str, "pv-monitor-end") != NULL;
-        if (r->type == REDIS_REPLY_STATUS && used + r->len + 2 < sizeof log) {
-            memcpy(log + used, r->str, r->len);
-            used += r->len;
-            log[used++] = '\n';
-            log[used] = '\0';
-        }
-        freeReplyObject(r);
-        if (end)
-            break;
-    }
+    monitor_collect(srv, mon, log, sizeof log);
     /* one page call (the group's: no in-flight page), one workers call, the drop's one
      * step ending with its step (500): no audit argument */
     assert_int_equal(calls_of(log, "page", NULL), 1);
     assert_int_equal(calls_of(log, "workers", NULL), 1);
     assert_int_equal(calls_of(log, "drop", "\"500\""), 1);
     assert_null(strstr(log, "\"off\""));
-    redisFree(mon);
+    fixture_close(&f);
+}
+
+/* delayq stats of a partitioned queue: its verdict reads the registry's counts, never
+ * the holders, so no in-flight page of any partition (one workers call, as on one queue) */
+static void
+stats_reads_no_holders(void **state)
+{
+    struct fixture f;
+    struct dq_parts p;
+    struct test_redis *srv = *state;
+    struct result r = {0};
+    redisContext *mon;
+    char log[65536];
+
+    if (getenv("DELAYQ_SCRIPTS") != NULL) /* EVALSHA's lines name a hash, not a script */
+        skip();
+    open_parted(&f, state, "pv_stats", NULL, &p);
+    enqueue_ids(&f, "s", 8, NULL);
+    mon = monitor_open(srv);
+    const char *argv[] = {"stats", "-q", f.queue, NULL};
+    run(NULL, 0, argv, &r);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "4 on 1 node"));
+    result_free(&r);
+    monitor_collect(srv, mon, log, sizeof log);
+    assert_int_equal(calls_of(log, "stats", NULL), PARTS);
+    assert_int_equal(calls_of(log, "workers", NULL), 1);
+    assert_int_equal(calls_of(log, "page", NULL), 0);
+    dq_parts_free(&p);
     fixture_close(&f);
 }
 
@@ -522,6 +568,7 @@ main(void)
         cmocka_unit_test(workers_hold_across_partitions),
         cmocka_unit_test(drop_parked_across_partitions),
         cmocka_unit_test(one_partition_same_calls),
+        cmocka_unit_test(stats_reads_no_holders),
         cmocka_unit_test(header_backlog_sums_partitions),
     };
     return cmocka_run_group_tests(tests, group_setup, cli_group_teardown);
