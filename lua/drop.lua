@@ -27,6 +27,7 @@
 --     up to step of that key's parked tasks (per-key limits, PROTOCOL.md 4.10), earliest
 --     first, with their ids entries and history; kpark and the parked gauge shrink by as
 --     many. One audit entry on the last step (the one that finds fewer than step).
+--     [6] audit, as 'all' takes it (a partitioned queue's walk): 'off' or '+D,0,0'.
 -- Reply: ids: {dropped}. all: {dropped, until, finished (0|1)}, with a filter followed
 --   by the cursor task key and the cursor failed ms. parked: {dropped, 0, finished}.
 -- Errors: DQ_ENOTFOUND naming the missing ids; DQ_EINVAL for an in-flight id.
@@ -207,6 +208,9 @@ elseif mode == 'parked' then
   if not step or step < 1 or step > DQ_STEP_MAX or step ~= math.floor(step) then
     return err('DQ_EINVAL', 'step: %q is not in 1..%d', tostring(ARGV[5]), DQ_STEP_MAX)
   end
+  -- the audit argument as the filtered steps read it (kind '' names no set to check)
+  local _, _, bad, au = filter_set('', '', ARGV[6] or '')
+  if bad then return bad end
   local ms = redis.call('ZRANGE', K_KQ .. k, 0, step - 1)
   for _, m in ipairs(ms) do
     hist_dropped(m)
@@ -228,9 +232,10 @@ elseif mode == 'parked' then
     roll.flush(cfg.history_minutes, now)
   end
   local finished = n < step and 1 or 0
-  if finished == 1 then
-    audit(cfg, who, 'drop-parked', 'parked key=' .. k,
-      string.format('ok: %d dropped, finished', done + n))
+  if finished == 1 and au.mode ~= 'off' then
+    audit(cfg, who, 'drop-parked',
+      'parked key=' .. k .. (au.mode == 'sum' and '; every partition' or ''),
+      string.format('ok: %d dropped, finished', done + n + au[1]))
   end
   return {n, 0, finished}
 elseif mode == 'all' then

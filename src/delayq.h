@@ -1083,7 +1083,9 @@ typedef struct dq_workers {
  * Reads the worker registry in one bounded, read-only call: up to @most (1..DQ_CALL_MAX)
  * workers by name with their records, last beat age and lost flag, up to
  * @tasks_per_worker (0..100) of the tasks each holds (looking at the DQ_STEP_MAX
- * in-flight tasks with the earliest leases), and the live and lost counts.
+ * in-flight tasks with the earliest leases), and the live and lost counts. On a
+ * partitioned queue the registry is partition 0's and the tasks looked at are those of
+ * every partition, from one merged in-flight page (N page calls more; PROTOCOL.md 10.10).
  */
 int dq_workers_get(dq_client *c, const char *queue, size_t most, size_t tasks_per_worker,
                    dq_workers *out, dq_err *err);
@@ -1239,7 +1241,9 @@ void dq_keys_free(dq_keys *k);
  * One bounded step (@step tasks, 1..DQ_STEP_MAX; 0 means DQ_BULK_STEP) of "drop the parked
  * tasks of task key @key" (held back by key_concurrency, PROTOCOL.md 4.10 and 5.12):
  * earliest first, with their ids entries; the key's parked count and the parked gauge
- * shrink by as many. Call until @cur->done; the last step writes one audit entry.
+ * shrink by as many. Call until @cur->done; the last step writes one audit entry. On a
+ * partitioned queue the steps walk every partition, and the one entry is partition 0's
+ * (PROTOCOL.md 14.8).
  */
 int dq_drop_parked_step(dq_client *c, const char *queue, const char *key, size_t step, dq_bulk *cur,
                         dq_err *err);
@@ -1262,6 +1266,8 @@ int dq_drop_filter_step(dq_client *c, const char *queue, const dq_filter *f, siz
 /**
  * One page of the failed tasks of group @group (id or signature), newest first, paged
  * on the server in the group's own index. A group that does not exist is an empty page.
+ * On a partitioned queue, every partition's page of the group merged newest first, as
+ * dq_page_get() merges (PROTOCOL.md 14.7).
  */
 int dq_page_group_get(dq_client *c, const char *queue, const char *group, size_t offset,
                       size_t limit, dq_page *out, dq_err *err);

@@ -104,11 +104,8 @@ step(struct cli *g, dq_view view, const struct filter *f, struct cursor *cur, dq
         rc = dq_search_step(g->client, name, view, f->match, DQ_CALL_MAX, &cur->search, out, err);
         part_done = rc != DQ_OK || cur->search.done;
     } else {
-        if (f->group != NULL)
-            rc = dq_page_group_get(g->client, name, f->group, cur->offset, PAGE, out, err);
-        else
-            rc = dq_pages_part_get(g->client, g->queue, cur->part, view, NULL, cur->offset, PAGE,
-                                   out, err);
+        rc = dq_pages_part_get(g->client, g->queue, cur->part, view, f->group, cur->offset, PAGE,
+                               out, err);
         if (rc != DQ_OK)
             return rc;
         cur->offset += out->n;

@@ -31,7 +31,9 @@ make_verdict(struct cli *g, const dq_stats *s, int64_t max_age, long long max_fa
     int rc = dq_config_get(g->client, g->queue, &cfg, err);
 
     if (rc == DQ_OK)
-        rc = dq_workers_get(g->client, g->queue, VERDICT_WORKERS, 0, &v->workers, err);
+        /* counts and records only: the verdict needs no holders, which a partitioned
+         * queue would read from every partition */
+        rc = dq_workers_summary(g->client, g->queue, VERDICT_WORKERS, &v->workers, err);
     if (rc == DQ_OK)
         rc = dq_server_info_get(g->client, &v->info, err);
     if (rc != DQ_OK)

@@ -12,6 +12,7 @@
 
 #include "delayq.h"
 #include "err.h"
+#include "pages.h"
 #include "parts.h"
 #include "reply.h"
 #include "scripts.h"
@@ -515,12 +516,18 @@ dq_page_group_get(dq_client *c, const char *queue, const char *group, size_t off
 {
     struct dq_page_reply ps = {out, DQ_VIEW_FAILED};
     dq_filter f = {DQ_FILTER_GROUP, group};
+    const struct dq_parts *p;
     struct dq_args a;
     int rc;
 
     memset(out, 0, sizeof *out);
-    if ((rc = dq_filter_check(&f, err)) != DQ_OK)
+    if ((rc = dq_filter_check(&f, err)) != DQ_OK ||
+        (rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
         return rc;
+    /* the group's id is its signature's in every partition (4.6): each partition's page
+     * of it, merged newest first as the failed view is (PROTOCOL.md 14.7) */
+    if (p->all > 1)
+        return dq_pages_at(c, queue, DQ_VIEW_FAILED, group, offset, limit, out, err);
     dq_args_init(&a);
     dq_args_str(&a, "failed");
     dq_args_i64(&a, (int64_t)offset);

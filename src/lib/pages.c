@@ -214,8 +214,8 @@ dq_page_cursor_free(dq_page_cursor *cur)
 }
 
 int
-dq_pages_at(dq_client *c, const char *queue, dq_view view, size_t offset, size_t limit,
-            dq_page *out, dq_err *err)
+dq_pages_at(dq_client *c, const char *queue, dq_view view, const char *group, size_t offset,
+            size_t limit, dq_page *out, dq_err *err)
 {
     dq_page_cursor cur = {0};
     int rc = DQ_OK;
@@ -224,7 +224,7 @@ dq_pages_at(dq_client *c, const char *queue, dq_view view, size_t offset, size_t
     while (offset > 0) {
         size_t step = offset < DQ_CALL_MAX ? offset : DQ_CALL_MAX, got;
         dq_page skip;
-        if ((rc = dq_pages_merge(c, queue, view, NULL, step, &cur, &skip, err)) != DQ_OK)
+        if ((rc = dq_pages_merge(c, queue, view, group, step, &cur, &skip, err)) != DQ_OK)
             goto out;
         got = skip.n;
         dq_page_free(&skip);
@@ -232,7 +232,7 @@ dq_pages_at(dq_client *c, const char *queue, dq_view view, size_t offset, size_t
         if (got < step)
             break; /* past the end: the page below is empty, with the view's total */
     }
-    rc = dq_pages_merge(c, queue, view, NULL, limit, &cur, out, err);
+    rc = dq_pages_merge(c, queue, view, group, limit, &cur, out, err);
 out:
     dq_page_cursor_free(&cur);
     return rc;

@@ -20,10 +20,10 @@
 int dq_pages_merge(dq_client *c, const char *queue, dq_view view, const char *group, size_t limit,
                    dq_page_cursor *cur, dq_page *out, dq_err *err);
 
-/* dq_page_get on a partitioned queue: @offset is reached by merging from the top in
- * pages of DQ_CALL_MAX. */
-int dq_pages_at(dq_client *c, const char *queue, dq_view view, size_t offset, size_t limit,
-                dq_page *out, dq_err *err);
+/* dq_page_get (or, with @group non-NULL, dq_page_group_get) on a partitioned queue:
+ * @offset is reached by merging from the top in pages of DQ_CALL_MAX. */
+int dq_pages_at(dq_client *c, const char *queue, dq_view view, const char *group, size_t offset,
+                size_t limit, dq_page *out, dq_err *err);
 
 /* One page of partition @part (< the partitions dq_partitions_get counts) alone, as
  * dq_page_get / dq_page_group_get (@group non-NULL) would read a queue: for walks that

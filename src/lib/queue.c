@@ -1177,7 +1177,7 @@ dq_page_get(dq_client *c, const char *queue, dq_view view, size_t offset, size_t
     if ((rc = view_check(view, err)) != DQ_OK || (rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
         return rc;
     if (p->all > 1) /* the logical queue's page, merged (PROTOCOL.md 14.7) */
-        return dq_pages_at(c, queue, view, offset, limit, out, err);
+        return dq_pages_at(c, queue, view, NULL, offset, limit, out, err);
     dq_args_init(&a);
     dq_args_str(&a, dq_view_name(view));
     dq_args_i64(&a, (int64_t)offset);
@@ -1502,11 +1502,66 @@ workers_read(dq_client *c, const char *queue, size_t most, size_t tasks_per_work
     return rc;
 }
 
+/* The registry's @w (the workers script's, read without looking at in-flight tasks)
+ * given the holders of partitioned @queue's tasks: the DQ_STEP_MAX with the earliest
+ * leases of the logical queue, one merged in-flight page (one page call per partition,
+ * pipelined, PROTOCOL.md 14.7), each counted for the worker its running record names,
+ * as the script counts one queue's (PROTOCOL.md 10.10). */
+static int
+workers_held(dq_client *c, const char *queue, size_t tasks_per_worker, dq_workers *w, dq_err *err)
+{
+    dq_page_cursor cur = {0};
+    dq_page pg;
+    int rc = dq_pages_merge(c, queue, DQ_VIEW_INFLIGHT, NULL, DQ_STEP_MAX, &cur, &pg, err);
+
+    dq_page_cursor_free(&cur);
+    if (rc != DQ_OK)
+        return rc;
+    w->inflight = pg.total;
+    w->inflight_looked = (int64_t)pg.n;
+    for (size_t i = 0; i < pg.n && rc == DQ_OK; i++) {
+        const dq_task *t = &pg.tasks[i];
+        size_t len = t->worker == NULL ? 0 : t->worker_len ? t->worker_len : strlen(t->worker);
+        for (size_t j = 0; len > 0 && j < w->n; j++) {
+            dq_worker_info *wi = &w->workers[j];
+            if (strlen(wi->name) != len || memcmp(wi->name, t->worker, len) != 0)
+                continue;
+            if (wi->ntasks < tasks_per_worker) {
+                dq_worker_task *v = realloc(wi->tasks, (wi->ntasks + 1) * sizeof *v);
+                if (v == NULL) {
+                    rc = dq_err_set(err, DQ_ENOMEM, "out of memory listing held tasks");
+                    break;
+                }
+                wi->tasks = v;
+                snprintf(v[wi->ntasks].id, sizeof v[wi->ntasks].id, "%.*s", (int)t->id_len, t->id);
+                v[wi->ntasks++].claimed_ms = t->claimed_ms;
+            }
+            wi->held++;
+            break;
+        }
+    }
+    dq_page_free(&pg);
+    return rc;
+}
+
 int
 dq_workers_get(dq_client *c, const char *queue, size_t most, size_t tasks_per_worker,
                dq_workers *out, dq_err *err)
 {
-    return workers_read(c, queue, most, tasks_per_worker, DQ_STEP_MAX, out, err);
+    const struct dq_parts *p;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    if ((rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
+        return rc;
+    if (p->all <= 1) /* the one call of before: the script looks at the holders itself */
+        return workers_read(c, queue, most, tasks_per_worker, DQ_STEP_MAX, out, err);
+    /* one registry, partition 0's; the tasks a worker holds are in any partition */
+    if ((rc = workers_read(c, queue, most, tasks_per_worker, 0, out, err)) != DQ_OK)
+        return rc;
+    if ((rc = workers_held(c, queue, tasks_per_worker, out, err)) != DQ_OK)
+        dq_workers_free(out);
+    return rc;
 }
 
 int

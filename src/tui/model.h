@@ -61,8 +61,9 @@ struct model {
     int nspark;
     /* the due backlog sampled once a minute by the scripts (the rollups, PROTOCOL.md
      * "History: per-minute rollups"), the last SPARK_MINUTES minutes oldest first (-1: no
-     * sample that minute); read once a minute (model_wants_history). nhspark 0: history
-     * is off, the server's scripts are older, or not read yet: the header draws spark */
+     * sample that minute; a partitioned queue's: the sum over its partitions); read once a
+     * minute (model_wants_history). nhspark 0: history is off, the server's scripts are
+     * older (in every partition), or not read yet: the header draws spark */
     int64_t hspark[SPARK_MINUTES];
     int nhspark;
     int64_t hspark_ms; /* server time of the refresh that last asked; -1: never */
@@ -132,7 +133,8 @@ size_t model_parts_nodes(dq_client *c, const char *queue, size_t all, bool *clus
  * older server's, leaves nhspark 0). A queue whose stats show no
  * use at all is asked about (dq_queue_known, 1 or 2 calls more), and when it is not known the
  * registry's names are read for the suggestion. A partitioned queue's stats are one call
- * per partition, pipelined (dq_stats_get), so N - 1 calls more. Touches nothing but @out, so it may
+ * per partition, pipelined (dq_stats_get), so N - 1 calls more, and so is its backlog from
+ * the rollups (one call per partition, summed per minute). Touches nothing but @out, so it may
  * run on another thread than the one that draws. Returns out->rc.
  */
 int model_snapshot(dq_client *c, const char *queue, int keep, const char *group,
