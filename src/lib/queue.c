@@ -1095,6 +1095,8 @@ dq_stats_get_each(dq_client *c, const char *queue, dq_stats *out, dq_stats *mine
     dq_err *errs = NULL;
     struct dq_args a;
     int *rcs = NULL, rc;
+    dq_stats first;
+    bool have_first = false; /* partition 0's reply, from the try as one partition */
 
     memset(out, 0, sizeof *out);
     *n = 0;
@@ -1115,7 +1117,10 @@ dq_stats_get_each(dq_client *c, const char *queue, dq_stats *out, dq_stats *mine
                 memset(out, 0, sizeof *out);
             goto out;
         }
-        dq_parts_forget(c, queue); /* it has a map now: read it, and ask every partition */
+        /* it has a map: read it, and ask the other partitions */
+        dq_parts_forget(c, queue);
+        first = *out;
+        have_first = true;
         memset(out, 0, sizeof *out);
     }
     if ((rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
@@ -1137,8 +1142,14 @@ dq_stats_get_each(dq_client *c, const char *queue, dq_stats *out, dq_stats *mine
         rc = dq_err_set(err, DQ_ENOMEM, "out of memory reading %zu partitions", p->all);
         goto out;
     }
-    rc = dq_scripts_run_each(c, DQ_SCRIPT_STATS, (const char *const *)p->names, p->all, &a,
-                             dq_reply_stats, each, sizeof *each, p->all, rcs, errs, err);
+    if (have_first) {
+        each[0] = first;
+        rcs[0] = DQ_OK;
+    }
+    size_t from = have_first ? 1 : 0;
+    rc = dq_scripts_run_each(c, DQ_SCRIPT_STATS, (const char *const *)p->names + from,
+                             p->all - from, &a, dq_reply_stats, each + from, sizeof *each,
+                             p->all - from, rcs + from, errs + from, err);
     for (size_t i = 0; rc == DQ_OK && i < p->all; i++) {
         if (rcs[i] != DQ_OK) {
             rc = dq_err_set(err, rcs[i], "partition %zu: %.200s", i, errs[i].msg);
