@@ -13,6 +13,7 @@
 
 #include "delayq.h"
 #include "err.h"
+#include "parts.h"
 #include "reply.h"
 #include "scripts.h"
 
@@ -182,9 +183,10 @@ merge_part(struct merge *m, const dq_history *part, int64_t lo_min, int64_t hi_m
     return DQ_OK;
 }
 
-int
-dq_history_get(dq_client *c, const char *queue, int64_t span_ms, int64_t step_ms, dq_history *out,
-               dq_err *err)
+/* dq_history_get of one partition (or of a queue that has one). */
+static int
+history_one(dq_client *c, const char *queue, int64_t span_ms, int64_t step_ms, dq_history *out,
+            dq_err *err)
 {
     dq_history part = {0};
     struct merge m = {0};
@@ -260,5 +262,79 @@ out:
     free(m.sample_at);
     if (rc != DQ_OK)
         memset(out, 0, sizeof *out);
+    return rc;
+}
+
+/* Adds partition @h's rows to @sum's, row by row of the same start (every partition keeps
+ * its minutes by server minute, and the steps are aligned to the epoch, so a row of one
+ * is a row of the other; a minute that turned between the two reads leaves @h's newest
+ * row out): counters as dq_history_row_add, the backlog samples summed, the oldest due
+ * age the largest; a row without a sample adds none. */
+static void
+history_add(dq_history *sum, const dq_history *h)
+{
+    for (size_t i = 0; i < h->n && sum->n > 0; i++) {
+        const dq_history_row *r = &h->rows[i];
+        int64_t k = (r->at_ms - sum->rows[0].at_ms) / sum->step_ms;
+        if (k < 0 || (size_t)k >= sum->n || sum->rows[k].at_ms != r->at_ms)
+            continue;
+        dq_history_row *t = &sum->rows[k];
+        dq_history_row_add(t, r);
+        if (r->backlog >= 0)
+            t->backlog = t->backlog < 0 ? r->backlog : sat_add(t->backlog, r->backlog);
+        if (r->oldest_due_ms > t->oldest_due_ms)
+            t->oldest_due_ms = r->oldest_due_ms;
+    }
+    if (h->now_ms > sum->now_ms)
+        sum->now_ms = h->now_ms;
+}
+
+int
+dq_history_get(dq_client *c, const char *queue, int64_t span_ms, int64_t step_ms, dq_history *out,
+               dq_err *err)
+{
+    const struct dq_parts *p;
+    dq_history h = {0};
+    char **names = NULL;
+    size_t all;
+    int rc;
+
+    if (out == NULL)
+        return dq_err_set(err, DQ_EINVAL, "history: no result to fill");
+    memset(out, 0, sizeof *out);
+    if ((rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
+        return rc;
+    if (p->all <= 1)
+        return history_one(c, queue, span_ms, step_ms, out, err);
+    /* a partitioned queue: each partition read as one queue, partition 0 first (its
+     * retention and minutes stand for the queue's), the others added row by row. The
+     * names are copied: the reads may re-read the map, which frees the cached one. */
+    all = p->all;
+    if ((names = calloc(all, sizeof *names)) == NULL)
+        return dq_err_set(err, DQ_ENOMEM, "out of memory");
+    for (size_t i = 0; i < all; i++)
+        if ((names[i] = strdup(p->names[i])) == NULL) {
+            rc = dq_err_set(err, DQ_ENOMEM, "out of memory");
+            goto out;
+        }
+    if ((rc = history_one(c, names[0], span_ms, step_ms, out, err)) != DQ_OK)
+        goto out;
+    for (size_t i = 1; i < all; i++) {
+        dq_err e1 = {0};
+        if ((rc = history_one(c, names[i], span_ms, step_ms, &h, &e1)) != DQ_OK) {
+            dq_err_set(err, rc, "partition %zu: %.200s", i, e1.msg);
+            goto out;
+        }
+        if (h.history_minutes > 0) /* off there: absent, whatever its hashes still hold */
+            history_add(out, &h);
+        dq_history_free(&h);
+    }
+out:
+    dq_history_free(&h);
+    for (size_t i = 0; names != NULL && i < all; i++)
+        free(names[i]);
+    free(names);
+    if (rc != DQ_OK)
+        dq_history_free(out);
     return rc;
 }

@@ -61,54 +61,23 @@ model_wants_history(const struct model *m)
     return m->hspark_ms < 0 || m->stats.now_ms / 60000 != m->hspark_ms / 60000;
 }
 
-/* Adds the newest SPARK_MINUTES rows of @h (one partition's rollups) to @out's backlog,
- * minute by minute: the first partition read fixes the minutes (*@first, the minute of
- * hspark[0]); the others' rows land on the same minute buckets (every partition keeps
- * them by server minute), so a node whose clock is a minute off adds to its neighbour. */
-static void
-add_history(const dq_history *h, struct snapshot *out, int64_t *first)
-{
-    size_t from = h->n > SPARK_MINUTES ? h->n - SPARK_MINUTES : 0;
-
-    if (out->nhspark == 0) {
-        *first = h->n > 0 ? h->rows[from].at_ms / 60000 : 0;
-        for (size_t i = from; i < h->n; i++)
-            out->hspark[out->nhspark++] = -1;
-    }
-    for (size_t i = from; i < h->n; i++) {
-        int64_t k = h->rows[i].at_ms / 60000 - *first, b = h->rows[i].backlog;
-        if (b < 0 || k < 0 || k >= out->nhspark)
-            continue;
-        int64_t *v = &out->hspark[k];
-        *v = *v < 0 ? b : b > INT64_MAX - *v ? INT64_MAX : *v + b;
-    }
-}
-
 /* The header's backlog from the rollups into @out; nhspark stays 0 when history is off
  * or the call fails (an older server's scripts have no reader). A partitioned queue's is
- * the sum per minute over its partitions, one call each (once a minute); a partition
- * whose history is off or whose call fails (older scripts) counts as absent, and only
- * when every one is absent is the backlog "off" as on one queue. */
+ * the sum per minute over its partitions (dq_history_get: one read each, once a minute). */
 static void
 snapshot_history(dq_client *c, const char *queue, struct snapshot *out)
 {
-    size_t all = out->parts_all > 1 ? out->parts_all : 1;
-    int64_t first = 0;
+    dq_history h = {0};
+    dq_err err = {0};
 
     out->asked_history = true;
-    for (size_t i = 0; i < all; i++) {
-        char name[DQ_QUEUE_NAME_MAX + 32];
-        dq_history h = {0};
-        dq_err err = {0};
-        if (i > 0 && dq_partition_name(c, queue, i, name, sizeof name, &err) != DQ_OK)
-            break;
-        if (dq_history_get(c, i > 0 ? name : queue, SPARK_MINUTES * 60000LL, 60000, &h, &err) !=
-            DQ_OK)
-            continue;
-        if (h.history_minutes > 0)
-            add_history(&h, out, &first);
-        dq_history_free(&h);
-    }
+    if (dq_history_get(c, queue, SPARK_MINUTES * 60000LL, 60000, &h, &err) != DQ_OK)
+        return;
+    /* the newest SPARK_MINUTES rows: the reply has one per minute of the span */
+    size_t from = h.n > SPARK_MINUTES ? h.n - SPARK_MINUTES : 0;
+    for (size_t i = from; h.history_minutes > 0 && i < h.n; i++)
+        out->hspark[out->nhspark++] = h.rows[i].backlog >= 0 ? h.rows[i].backlog : -1;
+    dq_history_free(&h);
 }
 
 bool

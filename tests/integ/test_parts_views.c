@@ -560,6 +560,42 @@ group_setup(void **state)
     return rc;
 }
 
+/* dq_history_get (`delayq stats --since`, the History view) of a partitioned queue: each
+ * partition's minutes added row by row, so every enqueue and ack of every partition
+ * counts; before, partition 0's alone. */
+static void
+history_sums_partitions(void **state)
+{
+    struct fixture f;
+    struct dq_parts p;
+    dq_history h;
+    int64_t enq = 0, done = 0;
+    int acked = 0;
+
+    open_parted(&f, state, "pv_hist", NULL, &p);
+    enqueue_ids(&f, "h", 40, NULL);
+    for (size_t q = 0; q < p.all; q++) {
+        dq_claimed cl;
+        ASSERT_OK(&f, dq_claim(f.c, p.names[q], DQ_CALL_MAX, 60000, "w", &cl, &f.err));
+        assert_true(cl.n > 0); /* the ids' hash is fixed: every partition has some */
+        for (size_t j = 0; j < cl.n; j++, acked++)
+            ASSERT_OK(&f, dq_ack(f.c, p.names[q], &cl.tasks[j], &f.err));
+        dq_claimed_free(&cl);
+    }
+    assert_int_equal(acked, 40);
+    ASSERT_OK(&f, dq_history_get(f.c, f.queue, 10 * 60000LL, 60000, &h, &f.err));
+    assert_true(h.n >= 10);
+    for (size_t i = 0; i < h.n; i++) {
+        enq += h.rows[i].enqueued;
+        done += h.rows[i].done;
+    }
+    assert_int_equal(enq, 40);
+    assert_int_equal(done, 40);
+    dq_history_free(&h);
+    dq_parts_free(&p);
+    fixture_close(&f);
+}
+
 int
 main(void)
 {
@@ -570,6 +606,7 @@ main(void)
         cmocka_unit_test(one_partition_same_calls),
         cmocka_unit_test(stats_reads_no_holders),
         cmocka_unit_test(header_backlog_sums_partitions),
+        cmocka_unit_test(history_sums_partitions),
     };
     return cmocka_run_group_tests(tests, group_setup, cli_group_teardown);
 }
