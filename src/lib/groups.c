@@ -189,14 +189,16 @@ dq_errors_free(dq_errors *e)
     memset(e, 0, sizeof *e);
 }
 
-/* -1 when @queue has more than one partition, 0 when it has one, else the error. */
+/* Whether @queue has more than one partition into *@yes; DQ_OK or the map's error (kept
+ * apart from the answer: an error code can be any int, DQ_EINVAL is -1). */
 static int
-parted(dq_client *c, const char *queue, dq_err *err)
+parted(dq_client *c, const char *queue, bool *yes, dq_err *err)
 {
     const struct dq_parts *p;
     int rc = dq_parts_peek(c, queue, &p, err);
 
-    return rc != DQ_OK ? rc : p->all > 1 ? -1 : 0;
+    *yes = rc == DQ_OK && p->all > 1;
+    return rc;
 }
 
 static size_t
@@ -448,9 +450,11 @@ dq_requeue_filter_step(dq_client *c, const char *queue, const dq_filter *f, int6
         f = &none;
     if ((rc = dq_filter_check(f, err)) != DQ_OK)
         return rc;
-    if ((rc = parted(c, queue, err)) != 0)
-        return rc < 0 ? parts_bulk_step(c, queue, true, f, delay_ms, spread_ms, step, cur, err)
-                      : rc;
+    bool many;
+    if ((rc = parted(c, queue, &many, err)) != DQ_OK)
+        return rc;
+    if (many)
+        return parts_bulk_step(c, queue, true, f, delay_ms, spread_ms, step, cur, err);
     dq_args_init(&a);
     dq_args_str(&a, "all");
     dq_args_i64(&a, delay_ms);
@@ -490,8 +494,11 @@ dq_drop_filter_step(dq_client *c, const char *queue, const dq_filter *f, size_t 
         return dq_drop_all_step(c, queue, cur, err);
     if ((rc = dq_filter_check(f, err)) != DQ_OK)
         return rc;
-    if ((rc = parted(c, queue, err)) != 0)
-        return rc < 0 ? parts_bulk_step(c, queue, false, f, 0, 0, step, cur, err) : rc;
+    bool many;
+    if ((rc = parted(c, queue, &many, err)) != DQ_OK)
+        return rc;
+    if (many)
+        return parts_bulk_step(c, queue, false, f, 0, 0, step, cur, err);
     dq_args_init(&a);
     dq_args_str(&a, "all");
     dq_args_str(&a, dq_client_who(c));
