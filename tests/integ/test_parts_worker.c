@@ -266,20 +266,6 @@ two_workers_run_every_partition_once(void **state)
     fixture_close(&f);
 }
 
-static long long
-total_calls(struct test_redis *r)
-{
-    const char *argv[] = {"INFO", "commandstats"};
-    redisReply *rep = test_redis_cmd(r, 2, argv);
-    long long sum = 0;
-
-    assert_non_null(rep);
-    for (const char *p = rep->str; (p = strstr(p, "calls=")) != NULL; p += 6)
-        sum += atoll(p + 6);
-    freeReplyObject(rep);
-    return sum;
-}
-
 /* An idle worker of a queue of 4 partitions listens on all four channels and sends
  * nothing; a task enqueued into any partition wakes it at once. */
 static void
@@ -300,11 +286,11 @@ idle_worker_listens_on_every_partition(void **state)
     int64_t settle = test_mono_ms() + 300 * test_slowdown();
     while (test_mono_ms() < settle)
         test_nap_ms(10);
-    long long before = total_calls(f.redis) + 1; /* +1: this INFO itself */
+    long long before = redis_calls_total(&f) + 1; /* +1: this INFO itself */
     int64_t t0 = test_mono_ms();
     while (test_mono_ms() < t0 + 3000)
         test_nap_ms(50);
-    long long after = total_calls(f.redis);
+    long long after = redis_calls_total(&f);
     double rate = (double)(after - before) * 1000.0 / (double)(test_mono_ms() - t0);
     printf("# idle worker, partitions 4: %.2f Redis commands/s over 3 s\n", rate);
     assert_true(rate < 1.0);

@@ -770,20 +770,6 @@ dead_workers_new_lease_is_reaped_at_its_deadline(void **state)
     fixture_close(&f);
 }
 
-static long long
-total_calls(struct test_redis *r)
-{
-    const char *argv[] = {"INFO", "commandstats"};
-    redisReply *rep = test_redis_cmd(r, 2, argv);
-    long long sum = 0;
-
-    assert_non_null(rep);
-    for (const char *p = rep->str; (p = strstr(p, "calls=")) != NULL; p += 6)
-        sum += atoll(p + 6);
-    freeReplyObject(rep);
-    return sum;
-}
-
 static void
 idle_worker_is_quiet(void **state)
 {
@@ -798,11 +784,11 @@ idle_worker_is_quiet(void **state)
     int64_t settle = test_mono_ms() + 300 * test_slowdown();
     while (test_mono_ms() < settle)
         test_nap_ms(10);
-    long long before = total_calls(f.redis) + 1; /* +1: this INFO itself */
+    long long before = redis_calls_total(&f) + 1; /* +1: this INFO itself */
     int64_t t0 = test_mono_ms();
     while (test_mono_ms() < t0 + 3000)
         test_nap_ms(50);
-    long long after = total_calls(f.redis);
+    long long after = redis_calls_total(&f);
     double rate = (double)(after - before) * 1000.0 / (double)(test_mono_ms() - t0);
     test_worker_stop(&r, false);
     printf("# idle worker: %.2f Redis commands/s over 3 s (commands inside scripts included)\n",
