@@ -5,29 +5,22 @@
  * enqueue throughput (threads of dq_enqueue, threads of dq_enqueue_batch) and processing
  * throughput (library workers with W2's instant C handler), with each master's Redis CPU
  * from INFO cpu before and after (--w9-replicas: with a replica per master, whose
- * replication the masters' CPU then includes). The cluster is made as
- * tests/prod/test_parts_cluster.c makes its own (`redis-cli --cluster create`, free loopback ports,
- * servers held by PID). Clients, workers and servers share this machine's cores, so the ratio of
+ * replication the masters' CPU then includes). The cluster is the tests' own
+ * (tests/harness/cluster.h: `redis-cli --cluster create`, free loopback ports, servers held
+ * by PID). Clients, workers and servers share this machine's cores, so the ratio of
  * partitions N to partitions 1 is the figure, not the absolute rate.
  */
 #include "bench.h"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
 #include <math.h>
-#include <netinet/in.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <hiredis/hiredis.h>
 
-#include "harness/wait.h"
+#include "harness/cluster.h"
 
 #define W9_NODES   3
 #define W9_THREADS 4 /* enqueuing threads, each with its own cluster client */
@@ -36,161 +29,31 @@
 static const unsigned w9_parts[] = {1, 3, 6};
 #define W9_SETTINGS (sizeof w9_parts / sizeof w9_parts[0])
 
-/* the nodes started (w9_n: the masters, or with --w9-replicas a replica for each too) and
- * which of them are the masters */
-static struct test_redis w9_node[2 * W9_NODES];
-static int w9_n = W9_NODES, w9_m[W9_NODES] = {0, 1, 2};
-static char w9_url[2 * W9_NODES * 24 + 32];
+/* the cluster (its masters, or with --w9-replicas a replica for each too) and which of its
+ * nodes are the masters */
+static struct test_cluster w9_cl;
+static int w9_m[W9_NODES] = {0, 1, 2};
 
 static void
 w9_stop_nodes(void)
 {
-    for (int i = 0; i < 2 * W9_NODES; i++)
-        test_redis_stop(&w9_node[i]);
-}
-
-/* Cluster ports stay below this (the machine's rule for cluster tests). */
-#define W9_PORT_MAX   55000
-#define W9_PORT_TRIES 50
-
-/* A free loopback port below W9_PORT_MAX for a node's cluster bus (the kernel's pick). */
-static int
-bus_port(void)
-{
-    for (int k = 0; k < W9_PORT_TRIES; k++) {
-        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-        socklen_t len = sizeof sa;
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = 0;
-
-        if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
-            getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
-            port = ntohs(sa.sin_port);
-        if (fd >= 0)
-            close(fd);
-        if (port > 0 && port < W9_PORT_MAX)
-            return port;
-    }
-    bench_die("W9: no free port below %d for a cluster bus", W9_PORT_MAX);
-}
-
-/* Runs `redis-cli --cluster create` on the three nodes, no replicas, within 60 s. */
-static void
-cluster_create(void)
-{
-    const char *cli = getenv("DQ_REDIS_CLI");
-    char addr[2 * W9_NODES][32];
-    const char *argv[2 * W9_NODES + 8];
-    int n = 0, status = -1;
-
-    for (int i = 0; i < w9_n; i++)
-        snprintf(addr[i], sizeof addr[i], "127.0.0.1:%d", w9_node[i].port);
-    argv[n++] = (cli != NULL && cli[0] != '\0' ? cli : "redis-cli");
-    argv[n++] = "--cluster";
-    argv[n++] = "create";
-    for (int i = 0; i < w9_n; i++)
-        argv[n++] = addr[i];
-    argv[n++] = "--cluster-replicas";
-    argv[n++] = w9_n > W9_NODES ? "1" : "0";
-    argv[n++] = "--cluster-yes";
-    argv[n] = NULL;
-    pid_t pid = fork();
-    if (pid < 0)
-        bench_die("W9: fork: cannot run redis-cli");
-    if (pid == 0) {
-        int null = open("/dev/null", O_RDWR);
-        dup2(null, 0);
-        dup2(null, 1);
-        char *av[2 * W9_NODES + 8];
-        for (int k = 0; k <= n; k++)
-            av[k] = argv[k] != NULL ? strdup(argv[k]) : NULL;
-        execvp(av[0], av);
-        _exit(127);
-    }
-    for (int64_t end = bench_mono_us() + 60 * 1000000LL; bench_mono_us() < end;) {
-        if (waitpid(pid, &status, WNOHANG) == pid)
-            break;
-        bench_nap_ms(20);
-    }
-    if (status == -1) {
-        kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        bench_die("W9: redis-cli --cluster create failed (status %d)", status);
-    snprintf(w9_url, sizeof w9_url, "redis-cluster://%s,%s", addr[0], addr[1]);
-}
-
-static bool
-cluster_ok(void *arg)
-{
-    char known[40];
-
-    (void)arg;
-    snprintf(known, sizeof known, "cluster_known_nodes:%d\r", w9_n);
-    for (int i = 0; i < w9_n; i++) {
-        const char *argv[] = {"CLUSTER", "INFO"};
-        redisReply *r = test_redis_cmd(&w9_node[i], 2, argv);
-        bool ok = r != NULL && r->type == REDIS_REPLY_STRING &&
-                  strstr(r->str, "cluster_state:ok") != NULL && strstr(r->str, known) != NULL;
-        freeReplyObject(r);
-        if (!ok)
-            return false;
-    }
-    return true;
-}
-
-/* Which nodes are masters (INFO replication): w9_m. */
-static void
-find_masters(void)
-{
-    int k = 0;
-
-    for (int i = 0; i < w9_n; i++) {
-        const char *argv[] = {"INFO", "replication"};
-        redisReply *r = test_redis_cmd(&w9_node[i], 2, argv);
-        bool master =
-            r != NULL && r->type == REDIS_REPLY_STRING && strstr(r->str, "role:master") != NULL;
-        freeReplyObject(r);
-        if (master && k < W9_NODES)
-            w9_m[k++] = i;
-    }
-    if (k != W9_NODES)
-        bench_die("W9: %d masters in the cluster, not %d", k, W9_NODES);
+    test_cluster_stop(&w9_cl);
 }
 
 static void
 w9_start_cluster(bool replicas)
 {
     /* the bench's own settings (hz 10, no persistence), as the single server has them */
-    w9_n = replicas ? 2 * W9_NODES : W9_NODES;
-    for (int i = 0; i < w9_n; i++) {
-        char bus[16];
-        snprintf(bus, sizeof bus, "%d", bus_port());
-        const char *extra[] = {"--cluster-enabled",
-                               "yes",
-                               "--cluster-node-timeout",
-                               "5000",
-                               "--cluster-port",
-                               bus,
-                               "--hz",
-                               "10",
-                               NULL};
-        /* the harness takes the kernel's port; one at or above the limit is tried again */
-        for (int k = 0;; k++) {
-            if (test_redis_start(&w9_node[i], extra) != 0)
-                bench_die("W9: cannot start cluster node %d", i);
-            if (w9_node[i].port < W9_PORT_MAX)
-                break;
-            test_redis_stop(&w9_node[i]);
-            if (k + 1 == W9_PORT_TRIES)
-                bench_die("W9: no port below %d for cluster node %d", W9_PORT_MAX, i);
-        }
-    }
+    const char *extra[] = {"--hz", "10", NULL};
+    int m[2 * W9_NODES], k;
+
     atexit(w9_stop_nodes);
-    cluster_create();
-    if (!wait_until(cluster_ok, NULL, 30000, "cluster_state:ok on every node"))
-        bench_die("W9: the cluster did not become ok within 30 s");
-    find_masters();
+    if (test_cluster_start(&w9_cl, W9_NODES, replicas ? 1 : 0, 5000, extra) != 0)
+        bench_die("W9: cannot start the cluster of %d nodes", W9_NODES * (replicas ? 2 : 1));
+    k = test_cluster_masters(&w9_cl, m);
+    if (k != W9_NODES)
+        bench_die("W9: %d masters in the cluster, not %d", k, W9_NODES);
+    memcpy(w9_m, m, sizeof w9_m);
 }
 
 /* used_cpu_sys + used_cpu_user of node @i (INFO cpu: every thread), in microseconds. */
@@ -198,7 +61,7 @@ static int64_t
 node_cpu_us(int i)
 {
     const char *argv[] = {"INFO", "cpu"};
-    redisReply *r = test_redis_cmd(&w9_node[w9_m[i]], 2, argv);
+    redisReply *r = test_redis_cmd(&w9_cl.node[w9_m[i]], 2, argv);
     double sys = -1, user = -1;
 
     if (r == NULL || r->type != REDIS_REPLY_STRING)
@@ -227,7 +90,7 @@ reset_stats(void)
 {
     for (int i = 0; i < W9_NODES; i++) {
         const char *argv[] = {"CONFIG", "RESETSTAT"};
-        freeReplyObject(test_redis_cmd(&w9_node[w9_m[i]], 2, argv));
+        freeReplyObject(test_redis_cmd(&w9_cl.node[w9_m[i]], 2, argv));
     }
 }
 
@@ -239,7 +102,7 @@ client_calls(void)
 
     for (int i = 0; i < W9_NODES; i++) {
         /* bench_cmdstats reads b->redis only */
-        struct bench view = {.redis = w9_node[w9_m[i]]};
+        struct bench view = {.redis = w9_cl.node[w9_m[i]]};
         n += bench_cmdstats(&view).client;
     }
     return n;
@@ -250,7 +113,7 @@ flush_nodes(void)
 {
     for (int i = 0; i < W9_NODES; i++) {
         const char *argv[] = {"FLUSHALL"}; /* on the masters: a replica refuses writes */
-        redisReply *r = test_redis_cmd(&w9_node[w9_m[i]], 1, argv);
+        redisReply *r = test_redis_cmd(&w9_cl.node[w9_m[i]], 1, argv);
         if (r == NULL || r->type == REDIS_REPLY_ERROR)
             bench_die("W9: FLUSHALL on node %d failed", i);
         freeReplyObject(r);
@@ -264,7 +127,7 @@ w9_client(void)
     dq_client *c = NULL;
     dq_err err = {0};
 
-    bench_ok(dq_client_open(w9_url, &o, &c, &err), &err, "W9 connect");
+    bench_ok(dq_client_open(w9_cl.url, &o, &c, &err), &err, "W9 connect");
     return c;
 }
 
@@ -432,7 +295,7 @@ process_once(struct bench *b, unsigned parts, const dq_enqueue_item *it, size_t 
     int64_t t0 = bench_mono_us();
     for (size_t k = 0; k < W9_WORKERS; k++) {
         memset(&wt[k], 0, sizeof wt[k]);
-        bench_ok(dq_worker_new(w9_url, NULL, q, &o, w9_handler, NULL, &wt[k].w, &err), &err,
+        bench_ok(dq_worker_new(w9_cl.url, NULL, q, &o, w9_handler, NULL, &wt[k].w, &err), &err,
                  "W9 worker");
         if (pthread_create(&wt[k].th, NULL, w9_worker_main, &wt[k]) != 0)
             bench_die("cannot start the worker thread");

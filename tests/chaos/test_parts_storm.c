@@ -2,11 +2,11 @@
 /*
  * test_parts_storm.c: the kill storm on a partitioned queue. A real Redis Cluster of
  * three masters with a replica each (`redis-cli --cluster create`, free loopback ports
- * below 55000, servers held by PID), one queue of `partitions 6` (two on each master),
- * three chaos_worker processes and two producer threads with tasks flowing. During the
- * flow: a worker killed with SIGKILL every 2 s and started again; the master of one
- * partition killed with SIGKILL and its replica promoted; and one slot of another
- * partition moved to another master by the real `redis-cli --cluster reshard`.
+ * below 55000, servers held by PID: harness/cluster.h), one queue of `partitions 6` (two
+ * on each master), three chaos_worker processes and two producer threads with tasks
+ * flowing. During the flow: a worker killed with SIGKILL every 2 s and started again;
+ * the master of one partition killed with SIGKILL and its replica promoted; and one slot
+ * of another partition moved to another master by the real `redis-cli --cluster reshard`.
  *
  * Asserted: every acknowledged enqueue ran (0 lost); no run started before its due time
  * (the workers' clock is the servers': one host); a task ran again only after a kill (its
@@ -30,23 +30,19 @@
  */
 #include "harness/check.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <hiredis/hiredis.h>
 
 #include "chaos.h"
 #include "delayq.h"
-#include "harness/redis.h"
+#include "harness/cluster.h"
 #include "harness/wait.h"
 #include "lib/parts.h"
 
@@ -57,56 +53,18 @@
 #define LEASE_MS    3000
 #define PRODUCERS   2
 #define LEAD_MS     1500
-#define PORT_MAX    55000
 #define MAX_KILLS   32
 
-static struct test_redis node[NODES];
-static char url[NODES * 24 + 32];
+static struct test_cluster cl;
 
 /* ---- the cluster ------------------------------------------------------------------ */
-
-/* A free loopback port below PORT_MAX (the kernel's pick) for a cluster bus. */
-static int
-free_port(void)
-{
-    for (int k = 0; k < 50; k++) {
-        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-        socklen_t len = sizeof sa;
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = 0;
-
-        if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
-            getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
-            port = ntohs(sa.sin_port);
-        if (fd >= 0)
-            close(fd);
-        if (port > 0 && port < PORT_MAX)
-            return port;
-    }
-    fail_msg("no free port below %d", PORT_MAX);
-    return -1;
-}
-
-static const char *
-redis_cli(void)
-{
-    const char *v = getenv("DQ_REDIS_CLI");
-    return v != NULL && v[0] != '\0' ? v : "redis-cli";
-}
-
-static redisReply *
-cmd(int i, int argc, const char **argv)
-{
-    return node[i].pid != 0 ? test_redis_cmd(&node[i], argc, argv) : NULL;
-}
 
 /* The text of INFO @section on node @i ("" when it is down); caller frees. */
 static char *
 info(int i, const char *section)
 {
-    const char *argv[] = {"INFO", section};
-    redisReply *r = cmd(i, 2, argv);
-    char *s = strdup(r != NULL && r->type == REDIS_REPLY_STRING ? r->str : "");
-    freeReplyObject(r);
+    char *s = test_redis_info(&cl.node[i], section);
+
     assert_non_null(s);
     return s;
 }
@@ -118,103 +76,6 @@ info_num(const char *text, const char *field)
     return p != NULL ? atoll(p + strlen(field)) : -1;
 }
 
-static bool
-cluster_ok(void *arg)
-{
-    (void)arg;
-    for (int i = 0; i < NODES; i++) {
-        if (node[i].pid == 0)
-            continue;
-        const char *argv[] = {"CLUSTER", "INFO"};
-        redisReply *r = cmd(i, 2, argv);
-        bool ok = r != NULL && r->type == REDIS_REPLY_STRING &&
-                  strstr(r->str, "cluster_state:ok") != NULL &&
-                  strstr(r->str, "cluster_known_nodes:6") != NULL;
-        freeReplyObject(r);
-        if (!ok)
-            return false;
-    }
-    return true;
-}
-
-static void
-cluster_start(const char *dir)
-{
-    const char *argv[NODES + 8];
-    char addr[NODES][32], out[300];
-    int n = 0;
-    int64_t ms;
-
-    for (int i = 0; i < NODES; i++) {
-        char bus[16];
-        snprintf(bus, sizeof bus, "%d", free_port());
-        const char *extra[] = {"--cluster-enabled",
-                               "yes",
-                               "--cluster-node-timeout",
-                               "1000",
-                               "--cluster-port",
-                               bus,
-                               NULL};
-        for (int k = 0;; k++) { /* the harness takes the kernel's port: keep it below 55000 */
-            assert_int_equal(test_redis_start(&node[i], extra), 0);
-            if (node[i].port < PORT_MAX)
-                break;
-            test_redis_stop(&node[i]);
-            assert_true(k < 50);
-        }
-        snprintf(addr[i], sizeof addr[i], "127.0.0.1:%d", node[i].port);
-    }
-    argv[n++] = redis_cli();
-    argv[n++] = "--cluster";
-    argv[n++] = "create";
-    for (int i = 0; i < NODES; i++)
-        argv[n++] = addr[i];
-    argv[n++] = "--cluster-replicas";
-    argv[n++] = "1";
-    argv[n++] = "--cluster-yes";
-    argv[n] = NULL;
-    snprintf(out, sizeof out, "%s/create.out", dir);
-    assert_int_equal(chaos_run(argv, out, 60000, &ms), 0);
-    assert_true(wait_until(cluster_ok, NULL, 30000, "cluster_state:ok on all six nodes"));
-    snprintf(url, sizeof url, "redis-cluster://%s,%s", addr[0], addr[1]);
-}
-
-static void
-node_id(int i, char *out, size_t size)
-{
-    const char *argv[] = {"CLUSTER", "MYID"};
-    redisReply *r = cmd(i, 2, argv);
-    assert_non_null(r);
-    assert_int_equal(r->type, REDIS_REPLY_STRING);
-    snprintf(out, size, "%s", r->str);
-    freeReplyObject(r);
-}
-
-/* The master (node index) of @slot and the lowest slot of its range holding @slot, asked
- * of node @ask; -1 when no node serves it. */
-static int
-owner_of(int ask, unsigned slot, unsigned *lo)
-{
-    const char *argv[] = {"CLUSTER", "SLOTS"};
-    redisReply *r = cmd(ask, 2, argv);
-    int who = -1;
-
-    for (size_t i = 0; r != NULL && r->type == REDIS_REPLY_ARRAY && i < r->elements; i++) {
-        const redisReply *e = r->element[i];
-        unsigned a = (unsigned)e->element[0]->integer, b = (unsigned)e->element[1]->integer;
-        if (a <= slot && slot <= b) {
-            for (int k = 0; k < NODES; k++) {
-                if (node[k].port == e->element[2]->element[1]->integer)
-                    who = k;
-            }
-            if (lo != NULL)
-                *lo = a;
-        }
-    }
-    freeReplyObject(r);
-    return who;
-}
-
 static unsigned
 slot_of_queue(const char *name)
 {
@@ -222,7 +83,7 @@ slot_of_queue(const char *name)
     const char *argv[] = {"CLUSTER", "KEYSLOT", key};
 
     snprintf(key, sizeof key, "dq:{%s}:sched", name);
-    long long s = test_redis_int(&node[0], 3, argv);
+    long long s = test_redis_int(&cl.node[0], 3, argv);
     assert_true(s >= 0 && s < 16384);
     return (unsigned)s;
 }
@@ -231,15 +92,12 @@ slot_of_queue(const char *name)
 static int
 replica_of(int m)
 {
-    char id[64];
-
-    node_id(m, id, sizeof id);
     for (int i = 0; i < NODES; i++) {
-        if (i == m || node[i].pid == 0)
+        if (i == m || cl.node[i].pid == 0)
             continue;
         char *s = info(i, "replication");
         char port[32];
-        snprintf(port, sizeof port, "master_port:%d\r", node[m].port);
+        snprintf(port, sizeof port, "master_port:%d\r", cl.node[m].port);
         bool yes = strstr(s, "role:slave") != NULL && strstr(s, port) != NULL;
         free(s);
         if (yes)
@@ -252,18 +110,18 @@ replica_of(int m)
 static void
 reshard(const char *dir, int from, int to, int count)
 {
-    char src[64], dst[64], addr[32], slots[16], out[300];
-    int64_t ms;
+    char src[64], dst[64], slots[16], out[300];
 
-    node_id(from, src, sizeof src);
-    node_id(to, dst, sizeof dst);
-    snprintf(addr, sizeof addr, "127.0.0.1:%d", node[from].port);
+    assert_int_equal(test_cluster_node_id(&cl, from, src, sizeof src), 0);
+    assert_int_equal(test_cluster_node_id(&cl, to, dst, sizeof dst), 0);
     snprintf(slots, sizeof slots, "%d", count);
     snprintf(out, sizeof out, "%s/reshard.out", dir);
-    const char *argv[] = {redis_cli(),       "--cluster", "reshard",       addr,
+    const char *argv[] = {test_redis_cli(),  "--cluster", "reshard",       cl.addr[from],
                           "--cluster-from",  src,         "--cluster-to",  dst,
                           "--cluster-slots", slots,       "--cluster-yes", NULL};
-    int rc = chaos_run(argv, out, 60000, &ms);
+    int64_t t0 = test_mono_ms();
+    int rc = test_run(argv, out, 60000);
+    int64_t ms = test_mono_ms() - t0;
     if (rc != 0)
         fail_msg("redis-cli --cluster reshard exited %d; see %s", rc, out);
     printf("# reshard: %d slot%s from node %d to node %d in %lld ms\n", count,
@@ -390,7 +248,7 @@ start_worker(const char *dir, const char *queue)
     snprintf(lease, sizeof lease, "%d", LEASE_MS);
     snprintf(conc, sizeof conc, "%d", CONCURRENCY);
     snprintf(out, sizeof out, "%s/worker.out", dir);
-    const char *argv[] = {chaos_worker_bin(), url, queue, dir, lease, conc, "3000", NULL};
+    const char *argv[] = {chaos_worker_bin(), cl.url, queue, dir, lease, conc, "3000", NULL};
     pid_t pid = chaos_spawn(argv, out);
     assert_true(pid > 0);
     return pid;
@@ -461,9 +319,12 @@ partitioned_storm_failover_and_reshard(void **state)
     (void)state;
     assert_non_null(dir);
     const int64_t t_start = test_mono_ms();
-    cluster_start(dir);
+    int rc = test_cluster_start(&cl, 3, 1, 1000, NULL);
+    if (rc == TEST_REDIS_SKIP)
+        exit(77);
+    assert_int_equal(rc, 0);
     test_queue_name(s.queue, sizeof s.queue, "pstorm");
-    if (dq_client_open(url, NULL, &c, &err) != DQ_OK)
+    if (dq_client_open(cl.url, NULL, &c, &err) != DQ_OK)
         fail_msg("dq_client_open: %s", err.msg);
     dq_config cfg = {.partitions = PARTS};
     assert_int_equal(dq_config_set(c, s.queue, &cfg, &err), DQ_OK);
@@ -477,13 +338,13 @@ partitioned_storm_failover_and_reshard(void **state)
         assert_int_equal(dq_partition_name(c, s.queue, (size_t)i, names[i], sizeof names[i], &err),
                          DQ_OK);
         pslot[i] = slot_of_queue(names[i]);
-        powner[i] = owner_of(0, pslot[i], &lo);
+        powner[i] = test_cluster_owner(&cl, 0, pslot[i], &lo);
         assert_true(powner[i] >= 0 && powner[i] < 3);
     }
     victim = powner[1];
     for (int i = 0; i < PARTS; i++) {
         unsigned lo = 0;
-        owner_of(0, pslot[i], &lo);
+        test_cluster_owner(&cl, 0, pslot[i], &lo);
         if (powner[i] != victim && pslot[i] - lo < best) {
             best = pslot[i] - lo;
             moved = i;
@@ -499,7 +360,7 @@ partitioned_storm_failover_and_reshard(void **state)
     if (best > 0)
         reshard(dir, from, to, (int)best); /* before the flow: the slots below it */
     unsigned lo_now = 0;
-    assert_int_equal(owner_of(from, pslot[moved], &lo_now), from);
+    assert_int_equal(test_cluster_owner(&cl, from, pslot[moved], &lo_now), from);
     assert_int_equal(lo_now, pslot[moved]); /* now the lowest slot of its master */
     int replica = replica_of(victim);
     assert_true(replica >= 3);
@@ -519,7 +380,7 @@ partitioned_storm_failover_and_reshard(void **state)
         s.due[i] = base + (int64_t)i * spread_ms / n;
     prod.s = &s;
     for (int p = 0; p < PRODUCERS; p++) {
-        if (dq_client_open(url, NULL, &prod.c[p], &err) != DQ_OK)
+        if (dq_client_open(cl.url, NULL, &prod.c[p], &err) != DQ_OK)
             fail_msg("dq_client_open: %s", err.msg);
     }
     for (; prod.started < PRODUCERS; prod.started++)
@@ -552,12 +413,12 @@ partitioned_storm_failover_and_reshard(void **state)
             assert_true(cu.offset > 0);
             assert_true(wait_until(replica_caught_up, &cu, 10000, "the replica to catch up"));
             kill_wall = chaos_wall_ms();
-            test_redis_kill(&node[victim]);
-            node[victim].pid = 0;
+            test_redis_kill(&cl.node[victim]);
+            cl.node[victim].pid = 0;
             producers_pause(false);
             int who = -1;
             for (int64_t end = test_mono_ms() + 30000; test_mono_ms() < end;) {
-                who = owner_of(replica, pslot[1], NULL);
+                who = test_cluster_owner(&cl, replica, pslot[1], NULL);
                 if (who == replica)
                     break;
                 test_nap_ms(50);
@@ -571,12 +432,12 @@ partitioned_storm_failover_and_reshard(void **state)
             move_wall = chaos_wall_ms();
             reshard(dir, from, to, 1);
             moved_wall = chaos_wall_ms();
-            assert_int_equal(owner_of(to, pslot[moved], NULL), to);
+            assert_int_equal(test_cluster_owner(&cl, to, pslot[moved], NULL), to);
             /* the partition's keys went with its slot: tasks were there to move */
             char slot[16];
             snprintf(slot, sizeof slot, "%u", pslot[moved]);
             const char *argv[] = {"CLUSTER", "COUNTKEYSINSLOT", slot};
-            assert_true(test_redis_int(&node[to], 3, argv) > 0);
+            assert_true(test_redis_int(&cl.node[to], 3, argv) > 0);
         }
         if (k % 2 == 0 && nk < MAX_KILLS) {
             int v = rand() % WORKERS;
@@ -697,8 +558,7 @@ teardown(void **state)
     (void)state;
     producers_join(true);
     chaos_cleanup();
-    for (int i = 0; i < NODES; i++)
-        test_redis_stop(&node[i]);
+    test_cluster_stop(&cl);
     return 0;
 }
 

@@ -29,9 +29,8 @@ test_redis_cli(void)
     return v != NULL && v[0] != '\0' ? v : "redis-cli";
 }
 
-/* A free loopback port below TEST_CLUSTER_PORT_MAX (the kernel's pick); 0 when none. */
-static int
-bus_port(void)
+int
+test_cluster_free_port(void)
 {
     for (int k = 0; k < PORT_TRIES; k++) {
         struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -105,6 +104,19 @@ test_cluster_ok(struct test_cluster *c, int known)
     return true;
 }
 
+/* The first 8 KiB of file @path on stderr. */
+static void
+copy_to_stderr(const char *path)
+{
+    char buf[8192];
+    FILE *f = fopen(path, "r");
+    size_t n = f != NULL ? fread(buf, 1, sizeof buf, f) : 0;
+
+    if (f != NULL)
+        fclose(f);
+    fwrite(buf, 1, n, stderr);
+}
+
 static bool
 all_ok(void *arg)
 {
@@ -132,7 +144,7 @@ test_cluster_start(struct test_cluster *c, int masters, int replicas, int node_t
     for (int i = 0; i < total; i++) {
         const char *args[TEST_REDIS_MAX_EXTRA + 1];
         char bus[16];
-        int k = 0, port = bus_port();
+        int k = 0, port = test_cluster_free_port();
 
         if (port == 0) {
             fprintf(stderr, "test_cluster: no free port below %d for a bus\n",
@@ -182,8 +194,8 @@ test_cluster_start(struct test_cluster *c, int masters, int replicas, int node_t
     snprintf(out, sizeof out, "%s/cluster-create.out", c->node[0].dir);
     int st = test_run(argv, out, 60000);
     if (st != 0) {
-        fprintf(stderr, "test_cluster: redis-cli --cluster create exited %d (output in %s)\n", st,
-                out);
+        fprintf(stderr, "test_cluster: redis-cli --cluster create exited %d; its output:\n", st);
+        copy_to_stderr(out); /* the node's dir goes with it below */
         goto fail;
     }
     if (!wait_until(all_ok, c, 30000, "cluster_state:ok on every node"))
@@ -231,4 +243,43 @@ test_cluster_masters(struct test_cluster *c, int *out)
         freeReplyObject(r);
     }
     return k;
+}
+
+int
+test_cluster_node_id(struct test_cluster *c, int i, char *out, size_t size)
+{
+    const char *argv[] = {"CLUSTER", "MYID"};
+    redisReply *r = c->node[i].pid != 0 ? test_redis_cmd(&c->node[i], 2, argv) : NULL;
+    int rc = r != NULL && r->type == REDIS_REPLY_STRING ? 0 : -1;
+
+    if (rc == 0)
+        snprintf(out, size, "%s", r->str);
+    freeReplyObject(r);
+    return rc;
+}
+
+int
+test_cluster_owner(struct test_cluster *c, int ask, unsigned slot, unsigned *lo)
+{
+    const char *argv[] = {"CLUSTER", "SLOTS"};
+    redisReply *r = c->node[ask].pid != 0 ? test_redis_cmd(&c->node[ask], 2, argv) : NULL;
+    int who = -1;
+
+    /* each entry: first slot, last slot, then the master as [host, port, id, ...] */
+    for (size_t i = 0; r != NULL && r->type == REDIS_REPLY_ARRAY && i < r->elements; i++) {
+        const redisReply *e = r->element[i];
+        if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 ||
+            e->element[2]->type != REDIS_REPLY_ARRAY || e->element[2]->elements < 2)
+            continue;
+        unsigned a = (unsigned)e->element[0]->integer, b = (unsigned)e->element[1]->integer;
+        if (a <= slot && slot <= b) {
+            for (int k = 0; k < c->n; k++)
+                if (c->node[k].port == e->element[2]->element[1]->integer)
+                    who = k;
+            if (lo != NULL)
+                *lo = a;
+        }
+    }
+    freeReplyObject(r);
+    return who;
 }

@@ -10,6 +10,7 @@
 #define DQ_HARNESS_CLUSTER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "harness/redis.h"
 
@@ -47,6 +48,14 @@ bool test_cluster_ok(struct test_cluster *c, int known);
 /* The node (index) whose "HOST:PORT" (or "...:PORT" at the end of @addr) is @addr; -1. */
 int test_cluster_node_at(const struct test_cluster *c, const char *addr);
 
+/* The id (CLUSTER MYID) of node @i into @out; 0, or -1 when it did not answer. */
+int test_cluster_node_id(struct test_cluster *c, int i, char *out, size_t size);
+
+/* The node (index) serving @slot as a master, as node @ask's CLUSTER SLOTS has it, and the
+ * lowest slot of that node's range holding @slot into *@lo (may be NULL); -1 when @ask is
+ * down or did not answer, or no node of @c serves the slot. */
+int test_cluster_owner(struct test_cluster *c, int ask, unsigned slot, unsigned *lo);
+
 /* The nodes (indexes) INFO replication calls masters, in node order, into @out (room for
  * c->n); returns how many. A node that is down is not one. */
 int test_cluster_masters(struct test_cluster *c, int *out);
@@ -58,6 +67,11 @@ int test_cluster_masters(struct test_cluster *c, int *out);
  * killed at the deadline, -1 when it could not be started.
  */
 int test_run(const char *const *argv, const char *out_path, int deadline_ms);
+
+/* A free loopback port below TEST_CLUSTER_PORT_MAX (the kernel's pick, closed again) for
+ * a cluster bus of a node the caller starts itself (test_cluster_start() picks its own);
+ * 0 when none was found. */
+int test_cluster_free_port(void);
 
 /* $DQ_REDIS_CLI, or "redis-cli". */
 const char *test_redis_cli(void);

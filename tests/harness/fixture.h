@@ -91,4 +91,21 @@ redis_int(struct fixture *f, int argc, const char **argv)
     return test_redis_int(f->redis, argc, argv);
 }
 
+/* The calls of every command the fixture's server has counted (INFO commandstats, which
+ * counts itself from the next INFO on); fails the test when INFO fails. For what an idle
+ * worker sends. */
+static inline long long
+redis_calls_total(struct fixture *f)
+{
+    const char *argv[] = {"INFO", "commandstats"};
+    redisReply *rep = test_redis_cmd(f->redis, 2, argv);
+    long long sum = 0;
+
+    assert_non_null(rep);
+    for (const char *p = rep->str; (p = strstr(p, "calls=")) != NULL; p += 6)
+        sum += atoll(p + 6);
+    freeReplyObject(rep);
+    return sum;
+}
+
 #endif /* DQ_HARNESS_FIXTURE_H */

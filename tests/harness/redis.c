@@ -726,3 +726,14 @@ test_redis_calls(struct test_redis *r, const char *name)
     freeReplyObject(reply);
     return n;
 }
+
+char *
+test_redis_info(struct test_redis *r, const char *section)
+{
+    const char *argv[] = {"INFO", section};
+    redisReply *reply = r->pid != 0 ? test_redis_cmd(r, 2, argv) : NULL;
+    char *s = strdup(reply != NULL && reply->type == REDIS_REPLY_STRING ? reply->str : "");
+
+    freeReplyObject(reply);
+    return s;
+}

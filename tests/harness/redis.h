@@ -102,4 +102,8 @@ long long test_redis_int(struct test_redis *r, int argc, const char **argv);
  * CONFIG RESETSTAT (INFO commandstats); 0 when it has none; -1 when INFO failed. */
 long long test_redis_calls(struct test_redis *r, const char *name);
 
+/* The text of INFO @section (a copy, which the caller frees): "" when the server is down
+ * (no PID) or did not answer; NULL only when out of memory. */
+char *test_redis_info(struct test_redis *r, const char *section);
+
 #endif /* DQ_HARNESS_REDIS_H */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * worker.c: a dq_worker on a test's thread (harness/worker.h).
+ * worker.c: a dq_worker on a test's thread, `delayq work` as a child process, and the
+ * server's clock for handlers (harness/worker.h).
  */
 #include "harness/worker.h"
 
@@ -142,4 +143,55 @@ test_work_reap_all(void)
             waitpid(work_pids[i], NULL, 0);
         work_pids[i] = 0;
     }
+}
+
+/* ---- the server's clock, read inside handlers -------------------------------------- */
+
+static pthread_mutex_t time_mu = PTHREAD_MUTEX_INITIALIZER;
+static redisContext *time_pool[64];
+static int time_n, time_port;
+
+int64_t
+test_server_time_us(void)
+{
+    struct timeval tv = {1, 0};
+    redisContext *c = NULL;
+    redisReply *r = NULL;
+    int64_t us = -1;
+
+    pthread_mutex_lock(&time_mu);
+    if (time_n > 0)
+        c = time_pool[--time_n];
+    pthread_mutex_unlock(&time_mu);
+    if (c == NULL && (c = redisConnectWithTimeout("127.0.0.1", time_port, tv)) != NULL)
+        redisSetTimeout(c, tv);
+    if (c != NULL && c->err == 0)
+        r = redisCommand(c, "TIME");
+    if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
+        us = atoll(r->element[0]->str) * 1000000 + atoll(r->element[1]->str);
+    freeReplyObject(r);
+    pthread_mutex_lock(&time_mu);
+    if (us >= 0 && time_n < 64)
+        time_pool[time_n++] = c;
+    else
+        redisFree(c);
+    pthread_mutex_unlock(&time_mu);
+    return us;
+}
+
+int
+test_worker_group_setup(void **state)
+{
+    int rc = fixture_group_setup(state);
+
+    time_port = rc == 0 ? ((struct test_redis *)*state)->port : 0;
+    return rc;
+}
+
+int
+test_worker_group_teardown(void **state)
+{
+    while (time_n > 0)
+        redisFree(time_pool[--time_n]);
+    return fixture_group_teardown(state);
 }

@@ -3,13 +3,14 @@
  * worker.h: the workers a test runs, one runner for each kind the tests share: a library
  * worker (dq_worker) on its own thread, whose handle the test keeps to stop it, join it
  * and check how dq_worker_run() returned; and `delayq work` as a child process, stopped
- * by its PID with a deadline.
+ * by its PID with a deadline. Also the server's clock, as handlers read it.
  */
 #ifndef DQ_HARNESS_WORKER_H
 #define DQ_HARNESS_WORKER_H
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "delayq.h"
@@ -53,5 +54,22 @@ int test_work_stop(pid_t pid, int sig);
 /* SIGKILL and reap every worker test_work_start() started that is still running: for a
  * teardown, so a failed assertion leaves no worker behind. */
 void test_work_reap_all(void);
+
+/* ---- the server's clock, read inside handlers -------------------------------------- */
+
+/* A worker test's group setup: fixture_group_setup() (the executable's private Redis in
+ * *@state), and test_server_time_us() set to read that server's clock. */
+int test_worker_group_setup(void **state);
+
+/* Closes test_server_time_us()'s connections, then fixture_group_teardown(). */
+int test_worker_group_teardown(void **state);
+
+/*
+ * The TIME of the server test_worker_group_setup() started, in us; -1 when it could not
+ * be read. Over connections of its own, a pool of one per handler running at once (up to
+ * 64) kept for the run, so a handler can judge "early" by the server's clock at its start,
+ * not by anything the worker reports. Thread-safe.
+ */
+int64_t test_server_time_us(void);
 
 #endif /* DQ_HARNESS_WORKER_H */

@@ -19,57 +19,6 @@
 
 #define MAXTASKS 4096
 
-/* Server TIME read inside handlers, on connections of their own (a pool, one per handler
- * running at once): "early" is judged by the server's clock at the handler's start. */
-static pthread_mutex_t time_mu = PTHREAD_MUTEX_INITIALIZER;
-static redisContext *time_pool[64];
-static int time_n, time_port;
-
-/* Server time in us, or -1 when it could not be read. */
-static int64_t
-server_time_us(void)
-{
-    struct timeval tv = {1, 0};
-    redisContext *c = NULL;
-    redisReply *r = NULL;
-    int64_t us = -1;
-
-    pthread_mutex_lock(&time_mu);
-    if (time_n > 0)
-        c = time_pool[--time_n];
-    pthread_mutex_unlock(&time_mu);
-    if (c == NULL && (c = redisConnectWithTimeout("127.0.0.1", time_port, tv)) != NULL)
-        redisSetTimeout(c, tv);
-    if (c != NULL && c->err == 0)
-        r = redisCommand(c, "TIME");
-    if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
-        us = atoll(r->element[0]->str) * 1000000 + atoll(r->element[1]->str);
-    freeReplyObject(r);
-    pthread_mutex_lock(&time_mu);
-    if (us >= 0 && time_n < 64)
-        time_pool[time_n++] = c;
-    else
-        redisFree(c);
-    pthread_mutex_unlock(&time_mu);
-    return us;
-}
-
-static int
-group_setup(void **state)
-{
-    int rc = fixture_group_setup(state);
-    time_port = rc == 0 ? ((struct test_redis *)*state)->port : 0;
-    return rc;
-}
-
-static int
-group_teardown(void **state)
-{
-    while (time_n > 0)
-        redisFree(time_pool[--time_n]);
-    return fixture_group_teardown(state);
-}
-
 /* What handlers saw, by task number (the payload). */
 struct seen {
     pthread_mutex_t mu;
@@ -83,7 +32,7 @@ static void
 handler(const dq_task *t, dq_result *res, void *arg)
 {
     struct seen *s = arg;
-    int64_t now_us = server_time_us();
+    int64_t now_us = test_server_time_us();
     char buf[16];
     int k = -1;
 
@@ -317,20 +266,6 @@ two_workers_run_every_partition_once(void **state)
     fixture_close(&f);
 }
 
-static long long
-total_calls(struct test_redis *r)
-{
-    const char *argv[] = {"INFO", "commandstats"};
-    redisReply *rep = test_redis_cmd(r, 2, argv);
-    long long sum = 0;
-
-    assert_non_null(rep);
-    for (const char *p = rep->str; (p = strstr(p, "calls=")) != NULL; p += 6)
-        sum += atoll(p + 6);
-    freeReplyObject(rep);
-    return sum;
-}
-
 /* An idle worker of a queue of 4 partitions listens on all four channels and sends
  * nothing; a task enqueued into any partition wakes it at once. */
 static void
@@ -351,11 +286,11 @@ idle_worker_listens_on_every_partition(void **state)
     int64_t settle = test_mono_ms() + 300 * test_slowdown();
     while (test_mono_ms() < settle)
         test_nap_ms(10);
-    long long before = total_calls(f.redis) + 1; /* +1: this INFO itself */
+    long long before = redis_calls_total(&f) + 1; /* +1: this INFO itself */
     int64_t t0 = test_mono_ms();
     while (test_mono_ms() < t0 + 3000)
         test_nap_ms(50);
-    long long after = total_calls(f.redis);
+    long long after = redis_calls_total(&f);
     double rate = (double)(after - before) * 1000.0 / (double)(test_mono_ms() - t0);
     printf("# idle worker, partitions 4: %.2f Redis commands/s over 3 s\n", rate);
     assert_true(rate < 1.0);
@@ -614,5 +549,6 @@ main(void)
     };
 
     test_filter_from_env();
-    return cmocka_run_group_tests_name("integ/parts_worker", tests, group_setup, group_teardown);
+    return cmocka_run_group_tests_name("integ/parts_worker", tests, test_worker_group_setup,
+                                       test_worker_group_teardown);
 }

@@ -294,20 +294,6 @@ killed_delayq_work_shows_as_lost(void **state)
     fixture_close(&f);
 }
 
-static long long
-total_calls(struct test_redis *r)
-{
-    const char *argv[] = {"INFO", "commandstats"};
-    redisReply *rep = test_redis_cmd(r, 2, argv);
-    long long sum = 0;
-
-    assert_non_null(rep);
-    for (const char *p = rep->str; (p = strstr(p, "calls=")) != NULL; p += 6)
-        sum += atoll(p + 6);
-    freeReplyObject(rep);
-    return sum;
-}
-
 static void
 idle_beats_stay_within_budget(void **state)
 {
@@ -324,11 +310,11 @@ idle_beats_stay_within_budget(void **state)
     int64_t settle = test_mono_ms() + 2 * o.max_idle_ms;
     while (test_mono_ms() < settle)
         test_nap_ms(10);
-    long long before = total_calls(f.redis) + 1; /* +1: this INFO itself */
+    long long before = redis_calls_total(&f) + 1; /* +1: this INFO itself */
     int64_t t0 = test_mono_ms();
     while (test_mono_ms() < t0 + 30 * o.max_idle_ms) /* 30 idle looks, 60 beats */
         test_nap_ms(20);
-    long long after = total_calls(f.redis);
+    long long after = redis_calls_total(&f);
     double secs = (double)(test_mono_ms() - t0) / 1000.0;
     double rate = (double)(after - before) / secs;
     test_worker_stop(&r, false);

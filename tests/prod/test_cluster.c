@@ -1,21 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_cluster.c: delayq on a real Redis Cluster: three masters with a replica each,
- * made by `redis-cli --cluster create` on free loopback ports (cluster-node-timeout
- * 1000 ms). Ten queues spread over the masters; in-process workers drain them all and
- * `delayq queues` lists all ten. Then a busy queue's slot is moved to another master
- * by hand (CLUSTER SETSLOT IMPORTING / MIGRATING, MIGRATE one key at a time, SETSLOT
- * NODE) under a running worker and producer: MOVED and ASK are counted from INFO
- * errorstats; nothing is lost and nothing runs twice. Last, a master is killed with
+ * made by `redis-cli --cluster create` on free loopback ports (harness/cluster.h;
+ * cluster-node-timeout 1000 ms). Ten queues spread over the masters; in-process workers
+ * drain them all and `delayq queues` lists all ten. Then a busy queue's slot is moved to
+ * another master by hand (CLUSTER SETSLOT IMPORTING / MIGRATING, MIGRATE one key at a
+ * time, SETSLOT NODE) under a running worker and producer: MOVED and ASK are counted from
+ * INFO errorstats; nothing is lost and nothing runs twice. Last, a master is killed with
  * SIGKILL under load and its replica promoted: work carries on.
  *
  * Short mode (CI) by default; DQ_CHAOS_LONG=1 for more tasks and longer load.
  */
 #include "harness/check.h"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -23,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,21 +28,20 @@
 #include "chaos/chaos.h"
 #include "delayq.h"
 #include "dq_scripts.h"
-#include "harness/redis.h"
+#include "harness/cluster.h"
 #include "harness/wait.h"
 #include "harness/worker.h"
 #include "lib/client.h"
 #include "lib/cluster.h"
 #include "lib/parts.h"
 
-#define NODES  6
+#define NODES  6 /* three masters, a replica each */
 #define QUEUES 10
 #define LEASE  2000
 /* per queue and task: how many times it ran (ids are "<queue index>-<n>") */
 #define TASKS_MAX 20000
 
-static struct test_redis node[NODES];
-static char url[NODES * 24 + 32];
+static struct test_cluster cl;
 static char qname[QUEUES][40];
 static bool long_mode;
 
@@ -56,173 +51,17 @@ static int made[QUEUES];                 /* tasks enqueued (acknowledged) per qu
 
 /* ---- the cluster --------------------------------------------------------------- */
 
-/* A free loopback port for a node's cluster bus (the kernel's pick, as the harness
- * makes for the client port). */
-static int
-free_port(void)
-{
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof sa;
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = 0;
-
-    assert_true(fd >= 0);
-    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
-        getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
-        port = ntohs(sa.sin_port);
-    close(fd);
-    assert_true(port > 0);
-    return port;
-}
-
-static const char *
-redis_cli(void)
-{
-    const char *v = getenv("DQ_REDIS_CLI");
-    return v != NULL && v[0] != '\0' ? v : "redis-cli";
-}
-
-/* Runs @argv to completion within @deadline_ms; returns its exit status. */
-static int
-run(const char *const *argv, int deadline_ms)
-{
-    pid_t pid = fork();
-    int status = -1;
-
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int null = open("/dev/null", O_RDWR);
-        dup2(null, 0);
-        dup2(null, 1);
-        char *av[32];
-        int n = 0;
-        for (; argv[n] != NULL && n < 31; n++)
-            av[n] = strdup(argv[n]);
-        av[n] = NULL;
-        execvp(av[0], av);
-        _exit(127);
-    }
-    for (int64_t end = test_mono_ms() + deadline_ms; test_mono_ms() < end;) {
-        if (waitpid(pid, &status, WNOHANG) == pid)
-            return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-        test_nap_ms(20);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    return 124;
-}
-
 static redisReply *
 cmd(int i, int argc, const char **argv)
 {
-    return test_redis_cmd(&node[i], argc, argv);
-}
-
-/* The text of INFO @section on node @i ("" when it is down); caller frees. */
-static char *
-info(int i, const char *section)
-{
-    const char *argv[] = {"INFO", section};
-    redisReply *r = cmd(i, 2, argv);
-    char *s = strdup(r != NULL && r->type == REDIS_REPLY_STRING ? r->str : "");
-    freeReplyObject(r);
-    assert_non_null(s);
-    return s;
-}
-
-static bool
-is_master(int i)
-{
-    char *s = info(i, "replication");
-    bool yes = strstr(s, "role:master") != NULL;
-    free(s);
-    return yes;
-}
-
-static bool
-cluster_ok(void *arg)
-{
-    (void)arg;
-    for (int i = 0; i < NODES; i++) {
-        if (node[i].pid == 0)
-            continue;
-        const char *argv[] = {"CLUSTER", "INFO"};
-        redisReply *r = cmd(i, 2, argv);
-        bool ok = r != NULL && r->type == REDIS_REPLY_STRING &&
-                  strstr(r->str, "cluster_state:ok") != NULL &&
-                  strstr(r->str, "cluster_known_nodes:6") != NULL;
-        freeReplyObject(r);
-        if (!ok)
-            return false;
-    }
-    return true;
-}
-
-static void
-cluster_start(void)
-{
-    const char *argv[NODES + 8];
-    char addr[NODES][32];
-    int n = 0;
-
-    for (int i = 0; i < NODES; i++) {
-        char bus[16];
-        snprintf(bus, sizeof bus, "%d", free_port());
-        const char *extra[] = {"--cluster-enabled",
-                               "yes",
-                               "--cluster-node-timeout",
-                               "1000",
-                               "--cluster-port",
-                               bus,
-                               NULL};
-        assert_int_equal(test_redis_start(&node[i], extra), 0);
-        snprintf(addr[i], sizeof addr[i], "127.0.0.1:%d", node[i].port);
-    }
-    argv[n++] = redis_cli();
-    argv[n++] = "--cluster";
-    argv[n++] = "create";
-    for (int i = 0; i < NODES; i++)
-        argv[n++] = addr[i];
-    argv[n++] = "--cluster-replicas";
-    argv[n++] = "1";
-    argv[n++] = "--cluster-yes";
-    argv[n] = NULL;
-    assert_int_equal(run(argv, 60000), 0);
-    assert_true(wait_until(cluster_ok, NULL, 30000, "cluster_state:ok on all six nodes"));
-    snprintf(url, sizeof url, "redis-cluster://%s,%s", addr[0], addr[1]);
-}
-
-/* The node id of node @i. */
-static void
-node_id(int i, char *out, size_t size)
-{
-    const char *argv[] = {"CLUSTER", "MYID"};
-    redisReply *r = cmd(i, 2, argv);
-    assert_non_null(r);
-    assert_int_equal(r->type, REDIS_REPLY_STRING);
-    snprintf(out, size, "%s", r->str);
-    freeReplyObject(r);
+    return test_redis_cmd(&cl.node[i], argc, argv);
 }
 
 /* Which node (index) serves @slot as a master, asked of node @ask. */
 static int
 owner_of(int ask, unsigned slot)
 {
-    const char *argv[] = {"CLUSTER", "SLOTS"};
-    redisReply *r = cmd(ask, 2, argv);
-    int who = -1;
-
-    assert_non_null(r);
-    for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements; i++) {
-        const redisReply *e = r->element[i];
-        if ((unsigned)e->element[0]->integer <= slot && slot <= (unsigned)e->element[1]->integer) {
-            for (int k = 0; k < NODES; k++) {
-                if (node[k].port == e->element[2]->element[1]->integer)
-                    who = k;
-            }
-        }
-    }
-    freeReplyObject(r);
-    return who;
+    return test_cluster_owner(&cl, ask, slot, NULL);
 }
 
 /* The sum of "errorstat_<name>:count=" over the nodes that are up. */
@@ -234,9 +73,8 @@ errorstat(const char *name)
 
     snprintf(key, sizeof key, "errorstat_%s:count=", name);
     for (int i = 0; i < NODES; i++) {
-        if (node[i].pid == 0)
-            continue;
-        char *s = info(i, "errorstats");
+        char *s = test_redis_info(&cl.node[i], "errorstats");
+        assert_non_null(s);
         const char *p = strstr(s, key);
         if (p != NULL)
             sum += atoll(p + strlen(key));
@@ -342,8 +180,8 @@ workers_start(void)
         char name[64];
         snprintf(name, sizeof name, "w%d", q);
         o.name = name;
-        assert_int_equal(dq_worker_new(url, &co, qname[q], &o, handler, NULL, &workers[q].w, &err),
-                         DQ_OK);
+        assert_int_equal(
+            dq_worker_new(cl.url, &co, qname[q], &o, handler, NULL, &workers[q].w, &err), DQ_OK);
         assert_int_equal(pthread_create(&workers[q].th, NULL, worker_main, &workers[q]), 0);
     }
 }
@@ -417,7 +255,7 @@ producer_start(struct producer *p, int only, int every_ms)
     memset(p, 0, sizeof *p);
     p->only = only;
     p->every_ms = every_ms;
-    assert_int_equal(dq_client_open(url, NULL, &p->c, &err), DQ_OK);
+    assert_int_equal(dq_client_open(cl.url, NULL, &p->c, &err), DQ_OK);
     assert_int_equal(pthread_create(&p->th, NULL, producer_main, p), 0);
 }
 
@@ -473,7 +311,7 @@ ten_queues_spread_and_drained(void **state)
     int per_node[NODES] = {0}, tasks = long_mode ? 2000 : 200, lost = 0, twice = 0;
 
     (void)state;
-    assert_int_equal(dq_client_open(url, NULL, &c, &err), DQ_OK);
+    assert_int_equal(dq_client_open(cl.url, NULL, &c, &err), DQ_OK);
     for (int q = 0; q < QUEUES; q++) {
         for (int n = 0; n < tasks; n++)
             assert_int_equal(enqueue_one(c, q, &err), DQ_OK);
@@ -522,7 +360,7 @@ ten_queues_spread_and_drained(void **state)
     /* delayq queues lists every queue of the cluster */
     char line[512], cmdline[1200];
     int listed = 0;
-    snprintf(cmdline, sizeof cmdline, "'%s' queues --url '%s'", getenv("DELAYQ_BIN"), url);
+    snprintf(cmdline, sizeof cmdline, "'%s' queues --url '%s'", getenv("DELAYQ_BIN"), cl.url);
     FILE *f = popen(cmdline, "r");
     assert_non_null(f);
     while (fgets(line, sizeof line, f) != NULL) {
@@ -537,9 +375,9 @@ ten_queues_spread_and_drained(void **state)
     char want[64];
     int holder = owner_of(0, slot_of(3));
     bool named = false;
-    snprintf(want, sizeof want, "(node 127.0.0.1:%d)", node[holder].port);
+    snprintf(want, sizeof want, "(node 127.0.0.1:%d)", cl.node[holder].port);
     snprintf(cmdline, sizeof cmdline, "'%s' stats -q '%s' --url '%s'", getenv("DELAYQ_BIN"),
-             qname[3], url);
+             qname[3], cl.url);
     f = popen(cmdline, "r");
     assert_non_null(f);
     while (fgets(line, sizeof line, f) != NULL)
@@ -554,7 +392,7 @@ ten_queues_spread_and_drained(void **state)
     size_t got = 0;
     snprintf(typo, sizeof typo, "%sx", qname[3]);
     snprintf(cmdline, sizeof cmdline, "'%s' stats -q '%s' --url '%s' 2>&1", getenv("DELAYQ_BIN"),
-             typo, url);
+             typo, cl.url);
     f = popen(cmdline, "r");
     assert_non_null(f);
     while (got + 1 < sizeof out && fgets(out + got, (int)(sizeof out - got), f) != NULL)
@@ -567,7 +405,7 @@ ten_queues_spread_and_drained(void **state)
     snprintf(cmdline, sizeof cmdline,
              "'%s' queues --url '%s' --forget '%s' >/dev/null && '%s' stats -q '%s' --url '%s' "
              ">/dev/null",
-             getenv("DELAYQ_BIN"), url, qname[5], getenv("DELAYQ_BIN"), qname[5], url);
+             getenv("DELAYQ_BIN"), cl.url, qname[5], getenv("DELAYQ_BIN"), qname[5], cl.url);
     assert_int_equal(system(cmdline), 0);
     printf("# cluster: an unknown queue is named (%s), a forgotten one is known by its keys\n",
            want);
@@ -583,11 +421,12 @@ static void
 move_slot(unsigned slot, int from, int to)
 {
     char sl[16], from_id[64], to_id[64], port[16];
+    int master[NODES], masters;
 
     snprintf(sl, sizeof sl, "%u", slot);
-    snprintf(port, sizeof port, "%d", node[to].port);
-    node_id(from, from_id, sizeof from_id);
-    node_id(to, to_id, sizeof to_id);
+    snprintf(port, sizeof port, "%d", cl.node[to].port);
+    assert_int_equal(test_cluster_node_id(&cl, from, from_id, sizeof from_id), 0);
+    assert_int_equal(test_cluster_node_id(&cl, to, to_id, sizeof to_id), 0);
     const char *imp[] = {"CLUSTER", "SETSLOT", sl, "IMPORTING", from_id};
     const char *mig[] = {"CLUSTER", "SETSLOT", sl, "MIGRATING", to_id};
     redisReply *r = cmd(to, 5, imp);
@@ -616,36 +455,34 @@ move_slot(unsigned slot, int from, int to)
      * exist, such as the wake channel) */
     test_nap_ms(400);
     const char *set[] = {"CLUSTER", "SETSLOT", sl, "NODE", to_id};
-    for (int i = 0; i < NODES; i++) {
-        if (is_master(i)) {
-            r = cmd(i, 5, set);
-            freeReplyObject(r);
-        }
-    }
+    masters = test_cluster_masters(&cl, master);
+    for (int k = 0; k < masters; k++)
+        freeReplyObject(cmd(master[k], 5, set));
 }
 
 static void
 reshard_under_load(void **state)
 {
     struct producer p;
-    int q = 0, lost = 0, twice = 0, before, to = -1;
+    int q = 0, lost = 0, twice = 0, before, to = -1, m[NODES], masters;
     long long moved0 = errorstat("MOVED"), ask0 = errorstat("ASK"), again0 = errorstat("TRYAGAIN");
 
     (void)state;
     unsigned slot = slot_of(q);
     int from = owner_of(0, slot);
-    for (int i = 0; i < NODES && to < 0; i++) {
-        if (i != from && is_master(i))
-            to = i;
+    masters = test_cluster_masters(&cl, m);
+    for (int k = 0; k < masters && to < 0; k++) {
+        if (m[k] != from)
+            to = m[k];
     }
     assert_true(from >= 0 && to >= 0);
     before = made[q];
     /* an open inspector names the node that serves the queue, and follows the move */
     char top[1200], want[64];
-    snprintf(top, sizeof top, "DELAYQ_URL='%s' exec '%s' top -q '%s' --refresh 250ms", url,
+    snprintf(top, sizeof top, "DELAYQ_URL='%s' exec '%s' top -q '%s' --refresh 250ms", cl.url,
              getenv("DELAYQ_BIN"), qname[q]);
     assert_true(chaos_tmux_start(200, 30, top) > 0);
-    snprintf(want, sizeof want, "| cluster node 127.0.0.1:%d ", node[from].port);
+    snprintf(want, sizeof want, "| cluster node 127.0.0.1:%d ", cl.node[from].port);
     for (int64_t end = test_mono_ms() + 15000; !chaos_tmux_has(want) && test_mono_ms() < end;)
         test_nap_ms(50);
     if (!chaos_tmux_has(want))
@@ -666,7 +503,7 @@ reshard_under_load(void **state)
      * on the new node */
     struct sub_at at = {to, q};
     assert_true(wait_until(subscribed_at, &at, 15000, "the worker subscribed on the new node"));
-    snprintf(want, sizeof want, "| cluster node 127.0.0.1:%d ", node[to].port);
+    snprintf(want, sizeof want, "| cluster node 127.0.0.1:%d ", cl.node[to].port);
     for (int64_t end = test_mono_ms() + 15000; !chaos_tmux_has(want) && test_mono_ms() < end;)
         test_nap_ms(50);
     if (!chaos_tmux_has(want))
@@ -711,8 +548,8 @@ master_killed_replica_promoted(void **state)
     for (int64_t end = test_mono_ms() + 1500; test_mono_ms() < end;)
         test_nap_ms(50);
     int64_t t0 = test_mono_ms();
-    test_redis_kill(&node[victim]);
-    node[victim].pid = 0;
+    test_redis_kill(&cl.node[victim]);
+    cl.node[victim].pid = 0;
     /* the replica takes over once the others agree the master failed (node timeout) */
     int promoted = -1;
     for (int64_t end = test_mono_ms() + 30000; promoted < 0 && test_mono_ms() < end;) {
@@ -765,7 +602,7 @@ static void
 tls_cluster(void **state)
 {
     struct test_redis tn[3];
-    char bus[3][16], addr[3][32], turl[200], cert[300], key[300], ca[300];
+    char bus[3][16], addr[3][32], turl[200], cert[300], key[300], ca[300], out[300];
     dq_client_opts co = {0};
     dq_client *c = NULL;
     dq_err err;
@@ -773,7 +610,9 @@ tls_cluster(void **state)
     (void)state;
     memset(tn, 0, sizeof tn);
     for (int i = 0; i < 3; i++) {
-        snprintf(bus[i], sizeof bus[i], "%d", free_port());
+        int bus_port = test_cluster_free_port();
+        assert_true(bus_port > 0);
+        snprintf(bus[i], sizeof bus[i], "%d", bus_port);
         /* node 0 keeps the certificates it makes (the list ends at its NULL); the others
          * take node 0's, so one CA signs every node */
         const char *extra[] = {"--cluster-enabled",
@@ -799,10 +638,11 @@ tls_cluster(void **state)
         }
         snprintf(addr[i], sizeof addr[i], "127.0.0.1:%d", tn[i].port);
     }
-    const char *argv[] = {redis_cli(), "--tls",         "--cacert", ca,
-                          "--cluster", "create",        addr[0],    addr[1],
-                          addr[2],     "--cluster-yes", NULL};
-    int st = run(argv, 60000);
+    const char *argv[] = {test_redis_cli(), "--tls",         "--cacert", ca,
+                          "--cluster",      "create",        addr[0],    addr[1],
+                          addr[2],          "--cluster-yes", NULL};
+    snprintf(out, sizeof out, "%s/cluster-create.out", tn[0].dir);
+    int st = test_run(argv, out, 60000);
     bool ok = false;
     for (int64_t end = test_mono_ms() + 30000; st == 0 && !ok && test_mono_ms() < end;) {
         ok = true;
@@ -876,16 +716,16 @@ wrong_url_kind_is_named(void **state)
 {
     struct test_redis plain;
     char args[600], out[1024];
-    int other = -1;
+    int other = -1, m[NODES], masters = test_cluster_masters(&cl, m);
 
     (void)state;
-    for (int i = 0; i < NODES && other < 0; i++) {
-        if (node[i].pid != 0 && is_master(i) && owner_of(i, slot_of(2)) != i)
-            other = i;
+    for (int k = 0; k < masters && other < 0; k++) {
+        if (owner_of(m[k], slot_of(2)) != m[k])
+            other = m[k];
     }
     assert_true(other >= 0);
     snprintf(args, sizeof args, "stats -q '%s' --url redis://127.0.0.1:%d", qname[2],
-             node[other].port);
+             cl.node[other].port);
     assert_int_equal(delayq_err(args, out, sizeof out), 1);
     assert_non_null(strstr(out, "MOVED "));
     assert_non_null(strstr(out, "(that is a Redis Cluster node: use redis-cluster://)"));
@@ -916,7 +756,7 @@ part_zcard(const char *name, const char *what)
     int o = owner_of(0, dq_cluster_slot(key, strlen(key)));
     assert_true(o >= 0);
     const char *argv[] = {"ZCARD", key};
-    return test_redis_int(&node[o], 2, argv);
+    return test_redis_int(&cl.node[o], 2, argv);
 }
 
 /* The handlers of three workers noted at least @want ids, in files "<prefix>.<k>". */
@@ -965,7 +805,7 @@ partitioned_queue_three_work_processes(void **state)
     assert_non_null(ids);
     assert_non_null(mkdtemp(dir));
     snprintf(q, sizeof q, "cparts-%d", (int)getpid());
-    assert_int_equal(dq_client_open(url, NULL, &c, &err), DQ_OK);
+    assert_int_equal(dq_client_open(cl.url, NULL, &c, &err), DQ_OK);
     dq_config cfg = {.partitions = 6};
     if (dq_config_set(c, q, &cfg, &err) != DQ_OK)
         fail_msg("config partitions 6: %s", err.msg);
@@ -1034,9 +874,9 @@ partitioned_queue_three_work_processes(void **state)
         snprintf(file, sizeof file, "%s/ran.%d", dir, k);
         snprintf(log, sizeof log, "%s/work.%d.log", dir, k);
         const char *argv[] = {
-            "--url",         url,  "-q",         q,    "--name",  name, "--persistent",
-            "--concurrency", "4",  "--max-idle", "1s", "--quiet", "--", "python3",
-            handler,         file, NULL};
+            "--url",         cl.url, "-q",         q,    "--name",  name, "--persistent",
+            "--concurrency", "4",    "--max-idle", "1s", "--quiet", "--", "python3",
+            handler,         file,   NULL};
         pids[k] = test_work_start(argv, log);
     }
     wait_arg.want = N;
@@ -1102,7 +942,10 @@ setup(void **state)
     long_mode = getenv("DQ_CHAOS_LONG") != NULL && strcmp(getenv("DQ_CHAOS_LONG"), "1") == 0;
     runs = calloc(QUEUES, sizeof *runs);
     assert_non_null(runs);
-    cluster_start();
+    int rc = test_cluster_start(&cl, 3, 1, 1000, NULL);
+    if (rc == TEST_REDIS_SKIP)
+        exit(77);
+    assert_int_equal(rc, 0);
     pick_queues();
     return 0;
 }
@@ -1114,8 +957,7 @@ teardown(void **state)
     chaos_cleanup();
     test_work_reap_all();
     workers_stop();
-    for (int i = 0; i < NODES; i++)
-        test_redis_stop(&node[i]);
+    test_cluster_stop(&cl);
     free(runs);
     return 0;
 }

@@ -1,31 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_parts_cluster.c: a partitioned queue on a real Redis Cluster of three masters,
- * made by `redis-cli --cluster create` on free loopback ports as test_cluster.c makes
- * its cluster. `partitions 6` puts two partitions on each master (keys on all three);
- * 6 000 tasks enqueued by the library (a batch, generated and caller ids) and by
- * `delayq enqueue` processes end up on every partition; `delayq stats` sums them
- * exactly; `delayq show ID` finds a task of every partition by generated and by caller
- * id; `delayq ls due --limit 40` of 6 000 due tasks lists the 40 earliest in due order
- * across the masters; and a queue of one partition writes no map and no partition key.
+ * made by `redis-cli --cluster create` on free loopback ports (harness/cluster.h).
+ * `partitions 6` puts two partitions on each master (keys on all three); 6 000 tasks
+ * enqueued by the library (a batch, generated and caller ids) and by `delayq enqueue`
+ * processes end up on every partition; `delayq stats` sums them exactly; `delayq show ID`
+ * finds a task of every partition by generated and by caller id; `delayq ls due --limit
+ * 40` of 6 000 due tasks lists the 40 earliest in due order across the masters; and a
+ * queue of one partition writes no map and no partition key.
  */
 #include "harness/check.h"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <hiredis/hiredis.h>
 
 #include "delayq.h"
-#include "harness/redis.h"
+#include "harness/cluster.h"
 #include "harness/wait.h"
 #include "lib/cluster.h"
 #include "lib/parts.h"
@@ -36,130 +30,27 @@
 #define CLI_GEN 500
 #define CLI_IDS 500
 
-static struct test_redis node[NODES];
-static char url[NODES * 24 + 32];
-
-/* A free loopback port for a node's cluster bus (the kernel's pick). */
-static int
-free_port(void)
-{
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof sa;
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = 0;
-
-    assert_true(fd >= 0);
-    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
-        getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
-        port = ntohs(sa.sin_port);
-    close(fd);
-    assert_true(port > 0);
-    return port;
-}
-
-static const char *
-redis_cli(void)
-{
-    const char *v = getenv("DQ_REDIS_CLI");
-    return v != NULL && v[0] != '\0' ? v : "redis-cli";
-}
-
-/* Runs @argv to completion within @deadline_ms; returns its exit status. */
-static int
-run(const char *const *argv, int deadline_ms)
-{
-    pid_t pid = fork();
-    int status = -1;
-
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int null = open("/dev/null", O_RDWR);
-        dup2(null, 0);
-        dup2(null, 1);
-        char *av[32];
-        int n = 0;
-        for (; argv[n] != NULL && n < 31; n++)
-            av[n] = strdup(argv[n]);
-        av[n] = NULL;
-        execvp(av[0], av);
-        _exit(127);
-    }
-    for (int64_t end = test_mono_ms() + deadline_ms; test_mono_ms() < end;) {
-        if (waitpid(pid, &status, WNOHANG) == pid)
-            return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-        test_nap_ms(20);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    return 124;
-}
-
-static bool
-cluster_ok(void *arg)
-{
-    (void)arg;
-    for (int i = 0; i < NODES; i++) {
-        const char *argv[] = {"CLUSTER", "INFO"};
-        redisReply *r = test_redis_cmd(&node[i], 2, argv);
-        bool ok = r != NULL && r->type == REDIS_REPLY_STRING &&
-                  strstr(r->str, "cluster_state:ok") != NULL &&
-                  strstr(r->str, "cluster_known_nodes:3") != NULL;
-        freeReplyObject(r);
-        if (!ok)
-            return false;
-    }
-    return true;
-}
+static struct test_cluster cl;
 
 static int
 group_setup(void **state)
 {
-    const char *argv[NODES + 8];
-    char addr[NODES][32];
-    int n = 0;
+    int rc;
 
     (void)state;
     if (getenv("DELAYQ_BIN") == NULL)
         return -1;
-    for (int i = 0; i < NODES; i++) {
-        char bus[16];
-        snprintf(bus, sizeof bus, "%d", free_port());
-        const char *extra[] = {"--cluster-enabled",
-                               "yes",
-                               "--cluster-node-timeout",
-                               "1000",
-                               "--cluster-port",
-                               bus,
-                               NULL};
-        int rc = test_redis_start(&node[i], extra);
-        if (rc == TEST_REDIS_SKIP)
-            exit(77);
-        if (rc != 0)
-            return -1;
-        snprintf(addr[i], sizeof addr[i], "127.0.0.1:%d", node[i].port);
-    }
-    argv[n++] = redis_cli();
-    argv[n++] = "--cluster";
-    argv[n++] = "create";
-    for (int i = 0; i < NODES; i++)
-        argv[n++] = addr[i];
-    argv[n++] = "--cluster-replicas";
-    argv[n++] = "0";
-    argv[n++] = "--cluster-yes";
-    argv[n] = NULL;
-    if (run(argv, 60000) != 0)
-        return -1;
-    if (!wait_until(cluster_ok, NULL, 30000, "cluster_state:ok on all three nodes"))
-        return -1;
-    snprintf(url, sizeof url, "redis-cluster://%s,%s", addr[0], addr[1]);
-    return 0;
+    rc = test_cluster_start(&cl, NODES, 0, 1000, NULL);
+    if (rc == TEST_REDIS_SKIP)
+        exit(77);
+    return rc == 0 ? 0 : -1;
 }
 
 static int
 group_teardown(void **state)
 {
     (void)state;
-    for (int i = 0; i < NODES; i++)
-        test_redis_stop(&node[i]);
+    test_cluster_stop(&cl);
     return 0;
 }
 
@@ -167,20 +58,17 @@ group_teardown(void **state)
 static int
 node_at(const char *addr)
 {
-    const char *colon = strrchr(addr, ':');
-    int port = colon ? atoi(colon + 1) : -1;
+    int i = test_cluster_node_at(&cl, addr);
 
-    for (int i = 0; i < NODES; i++)
-        if (node[i].port == port)
-            return i;
-    fail_msg("no node at %s", addr);
-    return -1;
+    if (i < 0)
+        fail_msg("no node at %s", addr);
+    return i;
 }
 
 static long long
 node_int(int i, int argc, const char **argv)
 {
-    return test_redis_int(&node[i], argc, argv);
+    return test_redis_int(&cl.node[i], argc, argv);
 }
 
 /* Runs the shell command @cmdline, returns its output (caller frees) and *@status. */
@@ -232,8 +120,8 @@ six_partitions_on_three_masters(void **state)
     dq_client_opts o = {.who = "tester"};
 
     (void)state;
-    if (dq_client_open(url, &o, &c, &err) != DQ_OK)
-        fail_msg("open %s: %s", url, err.msg);
+    if (dq_client_open(cl.url, &o, &c, &err) != DQ_OK)
+        fail_msg("open %s: %s", cl.url, err.msg);
     if (dq_config_set(c, q, &cfg, &err) != DQ_OK)
         fail_msg("config partitions %d: %s", PARTS, err.msg);
 
@@ -280,7 +168,7 @@ six_partitions_on_three_masters(void **state)
              "for i in $(seq 1 %d); do '%s' enqueue --url '%s' -q %s --delay 1h --json 1 || "
              "exit 1; done; for i in $(seq 1 %d); do '%s' enqueue --url '%s' -q %s --delay 1h "
              "--id cli-$i --json 2 || exit 1; done",
-             CLI_GEN, getenv("DELAYQ_BIN"), url, q, CLI_IDS, getenv("DELAYQ_BIN"), url, q);
+             CLI_GEN, getenv("DELAYQ_BIN"), cl.url, q, CLI_IDS, getenv("DELAYQ_BIN"), cl.url, q);
     char *printed = shell(cmdline, &st);
     assert_int_equal(st, 0);
 
@@ -300,7 +188,7 @@ six_partitions_on_three_masters(void **state)
 
     /* delayq stats sums exactly */
     snprintf(cmdline, sizeof cmdline, "'%s' stats --url '%s' -q %s --json", getenv("DELAYQ_BIN"),
-             url, q);
+             cl.url, q);
     char *js = shell(cmdline, &st);
     assert_int_equal(st, 0);
     assert_int_equal(json_int(js, "due") + json_int(js, "future"), LIB_N + CLI_GEN + CLI_IDS);
@@ -308,7 +196,8 @@ six_partitions_on_three_masters(void **state)
     assert_int_equal(json_int(js, "far_future"), LIB_N);
     assert_int_equal(json_int(js, "partitions"), PARTS);
     free(js);
-    snprintf(cmdline, sizeof cmdline, "'%s' stats --url '%s' -q %s", getenv("DELAYQ_BIN"), url, q);
+    snprintf(cmdline, sizeof cmdline, "'%s' stats --url '%s' -q %s", getenv("DELAYQ_BIN"), cl.url,
+             q);
     js = shell(cmdline, &st);
     assert_int_equal(st, 0);
     assert_non_null(strstr(js, "partitions   6 on 3 nodes"));
@@ -324,7 +213,7 @@ six_partitions_on_three_masters(void **state)
             continue;
         seen[p] = true;
         snprintf(cmdline, sizeof cmdline, "'%s' show --url '%s' -q %s %s", getenv("DELAYQ_BIN"),
-                 url, q, out[i].id);
+                 cl.url, q, out[i].id);
         char *shown = shell(cmdline, &st);
         if (st != 0 || strstr(shown, out[i].id) == NULL)
             fail_msg("show %s (partition %zu): status %d, %s", out[i].id, p, st, shown);
@@ -337,13 +226,13 @@ six_partitions_on_three_masters(void **state)
     /* and the ids `delayq enqueue` printed */
     char *line = strtok(printed, "\n");
     assert_non_null(line);
-    snprintf(cmdline, sizeof cmdline, "'%s' show --url '%s' -q %s %s", getenv("DELAYQ_BIN"), url, q,
-             line);
+    snprintf(cmdline, sizeof cmdline, "'%s' show --url '%s' -q %s %s", getenv("DELAYQ_BIN"), cl.url,
+             q, line);
     char *shown = shell(cmdline, &st);
     assert_int_equal(st, 0);
     free(shown);
     snprintf(cmdline, sizeof cmdline, "'%s' show --url '%s' -q %s cli-77", getenv("DELAYQ_BIN"),
-             url, q);
+             cl.url, q);
     shown = shell(cmdline, &st);
     assert_int_equal(st, 0);
     assert_non_null(strstr(shown, "cli-77"));
@@ -371,8 +260,8 @@ ls_due_merged_across_masters(void **state)
     dq_stats st;
 
     (void)state;
-    if (dq_client_open(url, &o, &c, &err) != DQ_OK)
-        fail_msg("open %s: %s", url, err.msg);
+    if (dq_client_open(cl.url, &o, &c, &err) != DQ_OK)
+        fail_msg("open %s: %s", cl.url, err.msg);
     assert_int_equal(dq_config_set(c, q, &cfg, &err), DQ_OK);
     assert_int_equal(dq_stats_get(c, q, &st, &err), DQ_OK);
     int64_t base = st.now_ms + 3000;
@@ -403,7 +292,7 @@ ls_due_merged_across_masters(void **state)
     char cmdline[1024];
     int status;
     snprintf(cmdline, sizeof cmdline, "'%s' ls due --url '%s' -q %s --limit 40 --json",
-             getenv("DELAYQ_BIN"), url, q);
+             getenv("DELAYQ_BIN"), cl.url, q);
     char *listed = shell(cmdline, &status);
     assert_int_equal(status, 0);
     int rows = 0;
@@ -419,7 +308,7 @@ ls_due_merged_across_masters(void **state)
     assert_int_equal(rows, 40);
     free(listed);
     snprintf(cmdline, sizeof cmdline, "'%s' ls due --url '%s' -q %s --limit 40",
-             getenv("DELAYQ_BIN"), url, q);
+             getenv("DELAYQ_BIN"), cl.url, q);
     listed = shell(cmdline, &status);
     assert_int_equal(status, 0);
     assert_non_null(strstr(listed, "(40 of 6000 shown; next page: --after "));
@@ -467,8 +356,8 @@ merges_pipelined_per_node(void **state)
     dq_page pg;
 
     (void)state;
-    if (dq_client_open(url, &o, &c, &err) != DQ_OK)
-        fail_msg("open %s: %s", url, err.msg);
+    if (dq_client_open(cl.url, &o, &c, &err) != DQ_OK)
+        fail_msg("open %s: %s", cl.url, err.msg);
     assert_int_equal(dq_config_set(c, q, &cfg, &err), DQ_OK);
     dq_enqueue_item *items = calloc(TASKS, sizeof *items);
     dq_enqueued *out = calloc(TASKS, sizeof *out);
@@ -521,15 +410,15 @@ one_partition_is_todays_layout(void **state)
     dq_enqueued e;
 
     (void)state;
-    if (dq_client_open(url, &o, &c, &err) != DQ_OK)
-        fail_msg("open %s: %s", url, err.msg);
+    if (dq_client_open(cl.url, &o, &c, &err) != DQ_OK)
+        fail_msg("open %s: %s", cl.url, err.msg);
     assert_int_equal(dq_config_set(c, q, &cfg, &err), DQ_OK);
     for (int i = 0; i < 20; i++)
         assert_int_equal(dq_enqueue(c, q, NULL, "x", 1, &e, &err), DQ_OK);
     assert_string_equal(e.id, "20"); /* today's sequence, from 1 */
     for (int i = 0; i < NODES; i++) {
         const char *argv[] = {"KEYS", "dq:{plainq~*"};
-        redisReply *r = test_redis_cmd(&node[i], 2, argv);
+        redisReply *r = test_redis_cmd(&cl.node[i], 2, argv);
         assert_non_null(r);
         assert_int_equal(r->elements, 0);
         freeReplyObject(r);
