@@ -114,6 +114,8 @@ struct part {
     int64_t next_reap;       /* server ms: look for expired leases then */
     int64_t last_claim_mono; /* the idle timer runs from here */
     bool more_due;           /* its last claim filled up, or wake-ups may have been missed */
+    bool filled; /* more_due only because its last claim filled up: next_due is then still
+                    exact (the earliest left), so a pass orders it by that, not first */
     bool look_failed_logged; /* (i >= 1) a look was refused: its idle timer claims instead */
     /* from its claims and looks: -1 not paused; 0 paused until resumed; else server ms.
      * Partition 0's is the queue's pause (PROTOCOL.md 10.10). */
@@ -136,8 +138,8 @@ struct part {
 };
 
 /* How soon a partition may have something to claim, for the order of a pass
- * (settle_and_claim_all): partition 0, a wake-up or a full claim first, then by next
- * due time, those with only results to write last. */
+ * (settle_and_claim_all): those woken or without wake-ups first (partition 0 before
+ * them), then by next due time, those with only results to write last. */
 struct part_order {
     int64_t key; /* monotonic ms */
     unsigned pi;
@@ -987,6 +989,7 @@ resubscribe(struct dq_worker *w, struct part *p)
         p->sub_backoff_ms = 0;
         p->sub_failed_logged = false;
         p->more_due = true;
+        p->filled = false;
         return;
     }
     p->sub = NULL;
@@ -1220,7 +1223,9 @@ claim_wanted(const struct dq_worker *w, const struct loop *lp, unsigned pi, unsi
         return 0; /* only a wake-up (a resume) or the pause's end makes it claim */
     if (p->claim_backoff_ms > 0 && nowm < p->claim_retry_at)
         return 0;
-    if (!(p->more_due || (p->next_due >= 0 && srv_now(p) >= p->next_due - ahead_ms(w)) ||
+    /* a claim that filled up left next_due exact: that says whether more is due */
+    if (!((p->more_due && !p->filled) ||
+          (p->next_due >= 0 && srv_now(p) >= p->next_due - ahead_ms(w)) ||
           nowm - p->last_claim_mono >= w->o.max_idle_ms || p->sub == NULL))
         return 0;
     return free_slots < w->o.batch ? free_slots : w->o.batch;
@@ -1356,7 +1361,7 @@ settle_and_claim(struct dq_worker *w, struct loop *lp, unsigned pi, size_t nsett
         got = take_claimed(w, pi, &cl, arrival_ns, &skipped_lease);
         if (skipped_lease >= 0)
             p->next_reap = min64(p->next_reap, skipped_lease + 1);
-        p->more_due = cl.n == want;
+        p->more_due = p->filled = cl.n == want;
         *free_slots -= (unsigned)got < *free_slots ? (unsigned)got : *free_slots;
         if (got < (int)want && p->next_due >= 0 && p->next_due - ahead_ms(w) <= srv_now(p))
             /* nothing claimable yet: our estimate of the server clock runs up to a
@@ -1410,19 +1415,26 @@ settle_and_claim_all(struct dq_worker *w, struct loop *lp, unsigned free_slots, 
     bool others = false;
     for (unsigned i = 1; i < w->nparts; i++)
         others = others || claim_wanted(w, lp, i, free_slots, nowm) > 0;
-    if (others && nowm - w->parts[0].last_claim_mono >= PAUSE_LOOK_MS)
-        w->parts[0].more_due = true;
+    if (others && nowm - w->parts[0].last_claim_mono >= PAUSE_LOOK_MS) {
+        w->parts[0].more_due = true; /* the pause look: first in the pass */
+        w->parts[0].filled = false;
+    }
     for (unsigned i = 0; i < w->nparts; i++) {
         const struct part *p = &w->parts[i];
         bool claims = claim_wanted(w, lp, i, free_slots, nowm) > 0;
         if (!claims && nsettle[i] == 0)
             continue;
         order[k].pi = i;
-        order[k++].key = !claims                         ? INT64_MAX
-                         : i == 0                        ? INT64_MIN
-                         : p->more_due || p->sub == NULL ? INT64_MIN + 1
-                         : p->next_due >= 0              ? p->next_due - p->offset_ms
-                                                         : INT64_MAX - 1;
+        /* by next due time, which a claim that filled up still knows exactly; first
+         * what may hold something earlier than we know (woken, no wake-ups), partition
+         * 0 before them (its reply carries the pause). Not partition 0 first always: a
+         * claim-ahead allowance it filled with later tasks held the others' earlier ones
+         * back (W3 at 4 partitions: p99 5 ms) */
+        bool unknown = (p->more_due && !p->filled) || p->sub == NULL;
+        order[k++].key = !claims            ? INT64_MAX
+                         : unknown          ? (i == 0 ? INT64_MIN : INT64_MIN + 1)
+                         : p->next_due >= 0 ? p->next_due - p->offset_ms
+                                            : INT64_MAX - 1;
     }
     qsort(order, k, sizeof *order, cmp_order);
     for (size_t i = 0; i < k; i++)
@@ -1486,18 +1498,24 @@ take_wakeups(struct dq_worker *w, struct loop *lp, unsigned pi)
         dq_client_free(p->sub);
         p->sub = NULL;
         p->more_due = true; /* wake-ups may be lost while it reconnects */
+        p->filled = false;
         return;
     }
     /* another worker's lease is now the earliest: reap it if that worker dies */
     if (wk.lease_ms >= 0)
         p->next_reap = min64(p->next_reap, wk.lease_ms + 1);
-    p->more_due = p->more_due || wk.due; /* something earlier was scheduled */
+    if (wk.due) { /* something earlier was scheduled: next_due may be late */
+        p->more_due = true;
+        p->filled = false;
+    }
     if (wk.ncancel > 0 || wk.cancel_more)
         take_cancels(w, pi, &wk);
     if (wk.parts && pi == 0)
         lp->reread_map = true; /* a resize: read the map now */
     if (wk.pause && pi == 0 && w->nparts > 1)
         p->more_due = true; /* a claim of partition 0 says so, and holds the others */
+    if (wk.pause && pi == 0 && w->nparts > 1)
+        p->filled = false;
 }
 
 /* Sleeps up to @wait ms in poll() on the self-pipe (a handler finished, a stop) and
@@ -1741,8 +1759,10 @@ note_pause(struct dq_worker *w, unsigned pi, int64_t paused_until)
     } else if (was && paused_until < 0) {
         wlog(w, DQ_LOG_INFO, "queue.resumed", NULL, 0);
         /* the other partitions' tasks that came due during the pause: claim them now */
-        for (size_t i = 1; i < w->nparts; i++)
+        for (size_t i = 1; i < w->nparts; i++) {
             w->parts[i].more_due = true;
+            w->parts[i].filled = false;
+        }
     }
 }
 
