@@ -295,8 +295,6 @@ dq_history_get(dq_client *c, const char *queue, int64_t span_ms, int64_t step_ms
 {
     const struct dq_parts *p;
     dq_history h = {0};
-    char **names = NULL;
-    size_t all;
     int rc;
 
     if (out == NULL)
@@ -308,33 +306,19 @@ dq_history_get(dq_client *c, const char *queue, int64_t span_ms, int64_t step_ms
         return history_one(c, queue, span_ms, step_ms, out, err);
     /* a partitioned queue: each partition read as one queue, partition 0 first (its
      * retention and minutes stand for the queue's), the others added row by row. The
-     * names are copied: the reads may re-read the map, which frees the cached one. */
-    all = p->all;
-    if ((names = calloc(all, sizeof *names)) == NULL)
-        return dq_err_set(err, DQ_ENOMEM, "out of memory");
-    for (size_t i = 0; i < all; i++)
-        if ((names[i] = strdup(p->names[i])) == NULL) {
-            rc = dq_err_set(err, DQ_ENOMEM, "out of memory");
-            goto out;
-        }
-    if ((rc = history_one(c, names[0], span_ms, step_ms, out, err)) != DQ_OK)
-        goto out;
-    for (size_t i = 1; i < all; i++) {
+     * reads are of partitions by name, which touch no map: p stays valid. */
+    if ((rc = history_one(c, p->names[0], span_ms, step_ms, out, err)) != DQ_OK)
+        return rc;
+    for (size_t i = 1; i < p->all; i++) {
         dq_err e1 = {0};
-        if ((rc = history_one(c, names[i], span_ms, step_ms, &h, &e1)) != DQ_OK) {
+        if ((rc = history_one(c, p->names[i], span_ms, step_ms, &h, &e1)) != DQ_OK) {
             dq_err_set(err, rc, "partition %zu: %.200s", i, e1.msg);
-            goto out;
+            dq_history_free(out);
+            return rc;
         }
         if (h.history_minutes > 0) /* off there: absent, whatever its hashes still hold */
             history_add(out, &h);
         dq_history_free(&h);
     }
-out:
-    dq_history_free(&h);
-    for (size_t i = 0; names != NULL && i < all; i++)
-        free(names[i]);
-    free(names);
-    if (rc != DQ_OK)
-        dq_history_free(out);
-    return rc;
+    return DQ_OK;
 }

@@ -1125,8 +1125,11 @@ dq_stats_get_each(dq_client *c, const char *queue, dq_stats *out, dq_stats *mine
     }
     if ((rc = dq_parts_peek(c, queue, &p, err)) != DQ_OK)
         goto out;
-    if (p->all <= 1) {
-        rc = dq_scripts_run(c, DQ_SCRIPT_STATS, queue, &a, dq_reply_stats, out, err);
+    if (p->all <= 1) { /* a map of one partition (written by hand), or a partition */
+        if (have_first)
+            *out = first;
+        else
+            rc = dq_scripts_run(c, DQ_SCRIPT_STATS, queue, &a, dq_reply_stats, out, err);
         if (rc == DQ_OK) {
             *n = 1;
             if (size > 0)

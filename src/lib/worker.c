@@ -113,9 +113,10 @@ struct part {
     int64_t next_due;        /* server ms of its next due task, from its last claim; -1: none */
     int64_t next_reap;       /* server ms: look for expired leases then */
     int64_t last_claim_mono; /* the idle timer runs from here */
-    bool more_due;           /* its last claim filled up, or wake-ups may have been missed */
-    bool filled; /* more_due only because its last claim filled up: next_due is then still
-                    exact (the earliest left), so a pass orders it by that, not first */
+    /* wake-ups may have been missed, or something earlier than next_due was scheduled:
+     * claim at once. Not set by a claim that filled up: its reply's next due time is
+     * exact (the earliest left), and next_due says when more is due */
+    bool more_due;
     bool look_failed_logged; /* (i >= 1) a look was refused: its idle timer claims instead */
     /* from its claims and looks: -1 not paused; 0 paused until resumed; else server ms.
      * Partition 0's is the queue's pause (PROTOCOL.md 10.10). */
@@ -989,7 +990,6 @@ resubscribe(struct dq_worker *w, struct part *p)
         p->sub_backoff_ms = 0;
         p->sub_failed_logged = false;
         p->more_due = true;
-        p->filled = false;
         return;
     }
     p->sub = NULL;
@@ -1205,7 +1205,7 @@ ahead_ms(const struct dq_worker *w)
 }
 
 /* How many tasks to claim from partition @pi into @free_slots: some when something
- * may be due there (its last claim filled up, its next due time is within the
+ * may be due there (a wake-up, its next due time is within the
  * claim-ahead window, its idle timer ran out, or no wake-ups arrive), else 0. The
  * pause is the queue's (partition 0's): while it holds, the other partitions claim
  * nothing, and partition 0 only on a wake-up (a resume). */
@@ -1223,9 +1223,7 @@ claim_wanted(const struct dq_worker *w, const struct loop *lp, unsigned pi, unsi
         return 0; /* only a wake-up (a resume) or the pause's end makes it claim */
     if (p->claim_backoff_ms > 0 && nowm < p->claim_retry_at)
         return 0;
-    /* a claim that filled up left next_due exact: that says whether more is due */
-    if (!((p->more_due && !p->filled) ||
-          (p->next_due >= 0 && srv_now(p) >= p->next_due - ahead_ms(w)) ||
+    if (!(p->more_due || (p->next_due >= 0 && srv_now(p) >= p->next_due - ahead_ms(w)) ||
           nowm - p->last_claim_mono >= w->o.max_idle_ms || p->sub == NULL))
         return 0;
     return free_slots < w->o.batch ? free_slots : w->o.batch;
@@ -1361,7 +1359,7 @@ settle_and_claim(struct dq_worker *w, struct loop *lp, unsigned pi, size_t nsett
         got = take_claimed(w, pi, &cl, arrival_ns, &skipped_lease);
         if (skipped_lease >= 0)
             p->next_reap = min64(p->next_reap, skipped_lease + 1);
-        p->more_due = p->filled = cl.n == want;
+        p->more_due = false; /* next_due (exact) says whether more is due */
         *free_slots -= (unsigned)got < *free_slots ? (unsigned)got : *free_slots;
         if (got < (int)want && p->next_due >= 0 && p->next_due - ahead_ms(w) <= srv_now(p))
             /* nothing claimable yet: our estimate of the server clock runs up to a
@@ -1415,22 +1413,20 @@ settle_and_claim_all(struct dq_worker *w, struct loop *lp, unsigned free_slots, 
     bool others = false;
     for (unsigned i = 1; i < w->nparts; i++)
         others = others || claim_wanted(w, lp, i, free_slots, nowm) > 0;
-    if (others && nowm - w->parts[0].last_claim_mono >= PAUSE_LOOK_MS) {
+    if (others && nowm - w->parts[0].last_claim_mono >= PAUSE_LOOK_MS)
         w->parts[0].more_due = true; /* the pause look: first in the pass */
-        w->parts[0].filled = false;
-    }
     for (unsigned i = 0; i < w->nparts; i++) {
         const struct part *p = &w->parts[i];
         bool claims = claim_wanted(w, lp, i, free_slots, nowm) > 0;
         if (!claims && nsettle[i] == 0)
             continue;
         order[k].pi = i;
-        /* by next due time, which a claim that filled up still knows exactly; first
+        /* by next due time, which a claim's reply gives exactly; first
          * what may hold something earlier than we know (woken, no wake-ups), partition
          * 0 before them (its reply carries the pause). Not partition 0 first always: a
          * claim-ahead allowance it filled with later tasks held the others' earlier ones
          * back (W3 at 4 partitions: p99 5 ms) */
-        bool unknown = (p->more_due && !p->filled) || p->sub == NULL;
+        bool unknown = p->more_due || p->sub == NULL;
         order[k++].key = !claims            ? INT64_MAX
                          : unknown          ? (i == 0 ? INT64_MIN : INT64_MIN + 1)
                          : p->next_due >= 0 ? p->next_due - p->offset_ms
@@ -1498,24 +1494,19 @@ take_wakeups(struct dq_worker *w, struct loop *lp, unsigned pi)
         dq_client_free(p->sub);
         p->sub = NULL;
         p->more_due = true; /* wake-ups may be lost while it reconnects */
-        p->filled = false;
         return;
     }
     /* another worker's lease is now the earliest: reap it if that worker dies */
     if (wk.lease_ms >= 0)
         p->next_reap = min64(p->next_reap, wk.lease_ms + 1);
-    if (wk.due) { /* something earlier was scheduled: next_due may be late */
-        p->more_due = true;
-        p->filled = false;
-    }
+    if (wk.due)
+        p->more_due = true; /* something earlier was scheduled: next_due may be late */
     if (wk.ncancel > 0 || wk.cancel_more)
         take_cancels(w, pi, &wk);
     if (wk.parts && pi == 0)
         lp->reread_map = true; /* a resize: read the map now */
     if (wk.pause && pi == 0 && w->nparts > 1)
         p->more_due = true; /* a claim of partition 0 says so, and holds the others */
-    if (wk.pause && pi == 0 && w->nparts > 1)
-        p->filled = false;
 }
 
 /* Sleeps up to @wait ms in poll() on the self-pipe (a handler finished, a stop) and
@@ -1759,10 +1750,8 @@ note_pause(struct dq_worker *w, unsigned pi, int64_t paused_until)
     } else if (was && paused_until < 0) {
         wlog(w, DQ_LOG_INFO, "queue.resumed", NULL, 0);
         /* the other partitions' tasks that came due during the pause: claim them now */
-        for (size_t i = 1; i < w->nparts; i++) {
+        for (size_t i = 1; i < w->nparts; i++)
             w->parts[i].more_due = true;
-            w->parts[i].filled = false;
-        }
     }
 }
 

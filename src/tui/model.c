@@ -2,7 +2,6 @@
 /* model.c: fetching a snapshot through libdelayq (no curses, no drawing). */
 #include "model.h"
 
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -7,6 +7,7 @@
  * drop of every failure, and one audit entry per action, in partition 0's log.
  */
 #include "harness/fixture.h"
+#include "harness/monitor.h"
 
 #include "lib/parts.h"
 
@@ -262,31 +263,6 @@ requeue_all_unfiltered(void **state)
     fixture_close(&f);
 }
 
-/* The FCALL / EVALSHA lines of script @script in @log (MONITOR's lines, one per command),
- * each checked to end with @last: the argument a one-partition queue's call ends with. */
-static size_t
-calls_ending(const char *log, const char *script, const char *last)
-{
-    size_t n = 0;
-    char want[64];
-
-    snprintf(want, sizeof want, "_%s\" \"11\"", script); /* delayq_v<N>_<hash>_<script> */
-    for (const char *l = log; *l != '\0';) {
-        const char *e = strchr(l, '\n');
-        size_t len = e ? (size_t)(e - l) : strlen(l);
-        char line[4096];
-        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), l);
-        if (strstr(line, "\"FCALL\"") != NULL && strstr(line, want) != NULL) {
-            size_t ll = strlen(line), wl = strlen(last);
-            if (ll < wl || strcmp(line + ll - wl, last) != 0)
-                fail_msg("a %s call on one partition ends otherwise: %s", script, line);
-            n++;
-        }
-        l += len + (e != NULL);
-    }
-    return n;
-}
-
 /* A queue of one partition sends the calls it sent before: no audit argument (MONITOR) */
 static void
 one_partition_same_calls(void **state)
@@ -294,20 +270,13 @@ one_partition_same_calls(void **state)
     struct fixture f;
     struct test_redis *srv = *state;
     redisContext *mon;
-    struct timeval tv = {10, 0};
-    redisReply *r = NULL;
     dq_bulk cur = {0};
     dq_claimed cl;
     dq_errors e;
-    char log[65536] = "";
-    size_t used = 0;
+    char log[65536];
 
     if (getenv("DELAYQ_SCRIPTS") != NULL) /* EVALSHA's lines name a hash, not a script */
         skip();
-    mon = redisConnect("127.0.0.1", srv->port); /* after the skip, which returns */
-    assert_non_null(mon);
-    assert_int_equal(mon->err, 0);
-    redisSetTimeout(mon, tv); /* the deadline of every read below */
     fixture_open(&f, state, "perr_one");
     for (int i = 0; i < 4; i++) {
         char id[16];
@@ -319,9 +288,7 @@ one_partition_same_calls(void **state)
     for (size_t j = 0; j < cl.n; j++)
         ASSERT_OK(&f, dq_fail(f.c, f.queue, &cl.tasks[j], messages[j % 2], NULL, &f.err));
     dq_claimed_free(&cl);
-    r = redisCommand(mon, "MONITOR");
-    assert_true(r != NULL && r->type == REDIS_REPLY_STATUS);
-    freeReplyObject(r);
+    mon = test_monitor_open(srv); /* after the skip, which returns */
     ASSERT_OK(&f, dq_errors_get(f.c, f.queue, &e, &f.err));
     assert_int_equal(e.n, 2);
     dq_filter g = {DQ_FILTER_GROUP, sigs[0]};
@@ -334,30 +301,11 @@ one_partition_same_calls(void **state)
         ASSERT_OK(&f, dq_drop_filter_step(f.c, f.queue, &m, 0, &cur, &f.err));
     assert_int_equal(cur.done_n, 2);
     dq_errors_free(&e);
-    {
-        const char *argv[] = {"ECHO", "perr-monitor-end"};
-        redisReply *x = test_redis_cmd(srv, 2, argv);
-        freeReplyObject(x);
-    }
-    for (;;) {
-        if (redisGetReply(mon, (void **)&r) != REDIS_OK || r == NULL)
-            fail_msg("MONITOR: no end marker before the deadline");
-        bool end = r->type == REDIS_REPLY_STATUS && strstr(r->str, "perr-monitor-end") != NULL;
-        if (r->type == REDIS_REPLY_STATUS && used + r->len + 2 < sizeof log) {
-            memcpy(log + used, r->str, r->len);
-            used += r->len;
-            log[used++] = '\n';
-            log[used] = '\0';
-        }
-        freeReplyObject(r);
-        if (end)
-            break;
-    }
+    test_monitor_collect(srv, mon, log, sizeof log);
     /* requeue's filtered step ends with its step (500), drop's too: no audit argument */
-    assert_true(calls_ending(log, "requeue", "\"500\"") >= 1);
-    assert_true(calls_ending(log, "drop", "\"500\"") >= 1);
+    assert_true(test_monitor_fcalls(log, "requeue", "\"500\"") >= 1);
+    assert_true(test_monitor_fcalls(log, "drop", "\"500\"") >= 1);
     assert_null(strstr(log, "\"off\""));
-    redisFree(mon);
     fixture_close(&f);
 }
 

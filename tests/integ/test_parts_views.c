@@ -11,6 +11,7 @@
  * and `delayq stats` reads no holders (MONITOR).
  */
 #include "harness/fixture.h"
+#include "harness/monitor.h"
 
 #include "harness/cli.h"
 #include "lib/parts.h"
@@ -307,74 +308,6 @@ drop_parked_across_partitions(void **state)
 
 /* ---- a queue of one partition: the calls of before ---------------------------------- */
 
-/* A MONITOR connection to @srv (reads time out after 10 s: the deadline of every read). */
-static redisContext *
-monitor_open(struct test_redis *srv)
-{
-    struct timeval tv = {10, 0};
-    redisContext *mon = redisConnect("127.0.0.1", srv->port);
-    redisReply *r;
-
-    assert_non_null(mon);
-    assert_int_equal(mon->err, 0);
-    redisSetTimeout(mon, tv);
-    r = redisCommand(mon, "MONITOR");
-    assert_true(r != NULL && r->type == REDIS_REPLY_STATUS);
-    freeReplyObject(r);
-    return mon;
-}
-
-/* What @mon saw up to now, one command a line, into @log; closes @mon. */
-static void
-monitor_collect(struct test_redis *srv, redisContext *mon, char *log, size_t size)
-{
-    const char *argv[] = {"ECHO", "pv-monitor-end"};
-    redisReply *r = test_redis_cmd(srv, 2, argv);
-    size_t used = 0;
-
-    freeReplyObject(r);
-    log[0] = '\0';
-    for (;;) {
-        if (redisGetReply(mon, (void **)&r) != REDIS_OK || r == NULL)
-            fail_msg("MONITOR: no end marker before the deadline");
-        bool end = r->type == REDIS_REPLY_STATUS && strstr(r->str, "pv-monitor-end") != NULL;
-        if (r->type == REDIS_REPLY_STATUS && used + r->len + 2 < size) {
-            memcpy(log + used, r->str, r->len);
-            used += r->len;
-            log[used++] = '\n';
-            log[used] = '\0';
-        }
-        freeReplyObject(r);
-        if (end)
-            break;
-    }
-    redisFree(mon);
-}
-
-/* Lines of @log (MONITOR's) that call script @script (FCALL or FCALL_RO). */
-static size_t
-calls_of(const char *log, const char *script, const char *must_end)
-{
-    size_t n = 0;
-    char want[64];
-
-    snprintf(want, sizeof want, "_%s\" \"11\"", script); /* delayq_v<N>_<hash>_<script> */
-    for (const char *l = log; *l != '\0';) {
-        const char *e = strchr(l, '\n');
-        size_t len = e ? (size_t)(e - l) : strlen(l);
-        char line[4096];
-        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), l);
-        if (strstr(line, "\"FCALL") != NULL && strstr(line, want) != NULL) {
-            size_t ll = strlen(line), wl = must_end ? strlen(must_end) : 0;
-            if (must_end != NULL && (ll < wl || strcmp(line + ll - wl, must_end) != 0))
-                fail_msg("a %s call on one partition ends otherwise: %s", script, line);
-            n++;
-        }
-        l += len + (e != NULL);
-    }
-    return n;
-}
-
 static void
 one_partition_same_calls(void **state)
 {
@@ -403,7 +336,7 @@ one_partition_same_calls(void **state)
         if (cl.tasks[j].id[0] == 'u')
             ASSERT_OK(&f, dq_fail(f.c, f.queue, &cl.tasks[j], alpha, NULL, &f.err));
     dq_claimed_free(&cl);
-    mon = monitor_open(srv);
+    mon = test_monitor_open(srv);
 
     ASSERT_OK(&f,
               dq_page_group_get(f.c, f.queue, "error: alpha broke at step #", 0, 10, &pg, &f.err));
@@ -415,12 +348,12 @@ one_partition_same_calls(void **state)
     while (!cur.done)
         ASSERT_OK(&f, dq_drop_parked_step(f.c, f.queue, "acct", 0, &cur, &f.err));
     assert_int_equal(cur.done_n, 2);
-    monitor_collect(srv, mon, log, sizeof log);
+    test_monitor_collect(srv, mon, log, sizeof log);
     /* one page call (the group's: no in-flight page), one workers call, the drop's one
      * step ending with its step (500): no audit argument */
-    assert_int_equal(calls_of(log, "page", NULL), 1);
-    assert_int_equal(calls_of(log, "workers", NULL), 1);
-    assert_int_equal(calls_of(log, "drop", "\"500\""), 1);
+    assert_int_equal(test_monitor_fcalls(log, "page", NULL), 1);
+    assert_int_equal(test_monitor_fcalls(log, "workers", NULL), 1);
+    assert_int_equal(test_monitor_fcalls(log, "drop", "\"500\""), 1);
     assert_null(strstr(log, "\"off\""));
     fixture_close(&f);
 }
@@ -441,16 +374,16 @@ stats_reads_no_holders(void **state)
         skip();
     open_parted(&f, state, "pv_stats", NULL, &p);
     enqueue_ids(&f, "s", 8, NULL);
-    mon = monitor_open(srv);
+    mon = test_monitor_open(srv);
     const char *argv[] = {"stats", "-q", f.queue, NULL};
     run(NULL, 0, argv, &r);
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "4 on 1 node"));
     result_free(&r);
-    monitor_collect(srv, mon, log, sizeof log);
-    assert_int_equal(calls_of(log, "stats", NULL), PARTS);
-    assert_int_equal(calls_of(log, "workers", NULL), 1);
-    assert_int_equal(calls_of(log, "page", NULL), 0);
+    test_monitor_collect(srv, mon, log, sizeof log);
+    assert_int_equal(test_monitor_fcalls(log, "stats", NULL), PARTS);
+    assert_int_equal(test_monitor_fcalls(log, "workers", NULL), 1);
+    assert_int_equal(test_monitor_fcalls(log, "page", NULL), 0);
     dq_parts_free(&p);
     fixture_close(&f);
 }
